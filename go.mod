@@ -1,0 +1,3 @@
+module github.com/matrixgen/matrixgen
+
+go 1.26

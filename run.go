@@ -1,0 +1,288 @@
+// Package matrixgen holds the domain of a speed test matrix: the run file
+// model that `matrixgen run` writes and `matrixgen build` publishes.
+//
+// The data path is server → runner → runs/*.json → render → public/. This
+// package is the middle of it and imports nothing heavier than the standard
+// library, so both ends can share it.
+package matrixgen
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// SchemaVersion is the run file format this build writes and reads. A change
+// that old readers would misread bumps it.
+const SchemaVersion = 1
+
+// Run is one benchmark run: the environment it measured, the sweep that
+// produced it, and every measurement. It embeds its own configuration so any
+// run can be reproduced from its file.
+type Run struct {
+	// Schema is the format version, SchemaVersion for files this build writes.
+	Schema int `json:"schema"`
+	// StartedAt and FinishedAt bound the sweep; either may be unknown for runs
+	// transcribed from other tools.
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Incomplete is set while a sweep is in progress or after it stopped early.
+	Incomplete bool `json:"incomplete,omitempty"`
+	// Simulated marks runs measured against `matrixgen sim`, not a real server.
+	Simulated bool `json:"simulated,omitempty"`
+	// Tool is the program that produced the measurements.
+	Tool     Tool     `json:"tool"`
+	Hardware Hardware `json:"hardware"`
+	Engine   Engine   `json:"engine"`
+	Model    Model    `json:"model"`
+	// LaunchCommand is the server's command line with secrets redacted.
+	LaunchCommand string `json:"launch_command,omitempty"`
+	Sweep         Sweep  `json:"sweep"`
+	// Prefill holds one measurement per prefill context.
+	Prefill []Prefill `json:"prefill,omitempty"`
+	// Decode holds one cell per (context, concurrency) pair of the matrix.
+	Decode []Decode `json:"decode,omitempty"`
+}
+
+// Tool names the benchmark program and its version.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// Hardware describes the machine the server ran on.
+type Hardware struct {
+	// Type is the kind of accelerator, e.g. "Discrete GPU" or "CPU".
+	Type     string `json:"type,omitempty"`
+	GPU      string `json:"gpu,omitempty"`
+	GPUCount int    `json:"gpu_count,omitempty"`
+	// VRAMGB is memory per GPU in gigabytes as the vendor states it (96 for a
+	// "96 GB" card).
+	VRAMGB float64 `json:"vram_gb,omitempty"`
+	CPU    string  `json:"cpu,omitempty"`
+	OS     string  `json:"os,omitempty"`
+	Driver string  `json:"driver,omitempty"`
+}
+
+// Engine describes the inference server software.
+type Engine struct {
+	Name         string `json:"name"`
+	Version      string `json:"version,omitempty"`
+	Quantization string `json:"quantization,omitempty"`
+	Backend      string `json:"backend,omitempty"`
+	Repository   string `json:"repository,omitempty"`
+	Build        string `json:"build,omitempty"`
+	Commit       string `json:"commit,omitempty"`
+}
+
+// Model describes what the server served.
+type Model struct {
+	// Name is the model as people know it, shown in titles.
+	Name string `json:"name"`
+	// ServedName is the id the server answered to in /v1/models.
+	ServedName string `json:"served_name,omitempty"`
+	Revision   string `json:"revision,omitempty"`
+	// MaxModelLen is the server's maximum sequence length in tokens.
+	MaxModelLen int `json:"max_model_len,omitempty"`
+}
+
+// Sweep is the configuration that produced the measurements.
+type Sweep struct {
+	// DecodeTest is how long each decode cell ran: "fixed_duration" (a time
+	// window) or "fixed_count" (a number of requests).
+	DecodeTest string `json:"decode_test,omitempty"`
+	// PrefillMode is how prefill was measured: "decode_warmup" (the scout
+	// request that warms each context) or "separate".
+	PrefillMode string `json:"prefill_mode,omitempty"`
+	// DurationSeconds is the planned window of each decode cell.
+	DurationSeconds float64 `json:"duration_seconds,omitempty"`
+	// MaxOutputTokens caps each request's output.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// Contexts and Concurrency are the matrix's rows and columns, ascending.
+	Contexts    []int `json:"contexts,omitempty"`
+	Concurrency []int `json:"concurrency,omitempty"`
+	// PrefillContexts are the contexts prefill was measured at.
+	PrefillContexts []int `json:"prefill_contexts,omitempty"`
+	// IgnoreEOS records whether requests asked the server to ignore end of
+	// sequence, so every stream runs to its maximum output.
+	IgnoreEOS *bool `json:"ignore_eos,omitempty"`
+}
+
+// DecodeTest and PrefillMode values.
+const (
+	DecodeFixedDuration = "fixed_duration"
+	DecodeFixedCount    = "fixed_count"
+	PrefillDecodeWarmup = "decode_warmup"
+	PrefillSeparate     = "separate"
+)
+
+// Prefill is one prefill measurement: a request of exactly ContextTokens
+// prompt tokens, uncached, asking for one output token.
+type Prefill struct {
+	ContextTokens int    `json:"context_tokens"`
+	Status        Status `json:"status"`
+	// Reason explains a status other than valid, in the server's words where
+	// it gave any.
+	Reason string `json:"reason,omitempty"`
+	// PromptTokens is the prompt length the server reported, which may differ
+	// from ContextTokens by the chat template's tokens.
+	PromptTokens int `json:"prompt_tokens,omitempty"`
+	// PromptTokS is prompt tokens / TTFT.
+	PromptTokS *float64 `json:"prompt_tok_s,omitempty"`
+	TTFTMs     *float64 `json:"ttft_ms,omitempty"`
+	Completed  *int     `json:"completed,omitempty"`
+}
+
+// Decode is one cell of the sustained decode matrix: Concurrency streams kept
+// in flight on a ContextTokens prompt for a fixed window.
+type Decode struct {
+	ContextTokens int    `json:"context_tokens"`
+	Concurrency   int    `json:"concurrency"`
+	Status        Status `json:"status"`
+	// Reason explains a status other than valid: the error text, why the cell
+	// is over capacity, what showed requests queued.
+	Reason string `json:"reason,omitempty"`
+	// TotalTokS is output tokens that arrived inside the window / its length.
+	TotalTokS *float64 `json:"total_tok_s,omitempty"`
+	// PerRequestTokS is the median over streams of each stream's own rate.
+	PerRequestTokS *float64 `json:"per_request_tok_s,omitempty"`
+	// TTFTMs and TBTMs are time to first token and time between tokens over
+	// the cell's requests; TBT divides by tokens, not chunks.
+	TTFTMs *Percentiles `json:"ttft_ms,omitempty"`
+	TBTMs  *Percentiles `json:"tbt_ms,omitempty"`
+	// AvgActive is the time-weighted mean of streams producing tokens.
+	AvgActive     *float64 `json:"avg_active,omitempty"`
+	Completed     *int     `json:"completed,omitempty"`
+	OutputTokens  *int     `json:"output_tokens,omitempty"`
+	WindowSeconds *float64 `json:"window_seconds,omitempty"`
+	// TokenSource says where token counts came from.
+	TokenSource TokenSource `json:"token_source,omitempty"`
+	// PerSecondTokens counts output tokens in each second of the window.
+	PerSecondTokens []int `json:"per_second_tokens,omitempty"`
+	// ServerMetrics are samples of the server's own metrics through the window.
+	ServerMetrics []MetricsSample `json:"server_metrics,omitempty"`
+	// Loop is the evidence behind a Looped status.
+	Loop *LoopEvidence `json:"loop,omitempty"`
+	// Attempts counts how many times the cell ran (loop retries included).
+	Attempts int `json:"attempts,omitempty"`
+}
+
+// Percentiles of a latency distribution in milliseconds. The median is always
+// present; the tails only when the tool recorded them.
+type Percentiles struct {
+	P50 float64  `json:"p50"`
+	P90 *float64 `json:"p90,omitempty"`
+	P99 *float64 `json:"p99,omitempty"`
+}
+
+// TokenSource says which signal a cell's token counts came from, best first.
+type TokenSource string
+
+// Token sources, in the order the runner prefers them.
+const (
+	TokensContinuousUsage TokenSource = "continuous_usage"
+	TokensTimingsPerToken TokenSource = "timings_per_token"
+	TokensFinalUsage      TokenSource = "final_usage"
+	TokensServerMetrics   TokenSource = "server_metrics"
+	TokensChunks          TokenSource = "chunks"
+)
+
+// MetricsSample is one reading of the server's metrics during a window.
+type MetricsSample struct {
+	// AtSeconds is the time since the window opened.
+	AtSeconds          float64  `json:"at_seconds"`
+	Running            *float64 `json:"running,omitempty"`
+	Waiting            *float64 `json:"waiting,omitempty"`
+	KVCacheUsage       *float64 `json:"kv_cache_usage,omitempty"`
+	Preemptions        *float64 `json:"preemptions,omitempty"`
+	SpecAcceptanceRate *float64 `json:"spec_acceptance_rate,omitempty"`
+}
+
+// LoopEvidence is what made a cell Looped: the repeated unit, where in the
+// output it began, and an excerpt of the text.
+type LoopEvidence struct {
+	Unit        string `json:"unit"`
+	StartOffset int    `json:"start_offset"`
+	Excerpt     string `json:"excerpt,omitempty"`
+}
+
+// ContextLabel is the row label of the cell's context, e.g. "8K".
+func (d Decode) ContextLabel() string { return ContextLabel(d.ContextTokens) }
+
+// Measured reports whether the cell carries figures, whatever its status.
+func (d Decode) Measured() bool { return d.TotalTokS != nil }
+
+// Contexts returns the matrix's rows: the sweep's contexts and any context a
+// cell names, ascending and without repeats.
+func (r *Run) Contexts() []int {
+	out := slices.Clone(r.Sweep.Contexts)
+	for _, d := range r.Decode {
+		out = append(out, d.ContextTokens)
+	}
+	return sortedUnique(out)
+}
+
+// ConcurrencyLevels returns the matrix's columns, ascending.
+func (r *Run) ConcurrencyLevels() []int {
+	out := slices.Clone(r.Sweep.Concurrency)
+	for _, d := range r.Decode {
+		out = append(out, d.Concurrency)
+	}
+	return sortedUnique(out)
+}
+
+// PrefillContexts returns the contexts prefill was planned or measured at.
+func (r *Run) PrefillContexts() []int {
+	out := slices.Clone(r.Sweep.PrefillContexts)
+	for _, p := range r.Prefill {
+		out = append(out, p.ContextTokens)
+	}
+	return sortedUnique(out)
+}
+
+// Cell returns the decode cell at (context, concurrency), if the run has one.
+func (r *Run) Cell(context, concurrency int) (Decode, bool) {
+	for _, d := range r.Decode {
+		if d.ContextTokens == context && d.Concurrency == concurrency {
+			return d, true
+		}
+	}
+	return Decode{}, false
+}
+
+// BestSingleStream is the highest total tok/s of a valid cell at one request,
+// the figure a reader running a local assistant cares about.
+func (r *Run) BestSingleStream() (float64, bool) {
+	return r.bestDecode(func(d Decode) bool { return d.Concurrency == 1 })
+}
+
+// PeakTotal is the highest total tok/s of any valid cell.
+func (r *Run) PeakTotal() (float64, bool) {
+	return r.bestDecode(func(Decode) bool { return true })
+}
+
+func (r *Run) bestDecode(keep func(Decode) bool) (best float64, ok bool) {
+	for _, d := range r.Decode {
+		if d.Status != StatusValid || d.TotalTokS == nil || !keep(d) {
+			continue
+		}
+		if !ok || *d.TotalTokS > best {
+			best, ok = *d.TotalTokS, true
+		}
+	}
+	return best, ok
+}
+
+// SortMeasurements puts prefill rows by context and decode cells by context,
+// then concurrency: the order every page and CSV shows them in.
+func (r *Run) SortMeasurements() {
+	slices.SortStableFunc(r.Prefill, func(a, b Prefill) int { return cmp.Compare(a.ContextTokens, b.ContextTokens) })
+	slices.SortStableFunc(r.Decode, func(a, b Decode) int {
+		return cmp.Or(cmp.Compare(a.ContextTokens, b.ContextTokens), cmp.Compare(a.Concurrency, b.Concurrency))
+	})
+}
+
+func sortedUnique(xs []int) []int {
+	slices.Sort(xs)
+	return slices.Compact(xs)
+}

@@ -1,0 +1,91 @@
+package matrixgen
+
+import "fmt"
+
+// Status classifies one measurement. It is a typed string so that run files,
+// TOML and Go code all share one closed set: an unknown status in a run file is
+// an error, not a silently blank cell.
+type Status string
+
+// The statuses a measurement can have. product.md defines what each means.
+const (
+	StatusValid        Status = "valid"
+	StatusLooped       Status = "looped"
+	StatusQueued       Status = "queued"
+	StatusOverCapacity Status = "over_capacity"
+	StatusError        Status = "error"
+	// StatusNotRun marks a cell the sweep planned but has not reached yet, so a
+	// run in progress is still a complete, valid file.
+	StatusNotRun Status = "not_run"
+)
+
+// Statuses lists every status in the order a legend shows them.
+var Statuses = []Status{StatusValid, StatusQueued, StatusLooped, StatusOverCapacity, StatusError, StatusNotRun}
+
+// Label is the status as the seed's page words it.
+func (s Status) Label() string {
+	switch s {
+	case StatusValid:
+		return "Valid"
+	case StatusLooped:
+		return "Looped"
+	case StatusQueued:
+		return "Requests queued"
+	case StatusOverCapacity:
+		return "Over capacity"
+	case StatusError:
+		return "Error"
+	case StatusNotRun:
+		return "Not run"
+	}
+	return string(s)
+}
+
+// Explanation is the one-sentence legend for the status, in the seed's words
+// where the seed has them.
+func (s Status) Explanation() string {
+	switch s {
+	case StatusValid:
+		return "the measurement ran as planned and its figures can be trusted."
+	case StatusLooped:
+		return "the model kept repeating the same text, so the benchmark discarded this measurement."
+	case StatusQueued:
+		return "the server could not run all requests at once, so some waited in a queue."
+	case StatusOverCapacity:
+		return "not run because this many requests at this context would exceed the server's KV cache."
+	case StatusError:
+		return "the server failed this measurement; the reason is kept."
+	case StatusNotRun:
+		return "the sweep has not reached this measurement yet."
+	}
+	return ""
+}
+
+// Known reports whether s is one of the defined statuses.
+func (s Status) Known() bool {
+	for _, k := range Statuses {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// MarshalText implements encoding.TextMarshaler and refuses unknown statuses,
+// so a bad value never reaches a file.
+func (s Status) MarshalText() ([]byte, error) {
+	if !s.Known() {
+		return nil, fmt.Errorf("unknown status %q", string(s))
+	}
+	return []byte(s), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler for JSON and TOML.
+func (s *Status) UnmarshalText(b []byte) error {
+	v := Status(b)
+	if !v.Known() {
+		return fmt.Errorf("unknown status %q (want one of valid, looped, queued, over_capacity, error, not_run)", string(b))
+	}
+	*s = v
+	return nil
+}

@@ -1,0 +1,222 @@
+package matrixgen
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+)
+
+// Problem is one impossible value in a run, named by its field path
+// (decode[3].total_tok_s) so the decoder can place it in the file.
+type Problem struct {
+	Field string
+	Msg   string
+}
+
+// maxProblems caps how many problems one file reports; past that the rest
+// are noise.
+const maxProblems = 20
+
+// Validate lists every value in the run that cannot be true: figures that
+// are negative or not finite, concurrency 0, cells named twice, a valid cell
+// without its throughput. A run that passes is safe to render.
+func (r *Run) Validate() []Problem {
+	v := validator{}
+	if r.Schema != SchemaVersion {
+		v.add("schema", fmt.Sprintf("unsupported version %d; this build reads %d", r.Schema, SchemaVersion))
+	}
+	v.required("model.name", r.Model.Name)
+	v.required("engine.name", r.Engine.Name)
+	v.required("tool.name", r.Tool.Name)
+	if !r.StartedAt.IsZero() && !r.FinishedAt.IsZero() && r.FinishedAt.Before(r.StartedAt) {
+		v.add("finished_at", "is before started_at")
+	}
+	v.nonNegative("hardware.vram_gb", &r.Hardware.VRAMGB)
+	v.count("hardware.gpu_count", r.Hardware.GPUCount)
+	v.count("model.max_model_len", r.Model.MaxModelLen)
+	v.sweep(&r.Sweep)
+	v.prefill(r.Prefill, r.Sweep.PrefillContexts)
+	v.decode(r.Decode, &r.Sweep)
+	return v.problems
+}
+
+type validator struct{ problems []Problem }
+
+func (v *validator) add(field, msg string) {
+	if len(v.problems) < maxProblems {
+		v.problems = append(v.problems, Problem{field, msg})
+	}
+}
+
+func (v *validator) required(field, s string) {
+	if s == "" {
+		v.add(field, "required")
+	}
+}
+
+func (v *validator) count(field string, n int) {
+	if n < 0 {
+		v.add(field, fmt.Sprintf("must not be negative, got %d", n))
+	}
+}
+
+func (v *validator) nonNegative(field string, x *float64) {
+	switch {
+	case x == nil:
+	case math.IsNaN(*x) || math.IsInf(*x, 0):
+		v.add(field, "must be a finite number")
+	case *x < 0:
+		v.add(field, fmt.Sprintf("must not be negative, got %s", strconv.FormatFloat(*x, 'g', -1, 64)))
+	}
+}
+
+func (v *validator) contexts(field string, xs []int) {
+	for i, n := range xs {
+		if n <= 0 || n > maxContextTokens {
+			v.add(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("want a token count between 1 and %d, got %d", maxContextTokens, n))
+		}
+	}
+	if !slices.IsSorted(xs) || len(slices.Compact(slices.Clone(xs))) != len(xs) {
+		v.add(field, "must be ascending without repeats")
+	}
+}
+
+var knownDecodeTests = []string{"", DecodeFixedDuration, DecodeFixedCount}
+var knownPrefillModes = []string{"", PrefillDecodeWarmup, PrefillSeparate}
+
+func (v *validator) sweep(s *Sweep) {
+	if !slices.Contains(knownDecodeTests, s.DecodeTest) {
+		v.add("sweep.decode_test", fmt.Sprintf("unknown %q (want fixed_duration or fixed_count)", s.DecodeTest))
+	}
+	if !slices.Contains(knownPrefillModes, s.PrefillMode) {
+		v.add("sweep.prefill_mode", fmt.Sprintf("unknown %q (want decode_warmup or separate)", s.PrefillMode))
+	}
+	v.nonNegative("sweep.duration_seconds", &s.DurationSeconds)
+	v.count("sweep.max_output_tokens", s.MaxOutputTokens)
+	v.contexts("sweep.contexts", s.Contexts)
+	v.contexts("sweep.prefill_contexts", s.PrefillContexts)
+	for i, c := range s.Concurrency {
+		if c < 1 {
+			v.add(fmt.Sprintf("sweep.concurrency[%d]", i), fmt.Sprintf("must be at least 1, got %d", c))
+		}
+	}
+	if !slices.IsSorted(s.Concurrency) || len(slices.Compact(slices.Clone(s.Concurrency))) != len(s.Concurrency) {
+		v.add("sweep.concurrency", "must be ascending without repeats")
+	}
+}
+
+func (v *validator) prefill(ps []Prefill, planned []int) {
+	seen := map[int]bool{}
+	for i, p := range ps {
+		at := fmt.Sprintf("prefill[%d]", i)
+		v.context(at, p.ContextTokens, planned, "sweep.prefill_contexts")
+		if seen[p.ContextTokens] {
+			v.add(at+".context_tokens", fmt.Sprintf("context %s is measured twice", ContextLabel(p.ContextTokens)))
+		}
+		seen[p.ContextTokens] = true
+		v.status(at, p.Status, p.PromptTokS, "prompt_tok_s")
+		v.count(at+".prompt_tokens", p.PromptTokens)
+		v.nonNegative(at+".prompt_tok_s", p.PromptTokS)
+		v.nonNegative(at+".ttft_ms", p.TTFTMs)
+		v.countPtr(at+".completed", p.Completed)
+	}
+}
+
+func (v *validator) decode(ds []Decode, s *Sweep) {
+	seen := map[[2]int]bool{}
+	for i, d := range ds {
+		at := fmt.Sprintf("decode[%d]", i)
+		v.context(at, d.ContextTokens, s.Contexts, "sweep.contexts")
+		if d.Concurrency < 1 {
+			v.add(at+".concurrency", fmt.Sprintf("must be at least 1, got %d", d.Concurrency))
+		} else if len(s.Concurrency) > 0 && !slices.Contains(s.Concurrency, d.Concurrency) {
+			v.add(at+".concurrency", fmt.Sprintf("%d is not in sweep.concurrency", d.Concurrency))
+		}
+		key := [2]int{d.ContextTokens, d.Concurrency}
+		if seen[key] {
+			v.add(at, fmt.Sprintf("cell %s × %d appears twice", ContextLabel(d.ContextTokens), d.Concurrency))
+		}
+		seen[key] = true
+		v.status(at, d.Status, d.TotalTokS, "total_tok_s")
+		v.nonNegative(at+".total_tok_s", d.TotalTokS)
+		v.nonNegative(at+".per_request_tok_s", d.PerRequestTokS)
+		v.nonNegative(at+".avg_active", d.AvgActive)
+		v.nonNegative(at+".window_seconds", d.WindowSeconds)
+		if d.AvgActive != nil && *d.AvgActive > float64(d.Concurrency)*1.05 {
+			v.add(at+".avg_active", fmt.Sprintf("%g active requests cannot exceed concurrency %d", *d.AvgActive, d.Concurrency))
+		}
+		v.percentiles(at+".ttft_ms", d.TTFTMs)
+		v.percentiles(at+".tbt_ms", d.TBTMs)
+		v.countPtr(at+".completed", d.Completed)
+		v.countPtr(at+".output_tokens", d.OutputTokens)
+		v.count(at+".attempts", d.Attempts)
+		if d.TokenSource != "" && !slices.Contains(tokenSources, d.TokenSource) {
+			v.add(at+".token_source", fmt.Sprintf("unknown %q", d.TokenSource))
+		}
+		for j, n := range d.PerSecondTokens {
+			v.count(fmt.Sprintf("%s.per_second_tokens[%d]", at, j), n)
+		}
+		for j, m := range d.ServerMetrics {
+			mat := fmt.Sprintf("%s.server_metrics[%d]", at, j)
+			v.nonNegative(mat+".at_seconds", &m.AtSeconds)
+			v.nonNegative(mat+".running", m.Running)
+			v.nonNegative(mat+".waiting", m.Waiting)
+			v.nonNegative(mat+".kv_cache_usage", m.KVCacheUsage)
+			v.nonNegative(mat+".preemptions", m.Preemptions)
+			v.nonNegative(mat+".spec_acceptance_rate", m.SpecAcceptanceRate)
+		}
+	}
+}
+
+var tokenSources = []TokenSource{TokensContinuousUsage, TokensTimingsPerToken, TokensFinalUsage, TokensServerMetrics, TokensChunks}
+
+func (v *validator) context(at string, n int, planned []int, plannedField string) {
+	switch {
+	case n <= 0 || n > maxContextTokens:
+		v.add(at+".context_tokens", fmt.Sprintf("want a token count between 1 and %d, got %d", maxContextTokens, n))
+	case len(planned) > 0 && !slices.Contains(planned, n):
+		v.add(at+".context_tokens", fmt.Sprintf("%s is not in %s", ContextLabel(n), plannedField))
+	}
+}
+
+func (v *validator) status(at string, s Status, figure *float64, figureName string) {
+	if !s.Known() {
+		v.add(at+".status", fmt.Sprintf("unknown status %q", string(s)))
+	}
+	if s == StatusValid && figure == nil {
+		v.add(at+"."+figureName, "required for a valid measurement")
+	}
+}
+
+func (v *validator) countPtr(field string, n *int) {
+	if n != nil {
+		v.count(field, *n)
+	}
+}
+
+func (v *validator) percentiles(field string, p *Percentiles) {
+	if p == nil {
+		return
+	}
+	v.nonNegative(field+".p50", &p.P50)
+	v.nonNegative(field+".p90", p.P90)
+	v.nonNegative(field+".p99", p.P99)
+}
+
+// idPattern is what a run id may look like: it becomes a folder name and a
+// URL segment, so nothing that could climb out of either.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidID reports whether id can name a run's folder and URL safely.
+func ValidID(id string) bool { return idPattern.MatchString(id) && !containsDotDot(id) }
+
+func containsDotDot(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '.' && s[i+1] == '.' {
+			return true
+		}
+	}
+	return false
+}
