@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/config"
+	"github.com/matrixgen/matrixgen/render"
+)
+
+var buildCommand = command{
+	summary: "build the static site from run files",
+	usage: `
+Usage: matrixgen build [options]
+
+Reads every run file in the runs folder (and the Markdown notes beside each,
+<id>.md) and writes a static site: an index of all runs and one page per run
+with its run.json and measurements.csv. Pages link relatively, so the site
+works opened from disk and under any URL prefix. A failed build lists every
+bad file and leaves the previous site untouched.
+
+Examples:
+  matrixgen build
+  matrixgen build -runs runs -o public -base-url https://example.org/bench/
+`,
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
+		runs := fs.String("runs", "runs", "folder of run files (`dir`)")
+		out := fs.String("o", "public", "output folder (`dir`), replaced as a whole")
+		baseURL := fs.String("base-url", "", "URL the site is published at, for canonical links (overrides [site] base_url)")
+		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
+		return func(args []string, stdout io.Writer) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unexpected arguments %q", args)
+			}
+			cfgSet := false
+			fs.Visit(func(f *flag.Flag) { cfgSet = cfgSet || f.Name == "config" })
+			cfg, err := config.Load(*cfgFile, !cfgSet)
+			if err != nil {
+				return err
+			}
+			if *baseURL != "" {
+				cfg.Site.BaseURL = *baseURL
+				if cfg, err = config.Validated(cfg); err != nil {
+					return err
+				}
+			}
+			return buildSite(*runs, *out, cfg.Site, stdout)
+		}
+	},
+}
+
+func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
+	start := time.Now()
+	entries, err := matrixgen.LoadDir(runsDir)
+	if err != nil {
+		return fmt.Errorf("nothing was written; fix these run files first:\n%w", indent(err))
+	}
+	stats, err := render.Build(entries, render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL}, out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "built %d pages from %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
+	return nil
+}
+
+// indent lists joined errors one per line under the message above them.
+func indent(err error) error {
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) {
+		return fmt.Errorf("  %w", err)
+	}
+	var list []error
+	for _, e := range joined.Unwrap() {
+		list = append(list, indent(e))
+	}
+	return errors.Join(list...)
+}

@@ -1,0 +1,85 @@
+package matrixgen
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// MaxRunFileBytes bounds one run file. A full 1M-context sweep with
+// per-second samples is a few hundred kilobytes; 64 MiB is hostile.
+const MaxRunFileBytes = 64 << 20
+
+// Entry is a run file as found on disk: its id (the file name without
+// .json), the run, and the Markdown notes kept beside it (<id>.md), if any.
+type Entry struct {
+	ID    string
+	File  string
+	Run   *Run
+	Notes []byte
+}
+
+// LoadDir reads every run file in dir. It reads them all even when some are
+// bad, so one build reports every bad file, not just the first; the error
+// joins one error per bad file.
+func LoadDir(dir string) ([]Entry, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("runs folder: %w", err)
+	}
+	sort.Strings(names)
+	var entries []Entry
+	var errs []error
+	for _, name := range names {
+		e, err := LoadFile(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	return entries, errors.Join(errs...)
+}
+
+// LoadFile reads one run file and the notes beside it.
+func LoadFile(name string) (Entry, error) {
+	id := strings.TrimSuffix(filepath.Base(name), ".json")
+	if !ValidID(id) {
+		return Entry{}, fmt.Errorf("%s: the file name must be a run id of letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)", name)
+	}
+	data, err := readBounded(name)
+	if err != nil {
+		return Entry{}, err
+	}
+	run, err := DecodeRun(name, data)
+	if err != nil {
+		return Entry{}, err
+	}
+	notesName := strings.TrimSuffix(name, ".json") + ".md"
+	notes, err := readBounded(notesName)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Entry{}, err
+	}
+	return Entry{ID: id, File: name, Run: run, Notes: notes}, nil
+}
+
+func readBounded(name string) ([]byte, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	if info.Size() > MaxRunFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes is larger than the %d a run file may be", name, info.Size(), MaxRunFileBytes)
+	}
+	return os.ReadFile(name)
+}

@@ -1,0 +1,71 @@
+package render
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/matrixgen/matrixgen"
+)
+
+// prefillChart builds the ECharts option of the prefill chart: prompt tok/s
+// as bars by context, TTFT as a line on a logarithmic second axis (it spans
+// half a second to minutes). The option is plain data: the page's script
+// hands it to ECharts, so no run file string is ever executed.
+func prefillChart(r *matrixgen.Run) (option any, label string) {
+	run := *r
+	run.Prefill = append([]matrixgen.Prefill(nil), r.Prefill...)
+	run.SortMeasurements()
+
+	var contexts []string
+	var rates []opts.BarData
+	var ttfts []opts.LineData
+	var described []string
+	for _, p := range run.Prefill {
+		ctx := matrixgen.ContextLabel(p.ContextTokens)
+		contexts = append(contexts, ctx)
+		rates = append(rates, opts.BarData{Value: chartValue(p.PromptTokS)})
+		ttfts = append(ttfts, opts.LineData{Value: chartValue(p.TTFTMs)})
+		described = append(described, ctx+": "+optional(p.PromptTokS, TokS)+" tok/s, "+optional(p.TTFTMs, Millis)+" TTFT")
+	}
+
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: "prefill-chart"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "context", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "prompt tok/s", Type: "value"}),
+		charts.WithAnimation(false),
+	)
+	bar.ExtendYAxis(opts.YAxis{Name: "TTFT (ms)", Type: "log", Position: "right",
+		SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
+	bar.SetXAxis(contexts).AddSeries("prompt tok/s", rates,
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}))
+	line := charts.NewLine()
+	line.AddSeries("TTFT (ms)", ttfts,
+		charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
+	bar.Overlap(line)
+	bar.Validate()
+
+	// Round-trip through JSON so the page gets plain maps and slices: what
+	// the template escapes is exactly what ECharts will read.
+	raw, err := json.Marshal(bar.JSON())
+	if err != nil {
+		panic("render: prefill chart option does not marshal: " + err.Error()) // only our own types are in it
+	}
+	var plain any
+	_ = json.Unmarshal(raw, &plain)
+	return plain, "Prefill: " + strings.Join(described, "; ")
+}
+
+// chartValue is a figure for ECharts, or "-", its mark for a missing point.
+func chartValue(v *float64) any {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return "-"
+	}
+	return *v
+}

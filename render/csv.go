@@ -1,0 +1,88 @@
+package render
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strconv"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// csvHeader names the columns of measurements.csv: the all-measurements
+// table, unformatted, with units in the names and contexts as token counts.
+var csvHeader = []string{
+	"phase", "context_tokens", "context", "concurrency", "status", "reason",
+	"total_tok_s", "per_request_tok_s", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
+	"tbt_ms_p50", "tbt_ms_p90", "tbt_ms_p99", "avg_active", "completed", "output_tokens",
+	"window_seconds", "token_source", "prompt_tokens",
+}
+
+// MeasurementsCSV writes every measurement of a run as CSV, one row each, in
+// page order. Missing figures are empty cells, not zeros.
+func MeasurementsCSV(r *matrixgen.Run) []byte {
+	run := *r
+	run.Prefill = append([]matrixgen.Prefill(nil), r.Prefill...)
+	run.Decode = append([]matrixgen.Decode(nil), r.Decode...)
+	run.SortMeasurements()
+
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(csvHeader)
+	for _, p := range run.Prefill {
+		_ = w.Write([]string{
+			"prefill", strconv.Itoa(p.ContextTokens), matrixgen.ContextLabel(p.ContextTokens), "1",
+			string(p.Status), csvSafe(p.Reason),
+			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
+			integer(p.Completed), "", "", "", positive(p.PromptTokens),
+		})
+	}
+	for _, d := range run.Decode {
+		ttft, tbt := percentiles(d.TTFTMs), percentiles(d.TBTMs)
+		_ = w.Write([]string{
+			"decode", strconv.Itoa(d.ContextTokens), d.ContextLabel(), strconv.Itoa(d.Concurrency),
+			string(d.Status), csvSafe(d.Reason),
+			num(d.TotalTokS), num(d.PerRequestTokS), ttft[0], ttft[1], ttft[2], tbt[0], tbt[1], tbt[2],
+			num(d.AvgActive), integer(d.Completed), integer(d.OutputTokens), num(d.WindowSeconds),
+			string(d.TokenSource), "",
+		})
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+func num(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+func integer(n *int) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.Itoa(*n)
+}
+
+func positive(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+func percentiles(p *matrixgen.Percentiles) [3]string {
+	if p == nil {
+		return [3]string{}
+	}
+	return [3]string{strconv.FormatFloat(p.P50, 'f', -1, 64), num(p.P90), num(p.P99)}
+}
+
+// csvSafe keeps a spreadsheet from reading free text as a formula: a reason
+// copied from a hostile server could start with "=".
+func csvSafe(s string) string {
+	if s != "" && bytes.IndexByte([]byte("=+-@\t\r"), s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
+}

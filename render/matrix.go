@@ -1,0 +1,165 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// statusMarks are symbols that tell statuses apart in print and for readers
+// who do not see the colours.
+var statusMarks = map[matrixgen.Status]string{
+	matrixgen.StatusQueued:       "⋯",
+	matrixgen.StatusLooped:       "↻",
+	matrixgen.StatusOverCapacity: "✕",
+	matrixgen.StatusError:        "!",
+	matrixgen.StatusNotRun:       "·",
+}
+
+// decodeMatrix lays out the sustained decode cells by context and
+// concurrency, coloured by total tok/s on one logarithmic scale per run.
+func decodeMatrix(r *matrixgen.Run) (matrix, legend) {
+	contexts, levels := r.Contexts(), r.ConcurrencyLevels()
+	lo, hi, any := throughputRange(r)
+	m := matrix{Columns: levels}
+	seen := map[matrixgen.Status]bool{}
+	for _, c := range contexts {
+		row := matrixRow{Label: matrixgen.ContextLabel(c)}
+		for _, n := range levels {
+			d, ok := r.Cell(c, n)
+			if ok {
+				seen[d.Status] = true
+			}
+			row.Cells = append(row.Cells, cell(d, ok, lo, hi))
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	var lg legend
+	if any {
+		edges := BinEdges(lo, hi, Bins)
+		for i := range Bins {
+			lg.Bins = append(lg.Bins, legendBin{Class: binClass(i), Range: TokS(edges[i]) + "–" + TokS(edges[i+1])})
+		}
+		if hi <= lo {
+			lg.Bins = []legendBin{{Class: binClass(Bins - 1), Range: TokS(hi)}}
+		}
+	}
+	for _, s := range matrixgen.Statuses {
+		if s != matrixgen.StatusValid && seen[s] {
+			lg.Statuses = append(lg.Statuses, legendStatus{
+				Class: "st-" + string(s), Mark: statusMarks[s], Label: s.Label(), Text: s.Explanation(),
+			})
+		}
+	}
+	lg.WarmupNote = r.Sweep.PrefillMode == matrixgen.PrefillDecodeWarmup && len(m.Rows) > 0
+	return m, lg
+}
+
+// throughputRange is the lowest and highest positive total tok/s among the
+// cells that show a figure (valid and queued), the ends of the colour scale.
+func throughputRange(r *matrixgen.Run) (lo, hi float64, ok bool) {
+	for _, d := range r.Decode {
+		if !showsFigure(d) || *d.TotalTokS <= 0 {
+			continue
+		}
+		v := *d.TotalTokS
+		if !ok || v < lo {
+			lo = v
+		}
+		if !ok || v > hi {
+			hi = v
+		}
+		ok = true
+	}
+	return lo, hi, ok
+}
+
+// showsFigure reports whether the matrix prints the cell's throughput: valid
+// cells, and queued ones, whose figure is real but not what C streams at
+// once would give. Looped figures are kept in the file, not shown as speed.
+func showsFigure(d matrixgen.Decode) bool {
+	return d.TotalTokS != nil && (d.Status == matrixgen.StatusValid || d.Status == matrixgen.StatusQueued)
+}
+
+func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
+	if !ok {
+		return matrixCell{Class: "st-missing", Figure: Dash, Title: "not measured"}
+	}
+	c := matrixCell{Title: fmt.Sprintf("%s × %d: %s", d.ContextLabel(), d.Concurrency, d.Status.Label())}
+	if d.Reason != "" {
+		c.Title += ": " + d.Reason
+	}
+	if showsFigure(d) {
+		c.Figure = Decimal1(*d.TotalTokS)
+		c.Class = binClass(Bin(*d.TotalTokS, lo, hi, Bins))
+		if d.TTFTMs != nil {
+			c.TTFT = Millis(d.TTFTMs.P50)
+		}
+	}
+	if d.Status != matrixgen.StatusValid {
+		c.Class = strings.TrimSpace(c.Class + " st-" + string(d.Status))
+		c.Status = statusMarks[d.Status] + " " + d.Status.Label()
+	}
+	return c
+}
+
+func binClass(i int) string { return "bin-" + strconv.Itoa(i) }
+
+// measurementRows is the all-measurements table, formatted as the seed.
+func measurementRows(r *matrixgen.Run) []measurementRow {
+	run := *r
+	run.Prefill = append([]matrixgen.Prefill(nil), r.Prefill...)
+	run.Decode = append([]matrixgen.Decode(nil), r.Decode...)
+	run.SortMeasurements()
+	var out []measurementRow
+	for _, p := range run.Prefill {
+		out = append(out, measurementRow{Class: "phase-prefill st-row-" + string(p.Status), Cells: []string{
+			"Prefill", matrixgen.ContextLabel(p.ContextTokens), "1", p.Status.Label(),
+			optional(p.PromptTokS, TokS), Dash, optional(p.TTFTMs, Millis), Dash, Dash,
+			optional(p.Completed, Count), Dash, Dash,
+		}})
+	}
+	for _, d := range run.Decode {
+		out = append(out, measurementRow{Class: "phase-decode st-row-" + string(d.Status), Cells: []string{
+			"Sustained decode", d.ContextLabel(), strconv.Itoa(d.Concurrency), d.Status.Label(),
+			optional(d.TotalTokS, Decimal1), optional(d.PerRequestTokS, Decimal1),
+			optional(d.TTFTMs, median(Millis)), optional(d.TBTMs, median(Millis)),
+			optional(d.AvgActive, Decimal1), optional(d.Completed, Count),
+			optional(d.OutputTokens, Count), optional(d.WindowSeconds, Seconds),
+		}})
+	}
+	return out
+}
+
+func median(format func(float64) string) func(matrixgen.Percentiles) string {
+	return func(p matrixgen.Percentiles) string { return format(p.P50) }
+}
+
+func dateTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func date(t time.Time) string {
+	if t.IsZero() {
+		return Dash
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+// binsCSS is the stylesheet of the matrix colours, computed here so the
+// scale is one Go function that tests can check, and pages need no inline
+// styles.
+func binsCSS() string {
+	var b strings.Builder
+	b.WriteString("/* Decode matrix colours: viridis stops mixed in OKLab, generated by matrixgen. */\n")
+	for i, c := range Palette(Bins) {
+		fmt.Fprintf(&b, ".%s { background: %s; color: %s; }\n", binClass(i), c, TextOn(c))
+	}
+	return b.String()
+}

@@ -1,0 +1,284 @@
+// Package render turns runs into a static site: an index, one page per run,
+// downloads and the assets they need. It owns html/template, go-echarts and
+// goldmark; every string from a run file reaches a page through html/template
+// escaping, and only goldmark's output (raw HTML off) is trusted as HTML.
+package render
+
+import (
+	"fmt"
+	"html/template"
+	"strconv"
+	"strings"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// pageBase is what every page's layout needs.
+type pageBase struct {
+	Root           string // relative path from the page to the site root
+	SiteTitle      string
+	PageTitle      string
+	Description    string
+	Canonical      string
+	EChartsVersion string
+	Scripts        bool
+}
+
+type runPage struct {
+	pageBase
+	Heading, Subtitle, Shape string
+	Simulated, Incomplete    bool
+	Panels                   []panel
+	LaunchCommand            string
+	Chart                    any // an ECharts option; html/template escapes it as JSON
+	ChartLabel               string
+	Matrix                   matrix
+	Legend                   legend
+	Measurements             []measurementRow
+	Notes                    template.HTML
+}
+
+type panel struct {
+	Title string
+	Rows  []panelRow
+}
+
+type panelRow struct{ Label, Value string }
+
+type matrix struct {
+	Columns []int
+	Rows    []matrixRow
+}
+
+type matrixRow struct {
+	Label string
+	Cells []matrixCell
+}
+
+type matrixCell struct {
+	Class, Figure, Status, TTFT, Title string
+}
+
+type legend struct {
+	Bins       []legendBin
+	Statuses   []legendStatus
+	WarmupNote bool
+}
+
+type legendBin struct{ Class, Range string }
+
+type legendStatus struct{ Class, Mark, Label, Text string }
+
+type measurementRow struct {
+	Class string
+	Cells []string
+}
+
+// newRunPage lays out everything one run page shows.
+func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
+	r := e.Run
+	p := &runPage{
+		pageBase:      b.base("../../", runTitle(r)+" · "+b.site.Title, runDescription(r), "runs/"+e.ID+"/"),
+		Heading:       runTitle(r),
+		Subtitle:      joinNonEmpty(" · ", r.Engine.Name, r.Engine.Version, r.Engine.Quantization),
+		Shape:         sweepShape(r),
+		Simulated:     r.Simulated,
+		Incomplete:    r.Incomplete,
+		Panels:        panels(r),
+		LaunchCommand: r.LaunchCommand,
+		Measurements:  measurementRows(r),
+	}
+	if len(r.Prefill) > 0 {
+		p.Chart, p.ChartLabel = prefillChart(r)
+		p.Scripts = true
+	}
+	p.Scripts = p.Scripts || r.LaunchCommand != ""
+	p.Matrix, p.Legend = decodeMatrix(r)
+	if len(e.Notes) > 0 {
+		notes, err := b.markdown(e.Notes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: notes: %w", e.ID, err)
+		}
+		p.Notes = notes
+	}
+	return p, nil
+}
+
+// runTitle is the page's heading as the seed words it: "<model> on <GPU> 96GB".
+func runTitle(r *matrixgen.Run) string {
+	gpu := r.Hardware.GPU
+	if r.Hardware.GPUCount > 1 {
+		gpu = strconv.Itoa(r.Hardware.GPUCount) + "× " + gpu
+	}
+	if r.Hardware.VRAMGB > 0 && gpu != "" {
+		gpu += " " + strconv.FormatFloat(r.Hardware.VRAMGB, 'f', -1, 64) + "GB"
+	}
+	if gpu == "" {
+		gpu = r.Hardware.CPU
+	}
+	if gpu == "" {
+		return r.Model.Name
+	}
+	return r.Model.Name + " on " + gpu
+}
+
+func runDescription(r *matrixgen.Run) string {
+	d := "Prefill and sustained decode speed of " + runTitle(r)
+	if engine := joinNonEmpty(" ", r.Engine.Name, r.Engine.Version); engine != "" {
+		d += " served by " + engine
+	}
+	if s := sweepShape(r); s != "" {
+		d += ": " + s
+	}
+	return d + "."
+}
+
+// sweepShape summarises the matrix: "8 contexts (8K–1019K) × 8 concurrency
+// levels (1–128) · prefill at 8K, 16K, …".
+func sweepShape(r *matrixgen.Run) string {
+	var parts []string
+	contexts, levels := r.Contexts(), r.ConcurrencyLevels()
+	if len(contexts) > 0 && len(levels) > 0 {
+		parts = append(parts, fmt.Sprintf("%s (%s) × %s (%s)",
+			plural(len(contexts), "context", "contexts"),
+			span(matrixgen.ContextLabel(contexts[0]), matrixgen.ContextLabel(contexts[len(contexts)-1])),
+			plural(len(levels), "concurrency level", "concurrency levels"),
+			span(strconv.Itoa(levels[0]), strconv.Itoa(levels[len(levels)-1]))))
+	}
+	if pre := r.PrefillContexts(); len(pre) > 0 {
+		labels := make([]string, len(pre))
+		for i, n := range pre {
+			labels[i] = matrixgen.ContextLabel(n)
+		}
+		parts = append(parts, "prefill at "+strings.Join(labels, ", "))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func span(lo, hi string) string {
+	if lo == hi {
+		return lo
+	}
+	return lo + "–" + hi
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func panels(r *matrixgen.Run) []panel {
+	hw := panel{Title: "Hardware", Rows: rows(
+		"Type", r.Hardware.Type,
+		"GPU", r.Hardware.GPU,
+		"GPUs", countIf(r.Hardware.GPUCount > 1, r.Hardware.GPUCount),
+		"VRAM", vram(r.Hardware.VRAMGB),
+		"CPU", r.Hardware.CPU,
+		"OS", r.Hardware.OS,
+		"Driver", r.Hardware.Driver,
+	)}
+	engine := panel{Title: "Engine", Rows: rows(
+		"Engine", r.Engine.Name,
+		"Version", r.Engine.Version,
+		"Quantization", r.Engine.Quantization,
+		"Backend", r.Engine.Backend,
+		"Repository", r.Engine.Repository,
+		"Build", r.Engine.Build,
+		"Commit", r.Engine.Commit,
+	)}
+	s := r.Sweep
+	run := panel{Title: "Run", Rows: rows(
+		"Served model", r.Model.ServedName,
+		"Revision", r.Model.Revision,
+		"Max model length", countIf(r.Model.MaxModelLen > 0, r.Model.MaxModelLen, " tokens"),
+		"Benchmark tool", joinNonEmpty(" ", r.Tool.Name, r.Tool.Version),
+		"Decode test", decodeTestLabel(s.DecodeTest),
+		"Prefill mode", prefillModeLabel(s.PrefillMode),
+		"Time per measurement", secondsIf(s.DurationSeconds),
+		"Max output", countIf(s.MaxOutputTokens > 0, s.MaxOutputTokens, " tokens"),
+		"Ignore EOS", boolIf(s.IgnoreEOS),
+		"Started", dateTime(r.StartedAt),
+		"Finished", dateTime(r.FinishedAt),
+	)}
+	var out []panel
+	for _, p := range []panel{hw, engine, run} {
+		if len(p.Rows) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rows pairs labels with values, leaving out what the run lacks.
+func rows(pairs ...string) []panelRow {
+	var out []panelRow
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			out = append(out, panelRow{pairs[i], pairs[i+1]})
+		}
+	}
+	return out
+}
+
+func countIf(ok bool, n int, unit ...string) string {
+	if !ok {
+		return ""
+	}
+	return Count(n) + strings.Join(unit, "")
+}
+
+func vram(gb float64) string {
+	if gb <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(gb, 'f', -1, 64) + " GB"
+}
+
+func secondsIf(s float64) string {
+	if s <= 0 {
+		return ""
+	}
+	return PlanSeconds(s)
+}
+
+func boolIf(b *bool) string {
+	switch {
+	case b == nil:
+		return ""
+	case *b:
+		return "yes"
+	}
+	return "no"
+}
+
+func decodeTestLabel(s string) string {
+	switch s {
+	case matrixgen.DecodeFixedDuration:
+		return "Fixed duration"
+	case matrixgen.DecodeFixedCount:
+		return "Fixed request count"
+	}
+	return s
+}
+
+func prefillModeLabel(s string) string {
+	switch s {
+	case matrixgen.PrefillDecodeWarmup:
+		return "Measured during decode warm-up"
+	case matrixgen.PrefillSeparate:
+		return "Separate cold requests"
+	}
+	return s
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var kept []string
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, sep)
+}

@@ -1,0 +1,274 @@
+package render
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+)
+
+// Site holds the settings of the whole site, from matrixgen.toml's [site].
+type Site struct {
+	// Title heads the index and ends every page title.
+	Title string
+	// Description is the index's lede and its meta description.
+	Description string
+	// BaseURL is where the site will be published ("https://example.org/bench/").
+	// Pages link relatively whatever it is; it only makes canonical links.
+	BaseURL string
+}
+
+// DefaultTitle is the site title when the config gives none.
+const DefaultTitle = "LLM inference speed test matrices"
+
+// Stats says what a build did.
+type Stats struct {
+	Pages int
+	Runs  int
+}
+
+// echartsVersion is the vendored ECharts, shown in the footer; the VERSION
+// file beside the script says where it came from.
+const echartsVersion = "5.6.0"
+
+// Build writes the site for entries into out. It builds into a fresh folder
+// beside out and swaps it in only when every page is written, so a failed
+// build leaves the previous site as it was.
+func Build(entries []matrixgen.Entry, site Site, out string) (Stats, error) {
+	if site.Title == "" {
+		site.Title = DefaultTitle
+	}
+	b, err := newBuilder(site)
+	if err != nil {
+		return Stats{}, err
+	}
+	out = filepath.Clean(out)
+	parent := filepath.Dir(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return Stats{}, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".building-")
+	if err != nil {
+		return Stats{}, err
+	}
+	stats, err := b.write(entries, tmp)
+	if err == nil {
+		err = os.Chmod(tmp, 0o755)
+	}
+	if err == nil {
+		err = swapDir(tmp, out)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return Stats{}, err
+	}
+	return stats, nil
+}
+
+// swapDir replaces dst with src: the old folder is moved aside, the new one
+// renamed into place, and only then is the old one removed.
+func swapDir(src, dst string) error {
+	old := ""
+	if _, err := os.Lstat(dst); err == nil {
+		old = src + ".old"
+		if err := os.Rename(dst, old); err != nil {
+			return fmt.Errorf("move the previous site aside: %w", err)
+		}
+	}
+	if err := os.Rename(src, dst); err != nil {
+		if old != "" {
+			os.Rename(old, dst)
+		}
+		return fmt.Errorf("put the new site in place: %w", err)
+	}
+	if old != "" {
+		return os.RemoveAll(old)
+	}
+	return nil
+}
+
+// builder renders pages; its templates and Markdown converter are made once
+// per build.
+type builder struct {
+	site  Site
+	index *template.Template
+	run   *template.Template
+	md    goldmark.Markdown
+}
+
+func newBuilder(site Site) (*builder, error) {
+	parse := func(page string) (*template.Template, error) {
+		return template.New(page).ParseFS(matrixgen.Assets, "templates/base.html", "templates/"+page)
+	}
+	index, err := parse("index.html")
+	if err != nil {
+		return nil, err
+	}
+	run, err := parse("run.html")
+	if err != nil {
+		return nil, err
+	}
+	// goldmark's default renderer drops raw HTML and unsafe link targets;
+	// html.WithUnsafe is never set, so notes can format but not inject.
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
+	return &builder{site: site, index: index, run: run, md: md}, nil
+}
+
+func (b *builder) base(root, title, description, rel string) pageBase {
+	p := pageBase{Root: root, SiteTitle: b.site.Title, PageTitle: title, Description: description, EChartsVersion: echartsVersion}
+	if b.site.BaseURL != "" {
+		p.Canonical = strings.TrimSuffix(b.site.BaseURL, "/") + "/" + rel
+	}
+	return p
+}
+
+func (b *builder) markdown(src []byte) (template.HTML, error) {
+	var buf bytes.Buffer
+	if err := b.md.Convert(src, &buf); err != nil {
+		return "", err
+	}
+	return template.HTML(buf.String()), nil
+}
+
+func (b *builder) write(entries []matrixgen.Entry, dir string) (Stats, error) {
+	if err := copyAssets(dir); err != nil {
+		return Stats{}, err
+	}
+	if err := writeFile(dir, "assets/bins.css", []byte(binsCSS())); err != nil {
+		return Stats{}, err
+	}
+	var errs []error
+	for _, e := range entries {
+		errs = append(errs, b.writeRun(dir, e))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Stats{}, err
+	}
+	if err := b.writeIndex(dir, entries); err != nil {
+		return Stats{}, err
+	}
+	return Stats{Pages: len(entries) + 1, Runs: len(entries)}, nil
+}
+
+func (b *builder) writeRun(dir string, e matrixgen.Entry) error {
+	if !matrixgen.ValidID(e.ID) {
+		return fmt.Errorf("run id %q cannot name a folder", e.ID)
+	}
+	page, err := b.newRunPage(e)
+	if err != nil {
+		return err
+	}
+	html, err := execute(b.run, page)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.ID, err)
+	}
+	runJSON, err := matrixgen.EncodeRun(e.Run)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.ID, err)
+	}
+	folder := path.Join("runs", e.ID)
+	return errors.Join(
+		writeFile(dir, path.Join(folder, "index.html"), html),
+		writeFile(dir, path.Join(folder, "run.json"), runJSON),
+		writeFile(dir, path.Join(folder, "measurements.csv"), MeasurementsCSV(e.Run)),
+	)
+}
+
+type indexPage struct {
+	pageBase
+	SiteDescription string
+	Runs            []indexRow
+}
+
+type indexRow struct {
+	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
+	Simulated                                                          bool
+}
+
+func (b *builder) writeIndex(dir string, entries []matrixgen.Entry) error {
+	sorted := slices.Clone(entries)
+	// Newest first; runs without a date after dated ones, by id.
+	slices.SortStableFunc(sorted, func(x, y matrixgen.Entry) int {
+		if c := y.Run.StartedAt.Compare(x.Run.StartedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.ID, y.ID)
+	})
+	desc := b.site.Description
+	if desc == "" {
+		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
+	}
+	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description}
+	for _, e := range sorted {
+		r := e.Run
+		best, okBest := r.BestSingleStream()
+		peak, okPeak := r.PeakTotal()
+		page.Runs = append(page.Runs, indexRow{
+			ID: e.ID, Href: "runs/" + e.ID + "/index.html",
+			Model: r.Model.Name, GPU: cmp.Or(r.Hardware.GPU, r.Hardware.CPU, Dash),
+			Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), Dash),
+			Quantization: cmp.Or(r.Engine.Quantization, Dash),
+			Date:         date(r.StartedAt),
+			BestSingle:   ifOK(okBest, best), Peak: ifOK(okPeak, peak),
+			Simulated: r.Simulated,
+		})
+	}
+	html, err := execute(b.index, page)
+	if err != nil {
+		return err
+	}
+	return writeFile(dir, "index.html", html)
+}
+
+func ifOK(ok bool, v float64) string {
+	if !ok {
+		return Dash
+	}
+	return Decimal1(v)
+}
+
+func execute(t *template.Template, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "base", data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// copyAssets copies the embedded static folder to <dir>/assets.
+func copyAssets(dir string) error {
+	return fs.WalkDir(matrixgen.Assets, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := matrixgen.Assets.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return writeFile(dir, path.Join("assets", strings.TrimPrefix(p, "static/")), data)
+	})
+}
+
+// writeFile writes a slash-separated path under dir. Paths come from this
+// package and validated ids only; the check is a last guard all the same.
+func writeFile(dir, rel string, data []byte) error {
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return fmt.Errorf("refusing to write %q outside the site", rel)
+	}
+	name := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(name, data, 0o644)
+}
