@@ -209,7 +209,9 @@ func (w *walker) value(path string, t reflect.Type) error {
 	if err != nil {
 		return err
 	}
-	w.places[path] = off
+	if _, keyed := w.places[path]; !keyed {
+		w.places[path] = off // array elements and the root; object keys are placed already
+	}
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -236,6 +238,7 @@ func (w *walker) value(path string, t reflect.Type) error {
 // text checks a value that decodes itself from a string (a status, a time)
 // here, where its place is known; encoding/json would report it placeless.
 func (w *walker) text(path string, off int64, tok json.Token, t reflect.Type) error {
+	off = w.places[path]
 	s, ok := tok.(string)
 	if !ok {
 		if _, isDelim := tok.(json.Delim); isDelim {
@@ -284,11 +287,10 @@ func (w *walker) object(path string, t reflect.Type) error {
 		case t != nil && t.Kind() == reflect.Map:
 			ft = t.Elem()
 		}
-		w.places[field] = off
+		w.places[field] = off // the key, not its value, is where a person looks
 		if err := w.value(field, ft); err != nil {
 			return err
 		}
-		w.places[field] = off // the key, not its value, is where a person looks
 	}
 	_, _, err := w.token() // '}'
 	return err

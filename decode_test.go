@@ -1,0 +1,187 @@
+package matrixgen
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const sampleRun = "runs/nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"
+
+func TestSampleRunLoads(t *testing.T) {
+	e, err := LoadFile(sampleRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Run
+	if len(r.Prefill) != 9 || len(r.Decode) != 64 {
+		t.Fatalf("sample has %d prefill rows and %d decode cells, want 9 and 64", len(r.Prefill), len(r.Decode))
+	}
+	if len(e.Notes) == 0 {
+		t.Error("the sample's notes were not loaded")
+	}
+	count := map[Status]int{}
+	for _, d := range r.Decode {
+		count[d.Status]++
+	}
+	want := map[Status]int{StatusValid: 34, StatusLooped: 12, StatusQueued: 1, StatusOverCapacity: 17}
+	for s, n := range want {
+		if count[s] != n {
+			t.Errorf("%d %s cells, want %d", count[s], s, n)
+		}
+	}
+	if best, _ := r.BestSingleStream(); best != 445.7 {
+		t.Errorf("best single stream = %v, want 445.7", best)
+	}
+	if peak, _ := r.PeakTotal(); peak != 6904 {
+		t.Errorf("peak total = %v, want 6904", peak)
+	}
+	if !strings.Contains(r.LaunchCommand, "--api-key <redacted>") {
+		t.Error("launch command lost its <redacted>")
+	}
+}
+
+// TestEncodeRoundTrip checks that what EncodeRun writes decodes to the same
+// bytes again: the run.json download is itself a valid run file.
+func TestEncodeRoundTrip(t *testing.T) {
+	e, err := LoadFile(sampleRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := EncodeRun(e.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeRun("encoded.json", first)
+	if err != nil {
+		t.Fatalf("encoded run does not decode: %v", err)
+	}
+	second, _ := EncodeRun(back)
+	if !bytes.Equal(first, second) {
+		t.Error("encoding is not stable across a round trip")
+	}
+}
+
+// minimal is the smallest valid run; cases below break it one way each.
+const minimal = `{
+  "schema": 1,
+  "tool": {"name": "t"},
+  "engine": {"name": "vllm"},
+  "model": {"name": "m"},
+  "hardware": {},
+  "sweep": {"contexts": [8192], "concurrency": [1, 2]},
+  "decode": [
+    {"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 10}
+  ]
+}`
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		want      string // the error must contain this
+	}{
+		{"syntax", strings.Replace(minimal, `"name": "t"`, `"name" "t"`, 1), "f.json:3:19: invalid character"},
+		{"truncated", minimal[:40], "unexpected end of file"},
+		{"unknown field", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpus": 2}`, 1), "f.json:6:16: hardware.gpus: unknown field"},
+		{"case-folded field", strings.Replace(minimal, `"schema"`, `"Schema"`, 1), "f.json:2:3: Schema: unknown field"},
+		{"duplicate key", strings.Replace(minimal, `"hardware": {}`, `"hardware": {}, "hardware": {}`, 1), "f.json:6:19: hardware: field appears twice"},
+		{"wrong type", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": "fast"`, 1), "f.json:9:67: decode[0].total_tok_s: want a number, got string"},
+		{"fraction for a count", strings.Replace(minimal, `"concurrency": 1,`, `"concurrency": 1.5,`, 1), "decode[0].concurrency: want a whole number"},
+		{"missing required", strings.Replace(minimal, `"model": {"name": "m"}`, `"model": {}`, 1), "f.json:5:3: model.name: required"},
+		{"missing schema", strings.Replace(minimal, `"schema": 1,`, ``, 1), "schema: unsupported version 0"},
+		{"future schema", strings.Replace(minimal, `"schema": 1`, `"schema": 2`, 1), "f.json:2:3: schema: unsupported version 2"},
+		{"negative tok/s", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": -1`, 1), "f.json:9:67: decode[0].total_tok_s: must not be negative"},
+		{"concurrency 0", strings.Replace(minimal, `"concurrency": 1,`, `"concurrency": 0,`, 1), "decode[0].concurrency: must be at least 1, got 0"},
+		{"unknown status", strings.Replace(minimal, `"valid"`, `"fast"`, 1), `f.json:9:48: decode[0].status: unknown status "fast"`},
+		{"valid without figure", strings.Replace(minimal, `, "total_tok_s": 10`, ``, 1), "decode[0].total_tok_s: required for a valid measurement"},
+		{"duplicate cell", strings.Replace(minimal, `"total_tok_s": 10}`, `"total_tok_s": 10},
+    {"context_tokens": 8192, "concurrency": 1, "status": "looped"}`, 1), "f.json:10:5: decode[1]: cell 8K × 1 appears twice"},
+		{"context outside sweep", strings.Replace(minimal, `{"context_tokens": 8192,`, `{"context_tokens": 16384,`, 1), "decode[0].context_tokens: 16K is not in sweep.contexts"},
+		{"unsorted sweep", strings.Replace(minimal, `[1, 2]`, `[2, 1]`, 1), "sweep.concurrency: must be ascending"},
+		{"trailing data", minimal + " {}", "unexpected data after the run object"},
+		{"huge number", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 1e999`, 1), "decode[0].total_tok_s: want a number"},
+		{"not an object", `[1, 2]`, "f.json:1:1: want an object, got an array"},
+		{"bad time", strings.Replace(minimal, `"schema": 1,`, `"schema": 1, "started_at": "yesterday",`, 1), "f.json:2:16: started_at:"},
+		{"deep nesting", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpu": `+strings.Repeat("[", 100000)+strings.Repeat("]", 100000)+`}`, 1), "f.json:6:16: hardware.gpu: want a string, got an array"},
+		{"invalid utf-8", strings.Replace(minimal, `"m"`, "\"m\xff\"", 1), "f.json:5:23: invalid UTF-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeRun("f.json", []byte(tt.doc))
+			if err == nil {
+				t.Fatalf("no error; want one containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %q\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMinimalDecodes(t *testing.T) {
+	r, err := DecodeRun("f.json", []byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.ConcurrencyLevels(); len(got) != 2 {
+		t.Errorf("columns = %v, want [1 2] from the sweep", got)
+	}
+}
+
+// TestDecodeListsEveryProblem checks that one file's problems all come back,
+// each placed, not just the first.
+func TestDecodeListsEveryProblem(t *testing.T) {
+	doc := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": -1, "avg_active": -2`, 1)
+	doc = strings.Replace(doc, `"model": {"name": "m"}`, `"model": {}`, 1)
+	_, err := DecodeRun("f.json", []byte(doc))
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != 3 {
+		t.Fatalf("want 3 joined problems, got %v", err)
+	}
+	for _, e := range joined.Unwrap() {
+		var de *DecodeError
+		if !errors.As(e, &de) || de.Line == 0 || de.Field == "" {
+			t.Errorf("problem %q has no line or field", e)
+		}
+	}
+}
+
+func TestLoadDirReportsEveryBadFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("good.json", minimal)
+	write("bad-one.json", "{")
+	write("bad-two.json", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"x": 1}`, 1))
+	write("bad id!.json", minimal)
+	entries, err := LoadDir(dir)
+	if err == nil {
+		t.Fatal("no error for three bad files")
+	}
+	for _, name := range []string{"bad-one.json", "bad-two.json", "bad id!.json"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s:\n%v", name, err)
+		}
+	}
+	if len(entries) != 1 || entries[0].ID != "good" {
+		t.Errorf("entries = %v, want only good", entries)
+	}
+}
+
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"run-1": true, "2026-12-02_vllm.a": true,
+		"": false, "../x": false, "a/b": false, ".hidden": false, "a..b": false,
+		"a b": false, `a\b`: false, strings.Repeat("a", 129): false,
+	} {
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
