@@ -1,0 +1,73 @@
+package render
+
+import "testing"
+
+func TestTokS(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{4601, "4,601.0"},
+		{6011.04, "6,011.0"},
+		{445.7, "445.7"},
+		{9999.94, "9,999.9"},
+		{9999.96, "10K"},
+		{10000, "10K"},
+		{33000, "33K"},
+		{32994, "33K"},
+		{31900, "31.9K"},
+		{10400, "10.4K"},
+		{1234567, "1,234.6K"},
+		{0, "0.0"},
+	}
+	for _, tt := range tests {
+		if got := TokS(tt.in); got != tt.want {
+			t.Errorf("TokS(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestMillis(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{1778, "1,778 ms"},
+		{171436, "171,436 ms"},
+		{256, "256 ms"},
+		{100, "100 ms"},
+		{99.96, "100 ms"},
+		{99.94, "99.9 ms"},
+		{2.2, "2.2 ms"},
+		{24.1, "24.1 ms"},
+		{0, "0.0 ms"},
+	}
+	for _, tt := range tests {
+		if got := Millis(tt.in); got != tt.want {
+			t.Errorf("Millis(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestOtherFormats(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{Seconds(30), "30.0 s"},
+		{Seconds(29.94), "29.9 s"},
+		{PlanSeconds(30), "30 s"},
+		{PlanSeconds(2.5), "2.5 s"},
+		{Decimal1(1011.5), "1,011.5"},
+		{Decimal1(-1234.56), "-1,234.6"},
+		{Decimal1(15.94), "15.9"},
+		{Count(13370), "13,370"},
+		{Count(207043), "207,043"},
+		{Count(1000000), "1,000,000"},
+		{Count(0), "0"},
+		{Count(-4096), "-4,096"},
+		{optional[float64](nil, Decimal1), "—"},
+	}
+	for i, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("case %d: got %q, want %q", i, tt.got, tt.want)
+		}
+	}
+}
