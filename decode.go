@@ -2,15 +2,11 @@ package matrixgen
 
 import (
 	"bytes"
-	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
-	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -55,23 +51,46 @@ func DecodeRun(file string, data []byte) (*Run, error) {
 	if i := invalidUTF8(data); i >= 0 {
 		return nil, src.errAt(int64(i), "", "invalid UTF-8")
 	}
-	w := walker{src: src, dec: json.NewDecoder(bytes.NewReader(data)), places: map[string]int64{}}
-	w.dec.UseNumber()
-	if err := w.document(reflect.TypeFor[Run]()); err != nil {
+	runType := reflect.TypeFor[Run]()
+	if err := newWalker(src, false).document(runType); err != nil {
 		return nil, err
 	}
 	var run Run
 	if err := json.Unmarshal(data, &run); err != nil {
-		return nil, src.jsonErr(err, w.places)
+		return nil, src.jsonErr(err, src.places(runType))
 	}
 	if problems := run.Validate(); len(problems) > 0 {
+		places := src.places(runType)
 		errs := make([]error, len(problems))
 		for i, p := range problems {
-			errs[i] = src.errAt(w.place(p.Field), p.Field, p.Msg)
+			errs[i] = src.errAt(place(places, p.Field), p.Field, p.Msg)
 		}
 		return nil, errors.Join(errs...)
 	}
 	return &run, nil
+}
+
+// places maps every field path of a structurally sound document to where
+// it starts. It is built only when there is an error to place.
+func (s source) places(t reflect.Type) map[string]int64 {
+	w := newWalker(s, true)
+	_ = w.document(t) // the document already passed this walk
+	return w.places
+}
+
+// place returns where a field starts, or where its nearest recorded parent
+// does, so a missing field is reported at the object that lacks it.
+func place(places map[string]int64, field string) int64 {
+	for {
+		if off, ok := places[field]; ok {
+			return off
+		}
+		i := strings.LastIndexAny(field, ".[")
+		if i < 0 {
+			return places[""]
+		}
+		field = field[:i]
+	}
 }
 
 // source is a file's name and bytes, for turning offsets into line:column.
@@ -101,8 +120,7 @@ func (s source) jsonErr(err error, places map[string]int64) error {
 	case errors.As(err, &syntaxErr):
 		return s.errAt(syntaxErr.Offset, "", syntaxErr.Error())
 	}
-	// The walker has already placed every error it can; what is left has no
-	// single place.
+	// The walker has placed every error it can; what is left has no place.
 	return s.errAt(-1, "", strings.TrimPrefix(err.Error(), "json: "))
 }
 
@@ -141,227 +159,3 @@ func invalidUTF8(data []byte) int {
 	return -1
 }
 
-// walker checks a document's structure against a Go type: every key known
-// and present once, nesting bounded, nothing after the value. It records
-// where each field starts so later passes can place their errors.
-type walker struct {
-	src    source
-	dec    *json.Decoder
-	places map[string]int64
-	depth  int
-}
-
-func (w *walker) document(t reflect.Type) error {
-	if err := w.value("", t); err != nil {
-		return err
-	}
-	if _, err := w.dec.Token(); err != io.EOF {
-		return w.src.errAt(w.start(), "", "unexpected data after the run object")
-	}
-	return nil
-}
-
-// place returns where a field starts, or where its nearest recorded parent
-// does, so a missing field is reported at the object that lacks it.
-func (w *walker) place(field string) int64 {
-	for {
-		if off, ok := w.places[field]; ok {
-			return off
-		}
-		i := strings.LastIndexAny(field, ".[")
-		if i < 0 {
-			return w.places[""]
-		}
-		field = field[:i]
-	}
-}
-
-// start is the offset of the next token, past whitespace and separators.
-func (w *walker) start() int64 {
-	off := w.dec.InputOffset()
-	for off < int64(len(w.src.data)) && strings.IndexByte(" \t\r\n,:", w.src.data[off]) >= 0 {
-		off++
-	}
-	return off
-}
-
-func (w *walker) token() (json.Token, int64, error) {
-	off := w.start()
-	tok, err := w.dec.Token()
-	if err != nil {
-		var syntaxErr *json.SyntaxError
-		if errors.As(err, &syntaxErr) {
-			off = syntaxErr.Offset
-		}
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			msg = "unexpected end of file"
-		}
-		return nil, off, w.src.errAt(off, "", msg)
-	}
-	return tok, off, nil
-}
-
-var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-
-func (w *walker) value(path string, t reflect.Type) error {
-	tok, off, err := w.token()
-	if err != nil {
-		return err
-	}
-	if _, keyed := w.places[path]; !keyed {
-		w.places[path] = off // array elements and the root; object keys are placed already
-	}
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t != nil && reflect.PointerTo(t).Implements(textUnmarshaler) {
-		return w.text(path, off, tok, t)
-	}
-	delim, ok := tok.(json.Delim)
-	if !ok {
-		return nil // scalars are typed by the next pass
-	}
-	if w.depth++; w.depth > maxDepth {
-		return w.src.errAt(off, path, fmt.Sprintf("nested more than %d deep", maxDepth))
-	}
-	defer func() { w.depth-- }()
-	switch delim {
-	case '{':
-		return w.object(path, t)
-	case '[':
-		return w.array(path, t)
-	}
-	return w.src.errAt(off, path, fmt.Sprintf("unexpected %q", delim))
-}
-
-// text checks a value that decodes itself from a string (a status, a time)
-// here, where its place is known; encoding/json would report it placeless.
-func (w *walker) text(path string, off int64, tok json.Token, t reflect.Type) error {
-	off = w.places[path]
-	s, ok := tok.(string)
-	if !ok {
-		if _, isDelim := tok.(json.Delim); isDelim {
-			return w.src.errAt(off, path, "want a string")
-		}
-		if tok == nil {
-			return nil // null leaves the zero value, as encoding/json does
-		}
-		return w.src.errAt(off, path, fmt.Sprintf("want a string, got %v", tok))
-	}
-	v := reflect.New(t).Interface().(encoding.TextUnmarshaler)
-	if err := v.UnmarshalText([]byte(s)); err != nil {
-		return w.src.errAt(off, path, err.Error())
-	}
-	return nil
-}
-
-func (w *walker) object(path string, t reflect.Type) error {
-	var fields map[string]reflect.Type
-	switch {
-	case t == nil, t.Kind() == reflect.Map, t.Kind() == reflect.Interface:
-	case t.Kind() == reflect.Struct:
-		fields = jsonFields(t)
-	default:
-		return w.src.errAt(w.places[path], path, fmt.Sprintf("want %s, got an object", kindName(t)))
-	}
-	seen := map[string]bool{}
-	for w.dec.More() {
-		tok, off, err := w.token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		field := joinPath(path, key)
-		if seen[key] {
-			return w.src.errAt(off, field, "field appears twice")
-		}
-		seen[key] = true
-		var ft reflect.Type
-		switch {
-		case fields != nil:
-			var known bool
-			if ft, known = fields[key]; !known {
-				return w.src.errAt(off, field, "unknown field")
-			}
-		case t != nil && t.Kind() == reflect.Map:
-			ft = t.Elem()
-		}
-		w.places[field] = off // the key, not its value, is where a person looks
-		if err := w.value(field, ft); err != nil {
-			return err
-		}
-	}
-	_, _, err := w.token() // '}'
-	return err
-}
-
-func (w *walker) array(path string, t reflect.Type) error {
-	var elem reflect.Type
-	if t != nil {
-		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array && t.Kind() != reflect.Interface {
-			return w.src.errAt(w.places[path], path, fmt.Sprintf("want %s, got an array", kindName(t)))
-		}
-		if t.Kind() != reflect.Interface {
-			elem = t.Elem()
-		}
-	}
-	for i := 0; w.dec.More(); i++ {
-		if err := w.value(path+"["+strconv.Itoa(i)+"]", elem); err != nil {
-			return err
-		}
-	}
-	_, _, err := w.token() // ']'
-	return err
-}
-
-func kindName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int64:
-		return "a whole number"
-	case reflect.Float64:
-		return "a number"
-	case reflect.Struct:
-		return "an object"
-	case reflect.Slice:
-		return "an array"
-	}
-	return t.Kind().String()
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
-
-// jsonFields maps a struct's JSON names to field types, as encoding/json
-// would name them, but matched exactly: "Schema" is not "schema" here.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]reflect.Type)
-	}
-	m := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		m[name] = f.Type
-	}
-	fieldCache.Store(t, m)
-	return m
-}

@@ -83,7 +83,7 @@ func TestDecodeErrors(t *testing.T) {
 		name, doc string
 		want      string // the error must contain this
 	}{
-		{"syntax", strings.Replace(minimal, `"name": "t"`, `"name" "t"`, 1), "f.json:3:19: invalid character"},
+		{"syntax", strings.Replace(minimal, `"name": "t"`, `"name" "t"`, 1), "f.json:3:19: tool.name: invalid character"},
 		{"truncated", minimal[:40], "unexpected end of file"},
 		{"unknown field", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpus": 2}`, 1), "f.json:6:16: hardware.gpus: unknown field"},
 		{"case-folded field", strings.Replace(minimal, `"schema"`, `"Schema"`, 1), "f.json:2:3: Schema: unknown field"},

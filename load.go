@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // MaxRunFileBytes bounds one run file. A full 1M-context sweep with
@@ -15,12 +17,24 @@ import (
 const MaxRunFileBytes = 64 << 20
 
 // Entry is a run file as found on disk: its id (the file name without
-// .json), the run, and the Markdown notes kept beside it (<id>.md), if any.
+// .json), the run, its bytes as written, and the Markdown notes kept beside
+// it (<id>.md), if any.
 type Entry struct {
 	ID    string
 	File  string
 	Run   *Run
+	Raw   []byte
 	Notes []byte
+}
+
+// JSON is the run file to publish: the bytes as written when the entry came
+// from disk (they decoded strictly, so they are a valid run), otherwise the
+// canonical encoding.
+func (e Entry) JSON() ([]byte, error) {
+	if e.Raw != nil {
+		return e.Raw, nil
+	}
+	return EncodeRun(e.Run)
 }
 
 // LoadDir reads every run file in dir. It reads them all even when some are
@@ -35,17 +49,35 @@ func LoadDir(dir string) ([]Entry, error) {
 		return nil, fmt.Errorf("runs folder: %w", err)
 	}
 	sort.Strings(names)
+	loaded := make([]Entry, len(names))
+	errs := make([]error, len(names))
+	parallel(len(names), func(i int) { loaded[i], errs[i] = LoadFile(names[i]) })
 	var entries []Entry
-	var errs []error
-	for _, name := range names {
-		e, err := LoadFile(name)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	for i, e := range loaded {
+		if errs[i] == nil {
+			entries = append(entries, e)
 		}
-		entries = append(entries, e)
 	}
 	return entries, errors.Join(errs...)
+}
+
+// parallel calls do(0) … do(n-1) on every core. Run files are independent,
+// and decoding a thousand of them is most of a large build.
+func parallel(n int, do func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(n, 1)) {
+		wg.Go(func() {
+			for i := range next {
+				do(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // LoadFile reads one run file and the notes beside it.
@@ -67,7 +99,7 @@ func LoadFile(name string) (Entry, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Entry{}, err
 	}
-	return Entry{ID: id, File: name, Run: run, Notes: notes}, nil
+	return Entry{ID: id, File: name, Run: run, Raw: data, Notes: notes}, nil
 }
 
 func readBounded(name string) ([]byte, error) {

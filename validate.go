@@ -110,7 +110,7 @@ func (v *validator) sweep(s *Sweep) {
 func (v *validator) prefill(ps []Prefill, planned []int) {
 	seen := map[int]bool{}
 	for i, p := range ps {
-		at := fmt.Sprintf("prefill[%d]", i)
+		at := "prefill[" + strconv.Itoa(i) + "]"
 		v.context(at, p.ContextTokens, planned, "sweep.prefill_contexts")
 		if seen[p.ContextTokens] {
 			v.add(at+".context_tokens", fmt.Sprintf("context %s is measured twice", ContextLabel(p.ContextTokens)))
@@ -127,7 +127,7 @@ func (v *validator) prefill(ps []Prefill, planned []int) {
 func (v *validator) decode(ds []Decode, s *Sweep) {
 	seen := map[[2]int]bool{}
 	for i, d := range ds {
-		at := fmt.Sprintf("decode[%d]", i)
+		at := "decode[" + strconv.Itoa(i) + "]"
 		v.context(at, d.ContextTokens, s.Contexts, "sweep.contexts")
 		if d.Concurrency < 1 {
 			v.add(at+".concurrency", fmt.Sprintf("must be at least 1, got %d", d.Concurrency))
@@ -156,10 +156,12 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 			v.add(at+".token_source", fmt.Sprintf("unknown %q", d.TokenSource))
 		}
 		for j, n := range d.PerSecondTokens {
-			v.count(fmt.Sprintf("%s.per_second_tokens[%d]", at, j), n)
+			if n < 0 {
+				v.count(at+".per_second_tokens["+strconv.Itoa(j)+"]", n)
+			}
 		}
 		for j, m := range d.ServerMetrics {
-			mat := fmt.Sprintf("%s.server_metrics[%d]", at, j)
+			mat := at + ".server_metrics[" + strconv.Itoa(j) + "]"
 			v.nonNegative(mat+".at_seconds", &m.AtSeconds)
 			v.nonNegative(mat+".running", m.Running)
 			v.nonNegative(mat+".waiting", m.Waiting)

@@ -116,20 +116,22 @@ func measurementRows(r *matrixgen.Run) []measurementRow {
 	run.SortMeasurements()
 	var out []measurementRow
 	for _, p := range run.Prefill {
-		out = append(out, measurementRow{Class: "phase-prefill st-row-" + string(p.Status), Cells: []string{
-			"Prefill", matrixgen.ContextLabel(p.ContextTokens), "1", p.Status.Label(),
-			optional(p.PromptTokS, TokS), Dash, optional(p.TTFTMs, Millis), Dash, Dash,
-			optional(p.Completed, Count), Dash, Dash,
-		}})
+		out = append(out, measurementRow{
+			Class: "phase-prefill st-row-" + string(p.Status),
+			Phase: "Prefill", Context: matrixgen.ContextLabel(p.ContextTokens), Requests: "1", Status: p.Status.Label(),
+			Total: optional(p.PromptTokS, TokS), PerRequest: Dash, TTFT: optional(p.TTFTMs, Millis), TBT: Dash,
+			Active: Dash, Completed: optional(p.Completed, Count), Output: Dash, Window: Dash,
+		})
 	}
 	for _, d := range run.Decode {
-		out = append(out, measurementRow{Class: "phase-decode st-row-" + string(d.Status), Cells: []string{
-			"Sustained decode", d.ContextLabel(), strconv.Itoa(d.Concurrency), d.Status.Label(),
-			optional(d.TotalTokS, Decimal1), optional(d.PerRequestTokS, Decimal1),
-			optional(d.TTFTMs, median(Millis)), optional(d.TBTMs, median(Millis)),
-			optional(d.AvgActive, Decimal1), optional(d.Completed, Count),
-			optional(d.OutputTokens, Count), optional(d.WindowSeconds, Seconds),
-		}})
+		out = append(out, measurementRow{
+			Class: "phase-decode st-row-" + string(d.Status),
+			Phase: "Sustained decode", Context: d.ContextLabel(), Requests: strconv.Itoa(d.Concurrency), Status: d.Status.Label(),
+			Total: optional(d.TotalTokS, Decimal1), PerRequest: optional(d.PerRequestTokS, Decimal1),
+			TTFT: optional(d.TTFTMs, median(Millis)), TBT: optional(d.TBTMs, median(Millis)),
+			Active: optional(d.AvgActive, Decimal1), Completed: optional(d.Completed, Count),
+			Output: optional(d.OutputTokens, Count), Window: optional(d.WindowSeconds, Seconds),
+		})
 	}
 	return out
 }

@@ -69,9 +69,14 @@ type legendBin struct{ Class, Range string }
 
 type legendStatus struct{ Class, Mark, Label, Text string }
 
+// measurementRow is one row of the all-measurements table, every figure
+// already formatted. Named fields, not a slice, keep the template simple and
+// fast: no index arithmetic per cell.
 type measurementRow struct {
-	Class string
-	Cells []string
+	Class                                                   string
+	Phase, Context, Requests, Status                        string
+	Total, PerRequest, TTFT, TBT, Active, Completed, Output string
+	Window                                                  string
 }
 
 // newRunPage lays out everything one run page shows.

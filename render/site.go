@@ -11,7 +11,9 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/yuin/goldmark"
@@ -119,10 +121,14 @@ func newBuilder(site Site) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	// goldmark's default renderer drops raw HTML and unsafe link targets;
-	// html.WithUnsafe is never set, so notes can format but not inject.
-	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
-	return &builder{site: site, index: index, run: run, md: md}, nil
+	return &builder{site: site, index: index, run: run, md: newMarkdown()}, nil
+}
+
+// newMarkdown is the notes renderer. goldmark's default renderer drops raw
+// HTML and unsafe link targets; html.WithUnsafe is never set, so notes can
+// format but not inject.
+func newMarkdown() goldmark.Markdown {
+	return goldmark.New(goldmark.WithExtensions(extension.GFM))
 }
 
 func (b *builder) base(root, title, description, rel string) pageBase {
@@ -148,17 +154,43 @@ func (b *builder) write(entries []matrixgen.Entry, dir string) (Stats, error) {
 	if err := writeFile(dir, "assets/bins.css", []byte(binsCSS())); err != nil {
 		return Stats{}, err
 	}
-	var errs []error
-	for _, e := range entries {
-		errs = append(errs, b.writeRun(dir, e))
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := b.writeRuns(dir, entries); err != nil {
 		return Stats{}, err
 	}
 	if err := b.writeIndex(dir, entries); err != nil {
 		return Stats{}, err
 	}
 	return Stats{Pages: len(entries) + 1, Runs: len(entries)}, nil
+}
+
+// writeRuns writes the run pages on every core: pages are independent, and
+// a site of a thousand runs is mostly this loop.
+func (b *builder) writeRuns(dir string, entries []matrixgen.Entry) error {
+	errs := make([]error, len(entries))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(entries), 1)) {
+		wg.Go(func() {
+			w := b.worker()
+			for i := range next {
+				errs[i] = w.writeRun(dir, entries[i])
+			}
+		})
+	}
+	for i := range entries {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// worker is a builder with its own Markdown converter, so concurrent pages
+// share only what is safe to share (parsed templates, settings).
+func (b *builder) worker() *builder {
+	w := *b
+	w.md = newMarkdown()
+	return &w
 }
 
 func (b *builder) writeRun(dir string, e matrixgen.Entry) error {
@@ -173,15 +205,18 @@ func (b *builder) writeRun(dir string, e matrixgen.Entry) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", e.ID, err)
 	}
-	runJSON, err := matrixgen.EncodeRun(e.Run)
+	runJSON, err := e.JSON()
 	if err != nil {
 		return fmt.Errorf("%s: %w", e.ID, err)
 	}
-	folder := path.Join("runs", e.ID)
+	folder := filepath.Join(dir, "runs", e.ID)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return err
+	}
 	return errors.Join(
-		writeFile(dir, path.Join(folder, "index.html"), html),
-		writeFile(dir, path.Join(folder, "run.json"), runJSON),
-		writeFile(dir, path.Join(folder, "measurements.csv"), MeasurementsCSV(e.Run)),
+		os.WriteFile(filepath.Join(folder, "index.html"), html, 0o644),
+		os.WriteFile(filepath.Join(folder, "run.json"), runJSON, 0o644),
+		os.WriteFile(filepath.Join(folder, "measurements.csv"), MeasurementsCSV(e.Run), 0o644),
 	)
 }
 
