@@ -158,4 +158,3 @@ func invalidUTF8(data []byte) int {
 	}
 	return -1
 }
-

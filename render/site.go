@@ -10,8 +10,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 

@@ -22,12 +22,12 @@ var (
 func Full(seed uint64) *matrixgen.Run {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	r := &matrixgen.Run{
-		Schema:    matrixgen.SchemaVersion,
-		StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(seed) * time.Hour),
-		Tool:      matrixgen.Tool{Name: "matrixgen", Version: "test"},
-		Hardware:  matrixgen.Hardware{Type: "Discrete GPU", GPU: fmt.Sprintf("GPU model %d", seed%7), VRAMGB: 96, OS: "linux"},
-		Engine:    matrixgen.Engine{Name: "vllm", Version: "0.30.1", Quantization: "FP8"},
-		Model:     matrixgen.Model{Name: fmt.Sprintf("model-%d", seed%13), ServedName: "m"},
+		Schema:        matrixgen.SchemaVersion,
+		StartedAt:     time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(seed) * time.Hour),
+		Tool:          matrixgen.Tool{Name: "matrixgen", Version: "test"},
+		Hardware:      matrixgen.Hardware{Type: "Discrete GPU", GPU: fmt.Sprintf("GPU model %d", seed%7), VRAMGB: 96, OS: "linux"},
+		Engine:        matrixgen.Engine{Name: "vllm", Version: "0.30.1", Quantization: "FP8"},
+		Model:         matrixgen.Model{Name: fmt.Sprintf("model-%d", seed%13), ServedName: "m"},
 		LaunchCommand: "vllm serve model --max-model-len 1048576 --api-key <redacted>",
 		Sweep: matrixgen.Sweep{
 			DecodeTest: matrixgen.DecodeFixedDuration, PrefillMode: matrixgen.PrefillDecodeWarmup,
