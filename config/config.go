@@ -59,6 +59,9 @@ func Parse(name string, data []byte) (Config, error) {
 			}
 			return Config{}, fmt.Errorf("%s:%d:%s %s", name, perr.Position.Line, where, perr.Message)
 		}
+		if m := typeErrLine.FindStringSubmatch(err.Error()); m != nil {
+			return Config{}, fmt.Errorf("%s:%s: key %q: %s", name, m[1], m[2], m[3])
+		}
 		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if unknown := md.Undecoded(); len(unknown) > 0 {
@@ -89,6 +92,10 @@ func (c Config) validate() error {
 	}
 	return nil
 }
+
+// typeErrLine reads BurntSushi/toml's type errors, which come as text:
+// `toml: line 3 (last key "site.title"): incompatible types: …`.
+var typeErrLine = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
 
 var (
 	tableLine = regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?`)

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+const sampleID = "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm"
+
+// matrixgen runs the command in-process and returns its exit code and output.
+func matrixgenCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// sampleRuns copies the shipped sample run and its notes into a temp runs/.
+func sampleRuns(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "runs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".json", ".md"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "runs", sampleID+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, sampleID+ext), data)
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, name string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var (
+	assetRef = regexp.MustCompile(`<(script|link|img)\b[^>]*?\b(src|href)="([^"]*)"`)
+	builtMsg = regexp.MustCompile(`^built 2 pages from 1 runs in \d+ ms\n$`)
+)
+
+func TestBuildEndToEnd(t *testing.T) {
+	runs := sampleRuns(t)
+	out := filepath.Join(t.TempDir(), "public")
+	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !builtMsg.MatchString(stdout) {
+		t.Errorf("stdout = %q, want 'built 2 pages from 1 runs in N ms'", stdout)
+	}
+	page := filepath.Join("runs", sampleID, "index.html")
+	for _, f := range []string{
+		"index.html", page,
+		filepath.Join("runs", sampleID, "run.json"),
+		filepath.Join("runs", sampleID, "measurements.csv"),
+		"assets/matrixgen.css", "assets/bins.css", "assets/matrixgen.js",
+		"assets/vendor/echarts/echarts.min.js", "assets/vendor/echarts/LICENSE",
+		"assets/vendor/echarts/NOTICE", "assets/vendor/echarts/VERSION",
+	} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	echarts, _ := os.ReadFile(filepath.Join(out, "assets/vendor/echarts/echarts.min.js"))
+	if !bytes.Contains(echarts, []byte(`"5.6.0"`)) {
+		t.Error("the vendored ECharts is not version 5.6.0")
+	}
+	for _, p := range []string{"index.html", page} {
+		html, _ := os.ReadFile(filepath.Join(out, p))
+		refs := assetRef.FindAllStringSubmatch(string(html), -1)
+		if p == page && len(refs) < 4 {
+			t.Errorf("%s references %d assets, want the styles and scripts", p, len(refs))
+		}
+		for _, ref := range refs {
+			url := ref[3]
+			if strings.Contains(url, "://") || strings.HasPrefix(url, "//") {
+				t.Errorf("%s loads %s from outside the site", p, url)
+				continue
+			}
+			// Relative links resolve from the page's folder, on disk as on any URL prefix.
+			target := filepath.Join(out, filepath.Dir(p), filepath.FromSlash(url))
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s: %s does not resolve to a file (%v)", p, url, err)
+			}
+		}
+		if bytes.Contains(html, []byte(`href="/`)) || bytes.Contains(html, []byte(`src="/`)) {
+			t.Errorf("%s has a root-absolute link, which breaks under a URL prefix", p)
+		}
+	}
+	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	for _, want := range []string{"NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", "RTX PRO 6000 Blackwell Server Edition", "445.7", "6,904.0", `href="runs/` + sampleID + `/index.html"`} {
+		if !bytes.Contains(index, []byte(want)) {
+			t.Errorf("index lacks %q", want)
+		}
+	}
+	runJSON, _ := os.ReadFile(filepath.Join(out, "runs", sampleID, "run.json"))
+	if _, err := matrixgen.DecodeRun("run.json", runJSON); err != nil {
+		t.Errorf("the run.json download is not a valid run: %v", err)
+	}
+}
+
+func TestBuildBaseURL(t *testing.T) {
+	runs := sampleRuns(t)
+	out := filepath.Join(t.TempDir(), "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-base-url", "https://example.org/bench/"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	page, _ := os.ReadFile(filepath.Join(out, "runs", sampleID, "index.html"))
+	if !bytes.Contains(page, []byte(`<link rel="canonical" href="https://example.org/bench/runs/`+sampleID+`/">`)) {
+		t.Error("the run page has no canonical link under the base URL")
+	}
+	if !bytes.Contains(page, []byte(`href="../../assets/matrixgen.css"`)) {
+		t.Error("with a base URL, pages must still link relatively")
+	}
+	code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-base-url", "ftp://x")
+	if code == 0 || !strings.Contains(stderr, "base_url") {
+		t.Errorf("a bad base URL gave exit %d, %q", code, stderr)
+	}
+}
+
+// TestFailedBuildKeepsPreviousSite breaks two run files after a good build:
+// the next build names both and leaves the site as it was.
+func TestFailedBuildKeepsPreviousSite(t *testing.T) {
+	runs := sampleRuns(t)
+	out := filepath.Join(t.TempDir(), "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out); code != 0 {
+		t.Fatalf("first build: exit %d: %s", code, stderr)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	writeFile(t, filepath.Join(runs, "broken.json"), []byte(`{"schema": 1,`))
+	writeFile(t, filepath.Join(runs, "unknown-field.json"), []byte(`{"schema": 1, "gpu": "x"}`))
+	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out)
+	if code == 0 {
+		t.Fatal("a build with bad files succeeded")
+	}
+	if stdout != "" {
+		t.Errorf("a failed build printed %q", stdout)
+	}
+	for _, want := range []string{"broken.json:1:", "unexpected end of file", "unknown-field.json:1:15: gpu: unknown field"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	after, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil || !bytes.Equal(before, after) {
+		t.Error("the previous site changed after a failed build")
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".public.building-*"))
+	if len(leftovers) > 0 {
+		t.Errorf("a failed build left %v behind", leftovers)
+	}
+}
+
+func TestBuildBadInput(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join("..", "..", "runs", sampleID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, doc, want string }{
+		{"syntax error", strings.Replace(string(good), `"schema": 1,`, `"schema": 1`, 1), "x.json:3:3: invalid character"},
+		{"unknown field", strings.Replace(string(good), `"os": "linux"`, `"os": "linux", "psu": "1600W"`, 1), "x.json:11:20: hardware.psu: unknown field"},
+		{"missing required field", strings.Replace(string(good), `"name": "vllm",`, ``, 1), "x.json:13:3: engine.name: required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "x.json"), []byte(tt.doc))
+			out := filepath.Join(t.TempDir(), "public")
+			code, _, stderr := matrixgenCmd(t, "build", "-runs", dir, "-o", out)
+			if code != 1 || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant it to contain %q", code, stderr, tt.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a failed first build created the output folder")
+			}
+		})
+	}
+}
+
+// setStrings puts s in every string field of v, however deep.
+func setStrings(v reflect.Value, s string) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			setStrings(v.Elem(), s)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				setStrings(v.Field(i), s)
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			setStrings(v.Index(i), s)
+		}
+	case reflect.String:
+		if v.Type() == reflect.TypeFor[string]() {
+			v.SetString(s)
+		}
+	}
+}
+
+// TestHostileStringsAreEscaped puts markup in every free-text field of a
+// run (and its notes) and checks none of it reaches the page as markup.
+func TestHostileStringsAreEscaped(t *testing.T) {
+	const evil = `</script><script>alert(1)</script><img src=x onerror=alert(2)>"onmouseover="alert(3)`
+	e, err := matrixgen.LoadFile(filepath.Join("..", "..", "runs", sampleID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setStrings(reflect.ValueOf(e.Run), evil)
+	// These two are closed sets, rejected when unknown, not free text.
+	e.Run.Sweep.DecodeTest, e.Run.Sweep.PrefillMode = matrixgen.DecodeFixedDuration, matrixgen.PrefillDecodeWarmup
+	for i := range e.Run.Decode {
+		e.Run.Decode[i].Reason = evil
+	}
+	data, err := matrixgen.EncodeRun(e.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "hostile.json"), data)
+	writeFile(t, filepath.Join(dir, "hostile.md"), []byte(evil+"\n\n[click](javascript:alert(4))\n"))
+	out := filepath.Join(t.TempDir(), "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", dir, "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{"index.html", "runs/hostile/index.html"} {
+		html, _ := os.ReadFile(filepath.Join(out, p))
+		page := string(html)
+		if !strings.Contains(page, "&lt;/script&gt;") {
+			t.Errorf("%s does not show the hostile text escaped", p)
+		}
+		for _, bad := range []string{"<script>alert", "<img src=x", `onmouseover="alert`, `href="javascript:`} {
+			if strings.Contains(page, bad) {
+				t.Errorf("%s contains %q unescaped", p, bad)
+			}
+		}
+		wantScripts := 0
+		if p != "index.html" {
+			wantScripts = 3 // the chart's data block, ECharts, the site script
+		}
+		if n := strings.Count(page, "<script"); n != wantScripts {
+			t.Errorf("%s has %d script elements, want %d", p, n, wantScripts)
+		}
+	}
+}
+
+func TestBuildConfigErrors(t *testing.T) {
+	runs := sampleRuns(t)
+	cfg := filepath.Join(t.TempDir(), "matrixgen.toml")
+	writeFile(t, cfg, []byte("[site]\ntitle = \"Lab\"\ntheme = \"dark\"\n"))
+	out := filepath.Join(t.TempDir(), "public")
+	code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-config", cfg)
+	if code != 1 || !strings.Contains(stderr, `matrixgen.toml:3: unknown key "site.theme"`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if code, _, _ := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-config", cfg+".missing"); code != 1 {
+		t.Error("a config file named on the command line but absent was not an error")
+	}
+	writeFile(t, cfg, []byte("[site]\ntitle = \"Lab & friends\"\n"))
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-config", cfg); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	if !bytes.Contains(index, []byte("<title>Lab &amp; friends</title>")) {
+		t.Error("the site title from the config is not on the index")
+	}
+}
+
+func TestBuildEmptyAndMissingRuns(t *testing.T) {
+	empty := t.TempDir()
+	out := filepath.Join(t.TempDir(), "public")
+	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", empty, "-o", out)
+	if code != 0 || !strings.HasPrefix(stdout, "built 1 pages from 0 runs") {
+		t.Errorf("empty runs folder: exit %d, %q %q", code, stdout, stderr)
+	}
+	code, _, stderr = matrixgenCmd(t, "build", "-runs", filepath.Join(empty, "nope"), "-o", out)
+	if code != 1 || !strings.Contains(stderr, "runs folder") {
+		t.Errorf("missing runs folder: exit %d, %q", code, stderr)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	if code, _, stderr := matrixgenCmd(t); code != 2 || !strings.Contains(stderr, "build") {
+		t.Errorf("no arguments: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := matrixgenCmd(t, "frobnicate"); code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: exit %d, %q", code, stderr)
+	}
+	if code, _, _ := matrixgenCmd(t, "build", "-nope"); code != 2 {
+		t.Errorf("unknown flag: exit %d", code)
+	}
+}

@@ -1,0 +1,85 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	c, err := Parse("m.toml", []byte(`
+# a comment
+[site]
+title = "GPU lab"
+description = "Numbers"
+base_url = "https://example.org/bench/"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Site.Title != "GPU lab" || c.Site.BaseURL != "https://example.org/bench/" || c.Site.Description != "Numbers" {
+		t.Errorf("got %+v", c.Site)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ name, doc, want string }{
+		{"unknown key", "[site]\ntitle = \"x\"\n\ntitel = \"y\"\n", `m.toml:4: unknown key "site.titel"`},
+		{"unknown table", "[site]\ntitle = \"x\"\n[sight]\ntitle = 1\nx = 2\n", `m.toml:3: unknown key "sight"`},
+		{"unknown dotted key", "site.colour = \"red\"\n", `m.toml:1: unknown key "site.colour"`},
+		{"syntax", "[site\ntitle = 1\n", "to end table name"},
+		{"bad value", "[site]\ntitle = nope\n", "m.toml:2:"},
+		{"wrong type", "[site]\n\ntitle = 42\n", `m.toml:3: key "site.title":`},
+		{"bad base url", "[site]\nbase_url = \"javascript:alert(1)\"\n", "site.base_url: want an http:// or https:// URL"},
+		{"relative base url", "[site]\nbase_url = \"/bench\"\n", "site.base_url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("m.toml", []byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestUnknownTableReportedOnce checks keys inside an unknown table are not
+// listed one by one after the table itself.
+func TestUnknownTableReportedOnce(t *testing.T) {
+	_, err := Parse("m.toml", []byte("[sight]\ntitle = 1\nx = 2\n"))
+	if err == nil || strings.Count(err.Error(), "unknown key") != 1 {
+		t.Errorf("want one unknown-key error, got %v", err)
+	}
+}
+
+func TestLoadOptional(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "matrixgen.toml")
+	if _, err := Load(missing, true); err != nil {
+		t.Errorf("an absent optional config is an error: %v", err)
+	}
+	if _, err := Load(missing, false); err == nil {
+		t.Error("an absent config named on the command line was not an error")
+	}
+	if err := os.WriteFile(missing, []byte("[site]\ntitle = \"x\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Load(missing, true); err != nil || c.Site.Title != "x" {
+		t.Errorf("Load = %+v, %v", c, err)
+	}
+}
+
+// FuzzParse feeds the config loader anything: no panics, and every error
+// names the file.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("[site]\ntitle = \"x\"\nbase_url = \"https://a.b/\"\n"))
+	f.Add([]byte("[[site]]\n"))
+	f.Add([]byte("site = 1\n"))
+	f.Add([]byte("[site]\ntitle = \"\"\"\nmulti\n\"\"\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := Parse("f.toml", data)
+		if err != nil && !strings.HasPrefix(err.Error(), "f.toml") {
+			t.Errorf("error does not name the file: %v", err)
+		}
+	})
+}
