@@ -56,6 +56,9 @@ func Build(entries []matrixgen.Entry, site Site, out string) (Stats, error) {
 		return Stats{}, err
 	}
 	out = filepath.Clean(out)
+	if err := replaceable(out); err != nil {
+		return Stats{}, err
+	}
 	parent := filepath.Dir(out)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return Stats{}, err
@@ -76,6 +79,27 @@ func Build(entries []matrixgen.Entry, site Site, out string) (Stats, error) {
 		return Stats{}, err
 	}
 	return stats, nil
+}
+
+// siteMarker is written at the root of every site, so a later build knows
+// the folder it replaces is one it made and not, say, a home directory.
+const siteMarker = ".matrixgen-site"
+
+// replaceable refuses to replace a folder matrixgen did not build: the
+// output folder is replaced whole, and a mistyped -o must not cost anyone
+// their files.
+func replaceable(out string) error {
+	entries, err := os.ReadDir(out)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output folder: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, siteMarker)); err != nil {
+		return fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", out, siteMarker)
+	}
+	return nil
 }
 
 // swapDir replaces dst with src: the old folder is moved aside, the new one
@@ -149,6 +173,9 @@ func (b *builder) markdown(src []byte) (template.HTML, error) {
 
 func (b *builder) write(entries []matrixgen.Entry, dir string) (Stats, error) {
 	if err := copyAssets(dir); err != nil {
+		return Stats{}, err
+	}
+	if err := writeFile(dir, siteMarker, []byte("This folder is a site built by matrixgen; the next build replaces it whole.\n")); err != nil {
 		return Stats{}, err
 	}
 	if err := writeFile(dir, "assets/bins.css", []byte(binsCSS())); err != nil {

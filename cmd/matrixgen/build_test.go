@@ -306,3 +306,23 @@ func TestUsage(t *testing.T) {
 		t.Errorf("unknown flag: exit %d", code)
 	}
 }
+
+// TestBuildWillNotReplaceOtherFolders points -o at folders matrixgen did not
+// make, the runs folder among them: nothing in them may be lost.
+func TestBuildWillNotReplaceOtherFolders(t *testing.T) {
+	runs := sampleRuns(t)
+	precious := t.TempDir()
+	writeFile(t, filepath.Join(precious, "thesis.tex"), []byte("years of work"))
+	for _, out := range []string{precious, runs} {
+		code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out)
+		if code != 1 || !strings.Contains(stderr, "refusing to replace") {
+			t.Errorf("-o %s: exit %d, %q", out, code, stderr)
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(precious, "thesis.tex")); err != nil || string(data) != "years of work" {
+		t.Error("a file in the output folder was lost")
+	}
+	if _, err := os.Stat(filepath.Join(runs, sampleID+".json")); err != nil {
+		t.Error("the run file was lost")
+	}
+}
