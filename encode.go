@@ -9,15 +9,11 @@ import (
 // in page order, HTML characters left readable. The same run always encodes
 // to the same bytes.
 func EncodeRun(r *Run) ([]byte, error) {
-	sorted := *r
-	sorted.Prefill = append([]Prefill(nil), r.Prefill...)
-	sorted.Decode = append([]Decode(nil), r.Decode...)
-	sorted.SortMeasurements()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(&sorted); err != nil {
+	if err := enc.Encode(r.Sorted()); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

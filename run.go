@@ -273,13 +273,18 @@ func (r *Run) bestDecode(keep func(Decode) bool) (best float64, ok bool) {
 	return best, ok
 }
 
-// SortMeasurements puts prefill rows by context and decode cells by context,
-// then concurrency: the order every page and CSV shows them in.
-func (r *Run) SortMeasurements() {
-	slices.SortStableFunc(r.Prefill, func(a, b Prefill) int { return cmp.Compare(a.ContextTokens, b.ContextTokens) })
-	slices.SortStableFunc(r.Decode, func(a, b Decode) int {
+// Sorted returns a copy of the run with prefill rows by context and decode
+// cells by context, then concurrency: the order every page, CSV and encoded
+// file shows them in. The run itself is left as it was read.
+func (r *Run) Sorted() *Run {
+	s := *r
+	s.Prefill = slices.Clone(r.Prefill)
+	s.Decode = slices.Clone(r.Decode)
+	slices.SortStableFunc(s.Prefill, func(a, b Prefill) int { return cmp.Compare(a.ContextTokens, b.ContextTokens) })
+	slices.SortStableFunc(s.Decode, func(a, b Decode) int {
 		return cmp.Or(cmp.Compare(a.ContextTokens, b.ContextTokens), cmp.Compare(a.Concurrency, b.Concurrency))
 	})
+	return &s
 }
 
 func sortedUnique(xs []int) []int {

@@ -10,20 +10,17 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// prefillChart builds the ECharts option of the prefill chart: prompt tok/s
-// as bars by context, TTFT as a line on a logarithmic second axis (it spans
-// half a second to minutes). The option is plain data: the page's script
+// prefillChart builds the ECharts option of the prefill chart for a run
+// whose measurements are Sorted: prompt tok/s as bars by context, TTFT as a
+// line on a logarithmic second axis (it spans half a second to minutes). The option is plain data: the page's script
 // hands it to ECharts, so no run file string is ever executed.
 func prefillChart(r *matrixgen.Run) (option any, label string) {
-	run := *r
-	run.Prefill = append([]matrixgen.Prefill(nil), r.Prefill...)
-	run.SortMeasurements()
 
 	var contexts []string
 	var rates []opts.BarData
 	var ttfts []opts.LineData
 	var described []string
-	for _, p := range run.Prefill {
+	for _, p := range r.Prefill {
 		ctx := matrixgen.ContextLabel(p.ContextTokens)
 		contexts = append(contexts, ctx)
 		rates = append(rates, opts.BarData{Value: chartValue(p.PromptTokS)})

@@ -20,10 +20,7 @@ var csvHeader = []string{
 // MeasurementsCSV writes every measurement of a run as CSV, one row each, in
 // page order. Missing figures are empty cells, not zeros.
 func MeasurementsCSV(r *matrixgen.Run) []byte {
-	run := *r
-	run.Prefill = append([]matrixgen.Prefill(nil), r.Prefill...)
-	run.Decode = append([]matrixgen.Decode(nil), r.Decode...)
-	run.SortMeasurements()
+	run := r.Sorted()
 
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)

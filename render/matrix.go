@@ -108,14 +108,11 @@ func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
 
 func binClass(i int) string { return "bin-" + strconv.Itoa(i) }
 
-// measurementRows is the all-measurements table, formatted as the seed.
+// measurementRows is the all-measurements table, formatted as the seed, for
+// a run whose measurements are Sorted.
 func measurementRows(r *matrixgen.Run) []measurementRow {
-	run := *r
-	run.Prefill = append([]matrixgen.Prefill(nil), r.Prefill...)
-	run.Decode = append([]matrixgen.Decode(nil), r.Decode...)
-	run.SortMeasurements()
 	var out []measurementRow
-	for _, p := range run.Prefill {
+	for _, p := range r.Prefill {
 		out = append(out, measurementRow{
 			Class: "phase-prefill st-row-" + string(p.Status),
 			Phase: "Prefill", Context: matrixgen.ContextLabel(p.ContextTokens), Requests: "1", Status: p.Status.Label(),
@@ -123,7 +120,7 @@ func measurementRows(r *matrixgen.Run) []measurementRow {
 			Active: Dash, Completed: optional(p.Completed, Count), Output: Dash, Window: Dash,
 		})
 	}
-	for _, d := range run.Decode {
+	for _, d := range r.Decode {
 		out = append(out, measurementRow{
 			Class: "phase-decode st-row-" + string(d.Status),
 			Phase: "Sustained decode", Context: d.ContextLabel(), Requests: strconv.Itoa(d.Concurrency), Status: d.Status.Label(),
