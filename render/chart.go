@@ -12,10 +12,10 @@ import (
 
 // prefillChart builds the ECharts option of the prefill chart for a run
 // whose measurements are Sorted: prompt tok/s as bars by context, TTFT as a
-// line on a logarithmic second axis (it spans half a second to minutes). The option is plain data: the page's script
-// hands it to ECharts, so no run file string is ever executed.
+// line on a logarithmic second axis (it spans half a second to minutes).
+// The option is plain data: the page's script hands it to ECharts, so no
+// run file string is ever executed.
 func prefillChart(r *matrixgen.Run) (option any, label string) {
-
 	var contexts []string
 	var rates []opts.BarData
 	var ttfts []opts.LineData
