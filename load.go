@@ -6,10 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
+
+	"github.com/matrixgen/matrixgen/internal/parallel"
 )
 
 // MaxRunFileBytes bounds one run file. A full 1M-context sweep with
@@ -37,21 +37,30 @@ func (e Entry) JSON() ([]byte, error) {
 	return EncodeRun(e.Run)
 }
 
-// LoadDir reads every run file in dir. It reads them all even when some are
-// bad, so one build reports every bad file, not just the first; the error
-// joins one error per bad file.
-func LoadDir(dir string) ([]Entry, error) {
+// RunFiles lists the run files in dir, by name.
+func RunFiles(dir string) ([]string, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("runs folder: %w", err)
+	}
 	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("runs folder: %w", err)
-	}
 	sort.Strings(names)
+	return names, nil
+}
+
+// LoadDir reads every run file in dir. It reads them all even when some are
+// bad, so one build reports every bad file, not just the first; the error
+// joins one error per bad file.
+func LoadDir(dir string) ([]Entry, error) {
+	names, err := RunFiles(dir)
+	if err != nil {
+		return nil, err
+	}
 	loaded := make([]Entry, len(names))
 	errs := make([]error, len(names))
-	parallel(len(names), func(i int) { loaded[i], errs[i] = LoadFile(names[i]) })
+	parallel.Each(len(names), func(i int) { loaded[i], errs[i] = LoadFile(names[i]) })
 	var entries []Entry
 	for i, e := range loaded {
 		if errs[i] == nil {
@@ -59,25 +68,6 @@ func LoadDir(dir string) ([]Entry, error) {
 		}
 	}
 	return entries, errors.Join(errs...)
-}
-
-// parallel calls do(0) … do(n-1) on every core. Run files are independent,
-// and decoding a thousand of them is most of a large build.
-func parallel(n int, do func(i int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(n, 1)) {
-		wg.Go(func() {
-			for i := range next {
-				do(i)
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // LoadFile reads one run file and the notes beside it.

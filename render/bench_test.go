@@ -52,7 +52,7 @@ func BenchmarkBuild1000(b *testing.B) {
 	}
 	out := filepath.Join(b.TempDir(), "public")
 	for b.Loop() {
-		if _, err := Build(entries, Site{}, out); err != nil {
+		if _, err := Build(Entries(entries), Site{}, out); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,12 +10,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/parallel"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 )
@@ -44,10 +44,37 @@ type Stats struct {
 // file beside the script says where it came from.
 const echartsVersion = "5.6.0"
 
-// Build writes the site for entries into out. It builds into a fresh folder
-// beside out and swaps it in only when every page is written, so a failed
-// build leaves the previous site as it was.
-func Build(entries []matrixgen.Entry, site Site, out string) (Stats, error) {
+// Source is the runs a site publishes, loaded one at a time: a build holds
+// only the runs it is rendering, so a site of thousands of runs needs no
+// more memory than one of ten.
+type Source interface {
+	Len() int
+	Entry(i int) (matrixgen.Entry, error)
+}
+
+// Entries is a Source of runs already in memory.
+type Entries []matrixgen.Entry
+
+func (es Entries) Len() int                             { return len(es) }
+func (es Entries) Entry(i int) (matrixgen.Entry, error) { return es[i], nil }
+
+// Files is a Source of run files on disk, read when their page is built.
+type Files []string
+
+func (fs Files) Len() int                             { return len(fs) }
+func (fs Files) Entry(i int) (matrixgen.Entry, error) { return matrixgen.LoadFile(fs[i]) }
+
+// BadRunsError lists every run that could not be read or rendered. When a
+// build returns it, nothing was published.
+type BadRunsError struct{ Errs []error }
+
+func (e *BadRunsError) Error() string   { return errors.Join(e.Errs...).Error() }
+func (e *BadRunsError) Unwrap() []error { return e.Errs }
+
+// Build writes the site for the runs of src into out. It builds into a fresh
+// folder beside out and swaps it in only when every page is written, so a
+// failed build (every bad run listed) leaves the previous site as it was.
+func Build(src Source, site Site, out string) (Stats, error) {
 	if site.Title == "" {
 		site.Title = DefaultTitle
 	}
@@ -67,7 +94,7 @@ func Build(entries []matrixgen.Entry, site Site, out string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	stats, err := b.write(entries, tmp)
+	stats, err := b.write(src, tmp)
 	if err == nil {
 		err = os.Chmod(tmp, 0o755)
 	}
@@ -171,7 +198,7 @@ func (b *builder) markdown(src []byte) (template.HTML, error) {
 	return template.HTML(buf.String()), nil
 }
 
-func (b *builder) write(entries []matrixgen.Entry, dir string) (Stats, error) {
+func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err := copyAssets(dir); err != nil {
 		return Stats{}, err
 	}
@@ -181,35 +208,46 @@ func (b *builder) write(entries []matrixgen.Entry, dir string) (Stats, error) {
 	if err := writeFile(dir, "assets/bins.css", []byte(binsCSS())); err != nil {
 		return Stats{}, err
 	}
-	if err := b.writeRuns(dir, entries); err != nil {
+	rows, err := b.writeRuns(dir, src)
+	if err != nil {
 		return Stats{}, err
 	}
-	if err := b.writeIndex(dir, entries); err != nil {
+	if err := b.writeIndex(dir, rows); err != nil {
 		return Stats{}, err
 	}
-	return Stats{Pages: len(entries) + 1, Runs: len(entries)}, nil
+	return Stats{Pages: len(rows) + 1, Runs: len(rows)}, nil
 }
 
-// writeRuns writes the run pages on every core: pages are independent, and
-// a site of a thousand runs is mostly this loop.
-func (b *builder) writeRuns(dir string, entries []matrixgen.Entry) error {
-	errs := make([]error, len(entries))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(entries), 1)) {
-		wg.Go(func() {
-			w := b.worker()
-			for i := range next {
-				errs[i] = w.writeRun(dir, entries[i])
+// writeRuns loads and writes the run pages on every core, keeping of each
+// run only its line on the index. Pages are independent, and a site of a
+// thousand runs is mostly this loop.
+func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
+	rows := make([]indexRow, src.Len())
+	errs := make([]error, src.Len())
+	parallel.EachWorker(src.Len(), func() func(int) {
+		w := b.worker()
+		return func(i int) {
+			e, err := src.Entry(i)
+			if err == nil {
+				err = w.writeRun(dir, e)
 			}
-		})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			rows[i] = newIndexRow(e)
+		}
+	})
+	var bad []error
+	for _, err := range errs {
+		if err != nil {
+			bad = append(bad, err)
+		}
 	}
-	for i := range entries {
-		next <- i
+	if len(bad) > 0 {
+		return nil, &BadRunsError{Errs: bad}
 	}
-	close(next)
-	wg.Wait()
-	return errors.Join(errs...)
+	return rows, nil
 }
 
 // worker is a builder with its own Markdown converter, so concurrent pages
@@ -256,13 +294,29 @@ type indexPage struct {
 type indexRow struct {
 	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
 	Simulated                                                          bool
+	started                                                            time.Time
 }
 
-func (b *builder) writeIndex(dir string, entries []matrixgen.Entry) error {
-	sorted := slices.Clone(entries)
+func newIndexRow(e matrixgen.Entry) indexRow {
+	r := e.Run
+	best, okBest := r.BestSingleStream()
+	peak, okPeak := r.PeakTotal()
+	return indexRow{
+		ID: e.ID, Href: "runs/" + e.ID + "/index.html",
+		Model: r.Model.Name, GPU: cmp.Or(r.Hardware.GPU, r.Hardware.CPU, Dash),
+		Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), Dash),
+		Quantization: cmp.Or(r.Engine.Quantization, Dash),
+		Date:         date(r.StartedAt),
+		BestSingle:   ifOK(okBest, best), Peak: ifOK(okPeak, peak),
+		Simulated: r.Simulated,
+		started:   r.StartedAt,
+	}
+}
+
+func (b *builder) writeIndex(dir string, rows []indexRow) error {
 	// Newest first; runs without a date after dated ones, by id.
-	slices.SortStableFunc(sorted, func(x, y matrixgen.Entry) int {
-		if c := y.Run.StartedAt.Compare(x.Run.StartedAt); c != 0 {
+	slices.SortStableFunc(rows, func(x, y indexRow) int {
+		if c := y.started.Compare(x.started); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.ID, y.ID)
@@ -271,21 +325,7 @@ func (b *builder) writeIndex(dir string, entries []matrixgen.Entry) error {
 	if desc == "" {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
 	}
-	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description}
-	for _, e := range sorted {
-		r := e.Run
-		best, okBest := r.BestSingleStream()
-		peak, okPeak := r.PeakTotal()
-		page.Runs = append(page.Runs, indexRow{
-			ID: e.ID, Href: "runs/" + e.ID + "/index.html",
-			Model: r.Model.Name, GPU: cmp.Or(r.Hardware.GPU, r.Hardware.CPU, Dash),
-			Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), Dash),
-			Quantization: cmp.Or(r.Engine.Quantization, Dash),
-			Date:         date(r.StartedAt),
-			BestSingle:   ifOK(okBest, best), Peak: ifOK(okPeak, peak),
-			Simulated: r.Simulated,
-		})
-	}
+	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description, Runs: rows}
 	html, err := execute(b.index, page)
 	if err != nil {
 		return err

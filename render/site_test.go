@@ -30,7 +30,7 @@ func loadSample(t testing.TB) matrixgen.Entry {
 func buildSample(t *testing.T, site Site) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build([]matrixgen.Entry{loadSample(t)}, site, out); err != nil {
+	if _, err := Build(Entries{loadSample(t)}, site, out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -191,7 +191,7 @@ func TestNotesAreMarkdownWithoutRawHTML(t *testing.T) {
 	e := loadSample(t)
 	e.Notes = []byte("**bold** and <script>alert(1)</script> and [x](javascript:alert(1))\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build([]matrixgen.Entry{e}, Site{}, out); err != nil {
+	if _, err := Build(Entries{e}, Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	page := read(t, filepath.Join(out, "runs", sampleID, "index.html"))
