@@ -1,0 +1,435 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// request is one chat completion inside the engine.
+type request struct {
+	seq          int
+	prompt       prompt
+	maxTokens    int
+	minTokens    int
+	ignoreEOS    bool
+	rng          *rand.Rand
+	loopStart    int // token index the output starts repeating at; -1: never
+	cachedTokens int
+
+	// Engine state, guarded by engine.mu.
+	generated   int
+	prefillLeft int
+	private     int // private KV blocks held
+	holding     bool
+	waited      bool
+	preemptions int
+	admittedAt  time.Time
+	done        bool
+	reason      string
+
+	out *mailbox
+}
+
+// mailbox carries the engine's progress on a request to the goroutine
+// writing its stream. The engine never blocks on it: a slow reader gets the
+// tokens of several steps in one chunk, as a busy real server sends them.
+type mailbox struct {
+	mu        sync.Mutex
+	produced  int
+	scheduled time.Time // when the engine's schedule produced the latest tokens
+	admitted  bool
+	done      bool
+	reason    string
+	signal    chan struct{}
+}
+
+func newMailbox() *mailbox { return &mailbox{signal: make(chan struct{}, 1)} }
+
+func (m *mailbox) post(update func(m *mailbox)) {
+	m.mu.Lock()
+	update(m)
+	m.mu.Unlock()
+	select {
+	case m.signal <- struct{}{}:
+	default:
+	}
+}
+
+// snapshot is a copy of the mailbox for the writer.
+type snapshot struct {
+	produced  int
+	scheduled time.Time
+	admitted  bool
+	done      bool
+	reason    string
+}
+
+func (m *mailbox) read() snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return snapshot{m.produced, m.scheduled, m.admitted, m.done, m.reason}
+}
+
+// counters are the engine's cumulative figures, as /metrics reports them.
+type counters struct {
+	promptTokens, generationTokens   float64
+	preemptions                      float64
+	prefixQueries, prefixHits        float64
+	specDrafts, specDraftTokens      float64
+	specAccepted                     float64
+	running, waiting                 int
+	kvUsed                           float64
+}
+
+// Timing says how well the engine kept to its profile's schedule. A step is
+// late when it finished processing after the time its profile gave it; the
+// sim "cannot keep up" when steps are late by more than 1% of the time run.
+type Timing struct {
+	Steps      int
+	LateSteps  int
+	MaxLag     time.Duration
+	Scheduled  time.Duration // total time the profile gave the steps
+	Lost       time.Duration // time the schedule slipped because the machine was too slow
+	Resets     int
+}
+
+// KeepingUp reports whether the schedule slipped by under 1% of its length.
+func (t Timing) KeepingUp() bool {
+	return t.Scheduled == 0 || float64(t.Lost) <= 0.01*float64(t.Scheduled)
+}
+
+// engine is the simulated inference engine: one scheduler loop that admits
+// waiting requests as KV and batch size allow, runs steps whose duration the
+// profile gives, and posts each step's tokens at the step's scheduled end.
+type engine struct {
+	p    Profile
+	mu   sync.Mutex
+	wake chan struct{}
+	stop chan struct{}
+
+	waiting []*request
+	running []*request
+	kv      *kvCache
+	c       counters
+	timing  Timing
+	seq     int
+	now     func() time.Time
+}
+
+func newEngine(p Profile) *engine {
+	return &engine{
+		p: p, wake: make(chan struct{}, 1), stop: make(chan struct{}),
+		kv: newKVCache(p.blocks()), now: time.Now,
+	}
+}
+
+// submit queues a request; the scheduler admits it at its next step.
+func (e *engine) submit(r *request) {
+	e.mu.Lock()
+	r.prefillLeft = r.prompt.tokens
+	e.waiting = append(e.waiting, r)
+	e.c.waiting = len(e.waiting)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// abort drops a request whose client went away, freeing what it held.
+func (e *engine) abort(r *request) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r.done {
+		return
+	}
+	r.done, r.reason = true, "abort"
+	e.releaseKV(r)
+	e.waiting = remove(e.waiting, r)
+	e.running = remove(e.running, r)
+	e.c.running, e.c.waiting = len(e.running), len(e.waiting)
+}
+
+func remove(rs []*request, r *request) []*request {
+	for i, x := range rs {
+		if x == r {
+			return append(rs[:i], rs[i+1:]...)
+		}
+	}
+	return rs
+}
+
+// maxCatchUp is how far behind its schedule the engine may fall before it
+// gives up catching up and restarts its clock, counting the time as lost.
+const maxCatchUp = 250 * time.Millisecond
+
+func (e *engine) run() {
+	var next time.Time
+	for {
+		e.mu.Lock()
+		e.schedule()
+		idle := len(e.running) == 0
+		var plan stepPlan
+		if !idle {
+			plan = e.plan()
+		}
+		e.mu.Unlock()
+		if idle {
+			select {
+			case <-e.wake:
+			case <-e.stop:
+				return
+			}
+			next = time.Time{}
+			continue
+		}
+		now := e.now()
+		if next.IsZero() {
+			next = now
+		} else if behind := now.Sub(next); behind > maxCatchUp {
+			e.mu.Lock()
+			e.timing.Lost += behind
+			e.timing.Resets++
+			e.mu.Unlock()
+			next = now
+		}
+		end := next.Add(plan.duration)
+		if wait := end.Sub(e.now()); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-e.stop:
+				return
+			}
+		}
+		e.mu.Lock()
+		e.apply(plan, end)
+		lag := e.now().Sub(end)
+		e.timing.Steps++
+		e.timing.Scheduled += plan.duration
+		if lag > e.timing.MaxLag {
+			e.timing.MaxLag = lag
+		}
+		if lag > plan.duration/100+time.Millisecond {
+			e.timing.LateSteps++
+		}
+		e.mu.Unlock()
+		next = end
+	}
+}
+
+// schedule admits waiting requests, first come first served, while the batch
+// has room and the KV cache has blocks for their prompts; the first that
+// does not fit holds the rest back, as vLLM's scheduler does.
+func (e *engine) schedule() {
+	for len(e.waiting) > 0 && len(e.running) < e.p.KV.MaxRunning {
+		r := e.waiting[0]
+		if !e.admit(r) {
+			break
+		}
+		e.waiting = e.waiting[1:]
+		e.running = append(e.running, r)
+	}
+	for _, r := range e.waiting {
+		r.waited = true
+	}
+	e.c.running, e.c.waiting = len(e.running), len(e.waiting)
+	e.c.kvUsed = float64(e.kv.used()) / float64(e.kv.total)
+}
+
+// admit gives a request its KV blocks: the shared prompt blocks (cached ones
+// reused) and private ones for the rest of its tokens so far plus one.
+func (e *engine) admit(r *request) bool {
+	cached := e.kv.cachedPrefix(r.prompt.blocks) * e.p.KV.BlockSize
+	private := e.blocksFor(r.prompt.tokens+r.generated+1) - len(r.prompt.blocks)
+	if e.kv.newBlocksFor(r.prompt.blocks)+private > e.kv.available() {
+		return false
+	}
+	if !e.kv.hold(r.prompt.blocks) || !e.kv.take(private) {
+		return false
+	}
+	r.holding, r.private = true, private
+	total := r.prompt.tokens + r.generated
+	r.prefillLeft = max(total-cached, 1) // the last token is always computed
+	if r.preemptions == 0 {
+		r.cachedTokens = cached
+		e.c.prefixQueries += float64(r.prompt.tokens)
+		e.c.prefixHits += float64(cached)
+		r.admittedAt = e.now()
+		r.out.post(func(m *mailbox) { m.admitted = true })
+	}
+	return true
+}
+
+func (e *engine) blocksFor(tokens int) int {
+	return (tokens + e.p.KV.BlockSize - 1) / e.p.KV.BlockSize
+}
+
+func (e *engine) releaseKV(r *request) {
+	if !r.holding {
+		return
+	}
+	e.kv.release(r.prompt.blocks)
+	e.kv.give(r.private)
+	r.holding, r.private = false, 0
+}
+
+// stepPlan is what one step does: which requests decode, how many prompt
+// tokens each prefilling request gets through, and how long it takes.
+type stepPlan struct {
+	decode   []*request
+	prefill  []*request
+	chunks   []int
+	duration time.Duration
+}
+
+// plan lays out a step: every decoding request makes tokens; prompts are
+// prefilled, oldest first, in the step's remaining token budget.
+func (e *engine) plan() stepPlan {
+	var p stepPlan
+	contextTokens := 0
+	for _, r := range e.running {
+		if r.prefillLeft == 0 {
+			p.decode = append(p.decode, r)
+			contextTokens += r.prompt.tokens + r.generated
+		}
+	}
+	seconds := 0.0
+	if len(p.decode) > 0 {
+		seconds = e.p.Decode.StepSeconds(len(p.decode), contextTokens)
+	}
+	budget := e.p.Decode.MaxBatchedTokens - len(p.decode)
+	for _, r := range e.running {
+		if r.prefillLeft == 0 || budget <= 0 {
+			continue
+		}
+		n := min(r.prefillLeft, budget)
+		budget -= n
+		p.prefill = append(p.prefill, r)
+		p.chunks = append(p.chunks, n)
+		seconds += float64(n) / e.p.Prefill.Rate(r.prompt.tokens)
+	}
+	p.duration = time.Duration(seconds * float64(time.Second))
+	return p
+}
+
+// apply carries out a planned step that ended at end.
+func (e *engine) apply(p stepPlan, end time.Time) {
+	for i, r := range p.prefill {
+		if r.done {
+			continue
+		}
+		r.prefillLeft -= p.chunks[i]
+		e.c.promptTokens += float64(p.chunks[i])
+		if r.prefillLeft == 0 && r.generated == 0 {
+			e.produce(r, 1, end) // the step that ends prefill samples the first token
+		}
+	}
+	for _, r := range p.decode {
+		if r.done || !r.holding {
+			continue
+		}
+		n := 1 + e.accepted(r)
+		if !e.grow(r, n) {
+			continue // preempted
+		}
+		e.produce(r, n, end)
+	}
+	kept := e.running[:0]
+	for _, r := range e.running {
+		if r.done {
+			e.releaseKV(r)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+	e.c.running = len(e.running)
+	e.c.kvUsed = float64(e.kv.used()) / float64(e.kv.total)
+}
+
+// accepted draws how many draft tokens the step accepted for r.
+func (e *engine) accepted(r *request) int {
+	k := e.p.Speculative.DraftTokens
+	if k == 0 {
+		return 0
+	}
+	a := 0
+	for a < k && r.rng.Float64() < e.p.Speculative.Acceptance {
+		a++
+	}
+	e.c.specDrafts++
+	e.c.specDraftTokens += float64(k)
+	e.c.specAccepted += float64(a)
+	return a
+}
+
+// grow gives r the blocks its next n tokens need. When the cache is full it
+// preempts the most recently admitted running request (possibly r itself),
+// which goes back to the head of the queue to recompute later.
+func (e *engine) grow(r *request, n int) bool {
+	need := e.blocksFor(r.prompt.tokens+r.generated+n) - len(r.prompt.blocks) - r.private
+	for need > 0 && !e.kv.take(need) {
+		victim := e.lastPreemptible()
+		if victim == nil {
+			return false
+		}
+		e.preempt(victim)
+		if victim == r {
+			return false
+		}
+	}
+	if need > 0 {
+		r.private += need
+	}
+	return true
+}
+
+// lastPreemptible is the most recently admitted request still holding blocks.
+func (e *engine) lastPreemptible() *request {
+	for i := len(e.running) - 1; i >= 0; i-- {
+		if r := e.running[i]; !r.done && r.holding {
+			return r
+		}
+	}
+	return nil
+}
+
+func (e *engine) preempt(r *request) {
+	e.releaseKV(r)
+	e.running = remove(e.running, r)
+	r.preemptions++
+	r.waited = true
+	e.waiting = append([]*request{r}, e.waiting...)
+	e.c.preemptions++
+}
+
+// produce records n new tokens of r at the step's end, finishing it at its
+// maximum or at its natural end.
+func (e *engine) produce(r *request, n int, end time.Time) {
+	n = min(n, r.maxTokens-r.generated)
+	if natural := e.p.NaturalLength; natural > 0 && !r.ignoreEOS {
+		n = min(n, max(natural, r.minTokens)-r.generated)
+	}
+	n = max(n, 0)
+	r.generated += n
+	e.c.generationTokens += float64(n)
+	switch {
+	case r.generated >= r.maxTokens:
+		r.done, r.reason = true, "length"
+	case e.p.NaturalLength > 0 && !r.ignoreEOS && r.generated >= max(e.p.NaturalLength, r.minTokens):
+		r.done, r.reason = true, "stop"
+	}
+	generated, done, reason := r.generated, r.done, r.reason
+	r.out.post(func(m *mailbox) {
+		m.produced, m.scheduled, m.done, m.reason = generated, end, done, reason
+	})
+}
+
+// snapshot copies the counters and timing for /metrics and tests.
+func (e *engine) snapshot() (counters, Timing) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.c, e.timing
+}

@@ -1,0 +1,110 @@
+package sim
+
+import "container/list"
+
+// kvCache is the server's KV cache in blocks, as vLLM keeps it: prompt blocks
+// are shared by hash and stay cached after their requests finish (the
+// prefix cache) until the space is needed; blocks holding a request's own
+// tokens (its prompt's last partial block and its output) are private.
+type kvCache struct {
+	total    int
+	free     int // blocks holding nothing
+	resident map[uint64]*kvBlock
+	idle     *list.List // resident blocks no request holds, oldest first: evicted first
+}
+
+type kvBlock struct {
+	hash uint64
+	refs int
+	idle *list.Element
+}
+
+func newKVCache(blocks int) *kvCache {
+	return &kvCache{total: blocks, free: blocks, resident: map[uint64]*kvBlock{}, idle: list.New()}
+}
+
+// cachedPrefix is how many of the leading blocks are resident.
+func (c *kvCache) cachedPrefix(blocks []uint64) int {
+	for i, h := range blocks {
+		if _, ok := c.resident[h]; !ok {
+			return i
+		}
+	}
+	return len(blocks)
+}
+
+// available is what an allocation can get: empty blocks and idle cached ones.
+func (c *kvCache) available() int { return c.free + c.idle.Len() }
+
+// used is the blocks held by running requests, for kv_cache_usage_perc.
+func (c *kvCache) used() int { return c.total - c.available() }
+
+// take reserves n empty blocks, evicting idle cached blocks as needed.
+func (c *kvCache) take(n int) bool {
+	if n > c.available() {
+		return false
+	}
+	for c.free < n {
+		b := c.idle.Remove(c.idle.Front()).(*kvBlock)
+		delete(c.resident, b.hash)
+		c.free++
+	}
+	c.free -= n
+	return true
+}
+
+// newBlocksFor is how many empty blocks holding these prompt blocks needs.
+func (c *kvCache) newBlocksFor(blocks []uint64) int {
+	n := 0
+	for _, h := range blocks {
+		if _, ok := c.resident[h]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// hold takes a reference on each prompt block, making missing ones resident.
+// It pins the resident ones first, so making room cannot evict a block the
+// same prompt needs. It reports false, holding nothing, when there is no room.
+func (c *kvCache) hold(blocks []uint64) bool {
+	var missing []uint64
+	var pinned []uint64
+	for _, h := range blocks {
+		b, ok := c.resident[h]
+		if !ok {
+			missing = append(missing, h)
+			continue
+		}
+		if b.refs == 0 {
+			c.idle.Remove(b.idle)
+			b.idle = nil
+		}
+		b.refs++
+		pinned = append(pinned, h)
+	}
+	if !c.take(len(missing)) {
+		c.release(pinned)
+		return false
+	}
+	for _, h := range missing {
+		c.resident[h] = &kvBlock{hash: h, refs: 1}
+	}
+	return true
+}
+
+// release drops a request's references; unreferenced blocks stay cached.
+func (c *kvCache) release(blocks []uint64) {
+	for _, h := range blocks {
+		b, ok := c.resident[h]
+		if !ok {
+			continue
+		}
+		if b.refs--; b.refs == 0 {
+			b.idle = c.idle.PushBack(b)
+		}
+	}
+}
+
+// give returns n private blocks.
+func (c *kvCache) give(n int) { c.free += n }

@@ -1,0 +1,178 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Profile is how the simulated server behaves: how fast it prefills and
+// decodes, how much it can hold, when its model loops, and which faults it
+// injects. The defaults resemble the seed's server (a 30B-A3B model with
+// three speculative tokens on one large GPU), scaled down.
+type Profile struct {
+	// Model is the id /v1/models answers with; Root its "path".
+	Model string `toml:"model"`
+	Root  string `toml:"root"`
+	// Version is what /version reports.
+	Version     string `toml:"version"`
+	MaxModelLen int    `toml:"max_model_len"`
+	// ReasoningTokens is how many tokens each answer spends reasoning before
+	// its content (sent as delta.reasoning); 0 for a model that does not reason.
+	ReasoningTokens int `toml:"reasoning_tokens"`
+	// NaturalLength is where an answer ends by itself (finish_reason "stop")
+	// unless the request sets ignore_eos; 0 means it never does.
+	NaturalLength int `toml:"natural_length"`
+	// KeepAliveSeconds is how often a waiting stream gets a ": keep-alive".
+	KeepAliveSeconds float64 `toml:"keep_alive_seconds"`
+
+	Prefill     PrefillProfile     `toml:"prefill"`
+	Decode      DecodeProfile      `toml:"decode"`
+	Speculative SpeculativeProfile `toml:"speculative"`
+	KV          KVProfile          `toml:"kv"`
+	Loop        LoopProfile        `toml:"loop"`
+	Faults      Faults             `toml:"faults"`
+}
+
+// PrefillProfile: prompt tok/s at context N is PeakTokS / (1 + N/HalfContext),
+// falling as context grows the way attention cost does.
+type PrefillProfile struct {
+	PeakTokS    float64 `toml:"peak_tok_s"`
+	HalfContext float64 `toml:"half_context"`
+}
+
+// Rate is the prefill speed, tokens per second, for a prompt of n tokens.
+func (p PrefillProfile) Rate(n int) float64 {
+	return p.PeakTokS / (1 + float64(n)/p.HalfContext)
+}
+
+// DecodeProfile: one decode step of a batch takes BaseMs + PerSeqMs × batch +
+// PerKTokenMs × (context tokens in the batch / 1000). A step also prefills
+// up to MaxBatchedTokens prompt tokens, at the prefill rate.
+type DecodeProfile struct {
+	BaseMs           float64 `toml:"base_ms"`
+	PerSeqMs         float64 `toml:"per_seq_ms"`
+	PerKTokenMs      float64 `toml:"per_ktoken_ms"`
+	MaxBatchedTokens int     `toml:"max_batched_tokens"`
+}
+
+// StepSeconds is the duration of a decode step over batch sequences holding
+// contextTokens tokens in all.
+func (d DecodeProfile) StepSeconds(batch, contextTokens int) float64 {
+	return (d.BaseMs + d.PerSeqMs*float64(batch) + d.PerKTokenMs*float64(contextTokens)/1000) / 1000
+}
+
+// SpeculativeProfile: each step drafts DraftTokens per stream; each draft
+// token is accepted with probability Acceptance until the first rejection,
+// so a step yields 1 + accepted tokens.
+type SpeculativeProfile struct {
+	DraftTokens int     `toml:"draft_tokens"`
+	Acceptance  float64 `toml:"acceptance"`
+}
+
+// KVProfile is the cache: CapacityTokens in blocks of BlockSize, and at most
+// MaxRunning requests in a batch. Requests that do not fit wait.
+type KVProfile struct {
+	CapacityTokens int `toml:"capacity_tokens"`
+	BlockSize      int `toml:"block_size"`
+	MaxRunning     int `toml:"max_running"`
+}
+
+// LoopProfile: above AboveContext prompt tokens (0: never), or with
+// Probability per request, the output turns into Phrase repeated, from
+// AfterTokens on.
+type LoopProfile struct {
+	AboveContext int     `toml:"above_context"`
+	Probability  float64 `toml:"probability"`
+	AfterTokens  int     `toml:"after_tokens"`
+	Phrase       string  `toml:"phrase"`
+}
+
+// Faults are failures the server injects into every Every-th request
+// (1: all of them, 0: none), for testing what a client does with them.
+type Faults struct {
+	Every int `toml:"every"`
+	// HTTPStatus answers 500, 503 or 429 at once, with Retry-After when set.
+	HTTPStatus        int `toml:"http_status"`
+	RetryAfterSeconds int `toml:"retry_after_seconds"`
+	// DropAfterTokens closes the connection mid-stream, without [DONE].
+	DropAfterTokens int `toml:"drop_after_tokens"`
+	// StallAfterTokens stops sending for StallSeconds, then goes on.
+	StallAfterTokens int     `toml:"stall_after_tokens"`
+	StallSeconds     float64 `toml:"stall_seconds"`
+	// MalformedAfterTokens sends one chunk of broken JSON.
+	MalformedAfterTokens int `toml:"malformed_after_tokens"`
+	// ErrorEventAfterTokens ends the stream with vLLM's error event.
+	ErrorEventAfterTokens int `toml:"error_event_after_tokens"`
+	// TruncatePromptTo silently cuts prompts to this many tokens, as Ollama does.
+	TruncatePromptTo int `toml:"truncate_prompt_to"`
+}
+
+// DefaultProfile is the seed's server, scaled down: about 330 tok/s for one
+// stream, a few thousand in total at 128, 2M tokens of KV cache.
+func DefaultProfile() Profile {
+	return Profile{
+		Model:            "sim",
+		Root:             "matrixgen/sim-30b-a3b",
+		Version:          "0.0.0+matrixgen.sim",
+		MaxModelLen:      1 << 20,
+		KeepAliveSeconds: 1,
+		Prefill:          PrefillProfile{PeakTokS: 40000, HalfContext: 200000},
+		Decode:           DecodeProfile{BaseMs: 5, PerSeqMs: 0.15, PerKTokenMs: 0.0005, MaxBatchedTokens: 8192},
+		Speculative:      SpeculativeProfile{DraftTokens: 3, Acceptance: 0.45},
+		KV:               KVProfile{CapacityTokens: 2_000_000, BlockSize: 16, MaxRunning: 128},
+		Loop:             LoopProfile{AfterTokens: 64, Phrase: "and the same words came back again"},
+	}
+}
+
+// LoadProfile reads a TOML profile over the defaults; unknown keys are errors.
+func LoadProfile(name string) (Profile, error) {
+	p := DefaultProfile()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return p, err
+	}
+	md, err := toml.Decode(string(data), &p)
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", name, err)
+	}
+	if keys := md.Undecoded(); len(keys) > 0 {
+		return p, fmt.Errorf("%s: unknown key %q", name, keys[0].String())
+	}
+	if err := p.Validate(); err != nil {
+		return p, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
+
+// Validate rejects profiles the engine cannot run.
+func (p Profile) Validate() error {
+	var errs []error
+	check := func(ok bool, msg string) {
+		if !ok {
+			errs = append(errs, errors.New(msg))
+		}
+	}
+	check(p.Model != "", "model: required")
+	check(p.MaxModelLen > 0, "max_model_len: must be positive")
+	check(p.Prefill.PeakTokS > 0 && p.Prefill.HalfContext > 0, "prefill: peak_tok_s and half_context must be positive")
+	check(p.Decode.BaseMs > 0 && p.Decode.PerSeqMs >= 0 && p.Decode.PerKTokenMs >= 0, "decode: base_ms must be positive, the others not negative")
+	check(p.Decode.MaxBatchedTokens > 0, "decode.max_batched_tokens: must be positive")
+	check(p.Speculative.DraftTokens >= 0 && p.Speculative.Acceptance >= 0 && p.Speculative.Acceptance <= 1, "speculative: draft_tokens ≥ 0, acceptance in 0…1")
+	check(p.KV.BlockSize > 0 && p.KV.CapacityTokens >= p.KV.BlockSize && p.KV.MaxRunning > 0, "kv: block_size, capacity_tokens and max_running must be positive")
+	check(p.KV.CapacityTokens >= p.MaxModelLen, "kv.capacity_tokens: must hold one request of max_model_len, as vLLM checks at startup")
+	check(p.Loop.Probability >= 0 && p.Loop.Probability <= 1 && !math.IsNaN(p.Loop.Probability), "loop.probability: want 0…1")
+	check(p.KeepAliveSeconds > 0, "keep_alive_seconds: must be positive")
+	switch p.Faults.HTTPStatus {
+	case 0, 429, 500, 503:
+	default:
+		errs = append(errs, fmt.Errorf("faults.http_status: want 429, 500 or 503, got %d", p.Faults.HTTPStatus))
+	}
+	return errors.Join(errs...)
+}
+
+// blocks is the KV capacity in blocks.
+func (p Profile) blocks() int { return p.KV.CapacityTokens / p.KV.BlockSize }

@@ -1,0 +1,519 @@
+// Package sim is a loopback inference server of known speed. It speaks
+// vLLM's OpenAI-compatible wire format, behaves like an inference server
+// under load (a batch scheduler, a KV cache that fills, a queue, prefix
+// caching, speculative decoding, loops, faults), and records what it did, so
+// every figure a client reports can be checked against the truth.
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options are the server's settings beyond its profile.
+type Options struct {
+	// TraceLimit keeps the traces of this many most recent requests; 0 keeps
+	// them all (tests), a negative value none.
+	TraceLimit int
+}
+
+// Server is the simulated inference server.
+type Server struct {
+	p      Profile
+	e      *engine
+	tr     *tracer
+	trace  bool
+	phrase []string
+	seq    atomic.Int64
+
+	faultsMu sync.Mutex
+	faults   Faults
+
+	mux  *http.ServeMux
+	once sync.Once
+}
+
+// New starts a simulated server's engine. Close stops it.
+func New(p Profile, opts Options) (*Server, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		p: p, e: newEngine(p), tr: &tracer{limit: max(opts.TraceLimit, 0)},
+		trace: opts.TraceLimit >= 0, phrase: strings.Fields(p.Loop.Phrase), faults: p.Faults,
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.HandleFunc("GET /version", s.version)
+	s.mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
+	s.mux.HandleFunc("GET /metrics", s.metrics)
+	s.mux.HandleFunc("POST /tokenize", s.tokenize)
+	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	s.mux.HandleFunc("GET /sim/trace", s.traceJSON)
+	go s.e.run()
+	return s, nil
+}
+
+// Close stops the engine; requests in flight end.
+func (s *Server) Close() { s.once.Do(func() { close(s.e.stop) }) }
+
+// ServeHTTP serves the server's endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Trace returns what the server did with each request so far.
+func (s *Server) Trace() []RequestTrace { return s.tr.snapshot() }
+
+// Timing reports how well the engine kept to the profile's schedule.
+func (s *Server) Timing() Timing {
+	_, t := s.e.snapshot()
+	return t
+}
+
+// SetFaults changes the injected faults for requests from now on.
+func (s *Server) SetFaults(f Faults) {
+	s.faultsMu.Lock()
+	s.faults = f
+	s.faultsMu.Unlock()
+}
+
+func (s *Server) faultFor(n int64) Faults {
+	s.faultsMu.Lock()
+	defer s.faultsMu.Unlock()
+	if s.faults.Every <= 0 || n%int64(s.faults.Every) != 0 {
+		return Faults{}
+	}
+	return s.faults
+}
+
+// apiError writes vLLM's error body.
+func apiError(w http.ResponseWriter, code int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
+	w.Write(body)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]any{"object": "list", "data": []any{map[string]any{
+		"id": s.p.Model, "object": "model", "created": 1796230000, "owned_by": "vllm",
+		"root": s.p.Root, "parent": nil, "max_model_len": s.p.MaxModelLen,
+	}}})
+}
+
+func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]string{"version": s.p.Version})
+}
+
+// maxBody bounds a request body: a 1M-token prompt is a few megabytes.
+const maxBody = 64 << 20
+
+type tokenizeRequest struct {
+	Model               string    `json:"model"`
+	Prompt              *string   `json:"prompt"`
+	Messages            []message `json:"messages"`
+	AddGenerationPrompt *bool     `json:"add_generation_prompt"`
+}
+
+func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
+	var req tokenizeRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
+		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON: "+err.Error())
+		return
+	}
+	tokens := []int{}
+	add := func(tok string) { tokens = append(tokens, tokenID(tok)) }
+	switch {
+	case req.Messages != nil:
+		forEachToken(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, add)
+	case req.Prompt != nil:
+		forEachWord(*req.Prompt, add)
+	default:
+		apiError(w, http.StatusBadRequest, "BadRequestError", "either prompt or messages is required")
+		return
+	}
+	writeJSON(w, map[string]any{"count": len(tokens), "max_model_len": s.p.MaxModelLen, "tokens": tokens, "token_strs": nil})
+}
+
+type chatRequest struct {
+	Model               string    `json:"model"`
+	Messages            []message `json:"messages"`
+	Stream              bool      `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage         bool `json:"include_usage"`
+		ContinuousUsageStats bool `json:"continuous_usage_stats"`
+	} `json:"stream_options"`
+	MaxTokens           *int    `json:"max_tokens"`
+	MaxCompletionTokens *int    `json:"max_completion_tokens"`
+	MinTokens           int     `json:"min_tokens"`
+	IgnoreEOS           bool    `json:"ignore_eos"`
+	Seed                *uint64 `json:"seed"`
+	CacheSalt           string  `json:"cache_salt"`
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
+	n := s.seq.Add(1)
+	var req chatRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
+		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON: "+err.Error())
+		return
+	}
+	if req.Model != s.p.Model {
+		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return
+	}
+	if len(req.Messages) == 0 {
+		apiError(w, http.StatusBadRequest, "BadRequestError", "messages: at least one message is required")
+		return
+	}
+	fault := s.faultFor(n)
+	if fault.HTTPStatus != 0 {
+		if fault.RetryAfterSeconds > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(fault.RetryAfterSeconds))
+		}
+		apiError(w, fault.HTTPStatus, http.StatusText(fault.HTTPStatus), "injected fault")
+		s.record(&RequestTrace{ID: requestID(n), Arrival: arrival, Fault: "http " + strconv.Itoa(fault.HTTPStatus)})
+		return
+	}
+	p := tokenizePrompt(req.Messages, "", req.CacheSalt, s.p.KV.BlockSize)
+	truncated := false
+	if t := fault.TruncatePromptTo; t > 0 && p.tokens > t {
+		p.tokens, p.blocks, truncated = t, p.blocks[:t/s.p.KV.BlockSize], true
+	}
+	maxTokens := s.p.MaxModelLen - p.tokens
+	if req.MaxTokens != nil {
+		maxTokens = *req.MaxTokens
+	}
+	if req.MaxCompletionTokens != nil {
+		maxTokens = *req.MaxCompletionTokens
+	}
+	if maxTokens < 1 || p.tokens+maxTokens > s.p.MaxModelLen {
+		apiError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			s.p.MaxModelLen, p.tokens+maxTokens, p.tokens, maxTokens))
+		return
+	}
+	seed := uint64(n)
+	if req.Seed != nil {
+		seed = *req.Seed
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	er := &request{
+		seq: int(n), prompt: p, maxTokens: maxTokens, minTokens: req.MinTokens, ignoreEOS: req.IgnoreEOS,
+		rng: rng, loopStart: -1, out: newMailbox(),
+	}
+	if (s.p.Loop.AboveContext > 0 && p.tokens > s.p.Loop.AboveContext) || rng.Float64() < s.p.Loop.Probability {
+		er.loopStart = s.p.Loop.AfterTokens
+	}
+	rt := &RequestTrace{ID: requestID(n), Arrival: arrival, PromptTokens: p.tokens, Looped: er.loopStart >= 0, LoopStart: er.loopStart}
+	if truncated {
+		rt.Fault = "truncated prompt"
+	}
+	s.record(rt)
+	st := &streamState{s: s, req: er, rt: rt, seed: seed, created: arrival.Unix(), fault: fault}
+	if req.StreamOptions != nil {
+		st.includeUsage = req.StreamOptions.IncludeUsage
+		st.continuous = req.StreamOptions.IncludeUsage && req.StreamOptions.ContinuousUsageStats
+	}
+	s.e.submit(er)
+	defer s.e.abort(er) // a no-op once finished; frees the cache if the client left
+	if req.Stream {
+		st.stream(r.Context(), w)
+	} else {
+		st.whole(r.Context(), w)
+	}
+}
+
+func requestID(n int64) string { return fmt.Sprintf("chatcmpl-%016x", splitmix(uint64(n))) }
+
+func (s *Server) record(rt *RequestTrace) {
+	if s.trace {
+		s.tr.add(rt)
+	}
+}
+
+// streamState writes one request's answer.
+type streamState struct {
+	s                        *Server
+	req                      *request
+	rt                       *RequestTrace
+	seed                     uint64
+	created                  int64
+	fault                    Faults
+	includeUsage, continuous bool
+
+	sent       int // tokens written
+	roleSent   bool
+	finishSent bool
+	buf        []byte
+}
+
+// text is the output text of tokens [from, to).
+func (st *streamState) text(from, to int) string {
+	var b strings.Builder
+	reasoning := st.s.p.ReasoningTokens
+	for i := from; i < to; i++ {
+		t := tokenText(st.seed, i, st.req.loopStart, st.s.phrase)
+		if i == reasoning && i > 0 {
+			t = t[1:] // content starts a new text
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// errStreamEnded stops a stream the fault plan ended on purpose.
+var errStreamEnded = errors.New("stream ended by an injected fault")
+
+func (st *streamState) stream(ctx context.Context, w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	flush := func() error {
+		if _, err := w.Write(st.buf); err != nil {
+			return err
+		}
+		st.buf = st.buf[:0]
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	flush()
+	keepAlive := time.NewTicker(time.Duration(st.s.p.KeepAliveSeconds * float64(time.Second)))
+	defer keepAlive.Stop()
+	mb := st.req.out
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-keepAlive.C:
+			if mb.read().produced == 0 {
+				st.buf = append(st.buf, ": keep-alive\n\n"...)
+				if flush() != nil {
+					return
+				}
+			}
+			continue
+		case <-mb.signal:
+		}
+		snap := mb.read()
+		if err := st.emit(ctx, snap, flush); err != nil {
+			if errors.Is(err, errDrop) {
+				panic(http.ErrAbortHandler) // cut the connection without a clean end
+			}
+			return
+		}
+		if snap.done && st.sent >= snap.produced {
+			st.finish(snap, flush)
+			return
+		}
+	}
+}
+
+var errDrop = errors.New("drop the connection")
+
+// emit writes the tokens produced since the last chunk, split where the
+// reasoning ends and where a fault is due.
+func (st *streamState) emit(ctx context.Context, snap snapshot, flush func() error) error {
+	if snap.produced <= st.sent {
+		return nil
+	}
+	if !st.roleSent {
+		st.roleSent = true
+		st.buf = appendDeltaChunk(st.buf, st.rt.ID, st.created, st.s.p.Model, deltaChunk{role: "assistant", usage: st.usageAt(0)})
+	}
+	for st.sent < snap.produced {
+		to := snap.produced
+		for _, cut := range []int{st.s.p.ReasoningTokens, st.fault.DropAfterTokens, st.fault.StallAfterTokens,
+			st.fault.MalformedAfterTokens, st.fault.ErrorEventAfterTokens} {
+			if cut > st.sent && cut < to {
+				to = cut
+			}
+		}
+		field := "content"
+		if st.sent < st.s.p.ReasoningTokens {
+			field = "reasoning"
+		}
+		finish := ""
+		if snap.done && to == snap.produced {
+			finish, st.finishSent = snap.reason, true
+		}
+		st.buf = appendDeltaChunk(st.buf, st.rt.ID, st.created, st.s.p.Model, deltaChunk{
+			field: field, text: st.text(st.sent, to), finish: finish, usage: st.usageAt(to),
+		})
+		if err := flush(); err != nil {
+			return err
+		}
+		at := time.Now()
+		st.s.tr.update(func() {
+			if st.rt.FirstToken.IsZero() {
+				st.rt.FirstToken = at
+			}
+			if st.s.trace {
+				st.rt.Chunks = append(st.rt.Chunks, Chunk{At: at, Scheduled: snap.scheduled, Tokens: to - st.sent})
+			}
+			st.rt.OutputTokens = to
+		})
+		st.sent = to
+		if err := st.injectAt(ctx, to, flush); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// injectAt carries out the faults due after token n.
+func (st *streamState) injectAt(ctx context.Context, n int, flush func() error) error {
+	f := st.fault
+	switch n {
+	case 0:
+		return nil
+	case f.DropAfterTokens:
+		st.note("dropped connection")
+		return errDrop
+	case f.ErrorEventAfterTokens:
+		st.note("error event")
+		st.buf = appendErrorEvent(st.buf, "engine core died unexpectedly (injected fault)", "InternalServerError", 500)
+		st.buf = append(st.buf, "data: [DONE]\n\n"...)
+		flush()
+		return errStreamEnded
+	case f.MalformedAfterTokens:
+		st.note("malformed chunk")
+		st.buf = append(st.buf, "data: {\"id\":\"chatcmpl-broken\",\"choices\":[{\"delta\":\n\n"...)
+		return flush()
+	case f.StallAfterTokens:
+		st.note("stall")
+		select {
+		case <-time.After(time.Duration(f.StallSeconds * float64(time.Second))):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (st *streamState) note(fault string) {
+	st.s.tr.update(func() { st.rt.Fault = fault })
+}
+
+// usageAt is the continuous usage after n output tokens, or nil when the
+// request did not ask for it.
+func (st *streamState) usageAt(n int) *usage {
+	if !st.continuous {
+		return nil
+	}
+	return &usage{prompt: st.rt.PromptTokens, completion: n}
+}
+
+// finish ends a completed stream: the usage chunk if asked for, then [DONE].
+func (st *streamState) finish(snap snapshot, flush func() error) {
+	if !st.finishSent {
+		st.buf = appendDeltaChunk(st.buf, st.rt.ID, st.created, st.s.p.Model, deltaChunk{
+			field: "content", finish: snap.reason, usage: st.usageAt(snap.produced),
+		})
+	}
+	if st.includeUsage {
+		st.buf = appendUsageChunk(st.buf, st.rt.ID, st.created, st.s.p.Model, usage{
+			prompt: st.rt.PromptTokens, completion: snap.produced, reasoning: min(snap.produced, st.s.p.ReasoningTokens),
+		})
+	}
+	st.buf = append(st.buf, "data: [DONE]\n\n"...)
+	flush()
+	st.finished(snap)
+}
+
+func (st *streamState) finished(snap snapshot) {
+	at := time.Now()
+	st.s.e.mu.Lock()
+	waited, preemptions, cached, admitted := st.req.waited, st.req.preemptions, st.req.cachedTokens, st.req.admittedAt
+	st.s.e.mu.Unlock()
+	st.s.tr.update(func() {
+		st.rt.Finished, st.rt.FinishReason, st.rt.OutputTokens = at, snap.reason, snap.produced
+		st.rt.Waited, st.rt.Preemptions, st.rt.CachedTokens, st.rt.Admitted = waited, preemptions, cached, admitted
+	})
+}
+
+// whole answers a request that did not ask to stream, once it is done.
+func (st *streamState) whole(ctx context.Context, w http.ResponseWriter) {
+	mb := st.req.out
+	var snap snapshot
+	for !snap.done {
+		select {
+		case <-ctx.Done():
+			return
+		case <-mb.signal:
+			snap = mb.read()
+		}
+	}
+	st.finished(snap)
+	reasoning := min(snap.produced, st.s.p.ReasoningTokens)
+	msg := map[string]any{"role": "assistant", "content": st.text(reasoning, snap.produced), "tool_calls": []any{}}
+	if reasoning > 0 {
+		msg["reasoning"] = st.text(0, reasoning)
+	}
+	type choice struct {
+		Index        int            `json:"index"`
+		Message      map[string]any `json:"message"`
+		Logprobs     any            `json:"logprobs"`
+		FinishReason string         `json:"finish_reason"`
+		StopReason   any            `json:"stop_reason"`
+	}
+	writeJSON(w, struct {
+		ID      string         `json:"id"`
+		Object  string         `json:"object"`
+		Created int64          `json:"created"`
+		Model   string         `json:"model"`
+		Choices []choice       `json:"choices"`
+		Usage   map[string]int `json:"usage"`
+	}{st.rt.ID, "chat.completion", st.created, st.s.p.Model,
+		[]choice{{Message: msg, FinishReason: snap.reason}},
+		map[string]int{"prompt_tokens": st.rt.PromptTokens, "total_tokens": st.rt.PromptTokens + snap.produced, "completion_tokens": snap.produced}})
+}
+
+func (s *Server) traceJSON(w http.ResponseWriter, _ *http.Request) {
+	if !s.trace {
+		apiError(w, http.StatusNotFound, "NotFoundError", "tracing is off")
+		return
+	}
+	writeJSON(w, s.Trace())
+}
+
+func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
+	c, _ := s.e.snapshot()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	labels := `{engine="0",model_name="` + s.p.Model + `"}`
+	metric := func(name, kind, help string, v float64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %s\n", name, help, name, kind, name, labels, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(c.running))
+	metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", float64(c.waiting))
+	metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", c.kvUsed)
+	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
+	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",enable_prefix_caching=\"True\",engine=\"0\",kv_cache_size_tokens=\"%d\",num_gpu_blocks=\"%d\"} 1.0\n",
+		s.p.KV.BlockSize, s.p.blocks()*s.p.KV.BlockSize, s.p.blocks())
+	metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", c.preemptions)
+	metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", c.promptTokens)
+	metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", c.generationTokens)
+	metric("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", c.prefixQueries)
+	metric("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", c.prefixHits)
+	if s.p.Speculative.DraftTokens > 0 {
+		metric("vllm:spec_decode_num_drafts_total", "counter", "Number of spec decoding drafts.", c.specDrafts)
+		metric("vllm:spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.", c.specDraftTokens)
+		metric("vllm:spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.", c.specAccepted)
+	}
+}

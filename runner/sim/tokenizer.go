@@ -1,0 +1,124 @@
+package sim
+
+import (
+	"hash/fnv"
+	"strings"
+	"unicode"
+)
+
+// The simulated tokenizer is one token per whitespace-separated word, plus
+// the chat template's markers: each message is <|role|>, its words, <|end|>,
+// and the generation prompt adds <|assistant|>. It is deliberately simple;
+// what matters is that /tokenize and the prompt_tokens of a completion count
+// with the same function, as a real server does.
+
+// message is one chat message of a request.
+type message struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"` // a string, or an array of {"type":"text","text":…} parts
+}
+
+// text is the message's content as one string; parts that are not text count
+// for nothing, as an image would in a text-only model.
+func (m message) text() string {
+	switch c := m.Content.(type) {
+	case string:
+		return c
+	case []any:
+		var b strings.Builder
+		for _, part := range c {
+			if p, ok := part.(map[string]any); ok {
+				if t, ok := p["text"].(string); ok {
+					b.WriteString(t)
+					b.WriteByte(' ')
+				}
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
+// forEachToken calls f with every token of the templated chat, in order.
+func forEachToken(msgs []message, addGenerationPrompt bool, f func(tok string)) {
+	for _, m := range msgs {
+		f("<|" + m.Role + "|>")
+		forEachWord(m.text(), f)
+		f("<|end|>")
+	}
+	if addGenerationPrompt {
+		f("<|assistant|>")
+	}
+}
+
+// forEachWord calls f with each whitespace-separated word of s.
+func forEachWord(s string, f func(word string)) {
+	start := -1
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				f(s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		f(s[start:])
+	}
+}
+
+// countWords is the token count of plain text.
+func countWords(s string) int {
+	n := 0
+	forEachWord(s, func(string) { n++ })
+	return n
+}
+
+// tokenID is a stable id for a token, for /tokenize's "tokens".
+func tokenID(tok string) int {
+	h := fnv.New32a()
+	h.Write([]byte(tok))
+	return int(h.Sum32()%100000) + 100
+}
+
+// prompt is a tokenized request: its length and the hashes of its full
+// blocks, each chained to the one before as vLLM's prefix cache hashes them,
+// so a block matches only when everything before it matches too.
+type prompt struct {
+	tokens int
+	blocks []uint64
+}
+
+// tokenizePrompt counts a templated chat (or a plain prompt when msgs is
+// nil) and hashes its blocks, salted by cacheSalt.
+func tokenizePrompt(msgs []message, plain string, cacheSalt string, blockSize int) prompt {
+	var p prompt
+	h := fnv.New64a()
+	h.Write([]byte(cacheSalt))
+	chain := h.Sum64()
+	inBlock := 0
+	add := func(tok string) {
+		p.tokens++
+		h.Write([]byte(tok))
+		h.Write([]byte{0})
+		if inBlock++; inBlock == blockSize {
+			var b [8]byte
+			for i := range b {
+				b[i] = byte(chain >> (8 * i))
+			}
+			h.Write(b[:])
+			chain = h.Sum64()
+			p.blocks = append(p.blocks, chain)
+			h.Reset()
+			inBlock = 0
+		}
+	}
+	if msgs != nil {
+		forEachToken(msgs, true, add)
+	} else {
+		forEachWord(plain, add)
+	}
+	return p
+}
