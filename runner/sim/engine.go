@@ -73,25 +73,25 @@ func (m *mailbox) read() snapshot {
 
 // counters are the engine's cumulative figures, as /metrics reports them.
 type counters struct {
-	promptTokens, generationTokens   float64
-	preemptions                      float64
-	prefixQueries, prefixHits        float64
-	specDrafts, specDraftTokens      float64
-	specAccepted                     float64
-	running, waiting                 int
-	kvUsed                           float64
+	promptTokens, generationTokens float64
+	preemptions                    float64
+	prefixQueries, prefixHits      float64
+	specDrafts, specDraftTokens    float64
+	specAccepted                   float64
+	running, waiting               int
+	kvUsed                         float64
 }
 
 // Timing says how well the engine kept to its profile's schedule. A step is
 // late when it finished processing after the time its profile gave it; the
 // sim "cannot keep up" when steps are late by more than 1% of the time run.
 type Timing struct {
-	Steps      int
-	LateSteps  int
-	MaxLag     time.Duration
-	Scheduled  time.Duration // total time the profile gave the steps
-	Lost       time.Duration // time the schedule slipped because the machine was too slow
-	Resets     int
+	Steps     int
+	LateSteps int
+	MaxLag    time.Duration
+	Scheduled time.Duration // total time the profile gave the steps
+	Lost      time.Duration // time the schedule slipped because the machine was too slow
+	Resets    int
 }
 
 // KeepingUp reports whether the schedule slipped by under 1% of its length.

@@ -149,10 +149,10 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 }
 
 type chatRequest struct {
-	Model               string    `json:"model"`
-	Messages            []message `json:"messages"`
-	Stream              bool      `json:"stream"`
-	StreamOptions       *struct {
+	Model         string    `json:"model"`
+	Messages      []message `json:"messages"`
+	Stream        bool      `json:"stream"`
+	StreamOptions *struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
