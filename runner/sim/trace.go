@@ -156,6 +156,16 @@ func Median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
+// Percentile q (0…1) of durations, nearest rank; 0 for none.
+func Percentile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(int(q*float64(len(s))), len(s)-1)]
+}
+
 // MedianFloat of values; 0 for none.
 func MedianFloat(xs []float64) float64 {
 	if len(xs) == 0 {
