@@ -22,6 +22,7 @@ type command struct {
 
 var commands = map[string]command{
 	"build": buildCommand,
+	"sim":   simCommand,
 }
 
 func main() {

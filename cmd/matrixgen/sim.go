@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/matrixgen/matrixgen/runner/sim"
+)
+
+var simCommand = command{
+	summary: "serve a simulated inference server of known speed",
+	usage: `
+Usage: matrixgen sim [options]
+
+Serves a loopback inference server that speaks vLLM's OpenAI-compatible API
+(/v1/chat/completions, /v1/models, /tokenize, /metrics, /version, /health)
+and behaves as its profile says: prefill and decode speed, KV capacity and
+queueing, prefix caching, speculative decoding, loops and faults. Use it to
+try matrixgen without a GPU, or to check what a client measures against
+what the server knows it sent (GET /sim/trace, with -trace).
+
+It warns when this machine cannot keep to the profile's timing.
+
+Examples:
+  matrixgen sim
+  matrixgen sim -addr 127.0.0.1:8000 -profile examples/sim-profile.toml -trace 1000
+`,
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
+		addr := fs.String("addr", "127.0.0.1:8000", "`host:port` to listen on")
+		profile := fs.String("profile", "", "profile `file` (TOML); the defaults without it")
+		trace := fs.Int("trace", 0, "keep the trace of the last `n` requests for GET /sim/trace (0: off)")
+		return func(args []string, stdout io.Writer) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unexpected arguments %q", args)
+			}
+			p := sim.DefaultProfile()
+			if *profile != "" {
+				var err error
+				if p, err = sim.LoadProfile(*profile); err != nil {
+					return err
+				}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			ln, err := net.Listen("tcp", *addr)
+			if err != nil {
+				return err
+			}
+			limit := -1
+			if *trace > 0 {
+				limit = *trace
+			}
+			return serveSim(ctx, ln, p, limit, stdout)
+		}
+	},
+}
+
+// serveSim serves a sim on ln until ctx ends, reporting when the machine
+// cannot keep to the profile's timing.
+func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit int, stdout io.Writer) error {
+	s, err := sim.New(p, sim.Options{TraceLimit: traceLimit})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "matrixgen sim: serving %q (vLLM wire format) on http://%s\n", p.Model, ln.Addr())
+	fmt.Fprintf(stdout, "  single stream about %.0f tok/s, KV cache %d tokens, %d requests at once\n",
+		singleStreamTokS(p), p.KV.CapacityTokens, p.KV.MaxRunning)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	tick := time.NewTicker(10 * time.Second)
+	defer tick.Stop()
+	var warned sim.Timing
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			t := s.Timing()
+			if lost := t.Lost - warned.Lost; lost > 0 && !t.KeepingUp() {
+				fmt.Fprintf(stdout, "matrixgen sim: this machine cannot keep up with the profile: %v of %v behind schedule (%d late steps); its figures run slow\n",
+					t.Lost.Round(time.Millisecond), t.Scheduled.Round(time.Millisecond), t.LateSteps)
+				warned = t
+			}
+		case <-ctx.Done():
+			shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			fmt.Fprintln(stdout, "matrixgen sim: stopped")
+			return nil
+		}
+	}
+}
+
+// singleStreamTokS is the profile's decode speed for one short stream, to
+// tell a person what to expect.
+func singleStreamTokS(p sim.Profile) float64 {
+	perStep := 1.0
+	for i, q := 1, p.Speculative.Acceptance; i <= p.Speculative.DraftTokens; i++ {
+		perStep += q
+		q *= p.Speculative.Acceptance
+	}
+	return perStep / p.Decode.StepSeconds(1, 0)
+}
