@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/matrixgen/matrixgen/runner/sim"
 )
 
 // DefaultFile is where the commands look for their configuration.
@@ -49,7 +50,36 @@ func Load(name string, optional bool) (Config, error) {
 // unknown keys are errors that name the file and the line.
 func Parse(name string, data []byte) (Config, error) {
 	var c Config
-	md, err := toml.Decode(string(data), &c)
+	if err := decodeStrict(name, data, &c); err != nil {
+		return Config{}, err
+	}
+	if err := c.validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
+}
+
+// LoadSimProfile reads a `matrixgen sim` profile over the defaults, with
+// the same strictness as the config file.
+func LoadSimProfile(name string) (sim.Profile, error) {
+	p := sim.DefaultProfile()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return p, err
+	}
+	if err := decodeStrict(name, data, &p); err != nil {
+		return p, err
+	}
+	if err := p.Validate(); err != nil {
+		return p, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
+
+// decodeStrict decodes TOML into v; syntax errors, wrong types and unknown
+// keys are errors naming the file and the line.
+func decodeStrict(name string, data []byte, v any) error {
+	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
@@ -57,12 +87,12 @@ func Parse(name string, data []byte) (Config, error) {
 			if perr.LastKey != "" {
 				where = fmt.Sprintf(" key %q:", perr.LastKey)
 			}
-			return Config{}, fmt.Errorf("%s:%d:%s %s", name, perr.Position.Line, where, perr.Message)
+			return fmt.Errorf("%s:%d:%s %s", name, perr.Position.Line, where, perr.Message)
 		}
 		if m := typeErrLine.FindStringSubmatch(err.Error()); m != nil {
-			return Config{}, fmt.Errorf("%s:%s: key %q: %s", name, m[1], m[2], m[3])
+			return fmt.Errorf("%s:%s: key %q: %s", name, m[1], m[2], m[3])
 		}
-		return Config{}, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if unknown := md.Undecoded(); len(unknown) > 0 {
 		lines := keyLines(data)
@@ -75,12 +105,9 @@ func Parse(name string, data []byte) (Config, error) {
 			reported[k.String()] = true
 			errs = append(errs, fmt.Errorf("%s:%d: unknown key %q", name, lines[k.String()], k.String()))
 		}
-		return Config{}, errors.Join(errs...)
+		return errors.Join(errs...)
 	}
-	if err := c.validate(); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", name, err)
-	}
-	return c, nil
+	return nil
 }
 
 func (c Config) validate() error {

@@ -208,3 +208,21 @@ func TestNotesAreMarkdownWithoutRawHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulatedRunIsMarked: a run measured against `matrixgen sim` says so
+// on its page and in the index.
+func TestSimulatedRunIsMarked(t *testing.T) {
+	e := loadSample(t)
+	e.Run.Simulated = true
+	e.Raw = nil
+	out := filepath.Join(t.TempDir(), "public")
+	if _, err := Build(Entries{e}, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	if page := read(t, filepath.Join(out, "runs", sampleID, "index.html")); !strings.Contains(page, "Simulated: measured against") {
+		t.Error("the run page does not say the run was simulated")
+	}
+	if index := read(t, filepath.Join(out, "index.html")); !strings.Contains(index, `<span class="badge">simulated</span>`) {
+		t.Error("the index does not mark the run simulated")
+	}
+}

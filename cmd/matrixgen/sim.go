@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/runner/sim"
 )
 
@@ -45,7 +46,7 @@ Examples:
 			p := sim.DefaultProfile()
 			if *profile != "" {
 				var err error
-				if p, err = sim.LoadProfile(*profile); err != nil {
+				if p, err = config.LoadSimProfile(*profile); err != nil {
 					return err
 				}
 			}

@@ -338,3 +338,19 @@ func TestClientGoneFreesTheRequest(t *testing.T) {
 		t.Fatal("the slot of a client that left was never freed")
 	}
 }
+
+// TestSaysWhenItCannotKeepUp gives the engine steps of 10 ns, which
+// no machine schedules: it must report that it fell behind, not pretend.
+func TestSaysWhenItCannotKeepUp(t *testing.T) {
+	p := fastProfile()
+	p.Decode = DecodeProfile{BaseMs: 0.00001, MaxBatchedTokens: 8192}
+	s, url := startSim(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp := post(t, ctx, url, chatBody(5, `"stream":true,"max_tokens":1000000,"ignore_eos":true`))
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if tm := s.Timing(); tm.KeepingUp() || tm.Lost == 0 {
+		t.Errorf("timing %+v claims to keep up with 10 ns steps", tm)
+	}
+}

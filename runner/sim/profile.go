@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-
-	"github.com/BurntSushi/toml"
 )
 
 // Profile is how the simulated server behaves: how fast it prefills and
@@ -126,26 +123,6 @@ func DefaultProfile() Profile {
 		KV:               KVProfile{CapacityTokens: 2_000_000, BlockSize: 16, MaxRunning: 128},
 		Loop:             LoopProfile{AfterTokens: 64, Phrase: "and the same words came back again"},
 	}
-}
-
-// LoadProfile reads a TOML profile over the defaults; unknown keys are errors.
-func LoadProfile(name string) (Profile, error) {
-	p := DefaultProfile()
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return p, err
-	}
-	md, err := toml.Decode(string(data), &p)
-	if err != nil {
-		return p, fmt.Errorf("%s: %w", name, err)
-	}
-	if keys := md.Undecoded(); len(keys) > 0 {
-		return p, fmt.Errorf("%s: unknown key %q", name, keys[0].String())
-	}
-	if err := p.Validate(); err != nil {
-		return p, fmt.Errorf("%s: %w", name, err)
-	}
-	return p, nil
 }
 
 // Validate rejects profiles the engine cannot run.

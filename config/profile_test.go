@@ -1,0 +1,38 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/matrixgen/matrixgen/runner/sim"
+)
+
+// TestExampleProfileIsTheDefault keeps examples/sim-profile.toml complete
+// and true: it must load and equal the sim's defaults.
+func TestExampleProfileIsTheDefault(t *testing.T) {
+	p, err := LoadSimProfile(filepath.Join("..", "examples", "sim-profile.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != sim.DefaultProfile() {
+		t.Errorf("the example profile differs from the defaults:\n%+v\n%+v", p, sim.DefaultProfile())
+	}
+}
+
+func TestLoadSimProfileErrors(t *testing.T) {
+	for _, tt := range []struct{ doc, want string }{
+		{"[decode]\nbase_ms = 0\n", "p.toml: decode: base_ms must be positive"},
+		{"[kv]\nblock_size = 16\nslots = 4\n", `p.toml:3: unknown key "kv.slots"`},
+		{"model = 3\n", `p.toml:1: key "model"`},
+		{"[faults]\nhttp_status = 404\n", "http_status"},
+	} {
+		name := filepath.Join(t.TempDir(), "p.toml")
+		os.WriteFile(name, []byte(tt.doc), 0o644)
+		_, err := LoadSimProfile(name)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v, want it to contain %q", tt.doc, err, tt.want)
+		}
+	}
+}
