@@ -7,3 +7,5 @@ require (
 	github.com/go-echarts/go-echarts/v2 v2.6.7
 	github.com/yuin/goldmark v1.8.7
 )
+
+require github.com/sashabaranov/go-openai v1.43.0

@@ -1,0 +1,177 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Client talks to one inference server: chat streams through go-openai, the
+// engine's own endpoints (/tokenize, /metrics, /version) through net/http.
+type Client struct {
+	base   string
+	apiKey string
+	http   *http.Client
+	oa     *openai.Client
+	model  string
+	extras map[string]any
+}
+
+// NewClient makes a client sized for a sweep: a connection per stream, no
+// overall or response-header timeout (a 1M-token prefill takes minutes and
+// some servers send headers only with the first token), per-request
+// deadlines instead.
+func NewClient(baseURL, apiKey string, maxStreams int) *Client {
+	transport := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        maxStreams + 16,
+		MaxIdleConnsPerHost: maxStreams + 16,
+		IdleConnTimeout:     90 * time.Second,
+		ReadBufferSize:      64 << 10,
+		WriteBufferSize:     256 << 10,
+		DisableCompression:  true,
+	}
+	hc := &http.Client{Transport: transport}
+	base := strings.TrimSuffix(baseURL, "/")
+	cfg := openai.DefaultConfig(apiKey)
+	cfg.BaseURL = base + "/v1"
+	cfg.HTTPClient = extraFields{hc}
+	// Keep-alive comments during a long prefill are not "empty messages".
+	cfg.EmptyMessagesLimit = 1 << 30
+	return &Client{base: base, apiKey: apiKey, http: hc, oa: openai.NewClientWithConfig(cfg)}
+}
+
+// extraFields is the http client go-openai sends through. go-openai has no
+// way to add fields to a request body (ignore_eos, min_tokens, cache_salt,
+// stream_options.continuous_usage_stats, temperature 0), so this splices the
+// ones the request's context carries into the JSON before it leaves.
+type extraFields struct{ *http.Client }
+
+type extrasKey struct{}
+
+// withExtras attaches fields for extraFields to merge into the request body.
+func withExtras(ctx context.Context, fields map[string]any) context.Context {
+	return context.WithValue(ctx, extrasKey{}, fields)
+}
+
+func (c extraFields) Do(req *http.Request) (*http.Response, error) {
+	fields, _ := req.Context().Value(extrasKey{}).(map[string]any)
+	if len(fields) == 0 || req.Body == nil {
+		return c.Client.Do(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	body, err = spliceFields(body, fields)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return c.Client.Do(req)
+}
+
+// spliceFields adds top-level fields to a JSON object without decoding it:
+// a prompt of a million tokens is megabytes of body, copied once here. Keys
+// the body already has are left as they are.
+func spliceFields(body []byte, fields map[string]any) ([]byte, error) {
+	body = bytes.TrimRight(body, " \n\r\t")
+	if len(body) < 2 || body[len(body)-1] != '}' {
+		return nil, errors.New("request body is not a JSON object")
+	}
+	var tail bytes.Buffer
+	for _, k := range sortedKeys(fields) {
+		if bytes.Contains(body, []byte(`"`+k+`":`)) && topLevelKey(body, k) {
+			continue
+		}
+		v, err := json.Marshal(fields[k])
+		if err != nil {
+			return nil, fmt.Errorf("extra field %s: %w", k, err)
+		}
+		tail.WriteString(`,"`)
+		tail.WriteString(k)
+		tail.WriteString(`":`)
+		tail.Write(v)
+	}
+	out := make([]byte, 0, len(body)+tail.Len())
+	out = append(out, body[:len(body)-1]...)
+	if len(out) == 1 { // "{" alone: no comma before the first field
+		out = append(out, bytes.TrimPrefix(tail.Bytes(), []byte(","))...)
+	} else {
+		out = append(out, tail.Bytes()...)
+	}
+	return append(out, '}'), nil
+}
+
+// topLevelKey reports whether key is a top-level member of the object body.
+func topLevelKey(body []byte, key string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return false
+	}
+	_, ok := m[key]
+	return ok
+}
+
+func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	return c.http.Do(req)
+}
+
+// getJSON GETs path into v; an HTTP error status is an error.
+func (c *Client) getJSON(ctx context.Context, path string, v any) error {
+	resp, err := c.get(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(v)
+}
+
+// postJSON POSTs a JSON body to path and decodes the answer into v.
+func (c *Client) postJSON(ctx context.Context, path string, body, v any) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("POST %s: %s: %s", path, resp.Status, bytes.TrimSpace(msg))
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}

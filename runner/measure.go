@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// window is a cell's measurement window and every stream seen in the cell.
+type window struct {
+	start, end time.Time
+	streams    []*observation
+}
+
+// figures computes a decode cell's figures as product.md defines them:
+// tokens that arrived inside the window, per-stream rates measured per
+// stream, latencies as medians (and tails) over requests.
+func (w window) figures(d *matrixgen.Decode) {
+	length := w.end.Sub(w.start)
+	total := 0
+	var perRequest []float64
+	var ttft, tbt []float64
+	var active time.Duration
+	completed := 0
+	perSecond := make([]int, int(math.Ceil(length.Seconds())))
+	source := matrixgen.TokensContinuousUsage
+	for _, o := range w.streams {
+		if o.source != matrixgen.TokensContinuousUsage && len(o.events) > 0 {
+			source = o.source
+		}
+		if !o.firstText.IsZero() && o.firstText.Before(w.end) {
+			ttft = append(ttft, ms(o.firstText.Sub(o.sent)))
+		}
+		in, first, last := 0, time.Time{}, time.Time{}
+		afterFirst := 0
+		for _, e := range o.events {
+			if e.at.Before(w.start) || !e.at.Before(w.end) {
+				continue
+			}
+			in += e.tokens
+			if first.IsZero() {
+				first = e.at
+			} else {
+				afterFirst += e.tokens
+			}
+			last = e.at
+			if i := int(e.at.Sub(w.start) / time.Second); i < len(perSecond) {
+				perSecond[i] += e.tokens
+			}
+		}
+		total += in
+		if afterFirst > 0 {
+			tbt = append(tbt, ms(last.Sub(first))/float64(afterFirst))
+		}
+		if o.complete() && !o.end.Before(w.start) && o.end.Before(w.end) {
+			completed++
+		}
+		if o.firstText.IsZero() {
+			continue
+		}
+		from := later(o.firstText, w.start)
+		to := w.end
+		if !o.end.IsZero() && o.end.Before(w.end) {
+			to = o.end
+		}
+		if to.After(from) {
+			active += to.Sub(from)
+			if in > 0 {
+				perRequest = append(perRequest, float64(in)/to.Sub(from).Seconds())
+			}
+		}
+	}
+	d.TotalTokS = new(float64(total) / length.Seconds())
+	if len(perRequest) > 0 {
+		d.PerRequestTokS = new(quantile(perRequest, 0.5))
+	}
+	d.TTFTMs = percentiles(ttft)
+	d.TBTMs = percentiles(tbt)
+	d.AvgActive = new(float64(active) / float64(length))
+	d.Completed = new(completed)
+	d.OutputTokens = new(total)
+	d.WindowSeconds = new(length.Seconds())
+	d.TokenSource = source
+	d.PerSecondTokens = perSecond
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func percentiles(xs []float64) *matrixgen.Percentiles {
+	if len(xs) == 0 {
+		return nil
+	}
+	return &matrixgen.Percentiles{P50: quantile(xs, 0.5), P90: new(quantile(xs, 0.9)), P99: new(quantile(xs, 0.99))}
+}
+
+// quantile is the q-quantile of xs by linear interpolation between ranks.
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	lo := int(pos)
+	if lo+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[lo] + (s[lo+1]-s[lo])*(pos-float64(lo))
+}

@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// sample is one metric line of Prometheus text: a name, its labels, a value.
+type sample struct {
+	name   string
+	labels map[string]string
+	value  float64
+}
+
+// parseProm reads Prometheus text exposition format: comments and blank
+// lines skipped, `name{label="v",…} value [timestamp]` read, lines that do
+// not parse skipped (a metrics endpoint is read for hints, never trusted to
+// be well formed). Escapes in label values (\\, \", \n) are honoured.
+func parseProm(r io.Reader) []sample {
+	var out []sample
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if s, ok := parsePromLine(line); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func parsePromLine(line string) (sample, bool) {
+	s := sample{}
+	i := strings.IndexAny(line, "{ \t")
+	if i <= 0 {
+		return s, false
+	}
+	s.name = line[:i]
+	rest := line[i:]
+	if rest[0] == '{' {
+		labels, after, ok := parseLabels(rest[1:])
+		if !ok {
+			return s, false
+		}
+		s.labels, rest = labels, after
+	}
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return s, false
+	}
+	v, err := strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return s, false
+	}
+	s.value = v
+	return s, true
+}
+
+// parseLabels reads `a="x",b="y"}` and returns what follows the brace.
+func parseLabels(s string) (map[string]string, string, bool) {
+	labels := map[string]string{}
+	for {
+		s = strings.TrimLeft(s, " ,")
+		if s == "" {
+			return nil, "", false
+		}
+		if s[0] == '}' {
+			return labels, s[1:], true
+		}
+		eq := strings.IndexByte(s, '=')
+		if eq <= 0 || eq+1 >= len(s) || s[eq+1] != '"' {
+			return nil, "", false
+		}
+		name := strings.TrimSpace(s[:eq])
+		var val strings.Builder
+		j := eq + 2
+		for ; j < len(s) && s[j] != '"'; j++ {
+			if s[j] == '\\' && j+1 < len(s) {
+				j++
+				switch s[j] {
+				case 'n':
+					val.WriteByte('\n')
+				default:
+					val.WriteByte(s[j])
+				}
+				continue
+			}
+			val.WriteByte(s[j])
+		}
+		if j >= len(s) {
+			return nil, "", false
+		}
+		labels[name] = val.String()
+		s = s[j+1:]
+	}
+}
+
+// sum adds the values of every sample named name (data-parallel engines
+// report one per engine).
+func sum(samples []sample, name string) (float64, bool) {
+	total, found := 0.0, false
+	for _, s := range samples {
+		if s.name == name {
+			total += s.value
+			found = true
+		}
+	}
+	return total, found
+}
+
+// label returns a label of the first sample named name.
+func label(samples []sample, name, key string) (string, bool) {
+	for _, s := range samples {
+		if s.name == name {
+			v, ok := s.labels[key]
+			return v, ok
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,137 @@
+// Package runner is the network side of matrixgen: `matrixgen run` sweeps an
+// OpenAI-compatible inference server over context lengths × concurrency and
+// writes what it measured as a run file. It owns HTTP and go-openai; render
+// never imports it. The simulated server it is tested against is runner/sim.
+package runner
+
+import (
+	"fmt"
+	"time"
+)
+
+// Settings is everything a sweep needs: the [server], [sweep] and
+// [describe] sections of matrixgen.toml, after flags.
+type Settings struct {
+	Server   Server   `toml:"server"`
+	Sweep    Sweep    `toml:"sweep"`
+	Describe Describe `toml:"describe"`
+}
+
+// Server says where the server is and what to send it besides the prompt.
+type Server struct {
+	// BaseURL is the server's root, e.g. http://127.0.0.1:8000 (without /v1).
+	BaseURL string `toml:"base_url"`
+	// APIKeyEnv names the environment variable holding the API key. The key
+	// itself is read at start and never written anywhere.
+	APIKeyEnv string `toml:"api_key_env"`
+	// Model is the served model; empty picks the only one /v1/models lists.
+	Model string `toml:"model"`
+	// MetricsURL overrides <base_url>/metrics.
+	MetricsURL string `toml:"metrics_url"`
+	// Temperature, when set, is sent as is (0 included, which go-openai drops).
+	Temperature *float64 `toml:"temperature"`
+	// ChatTemplateKwargs is sent as chat_template_kwargs, e.g. {enable_thinking = false}.
+	ChatTemplateKwargs map[string]any `toml:"chat_template_kwargs"`
+	// Extra fields merged into every chat request body.
+	Extra map[string]any `toml:"extra"`
+}
+
+// Sweep is what to measure.
+type Sweep struct {
+	// Contexts are the matrix's rows: labels ("8K"), token counts, or "max",
+	// the largest context that fits max_model_len with max_output.
+	Contexts []string `toml:"contexts"`
+	// Concurrency levels are the matrix's columns.
+	Concurrency []int `toml:"concurrency"`
+	// PrefillContexts are measured by a scout request; empty: the contexts.
+	PrefillContexts []string `toml:"prefill_contexts"`
+	// Duration is each decode cell's window.
+	Duration Duration `toml:"duration"`
+	// MaxOutput caps each request's output tokens.
+	MaxOutput int `toml:"max_output"`
+	// IgnoreEOS asks the server to run every stream to MaxOutput.
+	IgnoreEOS *bool `toml:"ignore_eos"`
+	// KVCacheTokens overrides the KV capacity the probe finds.
+	KVCacheTokens int `toml:"kv_cache_tokens"`
+	// LoopRetries is how often a looped cell is run again with a fresh prompt.
+	LoopRetries *int `toml:"loop_retries"`
+	// CacheMode is "shared" (every stream of a cell on the context the scout
+	// warmed, as the seed does) or "distinct" (each stream its own context).
+	CacheMode string `toml:"cache_mode"`
+	// WarmupTimeout bounds the wait for all streams of a cell to produce
+	// tokens; past it the window opens anyway and the cell counts as queued.
+	WarmupTimeout Duration `toml:"warmup_timeout"`
+	// StallTimeout fails a stream that sends nothing for this long.
+	StallTimeout Duration `toml:"stall_timeout"`
+}
+
+// Describe is what the runner cannot detect, for the page's panels.
+type Describe struct {
+	HardwareType  string  `toml:"hardware_type"`
+	GPU           string  `toml:"gpu"`
+	GPUCount      int     `toml:"gpu_count"`
+	VRAMGB        float64 `toml:"vram_gb"`
+	CPU           string  `toml:"cpu"`
+	OS            string  `toml:"os"`
+	Engine        string  `toml:"engine"`
+	EngineVersion string  `toml:"engine_version"`
+	Quantization  string  `toml:"quantization"`
+	Backend       string  `toml:"backend"`
+	Repository    string  `toml:"repository"`
+	Build         string  `toml:"build"`
+	Commit        string  `toml:"commit"`
+	ModelName     string  `toml:"model_name"`
+	Revision      string  `toml:"revision"`
+	LaunchCommand string  `toml:"launch_command"`
+}
+
+// Duration is a time.Duration written as "30s" in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText reads "30s", "2m", "1h30m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("want a duration like 30s or 2m, got %q", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration as Go does.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Defaults fills what the settings leave out with the seed's sweep.
+func (s *Settings) Defaults() {
+	if s.Server.BaseURL == "" {
+		s.Server.BaseURL = "http://127.0.0.1:8000"
+	}
+	sw := &s.Sweep
+	if len(sw.Contexts) == 0 {
+		sw.Contexts = []string{"8K", "16K", "32K", "64K", "128K", "256K", "512K", "max"}
+	}
+	if len(sw.Concurrency) == 0 {
+		sw.Concurrency = []int{1, 2, 4, 8, 16, 32, 64, 128}
+	}
+	if sw.Duration.Duration == 0 {
+		sw.Duration.Duration = 30 * time.Second
+	}
+	if sw.MaxOutput == 0 {
+		sw.MaxOutput = 4096
+	}
+	if sw.IgnoreEOS == nil {
+		sw.IgnoreEOS = new(true)
+	}
+	if sw.LoopRetries == nil {
+		sw.LoopRetries = new(1)
+	}
+	if sw.CacheMode == "" {
+		sw.CacheMode = "shared"
+	}
+	if sw.WarmupTimeout.Duration == 0 {
+		sw.WarmupTimeout.Duration = 10 * time.Minute
+	}
+	if sw.StallTimeout.Duration == 0 {
+		sw.StallTimeout.Duration = 5 * time.Minute
+	}
+}

@@ -1,0 +1,249 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// chatRequest is one request of a sweep.
+type chatRequest struct {
+	prompt    string
+	maxTokens int
+	salt      string // cache_salt, "" for none
+	seed      uint64
+}
+
+// observation is what the client saw of one stream: when it sent, when
+// each token-carrying chunk arrived and how many tokens it carried, how it
+// ended. Arrival times are taken as each payload is read, before decoding.
+type observation struct {
+	sent         time.Time
+	firstText    time.Time
+	end          time.Time
+	events       []tokenEvent
+	finishReason string
+	promptTokens int
+	finalTokens  int // from the final usage chunk, 0 if none
+	source       matrixgen.TokenSource
+	tail         []byte // the last output text, for loop detection
+	err          error
+}
+
+type tokenEvent struct {
+	at     time.Time
+	tokens int
+}
+
+// errCut is the cause a stream is cancelled with when its cell's window
+// closes: what arrived counts, and the stream did not fail.
+var errCut = errors.New("cut at the end of the window")
+
+// complete reports whether the stream ended as the server meant it to.
+func (o *observation) complete() bool { return o.err == nil && o.finishReason != "" }
+
+// tokens is the stream's output token count as the client counted it.
+func (o *observation) tokens() int {
+	n := 0
+	for _, e := range o.events {
+		n += e.tokens
+	}
+	return n
+}
+
+// tailBytes is how much output text a stream keeps for loop detection.
+const tailBytes = 16 << 10
+
+// wireChunk is the part of a streamed chunk the runner reads. Servers
+// differ: vLLM sends delta.reasoning, SGLang and llama.cpp
+// delta.reasoning_content; vLLM and SGLang send cumulative usage on every
+// chunk when asked, llama.cpp timings.predicted_n.
+type wireChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          string `json:"content"`
+			Reasoning        string `json:"reasoning"`
+			ReasoningContent string `json:"reasoning_content"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// stream sends req and reads its answer to the end, or until ctx ends (a
+// cut at the window's close: the observation keeps what arrived). onFirst is
+// called when the first text arrives.
+func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duration, onFirst func()) *observation {
+	obs := &observation{source: matrixgen.TokensChunks}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fields := map[string]any{
+		"stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true},
+	}
+	for k, v := range c.extras {
+		fields[k] = v
+	}
+	if req.salt != "" {
+		fields["cache_salt"] = req.salt
+	}
+	fields["seed"] = req.seed
+	oreq := openai.ChatCompletionRequest{
+		Model:     c.model,
+		Messages:  []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: req.prompt}},
+		MaxTokens: req.maxTokens,
+		Stream:    true,
+	}
+	obs.sent = time.Now()
+	s, err := c.oa.CreateChatCompletionStream(withExtras(ctx, fields), oreq)
+	if err != nil {
+		obs.err, obs.end = requestError(err), time.Now()
+		return obs
+	}
+	defer s.Close()
+
+	// A watchdog cancels the stream when it stalls past the stall timeout.
+	progress := make(chan struct{}, 1)
+	var stalled atomic.Bool
+	go func() {
+		timer := time.NewTimer(stall)
+		defer timer.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-progress:
+				timer.Reset(stall)
+			case <-timer.C:
+				stalled.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	cum := 0
+	for {
+		raw, err := s.RecvRaw()
+		at := time.Now()
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+		if err != nil {
+			obs.end = at
+			switch {
+			case errors.Is(err, io.EOF) && obs.finishReason != "":
+			case stalled.Load():
+				obs.err = fmt.Errorf("stalled: no data for %v", stall)
+			case ctx.Err() != nil:
+				obs.err = context.Cause(ctx)
+			case errors.Is(err, io.EOF):
+				obs.err = errors.New("stream ended without a finish_reason")
+			default:
+				obs.err = requestError(err)
+			}
+			return obs
+		}
+		if raw == nil {
+			continue
+		}
+		var ch wireChunk
+		if err := json.Unmarshal(raw, &ch); err != nil {
+			obs.err, obs.end = fmt.Errorf("malformed chunk: %v: %.120q", err, raw), at
+			return obs
+		}
+		if ch.Error != nil {
+			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", ch.Error.Message), at
+			return obs
+		}
+		obs.read(&ch, at, &cum, onFirst)
+	}
+}
+
+// read folds one chunk into the observation.
+func (o *observation) read(ch *wireChunk, at time.Time, cum *int, onFirst func()) {
+	if ch.Usage != nil {
+		o.promptTokens = ch.Usage.PromptTokens
+	}
+	if len(ch.Choices) == 0 {
+		if ch.Usage != nil {
+			o.finalTokens = ch.Usage.CompletionTokens
+		}
+		return
+	}
+	choice := ch.Choices[0]
+	text := choice.Delta.Reasoning + choice.Delta.ReasoningContent + choice.Delta.Content
+	tokens := 0
+	switch {
+	case ch.Usage != nil:
+		o.source = matrixgen.TokensContinuousUsage
+		tokens = ch.Usage.CompletionTokens - *cum
+		*cum = ch.Usage.CompletionTokens
+	case text != "":
+		tokens = 1
+	}
+	if text != "" && o.firstText.IsZero() {
+		o.firstText = at
+		if onFirst != nil {
+			onFirst()
+		}
+	}
+	if tokens > 0 {
+		o.events = append(o.events, tokenEvent{at, tokens})
+	}
+	if text != "" {
+		o.tail = append(o.tail, text...)
+		if len(o.tail) > 2*tailBytes {
+			o.tail = append(o.tail[:0], o.tail[len(o.tail)-tailBytes:]...)
+		}
+	}
+	if choice.FinishReason != nil && *choice.FinishReason != "" {
+		o.finishReason = *choice.FinishReason
+	}
+}
+
+// requestError turns go-openai's errors into the server's own words.
+func requestError(err error) error {
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		return &ServerError{Status: apiErr.HTTPStatusCode, Message: apiErr.Message}
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) {
+		return &ServerError{Status: reqErr.HTTPStatusCode, Message: strings.TrimSpace(string(reqErr.Body))}
+	}
+	return err
+}
+
+// ServerError is an HTTP error the server answered with.
+type ServerError struct {
+	Status  int
+	Message string
+}
+
+func (e *ServerError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message) }
+
+// contextTooLong reports whether err is the server refusing a prompt that
+// does not fit the model's length.
+func contextTooLong(err error) bool {
+	var se *ServerError
+	if !errors.As(err, &se) || se.Status != 400 {
+		return false
+	}
+	msg := strings.ToLower(se.Message)
+	return strings.Contains(msg, "maximum context length") || strings.Contains(msg, "exceed_context_size") ||
+		strings.Contains(msg, "context length") || strings.Contains(msg, "too long")
+}
