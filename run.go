@@ -37,6 +37,9 @@ type Run struct {
 	Model    Model    `json:"model"`
 	// LaunchCommand is the server's command line with secrets redacted.
 	LaunchCommand string `json:"launch_command,omitempty"`
+	// Probe is what `matrixgen run` found out about the server before it
+	// measured anything.
+	Probe *Probe `json:"probe,omitempty"`
 	Sweep         Sweep  `json:"sweep"`
 	// Prefill holds one measurement per prefill context.
 	Prefill []Prefill `json:"prefill,omitempty"`
@@ -84,6 +87,27 @@ type Model struct {
 	Revision   string `json:"revision,omitempty"`
 	// MaxModelLen is the server's maximum sequence length in tokens.
 	MaxModelLen int `json:"max_model_len,omitempty"`
+}
+
+// Probe records what the server said about itself and which signals it
+// offers, so a reader knows where each figure came from.
+type Probe struct {
+	Engine        string `json:"engine,omitempty"`
+	EngineVersion string `json:"engine_version,omitempty"`
+	Model         string `json:"model,omitempty"`
+	ModelRoot     string `json:"model_root,omitempty"`
+	MaxModelLen   int    `json:"max_model_len,omitempty"`
+	// Tokenize, Metrics: the server offers /tokenize (chat form) and /metrics.
+	Tokenize bool `json:"tokenize"`
+	Metrics  bool `json:"metrics"`
+	// ContinuousUsage: chunks carry cumulative usage when asked;
+	// FinalUsage: a final usage chunk comes when asked.
+	ContinuousUsage bool `json:"continuous_usage"`
+	FinalUsage      bool `json:"final_usage"`
+	// KVCacheTokens is the KV capacity in tokens, and KVSource where it came
+	// from (a metric, the config, or a caveat).
+	KVCacheTokens int    `json:"kv_cache_tokens,omitempty"`
+	KVSource      string `json:"kv_source,omitempty"`
 }
 
 // Sweep is the configuration that produced the measurements.
@@ -142,6 +166,8 @@ type Decode struct {
 	// Reason explains a status other than valid: the error text, why the cell
 	// is over capacity, what showed requests queued.
 	Reason string `json:"reason,omitempty"`
+	// WindowStart is when the window opened: all streams were producing.
+	WindowStart time.Time `json:"window_start,omitzero"`
 	// TotalTokS is output tokens that arrived inside the window / its length.
 	TotalTokS *float64 `json:"total_tok_s,omitempty"`
 	// PerRequestTokS is the median over streams of each stream's own rate.

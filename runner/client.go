@@ -127,7 +127,15 @@ func topLevelKey(body []byte, key string) bool {
 }
 
 func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", c.base+path, nil)
+	return c.getURL(ctx, c.base+path)
+}
+
+// getURL GETs a path of the server, or a full URL (a metrics_url elsewhere).
+func (c *Client) getURL(ctx context.Context, url string) (*http.Response, error) {
+	if strings.HasPrefix(url, "/") {
+		url = c.base + url
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,7 @@ type observation struct {
 	finalTokens  int // from the final usage chunk, 0 if none
 	source       matrixgen.TokenSource
 	tail         []byte // the last output text, for loop detection
+	outputBytes  int    // all output text, in bytes
 	err          error
 }
 
@@ -107,8 +109,11 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 		MaxTokens: req.maxTokens,
 		Stream:    true,
 	}
+	// TTFT runs from the moment the request was on the wire: building a
+	// megabyte of JSON and dialling are the client's time, not the server's.
 	obs.sent = time.Now()
-	s, err := c.oa.CreateChatCompletionStream(withExtras(ctx, fields), oreq)
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
+	s, err := c.oa.CreateChatCompletionStream(httptrace.WithClientTrace(withExtras(ctx, fields), trace), oreq)
 	if err != nil {
 		obs.err, obs.end = requestError(err), time.Now()
 		return obs
@@ -205,6 +210,7 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, onFirst func()
 		o.events = append(o.events, tokenEvent{at, tokens})
 	}
 	if text != "" {
+		o.outputBytes += len(text)
 		o.tail = append(o.tail, text...)
 		if len(o.tail) > 2*tailBytes {
 			o.tail = append(o.tail[:0], o.tail[len(o.tail)-tailBytes:]...)

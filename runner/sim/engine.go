@@ -124,9 +124,22 @@ func newEngine(p Profile) *engine {
 	}
 }
 
-// submit queues a request; the scheduler admits it at its next step.
+// submit queues a request after the profile's per-request overhead; the
+// scheduler admits it at its next step.
 func (e *engine) submit(r *request) {
+	if d := time.Duration(e.p.Prefill.RequestOverheadMs * float64(time.Millisecond)); d > 0 {
+		time.AfterFunc(d, func() { e.enqueue(r) })
+		return
+	}
+	e.enqueue(r)
+}
+
+func (e *engine) enqueue(r *request) {
 	e.mu.Lock()
+	if r.done { // the client left during the overhead
+		e.mu.Unlock()
+		return
+	}
 	r.prefillLeft = r.prompt.tokens
 	e.waiting = append(e.waiting, r)
 	e.c.waiting = len(e.waiting)

@@ -35,10 +35,13 @@ type Profile struct {
 }
 
 // PrefillProfile: prompt tok/s at context N is PeakTokS / (1 + N/HalfContext),
-// falling as context grows the way attention cost does.
+// falling as context grows the way attention cost does. RequestOverheadMs is
+// the time a request spends before the scheduler sees it (parsing,
+// templating, tokenizing), which a real server spends on every request.
 type PrefillProfile struct {
-	PeakTokS    float64 `toml:"peak_tok_s"`
-	HalfContext float64 `toml:"half_context"`
+	PeakTokS          float64 `toml:"peak_tok_s"`
+	HalfContext       float64 `toml:"half_context"`
+	RequestOverheadMs float64 `toml:"request_overhead_ms"`
 }
 
 // Rate is the prefill speed, tokens per second, for a prompt of n tokens.
@@ -117,7 +120,7 @@ func DefaultProfile() Profile {
 		Version:          "0.0.0+matrixgen.sim",
 		MaxModelLen:      1 << 20,
 		KeepAliveSeconds: 1,
-		Prefill:          PrefillProfile{PeakTokS: 40000, HalfContext: 200000},
+		Prefill:          PrefillProfile{PeakTokS: 40000, HalfContext: 200000, RequestOverheadMs: 200},
 		Decode:           DecodeProfile{BaseMs: 5, PerSeqMs: 0.15, PerKTokenMs: 0.0005, MaxBatchedTokens: 8192},
 		Speculative:      SpeculativeProfile{DraftTokens: 3, Acceptance: 0.45},
 		KV:               KVProfile{CapacityTokens: 2_000_000, BlockSize: 16, MaxRunning: 128},
@@ -136,6 +139,7 @@ func (p Profile) Validate() error {
 	check(p.Model != "", "model: required")
 	check(p.MaxModelLen > 0, "max_model_len: must be positive")
 	check(p.Prefill.PeakTokS > 0 && p.Prefill.HalfContext > 0, "prefill: peak_tok_s and half_context must be positive")
+	check(p.Prefill.RequestOverheadMs >= 0, "prefill.request_overhead_ms: must not be negative")
 	check(p.Decode.BaseMs > 0 && p.Decode.PerSeqMs >= 0 && p.Decode.PerKTokenMs >= 0, "decode: base_ms must be positive, the others not negative")
 	check(p.Decode.MaxBatchedTokens > 0, "decode.max_batched_tokens: must be positive")
 	check(p.Speculative.DraftTokens >= 0 && p.Speculative.Acceptance >= 0 && p.Speculative.Acceptance <= 1, "speculative: draft_tokens ≥ 0, acceptance in 0…1")

@@ -1,0 +1,196 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// cellPlan is one decode cell to run.
+type cellPlan struct {
+	context     int
+	concurrency int
+	prompt      string // the context, warmed by the scout in shared mode
+	salt        string // the context's cache salt
+	attempt     int
+	duration    time.Duration
+	maxOutput   int
+	distinct    bool
+	warmup      time.Duration
+	stall       time.Duration
+}
+
+// cellRun is the state of a running cell, shared by its streams.
+type cellRun struct {
+	mu        sync.Mutex
+	producing int
+	changed   chan struct{}
+	streams   []*observation
+	errs      []error
+}
+
+func (r *cellRun) add(o *observation) {
+	r.mu.Lock()
+	r.streams = append(r.streams, o)
+	r.mu.Unlock()
+}
+
+func (r *cellRun) bump(delta int) {
+	r.mu.Lock()
+	r.producing += delta
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// decodeCell runs C closed-loop streams: each restarts the moment it
+// finishes. The window opens when all C are producing tokens (or when the
+// warm-up times out) and closes on the clock; streams still going are cut
+// and what they delivered inside the window counts.
+func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSampler) (matrixgen.Decode, window, error) {
+	d := matrixgen.Decode{ContextTokens: p.context, Concurrency: p.concurrency, Status: matrixgen.StatusValid, Attempts: p.attempt}
+	run := &cellRun{changed: make(chan struct{}, 1)}
+	streamCtx, cut := context.WithCancelCause(ctx)
+	defer cut(errCut)
+	var wg sync.WaitGroup
+	for i := range p.concurrency {
+		wg.Go(func() { c.closedLoop(streamCtx, p, i, run) })
+	}
+
+	// Wait for every stream to produce, or for the warm-up to run out.
+	openedByTimeout := false
+	deadline := time.NewTimer(p.warmup)
+	defer deadline.Stop()
+	for waiting := true; waiting; {
+		run.mu.Lock()
+		ready, failed := run.producing >= p.concurrency, len(run.errs) > 0
+		run.mu.Unlock()
+		switch {
+		case ready:
+			waiting = false
+			continue
+		case failed:
+			cut(errCut)
+			wg.Wait()
+			return c.failed(d, run)
+		}
+		select {
+		case <-ctx.Done():
+			cut(context.Cause(ctx))
+			wg.Wait()
+			return d, window{}, ctx.Err()
+		case <-deadline.C:
+			openedByTimeout, waiting = true, false
+		case <-run.changed:
+		}
+	}
+	w := window{start: time.Now()}
+	d.WindowStart = w.start.UTC()
+	samples := sampler.during(ctx, w.start, p.duration)
+	select {
+	case <-ctx.Done():
+		cut(context.Cause(ctx))
+		wg.Wait()
+		return d, window{}, ctx.Err()
+	case <-time.After(time.Until(w.start.Add(p.duration))):
+	}
+	w.end = time.Now()
+	cut(errCut)
+	wg.Wait()
+	d.ServerMetrics = samples()
+	run.mu.Lock()
+	w.streams = run.streams
+	errs := run.errs
+	run.mu.Unlock()
+	if len(errs) > 0 {
+		return c.failed(d, run)
+	}
+	w.figures(&d)
+	d.Status, d.Reason = classify(d, p.concurrency, openedByTimeout)
+	return d, w, nil
+}
+
+// failed marks a cell whose streams failed: over capacity when the server
+// said the prompt does not fit, error otherwise, in the server's words.
+func (c *Client) failed(d matrixgen.Decode, run *cellRun) (matrixgen.Decode, window, error) {
+	run.mu.Lock()
+	err := run.errs[0]
+	n := len(run.errs)
+	run.mu.Unlock()
+	d.Status, d.Reason = matrixgen.StatusError, err.Error()
+	if contextTooLong(err) {
+		d.Status = matrixgen.StatusOverCapacity
+	}
+	if n > 1 {
+		d.Reason += fmt.Sprintf(" (and %d more failed requests)", n-1)
+	}
+	return d, window{}, nil
+}
+
+// closedLoop keeps one stream in flight until the cell is cut.
+func (c *Client) closedLoop(ctx context.Context, p cellPlan, worker int, run *cellRun) {
+	for seq := 0; ctx.Err() == nil; seq++ {
+		req := chatRequest{
+			prompt: p.prompt + fmt.Sprintf("\n\nReader %d, attempt %d, turn %d: go on with the story from here, in your own words.",
+				worker+1, p.attempt, seq+1),
+			maxTokens: p.maxOutput,
+			salt:      p.salt,
+			seed:      uint64(p.context)<<20 ^ uint64(p.concurrency)<<12 ^ uint64(worker)<<4 ^ uint64(p.attempt)<<32 ^ uint64(seq)<<40,
+		}
+		if p.distinct {
+			req.salt = fmt.Sprintf("%s-s%d", p.salt, worker)
+		}
+		producing := false
+		o := c.stream(ctx, req, p.stall, func() { producing = true; run.bump(1) })
+		if producing {
+			run.bump(-1)
+		}
+		run.add(o)
+		if o.err != nil && ctx.Err() == nil {
+			run.mu.Lock()
+			run.errs = append(run.errs, o.err)
+			run.mu.Unlock()
+			run.bump(0)
+			return
+		}
+	}
+}
+
+// classify decides a measured cell's status: queued when the server held
+// requests back inside the window (its own waiting count, or fewer streams
+// producing than asked for), valid otherwise. Loops are judged by the caller.
+func classify(d matrixgen.Decode, concurrency int, openedByTimeout bool) (matrixgen.Status, string) {
+	if openedByTimeout {
+		return matrixgen.StatusQueued, "not every stream was producing tokens by the end of the warm-up"
+	}
+	maxWaiting, metrics := 0.0, false
+	for _, m := range d.ServerMetrics {
+		if m.Waiting != nil {
+			metrics = true
+			maxWaiting = max(maxWaiting, *m.Waiting)
+		}
+	}
+	if metrics && maxWaiting > 0 {
+		return matrixgen.StatusQueued, fmt.Sprintf("the server reported up to %g requests waiting inside the window", maxWaiting)
+	}
+	if !metrics && d.AvgActive != nil && *d.AvgActive < 0.9*float64(concurrency) {
+		return matrixgen.StatusQueued, fmt.Sprintf("only %.1f of %d streams were producing on average", *d.AvgActive, concurrency)
+	}
+	return matrixgen.StatusValid, ""
+}
+
+// looped returns the loop evidence of the first stream of the window whose
+// output repeats itself.
+func (w window) looped() *matrixgen.LoopEvidence {
+	for _, o := range w.streams {
+		if ev := detectLoop(o.tail, o.outputBytes); ev != nil {
+			return ev
+		}
+	}
+	return nil
+}

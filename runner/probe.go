@@ -1,0 +1,170 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// probe asks the server what it is and what it offers, before any
+// measurement, and records what it found in the run.
+func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe, error) {
+	p := &matrixgen.Probe{}
+	var models struct {
+		Data []struct {
+			ID          string `json:"id"`
+			Root        string `json:"root"`
+			MaxModelLen int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	if err := c.getJSON(ctx, "/v1/models", &models); err != nil {
+		return nil, fmt.Errorf("probe: %w (is an OpenAI-compatible server at %s?)", err, c.base)
+	}
+	switch {
+	case c.model == "" && len(models.Data) == 1:
+		c.model = models.Data[0].ID
+	case c.model == "":
+		ids := make([]string, len(models.Data))
+		for i, m := range models.Data {
+			ids[i] = m.ID
+		}
+		return nil, fmt.Errorf("probe: the server serves %d models (%s); set [server] model", len(ids), strings.Join(ids, ", "))
+	}
+	for _, m := range models.Data {
+		if m.ID == c.model {
+			p.Model, p.ModelRoot, p.MaxModelLen = m.ID, m.Root, m.MaxModelLen
+		}
+	}
+	if p.Model == "" {
+		return nil, fmt.Errorf("probe: the server does not serve model %q", c.model)
+	}
+	c.probeEngine(ctx, p)
+	var tok struct {
+		Count int `json:"count"`
+	}
+	if err := c.postJSON(ctx, "/tokenize", map[string]any{"model": c.model, "messages": []map[string]string{{"role": "user", "content": "hello"}}, "add_generation_prompt": true}, &tok); err == nil && tok.Count > 0 {
+		p.Tokenize = true
+	}
+	if samples, err := c.metrics(ctx, metricsURL); err == nil && len(samples) > 0 {
+		p.Metrics = true
+		kvFromMetrics(p, samples)
+	}
+	obs := c.stream(ctx, chatRequest{prompt: "Say hello.", maxTokens: 4, seed: 1}, time.Minute, nil)
+	if obs.err != nil {
+		return nil, fmt.Errorf("probe: a 4-token request failed: %w", obs.err)
+	}
+	p.ContinuousUsage = obs.source == matrixgen.TokensContinuousUsage
+	p.FinalUsage = obs.finalTokens > 0
+	return p, nil
+}
+
+// probeEngine tells the engine and version from the endpoints each offers.
+func (c *Client) probeEngine(ctx context.Context, p *matrixgen.Probe) {
+	var v struct {
+		Version string `json:"version"`
+	}
+	var sglang struct {
+		Version           string `json:"version"`
+		MaxTotalNumTokens int    `json:"max_total_num_tokens"`
+	}
+	var props struct {
+		TotalSlots int    `json:"total_slots"`
+		BuildInfo  string `json:"build_info"`
+	}
+	switch {
+	case c.getJSON(ctx, "/server_info", &sglang) == nil && sglang.MaxTotalNumTokens > 0:
+		p.Engine, p.EngineVersion = "sglang", sglang.Version
+		p.KVCacheTokens, p.KVSource = sglang.MaxTotalNumTokens, "/server_info max_total_num_tokens"
+	case c.getJSON(ctx, "/props", &props) == nil && props.TotalSlots > 0:
+		p.Engine, p.EngineVersion = "llama.cpp", props.BuildInfo
+	case c.getJSON(ctx, "/version", &v) == nil && v.Version != "":
+		p.Engine, p.EngineVersion = "vllm", v.Version
+	case c.getJSON(ctx, "/api/version", &v) == nil && v.Version != "":
+		p.Engine, p.EngineVersion = "ollama", v.Version
+	default:
+		p.Engine = "openai-compatible"
+	}
+}
+
+// metrics reads the server's Prometheus text.
+func (c *Client) metrics(ctx context.Context, url string) ([]sample, error) {
+	path := "/metrics"
+	if url != "" {
+		path = url
+	}
+	r, err := c.getURL(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Body.Close()
+	if r.StatusCode != 200 {
+		return nil, errors.New(r.Status)
+	}
+	return parseProm(r.Body), nil
+}
+
+// kvFromMetrics reads the KV capacity vLLM reports. kv_cache_size_tokens is
+// right for every model; num_gpu_blocks × block_size only for plain
+// full-attention ones (for hybrid models block_size is the smallest group's).
+func kvFromMetrics(p *matrixgen.Probe, s []sample) {
+	if p.KVCacheTokens > 0 {
+		return
+	}
+	if v, ok := label(s, "vllm:cache_config_info", "kv_cache_size_tokens"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			p.KVCacheTokens, p.KVSource = n, "vllm:cache_config_info kv_cache_size_tokens"
+			return
+		}
+	}
+	blocks, _ := label(s, "vllm:cache_config_info", "num_gpu_blocks")
+	size, _ := label(s, "vllm:cache_config_info", "block_size")
+	b, err1 := strconv.Atoi(blocks)
+	z, err2 := strconv.Atoi(size)
+	if err1 == nil && err2 == nil && b > 0 && z > 0 {
+		p.KVCacheTokens = b * z
+		p.KVSource = "vllm:cache_config_info num_gpu_blocks × block_size (wrong for hybrid models: set kv_cache_tokens)"
+	}
+}
+
+// hardware reads what this machine can say about itself: GPUs from
+// nvidia-smi when present, the CPU and the OS.
+func hardware() matrixgen.Hardware {
+	h := matrixgen.Hardware{OS: runtime.GOOS}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				h.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits").Output()
+	if err != nil {
+		return h
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	fields := strings.Split(lines[0], ",")
+	if len(fields) == 3 {
+		h.Type = "Discrete GPU"
+		h.GPU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(fields[0]), "NVIDIA "))
+		if mib, err := strconv.ParseFloat(strings.TrimSpace(fields[1]), 64); err == nil {
+			h.VRAMGB = float64(int(mib*1.048576/1000 + 0.5))
+		}
+		h.Driver = strings.TrimSpace(fields[2])
+		h.GPUCount = len(lines)
+	}
+	return h
+}

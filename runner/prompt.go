@@ -1,0 +1,145 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// vocabulary is the prompt factory's word list: common English, enough for
+// text that reads as prose and does not repeat.
+var vocabulary = strings.Fields(`time year people way day man thing woman life child world school state family
+student group country problem hand part place case week company system program question work government
+number night point home water room mother area money story fact month lot right study book eye job word
+business issue side kind head house service friend father power hour game line end member law car city
+community name president team minute idea kid body information back parent face others level office door
+health person art war history party result change morning reason research girl guy moment air teacher force
+education foot boy age policy process music market sense nation plan college interest death experience effect
+class control care field development role effort rate heart drug show leader light voice wife police mind
+price report decision son view relationship town road arm difference value building action model season
+society tax director position player record paper space ground form event official matter center couple site
+project activity star table need court oil situation cost industry figure street image phone data picture
+practice piece land product doctor wall patient worker news test movie north love support technology step baby
+computer type attention film tree source organization hair window evidence population truth song river garden
+bridge harbour lantern meadow orchard island valley mountain forest village market letter journey winter summer
+walked carried found opened kept watched remembered wondered built painted followed gathered listened crossed
+quiet bright narrow ancient gentle heavy distant careful sudden patient curious silver golden wooden broken
+slowly quickly often never always early late together alone almost already perhaps nearly`)
+
+// proseWords returns words of deterministic prose for seed: sentences of 6
+// to 22 words, capitalised and stopped, paragraphs every few sentences.
+// Every sentence is drawn afresh, so a million-token prompt never cycles,
+// which matters: repeated padding invites a model to loop.
+func proseWords(seed uint64, n int) []string {
+	rng := rand.New(rand.NewPCG(seed, 0x9105e))
+	out := make([]string, 0, n)
+	for len(out) < n {
+		length := 6 + rng.IntN(17)
+		for i := 0; i < length && len(out) < n; i++ {
+			w := vocabulary[rng.IntN(len(vocabulary))]
+			if i == 0 {
+				w = strings.ToUpper(w[:1]) + w[1:]
+			}
+			if i == length-1 {
+				w += "."
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// tokenizer counts prompt tokens as the server will: /tokenize with the
+// chat template when the server offers it.
+type tokenizer interface {
+	count(ctx context.Context, content string) (int, error)
+}
+
+// serverTokenizer is vLLM's /tokenize in its chat form (template included).
+type serverTokenizer struct{ c *Client }
+
+func (t serverTokenizer) count(ctx context.Context, content string) (int, error) {
+	var out struct {
+		Count int `json:"count"`
+	}
+	err := t.c.postJSON(ctx, "/tokenize", map[string]any{
+		"model": t.c.model, "add_generation_prompt": true,
+		"messages": []map[string]string{{"role": "user", "content": content}},
+	}, &out)
+	return out.Count, err
+}
+
+// exactPrompt builds a user message of exactly n prompt tokens as the
+// server counts them, starting with salt so no other prompt shares its
+// cache. It searches the number of prose words with the tokenizer, then
+// nudges with one-token words; it reports the count it reached, which is n
+// unless the tokenizer cannot land on n exactly.
+func exactPrompt(ctx context.Context, tok tokenizer, n int, salt string, seed uint64) (string, int, error) {
+	head := salt + "\n\n"
+	overhead, err := tok.count(ctx, strings.TrimSpace(head))
+	if err != nil {
+		return "", 0, err
+	}
+	if overhead >= n {
+		return "", 0, fmt.Errorf("a %d-token prompt is shorter than the chat template and salt (%d tokens)", n, overhead)
+	}
+	sample := proseWords(seed, 2000)
+	sampleCount, err := tok.count(ctx, head+strings.Join(sample, " "))
+	if err != nil {
+		return "", 0, err
+	}
+	perWord := float64(sampleCount-overhead) / 2000
+	guess := int(float64(n-overhead)/perWord) + 16
+	words := proseWords(seed, guess*5/4+64)
+	text := func(w int) string { return head + strings.Join(words[:w], " ") }
+	// Search the largest word count whose prompt is at most n tokens, first
+	// in a bracket around the estimate (a few calls), widening if it misses.
+	best, bestCount := 0, overhead
+	slack := guess/50 + 32
+	lo, hi := max(guess-slack, 0), min(guess+slack, len(words))
+	if c, err := tok.count(ctx, text(lo)); err != nil {
+		return "", 0, err
+	} else if c > n {
+		lo = 0
+	} else {
+		best, bestCount = lo, c
+	}
+	if c, err := tok.count(ctx, text(hi)); err != nil {
+		return "", 0, err
+	} else if c <= n {
+		lo, best, bestCount = hi, hi, c
+		hi = len(words)
+	}
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		c, err := tok.count(ctx, text(mid))
+		if err != nil {
+			return "", 0, err
+		}
+		if c <= n {
+			best, bestCount = mid, c
+			lo = mid + 1
+		} else {
+			hi = mid - 1
+		}
+		if c == n {
+			break
+		}
+	}
+	out := text(best)
+	// Tokenizers merge across word boundaries; close the last gap with
+	// single letters, each usually a token of its own.
+	for i := 0; bestCount < n && i < 16; i++ {
+		next := out + " a"
+		c, err := tok.count(ctx, next)
+		if err != nil {
+			return "", 0, err
+		}
+		if c > n {
+			break
+		}
+		out, bestCount = next, c
+	}
+	return out, bestCount, nil
+}

@@ -1,0 +1,84 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// metricsSampler reads the server's /metrics through a cell's window.
+type metricsSampler struct {
+	c        *Client
+	url      string
+	enabled  bool
+	interval time.Duration
+}
+
+// during samples from start for length in the background; the returned
+// function stops sampling and gives the samples.
+func (s *metricsSampler) during(ctx context.Context, start time.Time, length time.Duration) func() []matrixgen.MetricsSample {
+	if s == nil || !s.enabled {
+		return func() []matrixgen.MetricsSample { return nil }
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	var out []matrixgen.MetricsSample
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var prevDraft, prevAccepted float64
+		tick := time.NewTicker(s.interval)
+		defer tick.Stop()
+		for first := true; ; first = false {
+			if !first {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+			at := time.Since(start)
+			if at > length {
+				return
+			}
+			samples, err := s.c.metrics(ctx, s.url)
+			if err != nil {
+				continue
+			}
+			m := matrixgen.MetricsSample{AtSeconds: at.Seconds()}
+			m.Running = metric(samples, "vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing")
+			m.Waiting = metric(samples, "vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred")
+			m.KVCacheUsage = metric(samples, "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage")
+			m.Preemptions = metric(samples, "vllm:num_preemptions_total", "sglang:num_retracted_requests_total")
+			draft, okD := sum(samples, "vllm:spec_decode_num_draft_tokens_total")
+			accepted, okA := sum(samples, "vllm:spec_decode_num_accepted_tokens_total")
+			if okD && okA && !first && draft > prevDraft {
+				m.SpecAcceptanceRate = new((accepted - prevAccepted) / (draft - prevDraft))
+			}
+			prevDraft, prevAccepted = draft, accepted
+			mu.Lock()
+			out = append(out, m)
+			mu.Unlock()
+		}
+	}()
+	return func() []matrixgen.MetricsSample {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return out
+	}
+}
+
+// metric is the first of the named metrics the server reports, summed
+// over its engines.
+func metric(samples []sample, names ...string) *float64 {
+	for _, name := range names {
+		if v, ok := sum(samples, name); ok {
+			return new(v)
+		}
+	}
+	return nil
+}

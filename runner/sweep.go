@@ -1,0 +1,486 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// Options are the run's settings plus what the command line decides.
+type Options struct {
+	Settings Settings
+	// APIKey is read from the environment by the caller; it is sent to the
+	// server and never written anywhere.
+	APIKey string
+	// File is the run file, written after every measurement.
+	File string
+	// Resume continues the run in File: cells already measured are kept.
+	Resume bool
+	// Simulated marks the run as measured against `matrixgen sim`.
+	Simulated bool
+	// Log receives progress lines.
+	Log io.Writer
+	// Version is matrixgen's version, recorded as the tool's.
+	Version string
+}
+
+// Run probes the server and measures every prefill context and decode
+// cell, saving the run file after each. On cancellation it saves what it
+// has, marked incomplete, and returns the context's error.
+func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
+	o.Settings.Defaults()
+	s := o.Settings
+	maxStreams := slices.Max(s.Sweep.Concurrency)
+	c := NewClient(s.Server.BaseURL, o.APIKey, maxStreams)
+	c.model = s.Server.Model
+	c.extras = requestExtras(s)
+	logf := func(format string, args ...any) { fmt.Fprintf(o.Log, format+"\n", args...) }
+
+	probe, err := c.probe(ctx, s.Server.MetricsURL)
+	if err != nil {
+		return nil, err
+	}
+	if s.Sweep.KVCacheTokens > 0 {
+		probe.KVCacheTokens, probe.KVSource = s.Sweep.KVCacheTokens, "matrixgen.toml [sweep] kv_cache_tokens"
+	}
+	logf("server: %s %s, model %s, max length %d, KV cache %d tokens (%s)",
+		probe.Engine, probe.EngineVersion, probe.Model, probe.MaxModelLen, probe.KVCacheTokens, cmpOr(probe.KVSource, "unknown"))
+	plan, err := resolvePlan(s.Sweep, probe.MaxModelLen)
+	if err != nil {
+		return nil, err
+	}
+	run := newRun(o, probe, plan)
+	if o.Resume {
+		if run, err = resumeRun(o.File, run); err != nil {
+			return nil, err
+		}
+	}
+	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf,
+		sampler: &metricsSampler{c: c, url: s.Server.MetricsURL, enabled: probe.Metrics, interval: time.Second},
+		started: time.Now()}
+	if !probe.Tokenize {
+		return nil, errors.New("the server offers no /tokenize; exact prompt lengths need it (calibration on usage is not built yet)")
+	}
+	sw.tok = serverTokenizer{c}
+	if err := sw.save(); err != nil {
+		return nil, err
+	}
+	err = sw.sweep(ctx, plan)
+	run.Incomplete = err != nil || sw.remaining() > 0
+	if !run.Incomplete {
+		run.FinishedAt = time.Now().UTC().Truncate(time.Second)
+	}
+	if saveErr := sw.save(); saveErr != nil {
+		return run, errors.Join(err, saveErr)
+	}
+	return run, err
+}
+
+func cmpOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// requestExtras are the fields every chat request carries beside the prompt.
+func requestExtras(s Settings) map[string]any {
+	extras := map[string]any{}
+	for k, v := range s.Server.Extra {
+		extras[k] = v
+	}
+	if *s.Sweep.IgnoreEOS {
+		extras["ignore_eos"] = true
+	}
+	if s.Server.Temperature != nil {
+		extras["temperature"] = *s.Server.Temperature
+	}
+	if len(s.Server.ChatTemplateKwargs) > 0 {
+		extras["chat_template_kwargs"] = s.Server.ChatTemplateKwargs
+	}
+	return extras
+}
+
+// plan is the resolved sweep: contexts in tokens.
+type plan struct {
+	contexts, prefill, concurrency []int
+}
+
+// maxMargin keeps "max" a little under the model's length, room for the
+// per-request suffix and the chat template.
+const maxMargin = 64
+
+func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
+	var p plan
+	resolve := func(labels []string) ([]int, error) {
+		var out []int
+		for _, l := range labels {
+			if strings.EqualFold(strings.TrimSpace(l), "max") {
+				if maxModelLen == 0 {
+					return nil, errors.New(`context "max" needs the server's max_model_len, which it did not report`)
+				}
+				n := (maxModelLen - s.MaxOutput - maxMargin) / matrixgen.TokensPerK * matrixgen.TokensPerK
+				if n <= 0 {
+					return nil, fmt.Errorf("max_output %d leaves no room in max_model_len %d", s.MaxOutput, maxModelLen)
+				}
+				out = append(out, n)
+				continue
+			}
+			n, err := matrixgen.ParseContext(l)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, n)
+		}
+		slices.Sort(out)
+		return slices.Compact(out), nil
+	}
+	var err error
+	if p.contexts, err = resolve(s.Contexts); err != nil {
+		return p, err
+	}
+	prefill := s.PrefillContexts
+	if len(prefill) == 0 {
+		prefill = s.Contexts
+	}
+	if p.prefill, err = resolve(prefill); err != nil {
+		return p, err
+	}
+	p.concurrency = slices.Clone(s.Concurrency)
+	slices.Sort(p.concurrency)
+	p.concurrency = slices.Compact(p.concurrency)
+	return p, nil
+}
+
+func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
+	s := o.Settings
+	d := s.Describe
+	hw := hardware()
+	hw.Type = cmpOr(d.HardwareType, hw.Type)
+	hw.GPU = cmpOr(d.GPU, hw.GPU)
+	hw.CPU = cmpOr(d.CPU, hw.CPU)
+	hw.OS = cmpOr(d.OS, hw.OS)
+	if d.GPUCount > 0 {
+		hw.GPUCount = d.GPUCount
+	}
+	if d.VRAMGB > 0 {
+		hw.VRAMGB = d.VRAMGB
+	}
+	r := &matrixgen.Run{
+		Schema:    matrixgen.SchemaVersion,
+		StartedAt: time.Now().UTC().Truncate(time.Second),
+		Simulated: o.Simulated,
+		Tool:      matrixgen.Tool{Name: "matrixgen", Version: o.Version},
+		Hardware:  hw,
+		Engine: matrixgen.Engine{
+			Name: cmpOr(d.Engine, probe.Engine), Version: cmpOr(d.EngineVersion, probe.EngineVersion),
+			Quantization: d.Quantization, Backend: d.Backend, Repository: d.Repository, Build: d.Build, Commit: d.Commit,
+		},
+		Model: matrixgen.Model{
+			Name: cmpOr(d.ModelName, cmpOr(lastSegment(probe.ModelRoot), probe.Model)), ServedName: probe.Model,
+			Revision: d.Revision, MaxModelLen: probe.MaxModelLen,
+		},
+		LaunchCommand: RedactCommand(d.LaunchCommand),
+		Probe:         probe,
+		Sweep: matrixgen.Sweep{
+			DecodeTest: matrixgen.DecodeFixedDuration, PrefillMode: matrixgen.PrefillDecodeWarmup,
+			DurationSeconds: s.Sweep.Duration.Seconds(), MaxOutputTokens: s.Sweep.MaxOutput,
+			Contexts: p.contexts, Concurrency: p.concurrency, PrefillContexts: p.prefill,
+			IgnoreEOS: s.Sweep.IgnoreEOS,
+		},
+	}
+	for _, n := range p.prefill {
+		r.Prefill = append(r.Prefill, matrixgen.Prefill{ContextTokens: n, Status: matrixgen.StatusNotRun})
+	}
+	for _, n := range p.contexts {
+		for _, cc := range p.concurrency {
+			r.Decode = append(r.Decode, matrixgen.Decode{ContextTokens: n, Concurrency: cc, Status: matrixgen.StatusNotRun})
+		}
+	}
+	return r
+}
+
+func lastSegment(path string) string {
+	return path[strings.LastIndexByte(path, '/')+1:]
+}
+
+// resumeRun takes the measurements of an earlier run of the same sweep:
+// every cell that finished (anything but not_run and error) is kept.
+func resumeRun(file string, fresh *matrixgen.Run) (*matrixgen.Run, error) {
+	e, err := matrixgen.LoadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	old := e.Run
+	if !slices.Equal(old.Sweep.Contexts, fresh.Sweep.Contexts) || !slices.Equal(old.Sweep.Concurrency, fresh.Sweep.Concurrency) ||
+		!slices.Equal(old.Sweep.PrefillContexts, fresh.Sweep.PrefillContexts) {
+		return nil, fmt.Errorf("resume: %s was a different sweep (contexts %v × concurrency %v)", file, old.Sweep.Contexts, old.Sweep.Concurrency)
+	}
+	old.Incomplete = true
+	return old, nil
+}
+
+func finished(s matrixgen.Status) bool {
+	return s != matrixgen.StatusNotRun && s != matrixgen.StatusError
+}
+
+// sweeper carries a sweep's state from cell to cell.
+type sweeper struct {
+	c       *Client
+	o       Options
+	s       Settings
+	run     *matrixgen.Run
+	probe   *matrixgen.Probe
+	tok     tokenizer
+	sampler *metricsSampler
+	logf    func(string, ...any)
+	started time.Time
+	done    int
+}
+
+func (sw *sweeper) remaining() int {
+	n := 0
+	for _, p := range sw.run.Prefill {
+		if !finished(p.Status) {
+			n++
+		}
+	}
+	for _, d := range sw.run.Decode {
+		if !finished(d.Status) {
+			n++
+		}
+	}
+	return n
+}
+
+func (sw *sweeper) sweep(ctx context.Context, p plan) error {
+	all := slices.Clone(p.contexts)
+	all = append(all, p.prefill...)
+	slices.Sort(all)
+	all = slices.Compact(all)
+	for _, n := range all {
+		if err := sw.context(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// context measures one context: the scout (prefill, and the warm-up of the
+// shared context), then its decode cells by concurrency.
+func (sw *sweeper) context(ctx context.Context, n int) error {
+	pre := sw.prefillRow(n)
+	cells := sw.cellsAt(n)
+	if (pre == nil || finished(pre.Status)) && len(cells) == 0 {
+		return nil
+	}
+	salt := fmt.Sprintf("matrixgen %s context %s", sw.run.StartedAt.Format("20060102T150405Z"), matrixgen.ContextLabel(n))
+	prompt, got, err := exactPrompt(ctx, sw.tok, n, salt, uint64(n))
+	if err != nil {
+		return fmt.Errorf("prompt of %s tokens: %w", matrixgen.ContextLabel(n), err)
+	}
+	if got != n {
+		sw.logf("note: the tokenizer landed on %d tokens for %s, not %d", got, matrixgen.ContextLabel(n), n)
+	}
+	cacheSalt := strings.ReplaceAll(strings.ReplaceAll(salt, " ", "-"), "/", "-")
+	if err := sw.scout(ctx, n, prompt, cacheSalt, pre); err != nil {
+		return err
+	}
+	for _, i := range cells {
+		if err := sw.cell(ctx, i, prompt, cacheSalt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (sw *sweeper) prefillRow(n int) *matrixgen.Prefill {
+	for i := range sw.run.Prefill {
+		if sw.run.Prefill[i].ContextTokens == n {
+			return &sw.run.Prefill[i]
+		}
+	}
+	return nil
+}
+
+// cellsAt lists the unfinished decode cells at context n, by concurrency.
+func (sw *sweeper) cellsAt(n int) []int {
+	var out []int
+	for i, d := range sw.run.Decode {
+		if d.ContextTokens == n && !finished(d.Status) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// scout sends the context once, asking for one token: its TTFT is the
+// prefill figure, and it leaves the context in the prefix cache for the
+// decode cells that share it.
+func (sw *sweeper) scout(ctx context.Context, n int, prompt, salt string, row *matrixgen.Prefill) error {
+	obs := sw.c.stream(ctx, chatRequest{prompt: prompt, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout.Duration, nil)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if row == nil || finished(row.Status) {
+		return nil // a warm-up only
+	}
+	switch {
+	case obs.err != nil && contextTooLong(obs.err):
+		row.Status, row.Reason = matrixgen.StatusOverCapacity, obs.err.Error()
+	case obs.err != nil:
+		row.Status, row.Reason = matrixgen.StatusError, obs.err.Error()
+	case obs.firstText.IsZero():
+		row.Status, row.Reason = matrixgen.StatusError, "the scout request produced no token"
+	default:
+		ttft := obs.firstText.Sub(obs.sent)
+		row.Status = matrixgen.StatusValid
+		row.PromptTokens = obs.promptTokens
+		row.TTFTMs = new(ms(ttft))
+		row.PromptTokS = new(float64(cmpInt(obs.promptTokens, n)) / ttft.Seconds())
+		row.Completed = new(1)
+	}
+	sw.done++
+	sw.logf("%s prefill %s: %s", sw.progress(), matrixgen.ContextLabel(n), describePrefill(*row))
+	return sw.save()
+}
+
+func cmpInt(a, alt int) int {
+	if a == 0 {
+		return alt
+	}
+	return a
+}
+
+// cell measures one decode cell, retrying it with a fresh suffix while it
+// loops, up to the configured number of retries.
+func (sw *sweeper) cell(ctx context.Context, i int, prompt, salt string) error {
+	d := &sw.run.Decode[i]
+	n, cc := d.ContextTokens, d.Concurrency
+	if reason := sw.overCapacity(n, cc); reason != "" {
+		*d = matrixgen.Decode{ContextTokens: n, Concurrency: cc, Status: matrixgen.StatusOverCapacity, Reason: reason}
+	} else {
+		for attempt := 1; ; attempt++ {
+			got, w, err := sw.c.decodeCell(ctx, cellPlan{
+				context: n, concurrency: cc, prompt: prompt, salt: salt, attempt: attempt,
+				duration: sw.s.Sweep.Duration.Duration, maxOutput: sw.s.Sweep.MaxOutput,
+				distinct: sw.s.Sweep.CacheMode == "distinct",
+				warmup:   sw.s.Sweep.WarmupTimeout.Duration, stall: sw.s.Sweep.StallTimeout.Duration,
+			}, sw.sampler)
+			if err != nil {
+				return err
+			}
+			*d = got
+			if d.Status == matrixgen.StatusError || d.Status == matrixgen.StatusOverCapacity {
+				break
+			}
+			if ev := w.looped(); ev != nil {
+				d.Status, d.Loop = matrixgen.StatusLooped, ev
+				d.Reason = fmt.Sprintf("output repeated %q from byte %d", ev.Unit, ev.StartOffset)
+				if attempt <= *sw.s.Sweep.LoopRetries {
+					sw.logf("%s %s × %d looped; retrying with a fresh prompt", sw.progress(), matrixgen.ContextLabel(n), cc)
+					continue
+				}
+			}
+			break
+		}
+	}
+	sw.done++
+	sw.logf("%s decode %s × %d: %s", sw.progress(), matrixgen.ContextLabel(n), cc, describeDecode(*d))
+	return sw.save()
+}
+
+// overCapacity says why a cell cannot run, before sending anything: C
+// requests of N prompt and max output tokens need more KV cache than the
+// server has, or one request exceeds the model's length.
+func (sw *sweeper) overCapacity(n, cc int) string {
+	maxOut := sw.s.Sweep.MaxOutput
+	if l := sw.probe.MaxModelLen; l > 0 && n+maxOut > l {
+		return fmt.Sprintf("%d prompt + %d output tokens exceed the model's maximum length of %d", n, maxOut, l)
+	}
+	if kv := sw.probe.KVCacheTokens; kv > 0 && cc*(n+maxOut) > kv {
+		return fmt.Sprintf("%d × (%d + %d) tokens exceed the KV cache of %d tokens (%s)", cc, n, maxOut, kv, sw.probe.KVSource)
+	}
+	return ""
+}
+
+// progress is "[done/total, ETA]" for log lines.
+func (sw *sweeper) progress() string {
+	total := len(sw.run.Prefill) + len(sw.run.Decode)
+	left := sw.remaining()
+	eta := ""
+	if sw.done > 0 && left > 0 {
+		per := time.Since(sw.started) / time.Duration(sw.done)
+		eta = ", ETA " + (per * time.Duration(left)).Round(time.Second).String()
+	}
+	return fmt.Sprintf("[%d/%d%s]", total-left, total, eta)
+}
+
+func describePrefill(p matrixgen.Prefill) string {
+	if p.Status != matrixgen.StatusValid {
+		return p.Status.Label() + ": " + p.Reason
+	}
+	return fmt.Sprintf("%.0f tok/s, TTFT %.0f ms (%d prompt tokens)", *p.PromptTokS, *p.TTFTMs, p.PromptTokens)
+}
+
+func describeDecode(d matrixgen.Decode) string {
+	if d.TotalTokS == nil {
+		return d.Status.Label() + ": " + d.Reason
+	}
+	s := fmt.Sprintf("%.1f tok/s total, %d tokens in %.1f s", *d.TotalTokS, *d.OutputTokens, *d.WindowSeconds)
+	if d.TTFTMs != nil {
+		s += fmt.Sprintf(", TTFT %.0f ms", d.TTFTMs.P50)
+	}
+	if d.Status != matrixgen.StatusValid {
+		s += " — " + d.Status.Label() + ": " + d.Reason
+	}
+	return s
+}
+
+// save writes the run file atomically: a temporary file beside it, synced,
+// then renamed over it, so the file is a whole valid run at every moment.
+func (sw *sweeper) save() error {
+	return SaveRun(sw.o.File, sw.run)
+}
+
+// SaveRun writes a run file atomically.
+func SaveRun(file string, run *matrixgen.Run) error {
+	data, err := matrixgen.EncodeRun(run)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(file)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("save %s: %w", file, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save %s: %w (the previous file is unchanged)", file, err)
+	}
+	return nil
+}
