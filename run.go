@@ -40,7 +40,7 @@ type Run struct {
 	// Probe is what `matrixgen run` found out about the server before it
 	// measured anything.
 	Probe *Probe `json:"probe,omitempty"`
-	Sweep         Sweep  `json:"sweep"`
+	Sweep Sweep  `json:"sweep"`
 	// Prefill holds one measurement per prefill context.
 	Prefill []Prefill `json:"prefill,omitempty"`
 	// Decode holds one cell per (context, concurrency) pair of the matrix.
