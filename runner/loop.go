@@ -45,7 +45,7 @@ func detectLoop(text []byte, outputBytes int) *matrixgen.LoopEvidence {
 			}
 		}
 		return &matrixgen.LoopEvidence{
-			Unit:        strings.Join(words[n-p:], " "),
+			Unit:        strings.Join(words[n-covered:n-covered+p], " "), // as it first appeared
 			StartOffset: outputBytes - (len(text) - begin),
 			Excerpt:     string(excerpt),
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +127,142 @@ func TestSweepMatchesTheTruth(t *testing.T) {
 	for _, p := range run.Prefill {
 		if p.Status != matrixgen.StatusValid || p.PromptTokens != p.ContextTokens {
 			t.Errorf("prefill %s: %s, %d prompt tokens (%s)", matrixgen.ContextLabel(p.ContextTokens), p.Status, p.PromptTokens, p.Reason)
+		}
+	}
+}
+
+// TestSpeculativeChunksCountedExactly: with several tokens per chunk, a
+// stream's count equals what the sim sent, chunk for chunk.
+func TestSpeculativeChunksCountedExactly(t *testing.T) {
+	p := testProfile()
+	p.Speculative = sim.SpeculativeProfile{DraftTokens: 3, Acceptance: 0.7}
+	s, url := startSim(t, p)
+	c := NewClient(url, "", 1)
+	c.model = "sim"
+	c.extras = map[string]any{"ignore_eos": true}
+	obs := c.stream(context.Background(), chatRequest{prompt: "Tell me a story.", maxTokens: 500, seed: 3}, time.Minute, nil)
+	if !obs.complete() {
+		t.Fatalf("stream failed: %v", obs.err)
+	}
+	truth := s.Trace()[0]
+	if obs.tokens() != 500 || truth.OutputTokens != 500 {
+		t.Errorf("counted %d tokens, the sim sent %d, asked for 500", obs.tokens(), truth.OutputTokens)
+	}
+	if len(obs.events) != len(truth.Chunks) {
+		t.Fatalf("%d token events, the sim sent %d chunks", len(obs.events), len(truth.Chunks))
+	}
+	multi := 0
+	for i, e := range obs.events {
+		if e.tokens != truth.Chunks[i].Tokens {
+			t.Errorf("chunk %d: counted %d tokens, the sim sent %d", i, e.tokens, truth.Chunks[i].Tokens)
+		}
+		if e.tokens > 1 {
+			multi++
+		}
+	}
+	if multi == 0 {
+		t.Error("no chunk carried several tokens; the test proves nothing")
+	}
+	if obs.source != matrixgen.TokensContinuousUsage {
+		t.Errorf("token source %q", obs.source)
+	}
+}
+
+// TestQueuedCell: a server that runs 2 requests at once, asked for 4.
+func TestQueuedCell(t *testing.T) {
+	p := testProfile()
+	p.KV.MaxRunning = 2
+	_, url := startSim(t, p)
+	s := testSettings(url, []string{"1K"}, []int{2, 4}, 1500*time.Millisecond)
+	s.Sweep.WarmupTimeout.Duration = 2 * time.Second
+	run, _ := sweep(t, s)
+	if got := run.Decode[0].Status; got != matrixgen.StatusValid {
+		t.Errorf("2 streams on 2 slots: %s (%s)", got, run.Decode[0].Reason)
+	}
+	if got := run.Decode[1]; got.Status != matrixgen.StatusQueued || got.TotalTokS == nil {
+		t.Errorf("4 streams on 2 slots: %s (%s), figures %v", got.Status, got.Reason, got.TotalTokS)
+	}
+}
+
+// TestOverCapacityWithoutRequests: cells whose KV need exceeds the cache
+// are decided before anything is sent for them.
+func TestOverCapacityWithoutRequests(t *testing.T) {
+	p := testProfile()
+	p.MaxModelLen = 16384
+	p.KV.CapacityTokens = 20000
+	srv, url := startSim(t, p)
+	run, _ := sweep(t, testSettings(url, []string{"4K"}, []int{1, 2, 4}, time.Second))
+	want := []matrixgen.Status{matrixgen.StatusValid, matrixgen.StatusValid, matrixgen.StatusOverCapacity}
+	for i, d := range run.Decode {
+		if d.Status != want[i] {
+			t.Errorf("4K × %d: %s (%s), want %s", d.Concurrency, d.Status, d.Reason, want[i])
+		}
+	}
+	// 4 × (4,096 + 4,096) = 32,768 > 20,000; 2 × 8,192 = 16,384 fits.
+	for _, rt := range srv.Trace() {
+		if rt.Arrival.After(run.Decode[1].WindowStart.Add(time.Duration(*run.Decode[1].WindowSeconds * float64(time.Second)))) {
+			t.Errorf("a request was sent after the last cell that could run: %s", rt.ID)
+		}
+	}
+	if !strings.Contains(run.Decode[2].Reason, "KV cache of 20000 tokens") {
+		t.Errorf("reason %q", run.Decode[2].Reason)
+	}
+}
+
+// TestLoopedCell: a model that loops above 2K tokens of context is retried,
+// then marked Looped with the repeated unit kept.
+func TestLoopedCell(t *testing.T) {
+	p := testProfile()
+	p.Loop = sim.LoopProfile{AboveContext: 2048, AfterTokens: 20, Phrase: "round and round it goes"}
+	_, url := startSim(t, p)
+	s := testSettings(url, []string{"1K", "4K"}, []int{1}, 2*time.Second)
+	s.Sweep.LoopRetries = new(1)
+	run, _ := sweep(t, s)
+	if d := run.Decode[0]; d.Status != matrixgen.StatusValid {
+		t.Errorf("1K: %s (%s)", d.Status, d.Reason)
+	}
+	d := run.Decode[1]
+	if d.Status != matrixgen.StatusLooped || d.Loop == nil || d.Loop.Unit != "round and round it goes" || d.Attempts != 2 {
+		t.Fatalf("4K: %s, loop %+v, attempts %d", d.Status, d.Loop, d.Attempts)
+	}
+	if d.TotalTokS == nil {
+		t.Error("a looped cell lost its figures")
+	}
+}
+
+// TestExactPromptLengths builds prompts of exactly 8K, 128K and 1M tokens
+// as the server counts them.
+func TestExactPromptLengths(t *testing.T) {
+	_, url := startSim(t, testProfile())
+	c := NewClient(url, "", 1)
+	c.model = "sim"
+	for _, n := range []int{8 << 10, 128 << 10, 1 << 20} {
+		text, got, err := exactPrompt(context.Background(), serverTokenizer{c}, n, "salt "+matrixgen.ContextLabel(n), uint64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		count, err := serverTokenizer{c}.count(context.Background(), text)
+		if got != n || count != n {
+			t.Errorf("%s: built %d tokens, the server counts %d", matrixgen.ContextLabel(n), got, count)
+		}
+		if !strings.HasPrefix(text, "salt "+matrixgen.ContextLabel(n)) {
+			t.Errorf("%s: the salt is not at the very start", matrixgen.ContextLabel(n))
+		}
+	}
+}
+
+func TestProseDoesNotCycle(t *testing.T) {
+	words := proseWords(1, 200000)
+	if ev := detectLoop([]byte(strings.Join(words, " ")), 0); ev != nil {
+		t.Errorf("the prompt prose loops: %+v", ev)
+	}
+	seen := map[string]int{}
+	for i := 0; i+12 <= len(words); i += 12 {
+		seen[strings.Join(words[i:i+12], " ")]++
+	}
+	for s, n := range seen {
+		if n > 1 {
+			t.Fatalf("a 12-word run repeats %d times: %q", n, s)
 		}
 	}
 }
