@@ -9,9 +9,12 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runner"
 	"github.com/matrixgen/matrixgen/runner/sim"
 )
 
@@ -20,7 +23,27 @@ const DefaultFile = "matrixgen.toml"
 
 // Config is the whole file. Every section is optional.
 type Config struct {
-	Site Site `toml:"site"`
+	Site     Site            `toml:"site"`
+	Server   runner.Server   `toml:"server"`
+	Sweep    runner.Sweep    `toml:"sweep"`
+	Describe runner.Describe `toml:"describe"`
+
+	lines map[string]int // where each key was defined, for later errors
+	file  string
+}
+
+// Settings is the part of the config `matrixgen run` uses.
+func (c Config) Settings() runner.Settings {
+	return runner.Settings{Server: c.Server, Sweep: c.Sweep, Describe: c.Describe}
+}
+
+// Where names the place of a key in the file, "matrixgen.toml:12", for an
+// error found after loading (a context the server cannot hold, say).
+func (c Config) Where(key string) string {
+	if n := c.lines[key]; n > 0 {
+		return fmt.Sprintf("%s:%d", c.file, n)
+	}
+	return c.file
 }
 
 // Site configures the published site.
@@ -53,8 +76,9 @@ func Parse(name string, data []byte) (Config, error) {
 	if err := decodeStrict(name, data, &c); err != nil {
 		return Config{}, err
 	}
+	c.lines, c.file = keyLines(data), name
 	if err := c.validate(); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", name, err)
+		return Config{}, err
 	}
 	return c, nil
 }
@@ -110,14 +134,70 @@ func decodeStrict(name string, data []byte, v any) error {
 	return nil
 }
 
+// validate checks every value that cannot be right whatever the server,
+// before any request is sent, each error placed at its key's line.
 func (c Config) validate() error {
-	if u := c.Site.BaseURL; u != "" {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s: %s", c.Where(key), key, fmt.Sprintf(format, args...)))
+	}
+	checkURL := func(key, u string) {
 		parsed, err := url.Parse(u)
-		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-			return fmt.Errorf("site.base_url: want an http:// or https:// URL, got %q", u)
+		if u != "" && (err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "") {
+			bad(key, "want an http:// or https:// URL, got %q", u)
 		}
 	}
-	return nil
+	checkURL("site.base_url", c.Site.BaseURL)
+	checkURL("server.base_url", c.Server.BaseURL)
+	if c.Server.MetricsURL != "" && !strings.HasPrefix(c.Server.MetricsURL, "/") {
+		checkURL("server.metrics_url", c.Server.MetricsURL)
+	}
+	s := c.Sweep
+	for _, l := range append(slices.Clone(s.Contexts), s.PrefillContexts...) {
+		if strings.EqualFold(strings.TrimSpace(l), "max") {
+			continue
+		}
+		if _, err := matrixgen.ParseContext(l); err != nil {
+			key := "sweep.contexts"
+			if !slices.Contains(s.Contexts, l) {
+				key = "sweep.prefill_contexts"
+			}
+			bad(key, "%v", err)
+		}
+	}
+	for _, n := range s.Concurrency {
+		if n < 1 || n > 100000 {
+			bad("sweep.concurrency", "want levels from 1 up, got %d", n)
+		}
+	}
+	if c.lines["sweep.duration"] > 0 && s.Duration.Duration <= 0 {
+		bad("sweep.duration", "must be positive, got %v", s.Duration.Duration)
+	}
+	if s.MaxOutput < 0 || c.lines["sweep.max_output"] > 0 && s.MaxOutput == 0 {
+		bad("sweep.max_output", "must be at least 1, got %d", s.MaxOutput)
+	}
+	if s.KVCacheTokens < 0 {
+		bad("sweep.kv_cache_tokens", "must not be negative, got %d", s.KVCacheTokens)
+	}
+	if s.LoopRetries != nil && *s.LoopRetries < 0 {
+		bad("sweep.loop_retries", "must not be negative, got %d", *s.LoopRetries)
+	}
+	if s.CacheMode != "" && s.CacheMode != "shared" && s.CacheMode != "distinct" {
+		bad("sweep.cache_mode", "want shared or distinct, got %q", s.CacheMode)
+	}
+	for _, key := range []string{"sweep.warmup_timeout", "sweep.stall_timeout"} {
+		d := s.WarmupTimeout
+		if key == "sweep.stall_timeout" {
+			d = s.StallTimeout
+		}
+		if c.lines[key] > 0 && d.Duration <= 0 {
+			bad(key, "must be positive, got %v", d.Duration)
+		}
+	}
+	if c.Describe.VRAMGB < 0 || c.Describe.GPUCount < 0 {
+		bad("describe", "vram_gb and gpu_count must not be negative")
+	}
+	return errors.Join(errs...)
 }
 
 // typeErrLine reads BurntSushi/toml's type errors, which come as text:
@@ -167,6 +247,9 @@ func unquoteKey(k string) string {
 
 // Validated checks a config changed after loading, by flags.
 func Validated(c Config) (Config, error) {
+	if c.file == "" {
+		c.file = "flags"
+	}
 	if err := c.validate(); err != nil {
 		return Config{}, err
 	}

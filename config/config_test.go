@@ -83,3 +83,37 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestExampleConfig keeps examples/matrixgen.toml loading, with the seed's sweep.
+func TestExampleConfig(t *testing.T) {
+	c, err := Load(filepath.Join("..", "examples", "matrixgen.toml"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Settings()
+	if len(s.Sweep.Contexts) != 8 || len(s.Sweep.Concurrency) != 8 || s.Sweep.Duration.Seconds() != 30 || s.Sweep.MaxOutput != 4096 {
+		t.Errorf("the example is not the seed's sweep: %+v", s.Sweep)
+	}
+	if s.Server.APIKeyEnv != "VLLM_API_KEY" || s.Describe.GPU == "" {
+		t.Errorf("server %+v, describe %+v", s.Server, s.Describe)
+	}
+}
+
+func TestRunSettingsErrors(t *testing.T) {
+	tests := []struct{ doc, want string }{
+		{"[sweep]\nduration = \"0s\"\n", "m.toml:2: sweep.duration: must be positive"},
+		{"[sweep]\nduration = \"soon\"\n", `m.toml:2: key "sweep.duration"`},
+		{"[sweep]\n\nconcurrency = [1, -1]\n", "m.toml:3: sweep.concurrency: want levels from 1 up, got -1"},
+		{"[sweep]\ncontexts = [\"8K\", \"lots\"]\n", `m.toml:2: sweep.contexts: context "lots"`},
+		{"[sweep]\ncache_mode = \"mixed\"\n", "m.toml:2: sweep.cache_mode"},
+		{"[sweep]\nmax_output = 0\n", "m.toml:2: sweep.max_output"},
+		{"[server]\nbase_url = \"localhost:8000\"\n", "m.toml:2: server.base_url"},
+		{"[server]\nkey = \"sk-1\"\n", `m.toml:2: unknown key "server.key"`},
+	}
+	for _, tt := range tests {
+		_, err := Parse("m.toml", []byte(tt.doc))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v\nwant it to contain %q", tt.doc, err, tt.want)
+		}
+	}
+}

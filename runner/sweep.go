@@ -177,7 +177,7 @@ func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 	r := &matrixgen.Run{
 		Schema:    matrixgen.SchemaVersion,
 		StartedAt: time.Now().UTC().Truncate(time.Second),
-		Simulated: o.Simulated,
+		Simulated: o.Simulated || strings.Contains(probe.EngineVersion, "matrixgen.sim"),
 		Tool:      matrixgen.Tool{Name: "matrixgen", Version: o.Version},
 		Hardware:  hw,
 		Engine: matrixgen.Engine{

@@ -23,6 +23,7 @@ type command struct {
 var commands = map[string]command{
 	"build": buildCommand,
 	"sim":   simCommand,
+	"run":   runCommand,
 }
 
 func main() {

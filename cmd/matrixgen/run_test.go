@@ -1,0 +1,99 @@
+package main
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runner/sim"
+)
+
+// TestRunThenBuild: `matrixgen run` against the sim, then `matrixgen build`
+// publishes a page for the new run, marked simulated, and the API key is in
+// none of the files written.
+func TestRunThenBuild(t *testing.T) {
+	p := sim.DefaultProfile()
+	p.Decode = sim.DecodeProfile{BaseMs: 5, MaxBatchedTokens: 8192}
+	p.Prefill.RequestOverheadMs = 20
+	s, err := sim.New(p, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer func() { ts.Close(); s.Close() }()
+
+	const key = "sk-test-0123456789-do-not-leak"
+	t.Setenv("MATRIXGEN_TEST_KEY", key)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "matrixgen.toml")
+	writeFile(t, cfg, []byte(`[server]
+api_key_env = "MATRIXGEN_TEST_KEY"
+[describe]
+gpu = "Loopback"
+launch_command = "vllm serve m --api-key `+key+`"
+`))
+	runFile := filepath.Join(dir, "runs", "e2e.json")
+	code, stdout, stderr := matrixgenCmd(t, "run", "-config", cfg, "-base-url", ts.URL, "-o", runFile,
+		"-contexts", "1K,2K", "-concurrency", "1,2", "-duration", "1s", "-max-output", "256")
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "6 of 6 measurements") || !strings.Contains(stdout, "(complete)") {
+		t.Errorf("run summary: %s", stdout)
+	}
+	e, err := matrixgen.LoadFile(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Run.Simulated || len(e.Run.Decode) != 4 || e.Run.Probe == nil || !e.Run.Probe.ContinuousUsage {
+		t.Errorf("run: simulated %v, %d cells, probe %+v", e.Run.Simulated, len(e.Run.Decode), e.Run.Probe)
+	}
+	if !strings.Contains(e.Run.LaunchCommand, "--api-key <redacted>") {
+		t.Errorf("launch command not redacted: %q", e.Run.LaunchCommand)
+	}
+	out := filepath.Join(dir, "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", filepath.Join(dir, "runs"), "-o", out, "-config", cfg); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "runs", "e2e", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "Simulated: measured against") || !strings.Contains(string(page), "1K") {
+		t.Error("the page of the new run lacks its simulated mark or its matrix")
+	}
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && path != cfg {
+			data, _ := os.ReadFile(path)
+			if strings.Contains(string(data), key) {
+				t.Errorf("%s contains the API key", path)
+			}
+		}
+		return nil
+	})
+	if strings.Contains(stdout+stderr, key) {
+		t.Error("the command's output contains the API key")
+	}
+}
+
+func TestRunRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-concurrency", "1,x"}, `-concurrency: "x" is not a whole number`},
+		{[]string{"-concurrency", "0"}, "sweep.concurrency: want levels from 1 up"},
+		{[]string{"-contexts", "lots"}, `context "lots"`},
+		{[]string{"-o", filepath.Join(dir, "../x y.json")}, "want <id>.json"},
+		{[]string{"-api-key-env", "MATRIXGEN_SURELY_UNSET"}, "MATRIXGEN_SURELY_UNSET, which is not set"},
+	} {
+		code, _, stderr := matrixgenCmd(t, append([]string{"run", "-base-url", "http://127.0.0.1:1"}, tt.args...)...)
+		if code != 1 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: exit %d, %q; want %q", tt.args, code, stderr, tt.want)
+		}
+	}
+}
