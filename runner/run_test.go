@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"math"
 	"net/http/httptest"
 	"path/filepath"
@@ -263,6 +265,60 @@ func TestProseDoesNotCycle(t *testing.T) {
 	for s, n := range seen {
 		if n > 1 {
 			t.Fatalf("a 12-word run repeats %d times: %q", n, s)
+		}
+	}
+}
+
+// cancelAfter is a log that cancels the sweep when a line contains marker.
+type cancelAfter struct {
+	marker string
+	cancel context.CancelFunc
+	buf    bytes.Buffer
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), c.marker) {
+		c.cancel()
+	}
+	return c.buf.Write(p)
+}
+
+// TestInterruptAndResume stops a sweep after its first decode cell, then
+// resumes it: the finished cell is kept as it was, the rest are measured.
+func TestInterruptAndResume(t *testing.T) {
+	_, url := startSim(t, testProfile())
+	s := testSettings(url, []string{"1K"}, []int{1, 2, 4}, time.Second)
+	file := filepath.Join(t.TempDir(), "run.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &cancelAfter{marker: "decode 1K × 1:", cancel: cancel}
+	started := time.Now()
+	_, err := Run(ctx, Options{Settings: s, File: file, Log: log})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("an interrupted sweep returned %v", err)
+	}
+	if took := time.Since(started); took > 10*time.Second {
+		t.Errorf("stopping took %v", took)
+	}
+	first, err := matrixgen.LoadFile(file)
+	if err != nil {
+		t.Fatalf("the interrupted run file does not load: %v", err)
+	}
+	if !first.Run.Incomplete || first.Run.Decode[0].Status != matrixgen.StatusValid || first.Run.Decode[1].Status != matrixgen.StatusNotRun {
+		t.Fatalf("after the interrupt: incomplete %v, cells %s, %s", first.Run.Incomplete, first.Run.Decode[0].Status, first.Run.Decode[1].Status)
+	}
+	run, err := Run(context.Background(), Options{Settings: s, File: file, Resume: true, Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Incomplete {
+		t.Error("the resumed run is still incomplete")
+	}
+	if !run.Decode[0].WindowStart.Equal(first.Run.Decode[0].WindowStart) {
+		t.Error("resuming measured the finished cell again")
+	}
+	for _, d := range run.Decode {
+		if d.Status != matrixgen.StatusValid {
+			t.Errorf("1K × %d: %s after resuming", d.Concurrency, d.Status)
 		}
 	}
 }
