@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -21,10 +23,13 @@ type cellPlan struct {
 	distinct    bool
 	warmup      time.Duration
 	stall       time.Duration
+	live        io.Writer // a terminal's status line, or nil
+	label       string
 }
 
 // cellRun is the state of a running cell, shared by its streams.
 type cellRun struct {
+	tokens    atomic.Int64 // every token that arrived, for the live line
 	mu        sync.Mutex
 	producing int
 	changed   chan struct{}
@@ -61,6 +66,11 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	for i := range p.concurrency {
 		wg.Go(func() { c.closedLoop(streamCtx, p, i, run) })
 	}
+	var windowStart atomic.Int64 // unix nanoseconds once the window opens
+	if p.live != nil {
+		stopLive := showLive(p, run, &windowStart)
+		defer stopLive()
+	}
 
 	// Wait for every stream to produce, or for the warm-up to run out.
 	openedByTimeout := false
@@ -91,6 +101,7 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	}
 	w := window{start: time.Now()}
 	d.WindowStart = w.start.UTC()
+	windowStart.Store(w.start.UnixNano())
 	samples := sampler.during(ctx, w.start, p.duration)
 	select {
 	case <-ctx.Done():
@@ -146,7 +157,10 @@ func (c *Client) closedLoop(ctx context.Context, p cellPlan, worker int, run *ce
 			req.salt = fmt.Sprintf("%s-s%d", p.salt, worker)
 		}
 		producing := false
-		o := c.stream(ctx, req, p.stall, func() { producing = true; run.bump(1) })
+		o := c.stream(ctx, req, p.stall, hooks{
+			onFirst:  func() { producing = true; run.bump(1) },
+			onTokens: func(n int) { run.tokens.Add(int64(n)) },
+		})
 		if producing {
 			run.bump(-1)
 		}
@@ -159,6 +173,41 @@ func (c *Client) closedLoop(ctx context.Context, p cellPlan, worker int, run *ce
 			return
 		}
 	}
+}
+
+// showLive rewrites a terminal's status line every second while the cell
+// runs: warming up (streams producing so far) or the window's progress and
+// the tok/s of the last second. It returns a function that clears the line.
+func showLive(p cellPlan, run *cellRun, windowStart *atomic.Int64) func() {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last := run.tokens.Load()
+		for {
+			select {
+			case <-stop:
+				fmt.Fprint(p.live, "\r\033[K")
+				return
+			case <-tick.C:
+			}
+			now := run.tokens.Load()
+			rate := now - last
+			last = now
+			run.mu.Lock()
+			producing := run.producing
+			run.mu.Unlock()
+			status := fmt.Sprintf("warming up, %d of %d streams producing", producing, p.concurrency)
+			if ns := windowStart.Load(); ns > 0 {
+				elapsed := time.Since(time.Unix(0, ns)).Truncate(time.Second)
+				status = fmt.Sprintf("window %v of %v", elapsed, p.duration)
+			}
+			fmt.Fprintf(p.live, "\r\033[K%s: %s, %d tok/s", p.label, status, rate)
+		}
+	}()
+	return func() { close(stop); <-done }
 }
 
 // classify decides a measured cell's status: queued when the server held

@@ -58,7 +58,7 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		p.Metrics = true
 		kvFromMetrics(p, samples)
 	}
-	obs := c.stream(ctx, chatRequest{prompt: "Say hello.", maxTokens: 4, seed: 1}, time.Minute, nil)
+	obs := c.stream(ctx, chatRequest{prompt: "Say hello.", maxTokens: 4, seed: 1}, time.Minute, hooks{})
 	if obs.err != nil {
 		return nil, fmt.Errorf("probe: a 4-token request failed: %w", obs.err)
 	}

@@ -142,7 +142,7 @@ func TestSpeculativeChunksCountedExactly(t *testing.T) {
 	c := NewClient(url, "", 1)
 	c.model = "sim"
 	c.extras = map[string]any{"ignore_eos": true}
-	obs := c.stream(context.Background(), chatRequest{prompt: "Tell me a story.", maxTokens: 500, seed: 3}, time.Minute, nil)
+	obs := c.stream(context.Background(), chatRequest{prompt: "Tell me a story.", maxTokens: 500, seed: 3}, time.Minute, hooks{})
 	if !obs.complete() {
 		t.Fatalf("stream failed: %v", obs.err)
 	}
@@ -320,5 +320,18 @@ func TestInterruptAndResume(t *testing.T) {
 		if d.Status != matrixgen.StatusValid {
 			t.Errorf("1K × %d: %s after resuming", d.Concurrency, d.Status)
 		}
+	}
+}
+
+// TestLiveLine: on a terminal the cell's status line is rewritten in place.
+func TestLiveLine(t *testing.T) {
+	_, url := startSim(t, testProfile())
+	var live bytes.Buffer
+	s := testSettings(url, []string{"1K"}, []int{2}, 2500*time.Millisecond)
+	if _, err := Run(context.Background(), Options{Settings: s, File: filepath.Join(t.TempDir(), "r.json"), Log: io.Discard, Live: &live}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(live.String(), "\r\033[K") || !strings.Contains(live.String(), "1K × 2: window") || !strings.Contains(live.String(), "tok/s") {
+		t.Errorf("live output %q", live.String())
 	}
 }

@@ -86,10 +86,15 @@ type wireChunk struct {
 	} `json:"error"`
 }
 
+// hooks let a cell follow its streams as they run.
+type hooks struct {
+	onFirst  func()      // the first text arrived
+	onTokens func(n int) // n more tokens arrived
+}
+
 // stream sends req and reads its answer to the end, or until ctx ends (a
-// cut at the window's close: the observation keeps what arrived). onFirst is
-// called when the first text arrives.
-func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duration, onFirst func()) *observation {
+// cut at the window's close: the observation keeps what arrived).
+func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
 	obs := &observation{source: matrixgen.TokensChunks}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -174,12 +179,12 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", ch.Error.Message), at
 			return obs
 		}
-		obs.read(&ch, at, &cum, onFirst)
+		obs.read(&ch, at, &cum, h)
 	}
 }
 
 // read folds one chunk into the observation.
-func (o *observation) read(ch *wireChunk, at time.Time, cum *int, onFirst func()) {
+func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 	if ch.Usage != nil {
 		o.promptTokens = ch.Usage.PromptTokens
 	}
@@ -202,12 +207,15 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, onFirst func()
 	}
 	if text != "" && o.firstText.IsZero() {
 		o.firstText = at
-		if onFirst != nil {
-			onFirst()
+		if h.onFirst != nil {
+			h.onFirst()
 		}
 	}
 	if tokens > 0 {
 		o.events = append(o.events, tokenEvent{at, tokens})
+		if h.onTokens != nil {
+			h.onTokens(tokens)
+		}
 	}
 	if text != "" {
 		o.outputBytes += len(text)

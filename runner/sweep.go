@@ -28,6 +28,9 @@ type Options struct {
 	Simulated bool
 	// Log receives progress lines.
 	Log io.Writer
+	// Live, when set (a terminal), gets a status line rewritten every second
+	// while a cell runs: its phase, time and live tok/s.
+	Live io.Writer
 	// Version is matrixgen's version, recorded as the tool's.
 	Version string
 }
@@ -42,7 +45,12 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	c := NewClient(s.Server.BaseURL, o.APIKey, maxStreams)
 	c.model = s.Server.Model
 	c.extras = requestExtras(s)
-	logf := func(format string, args ...any) { fmt.Fprintf(o.Log, format+"\n", args...) }
+	logf := func(format string, args ...any) {
+		if o.Live != nil {
+			fmt.Fprint(o.Live, "\r\033[K") // clear the live line first
+		}
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
 
 	probe, err := c.probe(ctx, s.Server.MetricsURL)
 	if err != nil {
@@ -326,7 +334,7 @@ func (sw *sweeper) cellsAt(n int) []int {
 // prefill figure, and it leaves the context in the prefix cache for the
 // decode cells that share it.
 func (sw *sweeper) scout(ctx context.Context, n int, prompt, salt string, row *matrixgen.Prefill) error {
-	obs := sw.c.stream(ctx, chatRequest{prompt: prompt, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout.Duration, nil)
+	obs := sw.c.stream(ctx, chatRequest{prompt: prompt, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout.Duration, hooks{})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -374,6 +382,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt, salt string) error {
 				duration: sw.s.Sweep.Duration.Duration, maxOutput: sw.s.Sweep.MaxOutput,
 				distinct: sw.s.Sweep.CacheMode == "distinct",
 				warmup:   sw.s.Sweep.WarmupTimeout.Duration, stall: sw.s.Sweep.StallTimeout.Duration,
+				live: sw.o.Live, label: sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
 			}, sw.sampler)
 			if err != nil {
 				return err

@@ -120,6 +120,17 @@ func intList(s string) ([]int, error) {
 	return out, nil
 }
 
+// isTerminal reports whether w is a terminal, where a live status line can
+// be rewritten in place; logs and pipes get plain lines only.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
 var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // defaultRunFile names a new run: runs/<UTC date and time>-<model>.json.
@@ -157,9 +168,13 @@ func runSweep(s runner.Settings, out, resume string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(stdout, "matrixgen run: writing %s\n", file)
-	run, err := runner.Run(ctx, runner.Options{
+	opts := runner.Options{
 		Settings: s, APIKey: apiKey, File: file, Resume: resume != "", Log: stdout, Version: matrixgen.Version,
-	})
+	}
+	if isTerminal(stdout) {
+		opts.Live = stdout
+	}
+	run, err := runner.Run(ctx, opts)
 	if run != nil {
 		measured, total := 0, len(run.Prefill)+len(run.Decode)
 		for _, p := range run.Prefill {
