@@ -168,3 +168,19 @@ func hardware() matrixgen.Hardware {
 	}
 	return h
 }
+
+// ServedModel is the model a server serves when it serves exactly one, for
+// naming a run before it starts; "" otherwise.
+func ServedModel(ctx context.Context, baseURL, apiKey string) string {
+	c := NewClient(baseURL, apiKey, 1)
+	var models struct {
+		Data []struct {
+			ID   string `json:"id"`
+			Root string `json:"root"`
+		} `json:"data"`
+	}
+	if c.getJSON(ctx, "/v1/models", &models) != nil || len(models.Data) != 1 {
+		return ""
+	}
+	return cmpOr(lastSegment(models.Data[0].Root), models.Data[0].ID)
+}

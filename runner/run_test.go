@@ -17,12 +17,13 @@ import (
 )
 
 // testProfile is a sim with realistic latencies at small scale: 10 ms decode
-// steps, prefill at 20,000 tok/s, no speculation unless a test asks.
+// steps, prefill at 20,000 tok/s, 250 ms of per-request overhead (the seed's
+// TTFTs at one stream are about that), no speculation unless a test asks.
 func testProfile() sim.Profile {
 	p := sim.DefaultProfile()
 	p.MaxModelLen = 1 << 20
 	p.Decode = sim.DecodeProfile{BaseMs: 10, PerSeqMs: 0.5, MaxBatchedTokens: 8192}
-	p.Prefill = sim.PrefillProfile{PeakTokS: 20000, HalfContext: 1 << 20, RequestOverheadMs: 100}
+	p.Prefill = sim.PrefillProfile{PeakTokS: 20000, HalfContext: 1 << 20, RequestOverheadMs: 250}
 	p.Speculative.DraftTokens = 0
 	p.KeepAliveSeconds = 0.5
 	return p

@@ -92,6 +92,13 @@ Examples:
 	},
 }
 
+func cmpOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
 func override(dst *string, v string) {
 	if v != "" {
 		*dst = v
@@ -147,17 +154,6 @@ func runSweep(s runner.Settings, out, resume string, stdout io.Writer) error {
 	if resume != "" {
 		file = resume
 	}
-	if file == "" {
-		file = defaultRunFile(s.Server.Model)
-	}
-	if id := strings.TrimSuffix(filepath.Base(file), ".json"); !strings.HasSuffix(file, ".json") || !matrixgen.ValidID(id) {
-		return fmt.Errorf("run file %q: want <id>.json, the id of letters, digits, '.', '_' and '-'", file)
-	}
-	if resume == "" {
-		if _, err := os.Stat(file); err == nil {
-			return fmt.Errorf("%s exists; use -resume %s to continue it, or -o for a new file", file, file)
-		}
-	}
 	apiKey := ""
 	if s.Server.APIKeyEnv != "" {
 		apiKey = os.Getenv(s.Server.APIKeyEnv)
@@ -167,6 +163,23 @@ func runSweep(s runner.Settings, out, resume string, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if file == "" {
+		model := s.Server.Model
+		if model == "" {
+			probe, cancel := context.WithTimeout(ctx, 30*time.Second)
+			model = runner.ServedModel(probe, cmpOr(s.Server.BaseURL, "http://127.0.0.1:8000"), apiKey)
+			cancel()
+		}
+		file = defaultRunFile(model)
+	}
+	if id := strings.TrimSuffix(filepath.Base(file), ".json"); !strings.HasSuffix(file, ".json") || !matrixgen.ValidID(id) {
+		return fmt.Errorf("run file %q: want <id>.json, the id of letters, digits, '.', '_' and '-'", file)
+	}
+	if resume == "" {
+		if _, err := os.Stat(file); err == nil {
+			return fmt.Errorf("%s exists; use -resume %s to continue it, or -o for a new file", file, file)
+		}
+	}
 	fmt.Fprintf(stdout, "matrixgen run: writing %s\n", file)
 	opts := runner.Options{
 		Settings: s, APIKey: apiKey, File: file, Resume: resume != "", Log: stdout, Version: matrixgen.Version,
