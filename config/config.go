@@ -255,3 +255,35 @@ func Validated(c Config) (Config, error) {
 	}
 	return c, nil
 }
+
+// Set applies command-line overrides of the form section.key=value (the
+// value in TOML syntax; a bare word is taken as a string), so every key of
+// the file can be overridden by a flag. Each is checked as if it were in
+// the file.
+func (c *Config) Set(overrides []string) error {
+	var errs []error
+	for _, o := range overrides {
+		key, value, ok := strings.Cut(o, "=")
+		section, name, dotted := strings.Cut(strings.TrimSpace(key), ".")
+		if !ok || !dotted || section == "" || name == "" {
+			errs = append(errs, fmt.Errorf("-set %q: want section.key=value, e.g. sweep.cache_mode=distinct", o))
+			continue
+		}
+		doc := fmt.Sprintf("[%s]\n%s = %s\n", section, name, strings.TrimSpace(value))
+		if _, err := toml.Decode(doc, &map[string]any{}); err != nil {
+			doc = fmt.Sprintf("[%s]\n%s = %q\n", section, name, strings.TrimSpace(value))
+		}
+		if err := decodeStrict("-set "+o, []byte(doc), c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	checked, err := Validated(*c)
+	if err != nil {
+		return err
+	}
+	*c = checked
+	return nil
+}

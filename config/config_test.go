@@ -117,3 +117,22 @@ func TestRunSettingsErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestSet(t *testing.T) {
+	c, err := Parse("m.toml", []byte("[sweep]\ncache_mode = \"shared\"\nconcurrency = [1, 2]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set([]string{"sweep.cache_mode=distinct", "sweep.concurrency=[4, 8]", "server.temperature=0", "describe.gpu=RTX 4090"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Sweep.CacheMode != "distinct" || len(c.Sweep.Concurrency) != 2 || c.Sweep.Concurrency[0] != 4 ||
+		c.Server.Temperature == nil || *c.Server.Temperature != 0 || c.Describe.GPU != "RTX 4090" {
+		t.Errorf("after -set: %+v %+v %+v", c.Sweep, c.Server, c.Describe)
+	}
+	for _, bad := range []string{"cache_mode=x", "sweep.nope=1", "sweep.concurrency=[0]", "sweep.duration=soon"} {
+		if err := c.Set([]string{bad}); err == nil {
+			t.Errorf("-set %s was accepted", bad)
+		}
+	}
+}

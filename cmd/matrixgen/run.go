@@ -37,6 +37,8 @@ Examples:
   matrixgen run
   matrixgen run -base-url http://127.0.0.1:8000 -contexts 8K,32K -concurrency 1,8 -duration 10s
   matrixgen run -resume runs/20261202-170000-nemotron.json
+  matrixgen run -set sweep.cache_mode=distinct -set 'describe.gpu="RTX 4090"'
+
 `,
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
 		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
@@ -51,6 +53,8 @@ Examples:
 		duration := fs.Duration("duration", 0, "decode window per cell (overrides [sweep] duration)")
 		maxOutput := fs.Int("max-output", 0, "max output `tokens` per request (overrides [sweep] max_output)")
 		kv := fs.Int("kv-cache-tokens", 0, "KV capacity in `tokens` (overrides what the probe finds)")
+		var sets listFlag
+		fs.Var(&sets, "set", "override any config key, `section.key=value` (repeatable), e.g. -set sweep.cache_mode=distinct")
 		return func(args []string, stdout io.Writer) error {
 			if len(args) > 0 {
 				return fmt.Errorf("unexpected arguments %q", args)
@@ -84,13 +88,19 @@ Examples:
 			if *kv != 0 {
 				cfg.Sweep.KVCacheTokens = *kv
 			}
-			if cfg, err = config.Validated(cfg); err != nil {
+			if err := cfg.Set(sets); err != nil {
 				return err
 			}
 			return runSweep(cfg.Settings(), *out, *resume, stdout)
 		}
 	},
 }
+
+// listFlag collects a repeatable flag's values.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func cmpOr(s, alt string) string {
 	if s == "" {
