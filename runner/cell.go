@@ -2,10 +2,14 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -123,6 +127,10 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	}
 	w.figures(&d)
 	d.Status, d.Reason = classify(d, p.concurrency, openedByTimeout)
+	if short := w.truncated(p.context); short > 0 {
+		d.Status = matrixgen.StatusError
+		d.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for a prompt of more than %d", short, p.context)
+	}
 	return d, w, nil
 }
 
@@ -140,11 +148,42 @@ func (c *Client) failed(d matrixgen.Decode, run *cellRun) (matrixgen.Decode, win
 	if n > 1 {
 		d.Reason += fmt.Sprintf(" (and %d more failed requests)", n-1)
 	}
+	if connectionLost(err) {
+		return d, window{}, &lostServer{err}
+	}
 	return d, window{}, nil
+}
+
+// lostServer is a cell that failed because the server stopped answering,
+// not because it answered badly: the sweep waits for it and retries.
+type lostServer struct{ cause error }
+
+func (e *lostServer) Error() string { return "the server stopped answering: " + e.cause.Error() }
+func (e *lostServer) Unwrap() error { return e.cause }
+
+// connectionLost reports whether err means the connection or the server
+// went away (refused, reset, cut short), as opposed to an answer.
+func connectionLost(err error) bool {
+	var se *ServerError
+	if err == nil || errors.As(err, &se) {
+		return false
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection reset") || strings.Contains(msg, "connection refused") ||
+		strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "server closed") ||
+		strings.Contains(msg, "broken pipe")
 }
 
 // closedLoop keeps one stream in flight until the cell is cut.
 func (c *Client) closedLoop(ctx context.Context, p cellPlan, worker int, run *cellRun) {
+	retries := 0
 	for seq := 0; ctx.Err() == nil; seq++ {
 		req := chatRequest{
 			prompt: p.prompt + fmt.Sprintf("\n\nReader %d, attempt %d, turn %d: go on with the story from here, in your own words.",
@@ -164,6 +203,15 @@ func (c *Client) closedLoop(ctx context.Context, p cellPlan, worker int, run *ce
 		if producing {
 			run.bump(-1)
 		}
+		if wait, ok := retryDelay(o.err, &retries); ok && ctx.Err() == nil {
+			select { // the server asked for patience: give it, then send again
+			case <-time.After(wait):
+			case <-ctx.Done():
+			}
+			seq--
+			continue
+		}
+		retries = 0
 		run.add(o)
 		if o.err != nil && ctx.Err() == nil {
 			run.mu.Lock()
@@ -173,6 +221,25 @@ func (c *Client) closedLoop(ctx context.Context, p cellPlan, worker int, run *ce
 			return
 		}
 	}
+}
+
+// maxRetries bounds how often one request is sent again after a 429 or 503.
+const maxRetries = 5
+
+// retryDelay says whether a failed request should be sent again, and after
+// how long: a 429 or 503 is the server asking to wait (Retry-After, or a
+// growing backoff), up to maxRetries times, and never more than a minute.
+func retryDelay(err error, retries *int) (time.Duration, bool) {
+	var se *ServerError
+	if !errors.As(err, &se) || !se.retryable() || *retries >= maxRetries {
+		return 0, false
+	}
+	*retries++
+	wait := se.RetryAfter
+	if wait == 0 {
+		wait = time.Duration(1<<(*retries-1)) * 500 * time.Millisecond
+	}
+	return min(wait, time.Minute), true
 }
 
 // showLive rewrites a terminal's status line every second while the cell
@@ -231,6 +298,18 @@ func classify(d matrixgen.Decode, concurrency int, openedByTimeout bool) (matrix
 		return matrixgen.StatusQueued, fmt.Sprintf("only %.1f of %d streams were producing on average", *d.AvgActive, concurrency)
 	}
 	return matrixgen.StatusValid, ""
+}
+
+// truncated returns the prompt length a stream's usage reported when it is
+// below the context sent (a server that silently cuts prompts, as Ollama
+// does past its context length); 0 when every stream got its whole prompt.
+func (w window) truncated(context int) int {
+	for _, o := range w.streams {
+		if o.promptTokens > 0 && o.promptTokens < context {
+			return o.promptTokens
+		}
+	}
+	return 0
 }
 
 // looped returns the loop evidence of the first stream of the window whose

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,16 +60,45 @@ type extraFields struct{ *http.Client }
 
 type extrasKey struct{}
 
+// requestNotes carries what a request needs besides go-openai's fields, and
+// brings back what go-openai drops: the Retry-After of a 429 or 503.
+type requestNotes struct {
+	fields     map[string]any
+	retryAfter time.Duration
+}
+
 // withExtras attaches fields for extraFields to merge into the request body.
-func withExtras(ctx context.Context, fields map[string]any) context.Context {
-	return context.WithValue(ctx, extrasKey{}, fields)
+func withExtras(ctx context.Context, notes *requestNotes) context.Context {
+	return context.WithValue(ctx, extrasKey{}, notes)
 }
 
 func (c extraFields) Do(req *http.Request) (*http.Response, error) {
-	fields, _ := req.Context().Value(extrasKey{}).(map[string]any)
-	if len(fields) == 0 || req.Body == nil {
+	notes, _ := req.Context().Value(extrasKey{}).(*requestNotes)
+	if notes == nil || len(notes.fields) == 0 || req.Body == nil {
 		return c.Client.Do(req)
 	}
+	resp, err := c.send(req, notes.fields)
+	if err == nil && (resp.StatusCode == 429 || resp.StatusCode == 503) {
+		notes.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"))
+	}
+	return resp, err
+}
+
+// parseRetryAfter reads a Retry-After of seconds or an HTTP date.
+func parseRetryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+func (c extraFields) send(req *http.Request, fields map[string]any) (*http.Response, error) {
 	body, err := io.ReadAll(req.Body)
 	req.Body.Close()
 	if err != nil {

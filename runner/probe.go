@@ -184,3 +184,16 @@ func ServedModel(ctx context.Context, baseURL, apiKey string) string {
 	}
 	return cmpOr(lastSegment(models.Data[0].Root), models.Data[0].ID)
 }
+
+// healthy reports whether the server answers: /health with 200, or a model
+// list for servers that have no /health.
+func (c *Client) healthy(ctx context.Context) bool {
+	if resp, err := c.get(ctx, "/health"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			return true
+		}
+	}
+	var models struct{ Data []any }
+	return c.getJSON(ctx, "/v1/models", &models) == nil && len(models.Data) > 0
+}

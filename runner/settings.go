@@ -63,6 +63,9 @@ type Sweep struct {
 	WarmupTimeout Duration `toml:"warmup_timeout"`
 	// StallTimeout fails a stream that sends nothing for this long.
 	StallTimeout Duration `toml:"stall_timeout"`
+	// ServerWait is how long to wait for a server that stopped answering to
+	// come back (its /health answering) before the sweep stops.
+	ServerWait Duration `toml:"server_wait"`
 }
 
 // Describe is what the runner cannot detect, for the page's panels.
@@ -133,5 +136,8 @@ func (s *Settings) Defaults() {
 	}
 	if sw.StallTimeout.Duration == 0 {
 		sw.StallTimeout.Duration = 5 * time.Minute
+	}
+	if sw.ServerWait.Duration == 0 {
+		sw.ServerWait.Duration = 5 * time.Minute
 	}
 }

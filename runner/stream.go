@@ -118,9 +118,14 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 	// megabyte of JSON and dialling are the client's time, not the server's.
 	obs.sent = time.Now()
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
-	s, err := c.oa.CreateChatCompletionStream(httptrace.WithClientTrace(withExtras(ctx, fields), trace), oreq)
+	notes := &requestNotes{fields: fields}
+	s, err := c.oa.CreateChatCompletionStream(httptrace.WithClientTrace(withExtras(ctx, notes), trace), oreq)
 	if err != nil {
 		obs.err, obs.end = requestError(err), time.Now()
+		var se *ServerError
+		if errors.As(obs.err, &se) {
+			se.RetryAfter = notes.retryAfter
+		}
 		return obs
 	}
 	defer s.Close()
@@ -244,9 +249,13 @@ func requestError(err error) error {
 
 // ServerError is an HTTP error the server answered with.
 type ServerError struct {
-	Status  int
-	Message string
+	Status     int
+	Message    string
+	RetryAfter time.Duration // from a 429 or 503's Retry-After
 }
+
+// retryable reports whether the server asked to be tried again later.
+func (e *ServerError) retryable() bool { return e.Status == 429 || e.Status == 503 }
 
 func (e *ServerError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message) }
 

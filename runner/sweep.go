@@ -82,7 +82,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		return nil, err
 	}
 	err = sw.sweep(ctx, plan)
-	run.Incomplete = err != nil || sw.remaining() > 0
+	run.Incomplete = err != nil || sw.notRun() > 0
 	if !run.Incomplete {
 		run.FinishedAt = time.Now().UTC().Truncate(time.Second)
 	}
@@ -269,6 +269,22 @@ func (sw *sweeper) remaining() int {
 	return n
 }
 
+// notRun counts measurements not attempted yet; failed ones were.
+func (sw *sweeper) notRun() int {
+	n := 0
+	for _, p := range sw.run.Prefill {
+		if p.Status == matrixgen.StatusNotRun {
+			n++
+		}
+	}
+	for _, d := range sw.run.Decode {
+		if d.Status == matrixgen.StatusNotRun {
+			n++
+		}
+	}
+	return n
+}
+
 func (sw *sweeper) sweep(ctx context.Context, p plan) error {
 	all := slices.Clone(p.contexts)
 	all = append(all, p.prefill...)
@@ -348,6 +364,9 @@ func (sw *sweeper) scout(ctx context.Context, n int, prompt, salt string, row *m
 		row.Status, row.Reason = matrixgen.StatusError, obs.err.Error()
 	case obs.firstText.IsZero():
 		row.Status, row.Reason = matrixgen.StatusError, "the scout request produced no token"
+	case obs.promptTokens > 0 && obs.promptTokens < n:
+		row.Status = matrixgen.StatusError
+		row.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for %d sent", obs.promptTokens, n)
 	default:
 		ttft := obs.firstText.Sub(obs.sent)
 		row.Status = matrixgen.StatusValid
@@ -376,6 +395,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt, salt string) error {
 	if reason := sw.overCapacity(n, cc); reason != "" {
 		*d = matrixgen.Decode{ContextTokens: n, Concurrency: cc, Status: matrixgen.StatusOverCapacity, Reason: reason}
 	} else {
+		waitedForServer := false
 		for attempt := 1; ; attempt++ {
 			got, w, err := sw.c.decodeCell(ctx, cellPlan{
 				context: n, concurrency: cc, prompt: prompt, salt: salt, attempt: attempt,
@@ -384,6 +404,19 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt, salt string) error {
 				warmup:   sw.s.Sweep.WarmupTimeout.Duration, stall: sw.s.Sweep.StallTimeout.Duration,
 				live: sw.o.Live, label: sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
 			}, sw.sampler)
+			var lost *lostServer
+			if errors.As(err, &lost) {
+				*d = got
+				if waitedForServer {
+					break // it came back and failed again: keep the error, go on
+				}
+				if werr := sw.waitForServer(ctx, lost); werr != nil {
+					_ = sw.save()
+					return werr
+				}
+				waitedForServer = true
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -405,6 +438,31 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt, salt string) error {
 	sw.done++
 	sw.logf("%s decode %s × %d: %s", sw.progress(), matrixgen.ContextLabel(n), cc, describeDecode(*d))
 	return sw.save()
+}
+
+// waitForServer waits, up to the configured bound, for a server that
+// stopped answering to answer /health again (or /v1/models, for servers
+// without /health).
+func (sw *sweeper) waitForServer(ctx context.Context, lost *lostServer) error {
+	limit := sw.s.Sweep.ServerWait.Duration
+	sw.logf("the server stopped answering (%v); waiting up to %v for it to come back", lost.cause, limit)
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		probe, cancel := context.WithTimeout(ctx, 5*time.Second)
+		healthy := sw.c.healthy(probe)
+		cancel()
+		if healthy {
+			sw.logf("the server is back; measuring the cell again")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(time.Second, time.Until(deadline))):
+		}
+	}
+	return fmt.Errorf("the server at %s stopped answering (%v) and did not come back within %v; what was measured is saved, continue with -resume once it is up",
+		sw.s.Server.BaseURL, lost.cause, limit)
 }
 
 // overCapacity says why a cell cannot run, before sending anything: C

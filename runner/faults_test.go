@@ -1,0 +1,197 @@
+package runner
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runner/sim"
+)
+
+// faultSweep runs 1K × {1, 2} for a second each against a sim with a
+// fault switched on once the scout has been through.
+func faultSweep(t *testing.T, f sim.Faults, tweak func(*Settings)) *matrixgen.Run {
+	t.Helper()
+	s, url := startSim(t, testProfile())
+	settings := testSettings(url, []string{"1K"}, []int{1, 2}, time.Second)
+	settings.Sweep.StallTimeout.Duration = 5 * time.Second
+	if tweak != nil {
+		tweak(&settings)
+	}
+	log := &cancelAfter{marker: "prefill 1K", cancel: func() { s.SetFaults(f) }}
+	run, err := Run(context.Background(), Options{Settings: settings, File: filepath.Join(t.TempDir(), "r.json"), Log: log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.buf.String())
+	}
+	return run
+}
+
+func TestFaultsMarkTheCell(t *testing.T) {
+	tests := []struct {
+		name   string
+		fault  sim.Faults
+		tweak  func(*Settings)
+		reason string
+	}{
+		{"HTTP 500", sim.Faults{Every: 1, HTTPStatus: 500}, nil, "HTTP 500"},
+		{"error event mid-stream", sim.Faults{Every: 1, ErrorEventAfterTokens: 5}, nil, "engine core died"},
+		{"malformed chunk", sim.Faults{Every: 1, MalformedAfterTokens: 5}, nil, "malformed chunk"},
+		{"connection cut mid-stream", sim.Faults{Every: 1, DropAfterTokens: 5}, func(s *Settings) { s.Sweep.ServerWait.Duration = 2 * time.Second }, ""},
+		{"stall past the timeout", sim.Faults{Every: 1, StallAfterTokens: 5, StallSeconds: 3},
+			func(s *Settings) { s.Sweep.StallTimeout.Duration = 500 * time.Millisecond }, "stalled: no data for 500ms"},
+		{"prompt silently truncated", sim.Faults{Every: 1, TruncatePromptTo: 512}, nil, "the server cut the prompt: it reported 512 prompt tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := faultSweep(t, tt.fault, tt.tweak)
+			if p := run.Prefill[0]; p.Status != matrixgen.StatusValid {
+				t.Errorf("the scout, before the fault, is %s (%s)", p.Status, p.Reason)
+			}
+			for _, d := range run.Decode {
+				if d.Status != matrixgen.StatusError || !strings.Contains(d.Reason, tt.reason) {
+					t.Errorf("1K × %d: %s (%s), want error with %q", d.Concurrency, d.Status, d.Reason, tt.reason)
+				}
+			}
+			if run.Incomplete {
+				t.Error("the sweep stopped instead of going on past failed cells")
+			}
+		})
+	}
+}
+
+// TestRetryAfterIsHonoured: every third request gets a 429 asking for a
+// second's patience; the runner waits and the cells are measured.
+func TestRetryAfterIsHonoured(t *testing.T) {
+	run := faultSweep(t, sim.Faults{Every: 3, HTTPStatus: 429, RetryAfterSeconds: 1}, nil)
+	for _, d := range run.Decode {
+		if d.Status != matrixgen.StatusValid && d.Status != matrixgen.StatusQueued {
+			t.Errorf("1K × %d: %s (%s)", d.Concurrency, d.Status, d.Reason)
+		}
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	retries := 0
+	if wait, ok := retryDelay(&ServerError{Status: 429, RetryAfter: 3 * time.Second}, &retries); !ok || wait != 3*time.Second {
+		t.Errorf("429 with Retry-After 3: %v %v", wait, ok)
+	}
+	if wait, ok := retryDelay(&ServerError{Status: 503}, &retries); !ok || wait != time.Second {
+		t.Errorf("second 503 without Retry-After: %v %v, want the backoff's 1s", wait, ok)
+	}
+	if _, ok := retryDelay(&ServerError{Status: 500}, &retries); ok {
+		t.Error("a 500 was retried")
+	}
+	retries = maxRetries
+	if _, ok := retryDelay(&ServerError{Status: 429}, &retries); ok {
+		t.Error("retried past the bound")
+	}
+	if parseRetryAfter("7") != 7*time.Second || parseRetryAfter("soon") != 0 {
+		t.Error("parseRetryAfter")
+	}
+}
+
+// TestContextTooLongIsOverCapacity: the server's 400 for a prompt that does
+// not fit makes the cell Over capacity, in the server's words.
+func TestContextTooLongIsOverCapacity(t *testing.T) {
+	p := testProfile()
+	p.MaxModelLen, p.KV.CapacityTokens = 2048, 100000
+	_, url := startSim(t, p)
+	c := NewClient(url, "", 1)
+	c.model = "sim"
+	d, _, err := c.decodeCell(context.Background(), cellPlan{
+		context: 2000, concurrency: 1, prompt: strings.Repeat("word ", 2000), attempt: 1,
+		duration: time.Second, maxOutput: 512, warmup: 5 * time.Second, stall: time.Minute,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != matrixgen.StatusOverCapacity || !strings.Contains(d.Reason, "maximum context length is 2048 tokens") {
+		t.Errorf("%s: %s", d.Status, d.Reason)
+	}
+}
+
+// restartableSim serves a sim on a fixed loopback address that a test can
+// take down and bring back.
+type restartableSim struct {
+	t    *testing.T
+	addr string
+	s    *sim.Server
+	srv  *http.Server
+}
+
+func (r *restartableSim) start() {
+	ln, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.addr = ln.Addr().String()
+	r.srv = &http.Server{Handler: r.s}
+	go r.srv.Serve(ln)
+}
+
+func (r *restartableSim) kill() { r.srv.Close() }
+
+func TestServerDiesAndComesBack(t *testing.T) {
+	s, err := sim.New(testProfile(), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rs := &restartableSim{t: t, addr: "127.0.0.1:0", s: s}
+	rs.start()
+	defer rs.kill()
+	settings := testSettings("http://"+rs.addr, []string{"1K"}, []int{1, 2}, 2*time.Second)
+	settings.Sweep.ServerWait.Duration = 20 * time.Second
+	log := &cancelAfter{marker: "prefill 1K", cancel: func() {
+		go func() { // mid-cell: down for a second and a half, then back
+			time.Sleep(1500 * time.Millisecond)
+			rs.kill()
+			time.Sleep(1500 * time.Millisecond)
+			rs.start()
+		}()
+	}}
+	run, err := Run(context.Background(), Options{Settings: settings, File: filepath.Join(t.TempDir(), "r.json"), Log: log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.buf.String())
+	}
+	if !strings.Contains(log.buf.String(), "the server is back") {
+		t.Errorf("the runner did not wait for the server:\n%s", log.buf.String())
+	}
+	for _, d := range run.Decode {
+		if d.Status != matrixgen.StatusValid {
+			t.Errorf("1K × %d: %s (%s)", d.Concurrency, d.Status, d.Reason)
+		}
+	}
+}
+
+func TestServerDiesForGood(t *testing.T) {
+	s, err := sim.New(testProfile(), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rs := &restartableSim{t: t, addr: "127.0.0.1:0", s: s}
+	rs.start()
+	settings := testSettings("http://"+rs.addr, []string{"1K"}, []int{1, 2}, 2*time.Second)
+	settings.Sweep.ServerWait.Duration = 2 * time.Second
+	file := filepath.Join(t.TempDir(), "r.json")
+	log := &cancelAfter{marker: "prefill 1K", cancel: func() {
+		go func() { time.Sleep(1500 * time.Millisecond); rs.kill() }()
+	}}
+	_, err = Run(context.Background(), Options{Settings: settings, File: file, Log: log})
+	if err == nil || !strings.Contains(err.Error(), "did not come back within 2s") {
+		t.Fatalf("error %v", err)
+	}
+	e, lerr := matrixgen.LoadFile(file)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if !e.Run.Incomplete || e.Run.Prefill[0].Status != matrixgen.StatusValid {
+		t.Errorf("incomplete %v, prefill %s: the file must keep what was measured and say it is incomplete", e.Run.Incomplete, e.Run.Prefill[0].Status)
+	}
+}
