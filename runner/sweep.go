@@ -518,6 +518,17 @@ func (sw *sweeper) save() error {
 	return SaveRun(sw.o.File, sw.run)
 }
 
+// tempFile is what SaveRun needs of a file; tests substitute failing ones
+// (a full disk, a read-only folder) through createTemp.
+type tempFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+	Name() string
+}
+
+var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
+
 // SaveRun writes a run file atomically.
 func SaveRun(file string, run *matrixgen.Run) error {
 	data, err := matrixgen.EncodeRun(run)
@@ -528,9 +539,9 @@ func SaveRun(file string, run *matrixgen.Run) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(file)+".tmp-*")
+	tmp, err := createTemp(dir, "."+filepath.Base(file)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("save %s: %w", file, err)
+		return fmt.Errorf("save %s: %w (the previous file is unchanged)", file, err)
 	}
 	_, err = tmp.Write(data)
 	if err == nil {

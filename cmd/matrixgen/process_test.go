@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runner/sim"
+)
+
+// TestMain lets a test run this very binary as `matrixgen`: with
+// MATRIXGEN_MAIN set, the process is the command, not the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("MATRIXGEN_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// startCommand starts `matrixgen args…` as a separate process.
+func startCommand(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "MATRIXGEN_MAIN=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &out
+}
+
+func quickSim(t *testing.T) string {
+	p := sim.DefaultProfile()
+	p.Decode = sim.DecodeProfile{BaseMs: 5, MaxBatchedTokens: 8192}
+	p.Prefill.RequestOverheadMs = 20
+	s, err := sim.New(p, sim.Options{TraceLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	return ts.URL
+}
+
+// finishedCells maps each finished measurement of a run file to when its
+// window opened (prefill rows to their TTFT), to see that none is lost or
+// measured again.
+func finishedCells(t *testing.T, file string) map[string]string {
+	t.Helper()
+	e, err := matrixgen.LoadFile(file)
+	if err != nil {
+		t.Fatalf("after kill -9 the run file does not load: %v", err)
+	}
+	out := map[string]string{}
+	for _, p := range e.Run.Prefill {
+		if p.Status != matrixgen.StatusNotRun && p.TTFTMs != nil {
+			out["prefill "+matrixgen.ContextLabel(p.ContextTokens)] = string(p.Status) + " " + time.Duration(*p.TTFTMs*1e6).String()
+		}
+	}
+	for _, d := range e.Run.Decode {
+		if d.Status != matrixgen.StatusNotRun {
+			out[matrixgen.ContextLabel(d.ContextTokens)+"×"+string(rune('0'+d.Concurrency))] = string(d.Status) + " " + d.WindowStart.String()
+		}
+	}
+	return out
+}
+
+// TestKill9AndResume kills `matrixgen run` at random moments, many times:
+// the run file always parses, and resuming never loses or re-measures a
+// finished cell.
+func TestKill9AndResume(t *testing.T) {
+	url := quickSim(t)
+	file := filepath.Join(t.TempDir(), "runs", "killed.json")
+	sweep := []string{"-base-url", url, "-contexts", "1K,2K,4K", "-concurrency", "1,2,4,8", "-duration", "700ms", "-max-output", "512"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen := map[string]string{}
+	kills := 0
+	for i := 0; i < 12 && kills < 8; i++ {
+		args := append([]string{"run", "-o", file}, sweep...)
+		if _, err := os.Stat(file); err == nil {
+			args = append([]string{"run", "-resume", file}, sweep...)
+		}
+		cmd, out := startCommand(t, args...)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-time.After(time.Duration(300+rng.IntN(2500)) * time.Millisecond):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run failed: %v\n%s", err, out)
+			}
+		}
+		if _, err := os.Stat(file); err != nil {
+			continue // killed before its first save
+		}
+		now := finishedCells(t, file)
+		for k, v := range seen {
+			if now[k] != v {
+				t.Fatalf("after kill %d, %s was %q and is now %q", kills, k, v, now[k])
+			}
+		}
+		seen = now
+	}
+	cmd, out := startCommand(t, append([]string{"run", "-resume", file}, sweep...)...)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the final resume failed: %v\n%s", err, out)
+	}
+	final := finishedCells(t, file)
+	for k, v := range seen {
+		if final[k] != v {
+			t.Errorf("%s was %q and is now %q", k, v, final[k])
+		}
+	}
+	if len(final) != 3+12 {
+		t.Errorf("%d measurements finished, want 15: %v", len(final), final)
+	}
+	if kills < 3 {
+		t.Errorf("only %d kills landed; the test needs more", kills)
+	}
+	t.Logf("%d kills", kills)
+}
+
+// TestInterruptExitsCleanly sends Ctrl-C mid-sweep: the command stops
+// within a few seconds, saves, says what it has and exits non-zero.
+func TestInterruptExitsCleanly(t *testing.T) {
+	url := quickSim(t)
+	file := filepath.Join(t.TempDir(), "runs", "interrupted.json")
+	cmd, out := startCommand(t, "run", "-o", file, "-base-url", url, "-contexts", "1K", "-concurrency", "1,2,4,8", "-duration", "3s")
+	time.Sleep(2 * time.Second)
+	sent := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if took := time.Since(sent); took > 5*time.Second {
+		t.Errorf("stopping took %v", took)
+	}
+	if err == nil {
+		t.Error("an interrupted run exited 0")
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, "interrupted; what was measured is saved") {
+		t.Errorf("last line %q", last)
+	}
+	if !strings.Contains(out.String(), "(incomplete: continue with -resume "+file+")") {
+		t.Errorf("no summary with the resume hint:\n%s", out)
+	}
+	e, lerr := matrixgen.LoadFile(file)
+	if lerr != nil {
+		t.Fatalf("the saved file does not load: %v", lerr)
+	}
+	if !e.Run.Incomplete {
+		t.Error("the saved file does not say it is incomplete")
+	}
+}
