@@ -1,6 +1,6 @@
 module github.com/matrixgen/matrixgen
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0
@@ -9,3 +9,5 @@ require (
 )
 
 require github.com/sashabaranov/go-openai v1.43.0
+
+require golang.org/x/net v0.63.0

@@ -205,8 +205,10 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 	switch {
 	case ch.Usage != nil:
 		o.source = matrixgen.TokensContinuousUsage
-		tokens = ch.Usage.CompletionTokens - *cum
-		*cum = ch.Usage.CompletionTokens
+		if ch.Usage.CompletionTokens > *cum { // a count going backwards is ignored, not subtracted
+			tokens = ch.Usage.CompletionTokens - *cum
+			*cum = ch.Usage.CompletionTokens
+		}
 	case text != "":
 		tokens = 1
 	}

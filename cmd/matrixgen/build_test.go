@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"golang.org/x/net/html"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -214,10 +215,68 @@ func setStrings(v reflect.Value, s string) {
 	}
 }
 
-// TestHostileStringsAreEscaped puts markup in every free-text field of a
-// run (and its notes) and checks none of it reaches the page as markup.
+// allowedTags are the elements matrixgen's templates and goldmark's
+// Markdown make; anything else on a page came from a run file.
+var allowedTags = map[string]bool{
+	"html": true, "head": true, "body": true, "meta": true, "title": true, "link": true, "script": true,
+	"header": true, "main": true, "footer": true, "section": true, "div": true, "p": true, "a": true,
+	"h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true, "dl": true, "dt": true, "dd": true,
+	"pre": true, "code": true, "button": true, "noscript": true, "table": true, "thead": true, "tbody": true,
+	"tr": true, "th": true, "td": true, "ul": true, "ol": true, "li": true, "span": true, "strong": true,
+	"em": true, "blockquote": true, "hr": true, "br": true, "del": true, "input": true,
+}
+
+// pageProblems parses a page as a browser would and lists every element or
+// attribute that a run file could only have got there by injection.
+func pageProblems(t *testing.T, page []byte) (problems []string, text string, scripts []string) {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		switch n.Type {
+		case html.TextNode:
+			b.WriteString(n.Data)
+		case html.ElementNode:
+			if !allowedTags[n.Data] {
+				problems = append(problems, "element <"+n.Data+">")
+			}
+			for _, a := range n.Attr {
+				v := strings.ToLower(strings.TrimSpace(a.Val))
+				switch {
+				case strings.HasPrefix(a.Key, "on"):
+					problems = append(problems, "attribute "+a.Key+" on <"+n.Data+">")
+				case (a.Key == "href" || a.Key == "src" || a.Key == "action") && (strings.HasPrefix(v, "javascript:") || strings.HasPrefix(v, "data:")):
+					problems = append(problems, a.Key+"="+a.Val)
+				case a.Key == "style" || a.Key == "srcdoc":
+					problems = append(problems, "attribute "+a.Key+" on <"+n.Data+">")
+				}
+			}
+			if n.Data == "script" {
+				desc := ""
+				for _, a := range n.Attr {
+					desc += a.Key + "=" + a.Val + " "
+				}
+				scripts = append(scripts, strings.TrimSpace(desc))
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(doc)
+	return problems, b.String(), scripts
+}
+
+// TestHostileStringsAreEscaped puts markup, script, event handlers,
+// javascript: URLs and a megabyte of text in every free-text field of a run
+// and in its notes, and checks, by parsing the built pages, that none of it
+// became an element or attribute: it is all text.
 func TestHostileStringsAreEscaped(t *testing.T) {
-	const evil = `</script><script>alert(1)</script><img src=x onerror=alert(2)>"onmouseover="alert(3)`
+	const evil = `</script><script>alert(1)</script><img src=x onerror=alert(2)>"onmouseover="alert(3)" <a href="javascript:alert(4)">x</a>`
 	e, err := matrixgen.LoadFile(filepath.Join("..", "..", "runs", sampleID+".json"))
 	if err != nil {
 		t.Fatal(err)
@@ -228,34 +287,80 @@ func TestHostileStringsAreEscaped(t *testing.T) {
 	for i := range e.Run.Decode {
 		e.Run.Decode[i].Reason = evil
 	}
+	e.Run.LaunchCommand = evil + strings.Repeat("x", 1<<20)
 	data, err := matrixgen.EncodeRun(e.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hostile.json"), data)
-	writeFile(t, filepath.Join(dir, "hostile.md"), []byte(evil+"\n\n[click](javascript:alert(4))\n"))
+	writeFile(t, filepath.Join(dir, "hostile.md"), []byte(evil+"\n\n[click](javascript:alert(5)) <iframe src=x></iframe>\n\n<style>body{}</style>\n"))
 	out := filepath.Join(t.TempDir(), "public")
 	if code, _, stderr := matrixgenCmd(t, "build", "-runs", dir, "-o", out); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, p := range []string{"index.html", "runs/hostile/index.html"} {
-		html, _ := os.ReadFile(filepath.Join(out, p))
-		page := string(html)
-		if !strings.Contains(page, "&lt;/script&gt;") {
-			t.Errorf("%s does not show the hostile text escaped", p)
+		page, _ := os.ReadFile(filepath.Join(out, p))
+		problems, text, scripts := pageProblems(t, page)
+		for _, problem := range problems {
+			t.Errorf("%s: injected %s", p, problem)
 		}
-		for _, bad := range []string{"<script>alert", "<img src=x", `onmouseover="alert`, `href="javascript:`} {
-			if strings.Contains(page, bad) {
-				t.Errorf("%s contains %q unescaped", p, bad)
+		if !strings.Contains(text, "<script>alert(1)</script>") {
+			t.Errorf("%s does not show the hostile text as text", p)
+		}
+		want := []string{}
+		if p != "index.html" {
+			want = []string{
+				"type=application/json id=prefill-chart-option",
+				"src=../../assets/vendor/echarts/echarts.min.js",
+				"src=../../assets/matrixgen.js",
 			}
 		}
-		wantScripts := 0
-		if p != "index.html" {
-			wantScripts = 3 // the chart's data block, ECharts, the site script
+		if strings.Join(scripts, "|") != strings.Join(want, "|") {
+			t.Errorf("%s scripts %q, want %q", p, scripts, want)
 		}
-		if n := strings.Count(page, "<script"); n != wantScripts {
-			t.Errorf("%s has %d script elements, want %d", p, n, wantScripts)
+	}
+}
+
+// TestPagesCarryACSP: every page limits itself to the site's own scripts
+// and styles.
+func TestPagesCarryACSP(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", sampleRuns(t), "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{"index.html", "runs/" + sampleID + "/index.html"} {
+		page, _ := os.ReadFile(filepath.Join(out, p))
+		doc, _ := html.Parse(bytes.NewReader(page))
+		csp := ""
+		var find func(*html.Node)
+		find = func(n *html.Node) {
+			if n.Type == html.ElementNode && n.Data == "meta" {
+				var equiv, content string
+				for _, a := range n.Attr {
+					switch a.Key {
+					case "http-equiv":
+						equiv = a.Val
+					case "content":
+						content = a.Val
+					}
+				}
+				if strings.EqualFold(equiv, "Content-Security-Policy") {
+					csp = content
+				}
+			}
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				find(c)
+			}
+		}
+		find(doc)
+		for _, want := range []string{"default-src 'none'", "script-src 'self'", "style-src 'self'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: CSP %q lacks %s", p, csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
+			t.Errorf("%s: CSP %q allows inline code", p, csp)
 		}
 	}
 }

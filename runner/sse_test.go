@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bodyTransport answers every request with a fixed SSE body, so the whole
+// stream path (go-openai's SSE reader and the runner's chunk reading) can be
+// driven without a network.
+type bodyTransport struct{ body string }
+
+func (b bodyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"text/event-stream"}},
+		Body:    io.NopCloser(strings.NewReader(b.body)),
+		Request: req,
+	}, nil
+}
+
+func streamBody(t testing.TB, body string) *observation {
+	c := NewClient("http://sse.invalid", "", 1)
+	c.model = "m"
+	c.http.Transport = bodyTransport{body}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return c.stream(ctx, chatRequest{prompt: "hi", maxTokens: 8}, 5*time.Second, hooks{})
+}
+
+const goodSSE = "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":0}}\n\n" +
+	": keep-alive\n\n" +
+	"data: {\"choices\":[{\"delta\":{\"content\":\"a b\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\n" +
+	"data: {\"choices\":[{\"delta\":{\"content\":\" c\"},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":3}}\n\n" +
+	"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":3}}\n\n" +
+	"data: [DONE]\n\n"
+
+func TestStreamReading(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		complete bool
+		tokens   int
+		err      string
+	}{
+		{"vLLM with continuous usage", goodSSE, true, 3, ""},
+		{"no [DONE] and no finish", strings.Split(goodSSE, "data: {\"choices\":[{\"delta\":{\"content\":\" c\"}")[0], false, 2, "without a finish_reason"},
+		{"bad JSON", "data: {\"choices\":[{\"delta\":\n\n", false, 0, "malformed chunk"},
+		{"error event", "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"error\":{\"message\":\"boom\",\"code\":500}}\n\n", false, 1, "boom"},
+		{"lines without data:", "event: x\nid: 3\nretry: 10\n\n" + goodSSE, true, 3, ""},
+		{"a 10 MB chunk", "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("a", 10<<20) + "\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", true, 1, ""},
+		{"a 10 MB line that is not data", ": " + strings.Repeat("x", 10<<20) + "\n\n" + goodSSE, true, 3, ""},
+		{"usage going backwards", strings.Replace(goodSSE, "\"completion_tokens\":3}}\n\ndata: {\"choices\":[]", "\"completion_tokens\":1}}\n\ndata: {\"choices\":[]", 1), true, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := streamBody(t, tt.body)
+			if obs.complete() != tt.complete || obs.tokens() != tt.tokens {
+				t.Errorf("complete %v (err %v), %d tokens; want %v, %d", obs.complete(), obs.err, obs.tokens(), tt.complete, tt.tokens)
+			}
+			if tt.err != "" && (obs.err == nil || !strings.Contains(obs.err.Error(), tt.err)) {
+				t.Errorf("error %v, want one with %q", obs.err, tt.err)
+			}
+		})
+	}
+}
+
+// FuzzStreamReading drives the SSE path with any bytes: it must end (no
+// hang), never panic, never count negative tokens, and call a stream
+// complete only when it saw a finish_reason.
+func FuzzStreamReading(f *testing.F) {
+	f.Add(goodSSE)
+	f.Add("data: [DONE]\n\n")
+	f.Add("data: {\"error\":{}}\n\n")
+	f.Add("data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"x\"},\"finish_reason\":null}],\"usage\":{\"completion_tokens\":-5}}\n\n")
+	f.Fuzz(func(t *testing.T, body string) {
+		obs := streamBody(t, body)
+		for _, e := range obs.events {
+			if e.tokens <= 0 {
+				t.Fatalf("an event of %d tokens", e.tokens)
+			}
+		}
+		if obs.complete() && obs.finishReason == "" {
+			t.Fatal("complete without a finish_reason")
+		}
+	})
+}
