@@ -63,6 +63,9 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		probe.Engine, probe.EngineVersion, probe.Model, probe.MaxModelLen, probe.KVCacheTokens, cmpOr(probe.KVSource, "unknown"))
 	plan, err := resolvePlan(s.Sweep, probe.MaxModelLen)
 	if err != nil {
+		return nil, &SettingError{Key: "sweep.contexts", Err: err}
+	}
+	if err := plan.fits(probe.MaxModelLen, s.Sweep.MaxOutput); err != nil {
 		return nil, err
 	}
 	run := newRun(o, probe, plan)
@@ -120,6 +123,36 @@ func requestExtras(s Settings) map[string]any {
 // plan is the resolved sweep: contexts in tokens.
 type plan struct {
 	contexts, prefill, concurrency []int
+}
+
+// SettingError is a setting the server shows to be impossible, found after
+// the probe and before any measurement; Key names it for the config's line.
+type SettingError struct {
+	Key string
+	Err error
+}
+
+func (e *SettingError) Error() string { return e.Key + ": " + e.Err.Error() }
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// fits checks every decode context leaves room for the output in the
+// model's length: such a cell could never run, so the sweep is wrong.
+func (p plan) fits(maxModelLen, maxOutput int) error {
+	if maxModelLen == 0 {
+		return nil
+	}
+	var bad []string
+	for _, n := range p.contexts {
+		if n+maxOutput > maxModelLen {
+			bad = append(bad, matrixgen.ContextLabel(n))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &SettingError{Key: "sweep.contexts", Err: fmt.Errorf(
+		"%s + max_output %d exceed the model's maximum length of %d tokens; use \"max\" for the largest context that fits",
+		strings.Join(bad, ", "), maxOutput, maxModelLen)}
 }
 
 // maxMargin keeps "max" a little under the model's length, room for the

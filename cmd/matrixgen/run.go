@@ -91,7 +91,12 @@ Examples:
 			if err := cfg.Set(sets); err != nil {
 				return err
 			}
-			return runSweep(cfg.Settings(), *out, *resume, stdout)
+			err = runSweep(cfg.Settings(), *out, *resume, stdout)
+			var setting *runner.SettingError
+			if errors.As(err, &setting) {
+				return fmt.Errorf("%s: %w", cfg.Where(setting.Key), err)
+			}
+			return err
 		}
 	},
 }

@@ -97,3 +97,28 @@ func TestRunRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestContextBeyondTheModel: a context the server's model cannot hold is an
+// error naming the config line, before any measurement.
+func TestContextBeyondTheModel(t *testing.T) {
+	p := sim.DefaultProfile()
+	p.MaxModelLen = 16384
+	s, err := sim.New(p, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer func() { ts.Close(); s.Close() }()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "matrixgen.toml")
+	writeFile(t, cfg, []byte("[sweep]\nmax_output = 4096\ncontexts = [\"8K\", \"16K\"]\nconcurrency = [1]\n"))
+	code, _, stderr := matrixgenCmd(t, "run", "-config", cfg, "-base-url", ts.URL, "-o", filepath.Join(dir, "runs", "x.json"))
+	if code != 1 || !strings.Contains(stderr, "matrixgen.toml:3: sweep.contexts: 16K + max_output 4096 exceed the model's maximum length of 16384") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	for _, rt := range s.Trace() {
+		if rt.PromptTokens > 100 {
+			t.Errorf("a measurement request was sent: %+v", rt)
+		}
+	}
+}
