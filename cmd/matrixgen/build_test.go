@@ -431,3 +431,22 @@ func TestBuildWillNotReplaceOtherFolders(t *testing.T) {
 		t.Error("the run file was lost")
 	}
 }
+
+func TestSchemaAndValidate(t *testing.T) {
+	code, stdout, _ := matrixgenCmd(t, "schema")
+	if code != 0 || !strings.Contains(stdout, `"$schema": "https://json-schema.org/draft/2020-12/schema"`) {
+		t.Errorf("schema: exit %d, %.200s", code, stdout)
+	}
+	dir := t.TempDir()
+	good := filepath.Join("..", "..", "runs", sampleID+".json")
+	bad := filepath.Join(dir, "bad.json")
+	writeFile(t, bad, []byte(`{"schema": 1, "tool": {"name": "t"}, "engine": {"name": "e"}, "model": {"name": "m"}, "decode": [{"context_tokens": 0, "concurrency": 1, "status": "valid"}]}`))
+	code, stdout, stderr := matrixgenCmd(t, "validate", good, bad)
+	if code != 1 || !strings.Contains(stdout, "ok  "+good) || !strings.Contains(stderr, "1 of 2 files are not valid runs") ||
+		!strings.Contains(stderr, "bad.json:1:99: decode[0].context_tokens") || !strings.Contains(stderr, "decode[0].total_tok_s: required for a valid measurement") {
+		t.Errorf("validate: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, _ := matrixgenCmd(t, "validate", good); code != 0 {
+		t.Errorf("validate of the sample: exit %d", code)
+	}
+}

@@ -21,9 +21,11 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"build": buildCommand,
-	"sim":   simCommand,
-	"run":   runCommand,
+	"build":    buildCommand,
+	"sim":      simCommand,
+	"run":      runCommand,
+	"schema":   schemaCommand,
+	"validate": validateCommand,
 }
 
 func main() {

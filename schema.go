@@ -1,0 +1,87 @@
+package matrixgen
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Schema returns the run file format as a JSON Schema (draft 2020-12),
+// derived from the Go types, so it cannot drift from what DecodeRun reads.
+// Fields without omitempty are required; no other fields are allowed.
+func Schema() ([]byte, error) {
+	root := schemaOf(reflect.TypeFor[Run]())
+	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	root["title"] = "matrixgen run file, schema 1"
+	root["description"] = "One benchmark run: the environment, the sweep, and every prefill and decode measurement. See runs/README.md."
+	props := root["properties"].(map[string]any)
+	props["schema"] = map[string]any{"const": SchemaVersion}
+	out, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
+var (
+	timeType   = reflect.TypeFor[time.Time]()
+	statusType = reflect.TypeFor[Status]()
+	sourceType = reflect.TypeFor[TokenSource]()
+)
+
+func schemaOf(t reflect.Type) map[string]any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case statusType:
+		values := make([]any, len(Statuses))
+		for i, s := range Statuses {
+			values[i] = string(s)
+		}
+		return map[string]any{"enum": values}
+	case sourceType:
+		values := make([]any, len(tokenSources))
+		for i, s := range tokenSources {
+			values[i] = string(s)
+		}
+		return map[string]any{"enum": values}
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int64:
+		return map[string]any{"type": "integer", "minimum": 0}
+	case reflect.Float64:
+		return map[string]any{"type": "number", "minimum": 0}
+	case reflect.Slice:
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem())}
+	case reflect.Struct:
+		props := map[string]any{}
+		var required []string
+		for f := range t.Fields() {
+			if !f.IsExported() {
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			props[name] = schemaOf(f.Type)
+			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
+				required = append(required, name)
+			}
+		}
+		s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		if len(required) > 0 {
+			s["required"] = required
+		}
+		return s
+	}
+	return map[string]any{}
+}
