@@ -24,6 +24,7 @@ var commands = map[string]command{
 	"build":    buildCommand,
 	"sim":      simCommand,
 	"run":      runCommand,
+	"import":   importCommand,
 	"schema":   schemaCommand,
 	"validate": validateCommand,
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/importer"
+	"github.com/matrixgen/matrixgen/runner"
+)
+
+var importCommand = command{
+	summary: "convert another tool's results into a run file",
+	usage: `
+Usage: matrixgen import <format> <file>... [options]
+
+Formats:
+  llm-inference-bench   one benchmark_results.json (the tool that made the seed page)
+  vllm-bench-serve      vllm bench serve --save-result files, one per (input length,
+                        concurrency) point; several make one matrix
+
+Figures are carried over as the tool measured them (seconds become
+milliseconds); what the format lacks is left empty. The run file gets notes
+(<id>.md) saying where it came from.
+
+Examples:
+  matrixgen import llm-inference-bench benchmark_results.json
+  matrixgen import vllm-bench-serve results/*.json -engine sglang -id sglang-h100
+`,
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
+		out := fs.String("o", "runs", "runs `folder` to write into")
+		id := fs.String("id", "", "run `id` (file name); default: <date>-<model>-<tool>")
+		engine := fs.String("engine", "", "the engine that served the results, when the files do not say")
+		return func(args []string, stdout io.Writer) error {
+			args = reorderFlags(fs, args)
+			if len(args) < 2 {
+				return errors.New("name a format and at least one file")
+			}
+			format, files := args[0], args[1:]
+			datas := make([][]byte, len(files))
+			for i, f := range files {
+				info, err := os.Stat(f)
+				if err != nil {
+					return err
+				}
+				if info.Size() > matrixgen.MaxRunFileBytes {
+					return fmt.Errorf("%s: larger than %d bytes", f, matrixgen.MaxRunFileBytes)
+				}
+				if datas[i], err = os.ReadFile(f); err != nil {
+					return err
+				}
+			}
+			var res importer.Result
+			var err error
+			switch format {
+			case "llm-inference-bench":
+				if len(files) != 1 {
+					return errors.New("llm-inference-bench: one benchmark_results.json at a time")
+				}
+				res, err = importer.LLMInferenceBench(files[0], datas[0])
+			case "vllm-bench-serve":
+				res, err = importer.VLLMBenchServe(files, datas, *engine)
+			default:
+				return fmt.Errorf("unknown format %q (want llm-inference-bench or vllm-bench-serve)", format)
+			}
+			if err != nil {
+				return err
+			}
+			return writeImport(res, *out, *id, format, stdout)
+		}
+	},
+}
+
+// reorderFlags lets flags follow the positional arguments, as in the
+// examples: the flag package stops at the first non-flag.
+func reorderFlags(fs *flag.FlagSet, args []string) []string {
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			name := strings.TrimLeft(a, "-")
+			if k, v, ok := strings.Cut(name, "="); ok {
+				fs.Set(k, v)
+				continue
+			}
+			if i+1 < len(args) {
+				fs.Set(name, args[i+1])
+				i++
+			}
+			continue
+		}
+		positional = append(positional, a)
+	}
+	return positional
+}
+
+func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) error {
+	r := res.Run
+	if id == "" {
+		date := "undated"
+		if !r.StartedAt.IsZero() {
+			date = r.StartedAt.Format("20060102-150405")
+		}
+		id = strings.Trim(unsafeID.ReplaceAllString(date+"-"+r.Model.Name+"-"+format, "-"), "-.")
+	}
+	if !matrixgen.ValidID(id) {
+		return fmt.Errorf("run id %q: letters, digits, '.', '_' and '-' only", id)
+	}
+	file := filepath.Join(dir, id+".json")
+	if _, err := os.Stat(file); err == nil {
+		return fmt.Errorf("%s exists; choose another -id", file)
+	}
+	if err := runner.SaveRun(file, r); err != nil {
+		return err
+	}
+	notes := strings.Join(res.Notes, "\n\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, id+".md"), []byte(notes), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "imported %d prefill rows and %d decode cells into %s\n", len(r.Prefill), len(r.Decode), file)
+	return nil
+}

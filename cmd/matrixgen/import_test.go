@@ -1,0 +1,43 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+func TestImportThenBuild(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	os.MkdirAll(runs, 0o755)
+	td := filepath.Join("..", "..", "importer", "testdata")
+	code, stdout, stderr := matrixgenCmd(t, "import", "llm-inference-bench", filepath.Join(td, "benchmark_results.json"), "-o", runs)
+	if code != 0 || !strings.Contains(stdout, "imported 2 prefill rows and 4 decode cells") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = matrixgenCmd(t, "import", "vllm-bench-serve", filepath.Join(td, "vllm-c1.json"), filepath.Join(td, "vllm-c8.json"), "-o", runs, "-id", "vllm-points")
+	if code != 0 || !strings.Contains(stdout, "into "+filepath.Join(runs, "vllm-points.json")) {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	entries, err := matrixgen.LoadDir(runs)
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("%d runs, %v", len(entries), err)
+	}
+	for _, e := range entries {
+		if len(e.Notes) == 0 {
+			t.Errorf("%s has no notes saying where it came from", e.ID)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out); code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	if code, _, stderr := matrixgenCmd(t, "import", "vllm-bench-serve", filepath.Join(td, "vllm-c1.json"), "-o", runs, "-id", "vllm-points"); code != 1 || !strings.Contains(stderr, "exists") {
+		t.Errorf("overwriting an import: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := matrixgenCmd(t, "import", "guidellm", "x.json"); code != 1 || !strings.Contains(stderr, "unknown format") {
+		t.Errorf("unknown format: exit %d %s", code, stderr)
+	}
+}

@@ -1,0 +1,125 @@
+// Package importer converts other benchmark tools' result files into run
+// files. Figures are carried over as the tools measured them, converted
+// only in units (seconds to milliseconds); what a format lacks is left out,
+// never made up. Each import says, in its notes, where its figures came from.
+package importer
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// Result is an imported run and the notes that say what was done to it.
+type Result struct {
+	Run   *matrixgen.Run
+	Notes []string
+}
+
+// object is a decoded JSON object, read leniently: other tools add fields
+// from version to version, and a missing one is simply left out.
+type object map[string]any
+
+func (o object) num(key string) (float64, bool) {
+	switch v := o[key].(type) {
+	case float64:
+		return v, !math.IsNaN(v) && !math.IsInf(v, 0)
+	case string:
+		f, err := strconv.ParseFloat(v, 64)
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	}
+	return 0, false
+}
+
+func (o object) int(key string) (int, bool) {
+	f, ok := o.num(key)
+	if !ok || f != math.Trunc(f) || f < 0 || f > 1<<40 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+func (o object) str(key string) string {
+	switch v := o[key].(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return ""
+}
+
+func (o object) bool(key string) bool {
+	b, _ := o[key].(bool)
+	return b
+}
+
+func (o object) obj(key string) object {
+	m, _ := o[key].(map[string]any)
+	return m
+}
+
+func (o object) ints(key string) []int {
+	list, _ := o[key].([]any)
+	var out []int
+	for _, v := range list {
+		if f, ok := v.(float64); ok && f > 0 && f == math.Trunc(f) {
+			out = append(out, int(f))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// positive returns a pointer to v when the source had it and it is > 0 (or
+// ≥ 0 with zeroOK), for optional figures.
+func positive(v float64, ok bool) *float64 {
+	if !ok || v < 0 {
+		return nil
+	}
+	return &v
+}
+
+func decodeObject(name string, data []byte) (object, error) {
+	var o object
+	if err := json.Unmarshal(data, &o); err != nil {
+		var syn *json.SyntaxError
+		if errorsAs(err, &syn) {
+			line, col := lineCol(data, syn.Offset)
+			return nil, fmt.Errorf("%s:%d:%d: %v", name, line, col, err)
+		}
+		return nil, fmt.Errorf("%s: want a JSON object: %v", name, err)
+	}
+	return o, nil
+}
+
+func lineCol(data []byte, off int64) (int, int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := string(data[:off])
+	line := strings.Count(before, "\n") + 1
+	return line, int(off) - (strings.LastIndexByte(before, '\n') + 1) + 1
+}
+
+// parseTime reads the timestamps tools write: RFC 3339, "2006-01-02
+// 15:04:05", vLLM's "20060102-150405", or Unix seconds.
+func parseTime(v any) time.Time {
+	switch t := v.(type) {
+	case float64:
+		if t > 1e9 && t < 1e11 {
+			return time.Unix(int64(t), 0).UTC()
+		}
+	case string:
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05", "2006-01-02T15:04:05", "20060102-150405"} {
+			if p, err := time.Parse(layout, t); err == nil {
+				return p.UTC()
+			}
+		}
+	}
+	return time.Time{}
+}

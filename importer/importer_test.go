@@ -1,0 +1,117 @@
+package importer
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+func read(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestLLMInferenceBench(t *testing.T) {
+	res, err := LLMInferenceBench("benchmark_results.json", read(t, "benchmark_results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Run
+	if r.Tool.Name != "llm-inference-bench" || r.Tool.Version != "0.7.6" || r.Engine.Name != "vllm" || r.Model.Name != "nemotron" {
+		t.Errorf("identity %+v %+v %+v", r.Tool, r.Engine, r.Model)
+	}
+	if r.StartedAt.Format("2006-01-02T15:04") != "2026-11-30T10:00" || r.Sweep.DurationSeconds != 30 || r.Sweep.MaxOutputTokens != 4096 {
+		t.Errorf("sweep %+v, started %v", r.Sweep, r.StartedAt)
+	}
+	if len(r.Prefill) != 2 || r.Prefill[0].ContextTokens != 8192 || *r.Prefill[0].TTFTMs != 1778 || *r.Prefill[1].PromptTokS != 33000 || r.Prefill[1].PromptTokens != 16203 {
+		t.Errorf("prefill %+v", r.Prefill)
+	}
+	if len(r.Decode) != 4 {
+		t.Fatalf("%d cells, want 4 (context 0 left out)", len(r.Decode))
+	}
+	c := r.Decode[0]
+	if c.Status != matrixgen.StatusValid || *c.TotalTokS != 445.7 || *c.PerRequestTokS != 457.2 || c.TTFTMs.P50 != 256 ||
+		*c.TTFTMs.P99 != 301 || c.TBTMs.P50 != 2.2 || *c.Completed != 3 || *c.OutputTokens != 13370 || c.TokenSource != matrixgen.TokensContinuousUsage {
+		t.Errorf("8K × 1: %+v", c)
+	}
+	want := []matrixgen.Status{matrixgen.StatusValid, matrixgen.StatusLooped, matrixgen.StatusQueued, matrixgen.StatusError}
+	for i, d := range r.Decode {
+		if d.Status != want[i] {
+			t.Errorf("cell %d: %s (%s), want %s", i, d.Status, d.Reason, want[i])
+		}
+	}
+	if r.Decode[3].Reason != "server returned 500" || r.Decode[1].TotalTokS == nil {
+		t.Errorf("the error's reason %q, the looped figure %v", r.Decode[3].Reason, r.Decode[1].TotalTokS)
+	}
+	if !strings.Contains(strings.Join(res.Notes, " "), "1 results without a context length") {
+		t.Errorf("notes %q do not say what was left out", res.Notes)
+	}
+}
+
+func TestLLMInferenceBenchRejects(t *testing.T) {
+	for _, tt := range []struct{ doc, want string }{
+		{`{"metadata": {}}`, `no "results" array`},
+		{`{"metadata": {}, "results": []}`, "metadata.model is missing"},
+		{`{"metadata": {"model": "m"}, "results": [3]}`, "results[0]: want an object"},
+		{"{\n  \"results\": [,]}", "x.json:2:"},
+		{`{"metadata": {"model": "m"}, "results": [{"concurrency": 1, "context_tokens": 8, "aggregate_tps": 1}, {"concurrency": 1, "context_tokens": 8, "aggregate_tps": 2}]}`, "appears twice"},
+	} {
+		if _, err := LLMInferenceBench("x.json", []byte(tt.doc)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.doc, err, tt.want)
+		}
+	}
+}
+
+func TestVLLMBenchServe(t *testing.T) {
+	res, err := VLLMBenchServe([]string{"vllm-c8.json", "vllm-c1.json"}, [][]byte{read(t, "vllm-c8.json"), read(t, "vllm-c1.json")}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Run
+	if r.Engine.Name != "vllm" || r.Model.Name != "NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4" || r.Sweep.DecodeTest != matrixgen.DecodeFixedCount {
+		t.Errorf("%+v %+v %+v", r.Engine, r.Model, r.Sweep)
+	}
+	if len(r.Decode) != 2 || r.Sweep.Concurrency[0] != 1 || r.Sweep.Contexts[0] != 8192 {
+		t.Fatalf("cells %+v, sweep %+v", r.Decode, r.Sweep)
+	}
+	c8 := r.Decode[0]
+	if c8.Concurrency != 8 || *c8.TotalTokS != 862.3 || c8.TTFTMs.P50 != 721 || *c8.TTFTMs.P99 != 1100 || c8.TBTMs.P50 != 8 ||
+		*c8.PerRequestTokS != 125 || *c8.Completed != 80 || *c8.OutputTokens != 81920 || *c8.WindowSeconds != 95 || c8.TokenSource != "" {
+		t.Errorf("8K × 8: %+v", c8)
+	}
+	if r.StartedAt.Format("15:04") != "10:00" {
+		t.Errorf("started %v, want the earliest file's date", r.StartedAt)
+	}
+}
+
+func TestVLLMBenchServeRejects(t *testing.T) {
+	c1 := read(t, "vllm-c1.json")
+	noConc := []byte(strings.Replace(string(c1), `"max_concurrency": 1`, `"max_concurrency": null`, 1))
+	otherBackend := []byte(strings.Replace(string(c1), `"backend": "vllm"`, `"backend": "openai-chat"`, 1))
+	for _, tt := range []struct {
+		files  [][]byte
+		engine string
+		want   string
+	}{
+		{[][]byte{noConc}, "", "no max_concurrency"},
+		{[][]byte{c1, c1}, "", "a second file for 8K × 1"},
+		{[][]byte{otherBackend}, "", "name it with -engine"},
+	} {
+		names := make([]string, len(tt.files))
+		for i := range names {
+			names[i] = "f.json"
+		}
+		if _, err := VLLMBenchServe(names, tt.files, tt.engine); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("error %v, want %q", err, tt.want)
+		}
+	}
+	if res, err := VLLMBenchServe([]string{"f.json"}, [][]byte{otherBackend}, "sglang"); err != nil || res.Run.Engine.Name != "sglang" {
+		t.Errorf("-engine sglang: %v", err)
+	}
+}

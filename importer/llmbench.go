@@ -1,0 +1,184 @@
+package importer
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// LLMInferenceBench converts llm-inference-bench's benchmark_results.json
+// (the tool that made the seed page): metadata, prefill by context, and one
+// result per (concurrency, context) cell. Its latencies are in seconds.
+func LLMInferenceBench(name string, data []byte) (Result, error) {
+	doc, err := decodeObject(name, data)
+	if err != nil {
+		return Result{}, err
+	}
+	results, ok := doc["results"].([]any)
+	if !ok {
+		return Result{}, fmt.Errorf("%s: no \"results\" array: not an llm-inference-bench benchmark_results.json", name)
+	}
+	meta := doc.obj("metadata")
+	r := &matrixgen.Run{
+		Schema:    matrixgen.SchemaVersion,
+		StartedAt: parseTime(meta["timestamp"]),
+		Tool:      matrixgen.Tool{Name: "llm-inference-bench", Version: meta.str("version")},
+		Engine:    matrixgen.Engine{Name: meta.str("engine"), Version: meta.str("engine_version")},
+		Model:     matrixgen.Model{Name: meta.str("model")},
+		Sweep: matrixgen.Sweep{
+			DecodeTest:  matrixgen.DecodeFixedDuration,
+			PrefillMode: matrixgen.PrefillDecodeWarmup,
+		},
+	}
+	res := Result{Run: r, Notes: []string{fmt.Sprintf("Imported from llm-inference-bench %s output `%s`; latencies converted from seconds to milliseconds.", r.Tool.Version, name)}}
+	if r.Engine.Name == "" {
+		r.Engine.Name = "unknown"
+		res.Notes = append(res.Notes, "The file does not name the engine.")
+	}
+	if r.Model.Name == "" {
+		return Result{}, fmt.Errorf("%s: metadata.model is missing; a run needs its model", name)
+	}
+	if d, ok := meta.num("duration_per_test"); ok && d > 0 {
+		r.Sweep.DurationSeconds = d
+	}
+	if m, ok := meta.int("max_tokens"); ok {
+		r.Sweep.MaxOutputTokens = m
+	}
+	importPrefill(r, doc.obj("prefill"))
+	skipped := 0
+	for i, raw := range results {
+		cell, ok := raw.(map[string]any)
+		if !ok {
+			return Result{}, fmt.Errorf("%s: results[%d]: want an object", name, i)
+		}
+		d, ok := llmBenchCell(object(cell))
+		if !ok {
+			skipped++
+			continue
+		}
+		r.Decode = append(r.Decode, d)
+	}
+	if skipped > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d results without a context length or concurrency (context 0 is the tool's short-prompt test) were left out.", skipped))
+	}
+	r.Sweep.Contexts = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.ContextTokens })
+	r.Sweep.Concurrency = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.Concurrency })
+	for _, p := range r.Prefill {
+		r.Sweep.PrefillContexts = append(r.Sweep.PrefillContexts, p.ContextTokens)
+	}
+	return res, validate(name, r)
+}
+
+// importPrefill reads the prefill object: context (as a string key) →
+// tok_per_sec, ttft_seconds (or prefill_seconds), prompt_tokens.
+func importPrefill(r *matrixgen.Run, prefill object) {
+	keys := make([]string, 0, len(prefill))
+	for k := range prefill {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { a, _ := strconv.Atoi(keys[i]); b, _ := strconv.Atoi(keys[j]); return a < b })
+	for _, k := range keys {
+		n, err := strconv.Atoi(k)
+		p := object(prefill.obj(k))
+		if err != nil || n <= 0 || p == nil {
+			continue
+		}
+		row := matrixgen.Prefill{ContextTokens: n, Status: matrixgen.StatusValid}
+		row.PromptTokS = positive(p.num("tok_per_sec"))
+		ttft, ok := p.num("ttft_seconds")
+		if !ok {
+			ttft, ok = p.num("prefill_seconds")
+		}
+		if ok {
+			row.TTFTMs = new(ttft * 1000)
+		}
+		row.PromptTokens, _ = p.int("prompt_tokens")
+		if row.PromptTokS == nil {
+			row.Status, row.Reason = matrixgen.StatusError, "no tok_per_sec in the source"
+		} else {
+			row.Completed = new(1)
+		}
+		r.Prefill = append(r.Prefill, row)
+	}
+}
+
+// llmBenchCell maps one result: aggregate_tps, per_request_avg_tps,
+// ttft_p50/p99 and inter_token_latency_p50 (seconds), avg_running_reqs,
+// completed_request_count, measurement_seconds, aggregate_source, and the
+// flags that say what went wrong.
+func llmBenchCell(c object) (matrixgen.Decode, bool) {
+	ctx, ok1 := c.int("context_tokens")
+	conc, ok2 := c.int("concurrency")
+	if !ok1 || !ok2 || ctx == 0 || conc == 0 {
+		return matrixgen.Decode{}, false
+	}
+	d := matrixgen.Decode{ContextTokens: ctx, Concurrency: conc, Status: matrixgen.StatusValid}
+	d.TotalTokS = positive(c.num("aggregate_tps"))
+	d.PerRequestTokS = positive(c.num("per_request_avg_tps"))
+	if p50, ok := c.num("ttft_p50"); ok {
+		d.TTFTMs = &matrixgen.Percentiles{P50: p50 * 1000}
+		if p99, ok := c.num("ttft_p99"); ok {
+			d.TTFTMs.P99 = new(p99 * 1000)
+		}
+	}
+	if itl, ok := c.num("inter_token_latency_p50"); ok {
+		d.TBTMs = &matrixgen.Percentiles{P50: itl * 1000}
+	}
+	d.AvgActive = positive(c.num("avg_running_reqs"))
+	if d.AvgActive != nil && *d.AvgActive > float64(conc)*1.05 {
+		d.AvgActive = nil // the server's count includes others' requests; not this cell's
+	}
+	if n, ok := c.int("completed_request_count"); ok {
+		d.Completed = &n
+	} else if n, ok := c.int("num_completed"); ok {
+		d.Completed = &n
+	}
+	if n, ok := c.int("client_output_tokens"); ok {
+		d.OutputTokens = &n
+	}
+	d.WindowSeconds = positive(c.num("measurement_seconds"))
+	switch c.str("aggregate_source") {
+	case "openai_continuous_usage":
+		d.TokenSource = matrixgen.TokensContinuousUsage
+	case "":
+	default:
+		d.TokenSource = matrixgen.TokensChunks
+	}
+	switch {
+	case c.str("failure_reason") != "":
+		d.Status, d.Reason = matrixgen.StatusError, c.str("failure_reason")
+	case c.bool("loop_detected"):
+		d.Status, d.Reason = matrixgen.StatusLooped, "the source tool detected a loop"
+	case c.bool("capacity_limited") || c.bool("warmup_timed_out"):
+		d.Status, d.Reason = matrixgen.StatusQueued, "the source tool flagged the cell capacity limited"
+	case d.TotalTokS == nil:
+		d.Status, d.Reason = matrixgen.StatusError, "no aggregate_tps in the source"
+	}
+	if n, ok := c.int("num_errors"); ok && n > 0 && d.Status == matrixgen.StatusValid {
+		d.Status, d.Reason = matrixgen.StatusError, fmt.Sprintf("%d requests failed", n)
+	}
+	return d, true
+}
+
+func cellsAxis(ds []matrixgen.Decode, key func(matrixgen.Decode) int) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, d := range ds {
+		if k := key(d); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// validate checks the imported run as a run file would be checked.
+func validate(name string, r *matrixgen.Run) error {
+	if problems := r.Validate(); len(problems) > 0 {
+		return fmt.Errorf("%s: the import is not a valid run: %s: %s", name, problems[0].Field, problems[0].Msg)
+	}
+	return nil
+}
