@@ -42,6 +42,9 @@ Examples:
 				return errors.New("name a format and at least one file")
 			}
 			format, files := args[0], args[1:]
+			if format != "llm-inference-bench" && format != "vllm-bench-serve" {
+				return fmt.Errorf("unknown format %q (want llm-inference-bench or vllm-bench-serve)", format)
+			}
 			datas := make([][]byte, len(files))
 			for i, f := range files {
 				info, err := os.Stat(f)
