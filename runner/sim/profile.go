@@ -11,6 +11,9 @@ import (
 // injects. The defaults resemble the seed's server (a 30B-A3B model with
 // three speculative tokens on one large GPU), scaled down.
 type Profile struct {
+	// Flavour is the wire dialect: "vllm" (the default), "sglang" or
+	// "llamacpp", each with its own endpoints, chunk shapes and metrics.
+	Flavour string `toml:"flavour"`
 	// Model is the id /v1/models answers with; Root its "path".
 	Model string `toml:"model"`
 	Root  string `toml:"root"`
@@ -115,6 +118,7 @@ type Faults struct {
 // stream, a few thousand in total at 128, 2M tokens of KV cache.
 func DefaultProfile() Profile {
 	return Profile{
+		Flavour:          FlavourVLLM,
 		Model:            "sim",
 		Root:             "matrixgen/sim-30b-a3b",
 		Version:          "0.0.0+matrixgen.sim",
@@ -137,6 +141,7 @@ func (p Profile) Validate() error {
 		}
 	}
 	check(p.Model != "", "model: required")
+	check(p.Flavour == FlavourVLLM || p.Flavour == FlavourSGLang || p.Flavour == FlavourLlamaCpp, "flavour: want vllm, sglang or llamacpp")
 	check(p.MaxModelLen > 0, "max_model_len: must be positive")
 	check(p.Prefill.PeakTokS > 0 && p.Prefill.HalfContext > 0, "prefill: peak_tok_s and half_context must be positive")
 	check(p.Prefill.RequestOverheadMs >= 0, "prefill.request_overhead_ms: must not be negative")
@@ -154,6 +159,13 @@ func (p Profile) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// The wire dialects the sim speaks.
+const (
+	FlavourVLLM     = "vllm"
+	FlavourSGLang   = "sglang"
+	FlavourLlamaCpp = "llamacpp"
+)
 
 // blocks is the KV capacity in blocks.
 func (p Profile) blocks() int { return p.KV.CapacityTokens / p.KV.BlockSize }

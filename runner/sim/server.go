@@ -53,11 +53,10 @@ func New(p Profile, opts Options) (*Server, error) {
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/models", s.models)
-	s.mux.HandleFunc("GET /version", s.version)
-	s.mux.HandleFunc("GET /health", func(http.ResponseWriter, *http.Request) {})
+	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.HandleFunc("GET /metrics", s.metrics)
-	s.mux.HandleFunc("POST /tokenize", s.tokenize)
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	s.routes()
 	s.mux.HandleFunc("GET /sim/trace", s.traceJSON)
 	go s.e.run()
 	return s, nil
@@ -114,6 +113,12 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	}}})
 }
 
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	if s.p.Flavour == FlavourLlamaCpp {
+		writeJSON(w, map[string]string{"status": "ok"})
+	}
+}
+
 func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, map[string]string{"version": s.p.Version})
 }
@@ -157,6 +162,8 @@ type chatRequest struct {
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
 	MaxTokens           *int    `json:"max_tokens"`
+	NPredict            *int    `json:"n_predict"`
+	TimingsPerToken     bool    `json:"timings_per_token"`
 	MaxCompletionTokens *int    `json:"max_completion_tokens"`
 	MinTokens           int     `json:"min_tokens"`
 	IgnoreEOS           bool    `json:"ignore_eos"`
@@ -198,8 +205,21 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if req.MaxTokens != nil {
 		maxTokens = *req.MaxTokens
 	}
-	if req.MaxCompletionTokens != nil {
+	if req.MaxCompletionTokens != nil && s.p.Flavour != FlavourLlamaCpp {
 		maxTokens = *req.MaxCompletionTokens
+	}
+	if req.NPredict != nil && s.p.Flavour == FlavourLlamaCpp {
+		maxTokens = *req.NPredict
+	}
+	if s.p.Flavour == FlavourLlamaCpp {
+		// A slot holds prompt and output; a longer prompt is refused, and
+		// the output stops where the slot is full.
+		nCtx := s.llamaSlotContext()
+		if p.tokens >= nCtx {
+			llamaTooLong(w, p.tokens, nCtx)
+			return
+		}
+		maxTokens = max(min(maxTokens, nCtx-p.tokens), 1)
 	}
 	if maxTokens < 1 || p.tokens+maxTokens > s.p.MaxModelLen {
 		apiError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
@@ -227,8 +247,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	st := &streamState{s: s, req: er, rt: rt, seed: seed, created: arrival.Unix(), fault: fault}
 	if req.StreamOptions != nil {
 		st.includeUsage = req.StreamOptions.IncludeUsage
-		st.continuous = req.StreamOptions.IncludeUsage && req.StreamOptions.ContinuousUsageStats
+		switch s.p.Flavour {
+		case FlavourVLLM:
+			st.continuous = req.StreamOptions.IncludeUsage && req.StreamOptions.ContinuousUsageStats
+		case FlavourSGLang: // SGLang honours continuous usage on its own
+			st.continuous = req.StreamOptions.ContinuousUsageStats
+		}
 	}
+	st.timings = req.TimingsPerToken && s.p.Flavour == FlavourLlamaCpp
 	s.e.submit(er)
 	defer s.e.abort(er) // a no-op once finished; frees the cache if the client left
 	if req.Stream {
@@ -255,6 +281,7 @@ type streamState struct {
 	created                  int64
 	fault                    Faults
 	includeUsage, continuous bool
+	timings                  bool // llama-server's timings_per_token
 
 	sent       int // tokens written
 	roleSent   bool
@@ -335,7 +362,7 @@ func (st *streamState) emit(ctx context.Context, snap snapshot, flush func() err
 	}
 	if !st.roleSent {
 		st.roleSent = true
-		st.buf = appendDeltaChunk(st.buf, st.rt.ID, st.created, st.s.p.Model, deltaChunk{role: "assistant", usage: st.usageAt(0)})
+		st.buf = st.roleChunk(st.buf)
 	}
 	for st.sent < snap.produced {
 		to := snap.produced
@@ -353,9 +380,7 @@ func (st *streamState) emit(ctx context.Context, snap snapshot, flush func() err
 		if snap.done && to == snap.produced {
 			finish, st.finishSent = snap.reason, true
 		}
-		st.buf = appendDeltaChunk(st.buf, st.rt.ID, st.created, st.s.p.Model, deltaChunk{
-			field: field, text: st.text(st.sent, to), finish: finish, usage: st.usageAt(to),
-		})
+		st.buf = st.tokenChunk(st.buf, field, st.text(st.sent, to), finish, to)
 		if err := flush(); err != nil {
 			return err
 		}
@@ -411,6 +436,69 @@ func (st *streamState) note(fault string) {
 	st.s.tr.update(func() { st.rt.Fault = fault })
 }
 
+// roleChunk is the first chunk, the assistant's role.
+func (st *streamState) roleChunk(b []byte) []byte {
+	if st.s.p.Flavour == FlavourLlamaCpp {
+		return appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, `{"role":"assistant","content":null}`, "", nil)
+	}
+	return appendDeltaChunk(b, st.rt.ID, st.created, st.s.p.Model, deltaChunk{role: "assistant", usage: st.usageAt(0)})
+}
+
+// tokenChunk carries output tokens up to n (and the finish reason, if the
+// dialect puts it there). llama-server sends its finish in a chunk of its own.
+func (st *streamState) tokenChunk(b []byte, field, text, finish string, n int) []byte {
+	switch st.s.p.Flavour {
+	case FlavourLlamaCpp:
+		if text != "" {
+			key := "content"
+			if field == "reasoning" {
+				key = "reasoning_content"
+			}
+			delta := appendString(append(appendString([]byte("{"), key), ':'), text)
+			delta = append(delta, '}')
+			var tail func([]byte) []byte
+			if st.timings {
+				tail = func(b []byte) []byte { return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, n) }
+			}
+			b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, string(delta), "", tail)
+		}
+		if finish != "" {
+			b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, "{}", finish, nil)
+		}
+		return b
+	case FlavourSGLang:
+		if field == "reasoning" {
+			field = "reasoning_content"
+		}
+	}
+	return appendDeltaChunk(b, st.rt.ID, st.created, st.s.p.Model, deltaChunk{field: field, text: text, finish: finish, usage: st.usageAt(n)})
+}
+
+// usageChunk is the final chunk of include_usage.
+func (st *streamState) usageChunk(b []byte, n int) []byte {
+	u := usage{prompt: st.rt.PromptTokens, completion: n, reasoning: min(n, st.s.p.ReasoningTokens)}
+	if st.s.p.Flavour != FlavourLlamaCpp {
+		return appendUsageChunk(b, st.rt.ID, st.created, st.s.p.Model, u)
+	}
+	b = append(b, `data: {"choices":[],"created":`...)
+	b = strconv.AppendInt(b, st.created, 10)
+	b = append(b, `,"id":`...)
+	b = appendString(b, st.rt.ID)
+	b = append(b, `,"model":`...)
+	b = appendString(b, st.s.p.Model)
+	b = append(b, `,"system_fingerprint":"b0-matrixgen-sim","object":"chat.completion.chunk","usage":{"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, `,"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.prompt), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.prompt+n), 10)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(st.req.cachedTokens), 10)
+	b = append(b, "}}"...)
+	b = appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, n)
+	return append(b, "}\n\n"...)
+}
+
 // usageAt is the continuous usage after n output tokens, or nil when the
 // request did not ask for it.
 func (st *streamState) usageAt(n int) *usage {
@@ -423,14 +511,10 @@ func (st *streamState) usageAt(n int) *usage {
 // finish ends a completed stream: the usage chunk if asked for, then [DONE].
 func (st *streamState) finish(snap snapshot, flush func() error) {
 	if !st.finishSent {
-		st.buf = appendDeltaChunk(st.buf, st.rt.ID, st.created, st.s.p.Model, deltaChunk{
-			field: "content", finish: snap.reason, usage: st.usageAt(snap.produced),
-		})
+		st.buf = st.tokenChunk(st.buf, "content", "", snap.reason, snap.produced)
 	}
 	if st.includeUsage {
-		st.buf = appendUsageChunk(st.buf, st.rt.ID, st.created, st.s.p.Model, usage{
-			prompt: st.rt.PromptTokens, completion: snap.produced, reasoning: min(snap.produced, st.s.p.ReasoningTokens),
-		})
+		st.buf = st.usageChunk(st.buf, snap.produced)
 	}
 	st.buf = append(st.buf, "data: [DONE]\n\n"...)
 	flush()
@@ -499,6 +583,25 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 	labels := `{engine="0",model_name="` + s.p.Model + `"}`
 	metric := func(name, kind, help string, v float64) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %s\n", name, help, name, kind, name, labels, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	switch s.p.Flavour {
+	case FlavourSGLang:
+		labels = `{model_name="` + s.p.Model + `"}`
+		metric("sglang:num_running_reqs", "gauge", "The number of running requests.", float64(c.running))
+		metric("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", float64(c.waiting))
+		metric("sglang:token_usage", "gauge", "The token usage.", c.kvUsed)
+		metric("sglang:max_total_num_tokens", "gauge", "Maximum total number of tokens in the KV cache pool.", float64(s.p.blocks()*s.p.KV.BlockSize))
+		metric("sglang:num_retracted_requests_total", "counter", "Number of retracted requests.", c.preemptions)
+		metric("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", c.promptTokens)
+		metric("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", c.generationTokens)
+		return
+	case FlavourLlamaCpp:
+		labels = ""
+		metric("llamacpp:requests_processing", "gauge", "Number of requests processing.", float64(c.running))
+		metric("llamacpp:requests_deferred", "gauge", "Number of requests deferred.", float64(c.waiting))
+		metric("llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", c.promptTokens)
+		metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", c.generationTokens)
+		return
 	}
 	metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(c.running))
 	metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", float64(c.waiting))

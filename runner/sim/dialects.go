@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// The sim speaks three dialects of the same OpenAI-compatible API. vLLM's is
+// in wire.go and server.go; here are where SGLang and llama.cpp's
+// llama-server differ, as servers.md and the captured llama-server traffic
+// show them.
+
+// routes adds the endpoints of the profile's dialect.
+func (s *Server) routes() {
+	switch s.p.Flavour {
+	case FlavourSGLang:
+		s.mux.HandleFunc("GET /server_info", s.sglangServerInfo)
+		s.mux.HandleFunc("GET /get_server_info", s.sglangServerInfo)
+		s.mux.HandleFunc("POST /v1/tokenize", s.sglangTokenize)
+	case FlavourLlamaCpp:
+		s.mux.HandleFunc("GET /props", s.llamaProps)
+		s.mux.HandleFunc("POST /tokenize", s.llamaTokenize)
+		s.mux.HandleFunc("POST /apply-template", s.llamaApplyTemplate)
+	default:
+		s.mux.HandleFunc("GET /version", s.version)
+		s.mux.HandleFunc("POST /tokenize", s.tokenize)
+	}
+}
+
+func (s *Server) sglangServerInfo(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]any{
+		"max_total_num_tokens": s.p.blocks() * s.p.KV.BlockSize, "context_length": s.p.MaxModelLen,
+		"max_running_requests": s.p.KV.MaxRunning, "version": s.p.Version, "model_path": s.p.Root,
+	})
+}
+
+func (s *Server) sglangTokenize(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Prompt *string `json:"prompt"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil || req.Prompt == nil {
+		apiError(w, http.StatusBadRequest, "BadRequestError", "prompt is required")
+		return
+	}
+	tokens := []int{}
+	forEachWord(*req.Prompt, func(tok string) { tokens = append(tokens, tokenID(tok)) })
+	writeJSON(w, map[string]any{"tokens": tokens, "count": len(tokens), "max_model_len": s.p.MaxModelLen})
+}
+
+// llamaSlotContext is each llama-server slot's context: the cache divided
+// among the slots, capped by the model's length.
+func (s *Server) llamaSlotContext() int {
+	return min(s.p.KV.CapacityTokens/s.p.KV.MaxRunning, s.p.MaxModelLen)
+}
+
+func (s *Server) llamaProps(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]any{
+		"default_generation_settings": map[string]any{"n_ctx": s.llamaSlotContext()},
+		"total_slots":                 s.p.KV.MaxRunning,
+		"model_path":                  s.p.Root,
+		"build_info":                  s.p.Version,
+	})
+}
+
+func (s *Server) llamaTokenize(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Content *string `json:"content"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil || req.Content == nil {
+		http.Error(w, `{"error":{"code":500,"message":"\"content\" must be provided","type":"server_error"}}`, http.StatusInternalServerError)
+		return
+	}
+	tokens := []int{}
+	forEachWord(*req.Content, func(tok string) { tokens = append(tokens, tokenID(tok)) })
+	writeJSON(w, map[string]any{"tokens": tokens})
+}
+
+// llamaApplyTemplate renders the chat template as text whose words are the
+// same tokens the completion counts: markers and words, space-separated.
+func (s *Server) llamaApplyTemplate(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []message `json:"messages"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"code":500,"message":"invalid JSON","type":"server_error"}}`, http.StatusInternalServerError)
+		return
+	}
+	var b strings.Builder
+	forEachToken(req.Messages, true, func(tok string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(tok)
+	})
+	writeJSON(w, map[string]any{"prompt": b.String()})
+}
+
+// llamaTooLong is llama-server's 400 for a prompt beyond a slot's context.
+func llamaTooLong(w http.ResponseWriter, prompt, nCtx int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": nCtx,
+		"message": "request (" + strconv.Itoa(prompt) + " tokens) exceeds the available context size (" + strconv.Itoa(nCtx) + " tokens), try increasing it",
+	}})
+	w.Write(body)
+}
+
+// llamaChunkHead starts a llama-server chunk: its fields come in its order.
+func appendLlamaChunk(b []byte, id string, created int64, model, delta, finish string, tail func([]byte) []byte) []byte {
+	b = append(b, `data: {"choices":[{"finish_reason":`...)
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, finish)
+	}
+	b = append(b, `,"index":0,"delta":`...)
+	b = append(b, delta...)
+	b = append(b, `}],"created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"id":`...)
+	b = appendString(b, id)
+	b = append(b, `,"model":`...)
+	b = appendString(b, model)
+	b = append(b, `,"system_fingerprint":"b0-matrixgen-sim","object":"chat.completion.chunk"`...)
+	if tail != nil {
+		b = tail(b)
+	}
+	return append(b, "}\n\n"...)
+}
+
+// appendLlamaTimings is llama-server's timings object, cumulative.
+func appendLlamaTimings(b []byte, prompt, cached, predicted int) []byte {
+	b = append(b, `,"timings":{"cache_n":`...)
+	b = strconv.AppendInt(b, int64(cached), 10)
+	b = append(b, `,"prompt_n":`...)
+	b = strconv.AppendInt(b, int64(prompt-cached), 10)
+	b = append(b, `,"predicted_n":`...)
+	b = strconv.AppendInt(b, int64(predicted), 10)
+	return append(b, '}')
+}
