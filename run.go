@@ -101,9 +101,13 @@ type Probe struct {
 	Tokenize bool `json:"tokenize"`
 	Metrics  bool `json:"metrics"`
 	// ContinuousUsage: chunks carry cumulative usage when asked;
+	// TimingsPerToken: chunks carry llama.cpp's cumulative predicted_n;
 	// FinalUsage: a final usage chunk comes when asked.
 	ContinuousUsage bool `json:"continuous_usage"`
+	TimingsPerToken bool `json:"timings_per_token,omitempty"`
 	FinalUsage      bool `json:"final_usage"`
+	// Tokenizer says how prompts were made exactly N tokens long.
+	Tokenizer string `json:"tokenizer,omitempty"`
 	// KVCacheTokens is the KV capacity in tokens, and KVSource where it came
 	// from (a metric, the config, or a caveat).
 	KVCacheTokens int    `json:"kv_cache_tokens,omitempty"`

@@ -48,6 +48,13 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		return nil, fmt.Errorf("probe: the server does not serve model %q", c.model)
 	}
 	c.probeEngine(ctx, p)
+	if p.Engine == "llama.cpp" {
+		// llama-server counts tokens per chunk only when asked.
+		if c.extras == nil {
+			c.extras = map[string]any{}
+		}
+		c.extras["timings_per_token"] = true
+	}
 	var tok struct {
 		Count int `json:"count"`
 	}
@@ -63,8 +70,30 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		return nil, fmt.Errorf("probe: a 4-token request failed: %w", obs.err)
 	}
 	p.ContinuousUsage = obs.source == matrixgen.TokensContinuousUsage
+	p.TimingsPerToken = obs.source == matrixgen.TokensTimingsPerToken
 	p.FinalUsage = obs.finalTokens > 0
 	return p, nil
+}
+
+// tokenizerFor picks the most exact way this server offers to count a
+// chat prompt's tokens, and records it in the probe.
+func (c *Client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenizer, error) {
+	switch {
+	case p.Tokenize:
+		p.Tokenizer = "/tokenize (chat form, template included)"
+		return serverTokenizer{c}, nil
+	case p.Engine == "llama.cpp":
+		p.Tokenizer = "/apply-template, then /tokenize"
+		return llamaTokenizer{c}, nil
+	case p.Engine == "sglang":
+		t, err := newSGLangTokenizer(ctx, c)
+		if err == nil {
+			p.Tokenizer = fmt.Sprintf("/v1/tokenize plus the chat template's %d tokens (measured on usage)", t.overhead)
+			return t, nil
+		}
+	}
+	p.Tokenizer = "calibration on usage.prompt_tokens (one request per count)"
+	return usageTokenizer{c}, nil
 }
 
 // probeEngine tells the engine and version from the endpoints each offers.
@@ -79,13 +108,23 @@ func (c *Client) probeEngine(ctx context.Context, p *matrixgen.Probe) {
 	var props struct {
 		TotalSlots int    `json:"total_slots"`
 		BuildInfo  string `json:"build_info"`
+		Settings   struct {
+			NCtx int `json:"n_ctx"`
+		} `json:"default_generation_settings"`
 	}
 	switch {
-	case c.getJSON(ctx, "/server_info", &sglang) == nil && sglang.MaxTotalNumTokens > 0:
+	case c.getJSON(ctx, "/server_info", &sglang) == nil && sglang.MaxTotalNumTokens > 0,
+		c.getJSON(ctx, "/get_server_info", &sglang) == nil && sglang.MaxTotalNumTokens > 0:
 		p.Engine, p.EngineVersion = "sglang", sglang.Version
 		p.KVCacheTokens, p.KVSource = sglang.MaxTotalNumTokens, "/server_info max_total_num_tokens"
 	case c.getJSON(ctx, "/props", &props) == nil && props.TotalSlots > 0:
 		p.Engine, p.EngineVersion = "llama.cpp", props.BuildInfo
+		if n := props.Settings.NCtx; n > 0 {
+			// Each slot holds one request of at most n_ctx tokens.
+			p.MaxModelLen = n
+			p.KVCacheTokens = props.TotalSlots * n
+			p.KVSource = fmt.Sprintf("/props: %d slots × n_ctx %d", props.TotalSlots, n)
+		}
 	case c.getJSON(ctx, "/version", &v) == nil && v.Version != "":
 		p.Engine, p.EngineVersion = "vllm", v.Version
 	case c.getJSON(ctx, "/api/version", &v) == nil && v.Version != "":

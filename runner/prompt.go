@@ -2,9 +2,12 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 )
 
 // vocabulary is the prompt factory's word list: common English, enough for
@@ -142,4 +145,77 @@ func exactPrompt(ctx context.Context, tok tokenizer, n int, salt string, seed ui
 		out, bestCount = next, c
 	}
 	return out, bestCount, nil
+}
+
+// llamaTokenizer is llama-server's way: render the chat template with
+// /apply-template, then count the text with /tokenize.
+type llamaTokenizer struct{ c *Client }
+
+func (t llamaTokenizer) count(ctx context.Context, content string) (int, error) {
+	var tmpl struct {
+		Prompt string `json:"prompt"`
+	}
+	if err := t.c.postJSON(ctx, "/apply-template", map[string]any{
+		"messages": []map[string]string{{"role": "user", "content": content}},
+	}, &tmpl); err != nil {
+		return 0, err
+	}
+	var tok struct {
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if err := t.c.postJSON(ctx, "/tokenize", map[string]any{"content": tmpl.Prompt}, &tok); err != nil {
+		return 0, err
+	}
+	return len(tok.Tokens), nil
+}
+
+// sglangTokenizer counts plain text with SGLang's /v1/tokenize and adds the
+// chat template's tokens, measured once on a request's usage.
+type sglangTokenizer struct {
+	c        *Client
+	overhead int
+}
+
+func newSGLangTokenizer(ctx context.Context, c *Client) (sglangTokenizer, error) {
+	t := sglangTokenizer{c: c}
+	const probe = "Say hello."
+	plain, err := t.plain(ctx, probe)
+	if err != nil {
+		return t, err
+	}
+	total, err := usageTokenizer{c}.count(ctx, probe)
+	if err != nil {
+		return t, err
+	}
+	t.overhead = total - plain
+	return t, nil
+}
+
+func (t sglangTokenizer) plain(ctx context.Context, text string) (int, error) {
+	var out struct {
+		Count int `json:"count"`
+	}
+	err := t.c.postJSON(ctx, "/v1/tokenize", map[string]any{"model": t.c.model, "prompt": text}, &out)
+	return out.Count, err
+}
+
+func (t sglangTokenizer) count(ctx context.Context, content string) (int, error) {
+	n, err := t.plain(ctx, content)
+	return n + t.overhead, err
+}
+
+// usageTokenizer is the last resort for servers that cannot tokenize: it
+// sends the prompt asking for one token and reads usage.prompt_tokens. Each
+// count costs a prefill, so exact prompts take longer to build.
+type usageTokenizer struct{ c *Client }
+
+func (t usageTokenizer) count(ctx context.Context, content string) (int, error) {
+	obs := t.c.stream(ctx, chatRequest{prompt: content, maxTokens: 1}, 30*time.Minute, hooks{})
+	if obs.err != nil {
+		return 0, obs.err
+	}
+	if obs.promptTokens == 0 {
+		return 0, errors.New("the server reports no usage.prompt_tokens, so prompt lengths cannot be made exact")
+	}
+	return obs.promptTokens, nil
 }

@@ -81,6 +81,9 @@ type wireChunk struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
+	Timings *struct {
+		PredictedN int `json:"predicted_n"`
+	} `json:"timings"`
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
@@ -205,10 +208,10 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 	switch {
 	case ch.Usage != nil:
 		o.source = matrixgen.TokensContinuousUsage
-		if ch.Usage.CompletionTokens > *cum { // a count going backwards is ignored, not subtracted
-			tokens = ch.Usage.CompletionTokens - *cum
-			*cum = ch.Usage.CompletionTokens
-		}
+		tokens = advance(cum, ch.Usage.CompletionTokens)
+	case ch.Timings != nil && ch.Timings.PredictedN > 0:
+		o.source = matrixgen.TokensTimingsPerToken
+		tokens = advance(cum, ch.Timings.PredictedN)
 	case text != "":
 		tokens = 1
 	}
@@ -234,6 +237,17 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 	if choice.FinishReason != nil && *choice.FinishReason != "" {
 		o.finishReason = *choice.FinishReason
 	}
+}
+
+// advance moves a cumulative count forward and returns the step; a count
+// going backwards is ignored, not subtracted.
+func advance(cum *int, now int) int {
+	if now <= *cum {
+		return 0
+	}
+	step := now - *cum
+	*cum = now
+	return step
 }
 
 // requestError turns go-openai's errors into the server's own words.

@@ -77,10 +77,10 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf,
 		sampler: &metricsSampler{c: c, url: s.Server.MetricsURL, enabled: probe.Metrics, interval: time.Second},
 		started: time.Now()}
-	if !probe.Tokenize {
-		return nil, errors.New("the server offers no /tokenize; exact prompt lengths need it (calibration on usage is not built yet)")
+	if sw.tok, err = c.tokenizerFor(ctx, probe); err != nil {
+		return nil, err
 	}
-	sw.tok = serverTokenizer{c}
+	logf("prompts: %s", probe.Tokenizer)
 	if err := sw.save(); err != nil {
 		return nil, err
 	}

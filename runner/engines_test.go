@@ -1,0 +1,74 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runner/sim"
+)
+
+// TestEngines sweeps a small matrix against each dialect of the sim: each
+// path finds the engine, makes exact prompts its own way, counts tokens
+// from the signal the engine offers, and reads its capacity.
+func TestEngines(t *testing.T) {
+	for _, tt := range []struct {
+		flavour, engine string
+		source          matrixgen.TokenSource
+		tokenizer       string
+		kvSource        string
+	}{
+		{sim.FlavourVLLM, "vllm", matrixgen.TokensContinuousUsage, "/tokenize (chat form", "kv_cache_size_tokens"},
+		{sim.FlavourSGLang, "sglang", matrixgen.TokensContinuousUsage, "/v1/tokenize plus the chat template's 3 tokens", "/server_info"},
+		{sim.FlavourLlamaCpp, "llama.cpp", matrixgen.TokensTimingsPerToken, "/apply-template, then /tokenize", "/props: 8 slots × n_ctx"},
+	} {
+		t.Run(tt.flavour, func(t *testing.T) {
+			p := testProfile()
+			p.Flavour = tt.flavour
+			p.KV.MaxRunning = 8
+			p.KV.CapacityTokens = 8 << 20
+			s, url := startSim(t, p)
+			run, _ := sweep(t, testSettings(url, []string{"1K", "2K"}, []int{1, 2}, time.Second))
+			pr := run.Probe
+			if pr.Engine != tt.engine || !strings.Contains(pr.Tokenizer, tt.tokenizer) || !strings.Contains(pr.KVSource, tt.kvSource) {
+				t.Errorf("probe: engine %q, tokenizer %q, kv %q", pr.Engine, pr.Tokenizer, pr.KVSource)
+			}
+			for _, p := range run.Prefill {
+				if p.Status != matrixgen.StatusValid || p.PromptTokens != p.ContextTokens {
+					t.Errorf("prefill %s: %s, %d prompt tokens (%s)", matrixgen.ContextLabel(p.ContextTokens), p.Status, p.PromptTokens, p.Reason)
+				}
+			}
+			trace := s.Trace()
+			for _, d := range run.Decode {
+				if d.Status != matrixgen.StatusValid || d.TokenSource != tt.source {
+					t.Errorf("%s × %d: %s (%s), source %q", matrixgen.ContextLabel(d.ContextTokens), d.Concurrency, d.Status, d.Reason, d.TokenSource)
+					continue
+				}
+				end := d.WindowStart.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))
+				truth := sim.WindowOf(trace, d.WindowStart, end)
+				if !within(float64(*d.OutputTokens), float64(truth.OutputTokens), 0.02) {
+					t.Errorf("%s × %d: %d tokens, the sim wrote %d", matrixgen.ContextLabel(d.ContextTokens), d.Concurrency, *d.OutputTokens, truth.OutputTokens)
+				}
+			}
+		})
+	}
+}
+
+
+// TestUsageCalibration builds an exact prompt with only usage.prompt_tokens
+// to go by, as for a server without any tokenize endpoint.
+func TestUsageCalibration(t *testing.T) {
+	_, url := startSim(t, testProfile())
+	c := NewClient(url, "", 1)
+	c.model = "sim"
+	text, got, err := exactPrompt(context.Background(), usageTokenizer{c}, 3000, "salt", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := serverTokenizer{c}.count(context.Background(), text)
+	if got != 3000 || n != 3000 {
+		t.Errorf("calibrated to %d tokens, the server counts %d; want 3000", got, n)
+	}
+}
