@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,9 @@ func TestEngines(t *testing.T) {
 		{sim.FlavourVLLM, "vllm", matrixgen.TokensContinuousUsage, "/tokenize (chat form", "kv_cache_size_tokens"},
 		{sim.FlavourSGLang, "sglang", matrixgen.TokensContinuousUsage, "/v1/tokenize plus the chat template's 3 tokens", "/server_info"},
 		{sim.FlavourLlamaCpp, "llama.cpp", matrixgen.TokensTimingsPerToken, "/apply-template, then /tokenize", "/props: 8 slots × n_ctx"},
+		// A bare endpoint: completed streams are counted from their final
+		// usage, those cut at the window's end by chunks, labelled as such.
+		{sim.FlavourOpenAI, "openai-compatible", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", ""},
 	} {
 		t.Run(tt.flavour, func(t *testing.T) {
 			p := testProfile()
@@ -70,5 +75,33 @@ func TestUsageCalibration(t *testing.T) {
 	n, _ := serverTokenizer{c}.count(context.Background(), text)
 	if got != 3000 || n != 3000 {
 		t.Errorf("calibrated to %d tokens, the server counts %d; want 3000", got, n)
+	}
+}
+
+// TestOllamaProbe: an Ollama server is known by /api/version, and its
+// context length (the point past which it cuts prompts silently) by /api/ps.
+func TestOllamaProbe(t *testing.T) {
+	p := testProfile()
+	p.Flavour = sim.FlavourOpenAI
+	s, err := sim.New(p, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/", s)
+	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"version":"0.12.0"}`)) })
+	mux.HandleFunc("GET /api/ps", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`{"models":[{"name":"sim","model":"sim","context_length":8192}]}`))
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	c := NewClient(ts.URL, "", 1)
+	pr, err := c.probe(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Engine != "ollama" || pr.EngineVersion != "0.12.0" || pr.MaxModelLen != 8192 || !strings.Contains(pr.KVSource, "OLLAMA_NUM_PARALLEL") || pr.Metrics {
+		t.Errorf("probe %+v", pr)
 	}
 }

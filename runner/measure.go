@@ -25,9 +25,10 @@ func (w window) figures(d *matrixgen.Decode) {
 	var active time.Duration
 	completed := 0
 	perSecond := make([]int, int(math.Ceil(length.Seconds())))
-	source := matrixgen.TokensContinuousUsage
+	// The cell's source is the weakest any of its streams had to use.
+	source := matrixgen.TokenSource("")
 	for _, o := range w.streams {
-		if o.source != matrixgen.TokensContinuousUsage && len(o.events) > 0 {
+		if len(o.events) > 0 && sourceRank(o.source) > sourceRank(source) {
 			source = o.source
 		}
 		if !o.firstText.IsZero() && o.firstText.Before(w.end) {
@@ -84,6 +85,24 @@ func (w window) figures(d *matrixgen.Decode) {
 	d.WindowSeconds = new(length.Seconds())
 	d.TokenSource = source
 	d.PerSecondTokens = perSecond
+}
+
+// sourceRank orders token sources from best (continuous usage) to last
+// resort (counting chunks).
+func sourceRank(s matrixgen.TokenSource) int {
+	switch s {
+	case matrixgen.TokensContinuousUsage:
+		return 1
+	case matrixgen.TokensTimingsPerToken:
+		return 2
+	case matrixgen.TokensFinalUsage:
+		return 3
+	case matrixgen.TokensServerMetrics:
+		return 4
+	case matrixgen.TokensChunks:
+		return 5
+	}
+	return 0
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -58,6 +58,10 @@ func TestStreamReading(t *testing.T) {
 		{"lines without data:", "event: x\nid: 3\nretry: 10\n\n" + goodSSE, true, 3, ""},
 		{"a 10 MB chunk", "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("a", 10<<20) + "\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", true, 1, ""},
 		{"a 10 MB line that is not data", ": " + strings.Repeat("x", 10<<20) + "\n\n" + goodSSE, true, 3, ""},
+		{"final usage only: spread over the chunks", "data: {\"choices\":[{\"delta\":{\"content\":\"ab\"}}]}\n\n" +
+			"data: {\"choices\":[{\"delta\":{\"content\":\"cd\"}}]}\n\n" +
+			"data: {\"choices\":[{\"delta\":{\"content\":\"e\"},\"finish_reason\":\"stop\"}]}\n\n" +
+			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":7}}\n\ndata: [DONE]\n\n", true, 7, ""},
 		{"usage going backwards", strings.Replace(goodSSE, "\"completion_tokens\":3}}\n\ndata: {\"choices\":[]", "\"completion_tokens\":1}}\n\ndata: {\"choices\":[]", 1), true, 2, ""},
 	}
 	for _, tt := range tests {
@@ -92,4 +96,13 @@ func FuzzStreamReading(f *testing.F) {
 			t.Fatal("complete without a finish_reason")
 		}
 	})
+}
+
+func TestFinalUsageSource(t *testing.T) {
+	body := "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5}}\n\ndata: [DONE]\n\n"
+	obs := streamBody(t, body)
+	if obs.source != "final_usage" || obs.tokens() != 5 || len(obs.events) != 2 {
+		t.Errorf("source %q, %d tokens in %d events", obs.source, obs.tokens(), len(obs.events))
+	}
 }

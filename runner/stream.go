@@ -162,6 +162,7 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 		}
 		if err != nil {
 			obs.end = at
+			defer obs.reconcile()
 			switch {
 			case errors.Is(err, io.EOF) && obs.finishReason != "":
 			case stalled.Load():
@@ -237,6 +238,27 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 	if choice.FinishReason != nil && *choice.FinishReason != "" {
 		o.finishReason = *choice.FinishReason
 	}
+}
+
+// reconcile spreads a final usage count over a stream's chunks when the
+// server gave no per-chunk counts: the total is then the server's, not a
+// chunk count, and each chunk carries its share.
+func (o *observation) reconcile() {
+	if o.source != matrixgen.TokensChunks || o.finalTokens == 0 || len(o.events) == 0 {
+		return
+	}
+	n := len(o.events)
+	for i := range o.events {
+		o.events[i].tokens = (i+1)*o.finalTokens/n - i*o.finalTokens/n
+	}
+	kept := o.events[:0]
+	for _, e := range o.events {
+		if e.tokens > 0 {
+			kept = append(kept, e)
+		}
+	}
+	o.events = kept
+	o.source = matrixgen.TokensFinalUsage
 }
 
 // advance moves a cumulative count forward and returns the step; a count

@@ -11,8 +11,9 @@ import (
 // injects. The defaults resemble the seed's server (a 30B-A3B model with
 // three speculative tokens on one large GPU), scaled down.
 type Profile struct {
-	// Flavour is the wire dialect: "vllm" (the default), "sglang" or
-	// "llamacpp", each with its own endpoints, chunk shapes and metrics.
+	// Flavour is the wire dialect: "vllm" (the default), "sglang",
+	// "llamacpp" or "openai", each with its own endpoints, chunk shapes and
+	// metrics.
 	Flavour string `toml:"flavour"`
 	// Model is the id /v1/models answers with; Root its "path".
 	Model string `toml:"model"`
@@ -141,7 +142,8 @@ func (p Profile) Validate() error {
 		}
 	}
 	check(p.Model != "", "model: required")
-	check(p.Flavour == FlavourVLLM || p.Flavour == FlavourSGLang || p.Flavour == FlavourLlamaCpp, "flavour: want vllm, sglang or llamacpp")
+	check(p.Flavour == FlavourVLLM || p.Flavour == FlavourSGLang || p.Flavour == FlavourLlamaCpp || p.Flavour == FlavourOpenAI,
+		"flavour: want vllm, sglang, llamacpp or openai")
 	check(p.MaxModelLen > 0, "max_model_len: must be positive")
 	check(p.Prefill.PeakTokS > 0 && p.Prefill.HalfContext > 0, "prefill: peak_tok_s and half_context must be positive")
 	check(p.Prefill.RequestOverheadMs >= 0, "prefill.request_overhead_ms: must not be negative")
@@ -165,6 +167,9 @@ const (
 	FlavourVLLM     = "vllm"
 	FlavourSGLang   = "sglang"
 	FlavourLlamaCpp = "llamacpp"
+	// FlavourOpenAI is a bare OpenAI-compatible server: no tokenize, no
+	// metrics, no per-chunk counts, only a final usage chunk when asked.
+	FlavourOpenAI = "openai"
 )
 
 // blocks is the KV capacity in blocks.

@@ -577,7 +577,11 @@ func (s *Server) traceJSON(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, s.Trace())
 }
 
-func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if s.p.Flavour == FlavourOpenAI {
+		http.NotFound(w, r)
+		return
+	}
 	c, _ := s.e.snapshot()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	labels := `{engine="0",model_name="` + s.p.Model + `"}`
