@@ -61,7 +61,6 @@ func TestEngines(t *testing.T) {
 	}
 }
 
-
 // TestUsageCalibration builds an exact prompt with only usage.prompt_tokens
 // to go by, as for a server without any tokenize endpoint.
 func TestUsageCalibration(t *testing.T) {
