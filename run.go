@@ -176,6 +176,10 @@ type Decode struct {
 	TotalTokS *float64 `json:"total_tok_s,omitempty"`
 	// PerRequestTokS is the median over streams of each stream's own rate.
 	PerRequestTokS *float64 `json:"per_request_tok_s,omitempty"`
+	// ServerPerRequestTokS is the same as the server measured it (llama.cpp's
+	// timings.predicted_per_second, vLLM's per-request metrics), median over
+	// completed requests: a cross-check of the client's figure.
+	ServerPerRequestTokS *float64 `json:"server_per_request_tok_s,omitempty"`
 	// TTFTMs and TBTMs are time to first token and time between tokens over
 	// the cell's requests; TBT divides by tokens, not chunks.
 	TTFTMs *Percentiles `json:"ttft_ms,omitempty"`

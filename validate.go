@@ -142,6 +142,7 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		v.status(at, d.Status, d.TotalTokS, "total_tok_s")
 		v.nonNegative(at+".total_tok_s", d.TotalTokS)
 		v.nonNegative(at+".per_request_tok_s", d.PerRequestTokS)
+		v.nonNegative(at+".server_per_request_tok_s", d.ServerPerRequestTokS)
 		v.nonNegative(at+".avg_active", d.AvgActive)
 		v.nonNegative(at+".window_seconds", d.WindowSeconds)
 		if d.AvgActive != nil && *d.AvgActive > float64(d.Concurrency)*1.05 {

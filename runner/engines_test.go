@@ -104,3 +104,22 @@ func TestOllamaProbe(t *testing.T) {
 		t.Errorf("probe %+v", pr)
 	}
 }
+
+// TestLlamaTimingsCrossCheck: llama-server's own timings are recorded beside
+// the client's per-request rate, and the two agree.
+func TestLlamaTimingsCrossCheck(t *testing.T) {
+	p := testProfile()
+	p.Flavour = sim.FlavourLlamaCpp
+	p.KV.MaxRunning = 4
+	_, url := startSim(t, p)
+	s := testSettings(url, []string{"1K"}, []int{2}, 2*time.Second)
+	s.Sweep.MaxOutput = 40
+	run, _ := sweep(t, s)
+	d := run.Decode[0]
+	if d.ServerPerRequestTokS == nil || d.PerRequestTokS == nil {
+		t.Fatalf("no server timings recorded: %+v", d)
+	}
+	if !within(*d.ServerPerRequestTokS, *d.PerRequestTokS, 0.15) {
+		t.Errorf("the server timed %.1f tok/s per request, the client %.1f", *d.ServerPerRequestTokS, *d.PerRequestTokS)
+	}
+}

@@ -20,7 +20,7 @@ type window struct {
 func (w window) figures(d *matrixgen.Decode) {
 	length := w.end.Sub(w.start)
 	total := 0
-	var perRequest []float64
+	var perRequest, serverRates []float64
 	var ttft, tbt []float64
 	var active time.Duration
 	completed := 0
@@ -58,6 +58,9 @@ func (w window) figures(d *matrixgen.Decode) {
 		if o.complete() && !o.end.Before(w.start) && o.end.Before(w.end) {
 			completed++
 		}
+		if o.complete() && o.serverTokS > 0 {
+			serverRates = append(serverRates, o.serverTokS)
+		}
 		if o.firstText.IsZero() {
 			continue
 		}
@@ -84,6 +87,9 @@ func (w window) figures(d *matrixgen.Decode) {
 	d.OutputTokens = new(total)
 	d.WindowSeconds = new(length.Seconds())
 	d.TokenSource = source
+	if len(serverRates) > 0 {
+		d.ServerPerRequestTokS = new(quantile(serverRates, 0.5))
+	}
 	d.PerSecondTokens = perSecond
 }
 

@@ -106,3 +106,11 @@ func TestFinalUsageSource(t *testing.T) {
 		t.Errorf("source %q, %d tokens in %d events", obs.source, obs.tokens(), len(obs.events))
 	}
 }
+
+func TestServerRateFromVLLMMetrics(t *testing.T) {
+	body := strings.Replace(goodSSE, "\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":3}}",
+		"\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":3},\"metrics\":{\"time_to_first_token_ms\":12.5,\"tokens_per_second\":321.5}}", 1)
+	if obs := streamBody(t, body); obs.serverTokS != 321.5 || !obs.complete() {
+		t.Errorf("server rate %v, complete %v", obs.serverTokS, obs.complete())
+	}
+}

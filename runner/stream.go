@@ -35,8 +35,9 @@ type observation struct {
 	promptTokens int
 	finalTokens  int // from the final usage chunk, 0 if none
 	source       matrixgen.TokenSource
-	tail         []byte // the last output text, for loop detection
-	outputBytes  int    // all output text, in bytes
+	tail         []byte  // the last output text, for loop detection
+	outputBytes  int     // all output text, in bytes
+	serverTokS   float64 // the server's own decode rate for the request (llama.cpp timings, vLLM metrics)
 	err          error
 }
 
@@ -82,8 +83,13 @@ type wireChunk struct {
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
 	Timings *struct {
-		PredictedN int `json:"predicted_n"`
+		PredictedN         int     `json:"predicted_n"`
+		PredictedPerSecond float64 `json:"predicted_per_second"`
 	} `json:"timings"`
+	// Metrics is vLLM's per-request report (--enable-per-request-metrics).
+	Metrics *struct {
+		TokensPerSecond float64 `json:"tokens_per_second"`
+	} `json:"metrics"`
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
@@ -196,6 +202,12 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 	if ch.Usage != nil {
 		o.promptTokens = ch.Usage.PromptTokens
+	}
+	if ch.Timings != nil && ch.Timings.PredictedPerSecond > 0 {
+		o.serverTokS = ch.Timings.PredictedPerSecond // the latest is the whole request's
+	}
+	if ch.Metrics != nil && ch.Metrics.TokensPerSecond > 0 {
+		o.serverTokS = ch.Metrics.TokensPerSecond
 	}
 	if len(ch.Choices) == 0 {
 		if ch.Usage != nil {

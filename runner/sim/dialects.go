@@ -132,13 +132,21 @@ func appendLlamaChunk(b []byte, id string, created int64, model, delta, finish s
 	return append(b, "}\n\n"...)
 }
 
-// appendLlamaTimings is llama-server's timings object, cumulative.
-func appendLlamaTimings(b []byte, prompt, cached, predicted int) []byte {
+// appendLlamaTimings is llama-server's timings object, cumulative: its own
+// view of the request, which a client can check its figures against.
+// predictedMs runs from the first token, as llama-server times generation.
+func appendLlamaTimings(b []byte, prompt, cached, predicted int, predictedMs float64) []byte {
 	b = append(b, `,"timings":{"cache_n":`...)
 	b = strconv.AppendInt(b, int64(cached), 10)
 	b = append(b, `,"prompt_n":`...)
 	b = strconv.AppendInt(b, int64(prompt-cached), 10)
 	b = append(b, `,"predicted_n":`...)
 	b = strconv.AppendInt(b, int64(predicted), 10)
+	b = append(b, `,"predicted_ms":`...)
+	b = strconv.AppendFloat(b, predictedMs, 'f', 3, 64)
+	if predictedMs > 0 && predicted > 1 {
+		b = append(b, `,"predicted_per_second":`...)
+		b = strconv.AppendFloat(b, float64(predicted-1)/(predictedMs/1000), 'f', 3, 64)
+	}
 	return append(b, '}')
 }

@@ -458,7 +458,9 @@ func (st *streamState) tokenChunk(b []byte, field, text, finish string, n int) [
 			delta = append(delta, '}')
 			var tail func([]byte) []byte
 			if st.timings {
-				tail = func(b []byte) []byte { return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, n) }
+				tail = func(b []byte) []byte {
+					return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, n, st.sinceFirstMs())
+				}
 			}
 			b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, string(delta), "", tail)
 		}
@@ -472,6 +474,16 @@ func (st *streamState) tokenChunk(b []byte, field, text, finish string, n int) [
 		}
 	}
 	return appendDeltaChunk(b, st.rt.ID, st.created, st.s.p.Model, deltaChunk{field: field, text: text, finish: finish, usage: st.usageAt(n)})
+}
+
+// sinceFirstMs is the time since this stream's first token, in ms.
+func (st *streamState) sinceFirstMs() float64 {
+	var first time.Time
+	st.s.tr.update(func() { first = st.rt.FirstToken })
+	if first.IsZero() {
+		return 0
+	}
+	return float64(time.Since(first)) / float64(time.Millisecond)
 }
 
 // usageChunk is the final chunk of include_usage.
@@ -495,7 +507,7 @@ func (st *streamState) usageChunk(b []byte, n int) []byte {
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
 	b = strconv.AppendInt(b, int64(st.req.cachedTokens), 10)
 	b = append(b, "}}"...)
-	b = appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, n)
+	b = appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, n, st.sinceFirstMs())
 	return append(b, "}\n\n"...)
 }
 
