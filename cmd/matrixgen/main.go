@@ -11,6 +11,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/matrixgen/matrixgen/config"
 )
 
 // command is one subcommand: its flags, what it is for, and what it does.
@@ -74,4 +76,12 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'matrixgen <command> -h' for a command's options.")
+}
+
+// loadConfig reads the configuration file: the default may be absent, one
+// named with -config may not.
+func loadConfig(fs *flag.FlagSet, name string) (config.Config, error) {
+	named := false
+	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "config" })
+	return config.Load(name, !named)
 }

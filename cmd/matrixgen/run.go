@@ -59,9 +59,7 @@ Examples:
 			if len(args) > 0 {
 				return fmt.Errorf("unexpected arguments %q", args)
 			}
-			cfgSet := false
-			fs.Visit(func(f *flag.Flag) { cfgSet = cfgSet || f.Name == "config" })
-			cfg, err := config.Load(*cfgFile, !cfgSet)
+			cfg, err := loadConfig(fs, *cfgFile)
 			if err != nil {
 				return err
 			}

@@ -12,16 +12,7 @@ import (
 )
 
 func llamaFixture(t *testing.T, name string) []event {
-	f, err := os.Open(filepath.Join("..", "testdata", "llama-server", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	events, err := readEvents(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return events
+	return fixtureFile(t, filepath.Join("..", "testdata", "llama-server", name))
 }
 
 // llamaKind names a llama-server chunk: role, content, finish, usage, done.

@@ -70,7 +70,13 @@ func kind(t *testing.T, data string) string {
 }
 
 func fixtureEvents(t *testing.T, name string) []event {
-	f, err := os.Open(filepath.Join("testdata", "vllm", name))
+	return fixtureFile(t, filepath.Join("testdata", "vllm", name))
+}
+
+// fixtureFile reads the SSE events of a captured or constructed stream.
+func fixtureFile(t *testing.T, path string) []event {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
