@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/csv"
+	"slices"
 	"strconv"
 
 	"github.com/matrixgen/matrixgen"
@@ -20,13 +21,36 @@ var csvHeader = []string{
 // MeasurementsCSV writes every measurement of a run as CSV, one row each, in
 // page order. Missing figures are empty cells, not zeros.
 func MeasurementsCSV(r *matrixgen.Run) []byte {
-	run := r.Sorted()
-
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	_ = w.Write(csvHeader)
+	_ = w.WriteAll(csvRows(r))
+	return buf.Bytes()
+}
+
+// siteCSVHeader is runs.csv's: which run, then the measurement columns.
+var siteCSVHeader = append([]string{"run_id", "model", "gpu", "engine", "engine_version", "quantization", "started_at"}, csvHeader...)
+
+// siteCSVRows are one run's rows of runs.csv.
+func siteCSVRows(id string, r *matrixgen.Run) [][]string {
+	started := ""
+	if !r.StartedAt.IsZero() {
+		started = r.StartedAt.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	prefix := []string{id, csvSafe(r.Model.Name), csvSafe(r.Hardware.GPU), csvSafe(r.Engine.Name), csvSafe(r.Engine.Version), csvSafe(r.Engine.Quantization), started}
+	rows := csvRows(r)
+	for i, row := range rows {
+		rows[i] = append(slices.Clone(prefix), row...)
+	}
+	return rows
+}
+
+// csvRows are a run's measurements as CSV rows, in page order.
+func csvRows(r *matrixgen.Run) [][]string {
+	run := r.Sorted()
+	var rows [][]string
 	for _, p := range run.Prefill {
-		_ = w.Write([]string{
+		rows = append(rows, []string{
 			"prefill", strconv.Itoa(p.ContextTokens), matrixgen.ContextLabel(p.ContextTokens), "1",
 			string(p.Status), csvSafe(p.Reason),
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
@@ -35,7 +59,7 @@ func MeasurementsCSV(r *matrixgen.Run) []byte {
 	}
 	for _, d := range run.Decode {
 		ttft, tbt := percentiles(d.TTFTMs), percentiles(d.TBTMs)
-		_ = w.Write([]string{
+		rows = append(rows, []string{
 			"decode", strconv.Itoa(d.ContextTokens), d.ContextLabel(), strconv.Itoa(d.Concurrency),
 			string(d.Status), csvSafe(d.Reason),
 			num(d.TotalTokS), num(d.PerRequestTokS), ttft[0], ttft[1], ttft[2], tbt[0], tbt[1], tbt[2],
@@ -43,8 +67,7 @@ func MeasurementsCSV(r *matrixgen.Run) []byte {
 			string(d.TokenSource), "",
 		})
 	}
-	w.Flush()
-	return buf.Bytes()
+	return rows
 }
 
 func num(v *float64) string {

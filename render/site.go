@@ -3,6 +3,8 @@ package render
 import (
 	"bytes"
 	"cmp"
+	"encoding/csv"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"html/template"
@@ -154,10 +156,11 @@ func swapDir(src, dst string) error {
 // builder renders pages; its templates and Markdown converter are made once
 // per build.
 type builder struct {
-	site  Site
-	index *template.Template
-	run   *template.Template
-	md    goldmark.Markdown
+	site        Site
+	index       *template.Template
+	run         *template.Template
+	methodology *template.Template
+	md          goldmark.Markdown
 }
 
 func newBuilder(site Site) (*builder, error) {
@@ -172,7 +175,11 @@ func newBuilder(site Site) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &builder{site: site, index: index, run: run, md: newMarkdown()}, nil
+	methodology, err := parse("methodology.html")
+	if err != nil {
+		return nil, err
+	}
+	return &builder{site: site, index: index, run: run, methodology: methodology, md: newMarkdown()}, nil
 }
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
@@ -215,7 +222,10 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err := b.writeIndex(dir, rows); err != nil {
 		return Stats{}, err
 	}
-	return Stats{Pages: len(rows) + 1, Runs: len(rows)}, nil
+	if err := errors.Join(b.writeMethodology(dir), writeSiteCSV(dir, rows), b.writeSitemap(dir, rows)); err != nil {
+		return Stats{}, err
+	}
+	return Stats{Pages: len(rows) + 2, Runs: len(rows)}, nil
 }
 
 // writeRuns loads and writes the run pages on every core, keeping of each
@@ -236,6 +246,7 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 				return
 			}
 			rows[i] = newIndexRow(e)
+			rows[i].csv = siteCSVRows(e.ID, e.Run)
 		}
 	})
 	var bad []error
@@ -295,6 +306,7 @@ type indexRow struct {
 	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
 	Simulated                                                          bool
 	started                                                            time.Time
+	csv                                                                [][]string // the run's rows of runs.csv
 }
 
 func newIndexRow(e matrixgen.Entry) indexRow {
@@ -331,6 +343,60 @@ func (b *builder) writeIndex(dir string, rows []indexRow) error {
 		return err
 	}
 	return writeFile(dir, "index.html", html)
+}
+
+type methodologyPage struct {
+	pageBase
+	Statuses []legendStatus
+}
+
+func (b *builder) writeMethodology(dir string) error {
+	page := methodologyPage{pageBase: b.base("", "How the figures are measured · "+b.site.Title,
+		"What prefill, sustained decode, TTFT, time between tokens and every status mean on these pages.", "methodology.html")}
+	for _, s := range matrixgen.Statuses {
+		page.Statuses = append(page.Statuses, legendStatus{Class: "st-" + string(s), Mark: statusMarks[s], Label: s.Label(), Text: s.Explanation()})
+	}
+	html, err := execute(b.methodology, page)
+	if err != nil {
+		return err
+	}
+	return writeFile(dir, "methodology.html", html)
+}
+
+// writeSiteCSV writes runs.csv: every measurement of every run, in the
+// index's order, for a spreadsheet or a notebook.
+func writeSiteCSV(dir string, rows []indexRow) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(siteCSVHeader)
+	for _, r := range rows {
+		_ = w.WriteAll(r.csv)
+	}
+	return writeFile(dir, "runs.csv", buf.Bytes())
+}
+
+// writeSitemap lists every page for search engines when the site knows
+// where it will be published.
+func (b *builder) writeSitemap(dir string, rows []indexRow) error {
+	if b.site.BaseURL == "" {
+		return nil
+	}
+	base := strings.TrimSuffix(b.site.BaseURL, "/") + "/"
+	var buf bytes.Buffer
+	buf.WriteString(xml.Header + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
+	for _, loc := range append([]string{"", "methodology.html"}, func() []string {
+		var out []string
+		for _, r := range rows {
+			out = append(out, "runs/"+r.ID+"/")
+		}
+		return out
+	}()...) {
+		buf.WriteString("<url><loc>")
+		xml.EscapeText(&buf, []byte(base+loc))
+		buf.WriteString("</loc></url>\n")
+	}
+	buf.WriteString("</urlset>\n")
+	return writeFile(dir, "sitemap.xml", buf.Bytes())
 }
 
 func ifOK(ok bool, v float64) string {

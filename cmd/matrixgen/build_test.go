@@ -49,7 +49,7 @@ func writeFile(t *testing.T, name string, data []byte) {
 
 var (
 	assetRef = regexp.MustCompile(`<(script|link|img)\b[^>]*?\b(src|href)="([^"]*)"`)
-	builtMsg = regexp.MustCompile(`^built 2 pages from 1 runs in \d+ ms\n$`)
+	builtMsg = regexp.MustCompile(`^built 3 pages from 1 runs in \d+ ms\n$`)
 )
 
 func TestBuildEndToEnd(t *testing.T) {
@@ -60,7 +60,7 @@ func TestBuildEndToEnd(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !builtMsg.MatchString(stdout) {
-		t.Errorf("stdout = %q, want 'built 2 pages from 1 runs in N ms'", stdout)
+		t.Errorf("stdout = %q, want 'built 3 pages from 1 runs in N ms'", stdout)
 	}
 	page := filepath.Join("runs", sampleID, "index.html")
 	for _, f := range []string{
@@ -219,7 +219,7 @@ func setStrings(v reflect.Value, s string) {
 // Markdown make; anything else on a page came from a run file.
 var allowedTags = map[string]bool{
 	"html": true, "head": true, "body": true, "meta": true, "title": true, "link": true, "script": true,
-	"header": true, "main": true, "footer": true, "section": true, "div": true, "p": true, "a": true,
+	"header": true, "nav": true, "main": true, "footer": true, "section": true, "div": true, "p": true, "a": true,
 	"h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true, "dl": true, "dt": true, "dd": true,
 	"pre": true, "code": true, "button": true, "noscript": true, "table": true, "thead": true, "tbody": true,
 	"tr": true, "th": true, "td": true, "ul": true, "ol": true, "li": true, "span": true, "strong": true,
@@ -391,7 +391,7 @@ func TestBuildEmptyAndMissingRuns(t *testing.T) {
 	empty := t.TempDir()
 	out := filepath.Join(t.TempDir(), "public")
 	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", empty, "-o", out)
-	if code != 0 || !strings.HasPrefix(stdout, "built 1 pages from 0 runs") {
+	if code != 0 || !strings.HasPrefix(stdout, "built 2 pages from 0 runs") {
 		t.Errorf("empty runs folder: exit %d, %q %q", code, stdout, stderr)
 	}
 	code, _, stderr = matrixgenCmd(t, "build", "-runs", filepath.Join(empty, "nope"), "-o", out)
@@ -448,5 +448,37 @@ func TestSchemaAndValidate(t *testing.T) {
 	}
 	if code, _, _ := matrixgenCmd(t, "validate", good); code != 0 {
 		t.Errorf("validate of the sample: exit %d", code)
+	}
+}
+
+// TestSitePages: the methodology page, runs.csv with every measurement of
+// every run, and a sitemap when the site knows its URL.
+func TestSitePages(t *testing.T) {
+	runs := sampleRuns(t)
+	out := filepath.Join(t.TempDir(), "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-base-url", "https://example.org/bench"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	method, err := os.ReadFile(filepath.Join(out, "methodology.html"))
+	if err != nil || !bytes.Contains(method, []byte("Time between tokens")) || !bytes.Contains(method, []byte("Over capacity")) {
+		t.Errorf("methodology page: %v", err)
+	}
+	csvData, err := os.ReadFile(filepath.Join(out, "runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csvData)), "\n")
+	if len(lines) != 74 || !strings.HasPrefix(lines[0], "run_id,model,gpu,engine") || !strings.HasPrefix(lines[1], sampleID+",NVIDIA-Nemotron") {
+		t.Errorf("runs.csv: %d lines, %q / %q", len(lines), lines[0], lines[1])
+	}
+	sitemap, err := os.ReadFile(filepath.Join(out, "sitemap.xml"))
+	if err != nil || !bytes.Contains(sitemap, []byte("<loc>https://example.org/bench/runs/"+sampleID+"/</loc>")) {
+		t.Errorf("sitemap: %v\n%s", err, sitemap)
+	}
+	for _, p := range []string{"index.html", "methodology.html", "runs/" + sampleID + "/index.html"} {
+		page, _ := os.ReadFile(filepath.Join(out, p))
+		if !bytes.Contains(page, []byte(`assets/favicon.svg`)) {
+			t.Errorf("%s has no favicon", p)
+		}
 	}
 }
