@@ -48,15 +48,7 @@ func prefillChart(r *matrixgen.Run) (option any, label string) {
 	bar.Overlap(line)
 	bar.Validate()
 
-	// Round-trip through JSON so the page gets plain maps and slices: what
-	// the template escapes is exactly what ECharts will read.
-	raw, err := json.Marshal(bar.JSON())
-	if err != nil {
-		panic("render: prefill chart option does not marshal: " + err.Error()) // only our own types are in it
-	}
-	var plain any
-	_ = json.Unmarshal(raw, &plain)
-	return plain, "Prefill: " + strings.Join(described, "; ")
+	return plainJSON(bar.JSON()), "Prefill: " + strings.Join(described, "; ")
 }
 
 // chartValue is a figure for ECharts, or "-", its mark for a missing point.
@@ -65,4 +57,16 @@ func chartValue(v *float64) any {
 		return "-"
 	}
 	return *v
+}
+
+// plainJSON round-trips a go-echarts option through JSON so a page gets
+// plain maps and slices: what the template escapes is what ECharts reads.
+func plainJSON(v any) any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic("render: chart option does not marshal: " + err.Error()) // only our own types are in it
+	}
+	var plain any
+	_ = json.Unmarshal(raw, &plain)
+	return plain
 }

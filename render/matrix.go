@@ -89,6 +89,9 @@ func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
 		return matrixCell{Class: "st-missing", Figure: Dash, Title: "not measured"}
 	}
 	c := matrixCell{Title: fmt.Sprintf("%s × %d: %s", d.ContextLabel(), d.Concurrency, d.Status.Label())}
+	if d.Status != matrixgen.StatusNotRun {
+		c.Href = "#" + cellID(d)
+	}
 	if d.Reason != "" {
 		c.Title += ": " + d.Reason
 	}

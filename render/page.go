@@ -35,6 +35,7 @@ type runPage struct {
 	Matrix                   matrix
 	Legend                   legend
 	Measurements             []measurementRow
+	Details                  *detailsData
 	Notes                    template.HTML
 }
 
@@ -57,6 +58,7 @@ type matrixRow struct {
 
 type matrixCell struct {
 	Class, Figure, Status, TTFT, Title string
+	Href                               string // the cell's detail section, "#cell-8K-16"
 }
 
 type legend struct {
@@ -99,6 +101,7 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	}
 	p.Scripts = p.Scripts || r.LaunchCommand != ""
 	p.Matrix, p.Legend = decodeMatrix(r)
+	p.Details = cellDetails(r)
 	if len(e.Notes) > 0 {
 		notes, err := b.markdown(e.Notes)
 		if err != nil {

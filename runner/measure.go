@@ -24,7 +24,9 @@ func (w window) figures(d *matrixgen.Decode) {
 	var ttft, tbt []float64
 	var active time.Duration
 	completed := 0
-	perSecond := make([]int, int(math.Ceil(length.Seconds())))
+	// One count per whole second; the few milliseconds a window overruns its
+	// length on the clock go into its last second.
+	perSecond := make([]int, max(1, int(math.Round(length.Seconds()))))
 	// The cell's source is the weakest any of its streams had to use.
 	source := matrixgen.TokenSource("")
 	for _, o := range w.streams {
@@ -47,9 +49,7 @@ func (w window) figures(d *matrixgen.Decode) {
 				afterFirst += e.tokens
 			}
 			last = e.at
-			if i := int(e.at.Sub(w.start) / time.Second); i < len(perSecond) {
-				perSecond[i] += e.tokens
-			}
+			perSecond[min(int(e.at.Sub(w.start)/time.Second), len(perSecond)-1)] += e.tokens
 		}
 		total += in
 		if afterFirst > 0 {

@@ -4,18 +4,95 @@
 (function () {
   "use strict";
 
+  // draw renders the chart whose option sits in the JSON block <id>-option.
+  function draw(data) {
+    var target = document.getElementById(data.id.replace(/-option$/, ""));
+    if (!target || target.getAttribute("data-drawn")) return;
+    target.setAttribute("data-drawn", "1");
+    var option = JSON.parse(data.textContent);
+    var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+    var chart = echarts.init(target, dark ? "dark" : null, { renderer: "canvas" });
+    if (dark) option.backgroundColor = "transparent";
+    chart.setOption(option);
+    window.addEventListener("resize", function () { chart.resize(); });
+  }
+
   function drawCharts() {
     if (typeof echarts === "undefined") return;
-    document.querySelectorAll("script[type='application/json'][id$='-option']").forEach(function (data) {
-      var target = document.getElementById(data.id.replace(/-option$/, ""));
-      if (!target) return;
-      var option = JSON.parse(data.textContent);
-      var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
-      var chart = echarts.init(target, dark ? "dark" : null, { renderer: "canvas" });
-      if (dark) option.backgroundColor = "transparent";
-      chart.setOption(option);
-      window.addEventListener("resize", function () { chart.resize(); });
+    document.querySelectorAll("script[type='application/json'][id$='-option']").forEach(draw);
+  }
+
+  // Cell details: the page carries every cell's detail as JSON; a matrix
+  // cell's link (#cell-8K-16) shows it in the panel below the matrix. Every
+  // value goes in as text, never as markup.
+  var details = null;
+  var detailChart = null;
+
+  function el(tag, text, className) {
+    var e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    if (className) e.className = className;
+    return e;
+  }
+
+  function showCell() {
+    var panel = document.getElementById("cell-detail");
+    var data = document.getElementById("cell-details");
+    if (!panel || !data) return;
+    if (details === null) details = JSON.parse(data.textContent);
+    var id = decodeURIComponent(location.hash.slice(1));
+    var d = details.cells[id];
+    if (!d) { panel.hidden = true; return; }
+    panel.hidden = false;
+    document.getElementById("cell-detail-heading").textContent = d.heading;
+    document.getElementById("cell-detail-status").textContent = d.status + (d.reason ? " — " + d.reason : "");
+    var dl = document.getElementById("cell-detail-figures");
+    dl.replaceChildren();
+    (d.figures || []).forEach(function (value, i) {
+      if (!value) return;
+      dl.appendChild(el("dt", details.labels[i]));
+      dl.appendChild(el("dd", value));
     });
+    var more = document.getElementById("cell-detail-more");
+    more.replaceChildren();
+    if (d.loop) {
+      more.appendChild(el("p", "Repeated text from byte " + d.loop.start_offset + " of the output: “" + d.loop.unit + "”"));
+      if (d.loop.excerpt) more.appendChild(el("pre", d.loop.excerpt, "excerpt"));
+    }
+    if (d.metrics && d.metrics.length) {
+      var table = el("table", undefined, "metrics");
+      var head = el("tr");
+      ["At", "Running", "Waiting", "KV cache used", "Preemptions", "Draft acceptance"].forEach(function (h) { head.appendChild(el("th", h, "num")); });
+      table.appendChild(el("thead")).appendChild(head);
+      var body = table.appendChild(el("tbody"));
+      d.metrics.forEach(function (m) {
+        var tr = el("tr");
+        m.forEach(function (v) { tr.appendChild(el("td", v, "num")); });
+        body.appendChild(tr);
+      });
+      var wrap = el("div", undefined, "scroll");
+      wrap.appendChild(table);
+      more.appendChild(wrap);
+    }
+    var chartEl = document.getElementById("cell-detail-chart");
+    chartEl.hidden = !(d.per_second && d.per_second.length && typeof echarts !== "undefined");
+    if (!chartEl.hidden) {
+      if (!detailChart) {
+        var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+        detailChart = echarts.init(chartEl, dark ? "dark" : null, { renderer: "canvas" });
+        window.addEventListener("resize", function () { detailChart.resize(); });
+      }
+      detailChart.setOption({
+        animation: false, backgroundColor: "transparent", tooltip: { trigger: "axis" },
+        grid: { left: 60, right: 20, top: 30, bottom: 40 },
+        xAxis: { type: "category", name: "second of the window", nameLocation: "middle", nameGap: 26,
+                 data: d.per_second.map(function (_, i) { return i + 1; }) },
+        yAxis: { type: "value", name: "output tokens" },
+        series: [{ type: "line", name: "output tokens per second", data: d.per_second, itemStyle: { color: "#21918c" } }]
+      }, true);
+      detailChart.resize();
+    }
+    panel.scrollIntoView({ block: "nearest" });
   }
 
   function copyText(text, button) {
@@ -55,4 +132,6 @@
 
   wireCopyButtons();
   drawCharts();
+  showCell();
+  window.addEventListener("hashchange", showCell);
 })();

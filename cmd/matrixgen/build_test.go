@@ -223,7 +223,7 @@ var allowedTags = map[string]bool{
 	"h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true, "dl": true, "dt": true, "dd": true,
 	"pre": true, "code": true, "button": true, "noscript": true, "table": true, "thead": true, "tbody": true,
 	"tr": true, "th": true, "td": true, "ul": true, "ol": true, "li": true, "span": true, "strong": true,
-	"em": true, "blockquote": true, "hr": true, "br": true, "del": true, "input": true,
+	"em": true, "blockquote": true, "details": true, "summary": true, "hr": true, "br": true, "del": true, "input": true,
 }
 
 // pageProblems parses a page as a browser would and lists every element or
@@ -312,6 +312,7 @@ func TestHostileStringsAreEscaped(t *testing.T) {
 		if p != "index.html" {
 			want = []string{
 				"type=application/json id=prefill-chart-option",
+				"type=application/json id=cell-details",
 				"src=../../assets/vendor/echarts/echarts.min.js",
 				"src=../../assets/matrixgen.js",
 			}

@@ -1,0 +1,125 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// cellDetail is everything a run recorded for one decode cell, formatted,
+// for the panel a matrix cell opens. A page carries them all as one JSON
+// block that its script shows on demand: 64 cells of detail in HTML would
+// double the page and the time to build it. Every value is text, set with
+// textContent by the script.
+type cellDetail struct {
+	Heading   string                  `json:"heading"`
+	Status    string                  `json:"status"`
+	Reason    string                  `json:"reason,omitempty"`
+	Figures   []string                `json:"figures"` // aligned with detailLabels; "" for none
+	PerSecond []int                   `json:"per_second,omitempty"`
+	Metrics   [][6]string             `json:"metrics,omitempty"`
+	Loop      *matrixgen.LoopEvidence `json:"loop,omitempty"`
+}
+
+// cellID names a cell's section: "cell-8K-16".
+func cellID(d matrixgen.Decode) string {
+	return "cell-" + d.ContextLabel() + "-" + strconv.Itoa(d.Concurrency)
+}
+
+// detailLabels name the figures of every cellDetail, sent once per page.
+var detailLabels = []string{
+	"Total tok/s", "Per request tok/s", "Per request tok/s, as the server timed it", "Time to first token",
+	"Time between tokens", "Average active requests", "Completed requests", "Output tokens", "Measured for",
+	"Window opened", "Token counts from", "Attempts",
+}
+
+// detailsData is a page's cell details: the figure labels once, and each
+// measured cell's detail by id.
+type detailsData struct {
+	Labels []string              `json:"labels"`
+	Cells  map[string]cellDetail `json:"cells"`
+}
+
+// cellDetails maps each measured cell's id to its detail.
+func cellDetails(r *matrixgen.Run) *detailsData {
+	if len(r.Decode) == 0 {
+		return nil
+	}
+	out := &detailsData{Labels: detailLabels, Cells: map[string]cellDetail{}}
+	for _, d := range r.Decode {
+		if d.Status != matrixgen.StatusNotRun {
+			out.Cells[cellID(d)] = newCellDetail(d)
+		}
+	}
+	return out
+}
+
+func newCellDetail(d matrixgen.Decode) cellDetail {
+	c := cellDetail{
+		Heading: d.ContextLabel() + " context × " + strconv.Itoa(d.Concurrency) + " simultaneous requests",
+		Status:  statusMarks[d.Status] + " " + d.Status.Label(),
+		Reason:  d.Reason,
+		Loop:    d.Loop,
+	}
+	if d.Status == matrixgen.StatusValid {
+		c.Status = d.Status.Label()
+	}
+	pct := func(p *matrixgen.Percentiles) string {
+		if p == nil {
+			return ""
+		}
+		parts := []string{"p50 " + Millis(p.P50)}
+		if p.P90 != nil {
+			parts = append(parts, "p90 "+Millis(*p.P90))
+		}
+		if p.P99 != nil {
+			parts = append(parts, "p99 "+Millis(*p.P99))
+		}
+		return strings.Join(parts, " · ")
+	}
+	opt := func(v *float64, f func(float64) string) string {
+		if v == nil {
+			return ""
+		}
+		return f(*v)
+	}
+	optInt := func(v *int) string {
+		if v == nil {
+			return ""
+		}
+		return Count(*v)
+	}
+	c.Figures = []string{
+		opt(d.TotalTokS, Decimal1), opt(d.PerRequestTokS, Decimal1), opt(d.ServerPerRequestTokS, Decimal1),
+		pct(d.TTFTMs), pct(d.TBTMs), opt(d.AvgActive, Decimal1), optInt(d.Completed), optInt(d.OutputTokens),
+		opt(d.WindowSeconds, Seconds), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
+		countIf(d.Attempts > 1, d.Attempts),
+	}
+	c.PerSecond = d.PerSecondTokens
+	percent := func(v float64) string { return Decimal1(v*100) + "%" }
+	for _, m := range d.ServerMetrics {
+		c.Metrics = append(c.Metrics, [6]string{
+			Seconds(m.AtSeconds), opt(m.Running, Decimal1), opt(m.Waiting, Decimal1),
+			opt(m.KVCacheUsage, percent), opt(m.Preemptions, func(v float64) string { return Count(int(v)) }),
+			opt(m.SpecAcceptanceRate, percent),
+		})
+	}
+	return c
+}
+
+func tokenSourceLabel(s matrixgen.TokenSource) string {
+	switch s {
+	case matrixgen.TokensContinuousUsage:
+		return "the server's usage on every chunk"
+	case matrixgen.TokensTimingsPerToken:
+		return "llama.cpp's per-chunk timings"
+	case matrixgen.TokensFinalUsage:
+		return "each request's final usage, spread over its chunks"
+	case matrixgen.TokensServerMetrics:
+		return "the server's metrics"
+	case matrixgen.TokensChunks:
+		return "counting chunks (the server sent no counts)"
+	}
+	return ""
+}
