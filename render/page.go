@@ -21,7 +21,8 @@ type pageBase struct {
 	Description    string
 	Canonical      string
 	EChartsVersion string
-	Scripts        bool
+	Scripts        bool // the site script
+	Charts         bool // ECharts, for pages that draw
 }
 
 type runPage struct {
@@ -97,9 +98,9 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	}
 	if len(r.Prefill) > 0 {
 		p.Chart, p.ChartLabel = prefillChart(r)
-		p.Scripts = true
 	}
-	p.Scripts = p.Scripts || r.LaunchCommand != ""
+	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
+	p.Scripts = true
 	p.Matrix, p.Legend = decodeMatrix(r)
 	p.Details = cellDetails(r)
 	if len(e.Notes) > 0 {

@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -300,10 +301,37 @@ type indexPage struct {
 	pageBase
 	SiteDescription string
 	Runs            []indexRow
+	Filters         []filter
+}
+
+// filter is one of the index's select boxes: the distinct values of a column.
+type filter struct {
+	Name, Label string
+	Values      []string
+}
+
+func filters(rows []indexRow) []filter {
+	distinct := func(get func(indexRow) string) []string {
+		var out []string
+		for _, r := range rows {
+			if v := get(r); v != Dash && v != "" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	return []filter{
+		{"gpu", "GPU", distinct(func(r indexRow) string { return r.GPU })},
+		{"model", "Model", distinct(func(r indexRow) string { return r.Model })},
+		{"engine", "Engine", distinct(func(r indexRow) string { return r.EngineName })},
+		{"quantization", "Quantization", distinct(func(r indexRow) string { return r.Quantization })},
+	}
 }
 
 type indexRow struct {
 	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
+	EngineName, BestValue, PeakValue                                   string // for filtering and sorting
 	Simulated                                                          bool
 	started                                                            time.Time
 	csv                                                                [][]string // the run's rows of runs.csv
@@ -320,6 +348,8 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 		Quantization: cmp.Or(r.Engine.Quantization, Dash),
 		Date:         date(r.StartedAt),
 		BestSingle:   ifOK(okBest, best), Peak: ifOK(okPeak, peak),
+		EngineName: cmp.Or(r.Engine.Name, Dash),
+		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated: r.Simulated,
 		started:   r.StartedAt,
 	}
@@ -337,7 +367,8 @@ func (b *builder) writeIndex(dir string, rows []indexRow) error {
 	if desc == "" {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
 	}
-	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description, Runs: rows}
+	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description, Runs: rows, Filters: filters(rows)}
+	page.Scripts = len(rows) > 0
 	html, err := execute(b.index, page)
 	if err != nil {
 		return err
@@ -397,6 +428,13 @@ func (b *builder) writeSitemap(dir string, rows []indexRow) error {
 	}
 	buf.WriteString("</urlset>\n")
 	return writeFile(dir, "sitemap.xml", buf.Bytes())
+}
+
+func rawIfOK(ok bool, v float64) string {
+	if !ok {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 func ifOK(ok bool, v float64) string {

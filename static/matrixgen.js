@@ -130,7 +130,49 @@
     });
   }
 
+  // Index filters and sorting, kept in the address so a view can be
+  // shared. Without the script the index is the plain, complete table.
+  function wireFilters() {
+    var form = document.getElementById("filters");
+    var table = document.getElementById("runs");
+    if (!form || !table) return;
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    var params = new URLSearchParams(location.search);
+    form.hidden = false;
+    Array.prototype.forEach.call(form.elements, function (s) {
+      if (s.name && params.has(s.name)) s.value = params.get(s.name);
+    });
+    function apply() {
+      var shown = 0;
+      var keep = new URLSearchParams();
+      Array.prototype.forEach.call(form.elements, function (s) { if (s.name && s.value) keep.set(s.name, s.value); });
+      rows.forEach(function (r) {
+        var ok = ["gpu", "model", "engine", "quantization"].every(function (k) {
+          var v = keep.get(k);
+          return !v || r.dataset[k] === v;
+        });
+        r.hidden = !ok;
+        if (ok) shown++;
+      });
+      var sort = keep.get("sort");
+      var sorted = rows.slice();
+      if (sort === "best" || sort === "peak") {
+        sorted.sort(function (a, b) { return (parseFloat(b.dataset[sort]) || -1) - (parseFloat(a.dataset[sort]) || -1); });
+      } else if (sort === "model" || sort === "gpu") {
+        sorted.sort(function (a, b) { return a.dataset[sort].localeCompare(b.dataset[sort]); });
+      }
+      sorted.forEach(function (r) { body.appendChild(r); });
+      document.getElementById("filter-count").textContent = shown + " of " + rows.length + " runs";
+      var q = keep.toString();
+      history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
+    }
+    form.addEventListener("change", apply);
+    apply();
+  }
+
   wireCopyButtons();
+  wireFilters();
   drawCharts();
   showCell();
   window.addEventListener("hashchange", showCell);
