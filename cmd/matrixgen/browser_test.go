@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/browser"
+	"github.com/matrixgen/matrixgen/internal/testrun"
+)
+
+// TestPagesInABrowser opens the built site in real headless Chromium,
+// served from a local server, and checks what a reader gets: no console
+// errors, no request leaving the site, charts that draw, the matrix's cells,
+// the cell detail, and filters that narrow the index. Screenshots go to
+// cmd/matrixgen/artifacts (not committed). .ci/run installs Chromium and
+// sets MATRIXGEN_REQUIRE_BROWSER, so there the test cannot be skipped.
+func TestPagesInABrowser(t *testing.T) {
+	path, err := browser.Find()
+	if err != nil {
+		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("SKIPPED, not passed: %v", err)
+	}
+	runs := sampleRuns(t)
+	synthetic := testrun.Full(3)
+	data, err := matrixgen.EncodeRun(synthetic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(runs, "synthetic.json"), data)
+	out := filepath.Join(t.TempDir(), "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out); code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	site := httptest.NewServer(http.FileServer(http.Dir(out)))
+	defer site.Close()
+	artifacts, _ := filepath.Abs("artifacts")
+	os.MkdirAll(artifacts, 0o755)
+
+	b, err := browser.Start(path, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	open := func(page, shot string) {
+		t.Helper()
+		if err := b.Navigate(ctx, site.URL+"/"+page); err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		for _, e := range b.Errors() {
+			t.Errorf("%s: %s", page, e)
+		}
+		for _, u := range b.Requests() {
+			if !strings.HasPrefix(u, site.URL+"/") && !strings.HasPrefix(u, "data:") {
+				t.Errorf("%s asked for %s, outside the site", page, u)
+			}
+		}
+		if err := b.Screenshot(filepath.Join(artifacts, shot)); err != nil {
+			t.Error(err)
+		}
+	}
+	eval := func(expr string, out any) {
+		t.Helper()
+		if err := b.Eval(expr, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// inked counts the drawn pixels of the canvas inside an element.
+	inked := func(selector string) int {
+		var n int
+		eval(`(() => { const c = document.querySelector(`+"`"+selector+` canvas`+"`"+`); if (!c) return -1;
+			const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data; let n = 0;
+			for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; })()`, &n)
+		return n
+	}
+
+	open("index.html", "index.png")
+	var visible int
+	eval(`document.querySelectorAll("#runs tbody tr:not([hidden])").length`, &visible)
+	if visible != 2 {
+		t.Errorf("the index shows %d runs, want 2", visible)
+	}
+	eval(`(() => { const s = document.querySelector("#filters select[name=gpu]"); s.value = "GPU model 3";
+		s.dispatchEvent(new Event("change", {bubbles: true}));
+		return document.querySelectorAll("#runs tbody tr:not([hidden])").length; })()`, &visible)
+	var address string
+	eval(`location.search`, &address)
+	if visible != 1 || !strings.Contains(address, "gpu=GPU+model+3") {
+		t.Errorf("filtering by GPU shows %d runs, address %q; want 1 and the filter in the address", visible, address)
+	}
+	open("index.html?gpu=GPU+model+3", "index-filtered.png")
+	eval(`document.querySelectorAll("#runs tbody tr:not([hidden])").length`, &visible)
+	if visible != 1 {
+		t.Errorf("a shared filtered address shows %d runs, want 1", visible)
+	}
+
+	open("runs/"+sampleID+"/index.html", "run.png")
+	var cells int
+	eval(`document.querySelectorAll("table.matrix tbody td").length`, &cells)
+	if cells != 64 {
+		t.Errorf("the matrix has %d cells, want 64", cells)
+	}
+	if n := inked("#prefill-chart"); n < 1000 {
+		t.Errorf("the prefill chart drew %d pixels", n)
+	}
+	var heading string
+	eval(`(() => { location.hash = "#cell-8K-1"; window.dispatchEvent(new HashChangeEvent("hashchange"));
+		const p = document.getElementById("cell-detail"); return p.hidden ? "" : document.getElementById("cell-detail-heading").textContent; })()`, &heading)
+	if heading != "8K context × 1 simultaneous requests" {
+		t.Errorf("selecting a cell shows %q", heading)
+	}
+
+	open("runs/synthetic/index.html#cell-8K-4", "run-cell-detail.png")
+	if n := inked("#cell-detail-chart"); n < 500 {
+		t.Errorf("the cell's per-second chart drew %d pixels", n)
+	}
+	open("methodology.html", "methodology.png")
+}

@@ -1,0 +1,300 @@
+// Package browser drives a real headless Chromium over the DevTools
+// protocol, for tests of the built pages: what loaded, what the console
+// said, what a script computes on the page, and screenshots.
+package browser
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/websocket"
+)
+
+// Find returns the path of a Chromium or Chrome on this machine.
+func Find() (string, error) {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("no chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)")
+}
+
+// Browser is a headless Chromium and one page in it.
+type Browser struct {
+	cmd     *exec.Cmd
+	ws      *websocket.Conn
+	session string
+
+	mu       sync.Mutex
+	nextID   int
+	waiting  map[int]chan reply
+	events   []Event
+	loadDone chan struct{}
+}
+
+// Event is a DevTools event the page raised.
+type Event struct {
+	Method string
+	Params json.RawMessage
+}
+
+type reply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Start launches Chromium with a fresh profile and opens a blank page.
+func Start(path, profileDir string) (*Browser, error) {
+	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
+		"--user-data-dir="+profileDir, "--remote-debugging-port=0", "--remote-allow-origins=*", "--window-size=1280,2000", "about:blank")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	wsURL := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if _, after, ok := strings.Cut(sc.Text(), "DevTools listening on "); ok {
+				wsURL <- strings.TrimSpace(after)
+			}
+		}
+	}()
+	b := &Browser{cmd: cmd, waiting: map[int]chan reply{}}
+	select {
+	case u := <-wsURL:
+		if b.ws, err = websocket.Dial(u, "", "http://localhost/"); err != nil {
+			b.Close()
+			return nil, err
+		}
+	case <-time.After(30 * time.Second):
+		b.Close()
+		return nil, errors.New("chromium did not start its DevTools endpoint within 30 s")
+	}
+	go b.read()
+	var target struct {
+		TargetID string `json:"targetId"`
+	}
+	if err := b.call("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target); err != nil {
+		b.Close()
+		return nil, err
+	}
+	var attached struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached); err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.session = attached.SessionID
+	for _, domain := range []string{"Page.enable", "Runtime.enable", "Network.enable", "Log.enable"} {
+		if err := b.call(b.session, domain, nil, nil); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func (b *Browser) read() {
+	for {
+		var msg struct {
+			ID     int             `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := websocket.JSON.Receive(b.ws, &msg); err != nil {
+			b.mu.Lock()
+			for _, ch := range b.waiting {
+				close(ch)
+			}
+			b.waiting = map[int]chan reply{}
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Lock()
+		if msg.ID != 0 {
+			if ch, ok := b.waiting[msg.ID]; ok {
+				ch <- reply{Result: msg.Result, Error: msg.Error}
+				delete(b.waiting, msg.ID)
+			}
+		} else if msg.Method != "" {
+			b.events = append(b.events, Event{msg.Method, msg.Params})
+			if msg.Method == "Page.loadEventFired" && b.loadDone != nil {
+				close(b.loadDone)
+				b.loadDone = nil
+			}
+		}
+		b.mu.Unlock()
+	}
+}
+
+// call sends a command and decodes its result into out (if not nil).
+func (b *Browser) call(session, method string, params any, out any) error {
+	b.mu.Lock()
+	b.nextID++
+	id := b.nextID
+	ch := make(chan reply, 1)
+	b.waiting[id] = ch
+	b.mu.Unlock()
+	msg := map[string]any{"id": id, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	if session != "" {
+		msg["sessionId"] = session
+	}
+	if err := websocket.JSON.Send(b.ws, msg); err != nil {
+		return err
+	}
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			return fmt.Errorf("%s: the browser went away", method)
+		}
+		if r.Error != nil {
+			return fmt.Errorf("%s: %s", method, r.Error.Message)
+		}
+		if out != nil {
+			return json.Unmarshal(r.Result, out)
+		}
+		return nil
+	case <-time.After(60 * time.Second):
+		return fmt.Errorf("%s: no answer in 60 s", method)
+	}
+}
+
+// Navigate opens url and waits for its load event, then a moment for its
+// scripts to draw.
+func (b *Browser) Navigate(ctx context.Context, url string) error {
+	done := make(chan struct{})
+	b.mu.Lock()
+	b.loadDone = done
+	b.events = nil
+	b.mu.Unlock()
+	if err := b.call(b.session, "Page.navigate", map[string]any{"url": url}, nil); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(60 * time.Second):
+		return errors.New("the page did not finish loading in 60 s")
+	}
+	time.Sleep(500 * time.Millisecond)
+	return nil
+}
+
+// Eval runs a JavaScript expression on the page and decodes its value.
+func (b *Browser) Eval(expr string, out any) error {
+	var res struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
+	}
+	if err := b.call(b.session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true}, &res); err != nil {
+		return err
+	}
+	if res.ExceptionDetails != nil {
+		return fmt.Errorf("%s: %s", expr, res.ExceptionDetails.Text)
+	}
+	return json.Unmarshal(res.Result.Value, out)
+}
+
+// Screenshot saves the whole page as a PNG.
+func (b *Browser) Screenshot(file string) error {
+	var shot struct {
+		Data string `json:"data"`
+	}
+	if err := b.call(b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &shot); err != nil {
+		return err
+	}
+	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, png, 0o644)
+}
+
+// Requests lists every URL the page asked for since it was opened.
+func (b *Browser) Requests() []string {
+	var out []string
+	for _, e := range b.Events("Network.requestWillBeSent") {
+		var p struct {
+			Request struct {
+				URL string `json:"url"`
+			} `json:"request"`
+		}
+		if json.Unmarshal(e.Params, &p) == nil {
+			out = append(out, p.Request.URL)
+		}
+	}
+	return out
+}
+
+// Errors lists console errors, uncaught exceptions and error log entries.
+func (b *Browser) Errors() []string {
+	var out []string
+	for _, e := range b.Events("") {
+		switch e.Method {
+		case "Runtime.exceptionThrown", "Log.entryAdded", "Runtime.consoleAPICalled":
+			text := string(e.Params)
+			if e.Method == "Runtime.consoleAPICalled" && !strings.Contains(text, `"type":"error"`) {
+				continue
+			}
+			if e.Method == "Log.entryAdded" && !strings.Contains(text, `"level":"error"`) {
+				continue
+			}
+			out = append(out, e.Method+": "+text)
+		}
+	}
+	return out
+}
+
+// Events returns the page's events of a method ("" for all).
+func (b *Browser) Events(method string) []Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Event
+	for _, e := range b.events {
+		if method == "" || e.Method == method {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Close ends the browser.
+func (b *Browser) Close() {
+	if b.ws != nil {
+		b.ws.Close()
+	}
+	if b.cmd.Process != nil {
+		b.cmd.Process.Kill()
+		b.cmd.Wait()
+	}
+}
