@@ -54,6 +54,15 @@ type Site struct {
 	Description string `toml:"description"`
 	// BaseURL is where the site is published; pages link relatively anyway.
 	BaseURL string `toml:"base_url"`
+	// Compare lists pairs of run ids to compare, beside the pairs of runs
+	// that share a model and a GPU, which always get a page.
+	Compare []ComparePair `toml:"compare"`
+}
+
+// ComparePair is one [[site.compare]]: run A, the baseline, and run B.
+type ComparePair struct {
+	A string `toml:"a"`
+	B string `toml:"b"`
 }
 
 // Load reads a config file. A missing file is not an error when optional is
@@ -148,6 +157,11 @@ func (c Config) validate() error {
 		}
 	}
 	checkURL("site.base_url", c.Site.BaseURL)
+	for _, p := range c.Site.Compare {
+		if p.A == "" || p.B == "" || p.A == p.B {
+			bad("site.compare", "each pair needs two different run ids, a and b")
+		}
+	}
 	checkURL("server.base_url", c.Server.BaseURL)
 	if c.Server.MetricsURL != "" && !strings.HasPrefix(c.Server.MetricsURL, "/") {
 		checkURL("server.metrics_url", c.Server.MetricsURL)

@@ -22,8 +22,14 @@ var statusMarks = map[matrixgen.Status]string{
 // decodeMatrix lays out the sustained decode cells by context and
 // concurrency, coloured by total tok/s on one logarithmic scale per run.
 func decodeMatrix(r *matrixgen.Run) (matrix, legend) {
-	contexts, levels := r.Contexts(), r.ConcurrencyLevels()
 	lo, hi, any := throughputRange(r)
+	return scaledMatrix(r, lo, hi, any, "")
+}
+
+// scaledMatrix lays out a run's matrix on a given colour scale (a compare
+// page puts two runs on one), its cells linking to linkPrefix + "#cell-…".
+func scaledMatrix(r *matrixgen.Run, lo, hi float64, any bool, linkPrefix string) (matrix, legend) {
+	contexts, levels := r.Contexts(), r.ConcurrencyLevels()
 	m := matrix{Columns: levels}
 	seen := map[matrixgen.Status]bool{}
 	for _, c := range contexts {
@@ -33,7 +39,11 @@ func decodeMatrix(r *matrixgen.Run) (matrix, legend) {
 			if ok {
 				seen[d.Status] = true
 			}
-			row.Cells = append(row.Cells, cell(d, ok, lo, hi))
+			c := cell(d, ok, lo, hi)
+			if c.Href != "" {
+				c.Href = linkPrefix + c.Href
+			}
+			row.Cells = append(row.Cells, c)
 		}
 		m.Rows = append(m.Rows, row)
 	}

@@ -32,6 +32,9 @@ type Site struct {
 	// BaseURL is where the site will be published ("https://example.org/bench/").
 	// Pages link relatively whatever it is; it only makes canonical links.
 	BaseURL string
+	// Compare lists pairs of runs to compare beside those that share a model
+	// and a GPU.
+	Compare []Pair
 }
 
 // DefaultTitle is the site title when the config gives none.
@@ -161,6 +164,7 @@ type builder struct {
 	index       *template.Template
 	run         *template.Template
 	methodology *template.Template
+	compare     *template.Template
 	md          goldmark.Markdown
 }
 
@@ -180,7 +184,11 @@ func newBuilder(site Site) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &builder{site: site, index: index, run: run, methodology: methodology, md: newMarkdown()}, nil
+	compare, err := parse("compare.html")
+	if err != nil {
+		return nil, err
+	}
+	return &builder{site: site, index: index, run: run, methodology: methodology, compare: compare, md: newMarkdown()}, nil
 }
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
@@ -220,13 +228,20 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	if err := b.writeIndex(dir, rows); err != nil {
+	pairs, err := comparePairs(b.site.Compare, rows)
+	if err != nil {
+		return Stats{}, err
+	}
+	if err := b.writeComparisons(dir, src, rows, pairs); err != nil {
+		return Stats{}, err
+	}
+	if err := b.writeIndex(dir, rows, pairs); err != nil {
 		return Stats{}, err
 	}
 	if err := errors.Join(b.writeMethodology(dir), writeSiteCSV(dir, rows), b.writeSitemap(dir, rows)); err != nil {
 		return Stats{}, err
 	}
-	return Stats{Pages: len(rows) + 2, Runs: len(rows)}, nil
+	return Stats{Pages: len(rows) + 2 + len(pairs), Runs: len(rows)}, nil
 }
 
 // writeRuns loads and writes the run pages on every core, keeping of each
@@ -302,7 +317,10 @@ type indexPage struct {
 	SiteDescription string
 	Runs            []indexRow
 	Filters         []filter
+	Comparisons     []comparisonLink
 }
+
+type comparisonLink struct{ Href, A, B string }
 
 // filter is one of the index's select boxes: the distinct values of a column.
 type filter struct {
@@ -355,7 +373,34 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 	}
 }
 
-func (b *builder) writeIndex(dir string, rows []indexRow) error {
+// writeComparisons writes a page for each pair, loading each run again from
+// the source: a build holds no run longer than it needs it.
+func (b *builder) writeComparisons(dir string, src Source, rows []indexRow, pairs []Pair) error {
+	index := map[string]int{}
+	for i, r := range rows {
+		index[r.ID] = i // rows are in source order until the index sorts them
+	}
+	errs := make([]error, len(pairs))
+	parallel.EachWorker(len(pairs), func() func(int) {
+		return func(i int) {
+			p := pairs[i]
+			ea, errA := src.Entry(index[p.A])
+			eb, errB := src.Entry(index[p.B])
+			if err := errors.Join(errA, errB); err != nil {
+				errs[i] = err
+				return
+			}
+			html, err := execute(b.compare, b.newComparePage(p, ea.Run, eb.Run))
+			if err == nil {
+				err = writeFile(dir, path.Join("compare", compareID(p), "index.html"), html)
+			}
+			errs[i] = err
+		}
+	})
+	return errors.Join(errs...)
+}
+
+func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 	// Newest first; runs without a date after dated ones, by id.
 	slices.SortStableFunc(rows, func(x, y indexRow) int {
 		if c := y.started.Compare(x.started); c != 0 {
@@ -368,6 +413,9 @@ func (b *builder) writeIndex(dir string, rows []indexRow) error {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
 	}
 	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description, Runs: rows, Filters: filters(rows)}
+	for _, p := range pairs {
+		page.Comparisons = append(page.Comparisons, comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
+	}
 	page.Scripts = len(rows) > 0
 	html, err := execute(b.index, page)
 	if err != nil {

@@ -35,6 +35,12 @@ func TestPagesInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(runs, "synthetic.json"), data)
+	// A second run of the sample's model and GPU, so the site has a compare page.
+	sample, err := os.ReadFile(filepath.Join(runs, sampleID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(runs, "again.json"), sample)
 	out := filepath.Join(t.TempDir(), "public")
 	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out); code != 0 {
 		t.Fatalf("build: %s", stderr)
@@ -85,8 +91,8 @@ func TestPagesInABrowser(t *testing.T) {
 	open("index.html", "index.png")
 	var visible int
 	eval(`document.querySelectorAll("#runs tbody tr:not([hidden])").length`, &visible)
-	if visible != 2 {
-		t.Errorf("the index shows %d runs, want 2", visible)
+	if visible != 3 {
+		t.Errorf("the index shows %d runs, want 3", visible)
 	}
 	eval(`(() => { const s = document.querySelector("#filters select[name=gpu]"); s.value = "GPU model 3";
 		s.dispatchEvent(new Event("change", {bubbles: true}));
@@ -121,6 +127,14 @@ func TestPagesInABrowser(t *testing.T) {
 	open("runs/synthetic/index.html#cell-8K-4", "run-cell-detail.png")
 	if n := inked("#cell-detail-chart"); n < 500 {
 		t.Errorf("the cell's per-second chart drew %d pixels", n)
+	}
+	open("compare/again--"+sampleID+"/index.html", "compare.png")
+	eval(`document.querySelectorAll("section.ratio table.matrix tbody td").length`, &cells)
+	if cells != 64 {
+		t.Errorf("the ratio matrix has %d cells, want 64", cells)
+	}
+	if n := inked("#compare-prefill-chart"); n < 1000 {
+		t.Errorf("the compare prefill chart drew %d pixels", n)
 	}
 	open("methodology.html", "methodology.png")
 }

@@ -65,7 +65,11 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stats, err := render.Build(render.Files(files), render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL}, out)
+	var pairs []render.Pair
+	for _, p := range site.Compare {
+		pairs = append(pairs, render.Pair{A: p.A, B: p.B})
+	}
+	stats, err := render.Build(render.Files(files), render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs}, out)
 	var bad *render.BadRunsError
 	if errors.As(err, &bad) {
 		return fmt.Errorf("nothing was written; fix these run files first:\n%w", indent(errors.Join(bad.Errs...)))

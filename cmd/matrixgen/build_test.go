@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -481,5 +482,53 @@ func TestSitePages(t *testing.T) {
 		if !bytes.Contains(page, []byte(`assets/favicon.svg`)) {
 			t.Errorf("%s has no favicon", p)
 		}
+	}
+}
+
+// TestComparePages: two runs of one model on one GPU get a compare page
+// with the ratio of every cell; a configured pair naming a missing run is an
+// error.
+func TestComparePages(t *testing.T) {
+	runs := sampleRuns(t)
+	e, err := matrixgen.LoadFile(filepath.Join(runs, sampleID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	faster := e.Run
+	faster.StartedAt = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	faster.Engine.Version = "0.31.0"
+	for i, d := range faster.Decode {
+		if d.TotalTokS != nil {
+			faster.Decode[i].TotalTokS = new(*d.TotalTokS * 1.1)
+		}
+	}
+	data, _ := matrixgen.EncodeRun(faster)
+	writeFile(t, filepath.Join(runs, "faster.json"), data)
+	out := filepath.Join(t.TempDir(), "public")
+	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out)
+	if code != 0 || !strings.HasPrefix(stdout, "built 5 pages from 2 runs") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "compare", sampleID+"--faster", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, text, _ := pageProblems(t, page)
+	for _, p := range problems {
+		t.Errorf("compare page: %s", p)
+	}
+	for _, want := range []string{"1.10×", "445.7 → 490.3", "0.30.1rc1.dev452+g73a583112", "0.31.0", "differs", "A: Looped · B: Looped", "A: Over capacity · B: Over capacity"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the compare page lacks %q", want)
+		}
+	}
+	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	if !bytes.Contains(index, []byte(`href="compare/`+sampleID+`--faster/index.html"`)) {
+		t.Error("the index does not link the comparison")
+	}
+	cfg := filepath.Join(t.TempDir(), "matrixgen.toml")
+	writeFile(t, cfg, []byte("[[site.compare]]\na = \"faster\"\nb = \"missing\"\n"))
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-config", cfg); code != 1 || !strings.Contains(stderr, `names run "missing"`) {
+		t.Errorf("a pair naming a missing run: exit %d, %s", code, stderr)
 	}
 }

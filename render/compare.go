@@ -1,0 +1,268 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/matrixgen/matrixgen"
+)
+
+// Pair names two runs to compare: A is the baseline, B is read against it.
+type Pair struct{ A, B string }
+
+// compareID names a comparison's folder: "<a>--<b>".
+func compareID(p Pair) string { return p.A + "--" + p.B }
+
+// comparePairs are the configured pairs (kept in order) and every pair of
+// runs that share a model and a GPU, older first, without repeats; pairs
+// naming a run the site does not have are reported.
+func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
+	byID := map[string]indexRow{}
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	var out []Pair
+	seen := map[Pair]bool{}
+	add := func(p Pair) {
+		if !seen[p] && !seen[Pair{p.B, p.A}] && p.A != p.B {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range configured {
+		for _, id := range []string{p.A, p.B} {
+			if _, ok := byID[id]; !ok {
+				return nil, fmt.Errorf("[[site.compare]] names run %q, which is not in the runs folder", id)
+			}
+		}
+		add(p)
+	}
+	sorted := slices.Clone(rows)
+	slices.SortStableFunc(sorted, func(x, y indexRow) int {
+		if c := x.started.Compare(y.started); c != 0 {
+			return c
+		}
+		return compareStrings(x.ID, y.ID)
+	})
+	for i, a := range sorted {
+		for _, b := range sorted[i+1:] {
+			if a.Model == b.Model && a.GPU == b.GPU && a.GPU != Dash {
+				add(Pair{a.ID, b.ID})
+			}
+		}
+	}
+	return out, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+type comparePage struct {
+	pageBase
+	Heading     string
+	A, B        compareSide
+	Differences []difference
+	Chart       any
+	ChartLabel  string
+	Ratio       matrix
+	RatioLegend []legendBin
+	Legend      legend
+}
+
+type compareSide struct {
+	ID, Title, Href string
+	Matrix          matrix
+}
+
+type difference struct {
+	Label, A, B string
+	Differs     bool
+}
+
+// newComparePage lays out runs a and b side by side: their settings with
+// differences marked, both prefill curves on one chart, both matrices on one
+// colour scale, and the ratio B / A of every cell both measured.
+func (b *builder) newComparePage(p Pair, a, bRun *matrixgen.Run) *comparePage {
+	ra, rb := a.Sorted(), bRun.Sorted()
+	title := fmt.Sprintf("%s vs %s", p.A, p.B)
+	page := &comparePage{
+		pageBase: b.base("../../", title+" · "+b.site.Title,
+			"Speed test matrices compared: "+runTitle(ra)+" and "+runTitle(rb)+".", "compare/"+compareID(p)+"/"),
+		Heading: title,
+		A:       compareSide{ID: p.A, Title: runTitle(ra), Href: "../../runs/" + p.A + "/index.html"},
+		B:       compareSide{ID: p.B, Title: runTitle(rb), Href: "../../runs/" + p.B + "/index.html"},
+	}
+	page.Differences = differences(ra, rb)
+	lo, hi, ok := throughputRange(&matrixgen.Run{Decode: append(slices.Clone(ra.Decode), rb.Decode...)})
+	var lgA, lgB legend
+	page.A.Matrix, lgA = scaledMatrix(ra, lo, hi, ok, page.A.Href)
+	page.B.Matrix, lgB = scaledMatrix(rb, lo, hi, ok, page.B.Href)
+	page.Legend = lgA
+	for _, s := range lgB.Statuses {
+		if !slices.Contains(page.Legend.Statuses, s) {
+			page.Legend.Statuses = append(page.Legend.Statuses, s)
+		}
+	}
+	page.Ratio, page.RatioLegend = ratioMatrix(ra, rb)
+	if len(ra.Prefill)+len(rb.Prefill) > 0 {
+		page.Chart, page.ChartLabel = comparePrefillChart(p, ra, rb)
+		page.Charts = true
+	}
+	page.Scripts = true
+	return page
+}
+
+func differences(a, b *matrixgen.Run) []difference {
+	pairs := []struct {
+		label string
+		get   func(*matrixgen.Run) string
+	}{
+		{"GPU", func(r *matrixgen.Run) string { return r.Hardware.GPU }},
+		{"VRAM", func(r *matrixgen.Run) string { return vram(r.Hardware.VRAMGB) }},
+		{"CPU", func(r *matrixgen.Run) string { return r.Hardware.CPU }},
+		{"Model", func(r *matrixgen.Run) string { return r.Model.Name }},
+		{"Engine", func(r *matrixgen.Run) string { return r.Engine.Name }},
+		{"Version", func(r *matrixgen.Run) string { return r.Engine.Version }},
+		{"Quantization", func(r *matrixgen.Run) string { return r.Engine.Quantization }},
+		{"Backend", func(r *matrixgen.Run) string { return r.Engine.Backend }},
+		{"Build", func(r *matrixgen.Run) string { return r.Engine.Build }},
+		{"Commit", func(r *matrixgen.Run) string { return r.Engine.Commit }},
+		{"Benchmark tool", func(r *matrixgen.Run) string { return joinNonEmpty(" ", r.Tool.Name, r.Tool.Version) }},
+		{"Decode test", func(r *matrixgen.Run) string { return decodeTestLabel(r.Sweep.DecodeTest) }},
+		{"Time per measurement", func(r *matrixgen.Run) string { return secondsIf(r.Sweep.DurationSeconds) }},
+		{"Max output", func(r *matrixgen.Run) string {
+			return countIf(r.Sweep.MaxOutputTokens > 0, r.Sweep.MaxOutputTokens, " tokens")
+		}},
+		{"Launch command", func(r *matrixgen.Run) string { return r.LaunchCommand }},
+	}
+	var out []difference
+	for _, p := range pairs {
+		va, vb := p.get(a), p.get(b)
+		if va == "" && vb == "" {
+			continue
+		}
+		out = append(out, difference{Label: p.label, A: orDash(va), B: orDash(vb), Differs: va != vb})
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return Dash
+	}
+	return s
+}
+
+// ratioBins are the ratio matrix's classes, loss to gain.
+var ratioBins = []struct {
+	below float64
+	class string
+	label string
+}{
+	{0.8, "ratio-0", "below 0.80×"},
+	{0.95, "ratio-1", "0.80–0.95×"},
+	{1.05, "ratio-2", "0.95–1.05×"},
+	{1.25, "ratio-3", "1.05–1.25×"},
+	{math.Inf(1), "ratio-4", "above 1.25×"},
+}
+
+func ratioClass(r float64) string {
+	for _, b := range ratioBins {
+		if r < b.below {
+			return b.class
+		}
+	}
+	return ratioBins[len(ratioBins)-1].class
+}
+
+// ratioMatrix is B / A total tok/s for every cell both runs show a figure
+// for; other cells say what each run has there.
+func ratioMatrix(a, b *matrixgen.Run) (matrix, []legendBin) {
+	contexts := append(a.Contexts(), b.Contexts()...)
+	levels := append(a.ConcurrencyLevels(), b.ConcurrencyLevels()...)
+	slices.Sort(contexts)
+	slices.Sort(levels)
+	contexts, levels = slices.Compact(contexts), slices.Compact(levels)
+	m := matrix{Columns: levels}
+	for _, c := range contexts {
+		row := matrixRow{Label: matrixgen.ContextLabel(c)}
+		for _, n := range levels {
+			da, okA := a.Cell(c, n)
+			db, okB := b.Cell(c, n)
+			cell := matrixCell{Title: matrixgen.ContextLabel(c) + " × " + strconv.Itoa(n)}
+			switch {
+			case okA && okB && showsFigure(da) && showsFigure(db) && *da.TotalTokS > 0:
+				r := *db.TotalTokS / *da.TotalTokS
+				cell.Figure = strconv.FormatFloat(r, 'f', 2, 64) + "×"
+				cell.Class = ratioClass(r)
+				cell.TTFT = Decimal1(*da.TotalTokS) + " → " + Decimal1(*db.TotalTokS)
+			default:
+				cell.Class = "st-missing"
+				cell.Figure = Dash
+				cell.Status = "A: " + sideStatus(da, okA) + " · B: " + sideStatus(db, okB)
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	var lg []legendBin
+	for _, b := range ratioBins {
+		lg = append(lg, legendBin{Class: b.class, Range: b.label})
+	}
+	return m, lg
+}
+
+func sideStatus(d matrixgen.Decode, ok bool) string {
+	if !ok {
+		return "not measured"
+	}
+	return d.Status.Label()
+}
+
+// comparePrefillChart draws both runs' prompt tok/s by context on one chart.
+func comparePrefillChart(p Pair, a, b *matrixgen.Run) (any, string) {
+	contexts := append(a.PrefillContexts(), b.PrefillContexts()...)
+	slices.Sort(contexts)
+	contexts = slices.Compact(contexts)
+	labels := make([]string, len(contexts))
+	series := func(r *matrixgen.Run) []opts.LineData {
+		out := make([]opts.LineData, len(contexts))
+		for i, c := range contexts {
+			out[i] = opts.LineData{Value: "-"}
+			for _, row := range r.Prefill {
+				if row.ContextTokens == c && row.Status == matrixgen.StatusValid {
+					out[i] = opts.LineData{Value: chartValue(row.PromptTokS)}
+				}
+			}
+		}
+		return out
+	}
+	for i, c := range contexts {
+		labels[i] = matrixgen.ContextLabel(c)
+	}
+	line := charts.NewLine()
+	line.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: "compare-prefill-chart"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "context", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "prompt tok/s", Type: "value"}),
+		charts.WithAnimation(false),
+	)
+	line.SetXAxis(labels).
+		AddSeries("A: "+p.A, series(a), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"})).
+		AddSeries("B: "+p.B, series(b), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
+	line.Validate()
+	return plainJSON(line.JSON()), "Prefill tok/s by context of " + p.A + " and " + p.B
+}
