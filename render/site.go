@@ -35,6 +35,16 @@ type Site struct {
 	// Compare lists pairs of runs to compare beside those that share a model
 	// and a GPU.
 	Compare []Pair
+	// Assets, when set, replaces the embedded templates/ and static/: `matrixgen
+	// serve` in a checkout reads them from disk so edits show at once.
+	Assets fs.FS
+}
+
+func (s Site) assets() fs.FS {
+	if s.Assets != nil {
+		return s.Assets
+	}
+	return matrixgen.Assets
 }
 
 // DefaultTitle is the site title when the config gives none.
@@ -170,7 +180,7 @@ type builder struct {
 
 func newBuilder(site Site) (*builder, error) {
 	parse := func(page string) (*template.Template, error) {
-		return template.New(page).ParseFS(matrixgen.Assets, "templates/base.html", "templates/"+page)
+		return template.New(page).ParseFS(site.assets(), "templates/base.html", "templates/"+page)
 	}
 	index, err := parse("index.html")
 	if err != nil {
@@ -199,7 +209,7 @@ func newMarkdown() goldmark.Markdown {
 }
 
 func (b *builder) base(root, title, description, rel string) pageBase {
-	p := pageBase{Root: root, SiteTitle: b.site.Title, PageTitle: title, Description: description, EChartsVersion: echartsVersion}
+	p := pageBase{Root: root, SiteTitle: b.site.Title, PageTitle: title, Description: description, EChartsVersion: echartsVersion, Scripts: true}
 	if b.site.BaseURL != "" {
 		p.Canonical = strings.TrimSuffix(b.site.BaseURL, "/") + "/" + rel
 	}
@@ -215,7 +225,7 @@ func (b *builder) markdown(src []byte) (template.HTML, error) {
 }
 
 func (b *builder) write(src Source, dir string) (Stats, error) {
-	if err := copyAssets(dir); err != nil {
+	if err := copyAssets(b.site.assets(), dir); err != nil {
 		return Stats{}, err
 	}
 	if err := writeFile(dir, siteMarker, []byte("This folder is a site built by matrixgen; the next build replaces it whole.\n")); err != nil {
@@ -416,7 +426,6 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 	for _, p := range pairs {
 		page.Comparisons = append(page.Comparisons, comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
 	}
-	page.Scripts = len(rows) > 0
 	html, err := execute(b.index, page)
 	if err != nil {
 		return err
@@ -501,12 +510,12 @@ func execute(t *template.Template, data any) ([]byte, error) {
 }
 
 // copyAssets copies the embedded static folder to <dir>/assets.
-func copyAssets(dir string) error {
-	return fs.WalkDir(matrixgen.Assets, "static", func(p string, d fs.DirEntry, err error) error {
+func copyAssets(assets fs.FS, dir string) error {
+	return fs.WalkDir(assets, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, err := matrixgen.Assets.ReadFile(p)
+		data, err := fs.ReadFile(assets, p)
 		if err != nil {
 			return err
 		}

@@ -171,8 +171,24 @@
     apply();
   }
 
+  // Under `matrixgen serve` pages carry <meta name="matrixgen-live">: poll
+  // the build's version and reload when it changes.
+  function liveReload() {
+    var meta = document.querySelector("meta[name='matrixgen-live']");
+    if (!meta || !window.fetch) return;
+    var url = meta.getAttribute("content");
+    var seen = null;
+    setInterval(function () {
+      fetch(url, { cache: "no-store" }).then(function (r) { return r.text(); }).then(function (v) {
+        if (seen === null) seen = v;
+        else if (v !== seen) location.reload();
+      }).catch(function () { /* the server is restarting */ });
+    }, 1000);
+  }
+
   wireCopyButtons();
   wireFilters();
+  liveReload();
   drawCharts();
   showCell();
   window.addEventListener("hashchange", showCell);

@@ -27,6 +27,7 @@ var commands = map[string]command{
 	"sim":      simCommand,
 	"run":      runCommand,
 	"import":   importCommand,
+	"serve":    serveCommand,
 	"schema":   schemaCommand,
 	"validate": validateCommand,
 }

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/config"
+	"github.com/matrixgen/matrixgen/render"
+)
+
+var serveCommand = command{
+	summary: "build, serve on localhost, rebuild on changes and reload open pages",
+	usage: `
+Usage: matrixgen serve [options]
+
+Builds the site, serves it on 127.0.0.1:1313, and rebuilds whenever a run
+file, a note or the config changes (and a template or static file, when run
+in a checkout with templates/ and static/ beside it). Open pages reload
+themselves after each rebuild. A failed rebuild keeps serving the last good
+site and prints every bad file.
+
+Examples:
+  matrixgen serve
+  matrixgen serve -addr 127.0.0.1:8080 -runs runs
+`,
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
+		addr := fs.String("addr", "127.0.0.1:1313", "`host:port` to serve on")
+		runs := fs.String("runs", "runs", "folder of run files (`dir`)")
+		out := fs.String("o", "", "output folder (`dir`); default a temporary one")
+		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
+		return func(args []string, stdout io.Writer) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unexpected arguments %q", args)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			ln, err := net.Listen("tcp", *addr)
+			if err != nil {
+				return err
+			}
+			dir := *out
+			if dir == "" {
+				tmp, err := os.MkdirTemp("", "matrixgen-serve-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				dir = filepath.Join(tmp, "public")
+			}
+			s := &server{runs: *runs, out: dir, cfgFile: *cfgFile, cfgNamed: flagSet(fs, "config"), log: stdout}
+			return s.serve(ctx, ln, 500*time.Millisecond)
+		}
+	},
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// server is `matrixgen serve`: a build, a file server, a watcher.
+type server struct {
+	runs, out, cfgFile string
+	cfgNamed           bool
+	log                io.Writer
+	version            atomic.Int64 // bumped by every good build; pages poll it
+	mu                 sync.Mutex   // one build at a time
+}
+
+// liveAssets are templates/ and static/ from disk when serve runs in a
+// checkout, so their edits show without rebuilding matrixgen.
+func liveAssets() fs.FS {
+	for _, d := range []string{"templates", "static"} {
+		if info, err := os.Stat(d); err != nil || !info.IsDir() {
+			return nil
+		}
+	}
+	return os.DirFS(".")
+}
+
+func (s *server) build() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := time.Now()
+	cfg, err := config.Load(s.cfgFile, !s.cfgNamed)
+	if err == nil {
+		var files []string
+		if files, err = matrixgen.RunFiles(s.runs); err == nil {
+			var pairs []render.Pair
+			for _, p := range cfg.Site.Compare {
+				pairs = append(pairs, render.Pair{A: p.A, B: p.B})
+			}
+			site := render.Site{Title: cfg.Site.Title, Description: cfg.Site.Description, Compare: pairs, Assets: liveAssets()}
+			var stats render.Stats
+			if stats, err = render.Build(render.Files(files), site, s.out); err == nil {
+				s.version.Add(1)
+				fmt.Fprintf(s.log, "built %d pages from %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
+				return
+			}
+		}
+	}
+	var bad *render.BadRunsError
+	if errors.As(err, &bad) {
+		err = indent(errors.Join(bad.Errs...))
+	}
+	fmt.Fprintf(s.log, "build failed; still serving the last good site:\n%v\n", err)
+}
+
+// fingerprint is the size and time of every file a build reads.
+func (s *server) fingerprint() string {
+	var b strings.Builder
+	add := func(p string) {
+		if info, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\n", p, info.Size(), info.ModTime().UnixNano())
+		}
+	}
+	add(s.cfgFile)
+	for _, pattern := range []string{"*.json", "*.md"} {
+		names, _ := filepath.Glob(filepath.Join(s.runs, pattern))
+		for _, n := range names {
+			add(n)
+		}
+	}
+	if liveAssets() != nil {
+		for _, d := range []string{"templates", "static"} {
+			filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+				if err == nil && !e.IsDir() {
+					add(p)
+				}
+				return nil
+			})
+		}
+	}
+	return b.String()
+}
+
+func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration) error {
+	s.build()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /__matrixgen/version", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write([]byte(strconv.FormatInt(s.version.Load(), 10)))
+	})
+	mux.Handle("/", s.live(http.FileServer(http.Dir(s.out))))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(s.log, "serving http://%s/ (Ctrl-C to stop)\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	last := s.fingerprint()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			srv.Shutdown(shutdown)
+			return nil
+		case <-tick.C:
+			if now := s.fingerprint(); now != last {
+				last = now
+				s.build()
+			}
+		}
+	}
+}
+
+// live marks HTML pages as served live, so the site script polls for new
+// builds and reloads. The mark is a meta element, not a script: pages keep
+// their Content-Security-Policy.
+func (s *server) live(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/") && !strings.HasSuffix(r.URL.Path, ".html") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &recorder{header: http.Header{}, status: 200}
+		next.ServeHTTP(rec, r)
+		body := rec.body.Bytes()
+		if strings.HasPrefix(rec.header.Get("Content-Type"), "text/html") {
+			body = bytes.Replace(body, []byte("</head>"), []byte(`<meta name="matrixgen-live" content="/__matrixgen/version">`+"\n</head>"), 1)
+			rec.header.Del("Content-Length")
+		}
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(rec.status)
+		w.Write(body)
+	})
+}
+
+// recorder holds a response so live can edit it.
+type recorder struct {
+	header http.Header
+	body   bytes.Buffer
+	status int
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) WriteHeader(status int)      { r.status = status }

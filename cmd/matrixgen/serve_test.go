@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a log the server writes while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
+	runs := sampleRuns(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &lockedBuffer{}
+	s := &server{runs: runs, out: filepath.Join(t.TempDir(), "public"), cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: log}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.serve(ctx, ln, 50*time.Millisecond) }()
+	base := "http://" + ln.Addr().String()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not happen; log:\n%s", what, log.String())
+			}
+		}
+	}
+	waitFor("the first build", func() bool { _, v := get("/__matrixgen/version"); return v == "1" })
+	code, page := get("/")
+	if code != 200 || !strings.Contains(page, `<meta name="matrixgen-live" content="/__matrixgen/version">`) {
+		t.Errorf("index: %d, live mark missing", code)
+	}
+	if _, js := get("/assets/matrixgen.js"); !strings.Contains(js, "matrixgen-live") {
+		t.Error("the site script does not poll for new builds")
+	}
+	data, _ := os.ReadFile(filepath.Join(runs, sampleID+".json"))
+	writeFile(t, filepath.Join(runs, "second.json"), data)
+	waitFor("a rebuild after a new run file", func() bool { c, _ := get("/runs/second/"); return c == 200 })
+	if _, v := get("/__matrixgen/version"); v != "2" {
+		t.Errorf("version %q after one change, want 2", v)
+	}
+	writeFile(t, filepath.Join(runs, "broken.json"), []byte("{"))
+	waitFor("a failed rebuild", func() bool { return strings.Contains(log.String(), "build failed; still serving the last good site") })
+	if c, _ := get("/runs/second/"); c != 200 {
+		t.Error("a failed rebuild took the last good site down")
+	}
+	if !strings.Contains(log.String(), "broken.json:1:") {
+		t.Errorf("the failed rebuild does not name the bad file:\n%s", log.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
