@@ -175,6 +175,7 @@ type builder struct {
 	run         *template.Template
 	methodology *template.Template
 	compare     *template.Template
+	pick        *template.Template
 	md          goldmark.Markdown
 }
 
@@ -198,7 +199,11 @@ func newBuilder(site Site) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &builder{site: site, index: index, run: run, methodology: methodology, compare: compare, md: newMarkdown()}, nil
+	pick, err := parse("pick.html")
+	if err != nil {
+		return nil, err
+	}
+	return &builder{site: site, index: index, run: run, methodology: methodology, compare: compare, pick: pick, md: newMarkdown()}, nil
 }
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
@@ -248,10 +253,10 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err := b.writeIndex(dir, rows, pairs); err != nil {
 		return Stats{}, err
 	}
-	if err := errors.Join(b.writeMethodology(dir), writeSiteCSV(dir, rows), b.writeSitemap(dir, rows)); err != nil {
+	if err := errors.Join(b.writeMethodology(dir), b.writePick(dir, pairs), writeSiteCSV(dir, rows), b.writeSitemap(dir, rows)); err != nil {
 		return Stats{}, err
 	}
-	return Stats{Pages: len(rows) + 2 + len(pairs), Runs: len(rows)}, nil
+	return Stats{Pages: len(rows) + 3 + len(pairs), Runs: len(rows)}, nil
 }
 
 // writeRuns loads and writes the run pages on every core, keeping of each
@@ -449,6 +454,21 @@ func (b *builder) writeMethodology(dir string) error {
 		return err
 	}
 	return writeFile(dir, "methodology.html", html)
+}
+
+type pickPage struct {
+	pageBase
+}
+
+// writePick writes compare.html, where the site script compares any two
+// runs the reader picks from their run.json files.
+func (b *builder) writePick(dir string, pairs []Pair) error {
+	page := pickPage{pageBase: b.base("", "Compare two runs · "+b.site.Title, "Compare any two speed test matrices of this site.", "compare.html")}
+	html, err := execute(b.pick, page)
+	if err != nil {
+		return err
+	}
+	return writeFile(dir, "compare.html", html)
 }
 
 // writeSiteCSV writes runs.csv: every measurement of every run, in the

@@ -186,8 +186,102 @@
     }, 1000);
   }
 
+  // compare.html?a=X&b=Y: compare any two runs from their run.json files.
+  var K = 1024;
+  function contextLabel(n) { return n >= K && n % K === 0 ? (n / K) + "K" : String(n); }
+  var statusLabels = { valid: "Valid", looped: "Looped", queued: "Requests queued", over_capacity: "Over capacity", error: "Error", not_run: "Not run" };
+  function shows(d) { return d && typeof d.total_tok_s === "number" && (d.status === "valid" || d.status === "queued"); }
+  function fmt1(v) { return v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 }); }
+  function ratioClass(r) { return r < 0.8 ? "ratio-0" : r < 0.95 ? "ratio-1" : r < 1.05 ? "ratio-2" : r < 1.25 ? "ratio-3" : "ratio-4"; }
+
+  function pickCompare() {
+    var result = document.getElementById("pick-result");
+    if (!result) return;
+    var params = new URLSearchParams(location.search);
+    var a = params.get("a"), b = params.get("b");
+    var errorEl = document.getElementById("pick-error");
+    function fail(msg) { errorEl.hidden = false; errorEl.textContent = msg; }
+    if (!a || !b) { fail("Pick two runs on the index."); return; }
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(a) || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(b)) { fail("Those are not run ids."); return; }
+    document.getElementById("pick-heading").textContent = a + " vs " + b;
+    Promise.all([a, b].map(function (id) {
+      return fetch("runs/" + id + "/run.json").then(function (r) {
+        if (!r.ok) throw new Error("no run " + id);
+        return r.json();
+      });
+    })).then(function (runs) {
+      var ra = runs[0], rb = runs[1];
+      var sides = document.getElementById("pick-sides");
+      sides.replaceChildren();
+      [[a, ra], [b, rb]].forEach(function (s, i) {
+        var link = el("a", (i ? "B: " : "A: ") + s[1].model.name + " on " + (s[1].hardware.gpu || s[1].hardware.cpu || "?"));
+        link.href = "runs/" + s[0] + "/index.html";
+        sides.appendChild(link);
+        sides.appendChild(document.createElement("br"));
+      });
+      var settings = document.getElementById("pick-settings");
+      settings.replaceChildren();
+      var head = el("tr");
+      ["", "A · " + a, "B · " + b].forEach(function (h) { head.appendChild(el("th", h)); });
+      settings.appendChild(el("thead")).appendChild(head);
+      var sbody = settings.appendChild(el("tbody"));
+      [["GPU", function (r) { return r.hardware.gpu; }], ["Model", function (r) { return r.model.name; }],
+       ["Engine", function (r) { return r.engine.name; }], ["Version", function (r) { return r.engine.version; }],
+       ["Quantization", function (r) { return r.engine.quantization; }],
+       ["Benchmark tool", function (r) { return [r.tool.name, r.tool.version].filter(Boolean).join(" "); }]].forEach(function (row) {
+        var va = row[1](ra) || "—", vb = row[1](rb) || "—";
+        var tr = el("tr", undefined, va !== vb ? "differs" : "");
+        tr.appendChild(el("th", row[0] + (va !== vb ? " (differs)" : "")));
+        tr.appendChild(el("td", va));
+        tr.appendChild(el("td", vb));
+        sbody.appendChild(tr);
+      });
+      function cells(r) {
+        var m = {};
+        (r.decode || []).forEach(function (d) { m[d.context_tokens + "x" + d.concurrency] = d; });
+        return m;
+      }
+      var ca = cells(ra), cb = cells(rb);
+      function axis(key) {
+        var s = {};
+        (ra.decode || []).concat(rb.decode || []).forEach(function (d) { s[d[key]] = true; });
+        return Object.keys(s).map(Number).sort(function (x, y) { return x - y; });
+      }
+      var contexts = axis("context_tokens"), levels = axis("concurrency");
+      var table = document.getElementById("pick-ratio");
+      table.replaceChildren();
+      var hr = el("tr");
+      hr.appendChild(el("th", "Context"));
+      levels.forEach(function (n) { hr.appendChild(el("th", String(n))); });
+      table.appendChild(el("thead")).appendChild(hr);
+      var body = table.appendChild(el("tbody"));
+      contexts.forEach(function (c) {
+        var tr = el("tr");
+        tr.appendChild(el("th", contextLabel(c)));
+        levels.forEach(function (n) {
+          var da = ca[c + "x" + n], db = cb[c + "x" + n];
+          var td = el("td");
+          if (shows(da) && shows(db) && da.total_tok_s > 0) {
+            var r = db.total_tok_s / da.total_tok_s;
+            td.className = ratioClass(r);
+            td.appendChild(el("span", r.toFixed(2) + "×", "fig"));
+            td.appendChild(el("span", fmt1(da.total_tok_s) + " → " + fmt1(db.total_tok_s), "ttft"));
+          } else {
+            td.className = "st-missing";
+            td.appendChild(el("span", "—", "fig"));
+            td.appendChild(el("span", "A: " + (da ? statusLabels[da.status] : "not measured") + " · B: " + (db ? statusLabels[db.status] : "not measured"), "st"));
+          }
+          tr.appendChild(td);
+        });
+        body.appendChild(tr);
+      });
+      result.hidden = false;
+    }).catch(function (e) { fail("Could not load the runs (" + e.message + "). Opened from disk, the browser may refuse to read them: serve the site, e.g. with matrixgen serve."); });
+  }
+
   wireCopyButtons();
   wireFilters();
+  pickCompare();
   liveReload();
   drawCharts();
   showCell();

@@ -50,7 +50,14 @@ func TestPagesInABrowser(t *testing.T) {
 	artifacts, _ := filepath.Abs("artifacts")
 	os.MkdirAll(artifacts, 0o755)
 
-	b, err := browser.Start(path, t.TempDir())
+	// Chromium's helpers may still be writing its profile as the test ends,
+	// so the profile is removed on a best-effort basis, not by t.TempDir.
+	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
+	b, err := browser.Start(path, profile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +142,17 @@ func TestPagesInABrowser(t *testing.T) {
 	}
 	if n := inked("#compare-prefill-chart"); n < 1000 {
 		t.Errorf("the compare prefill chart drew %d pixels", n)
+	}
+	open("compare.html?a=synthetic&b="+sampleID, "compare-any.png")
+	eval(`new Promise(r => setTimeout(r, 300)).then(() => document.getElementById("pick-result").hidden ? -1 :
+		document.querySelectorAll("#pick-ratio tbody td").length)`, &cells)
+	if cells != 64 {
+		t.Errorf("comparing any two runs in the browser shows %d cells, want 64", cells)
+	}
+	var ratioText string
+	eval(`document.querySelector("#pick-ratio tbody td.ratio-0, #pick-ratio tbody td.ratio-1, #pick-ratio tbody td.ratio-2, #pick-ratio tbody td.ratio-3, #pick-ratio tbody td.ratio-4").textContent`, &ratioText)
+	if !strings.Contains(ratioText, "×") {
+		t.Errorf("a ratio cell reads %q", ratioText)
 	}
 	open("methodology.html", "methodology.png")
 }

@@ -50,7 +50,7 @@ func writeFile(t *testing.T, name string, data []byte) {
 
 var (
 	assetRef = regexp.MustCompile(`<(script|link|img)\b[^>]*?\b(src|href)="([^"]*)"`)
-	builtMsg = regexp.MustCompile(`^built 3 pages from 1 runs in \d+ ms\n$`)
+	builtMsg = regexp.MustCompile(`^built 4 pages from 1 runs in \d+ ms\n$`)
 )
 
 func TestBuildEndToEnd(t *testing.T) {
@@ -61,7 +61,7 @@ func TestBuildEndToEnd(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !builtMsg.MatchString(stdout) {
-		t.Errorf("stdout = %q, want 'built 3 pages from 1 runs in N ms'", stdout)
+		t.Errorf("stdout = %q, want 'built 4 pages from 1 runs in N ms'", stdout)
 	}
 	page := filepath.Join("runs", sampleID, "index.html")
 	for _, f := range []string{
@@ -393,7 +393,7 @@ func TestBuildEmptyAndMissingRuns(t *testing.T) {
 	empty := t.TempDir()
 	out := filepath.Join(t.TempDir(), "public")
 	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", empty, "-o", out)
-	if code != 0 || !strings.HasPrefix(stdout, "built 2 pages from 0 runs") {
+	if code != 0 || !strings.HasPrefix(stdout, "built 3 pages from 0 runs") {
 		t.Errorf("empty runs folder: exit %d, %q %q", code, stdout, stderr)
 	}
 	code, _, stderr = matrixgenCmd(t, "build", "-runs", filepath.Join(empty, "nope"), "-o", out)
@@ -506,7 +506,7 @@ func TestComparePages(t *testing.T) {
 	writeFile(t, filepath.Join(runs, "faster.json"), data)
 	out := filepath.Join(t.TempDir(), "public")
 	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out)
-	if code != 0 || !strings.HasPrefix(stdout, "built 5 pages from 2 runs") {
+	if code != 0 || !strings.HasPrefix(stdout, "built 6 pages from 2 runs") {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 	}
 	page, err := os.ReadFile(filepath.Join(out, "compare", sampleID+"--faster", "index.html"))

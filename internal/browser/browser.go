@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/websocket"
@@ -60,6 +61,7 @@ func Start(path, profileDir string) (*Browser, error) {
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
 		"--user-data-dir="+profileDir, "--remote-debugging-port=0", "--remote-allow-origins=*", "--window-size=1280,2000", "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Close ends its helpers too
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -294,7 +296,7 @@ func (b *Browser) Close() {
 		b.ws.Close()
 	}
 	if b.cmd.Process != nil {
-		b.cmd.Process.Kill()
+		syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
 		b.cmd.Wait()
 	}
 }
