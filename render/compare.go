@@ -17,9 +17,10 @@ type Pair struct{ A, B string }
 // compareID names a comparison's folder: "<a>--<b>".
 func compareID(p Pair) string { return p.A + "--" + p.B }
 
-// comparePairs are the configured pairs (kept in order) and every pair of
-// runs that share a model and a GPU, older first, without repeats; pairs
-// naming a run the site does not have are reported.
+// comparePairs are the configured pairs (kept in order) and, for runs that
+// share a model and a GPU, each run against the one before it: what changed
+// since last time. Comparing every such pair would grow with the square of
+// a lab's runs. Pairs naming a run the site does not have are reported.
 func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	byID := map[string]indexRow{}
 	for _, r := range rows {
@@ -48,12 +49,16 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 		}
 		return compareStrings(x.ID, y.ID)
 	})
-	for i, a := range sorted {
-		for _, b := range sorted[i+1:] {
-			if a.Model == b.Model && a.GPU == b.GPU && a.GPU != Dash {
-				add(Pair{a.ID, b.ID})
-			}
+	previous := map[[2]string]string{} // model and GPU → the latest run so far
+	for _, r := range sorted {
+		if r.GPU == Dash {
+			continue
 		}
+		key := [2]string{r.Model, r.GPU}
+		if before, ok := previous[key]; ok {
+			add(Pair{before, r.ID})
+		}
+		previous[key] = r.ID
 	}
 	return out, nil
 }

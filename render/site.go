@@ -247,7 +247,7 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	if err := b.writeComparisons(dir, src, rows, pairs); err != nil {
+	if err := b.writeComparisons(dir, rows, pairs); err != nil {
 		return Stats{}, err
 	}
 	if err := b.writeIndex(dir, rows, pairs); err != nil {
@@ -278,6 +278,7 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			}
 			rows[i] = newIndexRow(e)
 			rows[i].csv = siteCSVRows(e.ID, e.Run)
+			rows[i].run = forComparing(e.Run)
 		}
 	})
 	var bad []error
@@ -367,7 +368,22 @@ type indexRow struct {
 	EngineName, BestValue, PeakValue                                   string // for filtering and sorting
 	Simulated                                                          bool
 	started                                                            time.Time
-	csv                                                                [][]string // the run's rows of runs.csv
+	csv                                                                [][]string     // the run's rows of runs.csv
+	run                                                                *matrixgen.Run // what a compare page needs of it
+}
+
+// forComparing keeps what a compare page shows of a run and drops the
+// bulk (per-second counts, metrics samples, loop excerpts), so a build can
+// hold every run for its compare pages without decoding them twice.
+func forComparing(r *matrixgen.Run) *matrixgen.Run {
+	slim := *r
+	slim.Decode = slices.Clone(r.Decode)
+	for i := range slim.Decode {
+		slim.Decode[i].PerSecondTokens = nil
+		slim.Decode[i].ServerMetrics = nil
+		slim.Decode[i].Loop = nil
+	}
+	return &slim
 }
 
 func newIndexRow(e matrixgen.Entry) indexRow {
@@ -388,24 +404,17 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 	}
 }
 
-// writeComparisons writes a page for each pair, loading each run again from
-// the source: a build holds no run longer than it needs it.
-func (b *builder) writeComparisons(dir string, src Source, rows []indexRow, pairs []Pair) error {
-	index := map[string]int{}
-	for i, r := range rows {
-		index[r.ID] = i // rows are in source order until the index sorts them
+// writeComparisons writes a page for each pair.
+func (b *builder) writeComparisons(dir string, rows []indexRow, pairs []Pair) error {
+	runs := map[string]*matrixgen.Run{}
+	for _, r := range rows {
+		runs[r.ID] = r.run
 	}
 	errs := make([]error, len(pairs))
 	parallel.EachWorker(len(pairs), func() func(int) {
 		return func(i int) {
 			p := pairs[i]
-			ea, errA := src.Entry(index[p.A])
-			eb, errB := src.Entry(index[p.B])
-			if err := errors.Join(errA, errB); err != nil {
-				errs[i] = err
-				return
-			}
-			html, err := execute(b.compare, b.newComparePage(p, ea.Run, eb.Run))
+			html, err := execute(b.compare, b.newComparePage(p, runs[p.A], runs[p.B]))
 			if err == nil {
 				err = writeFile(dir, path.Join("compare", compareID(p), "index.html"), html)
 			}

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -224,5 +226,30 @@ func TestSimulatedRunIsMarked(t *testing.T) {
 	}
 	if index := read(t, filepath.Join(out, "index.html")); !strings.Contains(index, `<span class="badge">simulated</span>`) {
 		t.Error("the index does not mark the run simulated")
+	}
+}
+
+// TestComparePairs: configured pairs first; then each run of a model and
+// GPU against the one before it, not every pair.
+func TestComparePairs(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	rows := []indexRow{
+		{ID: "a1", Model: "m", GPU: "g", started: day(1)},
+		{ID: "a3", Model: "m", GPU: "g", started: day(3)},
+		{ID: "a2", Model: "m", GPU: "g", started: day(2)},
+		{ID: "b1", Model: "m", GPU: "other", started: day(1)},
+		{ID: "c1", Model: "m", GPU: Dash, started: day(1)},
+		{ID: "c2", Model: "m", GPU: Dash, started: day(2)},
+	}
+	got, err := comparePairs([]Pair{{"b1", "a3"}, {"a2", "a1"}}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Pair{{"b1", "a3"}, {"a2", "a1"}, {"a2", "a3"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("pairs %v, want %v", got, want)
+	}
+	if _, err := comparePairs([]Pair{{"a1", "zz"}}, rows); err == nil {
+		t.Error("a pair naming a missing run was accepted")
 	}
 }
