@@ -276,9 +276,9 @@ func (r *Run) PrefillContexts() []int {
 
 // Cell returns the decode cell at (context, concurrency), if the run has one.
 func (r *Run) Cell(context, concurrency int) (Decode, bool) {
-	for _, d := range r.Decode {
-		if d.ContextTokens == context && d.Concurrency == concurrency {
-			return d, true
+	for i := range r.Decode { // by index: a Decode is too big to copy per step
+		if d := &r.Decode[i]; d.ContextTokens == context && d.Concurrency == concurrency {
+			return *d, true
 		}
 	}
 	return Decode{}, false

@@ -21,25 +21,30 @@ var csvHeader = []string{
 // MeasurementsCSV writes every measurement of a run as CSV, one row each, in
 // page order. Missing figures are empty cells, not zeros.
 func MeasurementsCSV(r *matrixgen.Run) []byte {
+	return csvBytes(csvHeader, csvRows(r))
+}
+
+func csvBytes(header []string, rows [][]string) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	_ = w.Write(csvHeader)
-	_ = w.WriteAll(csvRows(r))
+	_ = w.Write(header)
+	_ = w.WriteAll(rows)
 	return buf.Bytes()
 }
 
 // siteCSVHeader is runs.csv's: which run, then the measurement columns.
 var siteCSVHeader = append([]string{"run_id", "model", "gpu", "engine", "engine_version", "quantization", "started_at"}, csvHeader...)
 
-// siteCSVRows are one run's rows of runs.csv.
-func siteCSVRows(id string, r *matrixgen.Run) [][]string {
+// siteCSVRows are one run's rows of runs.csv: its measurement rows with
+// the run's identity in front.
+func siteCSVRows(id string, r *matrixgen.Run, measurements [][]string) [][]string {
 	started := ""
 	if !r.StartedAt.IsZero() {
 		started = r.StartedAt.UTC().Format("2006-01-02T15:04:05Z")
 	}
 	prefix := []string{id, csvSafe(r.Model.Name), csvSafe(r.Hardware.GPU), csvSafe(r.Engine.Name), csvSafe(r.Engine.Version), csvSafe(r.Engine.Quantization), started}
-	rows := csvRows(r)
-	for i, row := range rows {
+	rows := make([][]string, len(measurements))
+	for i, row := range measurements {
 		rows[i] = append(slices.Clone(prefix), row...)
 	}
 	return rows

@@ -177,6 +177,7 @@ type builder struct {
 	compare     *template.Template
 	pick        *template.Template
 	md          goldmark.Markdown
+	lastCSV     [][]string // runs.csv rows of the run a worker wrote last
 }
 
 func newBuilder(site Site) (*builder, error) {
@@ -277,7 +278,7 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 				return
 			}
 			rows[i] = newIndexRow(e)
-			rows[i].csv = siteCSVRows(e.ID, e.Run)
+			rows[i].csv = w.lastCSV
 			rows[i].run = forComparing(e.Run)
 		}
 	})
@@ -321,10 +322,12 @@ func (b *builder) writeRun(dir string, e matrixgen.Entry) error {
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return err
 	}
+	measurements := csvRows(e.Run)
+	b.lastCSV = siteCSVRows(e.ID, e.Run, measurements)
 	return errors.Join(
 		os.WriteFile(filepath.Join(folder, "index.html"), html, 0o644),
 		os.WriteFile(filepath.Join(folder, "run.json"), runJSON, 0o644),
-		os.WriteFile(filepath.Join(folder, "measurements.csv"), MeasurementsCSV(e.Run), 0o644),
+		os.WriteFile(filepath.Join(folder, "measurements.csv"), csvBytes(csvHeader, measurements), 0o644),
 	)
 }
 
