@@ -109,7 +109,7 @@ func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
 		c.Figure = Decimal1(*d.TotalTokS)
 		c.Class = binClass(Bin(*d.TotalTokS, lo, hi, Bins))
 		if d.TTFTMs != nil {
-			c.TTFT = Millis(d.TTFTMs.P50)
+			c.TTFT = Millis(d.TTFTMs.P50) + " TTFT"
 		}
 	}
 	if d.Status != matrixgen.StatusValid {

@@ -58,6 +58,8 @@ type matrixRow struct {
 }
 
 type matrixCell struct {
+	// TTFT is the line under the figure: "256 ms TTFT", or "A → B" on a
+	// ratio matrix.
 	Class, Figure, Status, TTFT, Title string
 	Href                               string // the cell's detail section, "#cell-8K-16"
 }
