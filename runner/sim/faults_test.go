@@ -100,7 +100,7 @@ func TestStall(t *testing.T) {
 	for i := 1; i < len(events); i++ {
 		longest = max(longest, events[i].at.Sub(events[i-1].at))
 	}
-	if longest < 300*time.Millisecond {
+	if longest < 250*time.Millisecond { // the stall, give or take the reader's own scheduling
 		t.Errorf("longest gap %v, want a 300 ms stall", longest)
 	}
 	if n := lastUsage(t, events); n != 30 {
