@@ -24,10 +24,13 @@ func MeasurementsCSV(r *matrixgen.Run) []byte {
 	return csvBytes(csvHeader, csvRows(r))
 }
 
+// csvBytes writes a header (if any) and rows as CSV.
 func csvBytes(header []string, rows [][]string) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	_ = w.Write(header)
+	if header != nil {
+		_ = w.Write(header)
+	}
 	_ = w.WriteAll(rows)
 	return buf.Bytes()
 }

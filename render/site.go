@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"cmp"
-	"encoding/csv"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -177,7 +176,7 @@ type builder struct {
 	compare     *template.Template
 	pick        *template.Template
 	md          goldmark.Markdown
-	lastCSV     [][]string // runs.csv rows of the run a worker wrote last
+	lastCSV     []byte // runs.csv lines of the run a worker wrote last
 }
 
 func newBuilder(site Site) (*builder, error) {
@@ -323,7 +322,7 @@ func (b *builder) writeRun(dir string, e matrixgen.Entry) error {
 		return err
 	}
 	measurements := csvRows(e.Run)
-	b.lastCSV = siteCSVRows(e.ID, e.Run, measurements)
+	b.lastCSV = csvBytes(nil, siteCSVRows(e.ID, e.Run, measurements))
 	return errors.Join(
 		os.WriteFile(filepath.Join(folder, "index.html"), html, 0o644),
 		os.WriteFile(filepath.Join(folder, "run.json"), runJSON, 0o644),
@@ -371,7 +370,7 @@ type indexRow struct {
 	EngineName, BestValue, PeakValue                                   string // for filtering and sorting
 	Simulated                                                          bool
 	started                                                            time.Time
-	csv                                                                [][]string     // the run's rows of runs.csv
+	csv                                                                []byte         // the run's lines of runs.csv, made by the worker that wrote its page
 	run                                                                *matrixgen.Run // what a compare page needs of it
 }
 
@@ -486,13 +485,11 @@ func (b *builder) writePick(dir string, pairs []Pair) error {
 // writeSiteCSV writes runs.csv: every measurement of every run, in the
 // index's order, for a spreadsheet or a notebook.
 func writeSiteCSV(dir string, rows []indexRow) error {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write(siteCSVHeader)
+	buf := csvBytes(siteCSVHeader, nil)
 	for _, r := range rows {
-		_ = w.WriteAll(r.csv)
+		buf = append(buf, r.csv...)
 	}
-	return writeFile(dir, "runs.csv", buf.Bytes())
+	return writeFile(dir, "runs.csv", buf)
 }
 
 // writeSitemap lists every page for search engines when the site knows
