@@ -176,7 +176,6 @@ type builder struct {
 	compare     *template.Template
 	pick        *template.Template
 	md          goldmark.Markdown
-	lastCSV     []byte // runs.csv lines of the run a worker wrote last
 }
 
 func newBuilder(site Site) (*builder, error) {
@@ -269,15 +268,16 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 		w := b.worker()
 		return func(i int) {
 			e, err := src.Entry(i)
+			var siteCSV []byte
 			if err == nil {
-				err = w.writeRun(dir, e)
+				siteCSV, err = w.writeRun(dir, e)
 			}
 			if err != nil {
 				errs[i] = err
 				return
 			}
 			rows[i] = newIndexRow(e)
-			rows[i].csv = w.lastCSV
+			rows[i].csv = siteCSV
 			rows[i].run = forComparing(e.Run)
 		}
 	})
@@ -301,29 +301,30 @@ func (b *builder) worker() *builder {
 	return &w
 }
 
-func (b *builder) writeRun(dir string, e matrixgen.Entry) error {
+// writeRun writes a run's folder (page, run.json, measurements.csv) and
+// returns its lines of the site's runs.csv, made here, on the worker.
+func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, error) {
 	if !matrixgen.ValidID(e.ID) {
-		return fmt.Errorf("run id %q cannot name a folder", e.ID)
+		return nil, fmt.Errorf("run id %q cannot name a folder", e.ID)
 	}
 	page, err := b.newRunPage(e)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	html, err := execute(b.run, page)
 	if err != nil {
-		return fmt.Errorf("%s: %w", e.ID, err)
+		return nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
 	runJSON, err := e.JSON()
 	if err != nil {
-		return fmt.Errorf("%s: %w", e.ID, err)
+		return nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
 	folder := filepath.Join(dir, "runs", e.ID)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	measurements := csvRows(e.Run)
-	b.lastCSV = csvBytes(nil, siteCSVRows(e.ID, e.Run, measurements))
-	return errors.Join(
+	return csvBytes(nil, siteCSVRows(e.ID, e.Run, measurements)), errors.Join(
 		os.WriteFile(filepath.Join(folder, "index.html"), html, 0o644),
 		os.WriteFile(filepath.Join(folder, "run.json"), runJSON, 0o644),
 		os.WriteFile(filepath.Join(folder, "measurements.csv"), csvBytes(csvHeader, measurements), 0o644),
