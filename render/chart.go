@@ -29,14 +29,7 @@ func prefillChart(r *matrixgen.Run) (option any, label string) {
 	}
 
 	bar := charts.NewBar()
-	bar.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: "prefill-chart"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "context", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "prompt tok/s", Type: "value"}),
-		charts.WithAnimation(false),
-	)
+	bar.SetGlobalOptions(prefillAxes("prefill-chart")...)
 	bar.ExtendYAxis(opts.YAxis{Name: "TTFT (ms)", Type: "log", Position: "right",
 		SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
 	bar.SetXAxis(contexts).AddSeries("prompt tok/s", rates,
@@ -49,6 +42,20 @@ func prefillChart(r *matrixgen.Run) (option any, label string) {
 	bar.Validate()
 
 	return plainJSON(bar.JSON()), "Prefill: " + strings.Join(described, "; ")
+}
+
+// prefillAxes are the options every prefill chart shares: a fixed id (a
+// random one would make builds differ), an axis tooltip, a legend, context
+// across and prompt tok/s up, no animation.
+func prefillAxes(id string) []charts.GlobalOpts {
+	return []charts.GlobalOpts{
+		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "context", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Name: "prompt tok/s", Type: "value"}),
+		charts.WithAnimation(false),
+	}
 }
 
 // chartValue is a figure for ECharts, or "-", its mark for a missing point.

@@ -257,14 +257,7 @@ func comparePrefillChart(p Pair, a, b *matrixgen.Run) (any, string) {
 		labels[i] = matrixgen.ContextLabel(c)
 	}
 	line := charts.NewLine()
-	line.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: "compare-prefill-chart"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "context", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "prompt tok/s", Type: "value"}),
-		charts.WithAnimation(false),
-	)
+	line.SetGlobalOptions(prefillAxes("compare-prefill-chart")...)
 	line.SetXAxis(labels).
 		AddSeries("A: "+p.A, series(a), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"})).
 		AddSeries("B: "+p.B, series(b), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
