@@ -42,7 +42,7 @@ func NewClient(baseURL, apiKey string, maxStreams int) *Client {
 		WriteBufferSize:     256 << 10,
 		DisableCompression:  true,
 	}
-	hc := &http.Client{Transport: transport}
+	hc := &http.Client{Transport: resendUnanswered{transport}}
 	base := strings.TrimSuffix(baseURL, "/")
 	cfg := openai.DefaultConfig(apiKey)
 	cfg.BaseURL = base + "/v1"

@@ -29,6 +29,12 @@ type Profile struct {
 	NaturalLength int `toml:"natural_length"`
 	// KeepAliveSeconds is how often a waiting stream gets a ": keep-alive".
 	KeepAliveSeconds float64 `toml:"keep_alive_seconds"`
+	// FinishAbandoned keeps generating for a request whose client went away,
+	// to its end, as Ollama does: the next measurement shares the machine
+	// with work nobody reads unless the client waits for the server to idle.
+	FinishAbandoned bool `toml:"finish_abandoned"`
+
+	Connections ConnectionProfile `toml:"connections"`
 
 	Prefill     PrefillProfile     `toml:"prefill"`
 	Decode      DecodeProfile      `toml:"decode"`
@@ -36,6 +42,20 @@ type Profile struct {
 	KV          KVProfile          `toml:"kv"`
 	Loop        LoopProfile        `toml:"loop"`
 	Faults      Faults             `toml:"faults"`
+}
+
+// ConnectionProfile is how the server treats keep-alive connections.
+// llama-server's HTTP library closes a connection idle for 5 s and one that
+// has served 100 requests.
+type ConnectionProfile struct {
+	// IdleCloseSeconds closes a connection once it has been idle this long
+	// (0: never). A request that arrives on it after that is lost the way it
+	// is on a real server racing the close: the connection closes, with no
+	// answer and nothing processed.
+	IdleCloseSeconds float64 `toml:"idle_close_seconds"`
+	// MaxRequests answers the last request a connection may carry with
+	// "Connection: close" and closes it (0: no limit).
+	MaxRequests int `toml:"max_requests"`
 }
 
 // PrefillProfile: prompt tok/s at context N is PeakTokS / (1 + N/HalfContext),
@@ -154,6 +174,7 @@ func (p Profile) Validate() error {
 	check(p.KV.CapacityTokens >= p.MaxModelLen, "kv.capacity_tokens: must hold one request of max_model_len, as vLLM checks at startup")
 	check(p.Loop.Probability >= 0 && p.Loop.Probability <= 1 && !math.IsNaN(p.Loop.Probability), "loop.probability: want 0…1")
 	check(p.KeepAliveSeconds > 0, "keep_alive_seconds: must be positive")
+	check(p.Connections.IdleCloseSeconds >= 0 && p.Connections.MaxRequests >= 0, "connections: idle_close_seconds and max_requests must not be negative")
 	switch p.Faults.HTTPStatus {
 	case 0, 429, 500, 503:
 	default:

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,17 +36,23 @@ type Server struct {
 	phrase []string
 	seq    atomic.Int64
 
+	lostRequests atomic.Int64
+
 	faultsMu sync.Mutex
 	faults   Faults
 
-	mux  *http.ServeMux
-	once sync.Once
+	mux   *http.ServeMux
+	once  sync.Once
+	conns connections
 }
 
 // New starts a simulated server's engine. Close stops it.
 func New(p Profile, opts Options) (*Server, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
+	}
+	if p.Flavour == FlavourLlamaCpp && p.Connections == (ConnectionProfile{}) {
+		p.Connections = LlamaServerConnections
 	}
 	s := &Server{
 		p: p, e: newEngine(p), tr: &tracer{limit: max(opts.TraceLimit, 0)},
@@ -62,11 +69,97 @@ func New(p Profile, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// LlamaServerConnections is how llama-server's HTTP library treats
+// keep-alive connections, the llamacpp flavour's default.
+var LlamaServerConnections = ConnectionProfile{IdleCloseSeconds: 5, MaxRequests: 100}
+
 // Close stops the engine; requests in flight end.
 func (s *Server) Close() { s.once.Do(func() { close(s.e.stop) }) }
 
-// ServeHTTP serves the server's endpoints.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the server's endpoints, closing keep-alive connections
+// as the profile's connections section says.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := s.p.Connections
+	if c.IdleCloseSeconds == 0 && c.MaxRequests == 0 {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	idle := time.Duration(c.IdleCloseSeconds * float64(time.Second))
+	n, closed := s.conns.begin(r.RemoteAddr, idle)
+	if closed {
+		s.conns.forget(r.RemoteAddr)
+		s.lostRequests.Add(1)
+		panic(http.ErrAbortHandler) // close the connection without an answer
+	}
+	if c.MaxRequests > 0 && n >= c.MaxRequests {
+		w.Header().Set("Connection", "close")
+		defer s.conns.forget(r.RemoteAddr)
+	}
+	defer s.conns.end(r.RemoteAddr)
+	s.mux.ServeHTTP(w, r)
+}
+
+// ConnState lets an http.Server tell the sim when connections open and
+// close, so a new connection on a reused address starts afresh. Servers
+// that do not hook it still work: connections are told apart by address.
+func (s *Server) ConnState(c net.Conn, state http.ConnState) {
+	if state == http.StateNew || state == http.StateClosed || state == http.StateHijacked {
+		s.conns.forget(c.RemoteAddr().String())
+	}
+}
+
+// LostRequests counts requests that arrived on a connection the server had
+// already closed for idleness, and were never processed.
+func (s *Server) LostRequests() int { return int(s.lostRequests.Load()) }
+
+// connections tracks keep-alive connections by their remote address.
+type connections struct {
+	mu    sync.Mutex
+	state map[string]*connState
+}
+
+type connState struct {
+	requests int       // requests the connection carried
+	busy     int       // requests in progress
+	idleFrom time.Time // when the last request ended
+}
+
+// begin starts a request on the connection at addr: its number on the
+// connection, and whether the connection had been idle past idle (and so,
+// on a real server, was closed before the request arrived).
+func (cs *connections) begin(addr string, idle time.Duration) (n int, closed bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.state == nil {
+		cs.state = map[string]*connState{}
+	}
+	st := cs.state[addr]
+	if st == nil {
+		st = &connState{}
+		cs.state[addr] = st
+	}
+	if idle > 0 && st.requests > 0 && st.busy == 0 && time.Since(st.idleFrom) >= idle {
+		return st.requests, true
+	}
+	st.requests++
+	st.busy++
+	return st.requests, false
+}
+
+func (cs *connections) end(addr string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if st := cs.state[addr]; st != nil {
+		st.busy--
+		st.idleFrom = time.Now()
+	}
+}
+
+func (cs *connections) forget(addr string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.state, addr)
+}
 
 // Trace returns what the server did with each request so far.
 func (s *Server) Trace() []RequestTrace { return s.tr.snapshot() }
@@ -256,7 +349,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	st.timings = req.TimingsPerToken && s.p.Flavour == FlavourLlamaCpp
 	s.e.submit(er)
-	defer s.e.abort(er) // a no-op once finished; frees the cache if the client left
+	if !s.p.FinishAbandoned {
+		defer s.e.abort(er) // a no-op once finished; frees the cache if the client left
+	}
 	if req.Stream {
 		st.stream(r.Context(), w)
 	} else {
