@@ -159,6 +159,16 @@ type Prefill struct {
 	PromptTokS *float64 `json:"prompt_tok_s,omitempty"`
 	TTFTMs     *float64 `json:"ttft_ms,omitempty"`
 	Completed  *int     `json:"completed,omitempty"`
+	// ServerPromptTokS is the prefill speed as the server timed it (Ollama's
+	// prompt_eval_count / prompt_eval_duration): a cross-check.
+	ServerPromptTokS *float64 `json:"server_prompt_tok_s,omitempty"`
+	// Note says what a reader should know of a figure that stands, e.g. a
+	// prompt one token short of the context because the tokenizer could not
+	// land on it exactly.
+	Note string `json:"note,omitempty"`
+	// IdleWaitSeconds is how long the runner waited for the server to finish
+	// earlier work before measuring.
+	IdleWaitSeconds *float64 `json:"idle_wait_seconds,omitempty"`
 }
 
 // Decode is one cell of the sustained decode matrix: Concurrency streams kept
@@ -199,6 +209,44 @@ type Decode struct {
 	Loop *LoopEvidence `json:"loop,omitempty"`
 	// Attempts counts how many times the cell ran (loop retries included).
 	Attempts int `json:"attempts,omitempty"`
+	// IdleWaitSeconds is how long the runner waited for the server to finish
+	// earlier work (requests of the cell before, which some servers go on
+	// generating after the client left) before the cell started.
+	IdleWaitSeconds *float64 `json:"idle_wait_seconds,omitempty"`
+	// ServerCount is the server's own count of output tokens beside the
+	// client's, for the same requests or the same window.
+	ServerCount *ServerCount `json:"server_count,omitempty"`
+}
+
+// ServerCount sets the server's own accounting of a cell's output tokens
+// beside the client's count of the same thing.
+type ServerCount struct {
+	// Source says which counter and what scope, e.g. "vllm:generation_tokens_total
+	// over the window" or "eval_count of the requests completed in the window".
+	Source string `json:"source"`
+	// ServerTokens is the server's count; ClientTokens the client's count of
+	// the same requests or window.
+	ServerTokens int `json:"server_tokens"`
+	ClientTokens int `json:"client_tokens"`
+}
+
+// CountDisagreement is the tolerance beyond which the client's and the
+// server's counts of a cell are flagged: 2 %.
+const CountDisagreement = 0.02
+
+// Deviation is the client's count relative to the server's: +0.01 when the
+// client counted 1 % more. It is 0 when the server counted nothing.
+func (c ServerCount) Deviation() float64 {
+	if c.ServerTokens == 0 {
+		return 0
+	}
+	return float64(c.ClientTokens-c.ServerTokens) / float64(c.ServerTokens)
+}
+
+// Disagrees reports whether the counts differ by more than CountDisagreement.
+func (c ServerCount) Disagrees() bool {
+	d := c.Deviation()
+	return d > CountDisagreement || d < -CountDisagreement || (c.ServerTokens == 0 && c.ClientTokens > 0)
 }
 
 // Percentiles of a latency distribution in milliseconds. The median is always

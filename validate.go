@@ -121,6 +121,8 @@ func (v *validator) prefill(ps []Prefill, planned []int) {
 		v.nonNegative(at+".prompt_tok_s", p.PromptTokS)
 		v.nonNegative(at+".ttft_ms", p.TTFTMs)
 		v.countPtr(at+".completed", p.Completed)
+		v.nonNegative(at+".server_prompt_tok_s", p.ServerPromptTokS)
+		v.nonNegative(at+".idle_wait_seconds", p.IdleWaitSeconds)
 	}
 }
 
@@ -153,6 +155,14 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		v.countPtr(at+".completed", d.Completed)
 		v.countPtr(at+".output_tokens", d.OutputTokens)
 		v.count(at+".attempts", d.Attempts)
+		v.nonNegative(at+".idle_wait_seconds", d.IdleWaitSeconds)
+		if c := d.ServerCount; c != nil {
+			v.count(at+".server_count.server_tokens", c.ServerTokens)
+			v.count(at+".server_count.client_tokens", c.ClientTokens)
+			if c.Source == "" {
+				v.add(at+".server_count.source", "required: which counter the server's figure came from")
+			}
+		}
 		if d.TokenSource != "" && !slices.Contains(tokenSources, d.TokenSource) {
 			v.add(at+".token_source", fmt.Sprintf("unknown %q", d.TokenSource))
 		}
