@@ -20,15 +20,18 @@ type cellPlan struct {
 	context     int
 	concurrency int
 	prompt      string // the context, warmed by the scout in shared mode
-	salt        string // the context's cache salt
-	attempt     int
-	duration    time.Duration
-	maxOutput   int
-	distinct    bool
-	warmup      time.Duration
-	stall       time.Duration
-	live        io.Writer // a terminal's status line, or nil
-	label       string
+	// promptTokens is the least prompt length the server may report for
+	// the context before the prompt counts as cut.
+	promptTokens int
+	salt         string // the context's cache salt
+	attempt      int
+	duration     time.Duration
+	maxOutput    int
+	distinct     bool
+	warmup       time.Duration
+	stall        time.Duration
+	live         io.Writer // a terminal's status line, or nil
+	label        string
 }
 
 // cellRun is the state of a running cell, shared by its streams.
@@ -127,9 +130,9 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	}
 	w.figures(&d)
 	d.Status, d.Reason = classify(d, p.concurrency, openedByTimeout)
-	if short := w.truncated(p.context); short > 0 {
+	if short := w.truncated(p.promptTokens); short > 0 {
 		d.Status = matrixgen.StatusError
-		d.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for a prompt of more than %d", short, p.context)
+		d.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for a prompt of more than %d", short, p.promptTokens)
 	}
 	return d, w, nil
 }

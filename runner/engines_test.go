@@ -67,9 +67,12 @@ func TestUsageCalibration(t *testing.T) {
 	_, url := startSim(t, testProfile())
 	c := NewClient(url, "", 1)
 	c.model = "sim"
-	text, got, err := exactPrompt(context.Background(), usageTokenizer{c}, 3000, "salt", 7)
+	text, got, exact, err := exactPrompt(context.Background(), usageTokenizer{c}, 3000, newHeads(1, 3000), 7)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if exact {
+		t.Error("a prompt built by sending its twin is not counted exactly")
 	}
 	n, _ := serverTokenizer{c}.count(context.Background(), text)
 	if got != 3000 || n != 3000 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -73,43 +74,86 @@ func (t serverTokenizer) count(ctx context.Context, content string) (int, error)
 	return out.Count, err
 }
 
+// heads are the first line of a context's prompt: words no other prompt of
+// the run begins with. The prompt that is measured starts with measured;
+// the prompts sent to find its length, when counting means sending (usage
+// calibration), start with calibration, the same words in another order, so
+// a server's prompt cache has never seen the measured prompt's first tokens
+// and its prefill figure is a cold one.
+type heads struct{ measured, calibration string }
+
+// headWords is how many words a head has: enough that two runs, or two
+// attempts of one run, never begin alike.
+const headWords = 8
+
+// newHeads picks the words of a context's heads from nonce, which differs
+// from process to process, so a resumed or repeated run starts afresh too.
+func newHeads(nonce uint64, context int) heads {
+	rng := rand.New(rand.NewPCG(nonce, uint64(context)))
+	perm := rng.Perm(len(vocabulary))[:headWords]
+	words := make([]string, headWords)
+	for i, j := range perm {
+		words[i] = vocabulary[j]
+	}
+	rotated := append(slices.Clone(words[1:]), words[0])
+	return heads{
+		measured:    strings.Join(words, " ") + ".\n\n",
+		calibration: strings.Join(rotated, " ") + ".\n\n",
+	}
+}
+
+// prefills reports whether counting a prompt with tok sends it to the
+// server as a request, which leaves it in the server's prompt cache.
+func prefills(tok tokenizer) bool {
+	_, ok := tok.(usageTokenizer)
+	return ok
+}
+
 // exactPrompt builds a user message of exactly n prompt tokens as the
-// server counts them, starting with salt so no other prompt shares its
-// cache. It searches the number of prose words with the tokenizer, then
-// nudges with one-token words; it reports the count it reached, which is n
-// unless the tokenizer cannot land on n exactly.
-func exactPrompt(ctx context.Context, tok tokenizer, n int, salt string, seed uint64) (string, int, error) {
-	head := salt + "\n\n"
+// server counts them. It searches the number of prose words with the
+// tokenizer, then nudges with one-token words; it reports the count it
+// reached, which is n unless the tokenizer cannot land on n exactly, and
+// whether the count is the final prompt's own (exact) or its calibration
+// twin's (a tokenizer that prefills never sees the measured prompt).
+func exactPrompt(ctx context.Context, tok tokenizer, n int, h heads, seed uint64) (prompt string, count int, exact bool, err error) {
+	head := h.measured
+	if prefills(tok) {
+		head = h.calibration
+	}
 	overhead, err := tok.count(ctx, strings.TrimSpace(head))
 	if err != nil {
-		return "", 0, err
+		return "", 0, false, err
 	}
 	if overhead >= n {
-		return "", 0, fmt.Errorf("a %d-token prompt is shorter than the chat template and salt (%d tokens)", n, overhead)
+		return "", 0, false, fmt.Errorf("a %d-token prompt is shorter than the chat template and the prompt's first line (%d tokens)", n, overhead)
 	}
-	sample := proseWords(seed, 2000)
+	// The sample stays well inside n: a server with a small context (Ollama's
+	// num_ctx) would cut a longer one silently and spoil the estimate.
+	sampleWords := min(2000, max(n/4, 16))
+	sample := proseWords(seed, sampleWords)
 	sampleCount, err := tok.count(ctx, head+strings.Join(sample, " "))
 	if err != nil {
-		return "", 0, err
+		return "", 0, false, err
 	}
-	perWord := float64(sampleCount-overhead) / 2000
+	perWord := max(float64(sampleCount-overhead)/float64(sampleWords), 0.25)
 	guess := int(float64(n-overhead)/perWord) + 16
 	words := proseWords(seed, guess*5/4+64)
-	text := func(w int) string { return head + strings.Join(words[:w], " ") }
+	body := func(w int) string { return strings.Join(words[:w], " ") }
+	text := func(w int) string { return head + body(w) }
 	// Search the largest word count whose prompt is at most n tokens, first
 	// in a bracket around the estimate (a few calls), widening if it misses.
 	best, bestCount := 0, overhead
 	slack := guess/50 + 32
 	lo, hi := max(guess-slack, 0), min(guess+slack, len(words))
 	if c, err := tok.count(ctx, text(lo)); err != nil {
-		return "", 0, err
+		return "", 0, false, err
 	} else if c > n {
 		lo = 0
 	} else {
 		best, bestCount = lo, c
 	}
 	if c, err := tok.count(ctx, text(hi)); err != nil {
-		return "", 0, err
+		return "", 0, false, err
 	} else if c <= n {
 		lo, best, bestCount = hi, hi, c
 		hi = len(words)
@@ -118,7 +162,7 @@ func exactPrompt(ctx context.Context, tok tokenizer, n int, salt string, seed ui
 		mid := (lo + hi) / 2
 		c, err := tok.count(ctx, text(mid))
 		if err != nil {
-			return "", 0, err
+			return "", 0, false, err
 		}
 		if c <= n {
 			best, bestCount = mid, c
@@ -130,21 +174,20 @@ func exactPrompt(ctx context.Context, tok tokenizer, n int, salt string, seed ui
 			break
 		}
 	}
-	out := text(best)
+	tail := body(best)
 	// Tokenizers merge across word boundaries; close the last gap with
 	// single letters, each usually a token of its own.
 	for i := 0; bestCount < n && i < 16; i++ {
-		next := out + " a"
-		c, err := tok.count(ctx, next)
+		c, err := tok.count(ctx, head+tail+" a")
 		if err != nil {
-			return "", 0, err
+			return "", 0, false, err
 		}
 		if c > n {
 			break
 		}
-		out, bestCount = next, c
+		tail, bestCount = tail+" a", c
 	}
-	return out, bestCount, nil
+	return h.measured + tail, bestCount, !prefills(tok), nil
 }
 
 // llamaTokenizer is llama-server's way: render the chat template with

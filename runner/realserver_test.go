@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,54 @@ func TestResendUnanswered(t *testing.T) {
 	}
 	if s.LostRequests() != 2 {
 		t.Errorf("%d requests met a closed connection, want 2", s.LostRequests())
+	}
+}
+
+// TestPrefillIsCold: Ollama's prompt cache made a 1K prefill 26,959 tok/s
+// on two cores, because the requests that calibrated the prompt's length
+// had sent the same prompt first. A server without cache_salt shares its
+// prefix cache among all requests; the scout's prompt must still be one
+// whose first tokens it has never seen.
+func TestPrefillIsCold(t *testing.T) {
+	p := testProfile()
+	p.Flavour = sim.FlavourOpenAI // no tokenize: prompts are calibrated by sending them
+	s, url := startSim(t, p)
+	run, _ := sweep(t, testSettings(url, []string{"2K"}, []int{1}, 500*time.Millisecond))
+	row := run.Prefill[0]
+	if row.Status != matrixgen.StatusValid {
+		t.Fatalf("prefill 2K: %s (%s)", row.Status, row.Reason)
+	}
+	// The scout is the last request of exactly the context's length (the
+	// decode cell's carry a suffix).
+	var scout *sim.RequestTrace
+	for _, rt := range s.Trace() {
+		if rt.PromptTokens == row.PromptTokens {
+			scout = &rt
+		}
+	}
+	if scout == nil {
+		t.Fatal("no scout request in the trace")
+	}
+	if scout.CachedTokens != 0 {
+		t.Errorf("the scout found %d of its %d prompt tokens in the server's cache: its prefill figure is a warm one", scout.CachedTokens, scout.PromptTokens)
+	}
+}
+
+// TestPromptOneTokenShort: with Ollama's small vocabulary the calibration
+// landed on 1023 tokens for 1K, and the scout then called its own prompt
+// cut, comparing the server's count with the target instead of with the
+// prompt it built. A prompt one token short is measured, and says so.
+func TestPromptOneTokenShort(t *testing.T) {
+	p := testProfile()
+	p.Flavour = sim.FlavourOpenAI
+	p.WordTokens = 2 // every prompt has an odd length: 1024 cannot be reached
+	_, url := startSim(t, p)
+	run, _ := sweep(t, testSettings(url, []string{"1K"}, []int{1}, 500*time.Millisecond))
+	row := run.Prefill[0]
+	if row.Status != matrixgen.StatusValid || row.PromptTokens != 1023 || !strings.Contains(row.Note, "1023 tokens, not 1024") {
+		t.Errorf("prefill 1K: %s, %d prompt tokens, reason %q, note %q", row.Status, row.PromptTokens, row.Reason, row.Note)
+	}
+	if d := run.Decode[0]; d.Status != matrixgen.StatusValid {
+		t.Errorf("1K × 1: %s (%s)", d.Status, d.Reason)
 	}
 }

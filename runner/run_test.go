@@ -240,16 +240,17 @@ func TestExactPromptLengths(t *testing.T) {
 	c := NewClient(url, "", 1)
 	c.model = "sim"
 	for _, n := range []int{8 << 10, 128 << 10, 1 << 20} {
-		text, got, err := exactPrompt(context.Background(), serverTokenizer{c}, n, "salt "+matrixgen.ContextLabel(n), uint64(n))
-		if err != nil {
-			t.Fatal(err)
+		h := newHeads(9, n)
+		text, got, exact, err := exactPrompt(context.Background(), serverTokenizer{c}, n, h, uint64(n))
+		if err != nil || !exact {
+			t.Fatalf("exact %v, %v", exact, err)
 		}
 		count, err := serverTokenizer{c}.count(context.Background(), text)
 		if got != n || count != n {
 			t.Errorf("%s: built %d tokens, the server counts %d", matrixgen.ContextLabel(n), got, count)
 		}
-		if !strings.HasPrefix(text, "salt "+matrixgen.ContextLabel(n)) {
-			t.Errorf("%s: the salt is not at the very start", matrixgen.ContextLabel(n))
+		if !strings.HasPrefix(text, h.measured) {
+			t.Errorf("%s: the prompt's own first line is not at the very start", matrixgen.ContextLabel(n))
 		}
 	}
 }

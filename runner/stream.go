@@ -38,7 +38,10 @@ type observation struct {
 	tail         []byte  // the last output text, for loop detection
 	outputBytes  int     // all output text, in bytes
 	serverTokS   float64 // the server's own decode rate for the request (llama.cpp timings, vLLM metrics)
-	err          error
+	// serverPromptTokS is the server's own prefill rate (Ollama's
+	// prompt_eval_count / prompt_eval_duration); 0 when it gives none.
+	serverPromptTokS float64
+	err              error
 }
 
 type tokenEvent struct {

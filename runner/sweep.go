@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,7 +77,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	}
 	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf,
 		sampler: &metricsSampler{c: c, url: s.Server.MetricsURL, enabled: probe.Metrics, interval: time.Second},
-		started: time.Now()}
+		started: time.Now(), nonce: rand.Uint64()}
 	if sw.tok, err = c.tokenizerFor(ctx, probe); err != nil {
 		return nil, err
 	}
@@ -285,6 +286,9 @@ type sweeper struct {
 	logf    func(string, ...any)
 	started time.Time
 	done    int
+	// nonce makes this process's prompts its own: no server has seen their
+	// first tokens, not even in an earlier attempt at the same run.
+	nonce uint64
 }
 
 func (sw *sweeper) remaining() int {
@@ -339,24 +343,53 @@ func (sw *sweeper) context(ctx context.Context, n int) error {
 	if (pre == nil || finished(pre.Status)) && len(cells) == 0 {
 		return nil
 	}
-	salt := fmt.Sprintf("matrixgen %s context %s", sw.run.StartedAt.Format("20060102T150405Z"), matrixgen.ContextLabel(n))
-	prompt, got, err := exactPrompt(ctx, sw.tok, n, salt, uint64(n))
+	h := newHeads(sw.nonce, n)
+	built, err := sw.buildPrompt(ctx, n, h)
 	if err != nil {
-		return fmt.Errorf("prompt of %s tokens: %w", matrixgen.ContextLabel(n), err)
+		return err
 	}
-	if got != n {
-		sw.logf("note: the tokenizer landed on %d tokens for %s, not %d", got, matrixgen.ContextLabel(n), n)
-	}
-	cacheSalt := strings.ReplaceAll(strings.ReplaceAll(salt, " ", "-"), "/", "-")
-	if err := sw.scout(ctx, n, prompt, cacheSalt, pre); err != nil {
+	// The cache salt keeps vLLM's prefix cache per run, context and process.
+	cacheSalt := fmt.Sprintf("matrixgen-%s-%s-%016x", sw.run.StartedAt.Format("20060102T150405Z"), matrixgen.ContextLabel(n), sw.nonce)
+	if err := sw.scout(ctx, n, built, cacheSalt, pre); err != nil {
 		return err
 	}
 	for _, i := range cells {
-		if err := sw.cell(ctx, i, prompt, cacheSalt); err != nil {
+		if err := sw.cell(ctx, i, built, cacheSalt); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// builtPrompt is a context's prompt and what the runner knows of its length.
+type builtPrompt struct {
+	text string
+	// tokens is its length as the tokenizer counted it: exactly (the prompt
+	// itself was counted) or as calibrated (its twin with the other head).
+	tokens int
+	exact  bool
+}
+
+// slack is how many tokens the server's count of a prompt may fall short
+// of the built count before the prompt counts as cut: none for a prompt
+// counted itself; for a calibrated one, what reordering its first line's
+// words can change.
+func (b builtPrompt) slack() int {
+	if b.exact {
+		return 0
+	}
+	return headWords
+}
+
+func (sw *sweeper) buildPrompt(ctx context.Context, n int, h heads) (builtPrompt, error) {
+	text, got, exact, err := exactPrompt(ctx, sw.tok, n, h, uint64(n))
+	if err != nil {
+		return builtPrompt{}, fmt.Errorf("prompt of %s tokens: %w", matrixgen.ContextLabel(n), err)
+	}
+	if got != n {
+		sw.logf("note: the tokenizer landed on %d tokens for %s, not %d; measuring that prompt", got, matrixgen.ContextLabel(n), n)
+	}
+	return builtPrompt{text: text, tokens: got, exact: exact}, nil
 }
 
 func (sw *sweeper) prefillRow(n int) *matrixgen.Prefill {
@@ -382,8 +415,8 @@ func (sw *sweeper) cellsAt(n int) []int {
 // scout sends the context once, asking for one token: its TTFT is the
 // prefill figure, and it leaves the context in the prefix cache for the
 // decode cells that share it.
-func (sw *sweeper) scout(ctx context.Context, n int, prompt, salt string, row *matrixgen.Prefill) error {
-	obs := sw.c.stream(ctx, chatRequest{prompt: prompt, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout.Duration, hooks{})
+func (sw *sweeper) scout(ctx context.Context, n int, prompt builtPrompt, salt string, row *matrixgen.Prefill) error {
+	obs := sw.c.stream(ctx, chatRequest{prompt: prompt.text, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout.Duration, hooks{})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -397,16 +430,22 @@ func (sw *sweeper) scout(ctx context.Context, n int, prompt, salt string, row *m
 		row.Status, row.Reason = matrixgen.StatusError, obs.err.Error()
 	case obs.firstText.IsZero():
 		row.Status, row.Reason = matrixgen.StatusError, "the scout request produced no token"
-	case obs.promptTokens > 0 && obs.promptTokens < n:
+	case obs.promptTokens > 0 && obs.promptTokens < prompt.tokens-prompt.slack():
 		row.Status = matrixgen.StatusError
-		row.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for %d sent", obs.promptTokens, n)
+		row.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for %d sent", obs.promptTokens, prompt.tokens)
 	default:
 		ttft := obs.firstText.Sub(obs.sent)
 		row.Status = matrixgen.StatusValid
 		row.PromptTokens = obs.promptTokens
 		row.TTFTMs = new(ms(ttft))
-		row.PromptTokS = new(float64(cmpInt(obs.promptTokens, n)) / ttft.Seconds())
+		row.PromptTokS = new(float64(cmpInt(obs.promptTokens, prompt.tokens)) / ttft.Seconds())
 		row.Completed = new(1)
+		if obs.serverPromptTokS > 0 {
+			row.ServerPromptTokS = new(obs.serverPromptTokS)
+		}
+		if prompt.tokens != n {
+			row.Note = fmt.Sprintf("the prompt is %d tokens, not %d: the server's tokenizer could not land on %s exactly", prompt.tokens, n, matrixgen.ContextLabel(n))
+		}
 	}
 	sw.done++
 	sw.logf("%s prefill %s: %s", sw.progress(), matrixgen.ContextLabel(n), describePrefill(*row))
@@ -422,7 +461,7 @@ func cmpInt(a, alt int) int {
 
 // cell measures one decode cell, retrying it with a fresh suffix while it
 // loops, up to the configured number of retries.
-func (sw *sweeper) cell(ctx context.Context, i int, prompt, salt string) error {
+func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt string) error {
 	d := &sw.run.Decode[i]
 	n, cc := d.ContextTokens, d.Concurrency
 	if reason := sw.overCapacity(n, cc); reason != "" {
@@ -431,7 +470,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt, salt string) error {
 		waitedForServer := false
 		for attempt := 1; ; attempt++ {
 			got, w, err := sw.c.decodeCell(ctx, cellPlan{
-				context: n, concurrency: cc, prompt: prompt, salt: salt, attempt: attempt,
+				context: n, concurrency: cc, prompt: prompt.text, promptTokens: prompt.tokens - prompt.slack(), salt: salt, attempt: attempt,
 				duration: sw.s.Sweep.Duration.Duration, maxOutput: sw.s.Sweep.MaxOutput,
 				distinct: sw.s.Sweep.CacheMode == "distinct",
 				warmup:   sw.s.Sweep.WarmupTimeout.Duration, stall: sw.s.Sweep.StallTimeout.Duration,

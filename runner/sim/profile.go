@@ -33,6 +33,11 @@ type Profile struct {
 	// to its end, as Ollama does: the next measurement shares the machine
 	// with work nobody reads unless the client waits for the server to idle.
 	FinishAbandoned bool `toml:"finish_abandoned"`
+	// WordTokens is how many tokens each word of a prompt counts (1 when
+	// unset). At 2 no prompt has an odd number of words' tokens, as a small
+	// vocabulary can make some lengths unreachable; the openai flavour only,
+	// whose prompts are measured by their usage alone.
+	WordTokens int `toml:"word_tokens"`
 
 	Connections ConnectionProfile `toml:"connections"`
 
@@ -174,6 +179,7 @@ func (p Profile) Validate() error {
 	check(p.KV.CapacityTokens >= p.MaxModelLen, "kv.capacity_tokens: must hold one request of max_model_len, as vLLM checks at startup")
 	check(p.Loop.Probability >= 0 && p.Loop.Probability <= 1 && !math.IsNaN(p.Loop.Probability), "loop.probability: want 0…1")
 	check(p.KeepAliveSeconds > 0, "keep_alive_seconds: must be positive")
+	check(p.WordTokens >= 0 && (p.WordTokens <= 1 || p.Flavour == FlavourOpenAI), "word_tokens: 0 or 1, or more with flavour openai only")
 	check(p.Connections.IdleCloseSeconds >= 0 && p.Connections.MaxRequests >= 0, "connections: idle_close_seconds and max_requests must not be negative")
 	switch p.Faults.HTTPStatus {
 	case 0, 429, 500, 503:

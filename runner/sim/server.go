@@ -289,7 +289,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.record(&RequestTrace{ID: requestID(n), Arrival: arrival, Fault: "http " + strconv.Itoa(fault.HTTPStatus)})
 		return
 	}
-	p := tokenizePrompt(req.Messages, "", req.CacheSalt, s.p.KV.BlockSize)
+	// cache_salt is vLLM's; other servers ignore the field, so their prompt
+	// caches are shared by every request.
+	salt := ""
+	if s.p.Flavour == FlavourVLLM {
+		salt = req.CacheSalt
+	}
+	p := tokenizePrompt(req.Messages, "", salt, s.p.KV.BlockSize, s.p.WordTokens)
 	truncated := false
 	if t := fault.TruncatePromptTo; t > 0 && p.tokens > t {
 		p.tokens, p.blocks, truncated = t, p.blocks[:t/s.p.KV.BlockSize], true

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"hash/fnv"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -93,13 +94,14 @@ type prompt struct {
 
 // tokenizePrompt counts a templated chat (or a plain prompt when msgs is
 // nil) and hashes its blocks, salted by cacheSalt.
-func tokenizePrompt(msgs []message, plain string, cacheSalt string, blockSize int) prompt {
+// Each word counts wordTokens tokens (at least one).
+func tokenizePrompt(msgs []message, plain string, cacheSalt string, blockSize, wordTokens int) prompt {
 	var p prompt
 	h := fnv.New64a()
 	h.Write([]byte(cacheSalt))
 	chain := h.Sum64()
 	inBlock := 0
-	add := func(tok string) {
+	addOne := func(tok string) {
 		p.tokens++
 		h.Write([]byte(tok))
 		h.Write([]byte{0})
@@ -113,6 +115,14 @@ func tokenizePrompt(msgs []message, plain string, cacheSalt string, blockSize in
 			p.blocks = append(p.blocks, chain)
 			h.Reset()
 			inBlock = 0
+		}
+	}
+	add := func(tok string) {
+		addOne(tok)
+		if !strings.HasPrefix(tok, "<|") {
+			for i := 1; i < wordTokens; i++ {
+				addOne(tok + "#" + strconv.Itoa(i))
+			}
 		}
 	}
 	if msgs != nil {
