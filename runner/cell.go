@@ -32,6 +32,11 @@ type cellPlan struct {
 	stall        time.Duration
 	live         io.Writer // a terminal's status line, or nil
 	label        string
+	// baselineActive is the share of time a stream produced tokens in the
+	// context's lowest-concurrency cell: the gaps a closed loop makes by
+	// itself (each new request's time to first token). 0 when there is
+	// none: this is the lowest cell.
+	baselineActive float64
 }
 
 // cellRun is the state of a running cell, shared by its streams.
@@ -129,7 +134,7 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 		return c.failed(d, run)
 	}
 	w.figures(&d)
-	d.Status, d.Reason = classify(d, p.concurrency, openedByTimeout)
+	d.Status, d.Reason = classify(d, p.concurrency, openedByTimeout, p.baselineActive)
 	if short := w.truncated(p.promptTokens); short > 0 {
 		d.Status = matrixgen.StatusError
 		d.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for a prompt of more than %d", short, p.promptTokens)
@@ -281,9 +286,13 @@ func showLive(p cellPlan, run *cellRun, windowStart *atomic.Int64) func() {
 }
 
 // classify decides a measured cell's status: queued when the server held
-// requests back inside the window (its own waiting count, or fewer streams
-// producing than asked for), valid otherwise. Loops are judged by the caller.
-func classify(d matrixgen.Decode, concurrency int, openedByTimeout bool) (matrixgen.Status, string) {
+// requests back inside the window, valid otherwise. Held back means its own
+// waiting count was above zero; or, for a server that keeps no count,
+// that streams spent clearly more of the window without producing than in
+// the context's lowest-concurrency cell, whose gaps are only those a closed
+// loop makes by itself (one stream cannot queue). Loops are judged by the
+// caller.
+func classify(d matrixgen.Decode, concurrency int, openedByTimeout bool, baselineActive float64) (matrixgen.Status, string) {
 	if openedByTimeout {
 		return matrixgen.StatusQueued, "not every stream was producing tokens by the end of the warm-up"
 	}
@@ -297,11 +306,20 @@ func classify(d matrixgen.Decode, concurrency int, openedByTimeout bool) (matrix
 	if metrics && maxWaiting > 0 {
 		return matrixgen.StatusQueued, fmt.Sprintf("the server reported up to %g requests waiting inside the window", maxWaiting)
 	}
-	if !metrics && d.AvgActive != nil && *d.AvgActive < 0.9*float64(concurrency) {
-		return matrixgen.StatusQueued, fmt.Sprintf("only %.1f of %d streams were producing on average", *d.AvgActive, concurrency)
+	if metrics || baselineActive == 0 || d.AvgActive == nil {
+		return matrixgen.StatusValid, ""
+	}
+	if active := *d.AvgActive / float64(concurrency); active < queuedShare*baselineActive {
+		return matrixgen.StatusQueued, fmt.Sprintf("streams produced tokens %.0f%% of the window, against %.0f%% for the context's lowest concurrency: the server held requests back",
+			100*active, 100*baselineActive)
 	}
 	return matrixgen.StatusValid, ""
 }
+
+// queuedShare is how much of its baseline activity a cell may keep before
+// it counts as queued: busy batches slow each new request's first token a
+// little; a request held back waits a whole answer.
+const queuedShare = 0.8
 
 // truncated returns the prompt length a stream's usage reported when it is
 // below the context sent (a server that silently cuts prompts, as Ollama

@@ -109,3 +109,25 @@ func TestPromptOneTokenShort(t *testing.T) {
 		t.Errorf("1K × 1: %s (%s)", d.Status, d.Reason)
 	}
 }
+
+// TestOneStreamDoesNotQueue: against Ollama, 1K × 1 was "Requests queued:
+// only 0.9 of 1 streams were producing", because each new request's time
+// to first token left the one stream idle a tenth of the time. Queued
+// means the server held requests back; a server with one slot and two
+// streams does, and is still caught without metrics.
+func TestOneStreamDoesNotQueue(t *testing.T) {
+	p := testProfile()
+	p.Flavour = sim.FlavourOpenAI // no metrics: activity is all there is
+	p.KV.MaxRunning = 1
+	_, url := startSim(t, p)
+	settings := testSettings(url, []string{"1K"}, []int{1, 2}, 2*time.Second)
+	settings.Sweep.MaxOutput = 48 // 0.5 s answers after 0.25 s to the first token
+	run, _ := sweep(t, settings)
+	one, two := run.Decode[0], run.Decode[1]
+	if one.Status != matrixgen.StatusValid {
+		t.Errorf("1K × 1: %s (%s), active %.2f", one.Status, one.Reason, *one.AvgActive)
+	}
+	if two.Status != matrixgen.StatusQueued {
+		t.Errorf("1K × 2 on one slot: %s (%s)", two.Status, two.Reason)
+	}
+}

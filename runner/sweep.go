@@ -475,6 +475,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 				distinct: sw.s.Sweep.CacheMode == "distinct",
 				warmup:   sw.s.Sweep.WarmupTimeout.Duration, stall: sw.s.Sweep.StallTimeout.Duration,
 				live: sw.o.Live, label: sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
+				baselineActive: sw.baselineActive(n, cc),
 			}, sw.sampler)
 			var lost *lostServer
 			if errors.As(err, &lost) {
@@ -510,6 +511,17 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 	sw.done++
 	sw.logf("%s decode %s × %d: %s", sw.progress(), matrixgen.ContextLabel(n), cc, describeDecode(*d))
 	return sw.save()
+}
+
+// baselineActive is the share of its window a stream spent producing in
+// the lowest-concurrency cell measured at context n below cc; 0 if none.
+func (sw *sweeper) baselineActive(n, cc int) float64 {
+	for _, d := range sw.run.Decode { // by concurrency within a context
+		if d.ContextTokens == n && d.Concurrency < cc && d.Status == matrixgen.StatusValid && d.AvgActive != nil {
+			return *d.AvgActive / float64(d.Concurrency)
+		}
+	}
+	return 0
 }
 
 // waitForServer waits, up to the configured bound, for a server that
