@@ -25,6 +25,8 @@ type Client struct {
 	oa     *openai.Client
 	model  string
 	extras map[string]any
+	// engine is what the probe found; it picks the dialect of some requests.
+	engine string
 }
 
 // NewClient makes a client sized for a sweep: a connection per stream, no

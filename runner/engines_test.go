@@ -28,6 +28,8 @@ func TestEngines(t *testing.T) {
 		// A bare endpoint: completed streams are counted from their final
 		// usage, those cut at the window's end by chunks, labelled as such.
 		{sim.FlavourOpenAI, "openai-compatible", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", ""},
+		// Ollama's native stream: a line per token, then its own eval_count.
+		{sim.FlavourOllama, "ollama", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", "num_ctx"},
 	} {
 		t.Run(tt.flavour, func(t *testing.T) {
 			p := testProfile()
@@ -81,10 +83,25 @@ func TestUsageCalibration(t *testing.T) {
 }
 
 // TestOllamaProbe: an Ollama server is known by /api/version, and its
-// context length (the point past which it cuts prompts silently) by /api/ps.
+// per-request context (the point past which it cuts prompts silently) by
+// the model's num_ctx in /api/show, or by /api/ps in versions that list it.
 func TestOllamaProbe(t *testing.T) {
 	p := testProfile()
-	p.Flavour = sim.FlavourOpenAI
+	p.Flavour = sim.FlavourOllama
+	p.MaxModelLen = 8192
+	p.Version = "0.6.5"
+	_, url := startSim(t, p)
+	c := NewClient(url, "", 1)
+	pr, err := c.probe(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Engine != "ollama" || pr.EngineVersion != "0.6.5" || pr.MaxModelLen != 8192 || !strings.Contains(pr.KVSource, "num_ctx 8192") ||
+		pr.Metrics || !pr.FinalUsage {
+		t.Errorf("probe %+v", pr)
+	}
+
+	// A newer Ollama without num_ctx in the model's parameters.
 	s, err := sim.New(p, sim.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -92,18 +109,16 @@ func TestOllamaProbe(t *testing.T) {
 	defer s.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/", s)
-	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"version":"0.12.0"}`)) })
+	mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"parameters":""}`)) })
 	mux.HandleFunc("GET /api/ps", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`{"models":[{"name":"sim","model":"sim","context_length":8192}]}`))
+		w.Write([]byte(`{"models":[{"name":"sim","model":"sim","context_length":4096}]}`))
 	})
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	c := NewClient(ts.URL, "", 1)
-	pr, err := c.probe(context.Background(), "")
-	if err != nil {
+	if pr, err = NewClient(ts.URL, "", 1).probe(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if pr.Engine != "ollama" || pr.EngineVersion != "0.12.0" || pr.MaxModelLen != 8192 || !strings.Contains(pr.KVSource, "OLLAMA_NUM_PARALLEL") || pr.Metrics {
+	if pr.MaxModelLen != 4096 || !strings.Contains(pr.KVSource, "OLLAMA_NUM_PARALLEL") {
 		t.Errorf("probe %+v", pr)
 	}
 }

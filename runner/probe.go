@@ -48,6 +48,7 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		return nil, fmt.Errorf("probe: the server does not serve model %q", c.model)
 	}
 	c.probeEngine(ctx, p)
+	c.engine = p.Engine
 	if p.Engine == "llama.cpp" {
 		// llama-server counts tokens per chunk only when asked.
 		if c.extras == nil {
@@ -129,22 +130,7 @@ func (c *Client) probeEngine(ctx context.Context, p *matrixgen.Probe) {
 		p.Engine, p.EngineVersion = "vllm", v.Version
 	case c.getJSON(ctx, "/api/version", &v) == nil && v.Version != "":
 		p.Engine, p.EngineVersion = "ollama", v.Version
-		var ps struct {
-			Models []struct {
-				Name          string `json:"name"`
-				Model         string `json:"model"`
-				ContextLength int    `json:"context_length"`
-			} `json:"models"`
-		}
-		if c.getJSON(ctx, "/api/ps", &ps) == nil {
-			for _, m := range ps.Models {
-				if (m.Name == p.Model || m.Model == p.Model) && m.ContextLength > 0 {
-					// Ollama cuts longer prompts silently; its context is the limit.
-					p.MaxModelLen = m.ContextLength
-					p.KVSource = "Ollama reports its context length (/api/ps) but not OLLAMA_NUM_PARALLEL: set kv_cache_tokens to context length × parallelism"
-				}
-			}
-		}
+		c.ollamaLimits(ctx, p)
 	default:
 		p.Engine = "openai-compatible"
 	}

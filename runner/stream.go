@@ -41,7 +41,13 @@ type observation struct {
 	// serverPromptTokS is the server's own prefill rate (Ollama's
 	// prompt_eval_count / prompt_eval_duration); 0 when it gives none.
 	serverPromptTokS float64
-	err              error
+	// clientTokens is the client's own count of the stream's tokens before
+	// any reconciling with a final count; serverTokens the server's count of
+	// the whole request, when serverCounted (Ollama's eval_count).
+	clientTokens  int
+	serverTokens  int
+	serverCounted bool
+	err           error
 }
 
 type tokenEvent struct {
@@ -107,6 +113,9 @@ type hooks struct {
 // stream sends req and reads its answer to the end, or until ctx ends (a
 // cut at the window's close: the observation keeps what arrived).
 func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
+	if c.engine == "ollama" {
+		return c.ollamaStream(ctx, req, stall, h)
+	}
 	obs := &observation{source: matrixgen.TokensChunks}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -142,39 +151,18 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 	}
 	defer s.Close()
 
-	// A watchdog cancels the stream when it stalls past the stall timeout.
-	progress := make(chan struct{}, 1)
-	var stalled atomic.Bool
-	go func() {
-		timer := time.NewTimer(stall)
-		defer timer.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-progress:
-				timer.Reset(stall)
-			case <-timer.C:
-				stalled.Store(true)
-				cancel()
-				return
-			}
-		}
-	}()
+	wd := startWatchdog(ctx, cancel, stall)
 	cum := 0
 	for {
 		raw, err := s.RecvRaw()
 		at := time.Now()
-		select {
-		case progress <- struct{}{}:
-		default:
-		}
+		wd.progress()
 		if err != nil {
 			obs.end = at
 			defer obs.reconcile()
 			switch {
 			case errors.Is(err, io.EOF) && obs.finishReason != "":
-			case stalled.Load():
+			case wd.stalled():
 				obs.err = fmt.Errorf("stalled: no data for %v", stall)
 			case ctx.Err() != nil:
 				obs.err = context.Cause(ctx)
@@ -200,6 +188,44 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 		obs.read(&ch, at, &cum, h)
 	}
 }
+
+// watchdog cancels a stream that stalls: no data for the stall timeout.
+type watchdog struct {
+	beat chan struct{}
+	hit  atomic.Bool
+}
+
+func startWatchdog(ctx context.Context, cancel context.CancelFunc, stall time.Duration) *watchdog {
+	wd := &watchdog{beat: make(chan struct{}, 1)}
+	go func() {
+		timer := time.NewTimer(stall)
+		defer timer.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-wd.beat:
+				timer.Reset(stall)
+			case <-timer.C:
+				wd.hit.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	return wd
+}
+
+// progress tells the watchdog data arrived.
+func (wd *watchdog) progress() {
+	select {
+	case wd.beat <- struct{}{}:
+	default:
+	}
+}
+
+// stalled reports whether the watchdog cancelled the stream.
+func (wd *watchdog) stalled() bool { return wd.hit.Load() }
 
 // read folds one chunk into the observation.
 func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
@@ -238,6 +264,7 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 		}
 	}
 	if tokens > 0 {
+		o.clientTokens += tokens
 		o.events = append(o.events, tokenEvent{at, tokens})
 		if h.onTokens != nil {
 			h.onTokens(tokens)

@@ -20,6 +20,8 @@ func (s *Server) routes() {
 		s.mux.HandleFunc("GET /get_server_info", s.sglangServerInfo)
 		s.mux.HandleFunc("POST /v1/tokenize", s.sglangTokenize)
 	case FlavourOpenAI: // the chat endpoint and /v1/models only
+	case FlavourOllama:
+		s.ollamaRoutes()
 	case FlavourLlamaCpp:
 		s.mux.HandleFunc("GET /props", s.llamaProps)
 		s.mux.HandleFunc("POST /tokenize", s.llamaTokenize)

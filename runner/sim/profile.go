@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 )
 
 // Profile is how the simulated server behaves: how fast it prefills and
@@ -12,8 +14,8 @@ import (
 // three speculative tokens on one large GPU), scaled down.
 type Profile struct {
 	// Flavour is the wire dialect: "vllm" (the default), "sglang",
-	// "llamacpp" or "openai", each with its own endpoints, chunk shapes and
-	// metrics.
+	// "llamacpp", "openai" or "ollama", each with its own endpoints, chunk
+	// shapes and metrics.
 	Flavour string `toml:"flavour"`
 	// Model is the id /v1/models answers with; Root its "path".
 	Model string `toml:"model"`
@@ -167,8 +169,7 @@ func (p Profile) Validate() error {
 		}
 	}
 	check(p.Model != "", "model: required")
-	check(p.Flavour == FlavourVLLM || p.Flavour == FlavourSGLang || p.Flavour == FlavourLlamaCpp || p.Flavour == FlavourOpenAI,
-		"flavour: want vllm, sglang, llamacpp or openai")
+	check(slices.Contains(Flavours, p.Flavour), "flavour: want "+strings.Join(Flavours, ", "))
 	check(p.MaxModelLen > 0, "max_model_len: must be positive")
 	check(p.Prefill.PeakTokS > 0 && p.Prefill.HalfContext > 0, "prefill: peak_tok_s and half_context must be positive")
 	check(p.Prefill.RequestOverheadMs >= 0, "prefill.request_overhead_ms: must not be negative")
@@ -197,7 +198,13 @@ const (
 	// FlavourOpenAI is a bare OpenAI-compatible server: no tokenize, no
 	// metrics, no per-chunk counts, only a final usage chunk when asked.
 	FlavourOpenAI = "openai"
+	// FlavourOllama is Ollama's: its native /api/chat beside the
+	// OpenAI-compatible endpoint, num_ctx in /api/show, no metrics.
+	FlavourOllama = "ollama"
 )
+
+// Flavours lists the dialects the sim speaks.
+var Flavours = []string{FlavourVLLM, FlavourSGLang, FlavourLlamaCpp, FlavourOpenAI, FlavourOllama}
 
 // blocks is the KV capacity in blocks.
 func (p Profile) blocks() int { return p.KV.CapacityTokens / p.KV.BlockSize }

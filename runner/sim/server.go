@@ -54,6 +54,9 @@ func New(p Profile, opts Options) (*Server, error) {
 	if p.Flavour == FlavourLlamaCpp && p.Connections == (ConnectionProfile{}) {
 		p.Connections = LlamaServerConnections
 	}
+	if p.Flavour == FlavourOllama {
+		p.FinishAbandoned = true
+	}
 	s := &Server{
 		p: p, e: newEngine(p), tr: &tracer{limit: max(opts.TraceLimit, 0)},
 		trace: opts.TraceLimit >= 0, phrase: strings.Fields(p.Loop.Phrase), faults: p.Faults,
@@ -265,13 +268,19 @@ type chatRequest struct {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	arrival := time.Now()
-	n := s.seq.Add(1)
 	var req chatRequest
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON: "+err.Error())
 		return
 	}
+	s.serveChat(w, r, req, false)
+}
+
+// serveChat answers a chat request in the OpenAI-compatible format, or in
+// Ollama's native one when native is set.
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatRequest, native bool) {
+	arrival := time.Now()
+	n := s.seq.Add(1)
 	if req.Model != s.p.Model {
 		apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
 		return
@@ -320,7 +329,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		maxTokens = max(min(maxTokens, nCtx-p.tokens), 1)
 	}
-	if maxTokens < 1 || p.tokens+maxTokens > s.p.MaxModelLen {
+	if s.p.Flavour == FlavourOllama {
+		// Ollama cuts a prompt past its context silently, keeping its end,
+		// and shifts the context to make room for the output.
+		if p.tokens > s.p.MaxModelLen {
+			p.tokens, p.blocks, truncated = s.p.MaxModelLen, nil, true
+		}
+		maxTokens = max(maxTokens, 1)
+	} else if maxTokens < 1 || p.tokens+maxTokens > s.p.MaxModelLen {
 		apiError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
 			s.p.MaxModelLen, p.tokens+maxTokens, p.tokens, maxTokens))
@@ -358,9 +374,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if !s.p.FinishAbandoned {
 		defer s.e.abort(er) // a no-op once finished; frees the cache if the client left
 	}
-	if req.Stream {
+	switch {
+	case native:
+		st.native(r.Context(), w, req.Stream)
+	case req.Stream:
 		st.stream(r.Context(), w)
-	} else {
+	default:
 		st.whole(r.Context(), w)
 	}
 }
@@ -691,7 +710,7 @@ func (s *Server) traceJSON(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	if s.p.Flavour == FlavourOpenAI {
+	if s.p.Flavour == FlavourOpenAI || s.p.Flavour == FlavourOllama {
 		http.NotFound(w, r)
 		return
 	}

@@ -1,0 +1,188 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Ollama's dialect, as Ollama 0.6.5 speaks it: /api/version, /api/show
+// (the model's num_ctx among its parameters), /api/ps (no context length in
+// that version), and the native /api/chat, a stream of one JSON line per
+// token ending with the server's own counts. Beside the OpenAI-compatible
+// endpoint it has no tokenizer, no metrics and no cache_salt; it cuts a
+// prompt past num_ctx silently and goes on generating for a client that
+// left (FinishAbandoned is on for this flavour).
+
+func (s *Server) ollamaRoutes() {
+	s.mux.HandleFunc("GET /api/version", s.version)
+	s.mux.HandleFunc("POST /api/show", s.ollamaShow)
+	s.mux.HandleFunc("GET /api/ps", s.ollamaPs)
+	s.mux.HandleFunc("POST /api/chat", s.ollamaChat)
+}
+
+func ollamaError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	body, _ := json.Marshal(map[string]string{"error": msg})
+	w.Write(body)
+}
+
+func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string `json:"model"`
+		Name  string `json:"name"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&req); err != nil {
+		ollamaError(w, http.StatusBadRequest, "invalid JSON")
+		return
+	}
+	if m := cmpOr(req.Model, req.Name); m != s.p.Model {
+		ollamaError(w, http.StatusNotFound, "model '"+m+"' not found")
+		return
+	}
+	writeJSON(w, map[string]any{
+		"parameters": "num_ctx                        " + strconv.Itoa(s.p.MaxModelLen),
+		"template":   "{{ .Prompt }}",
+		"details":    map[string]any{"format": "gguf", "family": "llama", "parameter_size": "9.03M", "quantization_level": "F16"},
+		"model_info": map[string]any{"general.architecture": "llama", "llama.context_length": 32768},
+	})
+}
+
+func (s *Server) ollamaPs(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]any{"models": []any{map[string]any{
+		"name": s.p.Model, "model": s.p.Model, "size": 927597568, "size_vram": 0,
+		"details": map[string]any{"format": "gguf", "family": "llama"},
+	}}})
+}
+
+// ollamaChat takes Ollama's native request and answers it natively.
+func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string    `json:"model"`
+		Messages []message `json:"messages"`
+		Stream   *bool     `json:"stream"`
+		Options  struct {
+			NumPredict *int    `json:"num_predict"`
+			Seed       *int64  `json:"seed"`
+			NumCtx     int     `json:"num_ctx"`
+			Temp       float64 `json:"temperature"`
+		} `json:"options"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
+		ollamaError(w, http.StatusBadRequest, "invalid JSON: "+err.Error())
+		return
+	}
+	if req.Model != s.p.Model {
+		ollamaError(w, http.StatusNotFound, "model '"+req.Model+"' not found, try pulling it first")
+		return
+	}
+	cr := chatRequest{Model: req.Model, Messages: req.Messages, Stream: req.Stream == nil || *req.Stream, MaxTokens: req.Options.NumPredict}
+	if req.Options.Seed != nil {
+		seed := uint64(*req.Options.Seed)
+		cr.Seed = &seed
+	}
+	s.serveChat(w, r, cr, true)
+}
+
+// native writes the answer as Ollama's stream, one line per token, or as
+// one object when the request did not stream.
+func (st *streamState) native(ctx context.Context, w http.ResponseWriter, stream bool) {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	mb := st.req.out
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-mb.signal:
+		}
+		snap := mb.read()
+		for stream && st.sent < snap.produced {
+			st.buf = st.ollamaLine(st.buf[:0], st.text(st.sent, st.sent+1), nil)
+			if _, err := w.Write(st.buf); err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+			st.sent++
+			at := time.Now()
+			st.s.tr.update(func() {
+				if st.rt.FirstToken.IsZero() {
+					st.rt.FirstToken = at
+				}
+				if st.s.trace {
+					st.rt.Chunks = append(st.rt.Chunks, Chunk{At: at, Scheduled: snap.scheduled, Tokens: 1})
+				}
+				st.rt.OutputTokens = st.sent
+			})
+		}
+		if snap.done && (st.sent >= snap.produced || !stream) {
+			st.finished(snap)
+			content := ""
+			if !stream {
+				content = st.text(0, snap.produced)
+			}
+			st.buf = st.ollamaLine(st.buf[:0], content, &snap)
+			w.Write(st.buf)
+			return
+		}
+	}
+}
+
+// ollamaLine is one line of the stream; the final one (snap set) carries
+// the server's own counts and durations in nanoseconds: prompt evaluation
+// from admission to the first token, generation from there to the end.
+func (st *streamState) ollamaLine(b []byte, content string, snap *snapshot) []byte {
+	b = append(b, `{"model":`...)
+	b = appendString(b, st.s.p.Model)
+	b = append(b, `,"created_at":`...)
+	b = appendString(b, time.Now().UTC().Format(time.RFC3339Nano))
+	b = append(b, `,"message":{"role":"assistant","content":`...)
+	b = appendString(b, content)
+	b = append(b, `},"done":`...)
+	if snap == nil {
+		return append(b, "false}\n"...)
+	}
+	var admitted, first, finished time.Time
+	st.s.tr.update(func() { admitted, first, finished = st.rt.Admitted, st.rt.FirstToken, st.rt.Finished })
+	if first.IsZero() {
+		first = finished
+	}
+	promptNs := max(first.Sub(admitted), 0)
+	if admitted.IsZero() {
+		promptNs = 0
+	}
+	evalNs := max(finished.Sub(first), 0)
+	reason := snap.reason
+	if reason == "abort" {
+		reason = "stop"
+	}
+	b = append(b, `true,"done_reason":`...)
+	b = appendString(b, reason)
+	for _, kv := range []struct {
+		k string
+		v int64
+	}{
+		{"total_duration", int64(finished.Sub(st.rt.Arrival))}, {"load_duration", 1_000_000},
+		{"prompt_eval_count", int64(st.rt.PromptTokens)}, {"prompt_eval_duration", int64(promptNs)},
+		{"eval_count", int64(snap.produced)}, {"eval_duration", int64(evalNs)},
+	} {
+		b = append(b, ',', '"')
+		b = append(b, kv.k...)
+		b = append(b, '"', ':')
+		b = strconv.AppendInt(b, kv.v, 10)
+	}
+	return append(b, "}\n"...)
+}
+
+func cmpOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
