@@ -156,10 +156,13 @@ func (c *Client) failed(d matrixgen.Decode, run *cellRun) (matrixgen.Decode, win
 	if n > 1 {
 		d.Reason += fmt.Sprintf(" (and %d more failed requests)", n-1)
 	}
+	run.mu.Lock()
+	w := window{streams: run.streams}
+	run.mu.Unlock()
 	if connectionLost(err) {
-		return d, window{}, &lostServer{err}
+		return d, w, &lostServer{err}
 	}
-	return d, window{}, nil
+	return d, w, nil
 }
 
 // lostServer is a cell that failed because the server stopped answering,

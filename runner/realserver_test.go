@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +131,73 @@ func TestOneStreamDoesNotQueue(t *testing.T) {
 	if two.Status != matrixgen.StatusQueued {
 		t.Errorf("1K × 2 on one slot: %s (%s)", two.Status, two.Reason)
 	}
+}
+
+// TestServerIdleBeforeMeasuring: after a cell that matrixgen cut off,
+// Ollama went on generating for the abandoned requests, and a request sent
+// right after ran at a fifth of its speed. The runner waits for the server
+// to be idle first, by the best signal it has, and records the wait.
+func TestServerIdleBeforeMeasuring(t *testing.T) {
+	for _, flavour := range []string{sim.FlavourOllama, sim.FlavourOpenAI, sim.FlavourVLLM} {
+		t.Run(flavour, func(t *testing.T) {
+			p := testProfile()
+			p.Flavour = flavour
+			p.FinishAbandoned = true
+			p.Decode.PerSeqMs = 5 // each stream in the batch slows every other
+			p.Prefill.RequestOverheadMs = 20
+			_, url := startSim(t, p)
+			settings := testSettings(url, []string{"1K", "2K"}, []int{1, 4}, time.Second)
+			settings.Sweep.MaxOutput = 150 // the cut streams run on for about 3 s
+			settings.Sweep.Concurrency = []int{1, 4}
+			run, _ := sweep(t, settings)
+			idleRate := 1000 / (p.Decode.BaseMs + p.Decode.PerSeqMs) // one stream alone
+			pre2K := run.Prefill[1]
+			if pre2K.IdleWaitSeconds == nil || *pre2K.IdleWaitSeconds < 0.5 {
+				t.Errorf("prefill 2K after the cut 1K × 4 cell waited %s s, want the abandoned streams' time", show(pre2K.IdleWaitSeconds))
+			}
+			d, _ := run.Cell(2048, 1)
+			if d.Status != matrixgen.StatusValid || d.PerRequestTokS == nil || !within(*d.PerRequestTokS, idleRate, 0.1) {
+				t.Errorf("2K × 1: %s, %s tok/s per request; alone the sim runs %.1f", d.Status, show(d.PerRequestTokS), idleRate)
+			}
+		})
+	}
+}
+
+// show prints an optional figure.
+func show(v *float64) string {
+	if v == nil {
+		return "no"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// TestSlotsIdle reads llama.cpp's /slots, the idle signal of a llama-server
+// started without --metrics.
+func TestSlotsIdle(t *testing.T) {
+	p := testProfile()
+	p.Flavour = sim.FlavourLlamaCpp
+	p.KV.MaxRunning = 2
+	s, url := startSim(t, p)
+	sw := &sweeper{c: NewClient(url, "", 4)}
+	if idle, err := sw.slotsIdle(context.Background()); err != nil || !idle {
+		t.Fatalf("a fresh server: idle %v, %v", idle, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go sw.c.stream(ctx, chatRequest{prompt: "go on", maxTokens: 10000}, time.Minute, hooks{})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		idle, err := sw.slotsIdle(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !idle {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/slots never showed the request processing")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = s
 }

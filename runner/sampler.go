@@ -48,8 +48,8 @@ func (s *metricsSampler) during(ctx context.Context, start time.Time, length tim
 				continue
 			}
 			m := matrixgen.MetricsSample{AtSeconds: at.Seconds()}
-			m.Running = metric(samples, "vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing")
-			m.Waiting = metric(samples, "vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred")
+			m.Running = metric(samples, runningMetrics...)
+			m.Waiting = metric(samples, waitingMetrics...)
 			m.KVCacheUsage = metric(samples, "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage")
 			m.Preemptions = metric(samples, "vllm:num_preemptions_total", "sglang:num_retracted_requests_total")
 			draft, okD := sum(samples, "vllm:spec_decode_num_draft_tokens_total")

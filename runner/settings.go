@@ -66,6 +66,10 @@ type Sweep struct {
 	// ServerWait is how long to wait for a server that stopped answering to
 	// come back (its /health answering) before the sweep stops.
 	ServerWait Duration `toml:"server_wait"`
+	// IdleTimeout bounds the wait, before each measurement, for the server to
+	// finish earlier work (some go on generating for requests a cut cell
+	// left behind); past it the measurement starts anyway and says so.
+	IdleTimeout Duration `toml:"idle_timeout"`
 }
 
 // Describe is what the runner cannot detect, for the page's panels.
@@ -139,5 +143,8 @@ func (s *Settings) Defaults() {
 	}
 	if sw.ServerWait.Duration == 0 {
 		sw.ServerWait.Duration = 5 * time.Minute
+	}
+	if sw.IdleTimeout.Duration == 0 {
+		sw.IdleTimeout.Duration = 2 * time.Minute
 	}
 }

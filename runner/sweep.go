@@ -82,6 +82,8 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		return nil, err
 	}
 	logf("prompts: %s", probe.Tokenizer)
+	sw.chooseIdleSignal(ctx)
+	logf("idle before each measurement: by %s", sw.idle)
 	if err := sw.save(); err != nil {
 		return nil, err
 	}
@@ -289,6 +291,13 @@ type sweeper struct {
 	// nonce makes this process's prompts its own: no server has seen their
 	// first tokens, not even in an earlier attempt at the same run.
 	nonce uint64
+
+	// How the server tells it is idle, and what the last cell left running.
+	idle      idleSignal
+	idleRate  float64 // decode tok/s of the idle probe on an idle server
+	cut       int     // streams the last cell cut
+	busyFor   time.Duration
+	cellEnded time.Time
 }
 
 func (sw *sweeper) remaining() int {
@@ -416,6 +425,10 @@ func (sw *sweeper) cellsAt(n int) []int {
 // prefill figure, and it leaves the context in the prefix cache for the
 // decode cells that share it.
 func (sw *sweeper) scout(ctx context.Context, n int, prompt builtPrompt, salt string, row *matrixgen.Prefill) error {
+	waited, err := sw.waitIdle(ctx)
+	if err != nil {
+		return err
+	}
 	obs := sw.c.stream(ctx, chatRequest{prompt: prompt.text, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout.Duration, hooks{})
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -423,6 +436,7 @@ func (sw *sweeper) scout(ctx context.Context, n int, prompt builtPrompt, salt st
 	if row == nil || finished(row.Status) {
 		return nil // a warm-up only
 	}
+	row.IdleWaitSeconds = waited
 	switch {
 	case obs.err != nil && contextTooLong(obs.err):
 		row.Status, row.Reason = matrixgen.StatusOverCapacity, obs.err.Error()
@@ -469,6 +483,10 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 	} else {
 		waitedForServer := false
 		for attempt := 1; ; attempt++ {
+			waited, err := sw.waitIdle(ctx)
+			if err != nil {
+				return err
+			}
 			got, w, err := sw.c.decodeCell(ctx, cellPlan{
 				context: n, concurrency: cc, prompt: prompt.text, promptTokens: prompt.tokens - prompt.slack(), salt: salt, attempt: attempt,
 				duration: sw.s.Sweep.Duration.Duration, maxOutput: sw.s.Sweep.MaxOutput,
@@ -477,6 +495,8 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 				live: sw.o.Live, label: sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
 				baselineActive: sw.baselineActive(n, cc),
 			}, sw.sampler)
+			sw.noteCut(w, sw.s.Sweep.MaxOutput)
+			got.IdleWaitSeconds = waited
 			var lost *lostServer
 			if errors.As(err, &lost) {
 				*d = got

@@ -26,6 +26,7 @@ func (s *Server) routes() {
 		s.mux.HandleFunc("GET /props", s.llamaProps)
 		s.mux.HandleFunc("POST /tokenize", s.llamaTokenize)
 		s.mux.HandleFunc("POST /apply-template", s.llamaApplyTemplate)
+		s.mux.HandleFunc("GET /slots", s.llamaSlots)
 	default:
 		s.mux.HandleFunc("GET /version", s.version)
 		s.mux.HandleFunc("POST /tokenize", s.tokenize)
@@ -65,6 +66,16 @@ func (s *Server) llamaProps(w http.ResponseWriter, _ *http.Request) {
 		"model_path":                  s.p.Root,
 		"build_info":                  s.p.Version,
 	})
+}
+
+// llamaSlots lists llama-server's slots, as many processing as run.
+func (s *Server) llamaSlots(w http.ResponseWriter, _ *http.Request) {
+	c, _ := s.e.snapshot()
+	slots := make([]map[string]any, s.p.KV.MaxRunning)
+	for i := range slots {
+		slots[i] = map[string]any{"id": i, "n_ctx": s.llamaSlotContext(), "is_processing": i < c.running}
+	}
+	writeJSON(w, slots)
 }
 
 func (s *Server) llamaTokenize(w http.ResponseWriter, r *http.Request) {

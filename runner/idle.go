@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Before each measurement the server must be idle. A cell ends by cutting
+// its streams; vLLM, SGLang and llama.cpp stop a request whose client left,
+// but Ollama went on generating for them: a request sent right after got
+// 10 tok/s instead of 56. So the runner waits, up to idle_timeout, until
+// the server's own signal says it is idle, and records how long it waited.
+
+// idleSignal is how the runner tells that the server is idle.
+type idleSignal int
+
+const (
+	// idleByMetrics: /metrics counts no request running or waiting.
+	idleByMetrics idleSignal = iota + 1
+	// idleBySlots: llama.cpp's /slots shows no slot processing.
+	idleBySlots
+	// idleByRate: nothing tells, so a short request's decode rate is
+	// compared with the rate measured when the run began.
+	idleByRate
+)
+
+func (s idleSignal) String() string {
+	switch s {
+	case idleByMetrics:
+		return "its /metrics running and waiting counts"
+	case idleBySlots:
+		return "llama.cpp's /slots"
+	case idleByRate:
+		return "a short request's decode rate against the idle rate"
+	}
+	return "nothing"
+}
+
+// idleProbe is the short request whose speed tells whether a server with
+// no other signal is idle. Its prompt shares nothing with measured ones.
+var idleProbe = chatRequest{prompt: "Count slowly from one to one hundred, one number a line.", maxTokens: 24, seed: 7}
+
+// busyShare is the share of its idle rate a probe must reach for the
+// server to count as idle.
+const busyShare = 0.8
+
+// chooseIdleSignal picks the best signal the server offers, and for a
+// server with none measures its idle decode rate, now, before any cell.
+func (sw *sweeper) chooseIdleSignal(ctx context.Context) {
+	switch {
+	case sw.probe.Metrics:
+		if _, ok, err := sw.metricsIdle(ctx); err == nil && ok {
+			sw.idle = idleByMetrics
+			return
+		}
+	case sw.probe.Engine == "llama.cpp":
+		if _, err := sw.slotsIdle(ctx); err == nil {
+			sw.idle = idleBySlots
+			return
+		}
+	}
+	if rate, err := sw.probeRate(ctx); err == nil && rate > 0 {
+		sw.idle, sw.idleRate = idleByRate, rate
+	}
+}
+
+// waitIdle waits until the server is idle, up to the idle timeout, and
+// returns how long it waited; nil when there was nothing to wait for or no
+// way to tell.
+func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
+	if sw.idle == 0 || (sw.idle == idleByRate && sw.cut == 0) {
+		return nil, nil
+	}
+	start := time.Now()
+	limit := sw.s.Sweep.IdleTimeout.Duration
+	prevRate := 0.0
+	for {
+		idle, rate, err := sw.isIdle(ctx, prevRate, time.Since(sw.cellEnded) >= sw.busyFor)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		waited := time.Since(start)
+		if err == nil && idle {
+			sw.cut = 0
+			return new(waited.Seconds()), nil
+		}
+		if waited >= limit {
+			sw.logf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idle)
+			sw.cut = 0
+			return new(waited.Seconds()), nil
+		}
+		prevRate = rate
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// isIdle asks the server's signal once. For the rate probe, the server is
+// idle when the probe runs at busyShare of the idle rate, or, once the cut
+// streams would have finished (settled), when the rate stopped rising: a
+// server whose idle speed fell (a fuller cache) is not kept waiting for ever.
+func (sw *sweeper) isIdle(ctx context.Context, prevRate float64, settled bool) (idle bool, rate float64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	switch sw.idle {
+	case idleByMetrics:
+		idle, _, err = sw.metricsIdle(ctx)
+	case idleBySlots:
+		idle, err = sw.slotsIdle(ctx)
+	case idleByRate:
+		if rate, err = sw.probeRate(ctx); err == nil {
+			idle = rate >= busyShare*sw.idleRate || (settled && prevRate > 0 && rate <= 1.1*prevRate)
+		}
+	}
+	return idle, rate, err
+}
+
+// metricsIdle reads /metrics: idle when no request runs or waits; ok when
+// the server reports those counts at all.
+func (sw *sweeper) metricsIdle(ctx context.Context) (idle, ok bool, err error) {
+	samples, err := sw.c.metrics(ctx, sw.s.Server.MetricsURL)
+	if err != nil {
+		return false, false, err
+	}
+	running := metric(samples, runningMetrics...)
+	waiting := metric(samples, waitingMetrics...)
+	if running == nil && waiting == nil {
+		return false, false, nil
+	}
+	return (running == nil || *running == 0) && (waiting == nil || *waiting == 0), true, nil
+}
+
+// slotsIdle reads llama.cpp's /slots: idle when no slot is processing.
+func (sw *sweeper) slotsIdle(ctx context.Context) (bool, error) {
+	var slots []struct {
+		IsProcessing bool `json:"is_processing"`
+	}
+	if err := sw.c.getJSON(ctx, "/slots", &slots); err != nil {
+		return false, err
+	}
+	if len(slots) == 0 {
+		return false, errors.New("/slots lists no slot")
+	}
+	for _, s := range slots {
+		if s.IsProcessing {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// probeRate sends the idle probe and returns its decode rate: the server's
+// own where it reports one (Ollama's eval rate), else the client's, from
+// its first token to its last.
+func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
+	o := sw.c.stream(ctx, idleProbe, time.Minute, hooks{})
+	if o.err != nil {
+		return 0, o.err
+	}
+	if o.serverTokS > 0 {
+		return o.serverTokS, nil
+	}
+	if len(o.events) < 2 {
+		return 0, fmt.Errorf("the idle probe produced %d chunks", len(o.events))
+	}
+	first, last := o.events[0], o.events[len(o.events)-1]
+	if !last.at.After(first.at) {
+		return 0, errors.New("the idle probe's tokens arrived at once")
+	}
+	return float64(o.tokens()-first.tokens) / last.at.Sub(first.at).Seconds(), nil
+}
+
+// noteCut remembers what a finished cell left running: how many streams it
+// cut and how long the longest would take to finish at its own pace.
+func (sw *sweeper) noteCut(w window, maxOutput int) {
+	sw.cut, sw.busyFor, sw.cellEnded = 0, 0, time.Now()
+	for _, o := range w.streams {
+		if !errors.Is(o.err, errCut) {
+			continue
+		}
+		sw.cut++
+		n := o.tokens()
+		if n == 0 || o.firstText.IsZero() || !o.end.After(o.firstText) {
+			sw.busyFor = sw.s.Sweep.IdleTimeout.Duration
+			continue
+		}
+		rate := float64(n) / o.end.Sub(o.firstText).Seconds()
+		left := time.Duration(float64(max(maxOutput-n, 0)) / rate * float64(time.Second))
+		sw.busyFor = max(sw.busyFor, min(left, sw.s.Sweep.IdleTimeout.Duration))
+	}
+}
+
+// The metrics that count requests running and waiting, by engine.
+var (
+	runningMetrics = []string{"vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing"}
+	waitingMetrics = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred"}
+)
