@@ -177,8 +177,9 @@ func TestSlotsIdle(t *testing.T) {
 	p := testProfile()
 	p.Flavour = sim.FlavourLlamaCpp
 	p.KV.MaxRunning = 2
-	s, url := startSim(t, p)
+	_, url := startSim(t, p)
 	sw := &sweeper{c: NewClient(url, "", 4)}
+	sw.c.model = "sim"
 	if idle, err := sw.slotsIdle(context.Background()); err != nil || !idle {
 		t.Fatalf("a fresh server: idle %v, %v", idle, err)
 	}
@@ -199,5 +200,4 @@ func TestSlotsIdle(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	_ = s
 }
