@@ -37,6 +37,8 @@ type cellPlan struct {
 	// itself (each new request's time to first token). 0 when there is
 	// none: this is the lowest cell.
 	baselineActive float64
+	// counter is the server's own count of generated tokens, if it keeps one.
+	counter serverCounter
 }
 
 // cellRun is the state of a running cell, shared by its streams.
@@ -115,6 +117,7 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	d.WindowStart = w.start.UTC()
 	windowStart.Store(w.start.UnixNano())
 	samples := sampler.during(ctx, w.start, p.duration)
+	before, counted := sampler.counter(ctx, p.counter.metric)
 	select {
 	case <-ctx.Done():
 		cut(context.Cause(ctx))
@@ -123,6 +126,7 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	case <-time.After(time.Until(w.start.Add(p.duration))):
 	}
 	w.end = time.Now()
+	after, countedAfter := sampler.counter(ctx, p.counter.metric)
 	cut(errCut)
 	wg.Wait()
 	d.ServerMetrics = samples()
@@ -134,6 +138,11 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 		return c.failed(d, run)
 	}
 	w.figures(&d)
+	if counted && countedAfter {
+		d.ServerCount = w.counterCount(p.counter, after-before, *d.OutputTokens)
+	} else {
+		d.ServerCount = w.requestCount()
+	}
 	d.Status, d.Reason = classify(d, p.concurrency, openedByTimeout, p.baselineActive)
 	if short := w.truncated(p.promptTokens); short > 0 {
 		d.Status = matrixgen.StatusError

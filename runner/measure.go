@@ -138,3 +138,55 @@ func quantile(xs []float64, q float64) float64 {
 	}
 	return s[lo] + (s[lo+1]-s[lo])*(pos-float64(lo))
 }
+
+// counterCount sets the growth of the server's token counter over the
+// window beside the client's count of the same: every token of the window,
+// or, for a counter that grows as requests complete, the tokens of the
+// requests that completed inside it.
+func (w window) counterCount(c serverCounter, grew float64, windowTokens int) *matrixgen.ServerCount {
+	if grew < 0 {
+		return nil // the server restarted: its counter began again
+	}
+	sc := &matrixgen.ServerCount{Source: c.metric + " over the window", ServerTokens: int(math.Round(grew)), ClientTokens: windowTokens}
+	if c.completedOnly {
+		sc.Source = c.metric + " over the window, which counts a request as it completes: beside the tokens of the requests that completed in it"
+		sc.ClientTokens = 0
+		for _, o := range w.completedInside() {
+			sc.ClientTokens += o.clientTokens
+		}
+	}
+	return sc
+}
+
+// requestCount sets the server's own count of each request that completed
+// inside the window (Ollama's eval_count) beside the client's count of the
+// same requests; nil when the server gives none.
+func (w window) requestCount() *matrixgen.ServerCount {
+	var sc *matrixgen.ServerCount
+	for _, o := range w.completedInside() {
+		if !o.serverCounted {
+			continue
+		}
+		if sc == nil {
+			sc = &matrixgen.ServerCount{}
+		}
+		sc.ServerTokens += o.serverTokens
+		sc.ClientTokens += o.clientTokens
+	}
+	if sc != nil {
+		sc.Source = "the server's own count (eval_count) of each request that completed in the window"
+	}
+	return sc
+}
+
+// completedInside lists the streams that ended as the server meant inside
+// the window.
+func (w window) completedInside() []*observation {
+	var out []*observation
+	for _, o := range w.streams {
+		if o.complete() && !o.end.Before(w.start) && o.end.Before(w.end) {
+			out = append(out, o)
+		}
+	}
+	return out
+}

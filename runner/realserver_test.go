@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +201,53 @@ func TestSlotsIdle(t *testing.T) {
 			t.Fatal("/slots never showed the request processing")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServerCountBesideOurs: every engine that keeps its own count of the
+// tokens it generated has it recorded beside the client's, for the same
+// window or the same requests; they agree, and a server whose counter
+// disagrees by more than 2 % is flagged.
+func TestServerCountBesideOurs(t *testing.T) {
+	for _, tt := range []struct {
+		flavour, source string
+		skew            float64
+	}{
+		{sim.FlavourVLLM, "vllm:generation_tokens_total over the window", 0},
+		{sim.FlavourSGLang, "sglang:generation_tokens_total over the window", 0},
+		{sim.FlavourLlamaCpp, "llamacpp:tokens_predicted_total over the window", 0},
+		{sim.FlavourOllama, "eval_count", 0},
+		{sim.FlavourVLLM, "vllm:generation_tokens_total over the window", 0.1},
+	} {
+		t.Run(fmt.Sprintf("%s skew %g", tt.flavour, tt.skew), func(t *testing.T) {
+			p := testProfile()
+			p.Flavour = tt.flavour
+			p.CounterSkew = tt.skew
+			p.KV.MaxRunning = 8
+			p.Prefill.RequestOverheadMs = 20
+			_, url := startSim(t, p)
+			settings := testSettings(url, []string{"1K"}, []int{1, 2}, 2*time.Second)
+			settings.Sweep.MaxOutput = 30 // requests complete inside the window
+			file := filepath.Join(t.TempDir(), "run.json")
+			var log bytes.Buffer
+			run, err := Run(context.Background(), Options{Settings: settings, File: file, Log: &log})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, log.String())
+			}
+			t.Logf("%s", log.String())
+			for _, d := range run.Decode {
+				c := d.ServerCount
+				if c == nil || !strings.Contains(c.Source, tt.source) || c.ServerTokens == 0 {
+					t.Errorf("1K × %d: server count %+v", d.Concurrency, c)
+					continue
+				}
+				if c.Disagrees() != (tt.skew > 0) {
+					t.Errorf("1K × %d: we counted %d, the server %d (%+.2f%%): flagged %v", d.Concurrency, c.ClientTokens, c.ServerTokens, 100*c.Deviation(), c.Disagrees())
+				}
+			}
+			if warned := strings.Contains(log.String(), "warning: 1K × 1: we counted"); warned != (tt.skew > 0) {
+				t.Errorf("warning in the output: %v\n%s", warned, log.String())
+			}
+		})
 	}
 }

@@ -82,3 +82,41 @@ func metric(samples []sample, names ...string) *float64 {
 	}
 	return nil
 }
+
+// counter reads one counter of the server's metrics, summed over engines.
+func (s *metricsSampler) counter(ctx context.Context, name string) (float64, bool) {
+	if s == nil || !s.enabled || name == "" {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	samples, err := s.c.metrics(ctx, s.url)
+	if err != nil {
+		return 0, false
+	}
+	return sum(samples, name)
+}
+
+// serverCounter is the counter of generated tokens an engine keeps, read at
+// a window's open and close for the server's count beside the client's.
+type serverCounter struct {
+	metric string
+	// completedOnly: the counter grows when a request completes, by all its
+	// tokens (llama-server), so it is set beside the tokens of the requests
+	// that completed inside the window.
+	completedOnly bool
+}
+
+// counterOf is the engine's generated-token counter; none for engines
+// that keep none (Ollama's count comes with each request instead).
+func counterOf(engine string) serverCounter {
+	switch engine {
+	case "vllm":
+		return serverCounter{metric: "vllm:generation_tokens_total"}
+	case "sglang":
+		return serverCounter{metric: "sglang:generation_tokens_total"}
+	case "llama.cpp":
+		return serverCounter{metric: "llamacpp:tokens_predicted_total", completedOnly: true}
+	}
+	return serverCounter{}
+}

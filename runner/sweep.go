@@ -494,6 +494,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 				warmup:   sw.s.Sweep.WarmupTimeout.Duration, stall: sw.s.Sweep.StallTimeout.Duration,
 				live: sw.o.Live, label: sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
 				baselineActive: sw.baselineActive(n, cc),
+				counter:        counterOf(sw.probe.Engine),
 			}, sw.sampler)
 			sw.noteCut(w, sw.s.Sweep.MaxOutput)
 			got.IdleWaitSeconds = waited
@@ -530,6 +531,10 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 	}
 	sw.done++
 	sw.logf("%s decode %s × %d: %s", sw.progress(), matrixgen.ContextLabel(n), cc, describeDecode(*d))
+	if c := d.ServerCount; c != nil && c.Disagrees() {
+		sw.logf("warning: %s × %d: we counted %d tokens, the server %d (%+.1f%%, by %s)",
+			matrixgen.ContextLabel(n), cc, c.ClientTokens, c.ServerTokens, 100*c.Deviation(), c.Source)
+	}
 	return sw.save()
 }
 
@@ -609,6 +614,9 @@ func describeDecode(d matrixgen.Decode) string {
 	s := fmt.Sprintf("%.1f tok/s total, %d tokens in %.1f s", *d.TotalTokS, *d.OutputTokens, *d.WindowSeconds)
 	if d.TTFTMs != nil {
 		s += fmt.Sprintf(", TTFT %.0f ms", d.TTFTMs.P50)
+	}
+	if c := d.ServerCount; c != nil {
+		s += fmt.Sprintf("; the server's own count %d (%+.1f%%)", c.ServerTokens, 100*c.Deviation())
 	}
 	if d.Status != matrixgen.StatusValid {
 		s += " — " + d.Status.Label() + ": " + d.Reason

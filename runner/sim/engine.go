@@ -74,12 +74,15 @@ func (m *mailbox) read() snapshot {
 // counters are the engine's cumulative figures, as /metrics reports them.
 type counters struct {
 	promptTokens, generationTokens float64
-	preemptions                    float64
-	prefixQueries, prefixHits      float64
-	specDrafts, specDraftTokens    float64
-	specAccepted                   float64
-	running, waiting               int
-	kvUsed                         float64
+	// completedTokens counts the output of requests that ran to their end,
+	// added when they end: llama-server's tokens_predicted_total.
+	completedTokens             float64
+	preemptions                 float64
+	prefixQueries, prefixHits   float64
+	specDrafts, specDraftTokens float64
+	specAccepted                float64
+	running, waiting            int
+	kvUsed                      float64
 }
 
 // Timing says how well the engine kept to its profile's schedule. A step is
@@ -433,6 +436,9 @@ func (e *engine) produce(r *request, n int, end time.Time) {
 		r.done, r.reason = true, "length"
 	case e.p.NaturalLength > 0 && !r.ignoreEOS && r.generated >= max(e.p.NaturalLength, r.minTokens):
 		r.done, r.reason = true, "stop"
+	}
+	if r.done {
+		e.c.completedTokens += float64(r.generated)
 	}
 	generated, done, reason := r.generated, r.done, r.reason
 	r.out.post(func(m *mailbox) {

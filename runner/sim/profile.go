@@ -40,6 +40,10 @@ type Profile struct {
 	// vocabulary can make some lengths unreachable; the openai flavour only,
 	// whose prompts are measured by their usage alone.
 	WordTokens int `toml:"word_tokens"`
+	// CounterSkew makes /metrics overstate generated tokens by this share
+	// (0.05: 5 %), for testing a client that checks its count against the
+	// server's.
+	CounterSkew float64 `toml:"counter_skew"`
 
 	Connections ConnectionProfile `toml:"connections"`
 
@@ -180,6 +184,7 @@ func (p Profile) Validate() error {
 	check(p.KV.CapacityTokens >= p.MaxModelLen, "kv.capacity_tokens: must hold one request of max_model_len, as vLLM checks at startup")
 	check(p.Loop.Probability >= 0 && p.Loop.Probability <= 1 && !math.IsNaN(p.Loop.Probability), "loop.probability: want 0…1")
 	check(p.KeepAliveSeconds > 0, "keep_alive_seconds: must be positive")
+	check(p.CounterSkew >= 0 && p.CounterSkew <= 1, "counter_skew: want 0…1")
 	check(p.WordTokens >= 0 && (p.WordTokens <= 1 || p.Flavour == FlavourOpenAI), "word_tokens: 0 or 1, or more with flavour openai only")
 	check(p.Connections.IdleCloseSeconds >= 0 && p.Connections.MaxRequests >= 0, "connections: idle_close_seconds and max_requests must not be negative")
 	switch p.Faults.HTTPStatus {

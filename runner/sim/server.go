@@ -715,6 +715,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, _ := s.e.snapshot()
+	c.generationTokens *= 1 + s.p.CounterSkew
+	c.completedTokens *= 1 + s.p.CounterSkew
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	labels := `{engine="0",model_name="` + s.p.Model + `"}`
 	metric := func(name, kind, help string, v float64) {
@@ -736,7 +738,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		metric("llamacpp:requests_processing", "gauge", "Number of requests processing.", float64(c.running))
 		metric("llamacpp:requests_deferred", "gauge", "Number of requests deferred.", float64(c.waiting))
 		metric("llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", c.promptTokens)
-		metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", c.generationTokens)
+		metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", c.completedTokens)
 		return
 	}
 	metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(c.running))
