@@ -31,7 +31,7 @@ func cellID(d matrixgen.Decode) string {
 var detailLabels = []string{
 	"Total tok/s", "Per request tok/s", "Per request tok/s, as the server timed it", "Time to first token",
 	"Time between tokens", "Average active requests", "Completed requests", "Output tokens", "Measured for",
-	"Window opened", "Token counts from", "Attempts",
+	"Window opened", "Token counts from", "Attempts", "The server's own count", "Waited for the server to idle",
 }
 
 // detailsData is a page's cell details: the figure labels once, and each
@@ -94,7 +94,7 @@ func newCellDetail(d matrixgen.Decode) cellDetail {
 		opt(d.TotalTokS, Decimal1), opt(d.PerRequestTokS, Decimal1), opt(d.ServerPerRequestTokS, Decimal1),
 		pct(d.TTFTMs), pct(d.TBTMs), opt(d.AvgActive, Decimal1), optInt(d.Completed), optInt(d.OutputTokens),
 		opt(d.WindowSeconds, Seconds), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
-		countIf(d.Attempts > 1, d.Attempts),
+		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), opt(d.IdleWaitSeconds, Seconds),
 	}
 	c.PerSecond = d.PerSecondTokens
 	percent := func(v float64) string { return Decimal1(v*100) + "%" }
@@ -122,4 +122,18 @@ func tokenSourceLabel(s matrixgen.TokenSource) string {
 		return "counting chunks (the server sent no counts)"
 	}
 	return ""
+}
+
+// serverCountText is the server's count beside ours: "1,234 tokens
+// (+0.2 % ours against it), by vllm:generation_tokens_total over the
+// window", with a warning mark past the tolerance.
+func serverCountText(c *matrixgen.ServerCount) string {
+	if c == nil {
+		return ""
+	}
+	s := Count(c.ServerTokens) + " tokens; ours " + Count(c.ClientTokens) + " (" + signedPercent(c.Deviation()) + "), by " + c.Source
+	if c.Disagrees() {
+		s = "⚠ " + s + ": more than 2 % apart"
+	}
+	return s
 }

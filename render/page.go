@@ -7,6 +7,7 @@ package render
 import (
 	"fmt"
 	"html/template"
+	"math"
 	"strconv"
 	"strings"
 
@@ -29,15 +30,21 @@ type runPage struct {
 	pageBase
 	Heading, Subtitle, Shape string
 	Simulated, Incomplete    bool
-	Panels                   []panel
-	LaunchCommand            string
-	Chart                    any // an ECharts option; html/template escapes it as JSON
-	ChartLabel               string
-	Matrix                   matrix
-	Legend                   legend
-	Measurements             []measurementRow
-	Details                  *detailsData
-	Notes                    template.HTML
+	// Disagreements lists the cells where our count and the server's own
+	// differ by more than matrixgen.CountDisagreement.
+	Disagreements []string
+	// PrefillNotes are what the prefill rows say beside their figures: a
+	// prompt one token short, the server's own prefill speed, a wait.
+	PrefillNotes  []string
+	Panels        []panel
+	LaunchCommand string
+	Chart         any // an ECharts option; html/template escapes it as JSON
+	ChartLabel    string
+	Matrix        matrix
+	Legend        legend
+	Measurements  []measurementRow
+	Details       *detailsData
+	Notes         template.HTML
 }
 
 type panel struct {
@@ -94,6 +101,8 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		Shape:         sweepShape(r),
 		Simulated:     r.Simulated,
 		Incomplete:    r.Incomplete,
+		Disagreements: disagreements(r),
+		PrefillNotes:  prefillNotes(r),
 		Panels:        panels(r),
 		LaunchCommand: r.LaunchCommand,
 		Measurements:  measurementRows(r),
@@ -292,4 +301,47 @@ func joinNonEmpty(sep string, parts ...string) string {
 		}
 	}
 	return strings.Join(kept, sep)
+}
+
+// disagreements names each cell whose count the server's own contradicts:
+// "8K × 4: 1,234 tokens by us, 1,300 by the server (−5.1 %)".
+func disagreements(r *matrixgen.Run) []string {
+	var out []string
+	for _, d := range r.Sorted().Decode {
+		if c := d.ServerCount; c != nil && c.Disagrees() {
+			out = append(out, fmt.Sprintf("%s × %d: %s tokens by us, %s by the server (%s)",
+				d.ContextLabel(), d.Concurrency, Count(c.ClientTokens), Count(c.ServerTokens), signedPercent(c.Deviation())))
+		}
+	}
+	return out
+}
+
+// signedPercent writes a share as "+1.2 %" or "−0.4 %".
+func signedPercent(v float64) string {
+	s := Decimal1(math.Abs(v) * 100)
+	if v < 0 {
+		return "−" + s + " %"
+	}
+	return "+" + s + " %"
+}
+
+// prefillNotes says, per prefill row, what its figures alone do not.
+func prefillNotes(r *matrixgen.Run) []string {
+	var out []string
+	for _, p := range r.Prefill {
+		var parts []string
+		if p.Note != "" {
+			parts = append(parts, p.Note)
+		}
+		if p.ServerPromptTokS != nil {
+			parts = append(parts, "the server timed its prefill at "+TokS(*p.ServerPromptTokS)+" tok/s")
+		}
+		if p.IdleWaitSeconds != nil && *p.IdleWaitSeconds >= 0.5 {
+			parts = append(parts, "measured after waiting "+Seconds(*p.IdleWaitSeconds)+" for the server to finish earlier work")
+		}
+		if len(parts) > 0 {
+			out = append(out, matrixgen.ContextLabel(p.ContextTokens)+" prefill: "+strings.Join(parts, "; ")+".")
+		}
+	}
+	return out
 }

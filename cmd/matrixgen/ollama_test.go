@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/gguf"
+)
+
+// TestRealOllama sweeps a real Ollama serving a tiny random-weight model
+// that the test writes itself, then builds the site, and checks what only a
+// real server can show: prefill from a prompt its cache has never seen,
+// the client's figures against Ollama's own accounting, no cell lost to a
+// closed connection.
+//
+// Ollama installs with the Go toolchain (`go install
+// github.com/ollama/ollama@v0.6.5`, with Debian's nlohmann-json3-dev);
+// .ci/run does so and sets MATRIXGEN_REQUIRE_OLLAMA, so there the test
+// cannot be skipped. Elsewhere, without `ollama` on PATH, it skips and says
+// so on the terminal.
+func TestRealOllama(t *testing.T) {
+	bin, err := exec.LookPath("ollama")
+	if err != nil {
+		if os.Getenv("MATRIXGEN_REQUIRE_OLLAMA") != "" {
+			t.Fatal("MATRIXGEN_REQUIRE_OLLAMA is set and there is no ollama on PATH")
+		}
+		skipVisibly(t, "TestRealOllama SKIPPED, not passed: no ollama on PATH (go install github.com/ollama/ollama@v0.6.5)")
+	}
+	if testing.Short() {
+		t.Skip("a real server sweep takes minutes")
+	}
+	dir := t.TempDir()
+	url := startOllama(t, bin, dir)
+	model := createTinyModel(t, bin, url, dir)
+
+	runFile := filepath.Join(dir, "runs", "ollama.json")
+	config := filepath.Join(dir, "matrixgen.toml")
+	writeFile(t, config, []byte("[sweep]\nwarmup_timeout = \"5m\"\nidle_timeout = \"2m\"\n[describe]\nlaunch_command = \"OLLAMA_NUM_PARALLEL=4 ollama serve\"\n"))
+	code, stdout, stderr := matrixgenCmd(t, "run", "-config", config, "-base-url", url, "-model", model, "-o", runFile,
+		"-contexts", "1K,4K", "-concurrency", "1,2,4", "-duration", "5s", "-max-output", "96")
+	t.Logf("matrixgen run:\n%s%s", stdout, stderr)
+	if code != 0 {
+		t.Fatalf("run exited %d", code)
+	}
+	entry, err := matrixgen.LoadFile(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := entry.Run
+	if run.Probe.Engine != "ollama" || run.Probe.MaxModelLen != ollamaNumCtx {
+		t.Errorf("probe: engine %q, per-request context %d; want ollama, %d", run.Probe.Engine, run.Probe.MaxModelLen, ollamaNumCtx)
+	}
+	t.Logf("%s", ollamaTable(run))
+	for _, p := range run.Prefill {
+		label := "prefill " + matrixgen.ContextLabel(p.ContextTokens)
+		if p.Status != matrixgen.StatusValid || p.PromptTokS == nil || p.ServerPromptTokS == nil {
+			t.Errorf("%s: %s (%s)", label, p.Status, p.Reason)
+			continue
+		}
+		// The client's figure includes the request's way in and out, so it is
+		// below the server's own; a prompt served from the cache would make
+		// both many times what the model can read.
+		if r := *p.PromptTokS / *p.ServerPromptTokS; r > 1.05 || r < 0.25 {
+			t.Errorf("%s: %.0f tok/s by the client, %.0f by Ollama's own timing", label, *p.PromptTokS, *p.ServerPromptTokS)
+		}
+	}
+	for _, d := range run.Decode {
+		label := fmt.Sprintf("%s × %d", matrixgen.ContextLabel(d.ContextTokens), d.Concurrency)
+		if !d.Measured() || (d.Status != matrixgen.StatusValid && d.Status != matrixgen.StatusQueued) {
+			t.Errorf("%s: %s (%s)", label, d.Status, d.Reason)
+			continue
+		}
+		if c := d.ServerCount; c == nil || c.Disagrees() {
+			t.Errorf("%s: the server's own count %+v disagrees with ours", label, c)
+		}
+		if d.Concurrency == 1 {
+			if d.PerRequestTokS == nil || d.ServerPerRequestTokS == nil {
+				t.Errorf("%s: no per-request rate to compare", label)
+			} else if r := *d.PerRequestTokS / *d.ServerPerRequestTokS; r < 0.95 || r > 1.05 {
+				t.Errorf("%s: %.1f tok/s per request by the client, %.1f by Ollama's eval_count / eval_duration", label, *d.PerRequestTokS, *d.ServerPerRequestTokS)
+			}
+		}
+	}
+	out := filepath.Join(dir, "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", filepath.Dir(runFile), "-o", out); code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "ollama", "index.html")); err != nil {
+		t.Error(err)
+	}
+}
+
+// ollamaNumCtx is the test model's context per request.
+const ollamaNumCtx = 8192
+
+// skipVisibly skips the test and says so on the terminal too: go test
+// prints nothing of a passing package but its "ok" line.
+func skipVisibly(t *testing.T, msg string) {
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		fmt.Fprintln(tty, msg)
+		tty.Close()
+	}
+	t.Skip(msg)
+}
+
+// startOllama starts `ollama serve` on a free loopback port with its own
+// model folder and home, and waits until it answers.
+func startOllama(t *testing.T, bin, dir string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+addr, "OLLAMA_MODELS="+filepath.Join(dir, "models"),
+		"HOME="+dir, "OLLAMA_NUM_PARALLEL=4", "OLLAMA_KEEP_ALIVE=-1", "OLLAMA_MAX_LOADED_MODELS=1")
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("ollama serve's log, last part:\n%s", tail(log.String(), 4000))
+		}
+	})
+	url := "http://" + addr
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url + "/api/version")
+		if err == nil {
+			resp.Body.Close()
+			return url
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ollama serve did not answer within 30 s: %v\n%s", err, log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// createTinyModel writes the test model and has Ollama create it, with a
+// ChatML template and num_ctx set; it returns the name Ollama serves.
+func createTinyModel(t *testing.T, bin, url, dir string) string {
+	m := gguf.Tiny()
+	m.Layers, m.Width, m.Heads, m.FeedForward = 4, 128, 4, 512 // quick on two cores
+	model := filepath.Join(dir, "tiny.gguf")
+	if err := gguf.Write(model, m); err != nil {
+		t.Fatal(err)
+	}
+	modelfile := filepath.Join(dir, "Modelfile")
+	writeFile(t, modelfile, []byte(fmt.Sprintf(`FROM %s
+TEMPLATE """{{- range .Messages }}<|im_start|>{{ .Role }}
+{{ .Content }}<|im_end|>
+{{ end }}<|im_start|>assistant
+"""
+PARAMETER num_ctx %d
+`, model, ollamaNumCtx)))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "create", "tiny", "-f", modelfile)
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+strings.TrimPrefix(url, "http://"), "HOME="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ollama create: %v\n%s", err, out)
+	}
+	return "tiny:latest"
+}
+
+// ollamaTable sets each measurement's client and server figures side by side.
+func ollamaTable(run *matrixgen.Run) string {
+	var b strings.Builder
+	f := func(v *float64) string {
+		if v == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f", *v)
+	}
+	fmt.Fprintf(&b, "prefill: context | client tok/s | Ollama's tok/s | TTFT ms\n")
+	for _, p := range run.Prefill {
+		fmt.Fprintf(&b, "  %s | %s | %s | %s\n", matrixgen.ContextLabel(p.ContextTokens), f(p.PromptTokS), f(p.ServerPromptTokS), f(p.TTFTMs))
+	}
+	fmt.Fprintf(&b, "decode: cell | status | total tok/s | per-request client | per-request Ollama | tokens client/server | idle wait s\n")
+	for _, d := range run.Decode {
+		counts := "–"
+		if c := d.ServerCount; c != nil {
+			counts = fmt.Sprintf("%d/%d (%+.1f%%)", c.ClientTokens, c.ServerTokens, 100*c.Deviation())
+		}
+		fmt.Fprintf(&b, "  %s × %d | %s | %s | %s | %s | %s | %s\n", matrixgen.ContextLabel(d.ContextTokens), d.Concurrency, d.Status,
+			f(d.TotalTokS), f(d.PerRequestTokS), f(d.ServerPerRequestTokS), counts, f(d.IdleWaitSeconds))
+	}
+	return b.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
