@@ -34,9 +34,19 @@ type Client struct {
 // some servers send headers only with the first token), per-request
 // deadlines instead.
 func NewClient(baseURL, apiKey string, maxStreams int) *Client {
+	return newClient(baseURL, apiKey, maxStreams, nil)
+}
+
+// dialFunc opens a connection; tests pass one that connects in memory.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *Client {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	transport := &http.Transport{
 		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dial,
 		MaxIdleConns:        maxStreams + 16,
 		MaxIdleConnsPerHost: maxStreams + 16,
 		IdleConnTimeout:     90 * time.Second,

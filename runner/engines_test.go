@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -32,33 +33,35 @@ func TestEngines(t *testing.T) {
 		{sim.FlavourOllama, "ollama", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", "num_ctx"},
 	} {
 		t.Run(tt.flavour, func(t *testing.T) {
-			p := testProfile()
-			p.Flavour = tt.flavour
-			p.KV.MaxRunning = 8
-			p.KV.CapacityTokens = 8 << 20
-			s, url := startSim(t, p)
-			run, _ := sweep(t, testSettings(url, []string{"1K", "2K"}, []int{1, 2}, time.Second))
-			pr := run.Probe
-			if pr.Engine != tt.engine || !strings.Contains(pr.Tokenizer, tt.tokenizer) || !strings.Contains(pr.KVSource, tt.kvSource) {
-				t.Errorf("probe: engine %q, tokenizer %q, kv %q", pr.Engine, pr.Tokenizer, pr.KVSource)
-			}
-			for _, p := range run.Prefill {
-				if p.Status != matrixgen.StatusValid || p.PromptTokens != p.ContextTokens {
-					t.Errorf("prefill %s: %s, %d prompt tokens (%s)", matrixgen.ContextLabel(p.ContextTokens), p.Status, p.PromptTokens, p.Reason)
+			synctest.Test(t, func(t *testing.T) {
+				p := testProfile()
+				p.Flavour = tt.flavour
+				p.KV.MaxRunning = 8
+				p.KV.CapacityTokens = 8 << 20
+				s, url, dial := startMemSim(t, p)
+				run, _ := sweepWith(t, testSettings(url, []string{"1K", "2K"}, []int{1, 2}, time.Second), dial)
+				pr := run.Probe
+				if pr.Engine != tt.engine || !strings.Contains(pr.Tokenizer, tt.tokenizer) || !strings.Contains(pr.KVSource, tt.kvSource) {
+					t.Errorf("probe: engine %q, tokenizer %q, kv %q", pr.Engine, pr.Tokenizer, pr.KVSource)
 				}
-			}
-			trace := s.Trace()
-			for _, d := range run.Decode {
-				if d.Status != matrixgen.StatusValid || d.TokenSource != tt.source {
-					t.Errorf("%s × %d: %s (%s), source %q", matrixgen.ContextLabel(d.ContextTokens), d.Concurrency, d.Status, d.Reason, d.TokenSource)
-					continue
+				for _, p := range run.Prefill {
+					if p.Status != matrixgen.StatusValid || p.PromptTokens != p.ContextTokens {
+						t.Errorf("prefill %s: %s, %d prompt tokens (%s)", matrixgen.ContextLabel(p.ContextTokens), p.Status, p.PromptTokens, p.Reason)
+					}
 				}
-				end := d.WindowStart.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))
-				truth := sim.WindowOf(trace, d.WindowStart, end)
-				if !within(float64(*d.OutputTokens), float64(truth.OutputTokens), 0.02) {
-					t.Errorf("%s × %d: %d tokens, the sim wrote %d", matrixgen.ContextLabel(d.ContextTokens), d.Concurrency, *d.OutputTokens, truth.OutputTokens)
+				trace := s.Trace()
+				for _, d := range run.Decode {
+					if d.Status != matrixgen.StatusValid || d.TokenSource != tt.source {
+						t.Errorf("%s × %d: %s (%s), source %q", matrixgen.ContextLabel(d.ContextTokens), d.Concurrency, d.Status, d.Reason, d.TokenSource)
+						continue
+					}
+					end := d.WindowStart.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))
+					truth := sim.WindowOf(trace, d.WindowStart, end)
+					if *d.OutputTokens != truth.OutputTokens { // virtual time: exactly
+						t.Errorf("%s × %d: %d tokens, the sim wrote %d", matrixgen.ContextLabel(d.ContextTokens), d.Concurrency, *d.OutputTokens, truth.OutputTokens)
+					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -126,18 +129,20 @@ func TestOllamaProbe(t *testing.T) {
 // TestLlamaTimingsCrossCheck: llama-server's own timings are recorded beside
 // the client's per-request rate, and the two agree.
 func TestLlamaTimingsCrossCheck(t *testing.T) {
-	p := testProfile()
-	p.Flavour = sim.FlavourLlamaCpp
-	p.KV.MaxRunning = 4
-	_, url := startSim(t, p)
-	s := testSettings(url, []string{"1K"}, []int{2}, 2*time.Second)
-	s.Sweep.MaxOutput = 40
-	run, _ := sweep(t, s)
-	d := run.Decode[0]
-	if d.ServerPerRequestTokS == nil || d.PerRequestTokS == nil {
-		t.Fatalf("no server timings recorded: %+v", d)
-	}
-	if !within(*d.ServerPerRequestTokS, *d.PerRequestTokS, 0.15) {
-		t.Errorf("the server timed %.1f tok/s per request, the client %.1f", *d.ServerPerRequestTokS, *d.PerRequestTokS)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := testProfile()
+		p.Flavour = sim.FlavourLlamaCpp
+		p.KV.MaxRunning = 4
+		_, url, dial := startMemSim(t, p)
+		s := testSettings(url, []string{"1K"}, []int{2}, 2*time.Second)
+		s.Sweep.MaxOutput = 40
+		run, _ := sweepWith(t, s, dial)
+		d := run.Decode[0]
+		if d.ServerPerRequestTokS == nil || d.PerRequestTokS == nil {
+			t.Fatalf("no server timings recorded: %+v", d)
+		}
+		if !within(*d.ServerPerRequestTokS, *d.PerRequestTokS, 0.15) {
+			t.Errorf("the server timed %.1f tok/s per request, the client %.1f", *d.ServerPerRequestTokS, *d.PerRequestTokS)
+		}
+	})
 }

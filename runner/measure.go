@@ -149,9 +149,13 @@ func (w window) counterCount(c serverCounter, grew float64, windowTokens int) *m
 	}
 	sc := &matrixgen.ServerCount{Source: c.metric + " over the window", ServerTokens: int(math.Round(grew)), ClientTokens: windowTokens}
 	if c.completedOnly {
+		done := w.completedInside()
+		if len(done) == 0 {
+			return nil // nothing completed, nothing to set beside the counter
+		}
 		sc.Source = c.metric + " over the window, which counts a request as it completes: beside the tokens of the requests that completed in it"
 		sc.ClientTokens = 0
-		for _, o := range w.completedInside() {
+		for _, o := range done {
 			sc.ClientTokens += o.clientTokens
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -53,9 +54,15 @@ func testSettings(url string, contexts []string, concurrency []int, window time.
 
 func sweep(t *testing.T, s Settings) (*matrixgen.Run, string) {
 	t.Helper()
+	return sweepWith(t, s, nil)
+}
+
+// sweepWith runs a sweep whose client connects through dial (nil: TCP).
+func sweepWith(t *testing.T, s Settings, dial dialFunc) (*matrixgen.Run, string) {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "run.json")
 	var log bytes.Buffer
-	run, err := Run(context.Background(), Options{Settings: s, File: file, Log: &log, Version: "test", Simulated: true})
+	run, err := Run(context.Background(), Options{Settings: s, File: file, Log: &log, Version: "test", Simulated: true, dial: dial})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -69,13 +76,40 @@ func within(got, want, tolerance float64) bool {
 
 // TestSweepMatchesTheTruth runs 3 contexts × 3 concurrency levels against
 // the sim and checks every cell's figures against what the sim recorded.
+//
+// The sim and the client run in a synctest bubble, connected in memory:
+// time is virtual, so the figures must agree with the sim's exactly, and
+// the sweep takes a moment whatever else the machine does.
 func TestSweepMatchesTheTruth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, url, dial := startMemSim(t, testProfile())
+		run, file := sweepWith(t, testSettings(url, []string{"1K", "2K", "4K"}, []int{1, 2, 4}, 3*time.Second), dial)
+		checkAgainstTruth(t, s, run, file, exactly)
+	})
+}
+
+// TestSweepOverRealSockets is the same over loopback TCP in real time,
+// within a tolerance: the client's own scheduling is then in its figures.
+func TestSweepOverRealSockets(t *testing.T) {
 	s, url := startSim(t, testProfile())
-	run, file := sweep(t, testSettings(url, []string{"1K", "2K", "4K"}, []int{1, 2, 4}, 3*time.Second))
+	run, file := sweep(t, testSettings(url, []string{"1K", "2K"}, []int{1, 2}, 2*time.Second))
+	checkAgainstTruth(t, s, run, file, tolerances{tokens: 0.01, latency: 0.02})
+}
+
+// tolerances bound how far the client's figures may be from the sim's:
+// relative, for token counts and rates, and for latencies.
+type tolerances struct{ tokens, latency float64 }
+
+// exactly is agreement to rounding, for sweeps in virtual time.
+var exactly = tolerances{tokens: 1e-9, latency: 1e-9}
+
+func checkAgainstTruth(t *testing.T, s *sim.Server, run *matrixgen.Run, file string, tol tolerances) {
+	t.Helper()
+	contexts, levels := len(run.Sweep.Contexts), len(run.Sweep.Concurrency)
 	if _, err := matrixgen.LoadFile(file); err != nil {
 		t.Fatalf("the run file does not load: %v", err)
 	}
-	if run.Incomplete || len(run.Decode) != 9 || len(run.Prefill) != 3 {
+	if run.Incomplete || len(run.Decode) != contexts*levels || len(run.Prefill) != contexts {
 		t.Fatalf("incomplete %v, %d cells, %d prefill rows", run.Incomplete, len(run.Decode), len(run.Prefill))
 	}
 	trace := s.Trace()
@@ -88,14 +122,14 @@ func TestSweepMatchesTheTruth(t *testing.T) {
 		}
 		end := d.WindowStart.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))
 		truth := sim.WindowOf(trace, d.WindowStart, end)
-		if !within(float64(*d.OutputTokens), float64(truth.OutputTokens), 0.01) || !within(*d.TotalTokS, truth.TokS, 0.01) {
+		if !within(float64(*d.OutputTokens), float64(truth.OutputTokens), tol.tokens) || !within(*d.TotalTokS, truth.TokS, tol.tokens) {
 			t.Errorf("%s: %d tokens, %.1f tok/s; the sim wrote %d, %.1f tok/s", name, *d.OutputTokens, *d.TotalTokS, truth.OutputTokens, truth.TokS)
 		}
 		// The cell's requests: sent after the previous cell closed, with the
 		// context plus a suffix (the scout sends the context alone).
 		var ttft, tbt []float64
 		for _, rt := range trace {
-			if rt.Arrival.After(prevEnd) && rt.PromptTokens > d.ContextTokens && !rt.FirstToken.IsZero() && rt.FirstToken.Before(end) {
+			if !rt.Arrival.Before(prevEnd) && rt.PromptTokens > d.ContextTokens && !rt.FirstToken.IsZero() && rt.FirstToken.Before(end) {
 				ttft = append(ttft, ms(rt.FirstToken.Sub(rt.Arrival)))
 			}
 		}
@@ -117,10 +151,14 @@ func TestSweepMatchesTheTruth(t *testing.T) {
 				tbt = append(tbt, ms(last.Sub(first))/float64(after))
 			}
 		}
-		if d.TTFTMs == nil || !within(d.TTFTMs.P50, quantile(ttft, 0.5), 0.02) {
+		if len(ttft) == 0 || len(tbt) == 0 {
+			t.Errorf("%s: the sim's trace has %d TTFTs and %d TBTs for the cell", name, len(ttft), len(tbt))
+			continue
+		}
+		if d.TTFTMs == nil || !within(d.TTFTMs.P50, quantile(ttft, 0.5), tol.latency) {
 			t.Errorf("%s: TTFT p50 %.3f ms, the sim's %.3f ms (%d requests)", name, d.TTFTMs.P50, quantile(ttft, 0.5), len(ttft))
 		}
-		if d.TBTMs == nil || !within(d.TBTMs.P50, quantile(tbt, 0.5), 0.02) {
+		if d.TBTMs == nil || !within(d.TBTMs.P50, quantile(tbt, 0.5), tol.latency) {
 			t.Errorf("%s: TBT p50 %.3f ms, the sim's %.3f ms", name, d.TBTMs.P50, quantile(tbt, 0.5))
 		}
 		if d.TokenSource != matrixgen.TokensContinuousUsage {

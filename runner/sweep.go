@@ -34,6 +34,10 @@ type Options struct {
 	Live io.Writer
 	// Version is matrixgen's version, recorded as the tool's.
 	Version string
+
+	// dial, when set, opens the client's connections: the tests connect to
+	// the sim in memory, inside a bubble of virtual time.
+	dial dialFunc
 }
 
 // Run probes the server and measures every prefill context and decode
@@ -43,7 +47,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	o.Settings.Defaults()
 	s := o.Settings
 	maxStreams := slices.Max(s.Sweep.Concurrency)
-	c := NewClient(s.Server.BaseURL, o.APIKey, maxStreams)
+	c := newClient(s.Server.BaseURL, o.APIKey, maxStreams, o.dial)
 	c.model = s.Server.Model
 	c.extras = requestExtras(s)
 	logf := func(format string, args ...any) {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,11 +128,15 @@ func startOllama(t *testing.T, bin, dir string) string {
 		"HOME="+dir, "OLLAMA_NUM_PARALLEL=4", "OLLAMA_KEEP_ALIVE=-1", "OLLAMA_MAX_LOADED_MODELS=1")
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
+	// Its own process group: `ollama serve` starts a runner process that
+	// inherits the log's pipe, and both must end with the test.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 		if t.Failed() {
 			t.Logf("ollama serve's log, last part:\n%s", tail(log.String(), 4000))

@@ -37,6 +37,7 @@ type Server struct {
 	seq    atomic.Int64
 
 	lostRequests atomic.Int64
+	lostPosts    atomic.Int64
 
 	faultsMu sync.Mutex
 	faults   Faults
@@ -92,6 +93,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if closed {
 		s.conns.forget(r.RemoteAddr)
 		s.lostRequests.Add(1)
+		if r.Method == http.MethodPost {
+			s.lostPosts.Add(1)
+		}
 		panic(http.ErrAbortHandler) // close the connection without an answer
 	}
 	if c.MaxRequests > 0 && n >= c.MaxRequests {
@@ -114,6 +118,10 @@ func (s *Server) ConnState(c net.Conn, state http.ConnState) {
 // LostRequests counts requests that arrived on a connection the server had
 // already closed for idleness, and were never processed.
 func (s *Server) LostRequests() int { return int(s.lostRequests.Load()) }
+
+// LostPosts counts the lost requests that were POSTs, which a client's
+// transport does not send again by itself.
+func (s *Server) LostPosts() int { return int(s.lostPosts.Load()) }
 
 // connections tracks keep-alive connections by their remote address.
 type connections struct {
