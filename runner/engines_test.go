@@ -69,20 +69,22 @@ func TestEngines(t *testing.T) {
 // TestUsageCalibration builds an exact prompt with only usage.prompt_tokens
 // to go by, as for a server without any tokenize endpoint.
 func TestUsageCalibration(t *testing.T) {
-	_, url := startSim(t, testProfile())
-	c := NewClient(url, "", 1)
-	c.model = "sim"
-	text, got, exact, err := exactPrompt(context.Background(), usageTokenizer{c}, 3000, newHeads(1, 3000), 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if exact {
-		t.Error("a prompt built by sending its twin is not counted exactly")
-	}
-	n, _ := serverTokenizer{c}.count(context.Background(), text)
-	if got != 3000 || n != 3000 {
-		t.Errorf("calibrated to %d tokens, the server counts %d; want 3000", got, n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		_, url, dial := startMemSim(t, testProfile())
+		c := newClient(url, "", 1, dial)
+		c.model = "sim"
+		text, got, exact, err := exactPrompt(context.Background(), usageTokenizer{c}, 3000, newHeads(1, 3000), 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exact {
+			t.Error("a prompt built by sending its twin is not counted exactly")
+		}
+		n, _ := serverTokenizer{c}.count(context.Background(), text)
+		if got != 3000 || n != 3000 {
+			t.Errorf("calibrated to %d tokens, the server counts %d; want 3000", got, n)
+		}
+	})
 }
 
 // TestOllamaProbe: an Ollama server is known by /api/version, and its

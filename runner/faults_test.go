@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -14,17 +15,18 @@ import (
 )
 
 // faultSweep runs 1K × {1, 2} for a second each against a sim with a
-// fault switched on once the scout has been through.
+// fault switched on once the scout has been through; call it in a synctest
+// bubble.
 func faultSweep(t *testing.T, f sim.Faults, tweak func(*Settings)) *matrixgen.Run {
 	t.Helper()
-	s, url := startSim(t, testProfile())
+	s, url, dial := startMemSim(t, testProfile())
 	settings := testSettings(url, []string{"1K"}, []int{1, 2}, time.Second)
 	settings.Sweep.StallTimeout.Duration = 5 * time.Second
 	if tweak != nil {
 		tweak(&settings)
 	}
 	log := &cancelAfter{marker: "prefill 1K", cancel: func() { s.SetFaults(f) }}
-	run, err := Run(context.Background(), Options{Settings: settings, File: filepath.Join(t.TempDir(), "r.json"), Log: log})
+	run, err := Run(context.Background(), Options{Settings: settings, File: filepath.Join(t.TempDir(), "r.json"), Log: log, dial: dial})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.buf.String())
 	}
@@ -48,18 +50,20 @@ func TestFaultsMarkTheCell(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run := faultSweep(t, tt.fault, tt.tweak)
-			if p := run.Prefill[0]; p.Status != matrixgen.StatusValid {
-				t.Errorf("the scout, before the fault, is %s (%s)", p.Status, p.Reason)
-			}
-			for _, d := range run.Decode {
-				if d.Status != matrixgen.StatusError || !strings.Contains(d.Reason, tt.reason) {
-					t.Errorf("1K × %d: %s (%s), want error with %q", d.Concurrency, d.Status, d.Reason, tt.reason)
+			synctest.Test(t, func(t *testing.T) {
+				run := faultSweep(t, tt.fault, tt.tweak)
+				if p := run.Prefill[0]; p.Status != matrixgen.StatusValid {
+					t.Errorf("the scout, before the fault, is %s (%s)", p.Status, p.Reason)
 				}
-			}
-			if run.Incomplete {
-				t.Error("the sweep stopped instead of going on past failed cells")
-			}
+				for _, d := range run.Decode {
+					if d.Status != matrixgen.StatusError || !strings.Contains(d.Reason, tt.reason) {
+						t.Errorf("1K × %d: %s (%s), want error with %q", d.Concurrency, d.Status, d.Reason, tt.reason)
+					}
+				}
+				if run.Incomplete {
+					t.Error("the sweep stopped instead of going on past failed cells")
+				}
+			})
 		})
 	}
 }
@@ -67,12 +71,14 @@ func TestFaultsMarkTheCell(t *testing.T) {
 // TestRetryAfterIsHonoured: every third request gets a 429 asking for a
 // second's patience; the runner waits and the cells are measured.
 func TestRetryAfterIsHonoured(t *testing.T) {
-	run := faultSweep(t, sim.Faults{Every: 3, HTTPStatus: 429, RetryAfterSeconds: 1}, nil)
-	for _, d := range run.Decode {
-		if d.Status != matrixgen.StatusValid && d.Status != matrixgen.StatusQueued {
-			t.Errorf("1K × %d: %s (%s)", d.Concurrency, d.Status, d.Reason)
+	synctest.Test(t, func(t *testing.T) {
+		run := faultSweep(t, sim.Faults{Every: 3, HTTPStatus: 429, RetryAfterSeconds: 1}, nil)
+		for _, d := range run.Decode {
+			if d.Status != matrixgen.StatusValid && d.Status != matrixgen.StatusQueued {
+				t.Errorf("1K × %d: %s (%s)", d.Concurrency, d.Status, d.Reason)
+			}
 		}
-	}
+	})
 }
 
 func TestRetryDelay(t *testing.T) {
