@@ -161,7 +161,7 @@ func startOllama(t *testing.T, bin, dir string) string {
 // ChatML template and num_ctx set; it returns the name Ollama serves.
 func createTinyModel(t *testing.T, bin, url, dir string) string {
 	m := gguf.Tiny()
-	m.Layers, m.Width, m.Heads, m.FeedForward = 4, 128, 4, 512 // quick on two cores
+	m.Layers, m.Width, m.Heads, m.FeedForward = 2, 64, 2, 256 // quick on two cores
 	model := filepath.Join(dir, "tiny.gguf")
 	if err := gguf.Write(model, m); err != nil {
 		t.Fatal(err)
