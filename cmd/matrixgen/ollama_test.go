@@ -81,8 +81,14 @@ func TestRealOllama(t *testing.T) {
 			t.Errorf("%s: %s (%s)", label, d.Status, d.Reason)
 			continue
 		}
-		if c := d.ServerCount; c == nil || c.Disagrees() {
-			t.Errorf("%s: the server's own count %+v disagrees with ours", label, c)
+		// Ollama holds back text that might begin a stop sequence and sends
+		// it later in one line with the next, so its lines can undercount
+		// its tokens: a disagreement is a finding the page flags, not a
+		// failure. The count itself must be there.
+		if c := d.ServerCount; c == nil || c.ServerTokens == 0 {
+			t.Errorf("%s: no server's own count: %+v", label, c)
+		} else if c.Disagrees() {
+			t.Logf("%s: %d lines against Ollama's eval_count of %d (%+.1f%%), flagged on the page", label, c.ClientTokens, c.ServerTokens, 100*c.Deviation())
 		}
 		if d.Concurrency == 1 {
 			if d.PerRequestTokS == nil || d.ServerPerRequestTokS == nil {
