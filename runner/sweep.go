@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -74,6 +75,9 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		return nil, err
 	}
 	run := newRun(o, probe, plan)
+	// Incomplete from the first save to the last measurement: a run killed
+	// in between must not look finished.
+	run.Incomplete = true
 	if o.Resume {
 		if run, err = resumeRun(o.File, run); err != nil {
 			return nil, err
@@ -150,7 +154,7 @@ func (p plan) fits(maxModelLen, maxOutput int) error {
 	}
 	var bad []string
 	for _, n := range p.contexts {
-		if n+maxOutput > maxModelLen {
+		if sum, ok := addInts(n, maxOutput); !ok || sum > maxModelLen {
 			bad = append(bad, matrixgen.ContextLabel(n))
 		}
 	}
@@ -583,13 +587,33 @@ func (sw *sweeper) waitForServer(ctx context.Context, lost *lostServer) error {
 // server has, or one request exceeds the model's length.
 func (sw *sweeper) overCapacity(n, cc int) string {
 	maxOut := sw.s.Sweep.MaxOutput
-	if l := sw.probe.MaxModelLen; l > 0 && n+maxOut > l {
+	// In overflow-safe arithmetic: a max_output near the int limit must not
+	// wrap the products around into a cell that "fits".
+	perRequest, ok := addInts(n, maxOut)
+	if l := sw.probe.MaxModelLen; l > 0 && (!ok || perRequest > l) {
 		return fmt.Sprintf("%d prompt + %d output tokens exceed the model's maximum length of %d", n, maxOut, l)
 	}
-	if kv := sw.probe.KVCacheTokens; kv > 0 && cc*(n+maxOut) > kv {
-		return fmt.Sprintf("%d × (%d + %d) tokens exceed the KV cache of %d tokens (%s)", cc, n, maxOut, kv, sw.probe.KVSource)
+	if kv := sw.probe.KVCacheTokens; kv > 0 {
+		need, ok2 := mulInts(cc, perRequest)
+		if !ok || !ok2 || need > kv {
+			return fmt.Sprintf("%d × (%d + %d) tokens exceed the KV cache of %d tokens (%s)", cc, n, maxOut, kv, sw.probe.KVSource)
+		}
 	}
 	return ""
+}
+
+// addInts and mulInts report whether the result fits an int.
+func addInts(a, b int) (int, bool) {
+	s := a + b
+	return s, (b >= 0) == (s >= a)
+}
+
+func mulInts(a, b int) (int, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	p := a * b
+	return p, p/b == a && !(a == -1 && b == math.MinInt) && !(b == -1 && a == math.MinInt)
 }
 
 // progress is "[done/total, ETA]" for log lines.
