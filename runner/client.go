@@ -27,6 +27,8 @@ type Client struct {
 	extras map[string]any
 	// engine is what the probe found; it picks the dialect of some requests.
 	engine string
+	// jsonTimeout bounds each request for a small answer.
+	jsonTimeout time.Duration
 }
 
 // NewClient makes a client sized for a sweep: a connection per stream, no
@@ -61,7 +63,7 @@ func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *Client {
 	cfg.HTTPClient = extraFields{hc}
 	// Keep-alive comments during a long prefill are not "empty messages".
 	cfg.EmptyMessagesLimit = 1 << 30
-	return &Client{base: base, apiKey: apiKey, http: hc, oa: openai.NewClientWithConfig(cfg)}
+	return &Client{base: base, apiKey: apiKey, http: hc, oa: openai.NewClientWithConfig(cfg), jsonTimeout: defaultJSONTimeout}
 }
 
 // extraFields is the http client go-openai sends through. go-openai has no
@@ -172,7 +174,13 @@ func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
 	return c.getURL(ctx, c.base+path)
 }
 
+// jsonTimeout bounds a request for a small answer (/v1/models, /tokenize,
+// /metrics, /props): a server that sends one byte a second gets an error,
+// not a run that hangs.
+const defaultJSONTimeout = time.Minute
+
 // getURL GETs a path of the server, or a full URL (a metrics_url elsewhere).
+// The answer's body must be read before cancel is called.
 func (c *Client) getURL(ctx context.Context, url string) (*http.Response, error) {
 	if strings.HasPrefix(url, "/") {
 		url = c.base + url
@@ -187,8 +195,43 @@ func (c *Client) getURL(ctx context.Context, url string) (*http.Response, error)
 	return c.http.Do(req)
 }
 
+// Limits on what the runner reads from a server, each sized for its
+// purpose: a server that sends gigabytes gets an error, not the memory.
+const (
+	maxJSONAnswer = 32 << 20 // /tokenize of a million-token prompt lists a million ids
+	maxErrorBody  = 64 << 10 // an error's text, as much as anyone reads
+	maxMetrics    = 16 << 20 // Prometheus text of a large server
+)
+
+// readLimited reads all of r, failing when it holds more than limit bytes.
+func readLimited(r io.Reader, limit int64, what string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: the answer is longer than %s, more than any server sends; refused", what, byteSize(limit))
+	}
+	return data, nil
+}
+
+func byteSize(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MB", n>>20)
+	}
+	return fmt.Sprintf("%d KB", n>>10)
+}
+
+// errorText reads an error answer's body, at most maxErrorBody of it.
+func errorText(r io.Reader) string {
+	data, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
+	return string(bytes.TrimSpace(data))
+}
+
 // getJSON GETs path into v; an HTTP error status is an error.
 func (c *Client) getJSON(ctx context.Context, path string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
+	defer cancel()
 	resp, err := c.get(ctx, path)
 	if err != nil {
 		return err
@@ -197,11 +240,17 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	if resp.StatusCode != 200 {
 		return fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(v)
+	data, err := readLimited(resp.Body, maxJSONAnswer, "GET "+path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
 }
 
 // postJSON POSTs a JSON body to path and decodes the answer into v.
 func (c *Client) postJSON(ctx context.Context, path string, body, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
+	defer cancel()
 	data, err := json.Marshal(body)
 	if err != nil {
 		return err
@@ -220,8 +269,11 @@ func (c *Client) postJSON(ctx context.Context, path string, body, v any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("POST %s: %s: %s", path, resp.Status, bytes.TrimSpace(msg))
+		return fmt.Errorf("POST %s: %s: %.4000s", path, resp.Status, errorText(resp.Body))
 	}
-	return json.NewDecoder(resp.Body).Decode(v)
+	answer, err := readLimited(resp.Body, maxJSONAnswer, "POST "+path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(answer, v)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/hostile"
 )
 
 // Attacks and accidents a run must survive, each reproduced here.
@@ -83,4 +85,113 @@ func TestKilledRunLooksIncomplete(t *testing.T) {
 			t.Errorf("the finished run says incomplete (%v)", err)
 		}
 	})
+}
+
+// hostileSweep runs a small sweep against a hostile server and returns the
+// run (nil when the probe refused the server), the log and the error.
+func hostileSweep(t *testing.T, attack hostile.Attack) (*matrixgen.Run, string, error, *hostile.Server) {
+	t.Helper()
+	hs := &hostile.Server{Attack: attack, Deadline: 20 * time.Second}
+	ts := httptest.NewServer(hs)
+	t.Cleanup(ts.Close)
+	settings := testSettings(ts.URL, []string{"1K"}, []int{1}, time.Second)
+	settings.Sweep.KVCacheTokens = 1 << 20
+	settings.Sweep.StallTimeout.Duration = 3 * time.Second
+	settings.Sweep.WarmupTimeout.Duration = 5 * time.Second
+	file := filepath.Join(t.TempDir(), "run.json")
+	var log bytes.Buffer
+	run, err := Run(context.Background(), Options{Settings: settings, File: file, Log: &log})
+	if run != nil {
+		if _, lerr := matrixgen.LoadFile(file); lerr != nil {
+			t.Errorf("%s: the run file written does not validate: %v", attack, lerr)
+		}
+	}
+	return run, log.String(), err, hs
+}
+
+// TestHostileServers: what a server sends cannot take the run's memory or
+// time, nor put impossible figures in the file. Each attack's answer is
+// far larger than what the runner reads of it; the server counts what it
+// got to write before the runner stopped reading.
+func TestHostileServers(t *testing.T) {
+	const readCap = 200 << 20 // far above every limit, far below the attack
+	for _, tt := range []struct {
+		attack hostile.Attack
+		want   string // in the error or a cell's reason
+	}{
+		{hostile.HugeError, "HTTP 500"},
+		{hostile.LongSSELine, "longer than"},
+		{hostile.KeepAliveFlood, "comments and no data"},
+		{hostile.EndlessMetrics, ""},
+		{hostile.UsageJump, "impossible usage"},
+		{hostile.UsageBackwards, "impossible usage"},
+		{hostile.HugeVersion, ""},
+	} {
+		t.Run(string(tt.attack), func(t *testing.T) {
+			run, log, err, hs := hostileSweep(t, tt.attack)
+			if hs.Written() > readCap {
+				t.Errorf("the runner read on: the server wrote %d MB", hs.Written()>>20)
+			}
+			text := log
+			if err != nil {
+				text += err.Error()
+			}
+			if run != nil {
+				for _, d := range run.Decode {
+					text += d.Reason
+					if d.TotalTokS != nil && (*d.TotalTokS < 0 || *d.TotalTokS > 1e7) {
+						t.Errorf("1K × %d: %g tok/s", d.Concurrency, *d.TotalTokS)
+					}
+					if d.OutputTokens != nil && *d.OutputTokens < 0 {
+						t.Errorf("1K × %d: %d output tokens", d.Concurrency, *d.OutputTokens)
+					}
+				}
+				if p := run.Probe; p != nil && len(p.EngineVersion) > 1000 {
+					t.Errorf("an engine version of %d bytes kept", len(p.EngineVersion))
+				}
+			}
+			if !strings.Contains(text, tt.want) {
+				t.Errorf("want %q in what the run said:\n%s", tt.want, text)
+			}
+		})
+	}
+}
+
+// TestSlowProbe: /v1/models trickling a byte a second once kept the run in
+// its probe until Ctrl-C.
+func TestSlowProbe(t *testing.T) {
+	ts := httptest.NewServer(&hostile.Server{Attack: hostile.SlowModels, Deadline: 20 * time.Second})
+	defer ts.Close()
+	c := NewClient(ts.URL, "", 1)
+	c.jsonTimeout = time.Second
+	start := time.Now()
+	_, err := c.probe(context.Background(), "")
+	if err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Errorf("probe of a trickling server: %v", err)
+	}
+	if waited := time.Since(start); waited > 10*time.Second {
+		t.Errorf("the probe waited %v", waited)
+	}
+}
+
+// TestEscapeSequencesArePrinted: a server's error holding escape sequences
+// and a carriage return once retitled the terminal, cleared it and forged
+// a progress line. They are printed escaped.
+func TestEscapeSequencesArePrinted(t *testing.T) {
+	run, log, err, _ := hostileSweep(t, hostile.EscapeError)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(log, "\x1b\r\x07") {
+		t.Errorf("control characters reached the output:\n%q", log)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		if strings.HasPrefix(line, hostile.ForgedLine) {
+			t.Errorf("a forged line starts a line of the output: %q", line)
+		}
+	}
+	if !strings.Contains(log, `\x1b]0;pwned`) {
+		t.Errorf("the server's words should still be shown, escaped:\n%s", log)
+	}
+	_ = run
 }

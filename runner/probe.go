@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 // measurement, and records what it found in the run.
 func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe, error) {
 	p := &matrixgen.Probe{}
+
 	var models struct {
 		Data []struct {
 			ID          string `json:"id"`
@@ -66,7 +68,11 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		p.Metrics = true
 		kvFromMetrics(p, samples)
 	}
-	obs := c.stream(ctx, chatRequest{prompt: "Say hello.", maxTokens: 4, seed: 1}, time.Minute, hooks{})
+	// A deadline for the whole request too: a server that keeps sending
+	// keep-alive comments and no token would pass the stall check for ever.
+	helloCtx, cancel := context.WithTimeout(ctx, probeStreamTimeout)
+	defer cancel()
+	obs := c.stream(helloCtx, chatRequest{prompt: "Say hello.", maxTokens: 4, seed: 1}, time.Minute, hooks{})
 	if obs.err != nil {
 		return nil, fmt.Errorf("probe: a 4-token request failed: %w", obs.err)
 	}
@@ -142,6 +148,8 @@ func (c *Client) metrics(ctx context.Context, url string) ([]sample, error) {
 	if url != "" {
 		path = url
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
+	defer cancel()
 	r, err := c.getURL(ctx, path)
 	if err != nil {
 		return nil, err
@@ -150,7 +158,11 @@ func (c *Client) metrics(ctx context.Context, url string) ([]sample, error) {
 	if r.StatusCode != 200 {
 		return nil, errors.New(r.Status)
 	}
-	return parseProm(r.Body), nil
+	text, err := readLimited(r.Body, maxMetrics, "GET "+path)
+	if err != nil {
+		return nil, err
+	}
+	return parseProm(bytes.NewReader(text)), nil
 }
 
 // kvFromMetrics reads the KV capacity vLLM reports. kv_cache_size_tokens is
@@ -238,3 +250,7 @@ func (c *Client) healthy(ctx context.Context) bool {
 	var models struct{ Data []any }
 	return c.getJSON(ctx, "/v1/models", &models) == nil && len(models.Data) > 0
 }
+
+// probeStreamTimeout bounds the probe's 4-token request, which may wait for
+// the server to load the model.
+const probeStreamTimeout = 5 * time.Minute

@@ -185,7 +185,10 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", ch.Error.Message), at
 			return obs
 		}
-		obs.read(&ch, at, &cum, h)
+		if err := obs.read(&ch, at, &cum, h); err != nil {
+			obs.err, obs.end = err, at
+			return obs
+		}
 	}
 }
 
@@ -227,10 +230,23 @@ func (wd *watchdog) progress() {
 // stalled reports whether the watchdog cancelled the stream.
 func (wd *watchdog) stalled() bool { return wd.hit.Load() }
 
-// read folds one chunk into the observation.
-func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
+// heldTokens is how many tokens a chunk may count beyond its bytes of text:
+// a server holds back the pieces of a character split across tokens, and
+// special tokens print nothing.
+const heldTokens = 16
+
+// read folds one chunk into the observation. Counts no server could mean
+// are refused: a negative count, or a jump of more tokens than the chunk
+// carries bytes of text, give or take heldTokens.
+func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error {
 	if ch.Usage != nil {
+		if ch.Usage.PromptTokens < 0 || ch.Usage.CompletionTokens < 0 {
+			return fmt.Errorf("impossible usage from the server: %d prompt and %d completion tokens", ch.Usage.PromptTokens, ch.Usage.CompletionTokens)
+		}
 		o.promptTokens = ch.Usage.PromptTokens
+	}
+	if ch.Timings != nil && ch.Timings.PredictedN < 0 {
+		return fmt.Errorf("impossible timings from the server: predicted_n %d", ch.Timings.PredictedN)
 	}
 	if ch.Timings != nil && ch.Timings.PredictedPerSecond > 0 {
 		o.serverTokS = ch.Timings.PredictedPerSecond // the latest is the whole request's
@@ -241,8 +257,11 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 	if len(ch.Choices) == 0 {
 		if ch.Usage != nil {
 			o.finalTokens = ch.Usage.CompletionTokens
+			if limit := o.outputBytes + len(o.events) + heldTokens; o.finalTokens > limit {
+				return fmt.Errorf("impossible usage from the server: %d completion tokens for %d bytes of text", o.finalTokens, o.outputBytes)
+			}
 		}
-		return
+		return nil
 	}
 	choice := ch.Choices[0]
 	text := choice.Delta.Reasoning + choice.Delta.ReasoningContent + choice.Delta.Content
@@ -250,10 +269,18 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 	switch {
 	case ch.Usage != nil:
 		o.source = matrixgen.TokensContinuousUsage
+		before := *cum
 		tokens = advance(cum, ch.Usage.CompletionTokens)
+		if tokens > len(text)+heldTokens {
+			return fmt.Errorf("impossible usage from the server: completion tokens jumped from %d to %d in a chunk of %d bytes of text", before, ch.Usage.CompletionTokens, len(text))
+		}
 	case ch.Timings != nil && ch.Timings.PredictedN > 0:
 		o.source = matrixgen.TokensTimingsPerToken
+		before := *cum
 		tokens = advance(cum, ch.Timings.PredictedN)
+		if tokens > len(text)+heldTokens {
+			return fmt.Errorf("impossible timings from the server: predicted_n jumped from %d to %d in a chunk of %d bytes of text", before, ch.Timings.PredictedN, len(text))
+		}
 	case text != "":
 		tokens = 1
 	}
@@ -280,13 +307,14 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) {
 	if choice.FinishReason != nil && *choice.FinishReason != "" {
 		o.finishReason = *choice.FinishReason
 	}
+	return nil
 }
 
 // reconcile spreads a final usage count over a stream's chunks when the
 // server gave no per-chunk counts: the total is then the server's, not a
 // chunk count, and each chunk carries its share.
 func (o *observation) reconcile() {
-	if o.source != matrixgen.TokensChunks || o.finalTokens == 0 || len(o.events) == 0 {
+	if o.source != matrixgen.TokensChunks || o.finalTokens <= 0 || len(o.events) == 0 {
 		return
 	}
 	n := len(o.events)

@@ -12,8 +12,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // Options are the run's settings plus what the command line decides.
@@ -55,7 +57,9 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		if o.Live != nil {
 			fmt.Fprint(o.Live, "\r\033[K") // clear the live line first
 		}
-		fmt.Fprintf(o.Log, format+"\n", args...)
+		// A line can carry a server's words (its errors, its version):
+		// control characters in them are shown, not obeyed by the terminal.
+		fmt.Fprintln(o.Log, term.Clean(fmt.Sprintf(format, args...)))
 	}
 
 	probe, err := c.probe(ctx, s.Server.MetricsURL)
@@ -655,7 +659,51 @@ func describeDecode(d matrixgen.Decode) string {
 // save writes the run file atomically: a temporary file beside it, synced,
 // then renamed over it, so the file is a whole valid run at every moment.
 func (sw *sweeper) save() error {
+	capServerText(sw.run)
 	return SaveRun(sw.o.File, sw.run)
+}
+
+// Bounds on text a server chose, as a run file keeps it: a server that
+// answers /version with 50 MB must not make a 100 MB run file.
+const (
+	maxNameText   = 256  // names and versions
+	maxReasonText = 4000 // error messages and other explanations
+)
+
+// capServerText cuts every string of the run a server could have chosen.
+func capServerText(r *matrixgen.Run) {
+	for _, s := range []*string{&r.Engine.Version, &r.Engine.Name, &r.Model.Name, &r.Model.ServedName} {
+		*s = capText(*s, maxNameText)
+	}
+	if p := r.Probe; p != nil {
+		for _, s := range []*string{&p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot} {
+			*s = capText(*s, maxNameText)
+		}
+	}
+	for i := range r.Prefill {
+		r.Prefill[i].Reason = capText(r.Prefill[i].Reason, maxReasonText)
+	}
+	for i := range r.Decode {
+		d := &r.Decode[i]
+		d.Reason = capText(d.Reason, maxReasonText)
+		if d.Loop != nil {
+			d.Loop.Unit = capText(d.Loop.Unit, maxReasonText)
+			d.Loop.Excerpt = capText(d.Loop.Excerpt, maxReasonText)
+		}
+	}
+}
+
+// capText cuts s to at most n bytes on a character boundary, saying how
+// much was cut.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
 }
 
 // tempFile is what SaveRun needs of a file; tests substitute failing ones

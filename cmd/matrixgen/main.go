@@ -7,6 +7,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/matrixgen/matrixgen/internal/term"
 	"io"
 	"os"
 	"sort"
@@ -59,7 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := do(fs.Args(), stdout); err != nil {
-		fmt.Fprintf(stderr, "matrixgen %s: %v\n", args[0], err)
+		// An error can carry a server's or a file's words: printed, not obeyed.
+		fmt.Fprintf(stderr, "matrixgen %s: %s\n", args[0], term.Clean(err.Error()))
 		return 1
 	}
 	return 0

@@ -48,7 +48,7 @@ func TestRealOllama(t *testing.T) {
 	config := filepath.Join(dir, "matrixgen.toml")
 	writeFile(t, config, []byte("[sweep]\nwarmup_timeout = \"5m\"\nidle_timeout = \"2m\"\n[describe]\nlaunch_command = \"OLLAMA_NUM_PARALLEL=4 ollama serve\"\n"))
 	code, stdout, stderr := matrixgenCmd(t, "run", "-config", config, "-base-url", url, "-model", model, "-o", runFile,
-		"-contexts", "1K,4K", "-concurrency", "1,2,4", "-duration", "5s", "-max-output", "96")
+		"-contexts", "1K,4K", "-concurrency", "1,2,4", "-duration", "5s", "-max-output", "256")
 	t.Logf("matrixgen run:\n%s%s", stdout, stderr)
 	if code != 0 {
 		t.Fatalf("run exited %d", code)
@@ -90,11 +90,20 @@ func TestRealOllama(t *testing.T) {
 		} else if c.Disagrees() {
 			t.Logf("%s: %d lines against Ollama's eval_count of %d (%+.1f%%), flagged on the page", label, c.ClientTokens, c.ServerTokens, 100*c.Deviation())
 		}
+		// At one request the client's per-request rate and Ollama's own
+		// agree within 10 %. They time different spans: the client from a
+		// request's first line's arrival to its last, over every request in
+		// the window (cut ones too); Ollama from sampling the first token to
+		// the request's end, over completed requests. On this model they
+		// were 0.4–8.7 % apart; a cached or miscounted figure is off by far
+		// more.
 		if d.Concurrency == 1 {
 			if d.PerRequestTokS == nil || d.ServerPerRequestTokS == nil {
 				t.Errorf("%s: no per-request rate to compare", label)
-			} else if r := *d.PerRequestTokS / *d.ServerPerRequestTokS; r < 0.95 || r > 1.05 {
+			} else if r := *d.PerRequestTokS / *d.ServerPerRequestTokS; r < 0.9 || r > 1.1 {
 				t.Errorf("%s: %.1f tok/s per request by the client, %.1f by Ollama's eval_count / eval_duration", label, *d.PerRequestTokS, *d.ServerPerRequestTokS)
+			} else {
+				t.Logf("%s: per request %.1f tok/s by the client, %.1f by Ollama (%+.1f%%)", label, *d.PerRequestTokS, *d.ServerPerRequestTokS, 100*(*d.PerRequestTokS / *d.ServerPerRequestTokS - 1))
 			}
 		}
 	}

@@ -220,6 +220,9 @@ func runSweep(s runner.Settings, out, resume string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "matrixgen run: %d of %d measurements in %s (%s)\n", measured, total, file, state)
 	}
 	if errors.Is(err, context.Canceled) {
+		if run == nil {
+			return errors.New("interrupted before anything was measured; no run file was written")
+		}
 		return errors.New("interrupted; what was measured is saved")
 	}
 	return err

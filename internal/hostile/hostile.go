@@ -1,0 +1,182 @@
+// Package hostile is an inference server that attacks its client, for
+// tests: bodies without end, lines without newlines, floods of keep-alive
+// comments, answers one byte a second, counts that jump or go backwards,
+// terminal escape sequences in its errors. Every answer ends by its
+// deadline or when the client goes away, and the server counts the bytes
+// it managed to write, so a test can tell that its client stopped reading
+// without measuring memory.
+package hostile
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Attack names what the server does.
+type Attack string
+
+// The attacks.
+const (
+	// HugeTokenize answers /tokenize with an endless JSON array.
+	HugeTokenize Attack = "huge-tokenize"
+	// HugeError answers the chat endpoint with a 500 and an endless body.
+	HugeError Attack = "huge-error"
+	// LongSSELine streams one data line that never ends.
+	LongSSELine Attack = "long-sse-line"
+	// KeepAliveFlood streams ": keep-alive" comments and nothing else.
+	KeepAliveFlood Attack = "keep-alive-flood"
+	// EndlessMetrics answers /metrics with Prometheus text without end.
+	EndlessMetrics Attack = "endless-metrics"
+	// SlowModels answers /v1/models one byte a second.
+	SlowModels Attack = "slow-models"
+	// UsageJump streams usage whose completion_tokens jumps to 2^62.
+	UsageJump Attack = "usage-jump"
+	// UsageBackwards streams usage counts that fall, and a negative final count.
+	UsageBackwards Attack = "usage-backwards"
+	// HugeVersion answers /version with a 50 MB version string.
+	HugeVersion Attack = "huge-version"
+	// EscapeError answers the chat endpoint, from its second request on,
+	// with an error whose text holds terminal escape sequences and a forged
+	// progress line.
+	EscapeError Attack = "escape-error"
+)
+
+// Server serves one attack; everything else it answers as a small, plain
+// OpenAI-compatible server would.
+type Server struct {
+	Attack Attack
+	// Deadline ends every attacking answer; 30 s when zero.
+	Deadline time.Duration
+	written  atomic.Int64
+	chats    atomic.Int64
+}
+
+// Written is how many bytes the attacking answers wrote so far.
+func (s *Server) Written() int64 { return s.written.Load() }
+
+// ForgedLine is the progress line EscapeError tries to forge on a terminal.
+const ForgedLine = "matrixgen run: 9 of 9 measurements (complete)"
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	deadline := s.Deadline
+	if deadline == 0 {
+		deadline = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), deadline)
+	defer cancel()
+	path := r.URL.Path
+	switch {
+	case path == "/v1/models" && s.Attack == SlowModels:
+		s.trickle(ctx, w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+	case path == "/v1/models":
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"m","object":"model","max_model_len":65536}]}`)
+	case path == "/version" && s.Attack == HugeVersion:
+		w.Write([]byte(`{"version":"`))
+		s.flood(ctx, w, "0.1.2-", 50<<20)
+		w.Write([]byte(`"}`))
+	case path == "/version":
+		fmt.Fprint(w, `{"version":"0.0.1"}`)
+	case path == "/tokenize" && s.Attack == HugeTokenize:
+		w.Write([]byte(`{"count":1,"tokens":[`))
+		s.flood(ctx, w, "1,", -1)
+	case path == "/metrics" && s.Attack == EndlessMetrics:
+		s.flood(ctx, w, "vllm:num_requests_running{engine=\"0\"} 0\n", -1)
+	case path == "/v1/chat/completions":
+		s.chat(ctx, w)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) chat(ctx context.Context, w http.ResponseWriter) {
+	switch s.Attack {
+	case HugeError:
+		w.WriteHeader(http.StatusInternalServerError)
+		s.flood(ctx, w, "internal error ", -1)
+		return
+	case EscapeError:
+		if s.chats.Add(1) == 1 {
+			break // the probe's request passes, so the sweep reaches the attack
+		}
+		w.WriteHeader(http.StatusBadRequest)
+		msg := "bad\x1b]0;pwned\x07\x1b[2J\r\n" + ForgedLine + "\x1b[0m"
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"BadRequestError","code":400}}`, msg)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	switch s.Attack {
+	case LongSSELine:
+		w.Write([]byte(`data: {"choices":[{"delta":{"content":"`))
+		s.flood(ctx, w, "aaaaaaaaaaaaaaaa", -1)
+	case KeepAliveFlood:
+		s.flood(ctx, w, ": keep-alive\n\n", -1)
+	case UsageJump, UsageBackwards:
+		s.counts(ctx, w)
+	default:
+		s.counts(ctx, w)
+	}
+}
+
+// counts streams a short answer whose usage does what the attack says.
+func (s *Server) counts(ctx context.Context, w http.ResponseWriter) {
+	flusher, _ := w.(http.Flusher)
+	for i := 1; i <= 40 && ctx.Err() == nil; i++ {
+		n := i
+		switch {
+		case s.Attack == UsageJump && i == 20:
+			n = 1 << 62
+		case s.Attack == UsageBackwards && i > 20:
+			n = 40 - 2*i // falls, then goes negative
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w%d\"},\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", i, n)
+		if flusher != nil {
+			flusher.Flush()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	final := 40
+	if s.Attack == UsageBackwards {
+		final = -4
+	}
+	fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", final)
+	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", final)
+}
+
+// flood writes unit again and again, up to limit bytes (-1: no limit),
+// until the deadline or the client leaves.
+func (s *Server) flood(ctx context.Context, w http.ResponseWriter, unit string, limit int64) {
+	chunk := []byte(strings.Repeat(unit, max(1, (64<<10)/len(unit))))
+	var sent int64
+	for ctx.Err() == nil && (limit < 0 || sent < limit) {
+		n, err := w.Write(chunk)
+		sent += int64(n)
+		s.written.Add(int64(n))
+		if err != nil {
+			return
+		}
+	}
+}
+
+// trickle writes text a byte a second.
+func (s *Server) trickle(ctx context.Context, w http.ResponseWriter, text string) {
+	flusher, _ := w.(http.Flusher)
+	for i := 0; i < len(text); i++ {
+		if _, err := w.Write([]byte{text[i]}); err != nil {
+			return
+		}
+		s.written.Add(1)
+		if flusher != nil {
+			flusher.Flush()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,33 @@
+// Package term makes text from servers and files safe to print on a
+// terminal: control characters (escape sequences that retitle the window,
+// clear the screen or move the cursor, carriage returns that overwrite a
+// line) are shown escaped instead of obeyed.
+package term
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Clean returns s with every control character but newline and tab written
+// as a Go escape (\x1b, \r, \u009b), so it prints as text.
+func Clean(s string) string {
+	if strings.IndexFunc(s, needsEscape) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if needsEscape(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func needsEscape(r rune) bool {
+	return r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029')
+}
