@@ -173,25 +173,3 @@ func TestSlowProbe(t *testing.T) {
 		t.Errorf("the probe waited %v", waited)
 	}
 }
-
-// TestEscapeSequencesArePrinted: a server's error holding escape sequences
-// and a carriage return once retitled the terminal, cleared it and forged
-// a progress line. They are printed escaped.
-func TestEscapeSequencesArePrinted(t *testing.T) {
-	run, log, err, _ := hostileSweep(t, hostile.EscapeError)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.ContainsAny(log, "\x1b\r\x07") {
-		t.Errorf("control characters reached the output:\n%q", log)
-	}
-	for _, line := range strings.Split(log, "\n") {
-		if strings.HasPrefix(line, hostile.ForgedLine) {
-			t.Errorf("a forged line starts a line of the output: %q", line)
-		}
-	}
-	if !strings.Contains(log, `\x1b]0;pwned`) {
-		t.Errorf("the server's words should still be shown, escaped:\n%s", log)
-	}
-	_ = run
-}

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/hostile"
 	"github.com/matrixgen/matrixgen/runner/sim"
 )
 
@@ -120,5 +122,31 @@ func TestContextBeyondTheModel(t *testing.T) {
 		if rt.PromptTokens > 100 {
 			t.Errorf("a measurement request was sent: %+v", rt)
 		}
+	}
+}
+
+// TestEscapeSequencesArePrinted: a server's error holding escape sequences
+// and a carriage return once retitled the terminal, cleared it and forged
+// the line "matrixgen run: 9 of 9 measurements (complete)". Its words are
+// printed escaped, wherever they surface.
+func TestEscapeSequencesArePrinted(t *testing.T) {
+	ts := httptest.NewServer(&hostile.Server{Attack: hostile.EscapeError, Deadline: 10 * time.Second})
+	defer ts.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "matrixgen.toml")
+	writeFile(t, cfg, []byte("[sweep]\nkv_cache_tokens = 1048576\n"))
+	_, stdout, stderr := matrixgenCmd(t, "run", "-config", cfg, "-base-url", ts.URL, "-o", filepath.Join(dir, "r.json"),
+		"-contexts", "1K", "-concurrency", "1", "-duration", "1s")
+	out := stdout + stderr
+	if strings.ContainsAny(out, "\x1b\r\x07") {
+		t.Errorf("control characters reached the output:\n%q", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, hostile.ForgedLine) {
+			t.Errorf("a forged line starts a line of the output: %q", line)
+		}
+	}
+	if !strings.Contains(out, `\x1b]0;pwned`) {
+		t.Errorf("the server's words should still be shown, escaped:\n%s", out)
 	}
 }
