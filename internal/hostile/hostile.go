@@ -9,6 +9,7 @@ package hostile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -104,7 +105,8 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter) {
 		}
 		w.WriteHeader(http.StatusBadRequest)
 		msg := "bad\x1b]0;pwned\x07\x1b[2J\r\n" + ForgedLine + "\x1b[0m"
-		fmt.Fprintf(w, `{"error":{"message":%q,"type":"BadRequestError","code":400}}`, msg)
+		body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "BadRequestError", "code": 400}})
+		w.Write(body)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
