@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/matrixgen/matrixgen/internal/term"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -225,7 +226,7 @@ func byteSize(n int64) string {
 // errorText reads an error answer's body, at most maxErrorBody of it.
 func errorText(r io.Reader) string {
 	data, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
-	return string(bytes.TrimSpace(data))
+	return term.Line(string(bytes.TrimSpace(data)))
 }
 
 // getJSON GETs path into v; an HTTP error status is an error.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // Ollama is measured through its native API, /api/chat, not its
@@ -168,7 +169,7 @@ func (c *Client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 			return obs
 		}
 		if ch.Error != "" {
-			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", ch.Error), at
+			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error)), at
 			return obs
 		}
 		obs.readOllama(&ch, at, h)

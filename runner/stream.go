@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/term"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -182,7 +183,7 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 			return obs
 		}
 		if ch.Error != nil {
-			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", ch.Error.Message), at
+			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error.Message)), at
 			return obs
 		}
 		if err := obs.read(&ch, at, &cum, h); err != nil {
@@ -365,7 +366,10 @@ type ServerError struct {
 // retryable reports whether the server asked to be tried again later.
 func (e *ServerError) retryable() bool { return e.Status == 429 || e.Status == 503 }
 
-func (e *ServerError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Message) }
+// Error gives the server's words on one line, control characters escaped.
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("HTTP %d: %s", e.Status, term.Line(e.Message))
+}
 
 // contextTooLong reports whether err is the server refusing a prompt that
 // does not fit the model's length.

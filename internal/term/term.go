@@ -28,6 +28,13 @@ func Clean(s string) string {
 	return b.String()
 }
 
+// Line is Clean for text that must stay on one line, such as a server's
+// error message: newlines and tabs are escaped too, so the text cannot start
+// a line of its own that looks like the program's.
+func Line(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(Clean(s))
+}
+
 func needsEscape(r rune) bool {
 	return r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029')
 }

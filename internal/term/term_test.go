@@ -16,6 +16,12 @@ func TestClean(t *testing.T) {
 	}
 }
 
+func TestLine(t *testing.T) {
+	if got, want := Line("bad\r\nmatrixgen run: 9 of 9\t."), `bad\r\nmatrixgen run: 9 of 9\t.`; got != want {
+		t.Errorf("Line = %q, want %q", got, want)
+	}
+}
+
 func FuzzClean(f *testing.F) {
 	f.Add("bad\x1b[2J\r")
 	f.Fuzz(func(t *testing.T, s string) {
