@@ -3,6 +3,7 @@ package matrixgen
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -76,7 +77,7 @@ func LoadFile(name string) (Entry, error) {
 	if !ValidID(id) {
 		return Entry{}, fmt.Errorf("%s: the file name must be a run id of letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)", name)
 	}
-	data, err := readBounded(name)
+	data, err := readBounded(name, MaxRunFileBytes, "a run file")
 	if err != nil {
 		return Entry{}, err
 	}
@@ -85,23 +86,72 @@ func LoadFile(name string) (Entry, error) {
 		return Entry{}, err
 	}
 	notesName := strings.TrimSuffix(name, ".json") + ".md"
-	notes, err := readBounded(notesName)
+	notes, err := readBounded(notesName, MaxNotesBytes, "a note")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Entry{}, err
 	}
 	return Entry{ID: id, File: name, Run: run, Raw: data, Notes: notes}, nil
 }
 
-func readBounded(name string) ([]byte, error) {
-	info, err := os.Stat(name)
+// MaxNotesBytes bounds a run's notes: a page's worth of Markdown is a few
+// kilobytes; a megabyte is plenty.
+const MaxNotesBytes = 1 << 20
+
+// readBounded reads a regular file of at most limit bytes inside its own
+// folder: a link that resolves elsewhere is refused, so a build from
+// contributed run files cannot publish the build machine's files.
+func readBounded(name string, limit int64, what string) ([]byte, error) {
+	if err := insideItsFolder(name); err != nil {
+		return nil, err
+	}
+	// Stat before opening: opening a FIFO would wait for a writer.
+	if info, err := os.Stat(name); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", name)
 	}
-	if info.Size() > MaxRunFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes is larger than the %d a run file may be", name, info.Size(), MaxRunFileBytes)
+	if info.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes is larger than the %d %s may be", name, info.Size(), limit, what)
 	}
-	return os.ReadFile(name)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit { // it grew while being read
+		return nil, fmt.Errorf("%s: larger than the %d bytes %s may be", name, limit, what)
+	}
+	return data, nil
+}
+
+// insideItsFolder refuses name when it is a link that resolves outside the
+// folder it is in.
+func insideItsFolder(name string) error {
+	info, err := os.Lstat(name)
+	if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		return err
+	}
+	target, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(name))
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(dir, target); err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s: a link to %s, outside the runs folder: refused, so a build publishes only what the folder holds", name, target)
+	}
+	return nil
 }

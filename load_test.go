@@ -1,0 +1,59 @@
+package matrixgen
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestLinksOutsideTheRunsFolder: a note linked to /etc/passwd was once
+// published. A link that resolves outside the runs folder is refused, and
+// says which; a link inside it is fine.
+func TestLinksOutsideTheRunsFolder(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	os.Mkdir(runs, 0o755)
+	sample, err := os.ReadFile(filepath.Join("runs", "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "secret.txt")
+	os.WriteFile(secret, []byte("root:x:0:0"), 0o644)
+	os.WriteFile(filepath.Join(runs, "a.json"), sample, 0o644)
+	os.Symlink(secret, filepath.Join(runs, "a.md"))
+	if _, err := LoadFile(filepath.Join(runs, "a.json")); err == nil || !strings.Contains(err.Error(), "outside the runs folder") {
+		t.Errorf("a note linked outside: %v", err)
+	}
+	os.Symlink(filepath.Join(dir, "elsewhere.json"), filepath.Join(runs, "b.json"))
+	os.WriteFile(filepath.Join(dir, "elsewhere.json"), sample, 0o644)
+	if _, err := LoadFile(filepath.Join(runs, "b.json")); err == nil || !strings.Contains(err.Error(), "outside the runs folder") {
+		t.Errorf("a run file linked outside: %v", err)
+	}
+	os.WriteFile(filepath.Join(runs, "c-notes.txt"), []byte("# fine"), 0o644)
+	os.WriteFile(filepath.Join(runs, "c.json"), sample, 0o644)
+	os.Symlink("c-notes.txt", filepath.Join(runs, "c.md"))
+	if e, err := LoadFile(filepath.Join(runs, "c.json")); err != nil || string(e.Notes) != "# fine" {
+		t.Errorf("a note linked inside the folder: %v", err)
+	}
+}
+
+// TestNotesAreBounded: a note larger than MaxNotesBytes, or one that is not
+// a regular file (a FIFO, which would block a reader), is an error.
+func TestNotesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	sample, _ := os.ReadFile(filepath.Join("runs", "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"))
+	os.WriteFile(filepath.Join(dir, "a.json"), sample, 0o644)
+	os.WriteFile(filepath.Join(dir, "a.md"), make([]byte, MaxNotesBytes+1), 0o644)
+	if _, err := LoadFile(filepath.Join(dir, "a.json")); err == nil || !strings.Contains(err.Error(), "a note may be") {
+		t.Errorf("a note of %d bytes: %v", MaxNotesBytes+1, err)
+	}
+	os.WriteFile(filepath.Join(dir, "b.json"), sample, 0o644)
+	if err := syscall.Mkfifo(filepath.Join(dir, "b.md"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if _, err := LoadFile(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a FIFO for notes: %v", err)
+	}
+}
