@@ -115,3 +115,16 @@ func TestVLLMBenchServeRejects(t *testing.T) {
 		t.Errorf("-engine sglang: %v", err)
 	}
 }
+
+// TestNotesNameTheFileNotThePath: the notes are published; the importing
+// machine's folders are not for publishing.
+func TestNotesNameTheFileNotThePath(t *testing.T) {
+	res, err := LLMInferenceBench("/home/someone/private/benchmark_results.json", read(t, "benchmark_results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if strings.Contains(notes, "/home/someone") || !strings.Contains(notes, "`benchmark_results.json`") {
+		t.Errorf("notes: %s", notes)
+	}
+}

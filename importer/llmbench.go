@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 
@@ -32,7 +33,7 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 			PrefillMode: matrixgen.PrefillDecodeWarmup,
 		},
 	}
-	res := Result{Run: r, Notes: []string{fmt.Sprintf("Imported from llm-inference-bench %s output `%s`; latencies converted from seconds to milliseconds.", r.Tool.Version, name)}}
+	res := Result{Run: r, Notes: []string{fmt.Sprintf("Imported from llm-inference-bench %s output `%s`; latencies converted from seconds to milliseconds.", r.Tool.Version, filepath.Base(name))}}
 	if r.Engine.Name == "" {
 		r.Engine.Name = "unknown"
 		res.Notes = append(res.Notes, "The file does not name the engine.")

@@ -47,14 +47,8 @@ Examples:
 			}
 			datas := make([][]byte, len(files))
 			for i, f := range files {
-				info, err := os.Stat(f)
-				if err != nil {
-					return err
-				}
-				if info.Size() > matrixgen.MaxRunFileBytes {
-					return fmt.Errorf("%s: larger than %d bytes", f, matrixgen.MaxRunFileBytes)
-				}
-				if datas[i], err = os.ReadFile(f); err != nil {
+				var err error
+				if datas[i], err = readInput(f); err != nil {
 					return err
 				}
 			}
@@ -127,4 +121,30 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 	}
 	fmt.Fprintf(stdout, "imported %d prefill rows and %d decode cells into %s\n", len(r.Prefill), len(r.Decode), file)
 	return nil
+}
+
+// readInput reads a result file to import: a regular file of at most
+// matrixgen.MaxRunFileBytes. A device, a FIFO or standard input could feed
+// it without end.
+func readInput(name string) ([]byte, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (import reads result files, not devices, pipes or standard input)", name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, matrixgen.MaxRunFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > matrixgen.MaxRunFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, matrixgen.MaxRunFileBytes)
+	}
+	return data, nil
 }

@@ -41,3 +41,15 @@ func TestImportThenBuild(t *testing.T) {
 		t.Errorf("unknown format: exit %d %s", code, stderr)
 	}
 }
+
+// TestImportReadsOnlyFiles: `import … /dev/zero` once read 2.8 GB in ten
+// seconds. Devices, FIFOs and the like are refused before a byte is read,
+// and the notes name the input by its base name, not the local path.
+func TestImportReadsOnlyFiles(t *testing.T) {
+	for _, name := range []string{"/dev/zero", "/dev/stdin"} {
+		code, _, stderr := matrixgenCmd(t, "import", "llm-inference-bench", name)
+		if code == 0 || !strings.Contains(stderr, "not a regular file") {
+			t.Errorf("import %s: exit %d, %q", name, code, stderr)
+		}
+	}
+}
