@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -190,10 +191,18 @@ func (c *Client) getURL(ctx context.Context, url string) (*http.Response, error)
 	if err != nil {
 		return nil, err
 	}
-	if c.apiKey != "" {
+	if c.apiKey != "" && c.sameOrigin(req.URL) {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
 	return c.http.Do(req)
+}
+
+// sameOrigin reports whether u is on the server's own scheme, host and
+// port: the API key goes there and nowhere else (a metrics_url on another
+// host does not get it).
+func (c *Client) sameOrigin(u *neturl.URL) bool {
+	base, err := neturl.Parse(c.base)
+	return err == nil && strings.EqualFold(base.Scheme, u.Scheme) && strings.EqualFold(base.Host, u.Host)
 }
 
 // Limits on what the runner reads from a server, each sized for its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -171,5 +172,25 @@ func TestSlowProbe(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > 10*time.Second {
 		t.Errorf("the probe waited %v", waited)
+	}
+}
+
+// TestKeyStaysWithItsServer: the API key was sent as a Bearer token to a
+// metrics_url on another host. It goes to the server's own origin only.
+func TestKeyStaysWithItsServer(t *testing.T) {
+	var got []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+	}))
+	defer other.Close()
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("Authorization"))
+	}))
+	defer own.Close()
+	c := NewClient(own.URL, "sk-secret", 1)
+	c.metrics(context.Background(), other.URL+"/metrics")
+	c.metrics(context.Background(), "")
+	if len(got) != 2 || got[0] != "" || got[1] != "Bearer sk-secret" {
+		t.Errorf("Authorization sent: %q; want none to the other host, the key to the server's own", got)
 	}
 }

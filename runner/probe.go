@@ -29,7 +29,7 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		} `json:"data"`
 	}
 	if err := c.getJSON(ctx, "/v1/models", &models); err != nil {
-		return nil, fmt.Errorf("probe: %w (is an OpenAI-compatible server at %s?)", err, c.base)
+		return nil, fmt.Errorf("probe: %w (is an OpenAI-compatible server at %s?)", err, RedactURL(c.base))
 	}
 	switch {
 	case c.model == "" && len(models.Data) == 1:

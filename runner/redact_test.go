@@ -14,6 +14,11 @@ func TestRedactCommand(t *testing.T) {
 		{"env MAX_JOBS=2 vllm serve m --max-num-seqs 128", "env MAX_JOBS=2 vllm serve m --max-num-seqs 128"},
 		{"vllm serve m --api-key <redacted>", "vllm serve m --api-key <redacted>"},
 		{"--tokenizer-mode auto --max-tokens 4", "--tokenizer-mode auto --max-tokens 4"},
+		{"llama-server -m m.gguf -api-key sk-1", "llama-server -m m.gguf -api-key <redacted>"},
+		{"sglang --api-keys sk-1,sk-2 --port 1", "sglang --api-keys <redacted> --port 1"},
+		{"x --middleware-api-key sk-9", "x --middleware-api-key <redacted>"},
+		{"curl https://user:pa55@host:8000/v1 -X", "curl https://user:<redacted>@host:8000/v1 -X"},
+		{"--max-num-batched-tokens 8192 --num-api-key-retries 2", "--max-num-batched-tokens 8192 --num-api-key-retries 2"},
 	}
 	for _, tt := range tests {
 		if got := RedactCommand(tt.in); got != tt.want {

@@ -59,7 +59,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		}
 		// A line can carry a server's words (its errors, its version):
 		// control characters in them are shown, not obeyed by the terminal.
-		fmt.Fprintln(o.Log, term.Clean(fmt.Sprintf(format, args...)))
+		fmt.Fprintln(o.Log, term.Clean(redactSecret(fmt.Sprintf(format, args...), o.APIKey)))
 	}
 
 	probe, err := c.probe(ctx, s.Server.MetricsURL)
@@ -583,7 +583,7 @@ func (sw *sweeper) waitForServer(ctx context.Context, lost *lostServer) error {
 		}
 	}
 	return fmt.Errorf("the server at %s stopped answering (%v) and did not come back within %v; what was measured is saved, continue with -resume once it is up",
-		sw.s.Server.BaseURL, lost.cause, limit)
+		RedactURL(sw.s.Server.BaseURL), lost.cause, limit)
 }
 
 // overCapacity says why a cell cannot run, before sending anything: C
@@ -660,6 +660,7 @@ func describeDecode(d matrixgen.Decode) string {
 // then renamed over it, so the file is a whole valid run at every moment.
 func (sw *sweeper) save() error {
 	capServerText(sw.run)
+	redactRun(sw.run, sw.o.APIKey)
 	return SaveRun(sw.o.File, sw.run)
 }
 
@@ -689,6 +690,33 @@ func capServerText(r *matrixgen.Run) {
 		if d.Loop != nil {
 			d.Loop.Unit = capText(d.Loop.Unit, maxReasonText)
 			d.Loop.Excerpt = capText(d.Loop.Excerpt, maxReasonText)
+		}
+	}
+}
+
+// redactRun replaces the live API key wherever the run's text holds it: in
+// the launch command under any flag, in a server's error that echoed it.
+func redactRun(r *matrixgen.Run, key string) {
+	if key == "" {
+		return
+	}
+	r.LaunchCommand = redactSecret(r.LaunchCommand, key)
+	for _, s := range []*string{&r.Engine.Version, &r.Model.Name, &r.Model.ServedName, &r.Engine.Repository, &r.Engine.Build, &r.Engine.Commit} {
+		*s = redactSecret(*s, key)
+	}
+	if p := r.Probe; p != nil {
+		for _, s := range []*string{&p.EngineVersion, &p.Model, &p.ModelRoot, &p.KVSource, &p.Tokenizer} {
+			*s = redactSecret(*s, key)
+		}
+	}
+	for i := range r.Prefill {
+		r.Prefill[i].Reason = redactSecret(r.Prefill[i].Reason, key)
+	}
+	for i := range r.Decode {
+		d := &r.Decode[i]
+		d.Reason = redactSecret(d.Reason, key)
+		if d.Loop != nil {
+			d.Loop.Unit, d.Loop.Excerpt = redactSecret(d.Loop.Unit, key), redactSecret(d.Loop.Excerpt, key)
 		}
 	}
 }

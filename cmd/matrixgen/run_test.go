@@ -27,7 +27,11 @@ func TestRunThenBuild(t *testing.T) {
 	ts := httptest.NewServer(s)
 	defer func() { ts.Close(); s.Close() }()
 
+	// The key the runner holds, under flags of every spelling, and under one
+	// no pattern knows (only the live key's value can find that one); and
+	// a password in a URL.
 	const key = "sk-test-0123456789-do-not-leak"
+	const password = "pa55-do-not-leak"
 	t.Setenv("MATRIXGEN_TEST_KEY", key)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "matrixgen.toml")
@@ -35,7 +39,7 @@ func TestRunThenBuild(t *testing.T) {
 api_key_env = "MATRIXGEN_TEST_KEY"
 [describe]
 gpu = "Loopback"
-launch_command = "vllm serve m --api-key `+key+`"
+launch_command = "vllm serve m --api-key `+key+` -api-key `+key+` --api-keys `+key+` --middleware-api-key `+key+` --served-as `+key+` --hf-url https://user:`+password+`@hf.example/"
 `))
 	runFile := filepath.Join(dir, "runs", "e2e.json")
 	code, stdout, stderr := matrixgenCmd(t, "run", "-config", cfg, "-base-url", ts.URL, "-o", runFile,
@@ -70,8 +74,8 @@ launch_command = "vllm serve m --api-key `+key+`"
 	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() && path != cfg {
 			data, _ := os.ReadFile(path)
-			if strings.Contains(string(data), key) {
-				t.Errorf("%s contains the API key", path)
+			if strings.Contains(string(data), key) || strings.Contains(string(data), password) {
+				t.Errorf("%s contains the API key or the URL's password", path)
 			}
 		}
 		return nil
