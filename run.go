@@ -45,6 +45,10 @@ type Run struct {
 	Prefill []Prefill `json:"prefill,omitempty"`
 	// Decode holds one cell per (context, concurrency) pair of the matrix.
 	Decode []Decode `json:"decode,omitempty"`
+	// ResumedDespite lists the differences between the server or settings
+	// the run began with and those it was resumed with, accepted by force:
+	// its cells may not all be comparable.
+	ResumedDespite []string `json:"resumed_despite,omitempty"`
 }
 
 // Tool names the benchmark program and its version.

@@ -35,16 +35,18 @@ type runPage struct {
 	Disagreements []string
 	// PrefillNotes are what the prefill rows say beside their figures: a
 	// prompt one token short, the server's own prefill speed, a wait.
-	PrefillNotes  []string
-	Panels        []panel
-	LaunchCommand string
-	Chart         any // an ECharts option; html/template escapes it as JSON
-	ChartLabel    string
-	Matrix        matrix
-	Legend        legend
-	Measurements  []measurementRow
-	Details       *detailsData
-	Notes         template.HTML
+	PrefillNotes []string
+	// ResumedDespite lists what differed when the run was resumed by force.
+	ResumedDespite []string
+	Panels         []panel
+	LaunchCommand  string
+	Chart          any // an ECharts option; html/template escapes it as JSON
+	ChartLabel     string
+	Matrix         matrix
+	Legend         legend
+	Measurements   []measurementRow
+	Details        *detailsData
+	Notes          template.HTML
 }
 
 type panel struct {
@@ -95,17 +97,18 @@ type measurementRow struct {
 func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	r := e.Run.Sorted()
 	p := &runPage{
-		pageBase:      b.base("../../", runTitle(r)+" · "+b.site.Title, runDescription(r), "runs/"+e.ID+"/"),
-		Heading:       runTitle(r),
-		Subtitle:      joinNonEmpty(" · ", r.Engine.Name, r.Engine.Version, r.Engine.Quantization),
-		Shape:         sweepShape(r),
-		Simulated:     r.Simulated,
-		Incomplete:    r.Incomplete,
-		Disagreements: disagreements(r),
-		PrefillNotes:  prefillNotes(r),
-		Panels:        panels(r),
-		LaunchCommand: r.LaunchCommand,
-		Measurements:  measurementRows(r),
+		pageBase:       b.base("../../", runTitle(r)+" · "+b.site.Title, runDescription(r), "runs/"+e.ID+"/"),
+		Heading:        runTitle(r),
+		Subtitle:       joinNonEmpty(" · ", r.Engine.Name, r.Engine.Version, r.Engine.Quantization),
+		Shape:          sweepShape(r),
+		Simulated:      r.Simulated,
+		Incomplete:     r.Incomplete,
+		Disagreements:  disagreements(r),
+		PrefillNotes:   prefillNotes(r),
+		ResumedDespite: r.ResumedDespite,
+		Panels:         panels(r),
+		LaunchCommand:  r.LaunchCommand,
+		Measurements:   measurementRows(r),
 	}
 	if len(r.Prefill) > 0 {
 		p.Chart, p.ChartLabel = prefillChart(r)

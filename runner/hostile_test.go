@@ -14,6 +14,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
+	"github.com/matrixgen/matrixgen/runner/sim"
 )
 
 // Attacks and accidents a run must survive, each reproduced here.
@@ -193,4 +194,42 @@ func TestKeyStaysWithItsServer(t *testing.T) {
 	if len(got) != 2 || got[0] != "" || got[1] != "Bearer sk-secret" {
 		t.Errorf("Authorization sent: %q; want none to the other host, the key to the server's own", got)
 	}
+}
+
+// TestResumeRefusesAnotherServer: resuming a vLLM-sim run against a
+// llama.cpp-flavoured sim with another model once completed without a
+// word, five cells of eight from the other server. Resume lists every
+// difference and refuses; -force resumes and records them.
+func TestResumeRefusesAnotherServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, url, dial := startMemSim(t, testProfile())
+		file := filepath.Join(t.TempDir(), "run.json")
+		settings := testSettings(url, []string{"1K"}, []int{1, 2}, time.Second)
+		ctx, cancel := context.WithCancel(context.Background())
+		log := &cancelAfter{marker: "decode 1K × 1", cancel: cancel}
+		if _, err := Run(ctx, Options{Settings: settings, File: file, Log: log, dial: dial}); err == nil {
+			t.Fatal("the interrupted sweep did not stop")
+		}
+		p := testProfile()
+		p.Flavour, p.Model = sim.FlavourLlamaCpp, "other"
+		_, url2, dial2 := startMemSim(t, p)
+		settings2 := testSettings(url2, []string{"1K"}, []int{1, 2}, 2*time.Second)
+		var out bytes.Buffer
+		_, err := Run(context.Background(), Options{Settings: settings2, File: file, Resume: true, Log: &out, dial: dial2})
+		if err == nil {
+			t.Fatal("resumed against another server")
+		}
+		for _, want := range []string{"engine: vllm then, llama.cpp now", "model: sim then, other now", "window seconds: 1 then, 2 now"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("the refusal does not say %q:\n%v", want, err)
+			}
+		}
+		run, err := Run(context.Background(), Options{Settings: settings2, File: file, Resume: true, Force: true, Log: &out, dial: dial2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(run.ResumedDespite) < 3 {
+			t.Errorf("forced resume recorded %q", run.ResumedDespite)
+		}
+	})
 }

@@ -28,6 +28,9 @@ type Options struct {
 	File string
 	// Resume continues the run in File: cells already measured are kept.
 	Resume bool
+	// Force resumes a run measured against another server or with other
+	// settings, recording the differences in the run.
+	Force bool
 	// Simulated marks the run as measured against `matrixgen sim`.
 	Simulated bool
 	// Log receives progress lines.
@@ -83,7 +86,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	// in between must not look finished.
 	run.Incomplete = true
 	if o.Resume {
-		if run, err = resumeRun(o.File, run); err != nil {
+		if run, err = resumeRun(o.File, run, o.Force); err != nil {
 			return nil, err
 		}
 	}
@@ -268,21 +271,57 @@ func lastSegment(path string) string {
 	return path[strings.LastIndexByte(path, '/')+1:]
 }
 
-// resumeRun takes the measurements of an earlier run of the same sweep:
-// every cell that finished (anything but not_run and error) is kept.
-func resumeRun(file string, fresh *matrixgen.Run) (*matrixgen.Run, error) {
+// resumeRun takes the measurements of an earlier run of the same sweep
+// against the same server: every cell that finished (anything but not_run
+// and error) is kept. A different server, model or setting would mix two
+// runs under one's name, so any difference is refused, all of them listed,
+// unless force; then they are recorded in the run.
+func resumeRun(file string, fresh *matrixgen.Run, force bool) (*matrixgen.Run, error) {
 	e, err := matrixgen.LoadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
 	old := e.Run
-	if !slices.Equal(old.Sweep.Contexts, fresh.Sweep.Contexts) || !slices.Equal(old.Sweep.Concurrency, fresh.Sweep.Concurrency) ||
-		!slices.Equal(old.Sweep.PrefillContexts, fresh.Sweep.PrefillContexts) {
-		return nil, fmt.Errorf("resume: %s was a different sweep (contexts %v × concurrency %v)", file, old.Sweep.Contexts, old.Sweep.Concurrency)
+	if diffs := resumeDifferences(old, fresh); len(diffs) > 0 {
+		if !force {
+			return nil, fmt.Errorf("resume: %s was measured differently, so its cells and new ones would not be one run:\n  %s\n(-force resumes anyway and records these differences in the run)",
+				file, strings.Join(diffs, "\n  "))
+		}
+		old.ResumedDespite = append(old.ResumedDespite, diffs...)
 	}
 	old.Incomplete = true
 	return old, nil
 }
+
+// resumeDifferences lists what differs between a run and the run a resume
+// would measure now: the server as probed, and the sweep's settings.
+func resumeDifferences(old, fresh *matrixgen.Run) []string {
+	var diffs []string
+	differ := func(what string, a, b any) {
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			diffs = append(diffs, fmt.Sprintf("%s: %v then, %v now", what, a, b))
+		}
+	}
+	op, np := old.Probe, fresh.Probe
+	if op == nil {
+		op = &matrixgen.Probe{}
+	}
+	differ("engine", op.Engine, np.Engine)
+	differ("engine version", op.EngineVersion, np.EngineVersion)
+	differ("model", op.Model, np.Model)
+	differ("maximum length", op.MaxModelLen, np.MaxModelLen)
+	differ("KV cache tokens", op.KVCacheTokens, np.KVCacheTokens)
+	os, ns := old.Sweep, fresh.Sweep
+	differ("contexts", os.Contexts, ns.Contexts)
+	differ("concurrency", os.Concurrency, ns.Concurrency)
+	differ("prefill contexts", os.PrefillContexts, ns.PrefillContexts)
+	differ("window seconds", os.DurationSeconds, ns.DurationSeconds)
+	differ("max output tokens", os.MaxOutputTokens, ns.MaxOutputTokens)
+	differ("ignore_eos", deref(os.IgnoreEOS), deref(ns.IgnoreEOS))
+	return diffs
+}
+
+func deref(b *bool) bool { return b != nil && *b }
 
 func finished(s matrixgen.Status) bool {
 	return s != matrixgen.StatusNotRun && s != matrixgen.StatusError

@@ -44,6 +44,7 @@ Examples:
 		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
 		out := fs.String("o", "", "run `file` to write (default runs/<date>-<model>.json)")
 		resume := fs.String("resume", "", "continue the run in this `file`")
+		force := fs.Bool("force", false, "with -resume: continue even against another server, model or settings, recording the differences in the run")
 		baseURL := fs.String("base-url", "", "server `URL` (overrides [server] base_url)")
 		model := fs.String("model", "", "served `model` (overrides [server] model)")
 		keyEnv := fs.String("api-key-env", "", "`variable` holding the API key (overrides [server] api_key_env)")
@@ -89,7 +90,7 @@ Examples:
 			if err := cfg.Set(sets); err != nil {
 				return err
 			}
-			err = runSweep(cfg.Settings(), *out, *resume, stdout)
+			err = runSweep(cfg.Settings(), *out, *resume, *force, stdout)
 			var setting *runner.SettingError
 			if errors.As(err, &setting) {
 				return fmt.Errorf("%s: %w", cfg.Where(setting.Key), err)
@@ -162,7 +163,7 @@ func defaultRunFile(model string) string {
 	return filepath.Join("runs", time.Now().UTC().Format("20060102-150405")+"-"+name+".json")
 }
 
-func runSweep(s runner.Settings, out, resume string, stdout io.Writer) error {
+func runSweep(s runner.Settings, out, resume string, force bool, stdout io.Writer) error {
 	file := out
 	if resume != "" {
 		file = resume
@@ -195,7 +196,7 @@ func runSweep(s runner.Settings, out, resume string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "matrixgen run: writing %s\n", file)
 	opts := runner.Options{
-		Settings: s, APIKey: apiKey, File: file, Resume: resume != "", Log: stdout, Version: matrixgen.Version,
+		Settings: s, APIKey: apiKey, File: file, Resume: resume != "", Force: force, Log: stdout, Version: matrixgen.Version,
 	}
 	if isTerminal(stdout) {
 		opts.Live = stdout
