@@ -1,6 +1,8 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"slices"
@@ -15,7 +17,20 @@ import (
 type Pair struct{ A, B string }
 
 // compareID names a comparison's folder: "<a>--<b>".
-func compareID(p Pair) string { return p.A + "--" + p.B }
+func compareID(p Pair) string {
+	id := p.A + "--" + p.B
+	if len(id) <= maxCompareID {
+		return id
+	}
+	// Two ids of 128 characters make a name past the file system's limit:
+	// long pairs keep a readable start and a hash that tells them apart.
+	sum := sha256.Sum256([]byte(id))
+	return p.A[:min(len(p.A), 48)] + "--" + p.B[:min(len(p.B), 48)] + "-" + hex.EncodeToString(sum[:8])
+}
+
+// maxCompareID keeps a compare page's folder name well inside the 255
+// bytes file systems allow.
+const maxCompareID = 120
 
 // comparePairs are the configured pairs (kept in order) and, for runs that
 // share a model and a GPU, each run against the one before it: what changed

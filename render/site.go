@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -53,6 +54,8 @@ const DefaultTitle = "LLM inference speed test matrices"
 type Stats struct {
 	Pages int
 	Runs  int
+	// Kept are files of the output folder no build wrote, carried over.
+	Kept []string
 }
 
 // echartsVersion is the vendored ECharts, shown in the footer; the VERSION
@@ -89,7 +92,14 @@ func (e *BadRunsError) Unwrap() []error { return e.Errs }
 // Build writes the site for the runs of src into out. It builds into a fresh
 // folder beside out and swaps it in only when every page is written, so a
 // failed build (every bad run listed) leaves the previous site as it was.
+// Files in out that no build wrote (a CNAME, .nojekyll, a .git folder) are
+// carried over into the new site, never deleted.
 func Build(src Source, site Site, out string) (Stats, error) {
+	return BuildContext(context.Background(), src, site, out)
+}
+
+// BuildContext is Build that stops, removing what it began, when ctx ends.
+func BuildContext(ctx context.Context, src Source, site Site, out string) (Stats, error) {
 	if site.Title == "" {
 		site.Title = DefaultTitle
 	}
@@ -97,6 +107,7 @@ func Build(src Source, site Site, out string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	b.ctx = ctx
 	out = filepath.Clean(out)
 	if err := replaceable(out); err != nil {
 		return Stats{}, err
@@ -105,27 +116,187 @@ func Build(src Source, site Site, out string) (Stats, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return Stats{}, err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".building-")
+	removeDebris(parent, filepath.Base(out))
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+debrisMark)
 	if err != nil {
 		return Stats{}, err
 	}
 	stats, err := b.write(src, tmp)
 	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = writeManifest(tmp)
+	}
+	if err == nil {
 		err = os.Chmod(tmp, 0o755)
+	}
+	var kept []string
+	if err == nil {
+		kept, err = keepUserFiles(out, tmp)
 	}
 	if err == nil {
 		err = swapDir(tmp, out)
 	}
 	if err != nil {
+		returnUserFiles(tmp, out, kept)
 		os.RemoveAll(tmp)
 		return Stats{}, err
 	}
+	stats.Kept = kept
 	return stats, nil
 }
 
+// debrisMark is in the name of a build's working folders beside the site:
+// ".public.building-123" while it builds, "….old" while it swaps.
+const debrisMark = ".building-"
+
+// removeDebris removes working folders an earlier build left beside the
+// site when it was killed (or could not remove the old site): they are
+// matrixgen's by their names, and nothing else uses them once a day has
+// passed. A build running now has its own, younger one.
+func removeDebris(parent, base string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "."+base+debrisMark) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > debrisAge {
+			os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
+}
+
+// debrisAge is how old a working folder must be before a build removes it:
+// older than any build, so two builds side by side leave each other alone.
+var debrisAge = 10 * time.Minute
+
 // siteMarker is written at the root of every site, so a later build knows
-// the folder it replaces is one it made and not, say, a home directory.
+// the folder it replaces is one it made and not, say, a home directory. It
+// lists every file the build wrote, so the next build can tell them from
+// files someone added.
 const siteMarker = ".matrixgen-site"
+
+const markerHeader = "This folder is a site built by matrixgen; the next build replaces the files listed below and keeps any other.\n"
+
+// writeManifest writes the marker with the list of the site's files.
+func writeManifest(dir string) error {
+	var b strings.Builder
+	b.WriteString(markerHeader)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err == nil && rel != siteMarker {
+			b.WriteString(filepath.ToSlash(rel) + "\n")
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return writeFile(dir, siteMarker, []byte(b.String()))
+}
+
+// builtFiles reads the list of files the build of site out wrote; ok is
+// false for a site whose marker lists none (an older matrixgen's).
+func builtFiles(out string) (files map[string]bool, ok bool) {
+	data, err := os.ReadFile(filepath.Join(out, siteMarker))
+	if err != nil || !strings.HasPrefix(string(data), markerHeader) {
+		return nil, false
+	}
+	files = map[string]bool{siteMarker: true}
+	for _, line := range strings.Split(strings.TrimPrefix(string(data), markerHeader), "\n") {
+		if line != "" {
+			files[line] = true
+		}
+	}
+	return files, true
+}
+
+// keepUserFiles moves the files and folders of the old site out that no
+// build wrote into the new site tmp, and returns them. For an older site
+// whose marker lists nothing, whatever the new build does not write is
+// kept. A name the new build also writes is an error naming it: neither
+// file is lost.
+func keepUserFiles(out, tmp string) ([]string, error) {
+	built, listed := builtFiles(out)
+	var user []string
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == out {
+				return fs.SkipAll
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		if rel == "." {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		ours := listed && (built[rel] || d.IsDir() && hasPrefixIn(built, rel+"/"))
+		if !listed {
+			_, statErr := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel)))
+			ours = statErr == nil && !d.IsDir() || d.IsDir() && statErr == nil
+		}
+		if ours {
+			return nil
+		}
+		user = append(user, rel)
+		if d.IsDir() {
+			return fs.SkipDir // kept whole
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look for files of yours in %s: %w", out, err)
+	}
+	var clash []string
+	for _, rel := range user {
+		if _, err := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel))); err == nil {
+			clash = append(clash, rel)
+		}
+	}
+	if len(clash) > 0 {
+		return nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", out, strings.Join(clash, ", "))
+	}
+	var moved []string
+	for _, rel := range user {
+		dst := filepath.Join(tmp, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+			err = os.Rename(filepath.Join(out, filepath.FromSlash(rel)), dst)
+		}
+		if err != nil {
+			returnUserFiles(tmp, out, moved)
+			return nil, fmt.Errorf("keep %s: %w (nothing was changed)", rel, err)
+		}
+		moved = append(moved, rel)
+	}
+	return moved, nil
+}
+
+// returnUserFiles moves kept files back from tmp into out, when the build
+// fails after keepUserFiles moved them.
+func returnUserFiles(tmp, out string, kept []string) {
+	for _, rel := range kept {
+		dst := filepath.Join(out, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		os.Rename(filepath.Join(tmp, filepath.FromSlash(rel)), dst)
+	}
+}
+
+func hasPrefixIn(set map[string]bool, prefix string) bool {
+	for k := range set {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
 
 // replaceable refuses to replace a folder matrixgen did not build: the
 // output folder is replaced whole, and a mistyped -o must not cost anyone
@@ -145,7 +316,9 @@ func replaceable(out string) error {
 }
 
 // swapDir replaces dst with src: the old folder is moved aside, the new one
-// renamed into place, and only then is the old one removed.
+// renamed into place, and only then is the old one removed. The site is in
+// place once the rename succeeds: an old folder that cannot be removed is
+// left for the next build to clear, not an error.
 func swapDir(src, dst string) error {
 	old := ""
 	if _, err := os.Lstat(dst); err == nil {
@@ -161,7 +334,7 @@ func swapDir(src, dst string) error {
 		return fmt.Errorf("put the new site in place: %w", err)
 	}
 	if old != "" {
-		return os.RemoveAll(old)
+		os.RemoveAll(old)
 	}
 	return nil
 }
@@ -176,9 +349,19 @@ type builder struct {
 	compare     *template.Template
 	pick        *template.Template
 	md          goldmark.Markdown
+	ctx         context.Context // a build stops when it ends
 }
 
 func newBuilder(site Site) (*builder, error) {
+	b, err := parseTemplates(site)
+	if err != nil {
+		return nil, err
+	}
+	b.ctx = context.Background()
+	return b, nil
+}
+
+func parseTemplates(site Site) (*builder, error) {
 	parse := func(page string) (*template.Template, error) {
 		return template.New(page).ParseFS(site.assets(), "templates/base.html", "templates/"+page)
 	}
@@ -232,7 +415,7 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err := copyAssets(b.site.assets(), dir); err != nil {
 		return Stats{}, err
 	}
-	if err := writeFile(dir, siteMarker, []byte("This folder is a site built by matrixgen; the next build replaces it whole.\n")); err != nil {
+	if err := writeFile(dir, siteMarker, []byte(markerHeader)); err != nil {
 		return Stats{}, err
 	}
 	if err := writeFile(dir, "assets/bins.css", []byte(binsCSS())); err != nil {
@@ -267,6 +450,10 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
 		return func(i int) {
+			if err := b.ctx.Err(); err != nil {
+				errs[i] = err
+				return
+			}
 			e, err := src.Entry(i)
 			var siteCSV []byte
 			if err == nil {
@@ -281,6 +468,9 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			rows[i].run = forComparing(e.Run)
 		}
 	})
+	if err := b.ctx.Err(); err != nil {
+		return nil, err
+	}
 	var bad []error
 	for _, err := range errs {
 		if err != nil {

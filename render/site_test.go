@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"html"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -251,5 +253,91 @@ func TestComparePairs(t *testing.T) {
 	}
 	if _, err := comparePairs([]Pair{{"a1", "zz"}}, rows); err == nil {
 		t.Error("a pair naming a missing run was accepted")
+	}
+}
+
+// TestBuildKeepsFilesItDidNotWrite: a CNAME, .nojekyll and .git/ added to
+// the output folder were deleted by the next build. Files no build wrote
+// are carried over; a removed run's pages still go.
+func TestBuildKeepsFilesItDidNotWrite(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "public")
+	a, b := testrun.Full(1), testrun.Full(2)
+	if _, err := Build(Entries{{ID: "a", Run: a}, {ID: "b", Run: b}}, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	mine := map[string]string{"CNAME": "bench.example.org\n", ".nojekyll": "", ".git/config": "[core]\n", "runs/a/extra.txt": "by hand\n"}
+	for name, text := range mine {
+		os.MkdirAll(filepath.Dir(filepath.Join(out, name)), 0o755)
+		os.WriteFile(filepath.Join(out, name), []byte(text), 0o644)
+	}
+	stats, err := Build(Entries{{ID: "a", Run: a}}, Site{}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range mine {
+		if got, err := os.ReadFile(filepath.Join(out, name)); err != nil || string(got) != text {
+			t.Errorf("%s after the build: %q, %v", name, got, err)
+		}
+	}
+	if len(stats.Kept) != 4 {
+		t.Errorf("kept %q", stats.Kept)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "b")); err == nil {
+		t.Error("the removed run's pages are still there")
+	}
+	// And again: files kept once are kept the next time too.
+	if _, err := Build(Entries{{ID: "a", Run: a}}, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "CNAME")); err != nil {
+		t.Error("CNAME lost on the second build")
+	}
+}
+
+// TestInterruptedBuildLeavesNothing: Ctrl-C during a build left a
+// .public.building-* folder beside the site. A cancelled build removes its
+// work, and the next build removes what a killed one left.
+func TestInterruptedBuildLeavesNothing(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "public")
+	if _, err := Build(Entries{{ID: "a", Run: testrun.Full(1)}}, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := BuildContext(ctx, Entries{{ID: "a", Run: testrun.Full(1)}, {ID: "b", Run: testrun.Full(2)}}, Site{}, out); err == nil {
+		t.Fatal("a cancelled build succeeded")
+	}
+	killed := filepath.Join(parent, ".public.building-12345")
+	os.Mkdir(killed, 0o755)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(killed, old, old)
+	if _, err := Build(Entries{{ID: "a", Run: testrun.Full(1)}}, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		if e.Name() != "public" {
+			t.Errorf("left beside the site: %s", e.Name())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "a", "index.html")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestLongIDsMakeValidCompareNames: two runs with 128-character ids once
+// made a compare folder name past the file name limit.
+func TestLongIDsMakeValidCompareNames(t *testing.T) {
+	long := func(c string) string { return strings.Repeat(c, 128) }
+	a, b := testrun.Full(7), testrun.Full(7) // one model on one GPU: a compare page
+	if _, err := Build(Entries{{ID: long("a"), Run: a}, {ID: long("b"), Run: b}}, Site{}, filepath.Join(t.TempDir(), "public")); err != nil {
+		t.Fatal(err)
+	}
+	if id := compareID(Pair{A: long("a"), B: long("b")}); len(id) > maxCompareID {
+		t.Errorf("compare id of %d bytes", len(id))
+	}
+	if compareID(Pair{A: long("a"), B: long("b")}) == compareID(Pair{A: long("a"), B: long("b") + "c"}) {
+		t.Error("two long pairs share a name")
 	}
 }

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -69,7 +73,14 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	for _, p := range site.Compare {
 		pairs = append(pairs, render.Pair{A: p.A, B: p.B})
 	}
-	stats, err := render.Build(render.Files(files), render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs}, out)
+	// Ctrl-C stops the build and removes what it began; the previous site
+	// stays as it was.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stats, err := render.BuildContext(ctx, render.Files(files), render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs}, out)
+	if ctx.Err() != nil {
+		return errors.New("interrupted; nothing was written, the previous site is as it was")
+	}
 	var bad *render.BadRunsError
 	if errors.As(err, &bad) {
 		return fmt.Errorf("nothing was written; fix these run files first:\n%w", indent(errors.Join(bad.Errs...)))
@@ -78,6 +89,9 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "built %d pages from %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
+	if len(stats.Kept) > 0 {
+		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", strings.Join(stats.Kept, ", "))
+	}
 	return nil
 }
 
