@@ -298,6 +298,12 @@ func hasPrefixIn(set map[string]bool, prefix string) bool {
 	return false
 }
 
+// IsSite reports whether dir holds a site matrixgen built.
+func IsSite(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, siteMarker))
+	return err == nil
+}
+
 // replaceable refuses to replace a folder matrixgen did not build: the
 // output folder is replaced whole, and a mistyped -o must not cost anyone
 // their files.

@@ -96,7 +96,8 @@ func liveAssets() fs.FS {
 	return os.DirFS(".")
 }
 
-func (s *server) build() {
+// build builds the site and reports whether it succeeded.
+func (s *server) build() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := time.Now()
@@ -113,7 +114,7 @@ func (s *server) build() {
 			if stats, err = render.Build(render.Files(files), site, s.out); err == nil {
 				s.version.Add(1)
 				fmt.Fprintf(s.log, "built %d pages from %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
-				return
+				return true
 			}
 		}
 	}
@@ -122,6 +123,7 @@ func (s *server) build() {
 		err = indent(errors.Join(bad.Errs...))
 	}
 	fmt.Fprintf(s.log, "build failed; still serving the last good site:\n%v\n", err)
+	return false
 }
 
 // fingerprint is the size and time of every file a build reads.
@@ -153,13 +155,17 @@ func (s *server) fingerprint() string {
 }
 
 func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration) error {
-	s.build()
+	if !s.build() && !render.IsSite(s.out) {
+		// Serve only a site matrixgen built: -o / or -o . must not put the
+		// machine's files on the network.
+		return fmt.Errorf("no site to serve: the build failed and %s holds no site matrixgen built", s.out)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /__matrixgen/version", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte(strconv.FormatInt(s.version.Load(), 10)))
 	})
-	mux.Handle("/", s.live(http.FileServer(http.Dir(s.out))))
+	mux.Handle("/", s.live(noDotFiles(http.FileServer(http.Dir(s.out)))))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(s.log, "serving http://%s/ (Ctrl-C to stop)\n", ln.Addr())
 	done := make(chan error, 1)
@@ -220,3 +226,17 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
+
+// noDotFiles answers 404 for any path with a part starting with a dot: the
+// site's marker, and files kept from the output folder such as .git/.
+func noDotFiles(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, part := range strings.Split(r.URL.Path, "/") {
+			if strings.HasPrefix(part, ".") {
+				http.NotFound(w, r)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -91,3 +91,46 @@ func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServeOnlyItsSite: `serve -o /` refused to build, then served that
+// folder itself, /etc/passwd and a .env with it. Without a site it built,
+// serve exits; and it never serves dot files (the site's marker, a kept
+// .git folder).
+func TestServeOnlyItsSite(t *testing.T) {
+	notASite := t.TempDir()
+	writeFile(t, filepath.Join(notASite, ".env"), []byte("SECRET=1"))
+	writeFile(t, filepath.Join(notASite, "passwd"), []byte("root:x:0:0"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{runs: sampleRuns(t), out: notASite, cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: &lockedBuffer{}}
+	if err := s.serve(context.Background(), ln, time.Hour); err == nil || !strings.Contains(err.Error(), "no site to serve") {
+		t.Fatalf("serve over a folder it did not build: %v", err)
+	}
+
+	out := filepath.Join(t.TempDir(), "public")
+	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
+	s2 := &server{runs: sampleRuns(t), out: out, cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: &lockedBuffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s2.serve(ctx, ln2, time.Hour) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(10 * time.Second); s2.version.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no build")
+		}
+	}
+	os.MkdirAll(filepath.Join(out, ".git"), 0o755) // as a build would keep it
+	writeFile(t, filepath.Join(out, ".git", "config"), []byte("[remote] url = secret"))
+	for _, path := range []string{"/.matrixgen-site", "/.git/config"} {
+		resp, err := http.Get("http://" + ln2.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+}
