@@ -7,6 +7,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"html"
 	"html/template"
 	"io/fs"
 	"os"
@@ -410,11 +411,45 @@ func (b *builder) base(root, title, description, rel string) pageBase {
 }
 
 func (b *builder) markdown(src []byte) (template.HTML, error) {
+	if why := tooHardForMarkdown(src); why != "" {
+		// Plain text costs time in proportion to its length; Markdown's
+		// emphasis, links and nesting can cost its square or worse.
+		return template.HTML(`<p class="caption">These notes are shown as plain text: ` + html.EscapeString(why) + `.</p>` +
+			"\n<pre class=\"notes-plain\">" + html.EscapeString(string(src)) + "</pre>"), nil
+	}
 	var buf bytes.Buffer
 	if err := b.md.Convert(src, &buf); err != nil {
 		return "", err
 	}
 	return template.HTML(buf.String()), nil
+}
+
+// Budgets of the Markdown constructs whose cost grows faster than the text:
+// a note of any size within them renders in milliseconds (measured: 10,000
+// emphasis marks 24 ms, 30,000 a third of a second, 60,000 nearly three;
+// a thousand nested list levels over a second).
+const (
+	maxEmphasisMarks = 4000
+	maxLinkBrackets  = 4000
+	maxIndent        = 200 // leading spaces, tabs and '>' of one line
+)
+
+// tooHardForMarkdown says why a note would be too costly to render as
+// Markdown, or "" when it is not.
+func tooHardForMarkdown(src []byte) string {
+	if n := bytes.Count(src, []byte("*")) + bytes.Count(src, []byte("_")); n > maxEmphasisMarks {
+		return fmt.Sprintf("they hold %d emphasis marks, more than the %d a page renders", n, maxEmphasisMarks)
+	}
+	if n := bytes.Count(src, []byte("[")); n > maxLinkBrackets {
+		return fmt.Sprintf("they hold %d link brackets, more than the %d a page renders", n, maxLinkBrackets)
+	}
+	for line := range bytes.Lines(src) {
+		indent := len(line) - len(bytes.TrimLeft(line, " \t>"))
+		if indent > maxIndent {
+			return fmt.Sprintf("a line is nested %d levels deep, more than the %d a page renders", indent, maxIndent)
+		}
+	}
+	return ""
 }
 
 func (b *builder) write(src Source, dir string) (Stats, error) {
@@ -461,6 +496,14 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 				return
 			}
 			e, err := src.Entry(i)
+			if err == nil {
+				// Pages show a bounded part of each string; run.json, made
+				// from the entry before that, keeps them whole.
+				if e.Raw == nil {
+					e.Raw, err = e.JSON()
+				}
+				e.Run = shownRun(e.Run)
+			}
 			var siteCSV []byte
 			if err == nil {
 				siteCSV, err = w.writeRun(dir, e)

@@ -341,3 +341,51 @@ func TestLongIDsMakeValidCompareNames(t *testing.T) {
 		t.Error("two long pairs share a name")
 	}
 }
+
+// TestPathologicalNotesAndNames: notes of "*a_" repeated took Markdown
+// minutes (120 KB: 6.9 s; 900 KB: still running at 120 s), and a 60 MB
+// model name made a 1.6 GB site. Such notes are shown as plain text, long
+// strings are cut on pages and kept whole in run.json.
+func TestPathologicalNotesAndNames(t *testing.T) {
+	r := testrun.Full(1)
+	r.Model.Name = strings.Repeat("m", 5<<20)
+	r.Decode[0].Reason = strings.Repeat("why ", 100000)
+	notes := []byte(strings.Repeat("*a_", 300000))
+	out := filepath.Join(t.TempDir(), "public")
+	start := time.Now()
+	if _, err := Build(Entries{{ID: "a", Run: r, Notes: notes}}, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("built in %v", time.Since(start)) // logged, not asserted: the machine is shared
+	page, err := os.ReadFile(filepath.Join(out, "runs", "a", "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) > 2<<20 || !strings.Contains(string(page), "These notes are shown as plain text") {
+		t.Errorf("page of %d bytes; plain-text notice %v", len(page), strings.Contains(string(page), "shown as plain text"))
+	}
+	runJSON, _ := os.ReadFile(filepath.Join(out, "runs", "a", "run.json"))
+	if !strings.Contains(string(runJSON), r.Model.Name) {
+		t.Error("run.json lost the whole model name")
+	}
+	if r.Model.Name != strings.Repeat("m", 5<<20) {
+		t.Error("the entry's run was cut in place")
+	}
+}
+
+func TestTooHardForMarkdown(t *testing.T) {
+	for _, tt := range []struct {
+		src  string
+		hard bool
+	}{
+		{"# Notes\n\nSome *emphasis*, a [link](https://example.org), a list:\n\n- a\n  - b\n", false},
+		{strings.Repeat("*a_", 3000), true},
+		{strings.Repeat("[a](", 5000), true},
+		{strings.Repeat(" ", 300) + "- deep", true},
+		{strings.Repeat("| a | b |\n", 10000), false}, // tables cost their length
+	} {
+		if got := tooHardForMarkdown([]byte(tt.src)) != ""; got != tt.hard {
+			t.Errorf("%.40q…: too hard %v, want %v", tt.src, got, tt.hard)
+		}
+	}
+}
