@@ -6,7 +6,10 @@ package importer
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -87,6 +90,9 @@ func positive(v float64, ok bool) *float64 {
 }
 
 func decodeObject(name string, data []byte) (object, error) {
+	if _, err := places(name, data); err != nil && !isSyntax(err) {
+		return nil, err
+	}
 	var o object
 	if err := json.Unmarshal(data, &o); err != nil {
 		var syn *json.SyntaxError
@@ -122,4 +128,31 @@ func parseTime(v any) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// isSyntax reports whether err is encoding/json's, which decodeObject
+// reports with its place.
+func isSyntax(err error) bool {
+	var syn *json.SyntaxError
+	return errorsAs(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// negativeFigures finds a negative number among the fields of the objects
+// at the given paths: every figure these formats hold (speeds, times,
+// counts) is at least zero, so a negative one is an error, not "missing".
+func negativeFigures(name string, data []byte, objs map[string]object) error {
+	at, err := places(name, data)
+	if err != nil {
+		return err
+	}
+	for _, path := range slices.Sorted(maps.Keys(objs)) {
+		for _, key := range slices.Sorted(maps.Keys(objs[path])) {
+			if v, ok := objs[path][key].(float64); ok && v < 0 {
+				p := path + "." + key
+				line, col := lineCol(data, at[p])
+				return fmt.Errorf("%s:%d:%d: %s: %g is negative; a speed, time or count cannot be", name, line, col, p, v)
+			}
+		}
+	}
+	return nil
 }

@@ -128,3 +128,33 @@ func TestNotesNameTheFileNotThePath(t *testing.T) {
 		t.Errorf("notes: %s", notes)
 	}
 }
+
+// TestDuplicateKeysAndNegativeFigures: a repeated key was accepted (the
+// last one winning) and a negative aggregate_tps became "missing". Both
+// are errors that say where.
+func TestDuplicateKeysAndNegativeFigures(t *testing.T) {
+	src := string(read(t, "benchmark_results.json"))
+	dup := strings.Replace(src, `"aggregate_tps":`, `"aggregate_tps": 1, "aggregate_tps":`, 1)
+	if _, err := LLMInferenceBench("b.json", []byte(dup)); err == nil || !strings.Contains(err.Error(), `the key "aggregate_tps" appears twice`) || !strings.Contains(err.Error(), "b.json:") {
+		t.Errorf("duplicate key: %v", err)
+	}
+	neg := strings.Replace(src, `"aggregate_tps": `, `"aggregate_tps": -`, 1)
+	if neg == src {
+		neg = strings.Replace(src, `"aggregate_tps":`, `"aggregate_tps":-`, 1)
+	}
+	_, err := LLMInferenceBench("b.json", []byte(neg))
+	if err == nil || !strings.Contains(err.Error(), "aggregate_tps") || !strings.Contains(err.Error(), "is negative") {
+		t.Errorf("negative aggregate_tps: %v", err)
+	}
+	t.Log(err)
+}
+
+// FuzzLLMInferenceBench: any bytes give a run or an error, never a panic.
+func FuzzLLMInferenceBench(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"model":"m"},"results":[{"aggregate_tps":1,"aggregate_tps":2}]}`))
+	f.Add([]byte(`{"a":[{"b":{}},{"b":[]}],"a":1}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		LLMInferenceBench("f.json", data)
+	})
+}

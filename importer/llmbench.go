@@ -47,6 +47,15 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 	if m, ok := meta.int("max_tokens"); ok {
 		r.Sweep.MaxOutputTokens = m
 	}
+	figures := map[string]object{"prefill": doc.obj("prefill")}
+	for i, raw := range results {
+		if cell, ok := raw.(map[string]any); ok {
+			figures["results["+strconv.Itoa(i)+"]"] = cell
+		}
+	}
+	if err := negativeFigures(name, data, figures); err != nil {
+		return Result{}, err
+	}
 	importPrefill(r, doc.obj("prefill"))
 	skipped := 0
 	for i, raw := range results {
