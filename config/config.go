@@ -104,9 +104,41 @@ func LoadSimProfile(name string) (sim.Profile, error) {
 		return p, err
 	}
 	if err := p.Validate(); err != nil {
-		return p, fmt.Errorf("%s: %w", name, err)
+		return p, placeProfileErrors(name, data, err)
 	}
 	return p, nil
+}
+
+// placeProfileErrors puts each of a profile's problems at the line of the
+// key it names ("decode: base_ms must be positive" at decode.base_ms), or
+// of its table, when the file sets them; a problem with a default value has
+// no line to point at and names the file only.
+func placeProfileErrors(name string, data []byte, err error) error {
+	lines := keyLines(data)
+	var problems []error
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		problems = joined.Unwrap()
+	} else {
+		problems = []error{err}
+	}
+	var placed []error
+	for _, p := range problems {
+		msg := p.Error()
+		key, rest, _ := strings.Cut(msg, ":")
+		line := 0
+		if word := strings.Fields(rest); len(word) > 0 {
+			line = lines[key+"."+strings.Trim(word[0], ",:")]
+		}
+		if line == 0 {
+			line = lines[key]
+		}
+		if line > 0 {
+			placed = append(placed, fmt.Errorf("%s:%d: %s", name, line, msg))
+		} else {
+			placed = append(placed, fmt.Errorf("%s: %s", name, msg))
+		}
+	}
+	return errors.Join(placed...)
 }
 
 // decodeStrict decodes TOML into v; syntax errors, wrong types and unknown

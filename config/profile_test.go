@@ -23,7 +23,9 @@ func TestExampleProfileIsTheDefault(t *testing.T) {
 
 func TestLoadSimProfileErrors(t *testing.T) {
 	for _, tt := range []struct{ doc, want string }{
-		{"[decode]\nbase_ms = 0\n", "p.toml: decode: base_ms must be positive"},
+		{"[decode]\nbase_ms = 0\n", "p.toml:2: decode: base_ms must be positive"},
+		{"model = \"\"\n", "p.toml:1: model: required"},
+		{"[kv]\nblock_size = 16\ncapacity_tokens = 10\n", "p.toml:3: kv.capacity_tokens: must hold"},
 		{"[kv]\nblock_size = 16\nslots = 4\n", `p.toml:3: unknown key "kv.slots"`},
 		{"model = 3\n", `p.toml:1: key "model"`},
 		{"[faults]\nhttp_status = 404\n", "http_status"},
