@@ -66,6 +66,30 @@ func TestEngines(t *testing.T) {
 	}
 }
 
+// TestEnginesOverRealSockets sweeps one cell of each dialect over loopback
+// TCP in real time: what virtual time cannot show (a real network stack,
+// real connection reuse) still works for every engine. Its figures are
+// checked by TestEngines, exactly.
+func TestEnginesOverRealSockets(t *testing.T) {
+	for _, flavour := range sim.Flavours {
+		t.Run(flavour, func(t *testing.T) {
+			p := testProfile()
+			p.Flavour = flavour
+			p.KV.MaxRunning = 8
+			p.KV.CapacityTokens = 8 << 20
+			p.Prefill.RequestOverheadMs = 20
+			_, url := startSim(t, p)
+			run, _ := sweep(t, testSettings(url, []string{"1K"}, []int{2}, 500*time.Millisecond))
+			if p := run.Prefill[0]; p.Status != matrixgen.StatusValid {
+				t.Errorf("prefill 1K: %s (%s)", p.Status, p.Reason)
+			}
+			if d := run.Decode[0]; d.Status != matrixgen.StatusValid || d.OutputTokens == nil || *d.OutputTokens == 0 {
+				t.Errorf("1K × 2: %s (%s)", d.Status, d.Reason)
+			}
+		})
+	}
+}
+
 // TestUsageCalibration builds an exact prompt with only usage.prompt_tokens
 // to go by, as for a server without any tokenize endpoint.
 func TestUsageCalibration(t *testing.T) {
