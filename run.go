@@ -69,6 +69,19 @@ type Hardware struct {
 	CPU    string  `json:"cpu,omitempty"`
 	OS     string  `json:"os,omitempty"`
 	Driver string  `json:"driver,omitempty"`
+	// Kernel is the operating system's kernel release; CUDA the CUDA
+	// version the driver supports.
+	Kernel string `json:"kernel,omitempty"`
+	CUDA   string `json:"cuda,omitempty"`
+	// PowerLimitW and DefaultPowerLimitW are each GPU's board power limit,
+	// as set and as shipped (an RTX PRO 6000 at 600 W or capped at 300 W).
+	PowerLimitW        float64 `json:"power_limit_w,omitempty"`
+	DefaultPowerLimitW float64 `json:"default_power_limit_w,omitempty"`
+	// PCIe is the GPUs' link, e.g. "Gen 5 x16".
+	PCIe string `json:"pcie,omitempty"`
+	// IdlePowerW is the board power of all GPUs together, measured once
+	// before the sweep while the server was idle.
+	IdlePowerW *float64 `json:"idle_power_w,omitempty"`
 }
 
 // Engine describes the inference server software.
@@ -220,6 +233,48 @@ type Decode struct {
 	// ServerCount is the server's own count of output tokens beside the
 	// client's, for the same requests or the same window.
 	ServerCount *ServerCount `json:"server_count,omitempty"`
+	// Power is the GPUs' own telemetry through the window, and the energy
+	// figures derived from it; absent when the machine has none.
+	Power *Power `json:"power,omitempty"`
+}
+
+// Power is what the GPUs reported through a cell's window (board power
+// only: not the CPU, not the rest of the server) and what follows from it.
+type Power struct {
+	// EnergyJoules is the board power of all GPUs integrated over the
+	// window; MeanPowerW the same divided by the window's length.
+	EnergyJoules float64 `json:"energy_joules"`
+	MeanPowerW   float64 `json:"mean_power_w"`
+	// TokSPerW is total tok/s per watt; JoulesPer1KTokens the energy spent
+	// on each thousand output tokens.
+	TokSPerW          *float64 `json:"tok_s_per_w,omitempty"`
+	JoulesPer1KTokens *float64 `json:"joules_per_1k_tokens,omitempty"`
+	// GPUs has each GPU's figures through the window.
+	GPUs []GPUWindow `json:"gpus"`
+	// Trace is the power of all GPUs and their mean SM clock at each sample.
+	Trace []PowerPoint `json:"trace,omitempty"`
+}
+
+// GPUWindow is one GPU's telemetry through a window. A figure the GPU did
+// not report ("[N/A]") is absent.
+type GPUWindow struct {
+	Index            int      `json:"index"`
+	Samples          int      `json:"samples"`
+	MeanPowerW       *float64 `json:"mean_power_w,omitempty"`
+	PeakPowerW       *float64 `json:"peak_power_w,omitempty"`
+	MeanSMClockMHz   *float64 `json:"mean_sm_clock_mhz,omitempty"`
+	MeanUtilization  *float64 `json:"mean_utilization_pct,omitempty"`
+	PeakMemoryMiB    *float64 `json:"peak_memory_mib,omitempty"`
+	PeakTemperatureC *float64 `json:"peak_temperature_c,omitempty"`
+	PowerThrottled   bool     `json:"power_throttled,omitempty"`
+	ThermalThrottled bool     `json:"thermal_throttled,omitempty"`
+}
+
+// PowerPoint is one moment of the GPUs' telemetry in a window.
+type PowerPoint struct {
+	AtSeconds  float64  `json:"at_seconds"`
+	PowerW     float64  `json:"power_w"`
+	SMClockMHz *float64 `json:"sm_clock_mhz,omitempty"`
 }
 
 // ServerCount sets the server's own accounting of a cell's output tokens

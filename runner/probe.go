@@ -1,14 +1,10 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -186,40 +182,6 @@ func kvFromMetrics(p *matrixgen.Probe, s []sample) {
 		p.KVCacheTokens = b * z
 		p.KVSource = "vllm:cache_config_info num_gpu_blocks × block_size (wrong for hybrid models: set kv_cache_tokens)"
 	}
-}
-
-// hardware reads what this machine can say about itself: GPUs from
-// nvidia-smi when present, the CPU and the OS.
-func hardware() matrixgen.Hardware {
-	h := matrixgen.Hardware{OS: runtime.GOOS}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				h.CPU = strings.TrimSpace(v)
-				break
-			}
-		}
-		f.Close()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits").Output()
-	if err != nil {
-		return h
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	fields := strings.Split(lines[0], ",")
-	if len(fields) == 3 {
-		h.Type = "Discrete GPU"
-		h.GPU = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(fields[0]), "NVIDIA "))
-		if mib, err := strconv.ParseFloat(strings.TrimSpace(fields[1]), 64); err == nil {
-			h.VRAMGB = float64(int(mib*1.048576/1000 + 0.5))
-		}
-		h.Driver = strings.TrimSpace(fields[2])
-		h.GPUCount = len(lines)
-	}
-	return h
 }
 
 // ServedModel is the model a server serves when it serves exactly one, for

@@ -44,6 +44,9 @@ type Options struct {
 	// dial, when set, opens the client's connections: the tests connect to
 	// the sim in memory, inside a bubble of virtual time.
 	dial dialFunc
+	// gpuTool is the command for the GPUs' telemetry: nvidia-smi when
+	// empty; tests name a fake, or noGPUTool.
+	gpuTool string
 }
 
 // Run probes the server and measures every prefill context and decode
@@ -51,6 +54,9 @@ type Options struct {
 // has, marked incomplete, and returns the context's error.
 func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	o.Settings.Defaults()
+	if o.dial != nil && o.gpuTool == "" {
+		o.gpuTool = noGPUTool // in memory means in virtual time: no processes to wait on
+	}
 	s := o.Settings
 	maxStreams := slices.Max(s.Sweep.Concurrency)
 	c := newClient(s.Server.BaseURL, o.APIKey, maxStreams, o.dial)
@@ -99,6 +105,9 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	logf("prompts: %s", probe.Tokenizer)
 	sw.chooseIdleSignal(ctx)
 	logf("idle before each measurement: by %s", sw.idle)
+	telCtx, stopTelemetry := context.WithCancel(ctx)
+	defer stopTelemetry()
+	sw.startTelemetry(telCtx)
 	if err := sw.save(); err != nil {
 		return nil, err
 	}
@@ -222,7 +231,7 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 	s := o.Settings
 	d := s.Describe
-	hw := hardware()
+	hw := detectHardware(cmpOr(o.gpuTool, nvidiaSMI))
 	hw.Type = cmpOr(d.HardwareType, hw.Type)
 	hw.GPU = cmpOr(d.GPU, hw.GPU)
 	hw.CPU = cmpOr(d.CPU, hw.CPU)
@@ -342,6 +351,11 @@ type sweeper struct {
 	// nonce makes this process's prompts its own: no server has seen their
 	// first tokens, not even in an earlier attempt at the same run.
 	nonce uint64
+
+	// tel is the GPUs' telemetry, nil on a machine without; telLost says
+	// the sampler's end was reported.
+	tel     *telemetry
+	telLost bool
 
 	// How the server tells it is idle, and what the last cell left running.
 	idle      idleSignal
@@ -549,6 +563,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 			}, sw.sampler)
 			sw.noteCut(w, sw.s.Sweep.MaxOutput)
 			got.IdleWaitSeconds = waited
+			got.Power = sw.power(got)
 			var lost *lostServer
 			if errors.As(err, &lost) {
 				*d = got

@@ -1,0 +1,343 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// telemetryFields are what each sample reads of each GPU, in order.
+const telemetryFields = "index,power.draw,clocks.sm,clocks.mem,utilization.gpu,memory.used,temperature.gpu,clocks_throttle_reasons.active"
+
+// telemetryInterval is how often nvidia-smi samples (-lms).
+const telemetryInterval = 500 * time.Millisecond
+
+// Clock throttle reasons (NVML's nvmlClocksThrottleReason bits) that mean
+// the GPU was held back by power or by heat.
+const (
+	throttlePower   = 0x04 | 0x80 // software power cap, hardware power brake
+	throttleThermal = 0x20 | 0x40 // software and hardware thermal slowdown
+)
+
+// gpuSample is one line of the sampler: one GPU at one moment. Fields the
+// GPU did not report are nil.
+type gpuSample struct {
+	at                                      time.Time
+	index                                   int
+	power, smClock, memClock, util, memUsed *float64
+	temperature                             *float64
+	throttle                                uint64
+}
+
+// parseTelemetryLine reads one line of the telemetryFields query.
+func parseTelemetryLine(line string, at time.Time) (gpuSample, error) {
+	f := csvFields(line)
+	if len(f) != 8 {
+		return gpuSample{}, fmt.Errorf("%d fields, want 8: %q", len(f), line)
+	}
+	idx, err := strconv.Atoi(f[0])
+	if err != nil || idx < 0 {
+		return gpuSample{}, fmt.Errorf("index %q", f[0])
+	}
+	s := gpuSample{at: at, index: idx}
+	for i, dst := range []**float64{&s.power, &s.smClock, &s.memClock, &s.util, &s.memUsed, &s.temperature} {
+		v, err := optNumber(f[1+i])
+		if err != nil {
+			return gpuSample{}, err
+		}
+		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0) {
+			return gpuSample{}, fmt.Errorf("impossible value %q", f[1+i])
+		}
+		*dst = v
+	}
+	if r := f[7]; !notReported(r) {
+		bits, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(r), "0x"), 16, 64)
+		if err != nil {
+			return gpuSample{}, fmt.Errorf("throttle reasons %q", r)
+		}
+		s.throttle = bits
+	}
+	return s, nil
+}
+
+// telemetry runs one nvidia-smi sampler for the whole run and keeps its
+// samples until the cell they belong to has taken them.
+type telemetry struct {
+	mu      sync.Mutex
+	samples []gpuSample
+	err     error // why the sampler stopped, once it has
+	done    chan struct{}
+}
+
+// maxSamples bounds what telemetry keeps when no cell takes its samples
+// (a long prefill): an hour of eight GPUs at two samples a second.
+const maxSamples = 8 * 2 * 3600
+
+// startTelemetry starts the sampler; nil when this machine has no
+// nvidia-smi. It stops with ctx.
+func startTelemetry(ctx context.Context, tool string) (*telemetry, error) {
+	if tool == noGPUTool {
+		return nil, errors.New("not asked for")
+	}
+	path, err := exec.LookPath(tool)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, path, "--query-gpu="+telemetryFields, "--format=csv,noheader,nounits",
+		"-lms", strconv.Itoa(int(telemetryInterval/time.Millisecond)))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	t := &telemetry{done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		err := t.read(out)
+		werr := cmd.Wait()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		switch {
+		case ctx.Err() != nil:
+			t.err = ctx.Err()
+		case err != nil:
+			t.err = err
+		case werr != nil:
+			t.err = fmt.Errorf("nvidia-smi stopped: %v", werr)
+		default:
+			t.err = errors.New("nvidia-smi stopped")
+		}
+	}()
+	return t, nil
+}
+
+// read takes the sampler's lines as they come; a line it cannot read is
+// skipped, not fatal (a driver message among the samples).
+func (t *telemetry) read(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 4096)
+	for {
+		line, err := readLine(br, 4096)
+		if len(line) > 0 {
+			if s, perr := parseTelemetryLine(string(line), time.Now()); perr == nil {
+				t.mu.Lock()
+				t.samples = append(t.samples, s)
+				if len(t.samples) > maxSamples {
+					t.samples = slices.Delete(t.samples, 0, len(t.samples)-maxSamples)
+				}
+				t.mu.Unlock()
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// stopped says why the sampler stopped, or nil while it runs.
+func (t *telemetry) stopped() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// take returns the samples from start to end and forgets every sample
+// before end: each window takes its own, once.
+func (t *telemetry) take(start, end time.Time) []gpuSample {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var in []gpuSample
+	keep := t.samples[:0]
+	for _, s := range t.samples {
+		if !s.at.Before(start) && !s.at.After(end) {
+			in = append(in, s)
+		}
+		if s.at.After(end) {
+			keep = append(keep, s)
+		}
+	}
+	t.samples = keep
+	return in
+}
+
+// powerFigures sums up a window's samples: per GPU, and the energy of all
+// of them, the power integrated over time (each sample holding until the
+// next, the first from the window's start, the last to its end).
+func powerFigures(samples []gpuSample, start, end time.Time, outputTokens int) *matrixgen.Power {
+	if len(samples) == 0 || !end.After(start) {
+		return nil
+	}
+	byGPU := map[int][]gpuSample{}
+	for _, s := range samples {
+		byGPU[s.index] = append(byGPU[s.index], s)
+	}
+	length := end.Sub(start).Seconds()
+	p := &matrixgen.Power{}
+	for _, idx := range slices.Sorted(maps.Keys(byGPU)) {
+		series := byGPU[idx]
+		w := matrixgen.GPUWindow{Index: idx, Samples: len(series)}
+		var energy, covered float64
+		var sumClock, sumUtil float64
+		var nClock, nUtil int
+		for i, s := range series {
+			if s.power != nil {
+				from, to := s.at, end
+				if i == 0 {
+					from = start
+				}
+				if i+1 < len(series) {
+					to = series[i+1].at
+				}
+				d := to.Sub(from).Seconds()
+				energy += *s.power * d
+				covered += d
+				w.PeakPowerW = maxPtr(w.PeakPowerW, *s.power)
+			}
+			if s.smClock != nil {
+				sumClock += *s.smClock
+				nClock++
+			}
+			if s.util != nil {
+				sumUtil += *s.util
+				nUtil++
+			}
+			if s.memUsed != nil {
+				w.PeakMemoryMiB = maxPtr(w.PeakMemoryMiB, *s.memUsed)
+			}
+			if s.temperature != nil {
+				w.PeakTemperatureC = maxPtr(w.PeakTemperatureC, *s.temperature)
+			}
+			w.PowerThrottled = w.PowerThrottled || s.throttle&throttlePower != 0
+			w.ThermalThrottled = w.ThermalThrottled || s.throttle&throttleThermal != 0
+		}
+		if covered > 0 {
+			w.MeanPowerW = new(energy / covered)
+			p.EnergyJoules += energy
+		}
+		if nClock > 0 {
+			w.MeanSMClockMHz = new(sumClock / float64(nClock))
+		}
+		if nUtil > 0 {
+			w.MeanUtilization = new(sumUtil / float64(nUtil))
+		}
+		p.GPUs = append(p.GPUs, w)
+	}
+	if p.EnergyJoules == 0 {
+		return p // no GPU reported its power: the rest still tells
+	}
+	p.MeanPowerW = p.EnergyJoules / length
+	if outputTokens > 0 {
+		p.TokSPerW = new(float64(outputTokens) / length / p.MeanPowerW)
+		p.JoulesPer1KTokens = new(p.EnergyJoules / float64(outputTokens) * 1000)
+	}
+	p.Trace = powerTrace(samples, start)
+	return p
+}
+
+// powerTrace is the power of all GPUs together, and their mean SM clock, at
+// each moment the sampler read them all (a line per GPU, read together).
+func powerTrace(samples []gpuSample, start time.Time) []matrixgen.PowerPoint {
+	var out []matrixgen.PowerPoint
+	var cur *matrixgen.PowerPoint
+	var clocks, n float64
+	seen := map[int]bool{}
+	flush := func() {
+		if cur != nil {
+			if n > 0 {
+				cur.SMClockMHz = new(clocks / n)
+			}
+			out = append(out, *cur)
+		}
+		cur, clocks, n, seen = nil, 0, 0, map[int]bool{}
+	}
+	for _, s := range samples {
+		if seen[s.index] { // the next round of the sampler
+			flush()
+		}
+		if cur == nil {
+			cur = &matrixgen.PowerPoint{AtSeconds: math.Round(s.at.Sub(start).Seconds()*1000) / 1000}
+		}
+		seen[s.index] = true
+		if s.power != nil {
+			cur.PowerW += *s.power
+		}
+		if s.smClock != nil {
+			clocks += *s.smClock
+			n++
+		}
+	}
+	flush()
+	return out
+}
+
+func maxPtr(p *float64, v float64) *float64 {
+	if p == nil || v > *p {
+		return new(v)
+	}
+	return p
+}
+
+// startTelemetry starts the GPUs' sampler for the run and measures their
+// idle power, or says once that there is none.
+func (sw *sweeper) startTelemetry(ctx context.Context) {
+	t, err := startTelemetry(ctx, sw.gpuTool())
+	if err != nil {
+		sw.logf("no GPU telemetry (%v): cells get no power figures", err)
+		return
+	}
+	sw.tel = t
+	// Idle power: the server is idle now (the probe waited for it); a few
+	// samples of every GPU make the figure.
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(4 * telemetryInterval):
+	}
+	end := time.Now()
+	if p := powerFigures(t.take(start, end), start, end, 0); p != nil && p.MeanPowerW > 0 {
+		sw.run.Hardware.IdlePowerW = new(math.Round(p.MeanPowerW*10) / 10)
+		sw.logf("GPU telemetry: %d GPUs, %.1f W together when idle", len(p.GPUs), p.MeanPowerW)
+	} else if err := t.stopped(); err != nil {
+		sw.logf("no GPU telemetry (%v): cells get no power figures", err)
+		sw.tel = nil
+	}
+}
+
+// gpuTool is the command for the GPUs' telemetry.
+func (sw *sweeper) gpuTool() string { return cmpOr(sw.o.gpuTool, nvidiaSMI) }
+
+// power is the cell's telemetry, or nil; a sampler that stopped is said
+// once.
+func (sw *sweeper) power(d matrixgen.Decode) *matrixgen.Power {
+	if sw.tel == nil || !d.Measured() || d.WindowSeconds == nil {
+		return nil
+	}
+	if err := sw.tel.stopped(); err != nil && !sw.telLost {
+		sw.telLost = true
+		sw.logf("GPU telemetry stopped (%v): the cells from here on have no power figures", err)
+	}
+	start := d.WindowStart
+	end := start.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))
+	tokens := 0
+	if d.OutputTokens != nil {
+		tokens = *d.OutputTokens
+	}
+	return powerFigures(sw.tel.take(start, end), start, end, tokens)
+}
