@@ -1,6 +1,7 @@
 package render
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,7 @@ var detailLabels = []string{
 	"Total tok/s", "Per request tok/s", "Per request tok/s, as the server timed it", "Time to first token",
 	"Time between tokens", "Average active requests", "Completed requests", "Output tokens", "Measured for",
 	"Window opened", "Token counts from", "Attempts", "The server's own count", "Waited for the server to idle",
+	"GPU board power", "Energy in the window", "Tok/s per watt", "Joules per 1K output tokens", "GPUs",
 }
 
 // detailsData is a page's cell details: the figure labels once, and each
@@ -96,6 +98,7 @@ func newCellDetail(d matrixgen.Decode) cellDetail {
 		opt(d.WindowSeconds, Seconds), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
 		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), opt(d.IdleWaitSeconds, Seconds),
 	}
+	c.Figures = append(c.Figures, powerTexts(d.Power)...)
 	c.PerSecond = d.PerSecondTokens
 	percent := func(v float64) string { return Decimal1(v*100) + "%" }
 	for _, m := range d.ServerMetrics {
@@ -136,4 +139,56 @@ func serverCountText(c *matrixgen.ServerCount) string {
 		s = "⚠ " + s + ": more than 2 % apart"
 	}
 	return s
+}
+
+// powerTexts are the power figures of a cell's detail, aligned with the
+// last labels of detailLabels: all empty without telemetry.
+func powerTexts(p *matrixgen.Power) []string {
+	if p == nil {
+		return []string{"", "", "", "", ""}
+	}
+	opt := func(v *float64, unit string) string {
+		if v == nil {
+			return ""
+		}
+		return Decimal1(*v) + unit
+	}
+	var gpus []string
+	for _, g := range p.GPUs {
+		parts := []string{"GPU " + strconv.Itoa(g.Index) + ":"}
+		if g.MeanPowerW != nil {
+			parts = append(parts, Decimal1(*g.MeanPowerW)+" W mean, "+Decimal1(*g.PeakPowerW)+" W peak")
+		}
+		if g.MeanSMClockMHz != nil {
+			parts = append(parts, Count(int(*g.MeanSMClockMHz))+" MHz")
+		}
+		if g.MeanUtilization != nil {
+			parts = append(parts, Decimal1(*g.MeanUtilization)+"% busy")
+		}
+		if g.PeakTemperatureC != nil {
+			parts = append(parts, Count(int(*g.PeakTemperatureC))+" °C peak")
+		}
+		switch {
+		case g.PowerThrottled && g.ThermalThrottled:
+			parts = append(parts, "⚠ throttled by power and heat")
+		case g.PowerThrottled:
+			parts = append(parts, "⚠ throttled by its power limit")
+		case g.ThermalThrottled:
+			parts = append(parts, "⚠ throttled by heat")
+		}
+		gpus = append(gpus, strings.Join(parts, " "))
+	}
+	mean := ""
+	if p.MeanPowerW > 0 {
+		mean = Decimal1(p.MeanPowerW) + " W mean, all GPUs"
+	}
+	energy := ""
+	if p.EnergyJoules > 0 {
+		energy = Count(int(math.Round(p.EnergyJoules))) + " J"
+	}
+	perWatt := ""
+	if p.TokSPerW != nil {
+		perWatt = strconv.FormatFloat(*p.TokSPerW, 'f', 2, 64)
+	}
+	return []string{mean, energy, perWatt, opt(p.JoulesPer1KTokens, " J"), strings.Join(gpus, "; ")}
 }

@@ -200,7 +200,12 @@ func panels(r *matrixgen.Run) []panel {
 		"VRAM", vram(r.Hardware.VRAMGB),
 		"CPU", r.Hardware.CPU,
 		"OS", r.Hardware.OS,
+		"Kernel", r.Hardware.Kernel,
 		"Driver", r.Hardware.Driver,
+		"CUDA", r.Hardware.CUDA,
+		"Power limit", powerLimit(r.Hardware.PowerLimitW, r.Hardware.DefaultPowerLimitW),
+		"PCIe", r.Hardware.PCIe,
+		"Idle power", wattsIf(r.Hardware.IdlePowerW),
 	)}
 	engine := panel{Title: "Engine", Rows: rows(
 		"Engine", r.Engine.Name,
@@ -347,4 +352,22 @@ func prefillNotes(r *matrixgen.Run) []string {
 		}
 	}
 	return out
+}
+
+// powerLimit is "600 W" or "300 W (default 600 W)" for a capped card.
+func powerLimit(set, def float64) string {
+	switch {
+	case set <= 0:
+		return ""
+	case def > 0 && def != set:
+		return Count(int(math.Round(set))) + " W (default " + Count(int(math.Round(def))) + " W)"
+	}
+	return Count(int(math.Round(set))) + " W"
+}
+
+func wattsIf(w *float64) string {
+	if w == nil {
+		return ""
+	}
+	return Decimal1(*w) + " W"
 }
