@@ -35,6 +35,9 @@ func (r *Run) Validate() []Problem {
 	}
 	v.nonNegative("hardware.vram_gb", &r.Hardware.VRAMGB)
 	v.count("hardware.gpu_count", r.Hardware.GPUCount)
+	v.nonNegative("hardware.power_limit_w", &r.Hardware.PowerLimitW)
+	v.nonNegative("hardware.default_power_limit_w", &r.Hardware.DefaultPowerLimitW)
+	v.nonNegative("hardware.idle_power_w", r.Hardware.IdlePowerW)
 	v.count("model.max_model_len", r.Model.MaxModelLen)
 	v.sweep(&r.Sweep)
 	v.prefill(r.Prefill, r.Sweep.PrefillContexts)
@@ -156,6 +159,21 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		v.countPtr(at+".output_tokens", d.OutputTokens)
 		v.count(at+".attempts", d.Attempts)
 		v.nonNegative(at+".idle_wait_seconds", d.IdleWaitSeconds)
+		if p := d.Power; p != nil {
+			v.nonNegative(at+".power.energy_joules", &p.EnergyJoules)
+			v.nonNegative(at+".power.mean_power_w", &p.MeanPowerW)
+			v.nonNegative(at+".power.tok_s_per_w", p.TokSPerW)
+			v.nonNegative(at+".power.joules_per_1k_tokens", p.JoulesPer1KTokens)
+			for j, g := range p.GPUs {
+				gat := at + ".power.gpus[" + strconv.Itoa(j) + "]"
+				v.nonNegative(gat+".mean_power_w", g.MeanPowerW)
+				v.nonNegative(gat+".peak_power_w", g.PeakPowerW)
+				v.nonNegative(gat+".mean_sm_clock_mhz", g.MeanSMClockMHz)
+				v.nonNegative(gat+".mean_utilization_pct", g.MeanUtilization)
+				v.nonNegative(gat+".peak_memory_mib", g.PeakMemoryMiB)
+				v.nonNegative(gat+".peak_temperature_c", g.PeakTemperatureC)
+			}
+		}
 		if c := d.ServerCount; c != nil {
 			v.count(at+".server_count.server_tokens", c.ServerTokens)
 			v.count(at+".server_count.client_tokens", c.ClientTokens)
