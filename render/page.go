@@ -136,8 +136,8 @@ func runTitle(r *matrixgen.Run) string {
 	if r.Hardware.VRAMGB > 0 && gpu != "" {
 		gpu += " " + strconv.FormatFloat(r.Hardware.VRAMGB, 'f', -1, 64) + "GB"
 	}
-	if gpu == "" {
-		gpu = r.Hardware.CPU
+	if gpu == "" && r.Hardware.CPU != "" {
+		gpu = r.Hardware.CPU + " (no GPU)"
 	}
 	if gpu == "" {
 		return r.Model.Name

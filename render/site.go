@@ -628,13 +628,25 @@ func forComparing(r *matrixgen.Run) *matrixgen.Run {
 	return &slim
 }
 
+// gpuOrNone is the index's GPU: the GPU, or "none (CPU)" for a machine
+// without one, so a CPU's name never passes for a GPU in the filter.
+func gpuOrNone(h matrixgen.Hardware) string {
+	switch {
+	case h.GPU != "":
+		return h.GPU
+	case h.CPU != "" || h.Type == "CPU":
+		return "none (CPU)"
+	}
+	return Dash
+}
+
 func newIndexRow(e matrixgen.Entry) indexRow {
 	r := e.Run
 	best, okBest := r.BestSingleStream()
 	peak, okPeak := r.PeakTotal()
 	return indexRow{
 		ID: e.ID, Href: "runs/" + e.ID + "/index.html",
-		Model: r.Model.Name, GPU: cmp.Or(r.Hardware.GPU, r.Hardware.CPU, Dash),
+		Model: r.Model.Name, GPU: gpuOrNone(r.Hardware),
 		Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), Dash),
 		Quantization: cmp.Or(r.Engine.Quantization, Dash),
 		Date:         date(r.StartedAt),

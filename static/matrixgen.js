@@ -282,6 +282,22 @@
   wireCopyButtons();
   wireFilters();
   pickCompare();
+
+  // The index's Compare form: the pages' policy sends no form anywhere
+  // (form-action 'none'), so the script goes to compare.html itself. B
+  // starts on a run other than A.
+  function comparePicker() {
+    var form = document.querySelector("form.pick");
+    if (!form) return;
+    var b = form.querySelector("select[name=b]");
+    if (b && b.options.length > 1 && b.selectedIndex === 0) b.selectedIndex = 1;
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var a = form.querySelector("select[name=a]").value;
+      window.location.href = "compare.html?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b.value);
+    });
+  }
+  comparePicker();
   liveReload();
   drawCharts();
   showCell();

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/browser"
@@ -95,6 +96,7 @@ func TestPagesInABrowser(t *testing.T) {
 		return n
 	}
 
+	var cells int
 	open("index.html", "index.png")
 	var visible int
 	eval(`document.querySelectorAll("#runs tbody tr:not([hidden])").length`, &visible)
@@ -115,8 +117,34 @@ func TestPagesInABrowser(t *testing.T) {
 		t.Errorf("a shared filtered address shows %d runs, want 1", visible)
 	}
 
+	// The Compare button: B starts on another run than A, and a click opens
+	// compare.html on the two, its ratio matrix drawn, no policy violated.
+	open("index.html", "index.png")
+	var picked []string
+	eval(`[document.querySelector("form.pick select[name=a]").value, document.querySelector("form.pick select[name=b]").value]`, &picked)
+	if len(picked) != 2 || picked[0] == picked[1] {
+		t.Errorf("the pickers start on %q", picked)
+	}
+	var landed string
+	eval(`(() => { setTimeout(() => document.querySelector("form.pick button").click(), 0); return "clicking"; })()`, &landed)
+	// Wait for the page the click leads to, and for its ratio matrix.
+	cells = 0
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if b.Eval(`location.pathname + location.search`, &landed) != nil || !strings.HasPrefix(landed, "/compare.html?a=") {
+			continue
+		}
+		if b.Eval(`document.querySelectorAll("#pick-ratio tbody td").length`, &cells) == nil && cells > 0 {
+			break
+		}
+	}
+	if !strings.HasPrefix(landed, "/compare.html?a=") || cells == 0 {
+		t.Errorf("the Compare button led to %q with %d ratio cells", landed, cells)
+	}
+	for _, e := range b.Errors() {
+		t.Errorf("after the Compare button: %s", e)
+	}
+
 	open("runs/"+sampleID+"/index.html", "run.png")
-	var cells int
 	eval(`document.querySelectorAll("table.matrix tbody td").length`, &cells)
 	if cells != 64 {
 		t.Errorf("the matrix has %d cells, want 64", cells)
