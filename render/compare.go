@@ -102,6 +102,7 @@ type comparePage struct {
 
 type compareSide struct {
 	ID, Title, Href string
+	Simulated       bool
 	Matrix          matrix
 }
 
@@ -120,8 +121,8 @@ func (b *builder) newComparePage(p Pair, a, bRun *matrixgen.Run) *comparePage {
 		pageBase: b.base("../../", title+" · "+b.site.Title,
 			"Speed test matrices compared: "+runTitle(ra)+" and "+runTitle(rb)+".", "compare/"+compareID(p)+"/"),
 		Heading: title,
-		A:       compareSide{ID: p.A, Title: runTitle(ra), Href: "../../runs/" + p.A + "/index.html"},
-		B:       compareSide{ID: p.B, Title: runTitle(rb), Href: "../../runs/" + p.B + "/index.html"},
+		A:       compareSide{ID: p.A, Title: runTitle(ra), Href: "../../runs/" + p.A + "/index.html", Simulated: ra.Simulated},
+		B:       compareSide{ID: p.B, Title: runTitle(rb), Href: "../../runs/" + p.B + "/index.html", Simulated: rb.Simulated},
 	}
 	page.Differences = differences(ra, rb)
 	lo, hi, ok := throughputRange(&matrixgen.Run{Decode: append(slices.Clone(ra.Decode), rb.Decode...)})

@@ -40,13 +40,17 @@ type runPage struct {
 	ResumedDespite []string
 	Panels         []panel
 	LaunchCommand  string
-	Chart          any // an ECharts option; html/template escapes it as JSON
-	ChartLabel     string
-	Matrix         matrix
-	Legend         legend
-	Measurements   []measurementRow
-	Details        *detailsData
-	Notes          template.HTML
+	// LaunchArgs is the command split between its arguments, which the page
+	// keeps whole when it wraps ("--enable-auto-tool-choice", not "--" and
+	// the rest on the next line).
+	LaunchArgs   []string
+	Chart        any // an ECharts option; html/template escapes it as JSON
+	ChartLabel   string
+	Matrix       matrix
+	Legend       legend
+	Measurements []measurementRow
+	Details      *detailsData
+	Notes        template.HTML
 }
 
 type panel struct {
@@ -108,6 +112,7 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		ResumedDespite: r.ResumedDespite,
 		Panels:         panels(r),
 		LaunchCommand:  r.LaunchCommand,
+		LaunchArgs:     strings.Fields(r.LaunchCommand),
 		Measurements:   measurementRows(r),
 	}
 	if len(r.Prefill) > 0 {
