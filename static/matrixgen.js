@@ -42,6 +42,13 @@
     if (details === null) details = JSON.parse(data.textContent);
     var id = decodeURIComponent(location.hash.slice(1));
     var d = details.cells[id];
+    // The selected cell is marked in the matrix, for the eye and for
+    // screen readers alike.
+    document.querySelectorAll("table.matrix a[aria-current]").forEach(function (a) { a.removeAttribute("aria-current"); });
+    if (d) {
+      var link = document.querySelector("table.matrix a[href='#" + id + "']");
+      if (link) link.setAttribute("aria-current", "true");
+    }
     if (!d) { panel.hidden = true; return; }
     panel.hidden = false;
     document.getElementById("cell-detail-heading").textContent = d.heading;

@@ -158,6 +158,11 @@ func TestPagesInABrowser(t *testing.T) {
 	if heading != "8K context × 1 simultaneous requests" {
 		t.Errorf("selecting a cell shows %q", heading)
 	}
+	var selected string
+	eval(`(() => { const a = document.querySelector("table.matrix a[aria-current]"); return a ? a.getAttribute("href") : ""; })()`, &selected)
+	if selected != "#cell-8K-1" {
+		t.Errorf("the selected cell marked in the matrix: %q", selected)
+	}
 
 	open("runs/synthetic/index.html#cell-8K-4", "run-cell-detail.png")
 	if n := inked("#cell-detail-chart"); n < 500 {
