@@ -727,25 +727,11 @@ const (
 
 // capServerText cuts every string of the run a server could have chosen.
 func capServerText(r *matrixgen.Run) {
-	for _, s := range []*string{&r.Engine.Version, &r.Engine.Name, &r.Model.Name, &r.Model.ServedName} {
-		*s = capText(*s, maxNameText)
-	}
-	if p := r.Probe; p != nil {
-		for _, s := range []*string{&p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot} {
-			*s = capText(*s, maxNameText)
+	eachText(r, func(s *string, limit int) {
+		if limit > 0 {
+			*s = capText(*s, limit)
 		}
-	}
-	for i := range r.Prefill {
-		r.Prefill[i].Reason = capText(r.Prefill[i].Reason, maxReasonText)
-	}
-	for i := range r.Decode {
-		d := &r.Decode[i]
-		d.Reason = capText(d.Reason, maxReasonText)
-		if d.Loop != nil {
-			d.Loop.Unit = capText(d.Loop.Unit, maxReasonText)
-			d.Loop.Excerpt = capText(d.Loop.Excerpt, maxReasonText)
-		}
-	}
+	})
 }
 
 // redactRun replaces the live API key wherever the run's text holds it: in
@@ -754,23 +740,34 @@ func redactRun(r *matrixgen.Run, key string) {
 	if key == "" {
 		return
 	}
-	r.LaunchCommand = redactSecret(r.LaunchCommand, key)
-	for _, s := range []*string{&r.Engine.Version, &r.Model.Name, &r.Model.ServedName, &r.Engine.Repository, &r.Engine.Build, &r.Engine.Commit} {
-		*s = redactSecret(*s, key)
+	eachText(r, func(s *string, _ int) { *s = redactSecret(*s, key) })
+}
+
+// eachText calls f with each string of the run a server or a person chose,
+// and the length a server's text of its kind may have (0: the person's own
+// launch command, not cut).
+func eachText(r *matrixgen.Run, f func(s *string, limit int)) {
+	for _, s := range []*string{&r.Engine.Name, &r.Engine.Version, &r.Engine.Repository, &r.Engine.Build,
+		&r.Engine.Commit, &r.Model.Name, &r.Model.ServedName} {
+		f(s, maxNameText)
 	}
+	f(&r.LaunchCommand, 0)
 	if p := r.Probe; p != nil {
-		for _, s := range []*string{&p.EngineVersion, &p.Model, &p.ModelRoot, &p.KVSource, &p.Tokenizer} {
-			*s = redactSecret(*s, key)
+		for _, s := range []*string{&p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot} {
+			f(s, maxNameText)
 		}
+		f(&p.KVSource, maxReasonText)
+		f(&p.Tokenizer, maxReasonText)
 	}
 	for i := range r.Prefill {
-		r.Prefill[i].Reason = redactSecret(r.Prefill[i].Reason, key)
+		f(&r.Prefill[i].Reason, maxReasonText)
 	}
 	for i := range r.Decode {
 		d := &r.Decode[i]
-		d.Reason = redactSecret(d.Reason, key)
+		f(&d.Reason, maxReasonText)
 		if d.Loop != nil {
-			d.Loop.Unit, d.Loop.Excerpt = redactSecret(d.Loop.Unit, key), redactSecret(d.Loop.Excerpt, key)
+			f(&d.Loop.Unit, maxReasonText)
+			f(&d.Loop.Excerpt, maxReasonText)
 		}
 	}
 }
