@@ -207,6 +207,10 @@ type Decode struct {
 	// timings.predicted_per_second, vLLM's per-request metrics), median over
 	// completed requests: a cross-check of the client's figure.
 	ServerPerRequestTokS *float64 `json:"server_per_request_tok_s,omitempty"`
+	// ClientRateOfServerTimed is the client's own rate for those same
+	// completed requests (their tokens from first to last arrival), median:
+	// the figure to set beside ServerPerRequestTokS, request for request.
+	ClientRateOfServerTimed *float64 `json:"client_rate_of_server_timed,omitempty"`
 	// TTFTMs and TBTMs are time to first token and time between tokens over
 	// the cell's requests; TBT divides by tokens, not chunks.
 	TTFTMs *Percentiles `json:"ttft_ms,omitempty"`

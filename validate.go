@@ -148,6 +148,7 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		v.nonNegative(at+".total_tok_s", d.TotalTokS)
 		v.nonNegative(at+".per_request_tok_s", d.PerRequestTokS)
 		v.nonNegative(at+".server_per_request_tok_s", d.ServerPerRequestTokS)
+		v.nonNegative(at+".client_rate_of_server_timed", d.ClientRateOfServerTimed)
 		v.nonNegative(at+".avg_active", d.AvgActive)
 		v.nonNegative(at+".window_seconds", d.WindowSeconds)
 		if d.AvgActive != nil && *d.AvgActive > float64(d.Concurrency)*1.05 {

@@ -30,7 +30,7 @@ func cellID(d matrixgen.Decode) string {
 
 // detailLabels name the figures of every cellDetail, sent once per page.
 var detailLabels = []string{
-	"Total tok/s", "Per request tok/s", "Per request tok/s, as the server timed it", "Time to first token",
+	"Total tok/s", "Per request tok/s", "Per request tok/s, as the server timed it", "Per request tok/s, ours for the requests the server timed", "Time to first token",
 	"Time between tokens", "Average active requests", "Completed requests", "Output tokens", "Measured for",
 	"Window opened", "Token counts from", "Attempts", "The server's own count", "Waited for the server to idle",
 	"GPU board power", "Energy in the window", "Tok/s per watt", "Joules per 1K output tokens", "GPUs",
@@ -93,7 +93,7 @@ func newCellDetail(d matrixgen.Decode) cellDetail {
 		return Count(*v)
 	}
 	c.Figures = []string{
-		opt(d.TotalTokS, Decimal1), opt(d.PerRequestTokS, Decimal1), opt(d.ServerPerRequestTokS, Decimal1),
+		opt(d.TotalTokS, Decimal1), opt(d.PerRequestTokS, Decimal1), opt(d.ServerPerRequestTokS, Decimal1), opt(d.ClientRateOfServerTimed, Decimal1),
 		pct(d.TTFTMs), pct(d.TBTMs), opt(d.AvgActive, Decimal1), optInt(d.Completed), optInt(d.OutputTokens),
 		opt(d.WindowSeconds, Seconds), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
 		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), opt(d.IdleWaitSeconds, Seconds),

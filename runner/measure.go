@@ -20,7 +20,7 @@ type window struct {
 func (w window) figures(d *matrixgen.Decode) {
 	length := w.end.Sub(w.start)
 	total := 0
-	var perRequest, serverRates []float64
+	var perRequest, serverRates, sameRequests []float64
 	var ttft, tbt []float64
 	var active time.Duration
 	completed := 0
@@ -60,6 +60,9 @@ func (w window) figures(d *matrixgen.Decode) {
 		}
 		if o.complete() && o.serverTokS > 0 {
 			serverRates = append(serverRates, o.serverTokS)
+			if span := o.end.Sub(o.firstText); !o.firstText.IsZero() && span > 0 {
+				sameRequests = append(sameRequests, float64(o.tokens())/span.Seconds())
+			}
 		}
 		if o.firstText.IsZero() {
 			continue
@@ -87,6 +90,9 @@ func (w window) figures(d *matrixgen.Decode) {
 	d.OutputTokens = new(total)
 	d.WindowSeconds = new(length.Seconds())
 	d.TokenSource = source
+	if len(sameRequests) > 0 {
+		d.ClientRateOfServerTimed = new(quantile(sameRequests, 0.5))
+	}
 	if len(serverRates) > 0 {
 		d.ServerPerRequestTokS = new(quantile(serverRates, 0.5))
 	}
