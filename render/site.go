@@ -576,6 +576,8 @@ type indexPage struct {
 	Runs            []indexRow
 	Filters         []filter
 	Comparisons     []comparisonLink
+	// Efficiency shows the tok/s per watt column: some run has telemetry.
+	Efficiency bool
 }
 
 type comparisonLink struct{ Href, A, B string }
@@ -607,11 +609,14 @@ func filters(rows []indexRow) []filter {
 
 type indexRow struct {
 	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
-	EngineName, BestValue, PeakValue                                   string // for filtering and sorting
-	Simulated                                                          bool
-	started                                                            time.Time
-	csv                                                                []byte         // the run's lines of runs.csv, made by the worker that wrote its page
-	run                                                                *matrixgen.Run // what a compare page needs of it
+	// BestPerWatt is the run's best tok/s per watt of a valid cell, "" for
+	// a run without GPU telemetry.
+	BestPerWatt                      string
+	EngineName, BestValue, PeakValue string // for filtering and sorting
+	Simulated                        bool
+	started                          time.Time
+	csv                              []byte         // the run's lines of runs.csv, made by the worker that wrote its page
+	run                              *matrixgen.Run // what a compare page needs of it
 }
 
 // forComparing keeps what a compare page shows of a run and drops the
@@ -624,6 +629,11 @@ func forComparing(r *matrixgen.Run) *matrixgen.Run {
 		slim.Decode[i].PerSecondTokens = nil
 		slim.Decode[i].ServerMetrics = nil
 		slim.Decode[i].Loop = nil
+		if p := slim.Decode[i].Power; p != nil {
+			lean := *p
+			lean.Trace = nil
+			slim.Decode[i].Power = &lean
+		}
 	}
 	return &slim
 }
@@ -653,9 +663,25 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 		BestSingle:   ifOK(okBest, best), Peak: ifOK(okPeak, peak),
 		EngineName: cmp.Or(r.Engine.Name, Dash),
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
-		Simulated: r.Simulated,
-		started:   r.StartedAt,
+		Simulated:   r.Simulated,
+		BestPerWatt: bestPerWatt(r),
+		started:     r.StartedAt,
 	}
+}
+
+// bestPerWatt is the highest tok/s per watt of a valid cell, formatted.
+func bestPerWatt(r *matrixgen.Run) string {
+	best := 0.0
+	for i := range r.Decode {
+		d := &r.Decode[i]
+		if d.Status == matrixgen.StatusValid && d.Power != nil && d.Power.TokSPerW != nil {
+			best = max(best, *d.Power.TokSPerW)
+		}
+	}
+	if best == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(best, 'f', 2, 64)
 }
 
 // writeComparisons writes a page for each pair.
@@ -691,6 +717,9 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
 	}
 	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description, Runs: rows, Filters: filters(rows)}
+	for _, r := range rows {
+		page.Efficiency = page.Efficiency || r.BestPerWatt != ""
+	}
 	for _, p := range pairs {
 		page.Comparisons = append(page.Comparisons, comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -387,5 +388,33 @@ func TestTooHardForMarkdown(t *testing.T) {
 		if got := tooHardForMarkdown([]byte(tt.src)) != ""; got != tt.hard {
 			t.Errorf("%.40q…: too hard %v, want %v", tt.src, got, tt.hard)
 		}
+	}
+}
+
+// TestIndexBestTokSPerWatt: a site with GPU telemetry shows each run's best
+// tok/s per watt; one without shows no such column.
+func TestIndexBestTokSPerWatt(t *testing.T) {
+	withPower := testrun.Full(1)
+	for i := range withPower.Decode {
+		if d := &withPower.Decode[i]; d.Status == matrixgen.StatusValid {
+			d.Power = &matrixgen.Power{EnergyJoules: 9000, MeanPowerW: 300, TokSPerW: new(*d.TotalTokS / 300)}
+		}
+	}
+	best, _ := withPower.PeakTotal()
+	out := filepath.Join(t.TempDir(), "public")
+	if _, err := Build(Entries{{ID: "a", Run: withPower}, {ID: "b", Run: testrun.Full(2)}}, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	want := strconv.FormatFloat(best/300, 'f', 2, 64)
+	if !strings.Contains(string(index), "Best tok/s per watt") || !strings.Contains(string(index), ">"+want+"<") {
+		t.Errorf("the index lacks the column or the figure %s", want)
+	}
+	out2 := filepath.Join(t.TempDir(), "public")
+	if _, err := Build(Entries{{ID: "b", Run: testrun.Full(2)}}, Site{}, out2); err != nil {
+		t.Fatal(err)
+	}
+	if index, _ := os.ReadFile(filepath.Join(out2, "index.html")); strings.Contains(string(index), "per watt") {
+		t.Error("a site without telemetry shows a tok/s per watt column")
 	}
 }
