@@ -165,6 +165,11 @@ func differences(a, b *matrixgen.Run) []difference {
 		{"Max output", func(r *matrixgen.Run) string {
 			return countIf(r.Sweep.MaxOutputTokens > 0, r.Sweep.MaxOutputTokens, " tokens")
 		}},
+		{"Power limit", func(r *matrixgen.Run) string {
+			return powerLimit(r.Hardware.PowerLimitW, r.Hardware.DefaultPowerLimitW)
+		}},
+		{"Idle power", func(r *matrixgen.Run) string { return wattsIf(r.Hardware.IdlePowerW) }},
+		{"Best tok/s per watt", bestPerWatt},
 		{"Launch command", func(r *matrixgen.Run) string { return r.LaunchCommand }},
 	}
 	var out []difference
