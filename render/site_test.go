@@ -418,3 +418,21 @@ func TestIndexBestTokSPerWatt(t *testing.T) {
 		t.Error("a site without telemetry shows a tok/s per watt column")
 	}
 }
+
+func TestCompareSetsEfficiencySideBySide(t *testing.T) {
+	a, b := testrun.Full(1), testrun.Full(1)
+	a.Hardware.PowerLimitW, a.Hardware.DefaultPowerLimitW = 300, 600
+	b.Hardware.PowerLimitW, b.Hardware.DefaultPowerLimitW = 600, 600
+	a.Decode[0].Power = &matrixgen.Power{MeanPowerW: 250, TokSPerW: new(2.5)}
+	a.Decode[0].Status = matrixgen.StatusValid
+	got := map[string]difference{}
+	for _, d := range differences(a, b) {
+		got[d.Label] = d
+	}
+	if d := got["Power limit"]; d.A != "300 W (default 600 W)" || d.B != "600 W" || !d.Differs {
+		t.Errorf("power limit row %+v", d)
+	}
+	if d := got["Best tok/s per watt"]; d.A != "2.50" || d.B != Dash || !d.Differs {
+		t.Errorf("efficiency row %+v", d)
+	}
+}
