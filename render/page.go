@@ -43,11 +43,13 @@ type runPage struct {
 	// LaunchArgs is the command split between its arguments, which the page
 	// keeps whole when it wraps ("--enable-auto-tool-choice", not "--" and
 	// the rest on the next line).
-	LaunchArgs   []string
-	Chart        any // an ECharts option; html/template escapes it as JSON
-	ChartLabel   string
-	Matrix       matrix
-	Legend       legend
+	LaunchArgs []string
+	Chart      any // an ECharts option; html/template escapes it as JSON
+	ChartLabel string
+	Matrix     matrix
+	Legend     legend
+	// Views are the matrix coloured by other figures; nil: only total tok/s.
+	Views        []matrixView
 	Measurements []measurementRow
 	Details      *detailsData
 	Notes        template.HTML
@@ -121,6 +123,7 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
 	p.Scripts = true
 	p.Matrix, p.Legend = decodeMatrix(r)
+	p.Views = matrixViews(r)
 	p.Details = cellDetails(r)
 	if len(e.Notes) > 0 {
 		notes, err := b.markdown(e.Notes)

@@ -436,3 +436,48 @@ func TestCompareSetsEfficiencySideBySide(t *testing.T) {
 		t.Errorf("efficiency row %+v", d)
 	}
 }
+
+// TestMatrixViews: each view colours the cells by its own figure and scale;
+// for TTFT and joules the smallest figure takes the best colour; views a
+// run has no figures for are left out.
+func TestMatrixViews(t *testing.T) {
+	r := testrun.Full(1)
+	views := matrixViews(r)
+	names := []string{}
+	for _, v := range views {
+		names = append(names, v.Name)
+	}
+	if strings.Join(names, ",") != "total,per-request,ttft" {
+		t.Fatalf("views %v, want total, per-request and ttft (no telemetry)", names)
+	}
+	ttft := views[2]
+	fastest, slowest := "", ""
+	lo, hi := 0.0, 0.0
+	for _, d := range r.Decode {
+		if showsFigure(d) && d.TTFTMs != nil {
+			if fastest == "" || d.TTFTMs.P50 < lo {
+				fastest, lo = cellID(d), d.TTFTMs.P50
+			}
+			if slowest == "" || d.TTFTMs.P50 > hi {
+				slowest, hi = cellID(d), d.TTFTMs.P50
+			}
+		}
+	}
+	if ttft.Cells[fastest][1] != binClass(Bins-1) || ttft.Cells[slowest][1] != binClass(0) {
+		t.Errorf("TTFT: fastest %s is %q, slowest %s is %q; want the best colour for the fastest", fastest, ttft.Cells[fastest][1], slowest, ttft.Cells[slowest][1])
+	}
+	if ttft.Cells[fastest][0] != Millis(lo) {
+		t.Errorf("TTFT figure %q, want %q", ttft.Cells[fastest][0], Millis(lo))
+	}
+	for i := range r.Decode {
+		if d := &r.Decode[i]; showsFigure(*d) {
+			d.Power = &matrixgen.Power{MeanPowerW: 300, TokSPerW: new(*d.TotalTokS / 300), JoulesPer1KTokens: new(300 / *d.TotalTokS * 1000)}
+		}
+	}
+	if got := len(matrixViews(r)); got != 5 {
+		t.Errorf("with telemetry %d views, want 5", got)
+	}
+	if matrixViews(&matrixgen.Run{}) != nil {
+		t.Error("a run without cells offers views")
+	}
+}

@@ -305,6 +305,55 @@
     });
   }
   comparePicker();
+
+  // Matrix views: the same cells coloured by another figure (per-request
+  // tok/s, TTFT, tok/s per watt, joules per 1K tokens), each on its own
+  // scale, from the page's JSON block; the choice lives in the address.
+  function matrixViews() {
+    var data = document.getElementById("matrix-views");
+    var picker = document.getElementById("matrix-views-picker");
+    if (!data || !picker) return;
+    var views = JSON.parse(data.textContent);
+    var select = picker.querySelector("select");
+    picker.hidden = false;
+    function apply(name) {
+      var view = views.filter(function (v) { return v.name === name; })[0] || views[0];
+      select.value = view.name;
+      document.querySelectorAll("table.matrix a.cell-link").forEach(function (a) {
+        var id = a.getAttribute("href").replace(/^.*#/, "");
+        var cell = view.cells[id];
+        if (!cell) return;
+        var td = a.parentElement;
+        var fig = a.querySelector(".fig");
+        if (fig) fig.textContent = cell[0];
+        td.className = td.className.replace(/\bbin-\d+\b/g, "").trim();
+        if (cell[1]) td.classList.add(cell[1]);
+        var ttft = a.querySelector(".ttft");
+        if (ttft) ttft.style.display = view.name === "total" ? "" : "none";
+      });
+      document.getElementById("legend-title").textContent = view.label;
+      var bins = document.getElementById("legend-bins");
+      bins.replaceChildren();
+      view.legend.forEach(function (b) {
+        var li = document.createElement("li");
+        var sw = document.createElement("span");
+        sw.className = "swatch " + b.Class;
+        li.appendChild(sw);
+        li.appendChild(document.createTextNode(b.Range));
+        bins.appendChild(li);
+      });
+    }
+    var params = new URLSearchParams(location.search);
+    apply(params.get("view") || views[0].name);
+    select.addEventListener("change", function () {
+      var p = new URLSearchParams(location.search);
+      if (select.value === views[0].name) p.delete("view"); else p.set("view", select.value);
+      var q = p.toString();
+      history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
+      apply(select.value);
+    });
+  }
+  matrixViews();
   liveReload();
   drawCharts();
   showCell();

@@ -158,6 +158,24 @@ func TestPagesInABrowser(t *testing.T) {
 	if heading != "8K context × 1 simultaneous requests" {
 		t.Errorf("selecting a cell shows %q", heading)
 	}
+	// The matrix's views: TTFT colours the cells by their own figure and
+	// scale, and the choice lands in the address.
+	var view []string
+	eval(`(() => { const s = document.querySelector("#matrix-views-picker select"); s.value = "ttft";
+		s.dispatchEvent(new Event("change", {bubbles: true}));
+		const a = document.querySelector("table.matrix a[href='#cell-8K-1']");
+		return [a.querySelector(".fig").textContent, location.search, document.getElementById("legend-title").textContent,
+			a.parentElement.className, String(a.querySelector(".ttft").offsetHeight)]; })()`, &view)
+	if len(view) != 5 || view[0] != "256 ms" || !strings.Contains(view[1], "view=ttft") || !strings.HasPrefix(view[2], "Time to first token") ||
+		!strings.Contains(view[3], "bin-") || view[4] != "0" {
+		t.Errorf("the TTFT view shows %q", view)
+	}
+	open("runs/"+sampleID+"/index.html?view=ttft", "run-ttft-view.png")
+	eval(`document.querySelector("table.matrix a[href='#cell-8K-1'] .fig").textContent`, &heading)
+	if heading != "256 ms" {
+		t.Errorf("a shared address with view=ttft shows %q", heading)
+	}
+	open("runs/"+sampleID+"/index.html#cell-8K-1", "run.png")
 	var selected string
 	eval(`(() => { const a = document.querySelector("table.matrix a[aria-current]"); return a ? a.getAttribute("href") : ""; })()`, &selected)
 	if selected != "#cell-8K-1" {

@@ -1,0 +1,111 @@
+package render
+
+import (
+	"strconv"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// A run page's matrix shows total tok/s; its other views colour the same
+// cells by another figure, each on its own scale. The page carries them all
+// as one JSON block that the site script swaps in, the choice kept in the
+// address; without JavaScript the page shows total tok/s.
+
+// matrixView is one way of colouring the matrix.
+type matrixView struct {
+	Name  string `json:"name"`  // in the address: ?view=ttft
+	Label string `json:"label"` // in the picker and the legend's title
+	// Legend is the view's colour steps, best last as for throughput.
+	Legend []legendBin `json:"legend"`
+	// Cells maps a cell's id to its figure and colour class in this view.
+	Cells map[string][2]string `json:"cells"`
+}
+
+// viewSpec says how to read and show one view's figure.
+type viewSpec struct {
+	name, label string
+	value       func(matrixgen.Decode) *float64
+	format      func(float64) string
+	lowerBetter bool // TTFT and joules: the smallest figure is the best
+}
+
+var viewSpecs = []viewSpec{
+	{"total", "Total tok/s (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 { return d.TotalTokS }, Decimal1, false},
+	{"per-request", "Per request tok/s (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 { return d.PerRequestTokS }, Decimal1, false},
+	{"ttft", "Time to first token, median (colour, logarithmic steps; shorter is better)", func(d matrixgen.Decode) *float64 {
+		if d.TTFTMs == nil {
+			return nil
+		}
+		return &d.TTFTMs.P50
+	}, Millis, true},
+	{"per-watt", "Tok/s per watt of GPU board power (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 {
+		if d.Power == nil {
+			return nil
+		}
+		return d.Power.TokSPerW
+	}, func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, false},
+	{"joules", "Joules per 1K output tokens (colour, logarithmic steps; fewer is better)", func(d matrixgen.Decode) *float64 {
+		if d.Power == nil {
+			return nil
+		}
+		return d.Power.JoulesPer1KTokens
+	}, func(v float64) string { return Decimal1(v) + " J" }, true},
+}
+
+// matrixViews lays out every view the run has figures for; nil when it
+// has only total tok/s, and the page then offers no choice.
+func matrixViews(r *matrixgen.Run) []matrixView {
+	var views []matrixView
+	for _, spec := range viewSpecs {
+		lo, hi, ok := 0.0, 0.0, false
+		for _, d := range r.Decode {
+			if v := spec.value(d); showsFigure(d) && v != nil && *v > 0 {
+				lo, hi = minOr(lo, *v, ok), max(hi, *v)
+				ok = true
+			}
+		}
+		if !ok {
+			continue
+		}
+		v := matrixView{Name: spec.name, Label: spec.label, Cells: map[string][2]string{}}
+		single := hi <= lo
+		if single {
+			v.Legend = []legendBin{{Class: binClass(Bins - 1), Range: spec.format(hi)}}
+		} else {
+			edges := BinEdges(lo, hi, Bins)
+			for i := range Bins {
+				from, to := edges[i], edges[i+1]
+				if spec.lowerBetter { // the best colour goes to the smallest figure
+					from, to = edges[Bins-1-i], edges[Bins-i]
+				}
+				v.Legend = append(v.Legend, legendBin{Class: binClass(i), Range: spec.format(from) + "–" + spec.format(to)})
+			}
+		}
+		for _, d := range r.Decode {
+			x := spec.value(d)
+			if !showsFigure(d) || x == nil || *x <= 0 {
+				if d.Status != matrixgen.StatusNotRun {
+					v.Cells[cellID(d)] = [2]string{Dash, ""}
+				}
+				continue
+			}
+			bin := Bin(*x, lo, hi, Bins)
+			if spec.lowerBetter && !single {
+				bin = Bins - 1 - bin
+			}
+			v.Cells[cellID(d)] = [2]string{spec.format(*x), binClass(bin)}
+		}
+		views = append(views, v)
+	}
+	if len(views) < 2 {
+		return nil
+	}
+	return views
+}
+
+func minOr(cur, v float64, have bool) float64 {
+	if !have || v < cur {
+		return v
+	}
+	return cur
+}
