@@ -313,6 +313,7 @@ func TestHostileStringsAreEscaped(t *testing.T) {
 		if p != "index.html" {
 			want = []string{
 				"type=application/json id=prefill-chart-option",
+				"type=application/json id=matrix-views",
 				"type=application/json id=cell-details",
 				"src=../../assets/vendor/echarts/echarts.min.js",
 				"src=../../assets/matrixgen.js",
