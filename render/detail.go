@@ -14,13 +14,16 @@ import (
 // double the page and the time to build it. Every value is text, set with
 // textContent by the script.
 type cellDetail struct {
-	Heading   string                  `json:"heading"`
-	Status    string                  `json:"status"`
-	Reason    string                  `json:"reason,omitempty"`
-	Figures   []string                `json:"figures"` // aligned with detailLabels; "" for none
-	PerSecond []int                   `json:"per_second,omitempty"`
-	Metrics   [][6]string             `json:"metrics,omitempty"`
-	Loop      *matrixgen.LoopEvidence `json:"loop,omitempty"`
+	Heading   string   `json:"heading"`
+	Status    string   `json:"status"`
+	Reason    string   `json:"reason,omitempty"`
+	Figures   []string `json:"figures"` // aligned with detailLabels; "" for none
+	PerSecond []int    `json:"per_second,omitempty"`
+	// Power is the GPUs' board power and mean SM clock through the window:
+	// [seconds, watts, MHz or null] per sample.
+	Power   [][3]*float64           `json:"power,omitempty"`
+	Metrics [][6]string             `json:"metrics,omitempty"`
+	Loop    *matrixgen.LoopEvidence `json:"loop,omitempty"`
 }
 
 // cellID names a cell's section: "cell-8K-16".
@@ -100,6 +103,11 @@ func newCellDetail(d matrixgen.Decode) cellDetail {
 	}
 	c.Figures = append(c.Figures, powerTexts(d.Power)...)
 	c.PerSecond = d.PerSecondTokens
+	if d.Power != nil {
+		for _, p := range d.Power.Trace {
+			c.Power = append(c.Power, [3]*float64{new(p.AtSeconds), new(p.PowerW), p.SMClockMHz})
+		}
+	}
 	percent := func(v float64) string { return Decimal1(v*100) + "%" }
 	for _, m := range d.ServerMetrics {
 		c.Metrics = append(c.Metrics, [6]string{

@@ -35,6 +35,32 @@
     return e;
   }
 
+  // The GPUs' board power and mean SM clock through the window.
+  var powerChart = null;
+  function drawPower(d) {
+    var chartEl = document.getElementById("cell-detail-power");
+    if (!chartEl) return;
+    chartEl.hidden = !(d.power && d.power.length && typeof echarts !== "undefined");
+    if (chartEl.hidden) return;
+    if (!powerChart) {
+      var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+      powerChart = echarts.init(chartEl, dark ? "dark" : null, { renderer: "canvas" });
+      window.addEventListener("resize", function () { powerChart.resize(); });
+    }
+    powerChart.setOption({
+      animation: false, backgroundColor: "transparent", tooltip: { trigger: "axis" },
+      legend: { top: 0 },
+      grid: { left: 60, right: 60, top: 40, bottom: 40 },
+      xAxis: { type: "value", name: "second of the window", nameLocation: "middle", nameGap: 26 },
+      yAxis: [{ type: "value", name: "watts" }, { type: "value", name: "MHz", splitLine: { show: false } }],
+      series: [
+        { type: "line", name: "board power, all GPUs (W)", data: d.power.map(function (p) { return [p[0], p[1]]; }), itemStyle: { color: "#d95f02" } },
+        { type: "line", name: "SM clock, mean (MHz)", yAxisIndex: 1, data: d.power.filter(function (p) { return p[2] !== null; }).map(function (p) { return [p[0], p[2]]; }), itemStyle: { color: "#7570b3" } }
+      ]
+    }, true);
+    powerChart.resize();
+  }
+
   function showCell() {
     var panel = document.getElementById("cell-detail");
     var data = document.getElementById("cell-details");
@@ -99,6 +125,7 @@
       }, true);
       detailChart.resize();
     }
+    drawPower(d);
     panel.scrollIntoView({ block: "nearest" });
   }
 

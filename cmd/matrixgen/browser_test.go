@@ -31,6 +31,17 @@ func TestPagesInABrowser(t *testing.T) {
 	}
 	runs := sampleRuns(t)
 	synthetic := testrun.Full(3)
+	// GPU telemetry through the 8K × 4 window, for the power chart.
+	for i := range synthetic.Decode {
+		if d := &synthetic.Decode[i]; d.ContextTokens == 8192 && d.Concurrency == 4 {
+			p := &matrixgen.Power{EnergyJoules: 9000, MeanPowerW: 300, TokSPerW: new(2.0), JoulesPer1KTokens: new(150.0),
+				GPUs: []matrixgen.GPUWindow{{Index: 0, Samples: 60, MeanPowerW: new(300.0), PeakPowerW: new(340.0), PowerThrottled: true}}}
+			for k := range 60 {
+				p.Trace = append(p.Trace, matrixgen.PowerPoint{AtSeconds: float64(k) / 2, PowerW: 280 + float64(k%7)*8, SMClockMHz: new(2400 - float64(k%5)*30)})
+			}
+			d.Power = p
+		}
+	}
 	data, err := matrixgen.EncodeRun(synthetic)
 	if err != nil {
 		t.Fatal(err)
@@ -185,6 +196,9 @@ func TestPagesInABrowser(t *testing.T) {
 	open("runs/synthetic/index.html#cell-8K-4", "run-cell-detail.png")
 	if n := inked("#cell-detail-chart"); n < 500 {
 		t.Errorf("the cell's per-second chart drew %d pixels", n)
+	}
+	if n := inked("#cell-detail-power"); n < 500 {
+		t.Errorf("the cell's power chart drew %d pixels", n)
 	}
 	open("compare/again--"+sampleID+"/index.html", "compare.png")
 	eval(`document.querySelectorAll("section.ratio table.matrix tbody td").length`, &cells)
