@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runner/sim"
 )
 
 // A GPU as nvidia-smi answers the runner's queries, in its real format.
@@ -206,5 +207,38 @@ func TestTelemetryThroughTheSweep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEnergyFollowsTheLoad: the sim's power follows its load (idle 100 W,
+// 50 W a running request, over two GPUs), read through a stand-in
+// nvidia-smi; streams that never finish inside the window keep the load
+// steady, so each cell's power and energy are known exactly.
+func TestEnergyFollowsTheLoad(t *testing.T) {
+	p := testProfile()
+	p.Prefill.RequestOverheadMs = 20
+	p.Power = sim.PowerProfile{GPUs: 2, IdleW: 100, PerRequestW: 50}
+	_, url := startSim(t, p)
+	t.Setenv("MATRIXGEN_FAKE_SMI", url+"/sim/power")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := testSettings(url, []string{"1K"}, []int{1, 4}, 1500*time.Millisecond)
+	settings.Sweep.MaxOutput = 100000 // no stream ends inside a window
+	var log bytes.Buffer
+	run, err := Run(context.Background(), Options{Settings: settings, File: filepath.Join(t.TempDir(), "r.json"), Log: &log, gpuTool: exe})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if h := run.Hardware; h.GPUCount != 2 || h.IdlePowerW == nil || *h.IdlePowerW != 100 {
+		t.Errorf("hardware %+v, idle %s", h, show(h.IdlePowerW))
+	}
+	for _, d := range run.Decode {
+		pw := d.Power
+		want := 100 + 50*float64(d.Concurrency)
+		if pw == nil || !within(pw.MeanPowerW, want, 1e-6) || !within(pw.EnergyJoules, want**d.WindowSeconds, 1e-6) {
+			t.Errorf("1K × %d: power %+v, want %g W", d.Concurrency, pw, want)
+		}
 	}
 }

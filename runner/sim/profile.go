@@ -46,6 +46,7 @@ type Profile struct {
 	CounterSkew float64 `toml:"counter_skew"`
 
 	Connections ConnectionProfile `toml:"connections"`
+	Power       PowerProfile      `toml:"power"`
 
 	Prefill     PrefillProfile     `toml:"prefill"`
 	Decode      DecodeProfile      `toml:"decode"`
@@ -53,6 +54,17 @@ type Profile struct {
 	KV          KVProfile          `toml:"kv"`
 	Loop        LoopProfile        `toml:"loop"`
 	Faults      Faults             `toml:"faults"`
+}
+
+// PowerProfile is the board power of the GPUs the sim pretends to run on,
+// following its load: IdleW plus PerRequestW for each request running,
+// shared evenly by GPUs GPUs. GET /sim/power answers with it as lines of
+// nvidia-smi's telemetry query, so a stand-in nvidia-smi can pass it on.
+// GPUs 0: no power model.
+type PowerProfile struct {
+	GPUs        int     `toml:"gpus"`
+	IdleW       float64 `toml:"idle_w"`
+	PerRequestW float64 `toml:"per_request_w"`
 }
 
 // ConnectionProfile is how the server treats keep-alive connections.
@@ -184,6 +196,7 @@ func (p Profile) Validate() error {
 	check(p.KV.CapacityTokens >= p.MaxModelLen, "kv.capacity_tokens: must hold one request of max_model_len, as vLLM checks at startup")
 	check(p.Loop.Probability >= 0 && p.Loop.Probability <= 1 && !math.IsNaN(p.Loop.Probability), "loop.probability: want 0…1")
 	check(p.KeepAliveSeconds > 0, "keep_alive_seconds: must be positive")
+	check(p.Power.GPUs >= 0 && p.Power.IdleW >= 0 && p.Power.PerRequestW >= 0, "power: gpus, idle_w and per_request_w must not be negative")
 	check(p.CounterSkew >= 0 && p.CounterSkew <= 1, "counter_skew: want 0…1")
 	check(p.WordTokens >= 0 && (p.WordTokens <= 1 || p.Flavour == FlavourOpenAI), "word_tokens: 0 or 1, or more with flavour openai only")
 	check(p.Connections.IdleCloseSeconds >= 0 && p.Connections.MaxRequests >= 0, "connections: idle_close_seconds and max_requests must not be negative")

@@ -69,6 +69,7 @@ func New(p Profile, opts Options) (*Server, error) {
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	s.routes()
 	s.mux.HandleFunc("GET /sim/trace", s.traceJSON)
+	s.mux.HandleFunc("GET /sim/power", s.power)
 	go s.e.run()
 	return s, nil
 }
@@ -764,5 +765,23 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		metric("vllm:spec_decode_num_drafts_total", "counter", "Number of spec decoding drafts.", c.specDrafts)
 		metric("vllm:spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.", c.specDraftTokens)
 		metric("vllm:spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.", c.specAccepted)
+	}
+}
+
+// power answers with one line per GPU in the format of nvidia-smi's
+// telemetry query (index, power.draw, clocks.sm, clocks.mem,
+// utilization.gpu, memory.used, temperature.gpu,
+// clocks_throttle_reasons.active): the profile's power at the current load.
+func (s *Server) power(w http.ResponseWriter, r *http.Request) {
+	p := s.p.Power
+	if p.GPUs == 0 {
+		http.NotFound(w, r)
+		return
+	}
+	c, _ := s.e.snapshot()
+	watts := (p.IdleW + p.PerRequestW*float64(c.running)) / float64(p.GPUs)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	for i := range p.GPUs {
+		fmt.Fprintf(w, "%d, %.2f, 2400, 12000, %d, 40000, 60, 0x0000000000000000\n", i, watts, min(100, 25*c.running))
 	}
 }
