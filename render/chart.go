@@ -23,7 +23,7 @@ func prefillChart(r *matrixgen.Run) (option any, label string) {
 	for _, p := range r.Prefill {
 		ctx := matrixgen.ContextLabel(p.ContextTokens)
 		contexts = append(contexts, ctx)
-		rates = append(rates, opts.BarData{Value: chartValue(p.PromptTokS)})
+		rates = append(rates, opts.BarData{Value: chartValue(p.PromptTokS), Label: barLabel(p)})
 		ttfts = append(ttfts, opts.LineData{Value: chartValue(p.TTFTMs)})
 		described = append(described, ctx+": "+optional(p.PromptTokS, TokS)+" tok/s, "+optional(p.TTFTMs, Millis)+" TTFT")
 	}
@@ -50,11 +50,41 @@ func prefillChart(r *matrixgen.Run) (option any, label string) {
 func prefillAxes(id string) []charts.GlobalOpts {
 	return []charts.GlobalOpts{
 		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
+		// Axis labels inside the chart's box, so a phone's width cuts none.
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "context", NameLocation: "middle", NameGap: 28}),
+		// Every context labelled, slanted where they would not fit.
+		charts.WithXAxisOpts(opts.XAxis{Name: "context", NameLocation: "middle", NameGap: 36,
+			AxisLabel: &opts.AxisLabel{Interval: "0", HideOverlap: opts.Bool(false)}}),
 		charts.WithYAxisOpts(opts.YAxis{Name: "prompt tok/s", Type: "value"}),
 		charts.WithAnimation(false),
+	}
+}
+
+// barLabel prints a prefill bar's figures on it, as the pages people
+// publish do, so a screenshot or a print carries them: tok/s, and TTFT.
+func barLabel(p matrixgen.Prefill) *opts.Label {
+	if p.PromptTokS == nil {
+		return nil
+	}
+	text := TokS(*p.PromptTokS)
+	if p.TTFTMs != nil {
+		text += "\n" + ttftText(*p.TTFTMs)
+	}
+	return &opts.Label{Show: opts.Bool(true), Position: "top", FontSize: 10, LineHeight: 13, Formatter: text}
+}
+
+// ttftText is a time to first token as people read it: milliseconds below
+// ten seconds ("491 ms"), seconds from there ("12.3 s", "154 s").
+func ttftText(ms float64) string {
+	switch s := ms / 1000; {
+	case s < 10:
+		return Millis(ms)
+	case s < 100:
+		return Decimal1(s) + " s"
+	default:
+		return Count(int(math.Round(s))) + " s"
 	}
 }
 

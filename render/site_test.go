@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"flag"
 	"html"
@@ -479,5 +480,35 @@ func TestMatrixViews(t *testing.T) {
 	}
 	if matrixViews(&matrixgen.Run{}) != nil {
 		t.Error("a run without cells offers views")
+	}
+}
+
+// TestPrefillBarsCarryTheirFigures: every prefill bar is labelled with its
+// tok/s and TTFT (seconds from ten on), so a screenshot or print carries
+// them, and the axis labels stay inside the chart.
+func TestPrefillBarsCarryTheirFigures(t *testing.T) {
+	r := testrun.Full(1).Sorted()
+	option, _ := prefillChart(r)
+	data, _ := json.Marshal(option)
+	text := string(data)
+	for _, p := range r.Prefill {
+		if p.PromptTokS == nil {
+			continue
+		}
+		want := TokS(*p.PromptTokS) + "\\n" + ttftText(*p.TTFTMs)
+		if !strings.Contains(text, `"formatter":"`+want+`"`) {
+			t.Errorf("prefill %s: no bar label %q", matrixgen.ContextLabel(p.ContextTokens), want)
+		}
+	}
+	if !strings.Contains(text, `"containLabel":true`) {
+		t.Error("the chart's axis labels may fall outside it")
+	}
+	for _, tt := range []struct {
+		ms   float64
+		want string
+	}{{491, "491 ms"}, {9999, "9,999 ms"}, {15700, "15.7 s"}, {170400, "170 s"}} {
+		if got := ttftText(tt.ms); got != tt.want {
+			t.Errorf("ttftText(%g) = %q, want %q", tt.ms, got, tt.want)
+		}
 	}
 }
