@@ -2,8 +2,8 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"flag"
 	"html"
 	"os"
