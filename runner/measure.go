@@ -168,12 +168,17 @@ func (w window) counterCount(c serverCounter, grew float64, windowTokens int) *m
 	return sc
 }
 
-// requestCount sets the server's own count of each request that completed
-// inside the window (Ollama's eval_count) beside the client's count of the
-// same requests; nil when the server gives none.
+// requestCount sets the server's own count of each request of the cell
+// that completed (Ollama's eval_count), in its window or before it opened,
+// beside the client's count of the same requests; nil when the server gives
+// none. A slow cell may complete no request inside its window; the requests
+// it completed while warming up still tell whether the counts agree.
 func (w window) requestCount() *matrixgen.ServerCount {
 	var sc *matrixgen.ServerCount
-	for _, o := range w.completedInside() {
+	for _, o := range w.streams {
+		if !o.complete() {
+			continue
+		}
 		if !o.serverCounted {
 			continue
 		}
@@ -184,7 +189,7 @@ func (w window) requestCount() *matrixgen.ServerCount {
 		sc.ClientTokens += o.clientTokens
 	}
 	if sc != nil {
-		sc.Source = "the server's own count (eval_count) of each request that completed in the window"
+		sc.Source = "the server's own count (eval_count) of each request of the cell that completed"
 	}
 	return sc
 }
