@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -200,7 +201,7 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) {
 	if !ch.Done {
 		return
 	}
-	o.finishReason = cmpOr(ch.DoneReason, "stop")
+	o.finishReason = cmp.Or(ch.DoneReason, "stop")
 	o.promptTokens = ch.PromptEvalCount
 	o.finalTokens = ch.EvalCount
 	o.serverTokens = ch.EvalCount

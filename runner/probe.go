@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -197,7 +198,7 @@ func ServedModel(ctx context.Context, baseURL, apiKey string) string {
 	if c.getJSON(ctx, "/v1/models", &models) != nil || len(models.Data) != 1 {
 		return ""
 	}
-	return cmpOr(lastSegment(models.Data[0].Root), models.Data[0].ID)
+	return cmp.Or(lastSegment(models.Data[0].Root), models.Data[0].ID)
 }
 
 // healthy reports whether the server answers: /health with 200, or a model

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -79,7 +80,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		probe.KVCacheTokens, probe.KVSource = s.Sweep.KVCacheTokens, "matrixgen.toml [sweep] kv_cache_tokens"
 	}
 	logf("server: %s %s, model %s, max length %d, KV cache %d tokens (%s)",
-		probe.Engine, probe.EngineVersion, probe.Model, probe.MaxModelLen, probe.KVCacheTokens, cmpOr(probe.KVSource, "unknown"))
+		probe.Engine, probe.EngineVersion, probe.Model, probe.MaxModelLen, probe.KVCacheTokens, cmp.Or(probe.KVSource, "unknown"))
 	plan, err := resolvePlan(s.Sweep, probe.MaxModelLen)
 	if err != nil {
 		return nil, &SettingError{Key: "sweep.contexts", Err: err}
@@ -120,13 +121,6 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		return run, errors.Join(err, saveErr)
 	}
 	return run, err
-}
-
-func cmpOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 // requestExtras are the fields every chat request carries beside the prompt.
@@ -231,11 +225,11 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 	s := o.Settings
 	d := s.Describe
-	hw := detectHardware(cmpOr(o.gpuTool, nvidiaSMI))
-	hw.Type = cmpOr(d.HardwareType, hw.Type)
-	hw.GPU = cmpOr(d.GPU, hw.GPU)
-	hw.CPU = cmpOr(d.CPU, hw.CPU)
-	hw.OS = cmpOr(d.OS, hw.OS)
+	hw := detectHardware(cmp.Or(o.gpuTool, nvidiaSMI))
+	hw.Type = cmp.Or(d.HardwareType, hw.Type)
+	hw.GPU = cmp.Or(d.GPU, hw.GPU)
+	hw.CPU = cmp.Or(d.CPU, hw.CPU)
+	hw.OS = cmp.Or(d.OS, hw.OS)
 	if d.GPUCount > 0 {
 		hw.GPUCount = d.GPUCount
 	}
@@ -249,11 +243,11 @@ func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 		Tool:      matrixgen.Tool{Name: "matrixgen", Version: o.Version},
 		Hardware:  hw,
 		Engine: matrixgen.Engine{
-			Name: cmpOr(d.Engine, probe.Engine), Version: cmpOr(d.EngineVersion, probe.EngineVersion),
+			Name: cmp.Or(d.Engine, probe.Engine), Version: cmp.Or(d.EngineVersion, probe.EngineVersion),
 			Quantization: d.Quantization, Backend: d.Backend, Repository: d.Repository, Build: d.Build, Commit: d.Commit,
 		},
 		Model: matrixgen.Model{
-			Name: cmpOr(d.ModelName, cmpOr(lastSegment(probe.ModelRoot), probe.Model)), ServedName: probe.Model,
+			Name: cmp.Or(d.ModelName, cmp.Or(lastSegment(probe.ModelRoot), probe.Model)), ServedName: probe.Model,
 			Revision: d.Revision, MaxModelLen: probe.MaxModelLen,
 		},
 		LaunchCommand: RedactCommand(d.LaunchCommand),

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -321,7 +322,7 @@ func (sw *sweeper) startTelemetry(ctx context.Context) {
 }
 
 // gpuTool is the command for the GPUs' telemetry.
-func (sw *sweeper) gpuTool() string { return cmpOr(sw.o.gpuTool, nvidiaSMI) }
+func (sw *sweeper) gpuTool() string { return cmp.Or(sw.o.gpuTool, nvidiaSMI) }
 
 // power is the cell's telemetry, or nil; a sampler that stopped is said
 // once.

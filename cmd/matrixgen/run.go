@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -106,13 +107,6 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-func cmpOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}
-
 func override(dst *string, v string) {
 	if v != "" {
 		*dst = v
@@ -181,7 +175,7 @@ func runSweep(s runner.Settings, out, resume string, force bool, stdout io.Write
 		model := s.Server.Model
 		if model == "" {
 			probe, cancel := context.WithTimeout(ctx, 30*time.Second)
-			model = runner.ServedModel(probe, cmpOr(s.Server.BaseURL, "http://127.0.0.1:8000"), apiKey)
+			model = runner.ServedModel(probe, cmp.Or(s.Server.BaseURL, "http://127.0.0.1:8000"), apiKey)
 			cancel()
 		}
 		file = defaultRunFile(model)

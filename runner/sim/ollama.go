@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -39,7 +40,7 @@ func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
 		ollamaError(w, http.StatusBadRequest, "invalid JSON")
 		return
 	}
-	if m := cmpOr(req.Model, req.Name); m != s.p.Model {
+	if m := cmp.Or(req.Model, req.Name); m != s.p.Model {
 		ollamaError(w, http.StatusNotFound, "model '"+m+"' not found")
 		return
 	}
@@ -178,11 +179,4 @@ func (st *streamState) ollamaLine(b []byte, content string, snap *snapshot) []by
 		b = strconv.AppendInt(b, kv.v, 10)
 	}
 	return append(b, "}\n"...)
-}
-
-func cmpOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
