@@ -58,11 +58,13 @@ func (w window) figures(d *matrixgen.Decode) {
 		if o.complete() && !o.end.Before(w.start) && o.end.Before(w.end) {
 			completed++
 		}
-		if o.complete() && o.serverTokS > 0 {
+		// The server's rate and ours for exactly the same requests: those
+		// that completed with text (a request that ended at once, on its end
+		// token, has a server rate and no span of ours; letting it into one
+		// median and not the other moved it by several percent).
+		if span := o.end.Sub(o.firstText); o.complete() && o.serverTokS > 0 && !o.firstText.IsZero() && span > 0 {
 			serverRates = append(serverRates, o.serverTokS)
-			if span := o.end.Sub(o.firstText); !o.firstText.IsZero() && span > 0 {
-				sameRequests = append(sameRequests, float64(o.tokens())/span.Seconds())
-			}
+			sameRequests = append(sameRequests, float64(o.tokens())/span.Seconds())
 		}
 		if o.firstText.IsZero() {
 			continue
