@@ -67,12 +67,12 @@ func places(name string, data []byte) (map[string]int64, error) {
 		}
 		if key, ok := tok.(string); ok && expectKey() {
 			f := stack[len(stack)-1]
+			f.key = key
 			if f.keys[key] {
 				line, col := lineCol(data, off)
-				return nil, fmt.Errorf("%s:%d:%d: %s: the key %q appears twice in one object; which one is meant?", name, line, col, pathOr(child2(f.path, key)), key)
+				return nil, fmt.Errorf("%s:%d:%d: %s: the key %q appears twice in one object; which one is meant?", name, line, col, child(), key)
 			}
 			f.keys[key] = true
-			f.key = key
 			continue
 		}
 		switch tok {
@@ -88,20 +88,6 @@ func places(name string, data []byte) (map[string]int64, error) {
 			valueDone()
 		}
 	}
-}
-
-func child2(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func pathOr(p string) string {
-	if p == "" {
-		return "the document"
-	}
-	return p
 }
 
 // skipSpaceAt moves an offset past whitespace and a separator to where the

@@ -212,8 +212,14 @@ func builtFiles(out string) (files map[string]bool, ok bool) {
 	}
 	files = map[string]bool{siteMarker: true}
 	for _, line := range strings.Split(strings.TrimPrefix(string(data), markerHeader), "\n") {
-		if line != "" {
-			files[line] = true
+		if line == "" {
+			continue
+		}
+		files[line] = true
+		// Its folders too, as "runs/a/", so a folder is known to be the
+		// build's at a glance.
+		for dir := path.Dir(line); dir != "."; dir = path.Dir(dir) {
+			files[dir+"/"] = true
 		}
 	}
 	return files, true
@@ -239,7 +245,7 @@ func keepUserFiles(out, tmp string) ([]string, error) {
 			return nil
 		}
 		rel = filepath.ToSlash(rel)
-		ours := listed && (built[rel] || d.IsDir() && hasPrefixIn(built, rel+"/"))
+		ours := listed && (built[rel] || d.IsDir() && built[rel+"/"])
 		if !listed {
 			_, statErr := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel)))
 			ours = statErr == nil && !d.IsDir() || d.IsDir() && statErr == nil
@@ -288,15 +294,6 @@ func returnUserFiles(tmp, out string, kept []string) {
 		os.MkdirAll(filepath.Dir(dst), 0o755)
 		os.Rename(filepath.Join(tmp, filepath.FromSlash(rel)), dst)
 	}
-}
-
-func hasPrefixIn(set map[string]bool, prefix string) bool {
-	for k := range set {
-		if strings.HasPrefix(k, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // IsSite reports whether dir holds a site matrixgen built.
