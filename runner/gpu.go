@@ -103,8 +103,8 @@ const nvidiaSMI = "nvidia-smi"
 const noGPUTool = "-"
 
 // detectHardware fills the hardware panel from what this machine says:
-// the CPU and kernel from /proc, the OS, and the GPUs from nvidia-smi. A
-// machine without nvidia-smi is a CPU machine: no GPU is named.
+// the CPU and kernel from /proc, the OS, and the GPUs from nvidia-smi (or
+// rocm-smi). A machine without either is a CPU machine: no GPU is named.
 func detectHardware(tool string) matrixgen.Hardware {
 	h := matrixgen.Hardware{Type: "CPU", OS: runtime.GOOS}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
@@ -121,6 +121,10 @@ func detectHardware(tool string) matrixgen.Hardware {
 		h.Kernel = strings.TrimSpace(string(b))
 	}
 	if tool == noGPUTool {
+		return h
+	}
+	if isROCm(tool) {
+		detectROCm(&h, tool)
 		return h
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -215,23 +215,33 @@ func TestTelemetryThroughTheSweep(t *testing.T) {
 // nvidia-smi; streams that never finish inside the window keep the load
 // steady, so each cell's power and energy are known exactly.
 func TestEnergyFollowsTheLoad(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("nvidia-smi", func(t *testing.T) { energyFollowsTheLoad(t, exe, "Sim GPU") })
+	// The same test binary under the name rocm-smi answers in its dialect.
+	rocm := filepath.Join(t.TempDir(), "rocm-smi")
+	if err := os.Symlink(exe, rocm); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("rocm-smi", func(t *testing.T) { energyFollowsTheLoad(t, rocm, "AMD Instinct MI300X") })
+}
+
+func energyFollowsTheLoad(t *testing.T, tool, gpu string) {
 	p := testProfile()
 	p.Prefill.RequestOverheadMs = 20
 	p.Power = sim.PowerProfile{GPUs: 2, IdleW: 100, PerRequestW: 50}
 	_, url := startSim(t, p)
 	t.Setenv("MATRIXGEN_FAKE_SMI", url+"/sim/power")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	settings := testSettings(url, []string{"1K"}, []int{1, 4}, 1500*time.Millisecond)
 	settings.Sweep.MaxOutput = 100000 // no stream ends inside a window
 	var log bytes.Buffer
-	run, err := Run(context.Background(), Options{Settings: settings, File: filepath.Join(t.TempDir(), "r.json"), Log: &log, gpuTool: exe})
+	run, err := Run(context.Background(), Options{Settings: settings, File: filepath.Join(t.TempDir(), "r.json"), Log: &log, gpuTool: tool})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if h := run.Hardware; h.GPUCount != 2 || h.IdlePowerW == nil || *h.IdlePowerW != 100 {
+	if h := run.Hardware; h.GPUCount != 2 || h.GPU != gpu || h.IdlePowerW == nil || *h.IdlePowerW != 100 {
 		t.Errorf("hardware %+v, idle %s", h, show(h.IdlePowerW))
 	}
 	for _, d := range run.Decode {
@@ -241,4 +251,86 @@ func TestEnergyFollowsTheLoad(t *testing.T) {
 			t.Errorf("1K × %d: power %+v, want %g W", d.Concurrency, pw, want)
 		}
 	}
+}
+
+// rocm-smi --json answers in two generations of field names: a recent one
+// (two MI300X), and an older two-die MI250, whose second die reports its
+// power as "N/A (Secondary die)".
+const (
+	rocmRecent = `{"card0": {"Current Socket Graphics Package Power (W)": "712.0", "sclk clock speed:": "(2100Mhz)",
+  "mclk clock speed:": "(1300Mhz)", "GPU use (%)": "100", "Temperature (Sensor edge) (C)": "N/A",
+  "Temperature (Sensor junction) (C)": "78.0", "VRAM Total Memory (B)": "206158430208",
+  "VRAM Total Used Memory (B)": "193273528320", "Card Series": "AMD Instinct MI300X",
+  "Max Graphics Package Power (W)": "750.0"},
+ "card1": {"Current Socket Graphics Package Power (W)": "698.0", "sclk clock speed:": "(2100Mhz)",
+  "GPU use (%)": "99", "Temperature (Sensor junction) (C)": "75.0", "Card Series": "AMD Instinct MI300X",
+  "VRAM Total Memory (B)": "206158430208", "Max Graphics Package Power (W)": "750.0"},
+ "system": {"Driver version": "6.10.5"}}`
+	rocmOlder = `{"card1": {"Average Graphics Package Power (W)": "N/A (Secondary die)", "GPU use (%)": "100",
+  "Card series": "AMD INSTINCT MI250 (MCM) OAM AC MBA"},
+ "card0": {"Average Graphics Package Power (W)": "460.0", "GPU use (%)": "100", "sclk clock speed:": "(1700Mhz)",
+  "Temperature (Sensor edge) (c)": "61.0", "Card series": "AMD INSTINCT MI250 (MCM) OAM AC MBA"}}`
+)
+
+func TestParseROCm(t *testing.T) {
+	cards, driver, err := parseROCm([]byte(rocmRecent))
+	if err != nil || len(cards) != 2 || driver != "6.10.5" {
+		t.Fatalf("%d cards, driver %q, %v", len(cards), driver, err)
+	}
+	var h matrixgen.Hardware
+	describeGPUs(&h, []gpuInfo{cards[0].info(driver), cards[1].info(driver)})
+	if h.GPU != "AMD Instinct MI300X" || h.GPUCount != 2 || h.VRAMGB != 192 || h.Driver != "6.10.5" || h.PowerLimitW != 750 {
+		t.Errorf("hardware %+v", h)
+	}
+	at := time.Unix(1000, 0)
+	s := cards[0].sample(at)
+	if *s.power != 712 || *s.smClock != 2100 || *s.memClock != 1300 || *s.util != 100 || *s.temperature != 78 ||
+		*s.memUsed != 184320 || s.index != 0 {
+		t.Errorf("card0 %+v", s)
+	}
+	if s := cards[1].sample(at); s.memUsed != nil || s.memClock != nil || s.index != 1 {
+		t.Errorf("card1 %+v", s)
+	}
+	cards, _, err = parseROCm([]byte(rocmOlder))
+	if err != nil || len(cards) != 2 || cards[0].index != 0 {
+		t.Fatalf("%+v, %v", cards, err)
+	}
+	if s := cards[0].sample(at); *s.power != 460 || *s.temperature != 61 || *s.smClock != 1700 {
+		t.Errorf("older card0 %+v", s)
+	}
+	if s := cards[1].sample(at); s.power != nil || *s.util != 100 {
+		t.Errorf("second die %+v", s)
+	}
+	// Two dies, one reporting the power of both: the window's energy is
+	// the first die's figure alone, counted once.
+	p := powerFigures([]gpuSample{cards[0].sample(at), cards[1].sample(at)}, at, at.Add(time.Second), 100)
+	if p.EnergyJoules != 460 || len(p.GPUs) != 2 || p.GPUs[1].MeanPowerW != nil {
+		t.Errorf("two dies: %+v", p)
+	}
+	for _, bad := range []string{"", "[]", `{"card0": "x"}`, "{"} {
+		if _, _, err := parseROCm([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func FuzzParseROCm(f *testing.F) {
+	f.Add([]byte(rocmRecent))
+	f.Add([]byte(rocmOlder))
+	f.Add([]byte(`{"card7": {"GPU use (%)": 12, "sclk clock speed:": "(1e400Mhz)"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cards, _, err := parseROCm(b)
+		if err != nil {
+			return
+		}
+		for _, c := range cards {
+			s := c.sample(time.Unix(0, 0))
+			for _, v := range []*float64{s.power, s.smClock, s.memClock, s.util, s.memUsed, s.temperature} {
+				if v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
+					t.Fatalf("impossible value %v from %q", *v, b)
+				}
+			}
+			c.info("")
+		}
+	})
 }

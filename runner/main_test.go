@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +23,9 @@ func TestMain(m *testing.M) {
 }
 
 func fakeSMI(url string, args []string) int {
+	if isROCm(os.Args[0]) {
+		return fakeROCmSMI(url, args)
+	}
 	all := strings.Join(args, " ")
 	switch {
 	case strings.Contains(all, "index,name"):
@@ -55,4 +59,31 @@ func get(url string) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
+}
+
+// fakeROCmSMI answers as rocm-smi --json does, one call one answer, with
+// the sim's power in the field names of a recent ROCm.
+func fakeROCmSMI(url string, args []string) int {
+	lines, err := get(url)
+	if err != nil {
+		return 1
+	}
+	cards := map[string]map[string]string{}
+	for line := range strings.Lines(lines) {
+		f := csvFields(line)
+		card := map[string]string{"Card Series": "AMD Instinct MI300X", "VRAM Total Memory (B)": "206158430208",
+			"Max Graphics Package Power (W)": "750.0"}
+		if strings.Contains(strings.Join(args, " "), "--showpower") {
+			card = map[string]string{"Current Socket Graphics Package Power (W)": f[1], "sclk clock speed:": "(" + f[2] + "Mhz)",
+				"GPU use (%)": f[4], "Temperature (Sensor edge) (C)": f[6], "VRAM Total Used Memory (B)": "1073741824"}
+		}
+		cards["card"+f[0]] = card
+	}
+	out, _ := json.Marshal(map[string]any{"system": map[string]string{"Driver version": "6.10.5"}})
+	b, _ := json.Marshal(cards)
+	if strings.Contains(strings.Join(args, " "), "--showdriverversion") {
+		b = append(b[:len(b)-1], append([]byte(","), out[1:]...)...)
+	}
+	fmt.Println(string(b))
+	return 0
 }

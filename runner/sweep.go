@@ -45,8 +45,9 @@ type Options struct {
 	// dial, when set, opens the client's connections: the tests connect to
 	// the sim in memory, inside a bubble of virtual time.
 	dial dialFunc
-	// gpuTool is the command for the GPUs' telemetry: nvidia-smi when
-	// empty; tests name a fake, or noGPUTool.
+	// gpuTool is the command for the GPUs' telemetry: when empty,
+	// nvidia-smi, or rocm-smi where only that is installed (a tool named
+	// rocm-smi… is asked in its dialect); tests name a fake, or noGPUTool.
 	gpuTool string
 }
 
@@ -225,7 +226,7 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 	s := o.Settings
 	d := s.Describe
-	hw := detectHardware(cmp.Or(o.gpuTool, nvidiaSMI))
+	hw := detectHardware(cmp.Or(o.gpuTool, defaultGPUTool()))
 	hw.Type = cmp.Or(d.HardwareType, hw.Type)
 	hw.GPU = cmp.Or(d.GPU, hw.GPU)
 	hw.CPU = cmp.Or(d.CPU, hw.CPU)

@@ -96,6 +96,9 @@ func startTelemetry(ctx context.Context, tool string) (*telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if isROCm(tool) {
+		return pollTelemetry(ctx, func(ctx context.Context) ([]gpuSample, error) { return rocmSamples(ctx, path) })
+	}
 	cmd := exec.CommandContext(ctx, path, "--query-gpu="+telemetryFields, "--format=csv,noheader,nounits",
 		"-lms", strconv.Itoa(int(telemetryInterval/time.Millisecond)))
 	out, err := cmd.StdoutPipe()
@@ -134,12 +137,7 @@ func (t *telemetry) read(r io.Reader) error {
 		line, err := readLine(br, 4096)
 		if len(line) > 0 {
 			if s, perr := parseTelemetryLine(string(line), time.Now()); perr == nil {
-				t.mu.Lock()
-				t.samples = append(t.samples, s)
-				if len(t.samples) > maxSamples {
-					t.samples = slices.Delete(t.samples, 0, len(t.samples)-maxSamples)
-				}
-				t.mu.Unlock()
+				t.add(s)
 			}
 		}
 		if err != nil {
@@ -149,6 +147,61 @@ func (t *telemetry) read(r io.Reader) error {
 			return err
 		}
 	}
+}
+
+// add keeps samples, at most maxSamples of them.
+func (t *telemetry) add(samples ...gpuSample) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.samples = append(t.samples, samples...)
+	if len(t.samples) > maxSamples {
+		t.samples = slices.Delete(t.samples, 0, len(t.samples)-maxSamples)
+	}
+}
+
+// maxPollFailures is how many rounds in a row a polled tool may fail
+// before the sampler counts as stopped.
+const maxPollFailures = 3
+
+// pollTelemetry samples by asking a tool that answers once a call (as
+// rocm-smi does) every telemetryInterval, or as soon as the last answer
+// came when an answer takes longer.
+func pollTelemetry(ctx context.Context, round func(context.Context) ([]gpuSample, error)) (*telemetry, error) {
+	first, err := round(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t := &telemetry{done: make(chan struct{})}
+	t.add(first...)
+	go func() {
+		defer close(t.done)
+		tick := time.NewTicker(telemetryInterval)
+		defer tick.Stop()
+		failures := 0
+		for {
+			select {
+			case <-ctx.Done():
+				t.mu.Lock()
+				t.err = ctx.Err()
+				t.mu.Unlock()
+				return
+			case <-tick.C:
+			}
+			samples, err := round(ctx)
+			if err == nil {
+				failures = 0
+				t.add(samples...)
+				continue
+			}
+			if failures++; failures >= maxPollFailures && ctx.Err() == nil {
+				t.mu.Lock()
+				t.err = fmt.Errorf("%d answers in a row failed, the last: %v", failures, err)
+				t.mu.Unlock()
+				return
+			}
+		}
+	}()
+	return t, nil
 }
 
 // stopped says why the sampler stopped, or nil while it runs.
@@ -322,7 +375,18 @@ func (sw *sweeper) startTelemetry(ctx context.Context) {
 }
 
 // gpuTool is the command for the GPUs' telemetry.
-func (sw *sweeper) gpuTool() string { return cmp.Or(sw.o.gpuTool, nvidiaSMI) }
+func (sw *sweeper) gpuTool() string { return cmp.Or(sw.o.gpuTool, defaultGPUTool()) }
+
+// defaultGPUTool is nvidia-smi, or rocm-smi on a machine that has only
+// that.
+func defaultGPUTool() string {
+	if _, err := exec.LookPath(nvidiaSMI); err != nil {
+		if _, err := exec.LookPath(rocmSMI); err == nil {
+			return rocmSMI
+		}
+	}
+	return nvidiaSMI
+}
 
 // power is the cell's telemetry, or nil; a sampler that stopped is said
 // once.

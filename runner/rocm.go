@@ -1,0 +1,195 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// AMD GPUs answer through rocm-smi, whose --json output is one object per
+// card ("card0", "card1", …) of string values under the same names its
+// table prints ("Average Graphics Package Power (W)": "222.0"), plus a
+// "system" object for the driver. The names have changed between ROCm
+// releases (the case of "Card series", "Average …" becoming "Current
+// Socket Graphics Package Power (W)" on newer parts), so a field is found
+// by any of its known names, ignoring case. A value may be "N/A" (or
+// "N/A (Secondary die)" on the second die of a two-die card, whose power
+// the first die reports): such a field is not reported.
+
+// rocmSMI is the command for AMD GPUs.
+const rocmSMI = "rocm-smi"
+
+// rocmInfoArgs and rocmSampleArgs are the two questions the runner asks.
+var (
+	rocmInfoArgs   = []string{"--showproductname", "--showmeminfo", "vram", "--showmaxpower", "--showdriverversion", "--json"}
+	rocmSampleArgs = []string{"--showpower", "--showclocks", "--showuse", "--showmeminfo", "vram", "--showtemp", "--json"}
+)
+
+// isROCm tells the dialect of a GPU tool by its name.
+func isROCm(tool string) bool { return strings.HasPrefix(filepath.Base(tool), rocmSMI) }
+
+// rocmCard is one card of rocm-smi's answer, its field names lower-cased.
+type rocmCard struct {
+	index  int
+	fields map[string]string
+}
+
+// maxROCmAnswer bounds what the runner reads of one rocm-smi answer.
+const maxROCmAnswer = 1 << 20
+
+// parseROCm reads one --json answer: its cards in index order, and the
+// driver version where it says one.
+func parseROCm(b []byte) (cards []rocmCard, driver string, err error) {
+	if len(b) > maxROCmAnswer {
+		return nil, "", fmt.Errorf("rocm-smi answered %d bytes, more than %d", len(b), maxROCmAnswer)
+	}
+	var doc map[string]map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, "", fmt.Errorf("rocm-smi --json: %v", err)
+	}
+	for key, obj := range doc {
+		fields := map[string]string{}
+		for k, v := range obj {
+			k = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(k)), ":")
+			switch v := v.(type) {
+			case string:
+				fields[k] = strings.TrimSpace(v)
+			case float64:
+				fields[k] = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+		}
+		if key == "system" {
+			driver = fields["driver version"]
+			continue
+		}
+		n, ok := strings.CutPrefix(key, "card")
+		idx, err := strconv.Atoi(n)
+		if !ok || err != nil || idx < 0 || idx > 1024 {
+			continue // not a card
+		}
+		cards = append(cards, rocmCard{index: idx, fields: fields})
+	}
+	slices.SortFunc(cards, func(a, b rocmCard) int { return a.index - b.index })
+	return cards, driver, nil
+}
+
+// text is the first of names the card reports.
+func (c rocmCard) text(names ...string) string {
+	for _, n := range names {
+		if v := c.fields[n]; v != "" && !strings.HasPrefix(strings.ToUpper(v), "N/A") {
+			return v
+		}
+	}
+	return ""
+}
+
+// rocmNumber reads the number in values like "222.0", "(800Mhz)", "45%".
+var rocmNumber = regexp.MustCompile(`^\(?\s*([0-9]+(?:\.[0-9]+)?)\s*(?:mhz|w|%|c)?\s*\)?$`)
+
+// number is the first of names the card reports as a number; nil for none.
+func (c rocmCard) number(names ...string) *float64 {
+	m := rocmNumber.FindStringSubmatch(strings.ToLower(c.text(names...)))
+	if m == nil {
+		return nil
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// The field names the runner reads, newest first.
+var (
+	rocmPower    = []string{"current socket graphics package power (w)", "average graphics package power (w)"}
+	rocmCap      = []string{"max graphics package power (w)"}
+	rocmSCLK     = []string{"sclk clock speed"}
+	rocmMCLK     = []string{"mclk clock speed"}
+	rocmUse      = []string{"gpu use (%)"}
+	rocmTemp     = []string{"temperature (sensor edge) (c)", "temperature (sensor junction) (c)"}
+	rocmVRAM     = []string{"vram total memory (b)"}
+	rocmVRAMUsed = []string{"vram total used memory (b)"}
+	rocmName     = []string{"card series", "device name", "card model"}
+)
+
+// mib turns a byte count into MiB.
+func mib(bytes *float64) *float64 {
+	if bytes == nil {
+		return nil
+	}
+	return new(*bytes / (1 << 20))
+}
+
+// sample is the card's telemetry at one moment. rocm-smi reports no
+// throttle reasons: AMD cells carry none.
+func (c rocmCard) sample(at time.Time) gpuSample {
+	return gpuSample{
+		at:          at,
+		index:       c.index,
+		power:       c.number(rocmPower...),
+		smClock:     c.number(rocmSCLK...),
+		memClock:    c.number(rocmMCLK...),
+		util:        c.number(rocmUse...),
+		memUsed:     mib(c.number(rocmVRAMUsed...)),
+		temperature: c.number(rocmTemp...),
+	}
+}
+
+// info is the card as the hardware panel needs it.
+func (c rocmCard) info(driver string) gpuInfo {
+	return gpuInfo{
+		index:      c.index,
+		name:       c.text(rocmName...),
+		memoryMiB:  mib(c.number(rocmVRAM...)),
+		driver:     driver,
+		powerLimit: c.number(rocmCap...),
+	}
+}
+
+// askROCm runs rocm-smi with args and reads its answer.
+func askROCm(ctx context.Context, tool string, args []string) ([]rocmCard, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, tool, args...).Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %v", filepath.Base(tool), err)
+	}
+	return parseROCm(out)
+}
+
+// detectROCm fills the panel's GPU fields from rocm-smi.
+func detectROCm(h *matrixgen.Hardware, tool string) {
+	cards, driver, err := askROCm(context.Background(), tool, rocmInfoArgs)
+	if err != nil || len(cards) == 0 {
+		return
+	}
+	gpus := make([]gpuInfo, len(cards))
+	for i, c := range cards {
+		gpus[i] = c.info(driver)
+	}
+	describeGPUs(h, gpus)
+}
+
+// rocmSamples is one round of the sampler: every card at this moment.
+func rocmSamples(ctx context.Context, tool string) ([]gpuSample, error) {
+	cards, _, err := askROCm(ctx, tool, rocmSampleArgs)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	out := make([]gpuSample, len(cards))
+	for i, c := range cards {
+		out[i] = c.sample(now)
+	}
+	return out, nil
+}
