@@ -24,24 +24,62 @@ func prefillChart(r *matrixgen.Run) (option any, label string) {
 		ctx := matrixgen.ContextLabel(p.ContextTokens)
 		contexts = append(contexts, ctx)
 		rates = append(rates, opts.BarData{Value: chartValue(p.PromptTokS), Label: barLabel(p)})
-		ttfts = append(ttfts, opts.LineData{Value: chartValue(p.TTFTMs)})
+		ttfts = append(ttfts, opts.LineData{Value: chartValue(seconds(p.TTFTMs))})
 		described = append(described, ctx+": "+optional(p.PromptTokS, TokS)+" tok/s, "+optional(p.TTFTMs, Millis)+" TTFT")
 	}
 
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(prefillAxes("prefill-chart")...)
-	bar.ExtendYAxis(opts.YAxis{Name: "TTFT (ms)", Type: "log", Position: "right",
+	// TTFT in seconds: the right axis reads 0.1 … 1,000, not 100 … 1,000,000.
+	bar.ExtendYAxis(opts.YAxis{Name: "TTFT (s)", Type: "log", Position: "right",
 		SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
 	bar.SetXAxis(contexts).AddSeries("prompt tok/s", rates,
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}))
 	line := charts.NewLine()
-	line.AddSeries("TTFT (ms)", ttfts,
+	line.AddSeries("TTFT (s)", ttfts,
 		charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
 	bar.Overlap(line)
 	bar.Validate()
 
-	return plainJSON(bar.JSON()), "Prefill: " + strings.Join(described, "; ")
+	option = plainJSON(bar.JSON())
+	onPhones(option, map[string]any{
+		"series": []any{map[string]any{"label": uprightLabel()}, map[string]any{}},
+		"xAxis":  []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}},
+		// Room above the tallest bar for its upright label.
+		"yAxis": []any{map[string]any{"boundaryGap": []any{0, "40%"}}, map[string]any{}},
+	})
+	return option, "Prefill: " + strings.Join(described, "; ")
+}
+
+// seconds turns milliseconds into seconds, keeping a missing figure missing.
+func seconds(ms *float64) *float64 {
+	if ms == nil {
+		return nil
+	}
+	return new(*ms / 1000)
+}
+
+// uprightLabel stands a bar's label upright over it, for bars too narrow
+// to print their figures across. (go-echarts' label options have no
+// rotation, so it is set on the plain option.)
+func uprightLabel() map[string]any {
+	return map[string]any{"rotate": 90, "align": "left", "verticalAlign": "middle", "position": "top", "distance": 4}
+}
+
+// phoneWidth is the chart width up to which a chart takes its phone
+// layout.
+const phoneWidth = 600
+
+// onPhones adds to a plain option what changes on a chart no wider than a
+// phone: ECharts' media queries, evaluated as the chart is drawn and
+// resized, so the page's script stays the same.
+func onPhones(option any, changes map[string]any) {
+	o, ok := option.(map[string]any)
+	if !ok {
+		return
+	}
+	o["media"] = []any{map[string]any{"query": map[string]any{"maxWidth": phoneWidth}, "option": changes}}
 }
 
 // prefillAxes are the options every prefill chart shares: a fixed id (a

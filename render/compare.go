@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -90,20 +91,29 @@ func compareStrings(a, b string) int {
 
 type comparePage struct {
 	pageBase
-	Heading     string
-	A, B        compareSide
-	Differences []difference
-	Chart       any
-	ChartLabel  string
-	Ratio       matrix
-	RatioLegend []legendBin
-	Legend      legend
+	Heading       string
+	A, B          compareSide
+	Differences   []difference
+	Chart         any
+	ChartLabel    string
+	Ratio         matrix
+	RatioLegend   []legendBin
+	Legend        legend
+	LaunchDiffers bool
+	// Stacked puts the two matrices one above the other: side by side,
+	// more than four columns each would not both fit.
+	Stacked bool
 }
 
 type compareSide struct {
+	Letter          string // A or B
 	ID, Title, Href string
 	Simulated       bool
 	Matrix          matrix
+	// LaunchArgs is the run's launch command split between its arguments,
+	// shown in a row of its own: beside the other run's it would make one
+	// column a page wide.
+	LaunchArgs []string
 }
 
 type difference struct {
@@ -121,10 +131,13 @@ func (b *builder) newComparePage(p Pair, a, bRun *matrixgen.Run) *comparePage {
 		pageBase: b.base("../../", title+" · "+b.site.Title,
 			"Speed test matrices compared: "+runTitle(ra)+" and "+runTitle(rb)+".", "compare/"+compareID(p)+"/"),
 		Heading: title,
-		A:       compareSide{ID: p.A, Title: runTitle(ra), Href: "../../runs/" + p.A + "/index.html", Simulated: ra.Simulated},
-		B:       compareSide{ID: p.B, Title: runTitle(rb), Href: "../../runs/" + p.B + "/index.html", Simulated: rb.Simulated},
+		A:       compareSide{Letter: "A", ID: p.A, Title: runTitle(ra), Href: "../../runs/" + p.A + "/index.html", Simulated: ra.Simulated},
+		B:       compareSide{Letter: "B", ID: p.B, Title: runTitle(rb), Href: "../../runs/" + p.B + "/index.html", Simulated: rb.Simulated},
 	}
 	page.Differences = differences(ra, rb)
+	page.A.LaunchArgs = strings.Fields(ra.LaunchCommand)
+	page.B.LaunchArgs = strings.Fields(rb.LaunchCommand)
+	page.LaunchDiffers = ra.LaunchCommand != rb.LaunchCommand
 	lo, hi, ok := throughputRange(&matrixgen.Run{Decode: append(slices.Clone(ra.Decode), rb.Decode...)})
 	var lgA, lgB legend
 	page.A.Matrix, lgA = scaledMatrix(ra, lo, hi, ok, page.A.Href)
@@ -136,6 +149,7 @@ func (b *builder) newComparePage(p Pair, a, bRun *matrixgen.Run) *comparePage {
 		}
 	}
 	page.Ratio, page.RatioLegend = ratioMatrix(ra, rb)
+	page.Stacked = max(len(page.A.Matrix.Columns), len(page.B.Matrix.Columns)) > 4
 	if len(ra.Prefill)+len(rb.Prefill) > 0 {
 		page.Chart, page.ChartLabel = comparePrefillChart(p, ra, rb)
 		page.Charts = true
@@ -143,6 +157,9 @@ func (b *builder) newComparePage(p Pair, a, bRun *matrixgen.Run) *comparePage {
 	page.Scripts = true
 	return page
 }
+
+// Sides are A and B, in that order.
+func (p *comparePage) Sides() []compareSide { return []compareSide{p.A, p.B} }
 
 func differences(a, b *matrixgen.Run) []difference {
 	pairs := []struct {
@@ -170,7 +187,6 @@ func differences(a, b *matrixgen.Run) []difference {
 		}},
 		{"Idle power", func(r *matrixgen.Run) string { return wattsIf(r.Hardware.IdlePowerW) }},
 		{"Best tok/s per watt", bestPerWatt},
-		{"Launch command", func(r *matrixgen.Run) string { return r.LaunchCommand }},
 	}
 	var out []difference
 	for _, p := range pairs {
@@ -213,7 +229,8 @@ func ratioClass(r float64) string {
 }
 
 // ratioMatrix is B / A total tok/s for every cell both runs show a figure
-// for; other cells say what each run has there.
+// for; other cells stay quietly empty, what each run has there in their
+// title (both matrices below show it).
 func ratioMatrix(a, b *matrixgen.Run) (matrix, []legendBin) {
 	contexts := append(a.Contexts(), b.Contexts()...)
 	levels := append(a.ConcurrencyLevels(), b.ConcurrencyLevels()...)
@@ -235,8 +252,7 @@ func ratioMatrix(a, b *matrixgen.Run) (matrix, []legendBin) {
 				cell.TTFT = Decimal1(*da.TotalTokS) + " → " + Decimal1(*db.TotalTokS)
 			default:
 				cell.Class = "st-missing"
-				cell.Figure = Dash
-				cell.Status = "A: " + sideStatus(da, okA) + " · B: " + sideStatus(db, okB)
+				cell.Title += ": A " + sideStatus(da, okA) + ", B " + sideStatus(db, okB)
 			}
 			row.Cells = append(row.Cells, cell)
 		}
@@ -256,19 +272,24 @@ func sideStatus(d matrixgen.Decode, ok bool) string {
 	return d.Status.Label()
 }
 
-// comparePrefillChart draws both runs' prompt tok/s by context on one chart.
+// comparePrefillChart draws both runs' prompt tok/s by context as pairs of
+// bars, each labelled with its figure, so a context only one run measured
+// still reads (a lone bar) where a line would need two points.
 func comparePrefillChart(p Pair, a, b *matrixgen.Run) (any, string) {
 	contexts := append(a.PrefillContexts(), b.PrefillContexts()...)
 	slices.Sort(contexts)
 	contexts = slices.Compact(contexts)
 	labels := make([]string, len(contexts))
-	series := func(r *matrixgen.Run) []opts.LineData {
-		out := make([]opts.LineData, len(contexts))
+	var described []string
+	series := func(side string, r *matrixgen.Run) []opts.BarData {
+		out := make([]opts.BarData, len(contexts))
 		for i, c := range contexts {
-			out[i] = opts.LineData{Value: "-"}
+			out[i] = opts.BarData{Value: "-"}
 			for _, row := range r.Prefill {
-				if row.ContextTokens == c && row.Status == matrixgen.StatusValid {
-					out[i] = opts.LineData{Value: chartValue(row.PromptTokS)}
+				if row.ContextTokens == c && row.Status == matrixgen.StatusValid && row.PromptTokS != nil {
+					out[i] = opts.BarData{Value: chartValue(row.PromptTokS),
+						Label: &opts.Label{Show: opts.Bool(true), Formatter: TokS(*row.PromptTokS)}}
+					described = append(described, side+" "+matrixgen.ContextLabel(c)+": "+TokS(*row.PromptTokS)+" tok/s")
 				}
 			}
 		}
@@ -277,11 +298,28 @@ func comparePrefillChart(p Pair, a, b *matrixgen.Run) (any, string) {
 	for i, c := range contexts {
 		labels[i] = matrixgen.ContextLabel(c)
 	}
-	line := charts.NewLine()
-	line.SetGlobalOptions(prefillAxes("compare-prefill-chart")...)
-	line.SetXAxis(labels).
-		AddSeries("A: "+p.A, series(a), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"})).
-		AddSeries("B: "+p.B, series(b), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
-	line.Validate()
-	return plainJSON(line.JSON()), "Prefill tok/s by context of " + p.A + " and " + p.B
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(prefillAxes("compare-prefill-chart")...)
+	bar.SetXAxis(labels).
+		AddSeries("A: "+p.A, series("A", a), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"})).
+		AddSeries("B: "+p.B, series("B", b), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
+	bar.Validate()
+	option := plainJSON(bar.JSON())
+	uprightLabels(option)
+	onPhones(option, map[string]any{"xAxis": []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}}})
+	return option, "Prefill tok/s by context of " + p.A + " and " + p.B + ": " + strings.Join(described, "; ")
+}
+
+// uprightLabels stands every series' bar labels upright over their bars:
+// two bars a context leave no room to print figures across.
+func uprightLabels(option any) {
+	o, _ := option.(map[string]any)
+	series, _ := o["series"].([]any)
+	for _, s := range series {
+		if m, ok := s.(map[string]any); ok {
+			label := uprightLabel()
+			label["show"], label["fontSize"] = true, 10
+			m["label"] = label
+		}
+	}
 }

@@ -123,25 +123,32 @@ func binClass(i int) string { return "bin-" + strconv.Itoa(i) }
 
 // measurementRows is the all-measurements table, formatted as the seed, for
 // a run whose measurements are Sorted.
-func measurementRows(r *matrixgen.Run) []measurementRow {
-	var out []measurementRow
+func measurementRows(r *matrixgen.Run) []measurementGroup {
+	var prefill, decode []measurementRow
 	for _, p := range r.Prefill {
-		out = append(out, measurementRow{
-			Class: "phase-prefill st-row-" + string(p.Status),
-			Phase: "Prefill", Context: matrixgen.ContextLabel(p.ContextTokens), Requests: "1", Status: p.Status.Label(),
+		prefill = append(prefill, measurementRow{
+			Class:   "phase-prefill st-row-" + string(p.Status),
+			Context: matrixgen.ContextLabel(p.ContextTokens), Requests: "1", Status: p.Status.Label(),
 			Total: optional(p.PromptTokS, TokS), PerRequest: Dash, TTFT: optional(p.TTFTMs, Millis), TBT: Dash,
 			Active: Dash, Completed: optional(p.Completed, Count), Output: Dash, Window: Dash,
 		})
 	}
 	for _, d := range r.Decode {
-		out = append(out, measurementRow{
-			Class: "phase-decode st-row-" + string(d.Status),
-			Phase: "Sustained decode", Context: d.ContextLabel(), Requests: strconv.Itoa(d.Concurrency), Status: d.Status.Label(),
+		decode = append(decode, measurementRow{
+			Class:   "phase-decode st-row-" + string(d.Status),
+			Context: d.ContextLabel(), Requests: strconv.Itoa(d.Concurrency), Status: d.Status.Label(),
 			Total: optional(d.TotalTokS, Decimal1), PerRequest: optional(d.PerRequestTokS, Decimal1),
 			TTFT: optional(d.TTFTMs, median(Millis)), TBT: optional(d.TBTMs, median(Millis)),
 			Active: optional(d.AvgActive, Decimal1), Completed: optional(d.Completed, Count),
 			Output: optional(d.OutputTokens, Count), Window: optional(d.WindowSeconds, Seconds),
 		})
+	}
+	var out []measurementGroup
+	if len(prefill) > 0 {
+		out = append(out, measurementGroup{"Prefill", prefill})
+	}
+	if len(decode) > 0 {
+		out = append(out, measurementGroup{"Sustained decode", decode})
 	}
 	return out
 }

@@ -50,7 +50,7 @@ type runPage struct {
 	Legend     legend
 	// Views are the matrix coloured by other figures; nil: only total tok/s.
 	Views        []matrixView
-	Measurements []measurementRow
+	Measurements []measurementGroup
 	Details      *detailsData
 	Notes        template.HTML
 }
@@ -89,12 +89,19 @@ type legendBin struct{ Class, Range string }
 
 type legendStatus struct{ Class, Mark, Label, Text string }
 
+// measurementGroup is one phase's rows of the all-measurements table,
+// under a heading row, so no row repeats its phase.
+type measurementGroup struct {
+	Phase string
+	Rows  []measurementRow
+}
+
 // measurementRow is one row of the all-measurements table, every figure
 // already formatted. Named fields, not a slice, keep the template simple and
 // fast: no index arithmetic per cell.
 type measurementRow struct {
 	Class                                                   string
-	Phase, Context, Requests, Status                        string
+	Context, Requests, Status                               string
 	Total, PerRequest, TTFT, TBT, Active, Completed, Output string
 	Window                                                  string
 }

@@ -10,6 +10,7 @@ import (
 	"html"
 	"html/template"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -747,12 +748,47 @@ func (b *builder) writeMethodology(dir string) error {
 
 type pickPage struct {
 	pageBase
+	// Rules are what the page's script must decide as the Go pages do:
+	// the ratio bins, the status labels, which statuses show a figure.
+	Rules compareRules
+}
+
+// compareRules travel to the compare-any-two page as JSON, so its script
+// draws and decides nothing of its own.
+type compareRules struct {
+	RatioBins      []ratioBin        `json:"ratio_bins"`
+	StatusLabels   map[string]string `json:"status_labels"`
+	FigureStatuses []string          `json:"figure_statuses"`
+}
+
+type ratioBin struct {
+	Below *float64 `json:"below"` // nil: no bound
+	Class string   `json:"class"`
+}
+
+func newCompareRules() compareRules {
+	r := compareRules{StatusLabels: map[string]string{}}
+	for _, b := range ratioBins {
+		bin := ratioBin{Class: b.class}
+		if !math.IsInf(b.below, 1) {
+			bin.Below = new(b.below)
+		}
+		r.RatioBins = append(r.RatioBins, bin)
+	}
+	for _, s := range matrixgen.Statuses {
+		r.StatusLabels[string(s)] = s.Label()
+		if showsFigure(matrixgen.Decode{Status: s, TotalTokS: new(1.0)}) {
+			r.FigureStatuses = append(r.FigureStatuses, string(s))
+		}
+	}
+	return r
 }
 
 // writePick writes compare.html, where the site script compares any two
 // runs the reader picks from their run.json files.
 func (b *builder) writePick(dir string, pairs []Pair) error {
-	page := pickPage{pageBase: b.base("", "Compare two runs · "+b.site.Title, "Compare any two speed test matrices of this site.", "compare.html")}
+	page := pickPage{pageBase: b.base("", "Compare two runs · "+b.site.Title, "Compare any two speed test matrices of this site.", "compare.html"),
+		Rules: newCompareRules()}
 	html, err := execute(b.pick, page)
 	if err != nil {
 		return err

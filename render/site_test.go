@@ -86,14 +86,24 @@ var (
 	tag      = regexp.MustCompile(`<[^>]*>`)
 )
 
-// tableRows returns a table's body rows as the text of their cells.
+// tableRows returns a table's body rows as the text of their cells. A row
+// of one cell heads a group (the phase of the all-measurements table): the
+// rows under it begin with its text.
 func tableRows(table string) [][]string {
 	body := table[strings.Index(table, "<tbody>"):]
 	var rows [][]string
+	group := ""
 	for _, r := range bodyRow.FindAllStringSubmatch(body, -1) {
 		var cells []string
 		for _, c := range cellEl.FindAllStringSubmatch(r[1], -1) {
 			cells = append(cells, html.UnescapeString(tag.ReplaceAllString(c[1], "")))
+		}
+		if len(cells) == 1 {
+			group = cells[0]
+			continue
+		}
+		if group != "" {
+			cells = append([]string{group}, cells...)
 		}
 		rows = append(rows, cells)
 	}

@@ -17,6 +17,12 @@
     window.addEventListener("resize", function () { chart.resize(); });
   }
 
+  // readJSON parses the JSON block with this id, or gives null.
+  function readJSON(id) {
+    var data = document.getElementById(id);
+    return data ? JSON.parse(data.textContent) : null;
+  }
+
   function drawCharts() {
     if (typeof echarts === "undefined") return;
     document.querySelectorAll("script[type='application/json'][id$='-option']").forEach(draw);
@@ -223,10 +229,19 @@
   // compare.html?a=X&b=Y: compare any two runs from their run.json files.
   var K = 1024;
   function contextLabel(n) { return n >= K && n % K === 0 ? (n / K) + "K" : String(n); }
-  var statusLabels = { valid: "Valid", looped: "Looped", queued: "Requests queued", over_capacity: "Over capacity", error: "Error", not_run: "Not run" };
-  function shows(d) { return d && typeof d.total_tok_s === "number" && (d.status === "valid" || d.status === "queued"); }
+  // The rules come from the Go side (#compare-rules): the script decides
+  // nothing the built pages decide differently.
+  var rules = readJSON("compare-rules") || { ratio_bins: [], status_labels: {}, figure_statuses: [] };
+  function shows(d) { return d && typeof d.total_tok_s === "number" && rules.figure_statuses.indexOf(d.status) >= 0; }
   function fmt1(v) { return v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 }); }
-  function ratioClass(r) { return r < 0.8 ? "ratio-0" : r < 0.95 ? "ratio-1" : r < 1.05 ? "ratio-2" : r < 1.25 ? "ratio-3" : "ratio-4"; }
+  function ratioClass(r) {
+    for (var i = 0; i < rules.ratio_bins.length; i++) {
+      var b = rules.ratio_bins[i];
+      if (b.below === null || r < b.below) return b.class;
+    }
+    return "";
+  }
+  function statusLabel(d) { return d ? rules.status_labels[d.status] || d.status : "not measured"; }
 
   function pickCompare() {
     var result = document.getElementById("pick-result");
@@ -301,9 +316,9 @@
             td.appendChild(el("span", r.toFixed(2) + "×", "fig"));
             td.appendChild(el("span", fmt1(da.total_tok_s) + " → " + fmt1(db.total_tok_s), "ttft"));
           } else {
+            // Quietly empty; what each run has there, on hover.
             td.className = "st-missing";
-            td.appendChild(el("span", "—", "fig"));
-            td.appendChild(el("span", "A: " + (da ? statusLabels[da.status] : "not measured") + " · B: " + (db ? statusLabels[db.status] : "not measured"), "st"));
+            td.title = contextLabel(c) + " × " + n + ": A " + statusLabel(da) + ", B " + statusLabel(db);
           }
           tr.appendChild(td);
         });

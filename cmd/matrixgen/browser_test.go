@@ -19,72 +19,21 @@ import (
 // served from a local server, and checks what a reader gets: no console
 // errors, no request leaving the site, charts that draw, the matrix's cells,
 // the cell detail, and filters that narrow the index. Screenshots go to
-// cmd/matrixgen/artifacts (not committed). .ci/run installs Chromium and
-// sets MATRIXGEN_REQUIRE_BROWSER, so there the test cannot be skipped.
+// the test's artifact directory (go test -artifacts keeps them).
 func TestPagesInABrowser(t *testing.T) {
-	path, err := browser.Find()
-	if err != nil {
-		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("SKIPPED, not passed: %v", err)
-	}
-	runs := sampleRuns(t)
-	synthetic := testrun.Full(3)
-	// GPU telemetry through the 8K × 4 window, for the power chart.
-	for i := range synthetic.Decode {
-		if d := &synthetic.Decode[i]; d.ContextTokens == 8192 && d.Concurrency == 4 {
-			p := &matrixgen.Power{EnergyJoules: 9000, MeanPowerW: 300, TokSPerW: new(2.0), JoulesPer1KTokens: new(150.0),
-				GPUs: []matrixgen.GPUWindow{{Index: 0, Samples: 60, MeanPowerW: new(300.0), PeakPowerW: new(340.0), PowerThrottled: true}}}
-			for k := range 60 {
-				p.Trace = append(p.Trace, matrixgen.PowerPoint{AtSeconds: float64(k) / 2, PowerW: 280 + float64(k%7)*8, SMClockMHz: new(2400 - float64(k%5)*30)})
-			}
-			d.Power = p
-		}
-	}
-	data, err := matrixgen.EncodeRun(synthetic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(runs, "synthetic.json"), data)
-	// A second run of the sample's model and GPU, so the site has a compare page.
-	sample, err := os.ReadFile(filepath.Join(runs, sampleID+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(runs, "again.json"), sample)
-	out := filepath.Join(t.TempDir(), "public")
-	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out); code != 0 {
-		t.Fatalf("build: %s", stderr)
-	}
-	site := httptest.NewServer(http.FileServer(http.Dir(out)))
-	defer site.Close()
-	artifacts, _ := filepath.Abs("artifacts")
-	os.MkdirAll(artifacts, 0o755)
-
-	// Chromium's helpers may still be writing its profile as the test ends,
-	// so the profile is removed on a best-effort basis, not by t.TempDir.
-	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(profile)
-	b, err := browser.Start(path, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, siteURL := siteInBrowser(t)
+	artifacts := t.ArtifactDir()
 	ctx := context.Background()
 	open := func(page, shot string) {
 		t.Helper()
-		if err := b.Navigate(ctx, site.URL+"/"+page); err != nil {
+		if err := b.Navigate(ctx, siteURL+"/"+page); err != nil {
 			t.Fatalf("%s: %v", page, err)
 		}
 		for _, e := range b.Errors() {
 			t.Errorf("%s: %s", page, e)
 		}
 		for _, u := range b.Requests() {
-			if !strings.HasPrefix(u, site.URL+"/") && !strings.HasPrefix(u, "data:") {
+			if !strings.HasPrefix(u, siteURL+"/") && !strings.HasPrefix(u, "data:") {
 				t.Errorf("%s asked for %s, outside the site", page, u)
 			}
 		}
@@ -98,6 +47,7 @@ func TestPagesInABrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+
 	// inked counts the drawn pixels of the canvas inside an element.
 	inked := func(selector string) int {
 		var n int
@@ -220,4 +170,162 @@ func TestPagesInABrowser(t *testing.T) {
 		t.Errorf("a ratio cell reads %q", ratioText)
 	}
 	open("methodology.html", "methodology.png")
+}
+
+// siteInBrowser builds the sample site with a synthetic run (GPU telemetry
+// in one cell) and a second copy of the sample (so there is a compare
+// page), serves it, and opens Chromium. .ci/run installs Chromium and sets
+// MATRIXGEN_REQUIRE_BROWSER, so there the test cannot be skipped.
+func siteInBrowser(t *testing.T) (*browser.Browser, string) {
+	path, err := browser.Find()
+	if err != nil {
+		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("SKIPPED, not passed: %v", err)
+	}
+	runs := sampleRuns(t)
+	synthetic := testrun.Full(3)
+	// GPU telemetry through the 8K × 4 window, for the power chart.
+	for i := range synthetic.Decode {
+		if d := &synthetic.Decode[i]; d.ContextTokens == 8192 && d.Concurrency == 4 {
+			p := &matrixgen.Power{EnergyJoules: 9000, MeanPowerW: 300, TokSPerW: new(2.0), JoulesPer1KTokens: new(150.0),
+				GPUs: []matrixgen.GPUWindow{{Index: 0, Samples: 60, MeanPowerW: new(300.0), PeakPowerW: new(340.0), PowerThrottled: true}}}
+			for k := range 60 {
+				p.Trace = append(p.Trace, matrixgen.PowerPoint{AtSeconds: float64(k) / 2, PowerW: 280 + float64(k%7)*8, SMClockMHz: new(2400 - float64(k%5)*30)})
+			}
+			d.Power = p
+		}
+	}
+	data, err := matrixgen.EncodeRun(synthetic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(runs, "synthetic.json"), data)
+	// A second run of the sample's model and GPU, so the site has a compare page.
+	sample, err := os.ReadFile(filepath.Join(runs, sampleID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(runs, "again.json"), sample)
+	out := filepath.Join(t.TempDir(), "public")
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out); code != 0 {
+		t.Fatalf("build: %s", stderr)
+	}
+	site := httptest.NewServer(http.FileServer(http.Dir(out)))
+	t.Cleanup(site.Close)
+
+	// Chromium's helpers may still be writing its profile as the test ends,
+	// so the profile is removed on a best-effort basis, not by t.TempDir.
+	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(profile) })
+	b, err := browser.Start(path, profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b, site.URL
+}
+
+// overflowing lists the visible elements that reach past the viewport's
+// edges, except inside a declared horizontal scroller (an ancestor with
+// overflow-x auto or scroll, as the matrix has), and says whether the page
+// itself scrolls sideways.
+const overflowing = `(() => {
+	const w = document.documentElement.clientWidth, out = [];
+	const scrolls = el => { for (let p = el.parentElement; p; p = p.parentElement) {
+		const o = getComputedStyle(p).overflowX; if (o === "auto" || o === "scroll") return true; } return false; };
+	for (const el of document.body.querySelectorAll("*")) {
+		const r = el.getBoundingClientRect();
+		if (r.width === 0 || r.height === 0 || getComputedStyle(el).visibility === "hidden") continue;
+		if ((r.right > w + 1 || r.left < -1) && !scrolls(el)) {
+			out.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : "") +
+				" " + Math.round(r.left) + ".." + Math.round(r.right) + " of " + w);
+		}
+	}
+	if (document.documentElement.scrollWidth > w + 1) out.push("the page scrolls sideways: " + document.documentElement.scrollWidth + " of " + w);
+	return out.slice(0, 8);
+})()`
+
+// unlabelledBars counts the prefill chart's bars without a visible label,
+// from the chart's own model: a bar whose label is off, or empty.
+const unlabelledBars = `(() => {
+	const el = document.querySelector("#prefill-chart, #compare-prefill-chart");
+	if (!el) return -1;
+	const c = echarts.getInstanceByDom(el.querySelector("div") || el) || echarts.getInstanceByDom(el);
+	if (!c) return -2;
+	let missing = 0, bars = 0;
+	c.getModel().eachSeries(s => { if (s.subType !== "bar") return;
+		const d = s.getData();
+		for (let i = 0; i < d.count(); i++) {
+			if (d.get(d.mapDimension("y") || "value", i) == null) continue;
+			bars++;
+			const lab = s.getData().getItemModel(i).getModel("label");
+			const text = s.getFormattedLabel(i, "normal");
+			if (!lab.get("show") || !text) missing++;
+		}
+	});
+	return bars === 0 ? -3 : missing;
+})()`
+
+// TestPagesFitEveryScreen opens the index, a run page, a compare page and
+// the methodology at desktop (1400 × 900) and phone (390 × 844) sizes, in
+// light and dark: nothing reaches past the screen's edge except inside a
+// declared horizontal scroller, and every prefill bar carries its label.
+// The screenshots are the test's artifacts: go test -artifacts keeps them.
+func TestPagesFitEveryScreen(t *testing.T) {
+	b, siteURL := siteInBrowser(t)
+	artifacts := t.ArtifactDir()
+	pages := []struct{ name, path string }{
+		{"index", "index.html"},
+		{"run", "runs/" + sampleID + "/index.html#cell-8K-1"},
+		{"compare", "compare/again--" + sampleID + "/index.html"},
+		{"methodology", "methodology.html"},
+	}
+	for _, screen := range []struct {
+		name          string
+		width, height int
+		phone         bool
+	}{{"desktop", 1400, 900, false}, {"phone", 390, 844, true}} {
+		for _, dark := range []bool{false, true} {
+			if err := b.Viewport(screen.width, screen.height, screen.phone); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.ColorScheme(dark); err != nil {
+				t.Fatal(err)
+			}
+			scheme := map[bool]string{false: "light", true: "dark"}[dark]
+			for _, p := range pages {
+				where := p.name + " " + screen.name + " " + scheme
+				if err := b.Navigate(context.Background(), siteURL+"/"+p.path); err != nil {
+					t.Fatalf("%s: %v", where, err)
+				}
+				// Charts draw after load; let them settle.
+				var wait bool
+				b.Eval(`new Promise(r => setTimeout(() => r(true), 400))`, &wait)
+				var over []string
+				if err := b.Eval(overflowing, &over); err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range over {
+					t.Errorf("%s: %s", where, o)
+				}
+				if p.name == "run" || p.name == "compare" {
+					var missing int
+					if err := b.Eval(unlabelledBars, &missing); err != nil {
+						t.Fatal(err)
+					}
+					if missing != 0 {
+						t.Errorf("%s: %d prefill bars without a label (negative: no chart)", where, missing)
+					}
+				}
+				if err := b.Screenshot(filepath.Join(artifacts, p.name+"-"+screen.name+"-"+scheme+".png")); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
 }

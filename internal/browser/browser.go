@@ -227,6 +227,27 @@ func (b *Browser) Eval(expr string, out any) error {
 	return json.Unmarshal(res.Result.Value, out)
 }
 
+// Viewport makes the page's window width × height CSS pixels; mobile
+// emulates a phone (its viewport meta tag honoured, scrollbars overlaid).
+func (b *Browser) Viewport(width, height int, mobile bool) error {
+	scale := 1.0
+	if mobile {
+		scale = 2
+	}
+	return b.call(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
+		"width": width, "height": height, "deviceScaleFactor": scale, "mobile": mobile}, nil)
+}
+
+// ColorScheme makes the page see prefers-color-scheme dark or light.
+func (b *Browser) ColorScheme(dark bool) error {
+	scheme := "light"
+	if dark {
+		scheme = "dark"
+	}
+	return b.call(b.session, "Emulation.setEmulatedMedia", map[string]any{
+		"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}}, nil)
+}
+
 // Screenshot saves the whole page as a PNG.
 func (b *Browser) Screenshot(file string) error {
 	var shot struct {
