@@ -1,8 +1,10 @@
 package render
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
@@ -48,6 +50,10 @@ func prefillChart(r *matrixgen.Run) (option any, label string) {
 		"xAxis":  []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}},
 		// Room above the tallest bar for its upright label.
 		"yAxis": []any{map[string]any{"boundaryGap": []any{0, "40%"}}, map[string]any{}},
+	}, map[string]any{
+		"series": []any{map[string]any{"label": map[string]any{"rotate": 0, "align": "center", "verticalAlign": "bottom", "position": "top", "distance": 5}}, map[string]any{}},
+		"xAxis":  []any{map[string]any{"axisLabel": map[string]any{"rotate": 0}}},
+		"yAxis":  []any{map[string]any{"boundaryGap": []any{0, 0}}, map[string]any{}},
 	})
 	return option, "Prefill: " + strings.Join(described, "; ")
 }
@@ -72,14 +78,20 @@ func uprightLabel() map[string]any {
 const phoneWidth = 600
 
 // onPhones adds to a plain option what changes on a chart no wider than a
-// phone: ECharts' media queries, evaluated as the chart is drawn and
-// resized, so the page's script stays the same.
-func onPhones(option any, changes map[string]any) {
+// phone, and what those settings are on a wider one: ECharts' media
+// queries, evaluated as the chart is drawn and resized, so the page's
+// script stays the same. Both sides are stated because ECharts does not
+// undo a query's settings when it stops matching (a print or a wider
+// window would keep the phone's).
+func onPhones(option any, phone, wider map[string]any) {
 	o, ok := option.(map[string]any)
 	if !ok {
 		return
 	}
-	o["media"] = []any{map[string]any{"query": map[string]any{"maxWidth": phoneWidth}, "option": changes}}
+	o["media"] = []any{
+		map[string]any{"query": map[string]any{"minWidth": phoneWidth + 1}, "option": wider},
+		map[string]any{"query": map[string]any{"maxWidth": phoneWidth}, "option": phone},
+	}
 }
 
 // prefillAxes are the options every prefill chart shares: a fixed id (a
@@ -144,4 +156,51 @@ func plainJSON(v any) any {
 	var plain any
 	_ = json.Unmarshal(raw, &plain)
 	return plain
+}
+
+// indexChart answers a lab's first question, which setup is fastest: each
+// run's best single-stream and peak total tok/s as labelled bars, a row a
+// run, on a logarithmic axis (single-stream figures are a tenth of peak
+// ones or less). The page's script keeps only the rows its filters leave.
+func indexChart(rows []indexRow) (option any, label string) {
+	ids := make([]string, len(rows))
+	var best, peak []opts.BarData
+	var described []string
+	for i, r := range rows {
+		ids[i] = r.ID
+		best = append(best, indexBar(r.BestValue, r.BestSingle))
+		peak = append(peak, indexBar(r.PeakValue, r.Peak))
+		described = append(described, r.ID+": "+cmp.Or(r.BestSingle, Dash)+" single-stream, "+cmp.Or(r.Peak, Dash)+" peak tok/s")
+	}
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: "index-chart"}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "8%", Top: "40", Bottom: "30"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
+		// Reversed below: runs down the side, first on top; tok/s across.
+		charts.WithXAxisOpts(opts.XAxis{Name: "tok/s", Type: "log", NameLocation: "middle", NameGap: 24}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "category", Inverse: opts.Bool(true),
+			AxisLabel: &opts.AxisLabel{Interval: "0"}}),
+		charts.WithAnimation(false),
+	)
+	bar.SetXAxis(ids).
+		AddSeries("best single-stream tok/s", best, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"})).
+		AddSeries("peak total tok/s", peak, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#3b528b"}))
+	bar.XYReversal()
+	bar.Validate()
+	option = plainJSON(bar.JSON())
+	onPhones(option, map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"width": 110, "overflow": "truncate"}}}},
+		map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"overflow": "none"}}}})
+	return option, "Fastest setups: " + strings.Join(described, "; ")
+}
+
+// indexBar is one figure of the index chart, labelled as the table prints
+// it; a run without the figure has no bar.
+func indexBar(raw, text string) opts.BarData {
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil || v <= 0 {
+		return opts.BarData{Value: "-"}
+	}
+	return opts.BarData{Value: v, Label: &opts.Label{Show: opts.Bool(true), Position: "right", FontSize: 10, Formatter: text}}
 }

@@ -306,7 +306,8 @@ func comparePrefillChart(p Pair, a, b *matrixgen.Run) (any, string) {
 	bar.Validate()
 	option := plainJSON(bar.JSON())
 	uprightLabels(option)
-	onPhones(option, map[string]any{"xAxis": []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}}})
+	onPhones(option, map[string]any{"xAxis": []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}}},
+		map[string]any{"xAxis": []any{map[string]any{"axisLabel": map[string]any{"rotate": 0}}}})
 	return option, "Prefill tok/s by context of " + p.A + " and " + p.B + ": " + strings.Join(described, "; ")
 }
 

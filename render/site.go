@@ -576,6 +576,31 @@ type indexPage struct {
 	Comparisons     []comparisonLink
 	// Efficiency shows the tok/s per watt column: some run has telemetry.
 	Efficiency bool
+	// Chart answers "which setup is fastest?": each run's best
+	// single-stream and peak total tok/s.
+	Chart      any
+	ChartLabel string
+}
+
+// markTops marks the best figure of each of the index's figure columns.
+// The page's script marks them again among the runs a filter leaves.
+func markTops(rows []indexRow) []indexRow {
+	rows = slices.Clone(rows)
+	top := func(value func(indexRow) string, mark func(*indexRow)) {
+		best, at := 0.0, -1
+		for i, r := range rows {
+			if v, err := strconv.ParseFloat(value(r), 64); err == nil && v > best {
+				best, at = v, i
+			}
+		}
+		if at >= 0 && len(rows) > 1 { // the best of one is no news
+			mark(&rows[at])
+		}
+	}
+	top(func(r indexRow) string { return r.BestValue }, func(r *indexRow) { r.TopBest = true })
+	top(func(r indexRow) string { return r.PeakValue }, func(r *indexRow) { r.TopPeak = true })
+	top(func(r indexRow) string { return r.PerWattValue }, func(r *indexRow) { r.TopPerWatt = true })
+	return rows
 }
 
 type comparisonLink struct{ Href, A, B string }
@@ -611,7 +636,10 @@ type indexRow struct {
 	// a run without GPU telemetry.
 	BestPerWatt                      string
 	EngineName, BestValue, PeakValue string // for filtering and sorting
-	Simulated                        bool
+	PerWattValue                     string
+	// TopBest, TopPeak and TopPerWatt mark the best of each column.
+	TopBest, TopPeak, TopPerWatt bool
+	Simulated                    bool
 	started                          time.Time
 	csv                              []byte         // the run's lines of runs.csv, made by the worker that wrote its page
 	run                              *matrixgen.Run // what a compare page needs of it
@@ -662,7 +690,7 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 		EngineName: cmp.Or(r.Engine.Name, Dash),
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
-		BestPerWatt: bestPerWatt(r),
+		BestPerWatt: bestPerWatt(r), PerWattValue: bestPerWatt(r),
 		started:     r.StartedAt,
 	}
 }
@@ -714,9 +742,14 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 	if desc == "" {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
 	}
+	rows = markTops(rows)
 	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description, Runs: rows, Filters: filters(rows)}
 	for _, r := range rows {
 		page.Efficiency = page.Efficiency || r.BestPerWatt != ""
+	}
+	if len(rows) > 0 {
+		page.Chart, page.ChartLabel = indexChart(rows)
+		page.Charts = true
 	}
 	for _, p := range pairs {
 		page.Comparisons = append(page.Comparisons, comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})

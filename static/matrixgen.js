@@ -11,10 +11,39 @@
     target.setAttribute("data-drawn", "1");
     var option = JSON.parse(data.textContent);
     var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
-    var chart = echarts.init(target, dark ? "dark" : null, { renderer: "canvas" });
     if (dark) option.backgroundColor = "transparent";
-    chart.setOption(option);
+    var shown = option;
+    if (target.id === "index-chart") {
+      target.hidden = false;
+      shown = keepRuns(option, indexRuns || []);
+      fitIndexChart(target, indexRuns || []);
+    }
+    var chart = echarts.init(target, dark ? "dark" : null, { renderer: "canvas" });
+    chart.setOption(shown);
+    drawn[target.id] = { chart: chart, option: option };
     window.addEventListener("resize", function () { chart.resize(); });
+  }
+
+  // The index chart shows the runs the filters leave, in the table's order.
+  var drawn = {};
+  var indexRuns = null;
+  function keepRuns(option, ids) {
+    var all = option.yAxis[0].data;
+    var at = ids.map(function (id) { return all.indexOf(id); }).filter(function (i) { return i >= 0; });
+    var o = JSON.parse(JSON.stringify(option));
+    o.yAxis[0].data = at.map(function (i) { return all[i]; });
+    o.series.forEach(function (s, k) { s.data = at.map(function (i) { return option.series[k].data[i]; }); });
+    return o;
+  }
+  function fitIndexChart(target, ids) { target.style.height = (100 + 40 * Math.max(ids.length, 1)) + "px"; }
+  function showIndexRuns(ids) {
+    indexRuns = ids;
+    var d = drawn["index-chart"];
+    if (!d) return;
+    var target = document.getElementById("index-chart");
+    fitIndexChart(target, ids);
+    d.chart.resize();
+    d.chart.setOption(keepRuns(d.option, ids), true);
   }
 
   // readJSON parses the JSON block with this id, or gives null.
@@ -172,6 +201,22 @@
 
   // Index filters and sorting, kept in the address so a view can be
   // shared. Without the script the index is the plain, complete table.
+  // markTops marks the best figure of each figure column among the rows
+  // shown, as the built page marks it among all.
+  function markTops(rows) {
+    ["best", "peak", "perwatt"].forEach(function (k) {
+      var top = null, best = 0;
+      rows.forEach(function (r) {
+        var v = parseFloat(r.dataset[k]);
+        if (v > best) { best = v; top = r; }
+      });
+      rows.forEach(function (r) {
+        var td = r.querySelector("td[data-top='" + k + "']");
+        if (td) td.classList.toggle("top", r === top && rows.length > 1);
+      });
+    });
+  }
+
   function wireFilters() {
     var form = document.getElementById("filters");
     var table = document.getElementById("runs");
@@ -203,6 +248,8 @@
         sorted.sort(function (a, b) { return a.dataset[sort].localeCompare(b.dataset[sort]); });
       }
       sorted.forEach(function (r) { body.appendChild(r); });
+      markTops(rows.filter(function (r) { return !r.hidden; }));
+      showIndexRuns(sorted.filter(function (r) { return !r.hidden; }).map(function (r) { return r.dataset.id; }));
       document.getElementById("filter-count").textContent = shown + " of " + rows.length + " runs";
       var q = keep.toString();
       history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);

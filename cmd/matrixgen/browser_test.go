@@ -325,6 +325,15 @@ func TestPagesFitEveryScreen(t *testing.T) {
 				if err := b.Screenshot(filepath.Join(artifacts, p.name+"-"+screen.name+"-"+scheme+".png")); err != nil {
 					t.Error(err)
 				}
+				// A screenshot (like a print) resizes the page and back: the
+				// prefill chart must keep the layout of the screen's width.
+				if p.name == "run" {
+					var rotate float64
+					b.Eval(`new Promise(r => setTimeout(() => r(echarts.getInstanceByDom(document.getElementById("prefill-chart")).getOption().xAxis[0].axisLabel.rotate || 0), 300))`, &rotate)
+					if want := map[bool]float64{false: 0, true: 45}[screen.phone]; rotate != want {
+						t.Errorf("%s: the prefill chart's context labels turned %g°, want %g°", where, rotate, want)
+					}
+				}
 			}
 		}
 	}
