@@ -640,9 +640,9 @@ type indexRow struct {
 	// TopBest, TopPeak and TopPerWatt mark the best of each column.
 	TopBest, TopPeak, TopPerWatt bool
 	Simulated                    bool
-	started                          time.Time
-	csv                              []byte         // the run's lines of runs.csv, made by the worker that wrote its page
-	run                              *matrixgen.Run // what a compare page needs of it
+	started                      time.Time
+	csv                          []byte         // the run's lines of runs.csv, made by the worker that wrote its page
+	run                          *matrixgen.Run // what a compare page needs of it
 }
 
 // forComparing keeps what a compare page shows of a run and drops the
@@ -691,7 +691,7 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
 		BestPerWatt: bestPerWatt(r), PerWattValue: bestPerWatt(r),
-		started:     r.StartedAt,
+		started: r.StartedAt,
 	}
 }
 
