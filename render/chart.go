@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -203,4 +204,62 @@ func indexBar(raw, text string) opts.BarData {
 		return opts.BarData{Value: "-"}
 	}
 	return opts.BarData{Value: v, Label: &opts.Label{Show: opts.Bool(true), Position: "right", FontSize: 10, Formatter: text}}
+}
+
+// cellCharts are the options of the cell panel's two charts, built once
+// with no data: the page's script puts the chosen cell's series in and
+// draws, so no chart is defined twice.
+type cellCharts struct {
+	PerSecond any `json:"per_second"`
+	Power     any `json:"power"`
+}
+
+// cellChartOptions are the same for every page: built once a process.
+var cellChartOptions = sync.OnceValue(func() cellCharts {
+	return cellCharts{PerSecond: perSecondChart(), Power: powerChart()}
+})
+
+// detailChartOpts are what the panel's charts share.
+func detailChartOpts(id string, grid opts.Grid, x opts.XAxis, y opts.YAxis) []charts.GlobalOpts {
+	return []charts.GlobalOpts{
+		charts.WithInitializationOpts(opts.Initialization{ChartID: id, BackgroundColor: "transparent"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithGridOpts(grid),
+		charts.WithXAxisOpts(x),
+		charts.WithYAxisOpts(y),
+		charts.WithAnimation(false),
+	}
+}
+
+// perSecondChart draws a cell's output tokens in each second of its
+// window; the script sets the seconds (xAxis data) and the counts.
+func perSecondChart() any {
+	line := charts.NewLine()
+	line.SetGlobalOptions(detailChartOpts("cell-detail-chart",
+		opts.Grid{Left: "60", Right: "20", Top: "30", Bottom: "40"},
+		opts.XAxis{Type: "category", Name: "second of the window", NameLocation: "middle", NameGap: 26},
+		opts.YAxis{Type: "value", Name: "output tokens"})...)
+	line.SetXAxis([]int{}).AddSeries("output tokens per second", []opts.LineData{},
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}))
+	line.Validate()
+	return plainJSON(line.JSON())
+}
+
+// powerChart draws the GPUs' board power and mean SM clock through a
+// cell's window, [second, value] points the script sets.
+func powerChart() any {
+	line := charts.NewLine()
+	line.SetGlobalOptions(append(detailChartOpts("cell-detail-power",
+		opts.Grid{Left: "60", Right: "60", Top: "40", Bottom: "40"},
+		opts.XAxis{Type: "value", Name: "second of the window", NameLocation: "middle", NameGap: 26},
+		opts.YAxis{Type: "value", Name: "watts"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}))...)
+	line.ExtendYAxis(opts.YAxis{Type: "value", Name: "MHz", SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
+	line.AddSeries("board power, all GPUs (W)", []opts.LineData{},
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d95f02"}))
+	line.AddSeries("SM clock, mean (MHz)", []opts.LineData{},
+		charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#7570b3"}))
+	line.Validate()
+	return plainJSON(line.JSON())
 }

@@ -44,6 +44,7 @@ var detailLabels = []string{
 type detailsData struct {
 	Labels []string              `json:"labels"`
 	Cells  map[string]cellDetail `json:"cells"`
+	Charts cellCharts            `json:"charts"`
 }
 
 // cellDetails maps each measured cell's id to its detail.
@@ -51,7 +52,7 @@ func cellDetails(r *matrixgen.Run) *detailsData {
 	if len(r.Decode) == 0 {
 		return nil
 	}
-	out := &detailsData{Labels: detailLabels, Cells: map[string]cellDetail{}}
+	out := &detailsData{Labels: detailLabels, Cells: map[string]cellDetail{}, Charts: cellChartOptions()}
 	for _, d := range r.Decode {
 		if d.Status != matrixgen.StatusNotRun {
 			out.Cells[cellID(d)] = newCellDetail(d)

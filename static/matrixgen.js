@@ -70,6 +70,10 @@
     return e;
   }
 
+  // chartOption is a copy of the Go-built option of one of the cell panel's
+  // charts (details.charts), for the chosen cell's data.
+  function chartOption(name) { return JSON.parse(JSON.stringify(details.charts[name])); }
+
   // The GPUs' board power and mean SM clock through the window.
   var powerChart = null;
   function drawPower(d) {
@@ -82,17 +86,10 @@
       powerChart = echarts.init(chartEl, dark ? "dark" : null, { renderer: "canvas" });
       window.addEventListener("resize", function () { powerChart.resize(); });
     }
-    powerChart.setOption({
-      animation: false, backgroundColor: "transparent", tooltip: { trigger: "axis" },
-      legend: { top: 0 },
-      grid: { left: 60, right: 60, top: 40, bottom: 40 },
-      xAxis: { type: "value", name: "second of the window", nameLocation: "middle", nameGap: 26 },
-      yAxis: [{ type: "value", name: "watts" }, { type: "value", name: "MHz", splitLine: { show: false } }],
-      series: [
-        { type: "line", name: "board power, all GPUs (W)", data: d.power.map(function (p) { return [p[0], p[1]]; }), itemStyle: { color: "#d95f02" } },
-        { type: "line", name: "SM clock, mean (MHz)", yAxisIndex: 1, data: d.power.filter(function (p) { return p[2] !== null; }).map(function (p) { return [p[0], p[2]]; }), itemStyle: { color: "#7570b3" } }
-      ]
-    }, true);
+    var option = chartOption("power");
+    option.series[0].data = d.power.map(function (p) { return [p[0], p[1]]; });
+    option.series[1].data = d.power.filter(function (p) { return p[2] !== null; }).map(function (p) { return [p[0], p[2]]; });
+    powerChart.setOption(option, true);
     powerChart.resize();
   }
 
@@ -150,14 +147,10 @@
         detailChart = echarts.init(chartEl, dark ? "dark" : null, { renderer: "canvas" });
         window.addEventListener("resize", function () { detailChart.resize(); });
       }
-      detailChart.setOption({
-        animation: false, backgroundColor: "transparent", tooltip: { trigger: "axis" },
-        grid: { left: 60, right: 20, top: 30, bottom: 40 },
-        xAxis: { type: "category", name: "second of the window", nameLocation: "middle", nameGap: 26,
-                 data: d.per_second.map(function (_, i) { return i + 1; }) },
-        yAxis: { type: "value", name: "output tokens" },
-        series: [{ type: "line", name: "output tokens per second", data: d.per_second, itemStyle: { color: "#21918c" } }]
-      }, true);
+      var option = chartOption("per_second");
+      option.xAxis[0].data = d.per_second.map(function (_, i) { return i + 1; });
+      option.series[0].data = d.per_second;
+      detailChart.setOption(option, true);
       detailChart.resize();
     }
     drawPower(d);
