@@ -313,6 +313,15 @@ func TestPagesFitEveryScreen(t *testing.T) {
 				for _, o := range over {
 					t.Errorf("%s: %s", where, o)
 				}
+				// The tables that carry a site's figures fit a desktop whole,
+				// with nothing left to scroll to.
+				if !screen.phone && (p.name == "run" || p.name == "index") {
+					var hidden []string
+					b.Eval(`[...document.querySelectorAll("table.all, table.runs")].filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className)`, &hidden)
+					if len(hidden) > 0 {
+						t.Errorf("%s: %q tables need scrolling sideways", where, hidden)
+					}
+				}
 				if p.name == "run" || p.name == "compare" {
 					var missing int
 					if err := b.Eval(unlabelledBars, &missing); err != nil {
