@@ -24,6 +24,19 @@ type chatRequest struct {
 	seed      uint64
 }
 
+// withOutputLimit caps the answer at n tokens in the field the served
+// name allows: max_tokens, or max_completion_tokens for the names go-openai
+// treats as reasoning models (o1…, o3…, o4…, gpt-5…), whose requests it
+// refuses with max_tokens before they leave. A local model may well be
+// served under such a name; vLLM and SGLang read either field.
+func withOutputLimit(req openai.ChatCompletionRequest, n int) openai.ChatCompletionRequest {
+	req.MaxTokens = n
+	if errors.Is(openai.NewReasoningValidator().Validate(req), openai.ErrReasoningModelMaxTokensDeprecated) {
+		req.MaxTokens, req.MaxCompletionTokens = 0, n
+	}
+	return req
+}
+
 // observation is what the client saw of one stream: when it sent, when
 // each token-carrying chunk arrived and how many tokens it carried, how it
 // ended. Arrival times are taken as each payload is read, before decoding.
@@ -130,12 +143,11 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 		fields["cache_salt"] = req.salt
 	}
 	fields["seed"] = req.seed
-	oreq := openai.ChatCompletionRequest{
-		Model:     c.model,
-		Messages:  []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: req.prompt}},
-		MaxTokens: req.maxTokens,
-		Stream:    true,
-	}
+	oreq := withOutputLimit(openai.ChatCompletionRequest{
+		Model:    c.model,
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: req.prompt}},
+		Stream:   true,
+	}, req.maxTokens)
 	// TTFT runs from the moment the request was on the wire: building a
 	// megabyte of JSON and dialling are the client's time, not the server's.
 	obs.sent = time.Now()
