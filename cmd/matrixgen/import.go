@@ -37,7 +37,10 @@ Examples:
 		id := fs.String("id", "", "run `id` (file name); default: <date>-<model>-<tool>")
 		engine := fs.String("engine", "", "the engine that served the results, when the files do not say")
 		return func(args []string, stdout io.Writer) error {
-			args = reorderFlags(fs, args)
+			args, err := reorderFlags(fs, args)
+			if err != nil {
+				return err
+			}
 			if len(args) < 2 {
 				return errors.New("name a format and at least one file")
 			}
@@ -53,7 +56,6 @@ Examples:
 				}
 			}
 			var res importer.Result
-			var err error
 			switch format {
 			case "llm-inference-bench":
 				if len(files) != 1 {
@@ -74,26 +76,33 @@ Examples:
 }
 
 // reorderFlags lets flags follow the positional arguments, as in the
-// examples: the flag package stops at the first non-flag.
-func reorderFlags(fs *flag.FlagSet, args []string) []string {
+// examples: the flag package stops at the first non-flag. A flag it does
+// not know, a bad value or a missing one is an error, as it would be
+// before the arguments.
+func reorderFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if strings.HasPrefix(a, "-") && len(a) > 1 {
-			name := strings.TrimLeft(a, "-")
-			if k, v, ok := strings.Cut(name, "="); ok {
-				fs.Set(k, v)
-				continue
-			}
-			if i+1 < len(args) {
-				fs.Set(name, args[i+1])
-				i++
-			}
+		if !strings.HasPrefix(a, "-") || len(a) == 1 {
+			positional = append(positional, a)
 			continue
 		}
-		positional = append(positional, a)
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if fs.Lookup(name) == nil {
+			return nil, fmt.Errorf("flag provided but not defined: %s (see matrixgen import -h)", a)
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("flag needs an argument: %s", a)
+			}
+			i++
+			value = args[i]
+		}
+		if err := fs.Set(name, value); err != nil {
+			return nil, fmt.Errorf("flag %s: %v", a, err)
+		}
 	}
-	return positional
+	return positional, nil
 }
 
 func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) error {

@@ -53,3 +53,26 @@ func TestImportReadsOnlyFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestImportRefusesUnknownFlags: flags after the files are read too, and a
+// misspelt one is an error, not silently dropped.
+func TestImportRefusesUnknownFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ args, want string }{
+		{"-idd x", "flag provided but not defined: -idd"},
+		{"-id", "flag needs an argument: -id"},
+		{"--engine=", ""}, // an empty value is a value: the import goes on to the file
+	} {
+		args := append([]string{"import", "vllm-bench-serve", filepath.Join(dir, "missing.json"), "-o", dir}, strings.Fields(tt.args)...)
+		code, _, stderr := matrixgenCmd(t, args...)
+		if code == 0 {
+			t.Errorf("%q: exit 0", tt.args)
+		}
+		if tt.want != "" && !strings.Contains(stderr, tt.want) {
+			t.Errorf("%q: %s", tt.args, stderr)
+		}
+		if tt.want == "" && strings.Contains(stderr, "flag") {
+			t.Errorf("%q: refused as a flag: %s", tt.args, stderr)
+		}
+	}
+}
