@@ -180,13 +180,16 @@ func detectROCm(h *matrixgen.Hardware, tool string) {
 	describeGPUs(h, gpus)
 }
 
-// rocmSamples is one round of the sampler: every card at this moment.
+// rocmSamples is one round of the sampler: every card at one moment. When
+// within the call rocm-smi read the cards it does not say; the middle of
+// the call is the estimate with the smallest worst case.
 func rocmSamples(ctx context.Context, tool string) ([]gpuSample, error) {
+	start := time.Now()
 	cards, _, err := askROCm(ctx, tool, rocmSampleArgs)
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
+	now := start.Add(time.Since(start) / 2)
 	out := make([]gpuSample, len(cards))
 	for i, c := range cards {
 		out[i] = c.sample(now)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 )
 
 // maxResends bounds how often one request is sent again because the
@@ -29,10 +30,12 @@ type resendUnanswered struct{ next http.RoundTripper }
 
 func (t resendUnanswered) RoundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
-		var reused, answered bool
+		// The transport calls these from its connection's goroutines, which
+		// may still run when RoundTrip has returned its error.
+		var reused, answered atomic.Bool
 		trace := &httptrace.ClientTrace{
-			GotConn:              func(info httptrace.GotConnInfo) { reused = info.Reused },
-			GotFirstResponseByte: func() { answered = true },
+			GotConn:              func(info httptrace.GotConnInfo) { reused.Store(info.Reused) },
+			GotFirstResponseByte: func() { answered.Store(true) },
 		}
 		r := req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 		if attempt > 0 {
@@ -49,7 +52,7 @@ func (t resendUnanswered) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return bounded(resp), nil
 		}
-		if !reused || answered || req.Context().Err() != nil || attempt >= maxResends {
+		if !reused.Load() || answered.Load() || req.Context().Err() != nil || attempt >= maxResends {
 			return resp, err
 		}
 		if req.Body != nil && req.GetBody == nil {

@@ -1,0 +1,145 @@
+// Command buildspeed times `matrixgen build` on n synthetic full runs and,
+// given a Hugo site that builds pages of the same shape, Hugo beside it:
+// alternating, several rounds, and prints the medians and their ratio.
+// Absolute times on a shared machine drift from minute to minute; the
+// ratio of medians taken at the same moment does not.
+//
+//	go run ./bench/buildspeed -n 1000 -rounds 5 [-hugo-site DIR]
+//
+// DIR is a Hugo site with a gen.py that writes n run pages (python3 gen.py
+// n) and hugo on PATH.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
+)
+
+func main() {
+	n := flag.Int("n", 1000, "runs (and pages)")
+	rounds := flag.Int("rounds", 5, "builds of each, alternating")
+	hugoSite := flag.String("hugo-site", "", "a Hugo `folder` with gen.py, to time beside matrixgen")
+	flag.Parse()
+	if err := run(*n, *rounds, *hugoSite); err != nil {
+		fmt.Fprintln(os.Stderr, "buildspeed:", err)
+		os.Exit(1)
+	}
+}
+
+// timing is one build: wall time, CPU (user + system) and peak RSS.
+type timing struct {
+	wall, cpu time.Duration
+	rssMB     float64
+}
+
+func run(n, rounds int, hugoSite string) error {
+	work, err := os.MkdirTemp("", "buildspeed-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	bin := filepath.Join(work, "matrixgen")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/matrixgen").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	runs := filepath.Join(work, "runs")
+	if err := writeRuns(runs, n); err != nil {
+		return err
+	}
+	mg := func() *exec.Cmd { return exec.Command(bin, "build", "-runs", runs, "-o", filepath.Join(work, "public")) }
+	var hugo func() *exec.Cmd
+	if hugoSite != "" {
+		site := filepath.Join(work, "hugo")
+		if out, err := exec.Command("cp", "-r", hugoSite, site).CombinedOutput(); err != nil {
+			return fmt.Errorf("copy the Hugo site: %v\n%s", err, out)
+		}
+		gen := exec.Command("python3", "gen.py", fmt.Sprint(n))
+		gen.Dir = site
+		if out, err := gen.CombinedOutput(); err != nil {
+			return fmt.Errorf("gen.py: %v\n%s", err, out)
+		}
+		hugo = func() *exec.Cmd {
+			c := exec.Command("hugo", "--quiet")
+			c.Dir = site
+			return c
+		}
+	}
+	var ours, theirs []timing
+	for range rounds {
+		t, err := timed(mg())
+		if err != nil {
+			return fmt.Errorf("matrixgen build: %v", err)
+		}
+		ours = append(ours, t)
+		if hugo != nil {
+			t, err := timed(hugo())
+			if err != nil {
+				return fmt.Errorf("hugo: %v", err)
+			}
+			theirs = append(theirs, t)
+		}
+	}
+	m := median(ours)
+	fmt.Printf("matrixgen build, %d runs: %.2f s wall, %.2f s CPU, %.0f MB peak RSS (median of %d)\n", n, m.wall.Seconds(), m.cpu.Seconds(), m.rssMB, rounds)
+	if hugo != nil {
+		h := median(theirs)
+		fmt.Printf("hugo, %d pages:           %.2f s wall, %.2f s CPU, %.0f MB peak RSS (median of %d)\n", n, h.wall.Seconds(), h.cpu.Seconds(), h.rssMB, rounds)
+		fmt.Printf("ratio matrixgen / hugo:  %.2f wall, %.2f CPU\n", m.wall.Seconds()/h.wall.Seconds(), m.cpu.Seconds()/h.cpu.Seconds())
+	}
+	return nil
+}
+
+func writeRuns(dir string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		data, err := matrixgen.EncodeRun(testrun.Full(uint64(i)))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("run-%04d.json", i)), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func timed(c *exec.Cmd) (timing, error) {
+	c.Stderr = os.Stderr
+	start := time.Now()
+	if err := c.Run(); err != nil {
+		return timing{}, err
+	}
+	t := timing{wall: time.Since(start), cpu: c.ProcessState.UserTime() + c.ProcessState.SystemTime()}
+	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		t.rssMB = float64(ru.Maxrss) / 1024 // kilobytes on Linux
+	}
+	return t, nil
+}
+
+// median takes each figure's median on its own.
+func median(ts []timing) timing {
+	pick := func(get func(timing) float64) float64 {
+		v := make([]float64, len(ts))
+		for i, t := range ts {
+			v[i] = get(t)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return timing{
+		wall:  time.Duration(pick(func(t timing) float64 { return float64(t.wall) })),
+		cpu:   time.Duration(pick(func(t timing) float64 { return float64(t.cpu) })),
+		rssMB: pick(func(t timing) float64 { return t.rssMB }),
+	}
+}
