@@ -102,7 +102,7 @@ type source struct {
 func (s source) errAt(off int64, field, msg string) *DecodeError {
 	e := &DecodeError{File: s.file, Field: field, Msg: msg}
 	if off >= 0 {
-		e.Line, e.Col = lineCol(s.data, off)
+		e.Line, e.Col = LineCol(s.data, off)
 	}
 	return e
 }
@@ -136,8 +136,9 @@ func lastPlaceBefore(places map[string]int64, off int64) (field string, at int64
 	return field, at
 }
 
-// lineCol turns a byte offset into a 1-based line and byte column.
-func lineCol(data []byte, off int64) (line, col int) {
+// LineCol turns a byte offset into a 1-based line and byte column: where
+// an error in a file the reader can open is placed.
+func LineCol(data []byte, off int64) (line, col int) {
 	off = min(max(off, 0), int64(len(data)))
 	before := data[:off]
 	line = bytes.Count(before, []byte{'\n'}) + 1

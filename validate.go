@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Problem is one impossible value in a run, named by its field path
@@ -242,13 +243,4 @@ func (v *validator) percentiles(field string, p *Percentiles) {
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // ValidID reports whether id can name a run's folder and URL safely.
-func ValidID(id string) bool { return idPattern.MatchString(id) && !containsDotDot(id) }
-
-func containsDotDot(s string) bool {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '.' && s[i+1] == '.' {
-			return true
-		}
-	}
-	return false
-}
+func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Contains(id, "..") }

@@ -13,7 +13,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -97,19 +96,12 @@ func decodeObject(name string, data []byte) (object, error) {
 	if err := json.Unmarshal(data, &o); err != nil {
 		var syn *json.SyntaxError
 		if errorsAs(err, &syn) {
-			line, col := lineCol(data, syn.Offset)
+			line, col := matrixgen.LineCol(data, syn.Offset)
 			return nil, fmt.Errorf("%s:%d:%d: %v", name, line, col, err)
 		}
 		return nil, fmt.Errorf("%s: want a JSON object: %v", name, err)
 	}
 	return o, nil
-}
-
-func lineCol(data []byte, off int64) (int, int) {
-	off = min(max(off, 0), int64(len(data)))
-	before := string(data[:off])
-	line := strings.Count(before, "\n") + 1
-	return line, int(off) - (strings.LastIndexByte(before, '\n') + 1) + 1
 }
 
 // parseTime reads the timestamps tools write: RFC 3339, "2006-01-02
@@ -149,7 +141,7 @@ func negativeFigures(name string, data []byte, objs map[string]object) error {
 		for _, key := range slices.Sorted(maps.Keys(objs[path])) {
 			if v, ok := objs[path][key].(float64); ok && v < 0 {
 				p := path + "." + key
-				line, col := lineCol(data, at[p])
+				line, col := matrixgen.LineCol(data, at[p])
 				return fmt.Errorf("%s:%d:%d: %s: %g is negative; a speed, time or count cannot be", name, line, col, p, v)
 			}
 		}

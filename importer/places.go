@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/matrixgen/matrixgen"
 )
 
 // places reads a JSON document's structure: where every value starts, by
@@ -69,7 +71,7 @@ func places(name string, data []byte) (map[string]int64, error) {
 			f := stack[len(stack)-1]
 			f.key = key
 			if f.keys[key] {
-				line, col := lineCol(data, off)
+				line, col := matrixgen.LineCol(data, off)
 				return nil, fmt.Errorf("%s:%d:%d: %s: the key %q appears twice in one object; which one is meant?", name, line, col, child(), key)
 			}
 			f.keys[key] = true

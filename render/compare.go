@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -63,7 +64,7 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 		if c := x.started.Compare(y.started); c != 0 {
 			return c
 		}
-		return compareStrings(x.ID, y.ID)
+		return cmp.Compare(x.ID, y.ID)
 	})
 	previous := map[[2]string]string{} // model and GPU → the latest run so far
 	for _, r := range sorted {
@@ -77,16 +78,6 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 		previous[key] = r.ID
 	}
 	return out, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 type comparePage struct {
@@ -194,16 +185,9 @@ func differences(a, b *matrixgen.Run) []difference {
 		if va == "" && vb == "" {
 			continue
 		}
-		out = append(out, difference{Label: p.label, A: orDash(va), B: orDash(vb), Differs: va != vb})
+		out = append(out, difference{Label: p.label, A: cmp.Or(va, Dash), B: cmp.Or(vb, Dash), Differs: va != vb})
 	}
 	return out
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return Dash
-	}
-	return s
 }
 
 // ratioBins are the ratio matrix's classes, loss to gain.

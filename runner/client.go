@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	neturl "net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -139,7 +141,7 @@ func spliceFields(body []byte, fields map[string]any) ([]byte, error) {
 		return nil, errors.New("request body is not a JSON object")
 	}
 	var tail bytes.Buffer
-	for _, k := range sortedKeys(fields) {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if bytes.Contains(body, []byte(`"`+k+`":`)) && topLevelKey(body, k) {
 			continue
 		}

@@ -512,7 +512,7 @@ func (sw *sweeper) scout(ctx context.Context, n int, prompt builtPrompt, salt st
 		row.Status = matrixgen.StatusValid
 		row.PromptTokens = obs.promptTokens
 		row.TTFTMs = new(ms(ttft))
-		row.PromptTokS = new(float64(cmpInt(obs.promptTokens, prompt.tokens)) / ttft.Seconds())
+		row.PromptTokS = new(float64(cmp.Or(obs.promptTokens, prompt.tokens)) / ttft.Seconds())
 		row.Completed = new(1)
 		if obs.serverPromptTokS > 0 {
 			row.ServerPromptTokS = new(obs.serverPromptTokS)
@@ -524,13 +524,6 @@ func (sw *sweeper) scout(ctx context.Context, n int, prompt builtPrompt, salt st
 	sw.done++
 	sw.logf("%s prefill %s: %s", sw.progress(), matrixgen.ContextLabel(n), describePrefill(*row))
 	return sw.save()
-}
-
-func cmpInt(a, alt int) int {
-	if a == 0 {
-		return alt
-	}
-	return a
 }
 
 // cell measures one decode cell, retrying it with a fresh suffix while it

@@ -55,7 +55,9 @@ func run(n, rounds int, hugoSite string) error {
 	if err := writeRuns(runs, n); err != nil {
 		return err
 	}
-	mg := func() *exec.Cmd { return exec.Command(bin, "build", "-runs", runs, "-o", filepath.Join(work, "public")) }
+	mg := func() *exec.Cmd {
+		return exec.Command(bin, "build", "-runs", runs, "-o", filepath.Join(work, "public"))
+	}
 	var hugo func() *exec.Cmd
 	if hugoSite != "" {
 		site := filepath.Join(work, "hugo")
