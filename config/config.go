@@ -15,7 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/runner"
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // DefaultFile is where the commands look for their configuration.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // TestExampleProfileIsTheDefault keeps examples/sim-profile.toml complete

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // BenchmarkClientAccuracy runs one decode cell of N streams against an

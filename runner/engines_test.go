@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // TestEngines sweeps a small matrix against each dialect of the sim: each

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // faultSweep runs 1K × {1, 2} for a second each against a sim with a

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // A GPU as nvidia-smi answers the runner's queries, in its real format.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // Attacks and accidents a run must survive, each reproduced here.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // memListener is a net.Listener whose connections are in-memory pipes, so

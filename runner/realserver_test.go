@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // The tests in this file each reproduce, with the sim, something a real

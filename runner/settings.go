@@ -1,7 +1,7 @@
 // Package runner is the network side of matrixgen: `matrixgen run` sweeps an
 // OpenAI-compatible inference server over context lengths × concurrency and
 // writes what it measured as a run file. It owns HTTP and go-openai; render
-// never imports it. The simulated server it is tested against is runner/sim.
+// never imports it. The simulated server it is tested against is sim.
 package runner
 
 import (

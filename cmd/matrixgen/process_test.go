@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // TestMain lets a test run this very binary as `matrixgen`: with

@@ -10,7 +10,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 // TestRunThenBuild: `matrixgen run` against the sim, then `matrixgen build`

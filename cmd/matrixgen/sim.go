@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -14,7 +15,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen/config"
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 var simCommand = command{
@@ -74,9 +75,9 @@ func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit in
 	}
 	defer s.Close()
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "matrixgen sim: serving %q (vLLM wire format) on http://%s\n", p.Model, ln.Addr())
+	fmt.Fprintf(stdout, "matrixgen sim: serving %q (%s dialect) on http://%s\n", p.Model, cmp.Or(p.Flavour, sim.FlavourVLLM), ln.Addr())
 	fmt.Fprintf(stdout, "  single stream about %.0f tok/s, KV cache %d tokens, %d requests at once\n",
-		singleStreamTokS(p), p.KV.CapacityTokens, p.KV.MaxRunning)
+		p.SingleStreamTokS(), p.KV.CapacityTokens, p.KV.MaxRunning)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	tick := time.NewTicker(10 * time.Second)
@@ -103,15 +104,4 @@ func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit in
 			return nil
 		}
 	}
-}
-
-// singleStreamTokS is the profile's decode speed for one short stream, to
-// tell a person what to expect.
-func singleStreamTokS(p sim.Profile) float64 {
-	perStep := 1.0
-	for i, q := 1, p.Speculative.Acceptance; i <= p.Speculative.DraftTokens; i++ {
-		perStep += q
-		q *= p.Speculative.Acceptance
-	}
-	return perStep / p.Decode.StepSeconds(1, 0)
 }

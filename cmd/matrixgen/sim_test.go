@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen/runner/sim"
+	"github.com/matrixgen/matrixgen/sim"
 )
 
 func TestServeSim(t *testing.T) {
@@ -58,7 +58,7 @@ func TestServeSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-copied
-	if !strings.Contains(out.String(), "serving \"sim\"") || !strings.Contains(out.String(), "stopped") {
+	if !strings.Contains(out.String(), "serving \"sim\" (vllm dialect)") || !strings.Contains(out.String(), "stopped") {
 		t.Errorf("output: %q", out.String())
 	}
 }

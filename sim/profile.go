@@ -226,3 +226,14 @@ var Flavours = []string{FlavourVLLM, FlavourSGLang, FlavourLlamaCpp, FlavourOpen
 
 // blocks is the KV capacity in blocks.
 func (p Profile) blocks() int { return p.KV.CapacityTokens / p.KV.BlockSize }
+
+// SingleStreamTokS is the profile's decode speed for one short stream
+// (speculative tokens accepted included), to tell a person what to expect.
+func (p Profile) SingleStreamTokS() float64 {
+	perStep := 1.0
+	for i, q := 1, p.Speculative.Acceptance; i <= p.Speculative.DraftTokens; i++ {
+		perStep += q
+		q *= p.Speculative.Acceptance
+	}
+	return perStep / p.Decode.StepSeconds(1, 0)
+}
