@@ -60,5 +60,5 @@ func clientAccuracy(b *testing.B, streams int, stepMs float64) (measured, truth 
 	if err != nil || d.TotalTokS == nil {
 		b.Fatalf("cell: %v %+v", err, d)
 	}
-	return *d.TotalTokS, sim.WindowOf(s.Trace(), w.start, w.end).TokS
+	return *d.TotalTokS, sim.WindowOf(s.Trace(), w.start, w.end).TotalTokS
 }

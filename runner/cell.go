@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/measure"
 )
 
 // cellPlan is one decode cell to run.
@@ -143,7 +144,7 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	} else {
 		d.ServerCount = w.requestCount()
 	}
-	d.Status, d.Reason = classify(d, p.concurrency, openedByTimeout, p.baselineActive)
+	d.Status, d.Reason = measure.Classify(d, p.concurrency, openedByTimeout, p.baselineActive)
 	if short := w.truncated(p.promptTokens); short > 0 {
 		d.Status = matrixgen.StatusError
 		d.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for a prompt of more than %d", short, p.promptTokens)
@@ -296,42 +297,6 @@ func showLive(p cellPlan, run *cellRun, windowStart *atomic.Int64) func() {
 	}()
 	return func() { close(stop); <-done }
 }
-
-// classify decides a measured cell's status: queued when the server held
-// requests back inside the window, valid otherwise. Held back means its own
-// waiting count was above zero; or, for a server that keeps no count,
-// that streams spent clearly more of the window without producing than in
-// the context's lowest-concurrency cell, whose gaps are only those a closed
-// loop makes by itself (one stream cannot queue). Loops are judged by the
-// caller.
-func classify(d matrixgen.Decode, concurrency int, openedByTimeout bool, baselineActive float64) (matrixgen.Status, string) {
-	if openedByTimeout {
-		return matrixgen.StatusQueued, "not every stream was producing tokens by the end of the warm-up"
-	}
-	maxWaiting, metrics := 0.0, false
-	for _, m := range d.ServerMetrics {
-		if m.Waiting != nil {
-			metrics = true
-			maxWaiting = max(maxWaiting, *m.Waiting)
-		}
-	}
-	if metrics && maxWaiting > 0 {
-		return matrixgen.StatusQueued, fmt.Sprintf("the server reported up to %g requests waiting inside the window", maxWaiting)
-	}
-	if metrics || baselineActive == 0 || d.AvgActive == nil {
-		return matrixgen.StatusValid, ""
-	}
-	if active := *d.AvgActive / float64(concurrency); active < queuedShare*baselineActive {
-		return matrixgen.StatusQueued, fmt.Sprintf("streams produced tokens %.0f%% of the window, against %.0f%% for the context's lowest concurrency: the server held requests back",
-			100*active, 100*baselineActive)
-	}
-	return matrixgen.StatusValid, ""
-}
-
-// queuedShare is how much of its baseline activity a cell may keep before
-// it counts as queued: busy batches slow each new request's first token a
-// little; a request held back waits a whole answer.
-const queuedShare = 0.8
 
 // truncated returns the prompt length a stream's usage reported when it is
 // below the context sent (a server that silently cuts prompts, as Ollama

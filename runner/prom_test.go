@@ -7,7 +7,7 @@ import (
 )
 
 func TestParsePromVLLM(t *testing.T) {
-	f, err := os.Open("sim/testdata/vllm/metrics.txt")
+	f, err := os.Open("../sim/testdata/vllm/metrics.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/measure"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -123,45 +124,29 @@ func checkAgainstTruth(t *testing.T, s *sim.Server, run *matrixgen.Run, file str
 			continue
 		}
 		end := d.WindowStart.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))
-		truth := sim.WindowOf(trace, d.WindowStart, end)
-		if !within(float64(*d.OutputTokens), float64(truth.OutputTokens), tol.tokens) || !within(*d.TotalTokS, truth.TokS, tol.tokens) {
-			t.Errorf("%s: %d tokens, %.1f tok/s; the sim wrote %d, %.1f tok/s", name, *d.OutputTokens, *d.TotalTokS, truth.OutputTokens, truth.TokS)
-		}
 		// The cell's requests: sent after the previous cell closed, with the
-		// context plus a suffix (the scout sends the context alone).
-		var ttft, tbt []float64
+		// context plus a suffix (the scout sends the context alone). The
+		// sim's record of them, through the same core as the client's.
+		var cellTrace []sim.RequestTrace
 		for _, rt := range trace {
-			if !rt.Arrival.Before(prevEnd) && rt.PromptTokens > d.ContextTokens && !rt.FirstToken.IsZero() && rt.FirstToken.Before(end) {
-				ttft = append(ttft, ms(rt.FirstToken.Sub(rt.Arrival)))
+			if !rt.Arrival.Before(prevEnd) && rt.PromptTokens > d.ContextTokens {
+				cellTrace = append(cellTrace, rt)
 			}
 		}
 		prevEnd = end
-		for _, rt := range trace {
-			first, last, after := time.Time{}, time.Time{}, 0
-			for _, c := range rt.Chunks {
-				if c.At.Before(d.WindowStart) || !c.At.Before(end) {
-					continue
-				}
-				if first.IsZero() {
-					first = c.At
-				} else {
-					after += c.Tokens
-				}
-				last = c.At
-			}
-			if after > 0 {
-				tbt = append(tbt, ms(last.Sub(first))/float64(after))
-			}
+		truth := sim.WindowOf(cellTrace, d.WindowStart, end)
+		if !within(float64(*d.OutputTokens), float64(truth.OutputTokens), tol.tokens) || !within(*d.TotalTokS, truth.TotalTokS, tol.tokens) {
+			t.Errorf("%s: %d tokens, %.1f tok/s; the sim wrote %d, %.1f tok/s", name, *d.OutputTokens, *d.TotalTokS, truth.OutputTokens, truth.TotalTokS)
 		}
-		if len(ttft) == 0 || len(tbt) == 0 {
-			t.Errorf("%s: the sim's trace has %d TTFTs and %d TBTs for the cell", name, len(ttft), len(tbt))
+		if len(truth.TTFTMs) == 0 || len(truth.TBTMs) == 0 {
+			t.Errorf("%s: the sim's trace has %d TTFTs and %d TBTs for the cell", name, len(truth.TTFTMs), len(truth.TBTMs))
 			continue
 		}
-		if d.TTFTMs == nil || !within(d.TTFTMs.P50, quantile(ttft, 0.5), tol.latency) {
-			t.Errorf("%s: TTFT p50 %.3f ms, the sim's %.3f ms (%d requests)", name, d.TTFTMs.P50, quantile(ttft, 0.5), len(ttft))
+		if ttft := measure.Median(truth.TTFTMs); d.TTFTMs == nil || !within(d.TTFTMs.P50, ttft, tol.latency) {
+			t.Errorf("%s: TTFT p50 %v ms, the sim's %.3f ms (%d requests)", name, d.TTFTMs, ttft, len(truth.TTFTMs))
 		}
-		if d.TBTMs == nil || !within(d.TBTMs.P50, quantile(tbt, 0.5), tol.latency) {
-			t.Errorf("%s: TBT p50 %.3f ms, the sim's %.3f ms", name, d.TBTMs.P50, quantile(tbt, 0.5))
+		if tbt := measure.Median(truth.TBTMs); d.TBTMs == nil || !within(d.TBTMs.P50, tbt, tol.latency) {
+			t.Errorf("%s: TBT p50 %v ms, the sim's %.3f ms", name, d.TBTMs, tbt)
 		}
 		if d.TokenSource != matrixgen.TokensContinuousUsage {
 			t.Errorf("%s: token source %q", name, d.TokenSource)

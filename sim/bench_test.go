@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/matrixgen/matrixgen/measure"
 )
 
 // sustain runs streams closed-loop streams against a sim whose steps take
@@ -67,17 +69,17 @@ func sustain(tb testing.TB, streams int, stepMs float64, window time.Duration) (
 	wg.Wait()
 	traces := s.Trace()
 	w := WindowOf(traces, start, end)
-	var delays []time.Duration
+	var delays []float64
 	chunks := 0
 	for _, rt := range traces {
 		for _, c := range rt.Chunks {
 			if !c.At.Before(start) && c.At.Before(end) {
-				delays = append(delays, c.At.Sub(c.Scheduled))
+				delays = append(delays, float64(c.At.Sub(c.Scheduled)))
 				chunks++
 			}
 		}
 	}
-	delay = Percentile(delays, 0.99)
+	delay = time.Duration(measure.Quantile(delays, 0.99))
 	if chunks > 0 {
 		perChunk = float64(w.OutputTokens) / float64(chunks)
 	}
@@ -86,7 +88,7 @@ func sustain(tb testing.TB, streams int, stepMs float64, window time.Duration) (
 		Steps: after.Steps - before.Steps, LateSteps: after.LateSteps - before.LateSteps,
 		Scheduled: after.Scheduled - before.Scheduled, Lost: after.Lost - before.Lost, MaxLag: after.MaxLag,
 	}
-	return w.TokS, promised, timing, delay, perChunk
+	return w.TotalTokS, promised, timing, delay, perChunk
 }
 
 func running(s *Server) int {

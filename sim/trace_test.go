@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// TestWindowOf checks the truth helper on a hand-made trace: two streams,
-// one finishing inside the window, one cut at its end.
+// TestWindowOf: a trace read as the measurement core reads a client's
+// streams: two requests, one finishing inside the window, one cut at its
+// end.
 func TestWindowOf(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -19,48 +20,29 @@ func TestWindowOf(t *testing.T) {
 	}
 	traces := []RequestTrace{
 		// Arrives at 0, first token at 100, a chunk of 2 tokens every 10 ms until 590, done.
-		{Arrival: at(0), FirstToken: at(100), Finished: at(590), Chunks: chunks(100, 10, 50, 2)},
+		{Arrival: at(0), FirstToken: at(100), Finished: at(590), FinishReason: "stop", Chunks: chunks(100, 10, 50, 2)},
 		// Arrives at 900, first token at 1,200, a token every 20 ms, still going at 2,000.
 		{Arrival: at(900), FirstToken: at(1200), Chunks: chunks(1200, 20, 50, 1)},
 	}
 	w := WindowOf(traces, at(500), at(1500))
 	// Stream 1: chunks at 500…590 → 10 chunks, 20 tokens. Stream 2: 1,200…1,480 → 15 tokens.
-	if w.OutputTokens != 35 {
-		t.Errorf("output tokens %d, want 35", w.OutputTokens)
+	if w.OutputTokens != 35 || w.TotalTokS != 35 || w.Completed != 1 {
+		t.Errorf("%d tokens, %g tok/s, %d completed; want 35, 35 over one second, 1", w.OutputTokens, w.TotalTokS, w.Completed)
 	}
-	if w.TokS != 35 {
-		t.Errorf("tok/s %v, want 35 over one second", w.TokS)
+	if len(w.TTFTMs) != 2 || w.TTFTMs[0] != 100 || w.TTFTMs[1] != 300 {
+		t.Errorf("TTFT %v ms, want [100 300]", w.TTFTMs)
 	}
-	if w.Completed != 1 {
-		t.Errorf("completed %d, want 1", w.Completed)
-	}
-	if len(w.TTFT) != 1 || w.TTFT[0] != 300*time.Millisecond {
-		t.Errorf("TTFT %v, want [300ms] (only stream 2's first token is in the window)", w.TTFT)
+	// TBT a request: 90 ms over the 18 tokens after stream 1's first in the
+	// window; 280 ms over stream 2's 14.
+	if len(w.TBTMs) != 2 || w.TBTMs[0] != 5 || w.TBTMs[1] != 20 {
+		t.Errorf("TBT %v ms, want [5 20]", w.TBTMs)
 	}
 	// Stream 1 active 500→590 (90 ms), stream 2 1,200→1,500 (300 ms): 0.39 of the second.
 	if w.AvgActive < 0.389 || w.AvgActive > 0.391 {
 		t.Errorf("average active %v, want 0.39", w.AvgActive)
 	}
-	// TBT: stream 1 gaps of 10 ms over 2 tokens = 5 ms (10 of them), stream 2 gaps 20 ms (14).
-	if got := Median(w.TBT); got != 20*time.Millisecond {
-		t.Errorf("median TBT %v, want 20ms", got)
-	}
-	if len(w.TBT) != 24 {
-		t.Errorf("%d TBT samples, want 24", len(w.TBT))
-	}
-	// Per request: 20 tokens in 90 ms, 15 tokens in 300 ms.
 	if len(w.PerRequestTokS) != 2 || w.PerRequestTokS[1] != 50 {
 		t.Errorf("per-request tok/s %v, want [222.2 50]", w.PerRequestTokS)
-	}
-}
-
-func TestPercentiles(t *testing.T) {
-	ds := []time.Duration{5, 1, 4, 2, 3}
-	if Median(ds) != 3 || Percentile(ds, 0.99) != 5 || Percentile(ds, 0) != 1 || Median(nil) != 0 {
-		t.Error("percentiles of 1…5 are wrong")
-	}
-	if MedianFloat([]float64{3, 1, 2}) != 2 || MedianFloat(nil) != 0 {
-		t.Error("MedianFloat is wrong")
 	}
 }
 
