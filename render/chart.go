@@ -1,6 +1,7 @@
 package render
 
 import (
+	"html/template"
 	"cmp"
 	"encoding/json"
 	"math"
@@ -18,7 +19,7 @@ import (
 // line on a logarithmic second axis (it spans half a second to minutes).
 // The option is plain data: the page's script hands it to ECharts, so no
 // run file string is ever executed.
-func prefillChart(r *matrixgen.Run) (option any, label string) {
+func prefillChart(r *matrixgen.Run) (template.JS, string) {
 	var contexts []string
 	var rates []opts.BarData
 	var ttfts []opts.LineData
@@ -45,7 +46,7 @@ func prefillChart(r *matrixgen.Run) (option any, label string) {
 	bar.Overlap(line)
 	bar.Validate()
 
-	option = plainJSON(bar.JSON())
+	option := plainJSON(bar.JSON())
 	onPhones(option, map[string]any{
 		"series": []any{map[string]any{"label": uprightLabel()}, map[string]any{}},
 		"xAxis":  []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}},
@@ -56,7 +57,7 @@ func prefillChart(r *matrixgen.Run) (option any, label string) {
 		"xAxis":  []any{map[string]any{"axisLabel": map[string]any{"rotate": 0}}},
 		"yAxis":  []any{map[string]any{"boundaryGap": []any{0, 0}}, map[string]any{}},
 	})
-	return option, "Prefill: " + strings.Join(described, "; ")
+	return chartJS(option), "Prefill: " + strings.Join(described, "; ")
 }
 
 // seconds turns milliseconds into seconds, keeping a missing figure missing.
@@ -147,6 +148,17 @@ func chartValue(v *float64) any {
 	return *v
 }
 
+// chartJS is an option as a JSON block. A chart option is our own types
+// and finite numbers only (chartValue turns the rest into "-"), so it
+// always marshals.
+func chartJS(option any) template.JS {
+	js, err := jsonBlock(option)
+	if err != nil {
+		panic("render: chart option does not marshal: " + err.Error())
+	}
+	return js
+}
+
 // plainJSON round-trips a go-echarts option through JSON so a page gets
 // plain maps and slices: what the template escapes is what ECharts reads.
 func plainJSON(v any) any {
@@ -163,7 +175,7 @@ func plainJSON(v any) any {
 // run's best single-stream and peak total tok/s as labelled bars, a row a
 // run, on a logarithmic axis (single-stream figures are a tenth of peak
 // ones or less). The page's script keeps only the rows its filters leave.
-func indexChart(rows []indexRow) (option any, label string) {
+func indexChart(rows []indexRow) (template.JS, string) {
 	ids := make([]string, len(rows))
 	var best, peak []opts.BarData
 	var described []string
@@ -190,10 +202,10 @@ func indexChart(rows []indexRow) (option any, label string) {
 		AddSeries("peak total tok/s", peak, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#3b528b"}))
 	bar.XYReversal()
 	bar.Validate()
-	option = plainJSON(bar.JSON())
+	option := plainJSON(bar.JSON())
 	onPhones(option, map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"width": 110, "overflow": "truncate"}}}},
 		map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"overflow": "none"}}}})
-	return option, "Fastest setups: " + strings.Join(described, "; ")
+	return chartJS(option), "Fastest setups: " + strings.Join(described, "; ")
 }
 
 // indexBar is one figure of the index chart, labelled as the table prints

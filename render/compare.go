@@ -1,6 +1,7 @@
 package render
 
 import (
+	"html/template"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -85,7 +86,7 @@ type comparePage struct {
 	Heading       string
 	A, B          compareSide
 	Differences   []difference
-	Chart         any
+	Chart         template.JS
 	ChartLabel    string
 	Ratio         matrix
 	RatioLegend   []legendBin
@@ -259,7 +260,7 @@ func sideStatus(d matrixgen.Decode, ok bool) string {
 // comparePrefillChart draws both runs' prompt tok/s by context as pairs of
 // bars, each labelled with its figure, so a context only one run measured
 // still reads (a lone bar) where a line would need two points.
-func comparePrefillChart(p Pair, a, b *matrixgen.Run) (any, string) {
+func comparePrefillChart(p Pair, a, b *matrixgen.Run) (template.JS, string) {
 	contexts := append(a.PrefillContexts(), b.PrefillContexts()...)
 	slices.Sort(contexts)
 	contexts = slices.Compact(contexts)
@@ -292,7 +293,7 @@ func comparePrefillChart(p Pair, a, b *matrixgen.Run) (any, string) {
 	uprightLabels(option)
 	onPhones(option, map[string]any{"xAxis": []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}}},
 		map[string]any{"xAxis": []any{map[string]any{"axisLabel": map[string]any{"rotate": 0}}}})
-	return option, "Prefill tok/s by context of " + p.A + " and " + p.B + ": " + strings.Join(described, "; ")
+	return chartJS(option), "Prefill tok/s by context of " + p.A + " and " + p.B + ": " + strings.Join(described, "; ")
 }
 
 // uprightLabels stands every series' bar labels upright over their bars:

@@ -44,14 +44,17 @@ type runPage struct {
 	// keeps whole when it wraps ("--enable-auto-tool-choice", not "--" and
 	// the rest on the next line).
 	LaunchArgs []string
-	Chart      any // an ECharts option; html/template escapes it as JSON
+	Chart      template.JS // an ECharts option, as a JSON block
 	ChartLabel string
 	Matrix     matrix
 	Legend     legend
 	// Views are the matrix coloured by other figures; nil: only total tok/s.
 	Views        []matrixView
+	ViewsJSON    template.JS
 	Measurements []measurementGroup
-	Details      *detailsData
+	// MeasurementsHTML is the table's body, written in Go (fragment.go).
+	MeasurementsHTML template.HTML
+	Details          template.JS // every cell's detail, as a JSON block
 	Notes        template.HTML
 }
 
@@ -131,7 +134,18 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	p.Scripts = true
 	p.Matrix, p.Legend = decodeMatrix(r)
 	p.Views = matrixViews(r)
-	p.Details = cellDetails(r)
+	var err error
+	if p.Views != nil {
+		if p.ViewsJSON, err = jsonBlock(p.Views); err != nil {
+			return nil, fmt.Errorf("%s: matrix views: %w", e.ID, err)
+		}
+	}
+	if d := cellDetails(r); d != nil {
+		if p.Details, err = jsonBlock(d); err != nil {
+			return nil, fmt.Errorf("%s: cell details: %w", e.ID, err)
+		}
+	}
+	p.MeasurementsHTML = measurementsHTML(p.Measurements)
 	if len(e.Notes) > 0 {
 		notes, err := b.markdown(e.Notes)
 		if err != nil {

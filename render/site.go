@@ -578,7 +578,7 @@ type indexPage struct {
 	Efficiency bool
 	// Chart answers "which setup is fastest?": each run's best
 	// single-stream and peak total tok/s.
-	Chart      any
+	Chart      template.JS
 	ChartLabel string
 }
 

@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"html"
 	"os"
@@ -499,8 +498,7 @@ func TestMatrixViews(t *testing.T) {
 func TestPrefillBarsCarryTheirFigures(t *testing.T) {
 	r := testrun.Full(1).Sorted()
 	option, _ := prefillChart(r)
-	data, _ := json.Marshal(option)
-	text := string(data)
+	text := string(option)
 	for _, p := range r.Prefill {
 		if p.PromptTokS == nil {
 			continue
