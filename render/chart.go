@@ -1,9 +1,9 @@
 package render
 
 import (
-	"html/template"
 	"cmp"
 	"encoding/json"
+	"html/template"
 	"math"
 	"strconv"
 	"strings"

@@ -1,11 +1,11 @@
 package render
 
 import (
-	"html/template"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"html/template"
 	"math"
 	"slices"
 	"strconv"

@@ -55,7 +55,7 @@ type runPage struct {
 	// MeasurementsHTML is the table's body, written in Go (fragment.go).
 	MeasurementsHTML template.HTML
 	Details          template.JS // every cell's detail, as a JSON block
-	Notes        template.HTML
+	Notes            template.HTML
 }
 
 type panel struct {
