@@ -46,8 +46,14 @@ func prefillChart(r *matrixgen.Run) (template.JS, string) {
 	bar.Overlap(line)
 	bar.Validate()
 
-	option := plainJSON(bar.JSON())
-	onPhones(option, map[string]any{
+	return withMedia(chartJS(bar.JSON()), prefillMedia()), "Prefill: " + strings.Join(described, "; ")
+}
+
+// prefillMedia is the prefill chart's phone layout and its wide one, the
+// same for every run: marshalled once.
+var prefillMedia = sync.OnceValue(func() template.JS {
+	media := map[string]any{}
+	onPhones(media, map[string]any{
 		"series": []any{map[string]any{"label": uprightLabel()}, map[string]any{}},
 		"xAxis":  []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}},
 		// Room above the tallest bar for its upright label.
@@ -57,7 +63,17 @@ func prefillChart(r *matrixgen.Run) (template.JS, string) {
 		"xAxis":  []any{map[string]any{"axisLabel": map[string]any{"rotate": 0}}},
 		"yAxis":  []any{map[string]any{"boundaryGap": []any{0, 0}}, map[string]any{}},
 	})
-	return chartJS(option), "Prefill: " + strings.Join(described, "; ")
+	return chartJS(media["media"])
+})
+
+// withMedia adds media queries to a marshalled option: the option is a
+// JSON object, so the key goes in before its closing brace.
+func withMedia(option, media template.JS) template.JS {
+	o := strings.TrimRight(string(option), " \n")
+	if !strings.HasSuffix(o, "}") || o == "{}" {
+		panic("render: a chart option is not a JSON object with keys")
+	}
+	return template.JS(o[:len(o)-1] + `,"media":` + string(media) + "}")
 }
 
 // seconds turns milliseconds into seconds, keeping a missing figure missing.
@@ -222,13 +238,14 @@ func indexBar(raw, text string) opts.BarData {
 // with no data: the page's script puts the chosen cell's series in and
 // draws, so no chart is defined twice.
 type cellCharts struct {
-	PerSecond any `json:"per_second"`
-	Power     any `json:"power"`
+	PerSecond json.RawMessage `json:"per_second"`
+	Power     json.RawMessage `json:"power"`
 }
 
-// cellChartOptions are the same for every page: built once a process.
+// cellChartOptions are the same for every page: built and marshalled once
+// a process.
 var cellChartOptions = sync.OnceValue(func() cellCharts {
-	return cellCharts{PerSecond: perSecondChart(), Power: powerChart()}
+	return cellCharts{PerSecond: json.RawMessage(chartJS(perSecondChart())), Power: json.RawMessage(chartJS(powerChart()))}
 })
 
 // detailChartOpts are what the panel's charts share.
