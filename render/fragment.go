@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"encoding/json"
 	"html/template"
 	"strconv"
@@ -112,6 +113,65 @@ func measurementsHTML(groups []measurementGroup) template.HTML {
 			b.WriteString("</tr>")
 		}
 		b.WriteString("\n</tbody>")
+	}
+	return template.HTML(b.String())
+}
+
+// indexRowsHTML is the index table's rows, a run each, with the data the
+// filters and the sort read.
+func indexRowsHTML(rows []indexRow, efficiency bool) template.HTML {
+	var b strings.Builder
+	b.Grow(1024 * len(rows))
+	attr := func(name, value string) {
+		b.WriteString(" " + name + "=\"")
+		b.WriteString(esc(value))
+		b.WriteByte('"')
+	}
+	figure := func(label, value string, top bool, kind string) {
+		b.WriteString("<td data-label=\"" + label + "\" class=\"num figure")
+		if top {
+			b.WriteString(" top")
+		}
+		b.WriteString("\" data-top=\"" + kind + "\">")
+		b.WriteString(esc(value))
+		b.WriteString("</td>")
+	}
+	for _, r := range rows {
+		b.WriteString("\n<tr")
+		attr("data-id", r.ID)
+		attr("data-model", r.Model)
+		attr("data-gpu", r.GPU)
+		attr("data-engine", r.EngineName)
+		attr("data-quantization", r.Quantization)
+		attr("data-best", r.BestValue)
+		attr("data-peak", r.PeakValue)
+		attr("data-perwatt", r.PerWattValue)
+		attr("data-date", r.Date)
+		b.WriteString("><td class=\"model\"><a href=\"" + esc(r.Href) + "\">" + esc(r.Model) + "</a>")
+		if r.Simulated {
+			b.WriteString(" <span class=\"badge\">simulated</span>")
+		}
+		b.WriteString("<span class=\"run-id\">" + esc(r.ID) + "</span></td>")
+		b.WriteString("<td data-label=\"GPU\">" + esc(r.GPU) + "</td>")
+		b.WriteString("<td data-label=\"Engine\" class=\"engine\">" + esc(r.Engine) + "</td>")
+		b.WriteString("<td data-label=\"Quantization\">" + esc(r.Quantization) + "</td>")
+		b.WriteString("<td data-label=\"Date\" class=\"date\">" + esc(r.Date) + "</td>")
+		figure("Best single-stream tok/s", r.BestSingle, r.TopBest, "best")
+		figure("Peak total tok/s", r.Peak, r.TopPeak, "peak")
+		if efficiency {
+			figure("Best tok/s per watt", cmp.Or(r.BestPerWatt, Dash), r.TopPerWatt, "perwatt")
+		}
+		b.WriteString("</tr>")
+	}
+	return template.HTML(b.String())
+}
+
+// runOptionsHTML are a compare picker's options: every run by id.
+func runOptionsHTML(rows []indexRow) template.HTML {
+	var b strings.Builder
+	for _, r := range rows {
+		id := esc(r.ID)
+		b.WriteString("<option value=\"" + id + "\">" + id + "</option>")
 	}
 	return template.HTML(b.String())
 }

@@ -102,26 +102,32 @@ func Build(src Source, site Site, out string) (Stats, error) {
 
 // BuildContext is Build that stops, removing what it began, when ctx ends.
 func BuildContext(ctx context.Context, src Source, site Site, out string) (Stats, error) {
+	_, stats, err := build(ctx, src, site, out)
+	return stats, err
+}
+
+// build is BuildContext, giving back the builder with what it laid out.
+func build(ctx context.Context, src Source, site Site, out string) (*builder, Stats, error) {
 	if site.Title == "" {
 		site.Title = DefaultTitle
 	}
 	b, err := newBuilder(site)
 	if err != nil {
-		return Stats{}, err
+		return nil, Stats{}, err
 	}
 	b.ctx = ctx
 	out = filepath.Clean(out)
 	if err := replaceable(out); err != nil {
-		return Stats{}, err
+		return nil, Stats{}, err
 	}
 	parent := filepath.Dir(out)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return Stats{}, err
+		return nil, Stats{}, err
 	}
 	removeDebris(parent, filepath.Base(out))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+debrisMark)
 	if err != nil {
-		return Stats{}, err
+		return nil, Stats{}, err
 	}
 	stats, err := b.write(src, tmp)
 	if err == nil {
@@ -143,10 +149,10 @@ func BuildContext(ctx context.Context, src Source, site Site, out string) (Stats
 	if err != nil {
 		returnUserFiles(tmp, out, kept)
 		os.RemoveAll(tmp)
-		return Stats{}, err
+		return nil, Stats{}, err
 	}
 	stats.Kept = kept
-	return stats, nil
+	return b, stats, nil
 }
 
 // debrisMark is in the name of a build's working folders beside the site:
@@ -355,6 +361,12 @@ type builder struct {
 	pick        *template.Template
 	md          goldmark.Markdown
 	ctx         context.Context // a build stops when it ends
+	// inPlace replaces the files of a site being served (Live) instead of
+	// writing into a fresh folder.
+	inPlace bool
+	// rows and pairs are what the last write laid out: a Live keeps them.
+	rows  []indexRow
+	pairs []Pair
 }
 
 func newBuilder(site Site) (*builder, error) {
@@ -474,9 +486,10 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err := b.writeIndex(dir, rows, pairs); err != nil {
 		return Stats{}, err
 	}
-	if err := errors.Join(b.writeMethodology(dir), b.writePick(dir, pairs), writeSiteCSV(dir, rows), b.writeSitemap(dir, rows)); err != nil {
+	if err := errors.Join(b.writeMethodology(dir), b.writePick(dir), b.writeSiteCSV(dir, rows), b.writeSitemap(dir, rows)); err != nil {
 		return Stats{}, err
 	}
+	b.rows, b.pairs = rows, pairs
 	return Stats{Pages: len(rows) + 3 + len(pairs), Runs: len(rows)}, nil
 }
 
@@ -541,31 +554,53 @@ func (b *builder) worker() *builder {
 // writeRun writes a run's folder (page, run.json, measurements.csv) and
 // returns its lines of the site's runs.csv, made here, on the worker.
 func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, error) {
+	files, siteCSV, err := b.renderRun(e)
+	if err != nil {
+		return nil, err
+	}
+	if !b.inPlace {
+		// A fresh folder: nothing to replace, one directory to make.
+		if err := os.MkdirAll(filepath.Join(dir, "runs", e.ID), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	var errs []error
+	for _, f := range files {
+		errs = append(errs, b.writeFile(dir, f.rel, f.data))
+	}
+	return siteCSV, errors.Join(errs...)
+}
+
+// siteFile is one file of the site and its content.
+type siteFile struct {
+	rel  string
+	data []byte
+}
+
+// renderRun makes a run's files and its lines of the site's runs.csv.
+func (b *builder) renderRun(e matrixgen.Entry) ([]siteFile, []byte, error) {
 	if !matrixgen.ValidID(e.ID) {
-		return nil, fmt.Errorf("run id %q cannot name a folder", e.ID)
+		return nil, nil, fmt.Errorf("run id %q cannot name a folder", e.ID)
 	}
 	page, err := b.newRunPage(e)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	html, err := execute(b.run, page)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", e.ID, err)
+		return nil, nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
 	runJSON, err := e.JSON()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", e.ID, err)
-	}
-	folder := filepath.Join(dir, "runs", e.ID)
-	if err := os.MkdirAll(folder, 0o755); err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
 	measurements := csvRows(e.Run)
-	return csvBytes(nil, siteCSVRows(e.ID, e.Run, measurements)), errors.Join(
-		os.WriteFile(filepath.Join(folder, "index.html"), html, 0o644),
-		os.WriteFile(filepath.Join(folder, "run.json"), runJSON, 0o644),
-		os.WriteFile(filepath.Join(folder, "measurements.csv"), csvBytes(csvHeader, measurements), 0o644),
-	)
+	folder := "runs/" + e.ID + "/"
+	return []siteFile{
+		{folder + "index.html", html},
+		{folder + "run.json", runJSON},
+		{folder + "measurements.csv", csvBytes(csvHeader, measurements)},
+	}, csvBytes(nil, siteCSVRows(e.ID, e.Run, measurements)), nil
 }
 
 type indexPage struct {
@@ -580,6 +615,9 @@ type indexPage struct {
 	// single-stream and peak total tok/s.
 	Chart      template.JS
 	ChartLabel string
+	// RowsHTML and OptionsHTML are the table's rows and the compare
+	// pickers' options, written in Go (fragment.go): a row a run.
+	RowsHTML, OptionsHTML template.HTML
 }
 
 // markTops marks the best figure of each of the index's figure columns.
@@ -722,7 +760,7 @@ func (b *builder) writeComparisons(dir string, rows []indexRow, pairs []Pair) er
 			p := pairs[i]
 			html, err := execute(b.compare, b.newComparePage(p, runs[p.A], runs[p.B]))
 			if err == nil {
-				err = writeFile(dir, path.Join("compare", compareID(p), "index.html"), html)
+				err = b.writeFile(dir, path.Join("compare", compareID(p), "index.html"), html)
 			}
 			errs[i] = err
 		}
@@ -754,11 +792,12 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 	for _, p := range pairs {
 		page.Comparisons = append(page.Comparisons, comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
 	}
+	page.RowsHTML, page.OptionsHTML = indexRowsHTML(rows, page.Efficiency), runOptionsHTML(rows)
 	html, err := execute(b.index, page)
 	if err != nil {
 		return err
 	}
-	return writeFile(dir, "index.html", html)
+	return b.writeFile(dir, "index.html", html)
 }
 
 type methodologyPage struct {
@@ -776,7 +815,7 @@ func (b *builder) writeMethodology(dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(dir, "methodology.html", html)
+	return b.writeFile(dir, "methodology.html", html)
 }
 
 type pickPage struct {
@@ -819,24 +858,30 @@ func newCompareRules() compareRules {
 
 // writePick writes compare.html, where the site script compares any two
 // runs the reader picks from their run.json files.
-func (b *builder) writePick(dir string, pairs []Pair) error {
+func (b *builder) writePick(dir string) error {
 	page := pickPage{pageBase: b.base("", "Compare two runs · "+b.site.Title, "Compare any two speed test matrices of this site.", "compare.html"),
 		Rules: newCompareRules()}
 	html, err := execute(b.pick, page)
 	if err != nil {
 		return err
 	}
-	return writeFile(dir, "compare.html", html)
+	return b.writeFile(dir, "compare.html", html)
 }
 
 // writeSiteCSV writes runs.csv: every measurement of every run, in the
 // index's order, for a spreadsheet or a notebook.
-func writeSiteCSV(dir string, rows []indexRow) error {
-	buf := csvBytes(siteCSVHeader, nil)
+func (b *builder) writeSiteCSV(dir string, rows []indexRow) error {
+	head := csvBytes(siteCSVHeader, nil)
+	size := len(head)
+	for _, r := range rows {
+		size += len(r.csv)
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, head...)
 	for _, r := range rows {
 		buf = append(buf, r.csv...)
 	}
-	return writeFile(dir, "runs.csv", buf)
+	return b.writeFile(dir, "runs.csv", buf)
 }
 
 // writeSitemap lists every page for search engines when the site knows
@@ -860,7 +905,7 @@ func (b *builder) writeSitemap(dir string, rows []indexRow) error {
 		buf.WriteString("</loc></url>\n")
 	}
 	buf.WriteString("</urlset>\n")
-	return writeFile(dir, "sitemap.xml", buf.Bytes())
+	return b.writeFile(dir, "sitemap.xml", buf.Bytes())
 }
 
 func rawIfOK(ok bool, v float64) string {
@@ -910,4 +955,23 @@ func writeFile(dir, rel string, data []byte) error {
 		return err
 	}
 	return os.WriteFile(name, data, 0o644)
+}
+
+// writeFile writes one file of the site: straight into a fresh build's
+// folder, or, updating a site in place (Live), through a temporary file
+// renamed over the old one, so a reader gets the old page or the new one,
+// never half of either.
+func (b *builder) writeFile(dir, rel string, data []byte) error {
+	if !b.inPlace {
+		return writeFile(dir, rel, data)
+	}
+	tmp := rel + ".matrixgen-tmp"
+	if err := writeFile(dir, tmp, data); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(tmp)), filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+		os.Remove(filepath.Join(dir, filepath.FromSlash(tmp)))
+		return err
+	}
+	return nil
 }

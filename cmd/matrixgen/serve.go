@@ -83,6 +83,9 @@ type server struct {
 	log                io.Writer
 	version            atomic.Int64 // bumped by every good build; pages poll it
 	mu                 sync.Mutex   // one build at a time
+	// site is the site as last built, updated in place when only runs
+	// change; nil until a full build succeeds.
+	site *render.Live
 }
 
 // liveAssets are templates/ and static/ from disk when serve runs in a
@@ -96,7 +99,7 @@ func liveAssets() fs.FS {
 	return os.DirFS(".")
 }
 
-// build builds the site and reports whether it succeeded.
+// build builds the whole site and reports whether it succeeded.
 func (s *server) build() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -111,36 +114,69 @@ func (s *server) build() bool {
 			}
 			site := render.Site{Title: cfg.Site.Title, Description: cfg.Site.Description, Compare: pairs, Assets: liveAssets()}
 			var stats render.Stats
-			if stats, err = render.Build(render.Files(files), site, s.out); err == nil {
+			var live *render.Live
+			if live, stats, err = render.NewLive(context.Background(), files, site, s.out); err == nil {
+				s.site = live
 				s.version.Add(1)
 				fmt.Fprintf(s.log, "built %d pages from %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
 				return true
 			}
 		}
 	}
+	s.failed(err)
+	return false
+}
+
+// update brings the site up to date after runs or notes changed, writing
+// only the pages they touch; without a good build yet, it builds.
+func (s *server) update() bool {
+	if s.site == nil {
+		return s.build()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := time.Now()
+	files, err := matrixgen.RunFiles(s.runs)
+	if err == nil {
+		var stats render.Stats
+		if stats, err = s.site.Update(files); err == nil {
+			s.version.Add(1)
+			fmt.Fprintf(s.log, "updated %d pages of %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
+			return true
+		}
+	}
+	s.failed(err)
+	return false
+}
+
+// failed says why a build or an update failed, every bad file.
+func (s *server) failed(err error) {
 	var bad *render.BadRunsError
 	if errors.As(err, &bad) {
 		err = indent(errors.Join(bad.Errs...))
 	}
 	fmt.Fprintf(s.log, "build failed; still serving the last good site:\n%v\n", err)
-	return false
 }
 
-// fingerprint is the size and time of every file a build reads.
-func (s *server) fingerprint() string {
+// fingerprint is the size and time of every file a build reads: the runs
+// and their notes, and apart, the config and the templates, whose change
+// needs a whole build.
+func (s *server) fingerprint() (runs, site string) {
 	var b strings.Builder
 	add := func(p string) {
 		if info, err := os.Stat(p); err == nil {
 			fmt.Fprintf(&b, "%s %d %d\n", p, info.Size(), info.ModTime().UnixNano())
 		}
 	}
-	add(s.cfgFile)
 	for _, pattern := range []string{"*.json", "*.md"} {
 		names, _ := filepath.Glob(filepath.Join(s.runs, pattern))
 		for _, n := range names {
 			add(n)
 		}
 	}
+	runs = b.String()
+	b.Reset()
+	add(s.cfgFile)
 	if liveAssets() != nil {
 		for _, d := range []string{"templates", "static"} {
 			filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
@@ -151,7 +187,7 @@ func (s *server) fingerprint() string {
 			})
 		}
 	}
-	return b.String()
+	return runs, b.String()
 }
 
 func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration) error {
@@ -170,7 +206,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 	fmt.Fprintf(s.log, "serving http://%s/ (Ctrl-C to stop)\n", ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
-	last := s.fingerprint()
+	lastRuns, lastSite := s.fingerprint()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for {
@@ -183,10 +219,14 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 			srv.Shutdown(shutdown)
 			return nil
 		case <-tick.C:
-			if now := s.fingerprint(); now != last {
-				last = now
+			runs, site := s.fingerprint()
+			switch {
+			case site != lastSite:
 				s.build()
+			case runs != lastRuns:
+				s.update()
 			}
+			lastRuns, lastSite = runs, site
 		}
 	}
 }

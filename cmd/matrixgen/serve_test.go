@@ -40,7 +40,8 @@ func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := &lockedBuffer{}
-	s := &server{runs: runs, out: filepath.Join(t.TempDir(), "public"), cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: log}
+	cfgFile := filepath.Join(t.TempDir(), "matrixgen.toml")
+	s := &server{runs: runs, out: filepath.Join(t.TempDir(), "public"), cfgFile: cfgFile, log: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.serve(ctx, ln, 50*time.Millisecond) }()
@@ -73,6 +74,8 @@ func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(runs, sampleID+".json"))
 	writeFile(t, filepath.Join(runs, "second.json"), data)
 	waitFor("a rebuild after a new run file", func() bool { c, _ := get("/runs/second/"); return c == 200 })
+	// A run changed: the site is updated in place, not rebuilt.
+	waitFor("an update in place", func() bool { return strings.Contains(log.String(), "updated 2 pages of 2 runs") })
 	waitFor("the version pages poll to move on", func() bool {
 		_, v := get("/__matrixgen/version")
 		n, _ := strconv.Atoi(v)
@@ -86,6 +89,10 @@ func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
 	if !strings.Contains(log.String(), "broken.json:1:") {
 		t.Errorf("the failed rebuild does not name the bad file:\n%s", log.String())
 	}
+	// The config changed: a whole build, with the new title.
+	os.Remove(filepath.Join(runs, "broken.json"))
+	writeFile(t, cfgFile, []byte("[site]\ntitle = \"Lab results\"\n"))
+	waitFor("a whole build after the config changed", func() bool { _, p := get("/"); return strings.Contains(p, "<title>Lab results</title>") })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -1,0 +1,262 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// Live keeps a site built from run files up to date in place, for `matrixgen
+// serve`: after a change it rewrites only what the change touches — the
+// changed runs' folders, the compare pages they are in, the index, runs.csv,
+// the sitemap and the site's marker — each file replaced whole (written
+// beside it and renamed over it), so a reader gets the old page or the new
+// one. A full Build stays the way to publish: it swaps in a whole site.
+type Live struct {
+	b     *builder
+	out   string
+	files map[string]fileState // run file → what it was at the last update
+	rows  map[string]indexRow  // by run id
+	// written is every file the site holds that a build wrote, for the
+	// marker that tells them from files someone added.
+	written map[string]bool
+}
+
+// fileState is what tells a run file (and its notes) changed: size and
+// modification time, as make and Hugo's server tell.
+type fileState struct {
+	size, notesSize int64
+	mod, notesMod   time.Time
+}
+
+func stateOf(file string) (fileState, error) {
+	info, err := os.Stat(file)
+	if err != nil {
+		return fileState{}, err
+	}
+	s := fileState{size: info.Size(), mod: info.ModTime(), notesSize: -1}
+	if n, err := os.Stat(strings.TrimSuffix(file, ".json") + ".md"); err == nil {
+		s.notesSize, s.notesMod = n.Size(), n.ModTime()
+	}
+	return s, nil
+}
+
+// NewLive builds the site from files into out, as Build does, and keeps
+// what it laid out for the updates that follow.
+func NewLive(ctx context.Context, files []string, site Site, out string) (*Live, Stats, error) {
+	states := make(map[string]fileState, len(files))
+	for _, f := range files {
+		s, err := stateOf(f)
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		states[f] = s
+	}
+	b, stats, err := build(ctx, Files(files), site, out)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	l := &Live{b: b, out: filepath.Clean(out), files: states, rows: map[string]indexRow{}, written: map[string]bool{}}
+	for _, r := range b.rows {
+		l.rows[r.ID] = r
+	}
+	b.rows = nil
+	marker, err := os.ReadFile(filepath.Join(l.out, siteMarker))
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	for _, line := range strings.Split(strings.TrimPrefix(string(marker), markerHeader), "\n") {
+		if line != "" {
+			l.written[line] = true
+		}
+	}
+	b.inPlace = true
+	return l, stats, nil
+}
+
+// Update brings the site up to date with files, the run files there are
+// now. Runs whose file or notes changed are read again; if any cannot be
+// read, nothing is written and the error lists them all, as a build's does.
+func (l *Live) Update(files []string) (Stats, error) {
+	states := make(map[string]fileState, len(files))
+	var changed []string
+	for _, f := range files {
+		s, err := stateOf(f)
+		if err != nil {
+			return Stats{}, err
+		}
+		states[f] = s
+		if old, ok := l.files[f]; !ok || old != s {
+			changed = append(changed, f)
+		}
+	}
+	var removed []string
+	for f := range l.files {
+		if _, ok := states[f]; !ok {
+			removed = append(removed, f)
+		}
+	}
+	if len(changed) == 0 && len(removed) == 0 {
+		return Stats{Runs: len(l.rows)}, nil
+	}
+	// Read and lay out every changed run before writing anything.
+	rendered := make([]renderedRun, len(changed))
+	var bad []error
+	for i, f := range changed {
+		r, err := l.render(f)
+		if err != nil {
+			bad = append(bad, err)
+		}
+		rendered[i] = r
+	}
+	if len(bad) > 0 {
+		return Stats{}, &BadRunsError{Errs: bad}
+	}
+	rows := maps2rows(l.rows, removed, rendered)
+	list := make([]indexRow, 0, len(rows))
+	for _, r := range rows {
+		list = append(list, r)
+	}
+	pairs, err := comparePairs(l.b.site.Compare, list)
+	if err != nil {
+		return Stats{}, err
+	}
+	written := 0
+	for _, f := range removed {
+		id := strings.TrimSuffix(filepath.Base(f), ".json")
+		if _, still := rows[id]; !still {
+			l.forget("runs/" + id + "/")
+			if err := os.RemoveAll(filepath.Join(l.out, "runs", id)); err != nil {
+				return Stats{}, err
+			}
+		}
+	}
+	for _, r := range rendered {
+		for _, f := range r.files {
+			if err := l.b.writeFile(l.out, f.rel, f.data); err != nil {
+				return Stats{}, err
+			}
+			l.written[f.rel] = true
+			written++
+		}
+	}
+	if err := l.updateComparisons(pairs, rows, rendered); err != nil {
+		return Stats{}, err
+	}
+	if err := l.b.writeIndex(l.out, list, pairs); err != nil {
+		return Stats{}, err
+	}
+	if err := errors.Join(l.b.writeSiteCSV(l.out, list), l.b.writeSitemap(l.out, list)); err != nil {
+		return Stats{}, err
+	}
+	if err := l.writeMarker(); err != nil {
+		return Stats{}, err
+	}
+	l.files, l.rows, l.b.pairs = states, rows, pairs
+	return Stats{Pages: len(rendered) + 1, Runs: len(rows)}, nil
+}
+
+// renderedRun is a changed run laid out: its files and its line on the
+// index.
+type renderedRun struct {
+	row   indexRow
+	files []siteFile
+}
+
+func (l *Live) render(file string) (renderedRun, error) {
+	e, err := matrixgen.LoadFile(file)
+	if err != nil {
+		return renderedRun{}, err
+	}
+	e.Run = shownRun(e.Run)
+	files, siteCSV, err := l.b.renderRun(e)
+	if err != nil {
+		return renderedRun{}, err
+	}
+	row := newIndexRow(e)
+	row.csv = siteCSV
+	row.run = forComparing(e.Run)
+	return renderedRun{row: row, files: files}, nil
+}
+
+// maps2rows is the site's runs after an update: the kept ones, and the
+// changed ones as now laid out.
+func maps2rows(old map[string]indexRow, removed []string, rendered []renderedRun) map[string]indexRow {
+	rows := make(map[string]indexRow, len(old)+len(rendered))
+	for id, r := range old {
+		rows[id] = r
+	}
+	for _, f := range removed {
+		delete(rows, strings.TrimSuffix(filepath.Base(f), ".json"))
+	}
+	for _, r := range rendered {
+		rows[r.row.ID] = r.row
+	}
+	return rows
+}
+
+// updateComparisons writes the compare pages that are new or show a
+// changed run, and removes those no longer compared.
+func (l *Live) updateComparisons(pairs []Pair, rows map[string]indexRow, rendered []renderedRun) error {
+	changed := map[string]bool{}
+	for _, r := range rendered {
+		changed[r.row.ID] = true
+	}
+	var todo []Pair
+	for _, p := range pairs {
+		if changed[p.A] || changed[p.B] || !slices.Contains(l.b.pairs, p) {
+			todo = append(todo, p)
+		}
+	}
+	for _, p := range l.b.pairs {
+		if !slices.Contains(pairs, p) {
+			dir := path.Join("compare", compareID(p))
+			l.forget(dir + "/")
+			if err := os.RemoveAll(filepath.Join(l.out, filepath.FromSlash(dir))); err != nil {
+				return err
+			}
+		}
+	}
+	var list []indexRow
+	for _, p := range todo {
+		list = append(list, rows[p.A], rows[p.B])
+		l.written[path.Join("compare", compareID(p), "index.html")] = true
+	}
+	return l.b.writeComparisons(l.out, list, todo)
+}
+
+// forget drops the files under prefix from the marker's list.
+func (l *Live) forget(prefix string) {
+	for f := range l.written {
+		if strings.HasPrefix(f, prefix) {
+			delete(l.written, f)
+		}
+	}
+}
+
+// writeMarker writes the site's marker with the list of its files, as a
+// build does.
+func (l *Live) writeMarker() error {
+	names := make([]string, 0, len(l.written))
+	for f := range l.written {
+		names = append(names, f)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString(markerHeader)
+	for _, n := range names {
+		b.WriteString(n + "\n")
+	}
+	if err := l.b.writeFile(l.out, siteMarker, []byte(b.String())); err != nil {
+		return fmt.Errorf("the site's marker: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,213 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
+)
+
+// writeRunFile writes r as runs/<id>.json in dir, its notes beside it.
+func writeRunFile(t testing.TB, dir, id string, r *matrixgen.Run, notes string) string {
+	t.Helper()
+	data, err := matrixgen.EncodeRun(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(dir, id+".json")
+	if err := os.WriteFile(name, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if notes != "" {
+		if err := os.WriteFile(filepath.Join(dir, id+".md"), []byte(notes), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A later second, so a rewrite within the same tick still shows.
+	bump(t, name)
+	return name
+}
+
+var clock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func bump(t testing.TB, name string) {
+	clock = clock.Add(time.Second)
+	if err := os.Chtimes(name, clock, clock); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// siteFiles reads every file of a site; the marker as the set of files it
+// lists, whose order a build does not promise.
+func siteFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		if rel == siteMarker {
+			lines := strings.Split(string(data), "\n")
+			slices.Sort(lines)
+			data = []byte(strings.Join(lines, "\n"))
+		}
+		out[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameAsAFreshBuild: after every update the live site is what a full
+// build of the same files makes, file for file, byte for byte.
+func sameAsAFreshBuild(t *testing.T, runs, live string, site Site) {
+	t.Helper()
+	files, err := matrixgen.RunFiles(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	if _, err := Build(Files(files), site, fresh); err != nil {
+		t.Fatal(err)
+	}
+	got, want := siteFiles(t, live), siteFiles(t, fresh)
+	for name, w := range want {
+		if g, ok := got[name]; !ok {
+			t.Errorf("the live site lacks %s", name)
+		} else if g != w {
+			t.Errorf("%s differs from a fresh build's", name)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("the live site still has %s", name)
+		}
+	}
+}
+
+// TestLiveUpdates changes a run, its notes, adds one, removes one, and
+// breaks one: after each the live site equals a fresh build, only the
+// pages the change touches are written, and a bad run writes nothing.
+func TestLiveUpdates(t *testing.T) {
+	runs := t.TempDir()
+	site := Site{Title: "Live", BaseURL: "https://example.org/"}
+	var files []string
+	for i := range 4 {
+		r := testrun.Full(uint64(i))
+		r.Model.Name, r.Hardware.GPU = "model", "GPU" // one model and GPU: compare pages
+		files = append(files, writeRunFile(t, runs, fmt.Sprintf("run-%d", i), r, ""))
+	}
+	out := filepath.Join(t.TempDir(), "public")
+	live, _, err := NewLive(context.Background(), files, site, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(what string) Stats {
+		t.Helper()
+		files, err := matrixgen.RunFiles(runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats, err := live.Update(files)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		sameAsAFreshBuild(t, runs, out, site)
+		return stats
+	}
+	untouched := filepath.Join(out, "runs", "run-3", "index.html")
+	before, _ := os.Stat(untouched)
+
+	changed := testrun.Full(1)
+	changed.Model.Name, changed.Hardware.GPU, changed.Engine.Version = "model", "GPU", "0.31.0"
+	writeRunFile(t, runs, "run-1", changed, "")
+	if s := update("a changed run"); s.Pages != 2 {
+		t.Errorf("a changed run rewrote %d pages, want its own and the index", s.Pages)
+	}
+	if after, _ := os.Stat(untouched); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("a run that did not change was written again")
+	}
+	if err := os.WriteFile(filepath.Join(runs, "run-2.md"), []byte("Some *notes*."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bump(t, filepath.Join(runs, "run-2.md"))
+	update("new notes")
+	if !strings.Contains(read(t, filepath.Join(out, "runs", "run-2", "index.html")), "<em>notes</em>") {
+		t.Error("the notes are not on the page")
+	}
+	added := testrun.Full(9)
+	added.Model.Name, added.Hardware.GPU = "model", "GPU"
+	writeRunFile(t, runs, "run-9", added, "")
+	update("an added run")
+	if err := os.Remove(filepath.Join(runs, "run-0.json")); err != nil {
+		t.Fatal(err)
+	}
+	update("a removed run")
+	if _, err := os.Stat(filepath.Join(out, "runs", "run-0")); !errors.Is(err, fs.ErrNotExist) {
+		t.Error("the removed run's folder is still there")
+	}
+
+	// A broken run: the error names it, and nothing is written.
+	index := read(t, filepath.Join(out, "index.html"))
+	bad := filepath.Join(runs, "run-2.json")
+	if err := os.WriteFile(bad, []byte(`{"schema": 1, "tool": 7}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bump(t, bad)
+	files, _ = matrixgen.RunFiles(runs)
+	_, err = live.Update(files)
+	var badRuns *BadRunsError
+	if !errors.As(err, &badRuns) || !strings.Contains(err.Error(), "run-2.json") {
+		t.Errorf("a broken run: %v", err)
+	}
+	if read(t, filepath.Join(out, "index.html")) != index {
+		t.Error("a failed update wrote the index")
+	}
+	// Mended, it is taken up.
+	mended := testrun.Full(2)
+	mended.Model.Name, mended.Hardware.GPU = "model", "GPU"
+	writeRunFile(t, runs, "run-2", mended, "")
+	update("a mended run")
+	if s := update("nothing"); s.Pages != 0 {
+		t.Errorf("with nothing changed, %d pages written", s.Pages)
+	}
+}
+
+// BenchmarkLiveUpdate1000 is `matrixgen serve` after one run of a
+// 1,000-run site changed: the run read again, its pages, the compare
+// pages it is in, the index, runs.csv and the marker rewritten. Target:
+// under 100 ms.
+func BenchmarkLiveUpdate1000(b *testing.B) {
+	runs := b.TempDir()
+	var files []string
+	for i := range 1000 {
+		files = append(files, writeRunFile(b, runs, fmt.Sprintf("run-%04d", i), testrun.Full(uint64(i)), ""))
+	}
+	live, _, err := NewLive(context.Background(), files, Site{}, filepath.Join(b.TempDir(), "public"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		bump(b, files[i%len(files)])
+		i++
+		b.StartTimer()
+		if _, err := live.Update(files); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
