@@ -52,7 +52,7 @@ func clientAccuracy(b *testing.B, streams int, stepMs float64) (measured, truth 
 	defer func() { srv.Close(); s.Close() }()
 	c := NewClient("http://"+ln.Addr().String(), "", streams)
 	c.model = p.Model
-	c.extras = map[string]any{"ignore_eos": true}
+	c.chat.ignoreEOS = true
 	d, w, err := c.decodeCell(context.Background(), cellPlan{
 		context: 1024, concurrency: streams, prompt: "Tell me a long story about a lighthouse.", attempt: 1,
 		duration: 3 * time.Second, maxOutput: 1 << 19, warmup: time.Minute, stall: time.Minute,

@@ -4,20 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	neturl "net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/matrixgen/matrixgen/internal/term"
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // Client talks to one inference server: chat streams through go-openai, the
@@ -26,9 +22,8 @@ type Client struct {
 	base   string
 	apiKey string
 	http   *http.Client
-	oa     *openai.Client
 	model  string
-	extras map[string]any
+	chat   chatOptions
 	// engine is what the probe found; it picks the dialect of some requests.
 	engine string
 	// jsonTimeout bounds each request for a small answer.
@@ -61,45 +56,7 @@ func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *Client {
 		DisableCompression:  true,
 	}
 	hc := &http.Client{Transport: resendUnanswered{transport}}
-	base := strings.TrimSuffix(baseURL, "/")
-	cfg := openai.DefaultConfig(apiKey)
-	cfg.BaseURL = base + "/v1"
-	cfg.HTTPClient = extraFields{hc}
-	// Keep-alive comments during a long prefill are not "empty messages".
-	cfg.EmptyMessagesLimit = 1 << 30
-	return &Client{base: base, apiKey: apiKey, http: hc, oa: openai.NewClientWithConfig(cfg), jsonTimeout: defaultJSONTimeout}
-}
-
-// extraFields is the http client go-openai sends through. go-openai has no
-// way to add fields to a request body (ignore_eos, min_tokens, cache_salt,
-// stream_options.continuous_usage_stats, temperature 0), so this splices the
-// ones the request's context carries into the JSON before it leaves.
-type extraFields struct{ *http.Client }
-
-type extrasKey struct{}
-
-// requestNotes carries what a request needs besides go-openai's fields, and
-// brings back what go-openai drops: the Retry-After of a 429 or 503.
-type requestNotes struct {
-	fields     map[string]any
-	retryAfter time.Duration
-}
-
-// withExtras attaches fields for extraFields to merge into the request body.
-func withExtras(ctx context.Context, notes *requestNotes) context.Context {
-	return context.WithValue(ctx, extrasKey{}, notes)
-}
-
-func (c extraFields) Do(req *http.Request) (*http.Response, error) {
-	notes, _ := req.Context().Value(extrasKey{}).(*requestNotes)
-	if notes == nil || len(notes.fields) == 0 || req.Body == nil {
-		return c.Client.Do(req)
-	}
-	resp, err := c.send(req, notes.fields)
-	if err == nil && (resp.StatusCode == 429 || resp.StatusCode == 503) {
-		notes.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"))
-	}
-	return resp, err
+	return &Client{base: strings.TrimSuffix(baseURL, "/"), apiKey: apiKey, http: hc, jsonTimeout: defaultJSONTimeout}
 }
 
 // parseRetryAfter reads a Retry-After of seconds or an HTTP date.
@@ -114,64 +71,6 @@ func parseRetryAfter(v string) time.Duration {
 		return max(time.Until(t), 0)
 	}
 	return 0
-}
-
-func (c extraFields) send(req *http.Request, fields map[string]any) (*http.Response, error) {
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	body, err = spliceFields(body, fields)
-	if err != nil {
-		return nil, err
-	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.ContentLength = int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	return c.Client.Do(req)
-}
-
-// spliceFields adds top-level fields to a JSON object without decoding it:
-// a prompt of a million tokens is megabytes of body, copied once here. Keys
-// the body already has are left as they are.
-func spliceFields(body []byte, fields map[string]any) ([]byte, error) {
-	body = bytes.TrimRight(body, " \n\r\t")
-	if len(body) < 2 || body[len(body)-1] != '}' {
-		return nil, errors.New("request body is not a JSON object")
-	}
-	var tail bytes.Buffer
-	for _, k := range slices.Sorted(maps.Keys(fields)) {
-		if bytes.Contains(body, []byte(`"`+k+`":`)) && topLevelKey(body, k) {
-			continue
-		}
-		v, err := json.Marshal(fields[k])
-		if err != nil {
-			return nil, fmt.Errorf("extra field %s: %w", k, err)
-		}
-		tail.WriteString(`,"`)
-		tail.WriteString(k)
-		tail.WriteString(`":`)
-		tail.Write(v)
-	}
-	out := make([]byte, 0, len(body)+tail.Len())
-	out = append(out, body[:len(body)-1]...)
-	if len(out) == 1 { // "{" alone: no comma before the first field
-		out = append(out, bytes.TrimPrefix(tail.Bytes(), []byte(","))...)
-	} else {
-		out = append(out, tail.Bytes()...)
-	}
-	return append(out, '}'), nil
-}
-
-// topLevelKey reports whether key is a top-level member of the object body.
-func topLevelKey(body []byte, key string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return false
-	}
-	_, ok := m[key]
-	return ok
 }
 
 func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {

@@ -96,8 +96,8 @@ const maxOllamaLine = 1 << 20
 // ollamaRequest is the native request for req.
 func (c *Client) ollamaRequest(req chatRequest) ([]byte, error) {
 	options := map[string]any{"num_predict": req.maxTokens, "seed": int64(req.seed >> 1)}
-	if t, ok := c.extras["temperature"]; ok {
-		options["temperature"] = t
+	if t := c.chat.temperature; t != nil {
+		options["temperature"] = *t
 	}
 	return json.Marshal(map[string]any{
 		"model":    c.model,

@@ -50,10 +50,7 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 	c.engine = p.Engine
 	if p.Engine == "llama.cpp" {
 		// llama-server counts tokens per chunk only when asked.
-		if c.extras == nil {
-			c.extras = map[string]any{}
-		}
-		c.extras["timings_per_token"] = true
+		c.chat.timingsPerToken = true
 	}
 	var tok struct {
 		Count int `json:"count"`

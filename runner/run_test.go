@@ -168,7 +168,7 @@ func TestSpeculativeChunksCountedExactly(t *testing.T) {
 		s, url, dial := startMemSim(t, p)
 		c := newClient(url, "", 1, dial)
 		c.model = "sim"
-		c.extras = map[string]any{"ignore_eos": true}
+		c.chat.ignoreEOS = true
 		obs := c.stream(context.Background(), chatRequest{prompt: "Tell me a story.", maxTokens: 500, seed: 3}, time.Minute, hooks{})
 		if !obs.complete() {
 			t.Fatalf("stream failed: %v", obs.err)

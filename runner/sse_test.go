@@ -10,8 +10,8 @@ import (
 )
 
 // bodyTransport answers every request with a fixed SSE body, so the whole
-// stream path (go-openai's SSE reader and the runner's chunk reading) can be
-// driven without a network.
+// stream path (the transport's bounds, the event reader and the runner's
+// chunk reading) can be driven without a network.
 type bodyTransport struct{ body string }
 
 func (b bodyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -30,7 +30,7 @@ func (b bodyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func streamBody(t testing.TB, body string) *observation {
 	c := NewClient("http://sse.invalid", "", 1)
 	c.model = "m"
-	c.http.Transport = bodyTransport{body}
+	c.http.Transport = resendUnanswered{bodyTransport{body}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return c.stream(ctx, chatRequest{prompt: "hi", maxTokens: 8}, 5*time.Second, hooks{})
@@ -56,8 +56,9 @@ func TestStreamReading(t *testing.T) {
 		{"bad JSON", "data: {\"choices\":[{\"delta\":\n\n", false, 0, "malformed chunk"},
 		{"error event", "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"error\":{\"message\":\"boom\",\"code\":500}}\n\n", false, 1, "boom"},
 		{"lines without data:", "event: x\nid: 3\nretry: 10\n\n" + goodSSE, true, 3, ""},
-		{"a 10 MB chunk", "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("a", 10<<20) + "\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", true, 1, ""},
-		{"a 10 MB line that is not data", ": " + strings.Repeat("x", 10<<20) + "\n\n" + goodSSE, true, 3, ""},
+		// A chunk is a few tokens; a line of megabytes is no chunk, data or not.
+		{"a 10 MB chunk", "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("a", 10<<20) + "\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", false, 0, "longer than"},
+		{"a 10 MB line that is not data", ": " + strings.Repeat("x", 10<<20) + "\n\n" + goodSSE, false, 0, "longer than"},
 		{"final usage only: spread over the chunks", "data: {\"choices\":[{\"delta\":{\"content\":\"ab\"}}]}\n\n" +
 			"data: {\"choices\":[{\"delta\":{\"content\":\"cd\"}}]}\n\n" +
 			"data: {\"choices\":[{\"delta\":{\"content\":\"e\"},\"finish_reason\":\"stop\"}]}\n\n" +

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -133,41 +134,27 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 	obs := &observation{source: matrixgen.TokensChunks}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	fields := map[string]any{
-		"stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true},
+	body, err := json.Marshal(c.chatBody(req))
+	if err != nil {
+		obs.err, obs.end = err, time.Now()
+		return obs
 	}
-	for k, v := range c.extras {
-		fields[k] = v
-	}
-	if req.salt != "" {
-		fields["cache_salt"] = req.salt
-	}
-	fields["seed"] = req.seed
-	oreq := withOutputLimit(openai.ChatCompletionRequest{
-		Model:    c.model,
-		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: req.prompt}},
-		Stream:   true,
-	}, req.maxTokens)
 	// TTFT runs from the moment the request was on the wire: building a
 	// megabyte of JSON and dialling are the client's time, not the server's.
 	obs.sent = time.Now()
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
-	notes := &requestNotes{fields: fields}
-	s, err := c.oa.CreateChatCompletionStream(httptrace.WithClientTrace(withExtras(ctx, notes), trace), oreq)
+	resp, err := c.postStream(httptrace.WithClientTrace(ctx, trace), "/v1/chat/completions", body)
 	if err != nil {
-		obs.err, obs.end = requestError(err), time.Now()
-		var se *ServerError
-		if errors.As(obs.err, &se) {
-			se.RetryAfter = notes.retryAfter
-		}
+		obs.err, obs.end = err, time.Now()
 		return obs
 	}
-	defer s.Close()
+	defer resp.Body.Close()
+	s := sseEvents{r: bufio.NewReaderSize(resp.Body, 64<<10)}
 
 	wd := startWatchdog(ctx, cancel, stall)
 	cum := 0
 	for {
-		raw, err := s.RecvRaw()
+		raw, err := s.next()
 		at := time.Now()
 		wd.progress()
 		if err != nil {

@@ -63,7 +63,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	maxStreams := slices.Max(s.Sweep.Concurrency)
 	c := newClient(s.Server.BaseURL, o.APIKey, maxStreams, o.dial)
 	c.model = s.Server.Model
-	c.extras = requestExtras(s)
+	c.chat = chatOptionsOf(s)
 	logf := func(format string, args ...any) {
 		if o.Live != nil {
 			fmt.Fprint(o.Live, "\r\033[K") // clear the live line first
@@ -124,22 +124,11 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	return run, err
 }
 
-// requestExtras are the fields every chat request carries beside the prompt.
-func requestExtras(s Settings) map[string]any {
-	extras := map[string]any{}
-	for k, v := range s.Server.Extra {
-		extras[k] = v
-	}
-	if *s.Sweep.IgnoreEOS {
-		extras["ignore_eos"] = true
-	}
-	if s.Server.Temperature != nil {
-		extras["temperature"] = *s.Server.Temperature
-	}
-	if len(s.Server.ChatTemplateKwargs) > 0 {
-		extras["chat_template_kwargs"] = s.Server.ChatTemplateKwargs
-	}
-	return extras
+// chatOptionsOf are the fields every chat request carries beside the
+// prompt, from the settings.
+func chatOptionsOf(s Settings) chatOptions {
+	return chatOptions{temperature: s.Server.Temperature, ignoreEOS: *s.Sweep.IgnoreEOS,
+		kwargs: s.Server.ChatTemplateKwargs, extra: s.Server.Extra}
 }
 
 // plan is the resolved sweep: contexts in tokens.

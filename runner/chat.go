@@ -1,0 +1,180 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// chatOptions are what every chat request carries beside the prompt, from
+// the settings and the probe.
+type chatOptions struct {
+	temperature *float64
+	ignoreEOS   bool
+	kwargs      map[string]any // chat_template_kwargs
+	// timingsPerToken asks llama.cpp for its token count on every chunk.
+	timingsPerToken bool
+	// extra are the settings' own fields; a field the request sets itself
+	// wins over one of the same name here.
+	extra map[string]any
+}
+
+// chatBody is a streaming chat request: go-openai's request type and the
+// fields it has no place for, marshalled once.
+type chatBody struct {
+	openai.ChatCompletionRequest
+	// StreamOptions asks for usage on every chunk (vLLM's
+	// continuous_usage_stats), which go-openai's StreamOptions lacks.
+	StreamOptions streamOptions `json:"stream_options"`
+	// Seed is uint64 (go-openai's is an int pointer).
+	Seed uint64 `json:"seed"`
+	// Temperature is sent when set, 0 included: go-openai's omits a 0.
+	Temperature     *float64 `json:"temperature,omitempty"`
+	CacheSalt       string   `json:"cache_salt,omitempty"`
+	IgnoreEOS       bool     `json:"ignore_eos,omitempty"`
+	TimingsPerToken bool     `json:"timings_per_token,omitempty"`
+	extra           map[string]any
+}
+
+type streamOptions struct {
+	IncludeUsage         bool `json:"include_usage"`
+	ContinuousUsageStats bool `json:"continuous_usage_stats"`
+}
+
+// chatBody is the request for req.
+func (c *Client) chatBody(req chatRequest) chatBody {
+	o := c.chat
+	return chatBody{
+		ChatCompletionRequest: withOutputLimit(openai.ChatCompletionRequest{
+			Model:              c.model,
+			Messages:           []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: req.prompt}},
+			Stream:             true,
+			ChatTemplateKwargs: o.kwargs,
+		}, req.maxTokens),
+		StreamOptions:   streamOptions{IncludeUsage: true, ContinuousUsageStats: true},
+		Seed:            req.seed,
+		Temperature:     o.temperature,
+		CacheSalt:       req.salt,
+		IgnoreEOS:       o.ignoreEOS,
+		TimingsPerToken: o.timingsPerToken,
+		extra:           o.extra,
+	}
+}
+
+// MarshalJSON writes the request's own fields and then the settings' extra
+// fields it does not set itself. The prompt (megabytes at a million tokens)
+// is encoded once: only the small rest is looked at twice.
+func (b chatBody) MarshalJSON() ([]byte, error) {
+	type plain chatBody // without this method
+	messages := b.Messages
+	b.Messages = nil
+	head, err := json.Marshal(plain(b))
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(head, &fields); err != nil {
+		return nil, err
+	}
+	for k, v := range b.extra {
+		if _, set := fields[k]; set {
+			continue
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("extra field %s: %w", k, err)
+		}
+		fields[k] = raw
+	}
+	if fields["messages"], err = json.Marshal(messages); err != nil {
+		return nil, err
+	}
+	return json.Marshal(fields)
+}
+
+// postStream POSTs body to path and returns the answer, or the server's
+// refusal as a *ServerError (its words, and the Retry-After of a 429 or
+// 503).
+func (c *Client) postStream(ctx context.Context, path string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body) // the transport bounds an error's body
+	return nil, &ServerError{Status: resp.StatusCode, Message: errorMessage(text),
+		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
+}
+
+// errorMessage is the message of an OpenAI-style error body
+// ({"error": {"message": …}}, or {"error": "…"}, or {"message": …}), or the
+// body itself.
+func errorMessage(body []byte) string {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &e) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(e.Error, &inner) == nil && inner.Message != "":
+			return inner.Message
+		case json.Unmarshal(e.Error, &s) == nil && s != "":
+			return s
+		case e.Message != "":
+			return e.Message
+		}
+	}
+	return strings.TrimSpace(string(body))
+}
+
+// sseEvents reads an event stream's data payloads (the transport has
+// already dropped comments and bounded lines).
+type sseEvents struct{ r *bufio.Reader }
+
+// next is the next payload; io.EOF after "data: [DONE]" or at the end. A
+// line without the data field's name that is a JSON object is a payload
+// too: some servers send an error that way.
+func (s sseEvents) next() ([]byte, error) {
+	for {
+		line, err := readLine(s.r, maxSSELine)
+		if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
+			return nil, err
+		}
+		line = bytes.TrimSpace(line)
+		payload, isData := bytes.CutPrefix(line, []byte("data:"))
+		if !isData && !bytes.HasPrefix(line, []byte("{")) {
+			continue // blank, or event:, id:, retry:
+		}
+		payload = bytes.TrimSpace(payload)
+		switch {
+		case string(payload) == "[DONE]":
+			return nil, io.EOF
+		case len(payload) > 0:
+			return payload, nil
+		}
+	}
+}
