@@ -155,3 +155,50 @@ func insideItsFolder(name string) error {
 	}
 	return nil
 }
+
+// tempFile is what SaveRun needs of a file; tests substitute failing ones
+// (a full disk, a read-only folder) through createTemp.
+type tempFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+	Name() string
+}
+
+var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
+
+// SaveRun writes a run file atomically: a temporary file beside it, synced,
+// renamed over it. A failure (a full disk, a read-only folder) leaves the
+// previous file as it was. Loading is LoadFile's, in this file too.
+func SaveRun(file string, run *Run) error {
+	data, err := EncodeRun(run)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(file)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := createTemp(dir, "."+filepath.Base(file)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("save %s: %w (the previous file is unchanged)", file, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save %s: %w (the previous file is unchanged)", file, err)
+	}
+	return nil
+}

@@ -46,7 +46,7 @@ func (s Site) assets() fs.FS {
 	if s.Assets != nil {
 		return s.Assets
 	}
-	return matrixgen.Assets
+	return embedded
 }
 
 // DefaultTitle is the site title when the config gives none.

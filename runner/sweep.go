@@ -8,8 +8,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -692,7 +690,7 @@ func describeDecode(d matrixgen.Decode) string {
 func (sw *sweeper) save() error {
 	capServerText(sw.run)
 	redactRun(sw.run, sw.o.APIKey)
-	return SaveRun(sw.o.File, sw.run)
+	return matrixgen.SaveRun(sw.o.File, sw.run)
 }
 
 // Bounds on text a server chose, as a run file keeps it: a server that
@@ -760,49 +758,4 @@ func capText(s string, n int) string {
 		cut--
 	}
 	return fmt.Sprintf("%s… (%d more bytes)", s[:cut], len(s)-cut)
-}
-
-// tempFile is what SaveRun needs of a file; tests substitute failing ones
-// (a full disk, a read-only folder) through createTemp.
-type tempFile interface {
-	io.Writer
-	Sync() error
-	Close() error
-	Name() string
-}
-
-var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
-
-// SaveRun writes a run file atomically.
-func SaveRun(file string, run *matrixgen.Run) error {
-	data, err := matrixgen.EncodeRun(run)
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(file)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := createTemp(dir, "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("save %s: %w (the previous file is unchanged)", file, err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if closeErr := tmp.Close(); err == nil {
-		err = closeErr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), file)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("save %s: %w (the previous file is unchanged)", file, err)
-	}
-	return nil
 }

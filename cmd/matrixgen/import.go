@@ -11,7 +11,6 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/importer"
-	"github.com/matrixgen/matrixgen/runner"
 )
 
 var importCommand = command{
@@ -121,7 +120,7 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 	if _, err := os.Stat(file); err == nil {
 		return fmt.Errorf("%s exists; choose another -id", file)
 	}
-	if err := runner.SaveRun(file, r); err != nil {
+	if err := matrixgen.SaveRun(file, r); err != nil {
 		return err
 	}
 	notes := strings.Join(res.Notes, "\n\n") + "\n"

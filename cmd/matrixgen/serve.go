@@ -32,7 +32,7 @@ Usage: matrixgen serve [options]
 
 Builds the site, serves it on 127.0.0.1:1313, and rebuilds whenever a run
 file, a note or the config changes (and a template or static file, when run
-in a checkout with templates/ and static/ beside it). Open pages reload
+in a checkout, with render/templates/ and render/static/ there). Open pages reload
 themselves after each rebuild. A failed rebuild keeps serving the last good
 site and prints every bad file.
 
@@ -88,16 +88,19 @@ type server struct {
 	site *render.Live
 }
 
-// liveAssets are templates/ and static/ from disk when serve runs in a
+// liveAssets are render/templates/ and render/static/ from disk when serve runs in a
 // checkout, so their edits show without rebuilding matrixgen.
 func liveAssets() fs.FS {
-	for _, d := range []string{"templates", "static"} {
+	for _, d := range liveAssetDirs {
 		if info, err := os.Stat(d); err != nil || !info.IsDir() {
 			return nil
 		}
 	}
-	return os.DirFS(".")
+	return os.DirFS("render")
 }
+
+// liveAssetDirs are where a checkout keeps the templates and static files.
+var liveAssetDirs = []string{filepath.Join("render", "templates"), filepath.Join("render", "static")}
 
 // build builds the whole site and reports whether it succeeded.
 func (s *server) build() bool {
@@ -178,7 +181,7 @@ func (s *server) fingerprint() (runs, site string) {
 	b.Reset()
 	add(s.cfgFile)
 	if liveAssets() != nil {
-		for _, d := range []string{"templates", "static"} {
+		for _, d := range liveAssetDirs {
 			filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
 				if err == nil && !e.IsDir() {
 					add(p)

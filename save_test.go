@@ -1,4 +1,4 @@
-package runner
+package matrixgen
 
 import (
 	"os"
@@ -6,8 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/matrixgen/matrixgen"
 )
 
 // fullDisk is a temp file on a disk with no room left.
@@ -15,18 +13,18 @@ type fullDisk struct{ *os.File }
 
 func (f fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 
-func sampleRun() *matrixgen.Run {
-	return &matrixgen.Run{Schema: 1, Tool: matrixgen.Tool{Name: "t"}, Engine: matrixgen.Engine{Name: "e"}, Model: matrixgen.Model{Name: "m"}}
+func savedRun() *Run {
+	return &Run{Schema: 1, Tool: Tool{Name: "t"}, Engine: Engine{Name: "e"}, Model: Model{Name: "m"}}
 }
 
 func TestSaveFailuresKeepThePreviousFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "run.json")
-	if err := SaveRun(file, sampleRun()); err != nil {
+	if err := SaveRun(file, savedRun()); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(file)
-	changed := sampleRun()
+	changed := savedRun()
 	changed.Model.Name = "changed"
 	defer func(orig func(string, string) (tempFile, error)) { createTemp = orig }(createTemp)
 	for _, tt := range []struct {

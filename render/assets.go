@@ -1,10 +1,10 @@
-package matrixgen
+package render
 
 import "embed"
 
-// Assets holds the page templates and the static files every site gets
+// embedded holds the page templates and the static files every site gets
 // (styles, scripts, the vendored ECharts), embedded so a built binary needs
 // nothing beside it and pages load nothing from outside the site.
 //
 //go:embed templates static
-var Assets embed.FS
+var embedded embed.FS
