@@ -10,7 +10,7 @@ import (
 // and every engine's --max-model-len use binary thousands: 8K = 8,192 tokens.
 const TokensPerK = 1024
 
-// ContextLabel names a context length the way the seed does: whole multiples
+// ContextLabel names a context length the way published matrices do: whole multiples
 // of 1,024 tokens as "8K" or "1019K", anything else as the plain count.
 // 1,043,456 tokens is "1019K", not "1M", because it is what the server fit.
 func ContextLabel(tokens int) string {

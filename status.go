@@ -1,13 +1,16 @@
 package matrixgen
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Status classifies one measurement. It is a typed string so that run files,
 // TOML and Go code all share one closed set: an unknown status in a run file is
 // an error, not a silently blank cell.
 type Status string
 
-// The statuses a measurement can have. product.md defines what each means.
+// The statuses a measurement can have. The methodology page defines what each means.
 const (
 	StatusValid        Status = "valid"
 	StatusLooped       Status = "looped"
@@ -22,7 +25,7 @@ const (
 // Statuses lists every status in the order a legend shows them.
 var Statuses = []Status{StatusValid, StatusQueued, StatusLooped, StatusOverCapacity, StatusError, StatusNotRun}
 
-// Label is the status as the seed's page words it.
+// Label is the status in the words the matrix pages use.
 func (s Status) Label() string {
 	switch s {
 	case StatusValid:
@@ -41,8 +44,8 @@ func (s Status) Label() string {
 	return string(s)
 }
 
-// Explanation is the one-sentence legend for the status, in the seed's words
-// where the seed has them.
+// Explanation is the one-sentence legend for the status, in the words of
+// the page the sample run was transcribed from, where it has them.
 func (s Status) Explanation() string {
 	switch s {
 	case StatusValid:
@@ -80,11 +83,20 @@ func (s Status) MarshalText() ([]byte, error) {
 	return []byte(s), nil
 }
 
+// statusList names every status, for an error.
+func statusList() string {
+	names := make([]string, len(Statuses))
+	for i, s := range Statuses {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
 // UnmarshalText implements encoding.TextUnmarshaler for JSON and TOML.
 func (s *Status) UnmarshalText(b []byte) error {
 	v := Status(b)
 	if !v.Known() {
-		return fmt.Errorf("unknown status %q (want one of valid, looped, queued, over_capacity, error, not_run)", string(b))
+		return fmt.Errorf("unknown status %q (want one of %s)", string(b), statusList())
 	}
 	*s = v
 	return nil

@@ -84,7 +84,7 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestExampleConfig keeps examples/matrixgen.toml loading, with the seed's sweep.
+// TestExampleConfig keeps examples/matrixgen.toml loading, with the sample run's sweep.
 func TestExampleConfig(t *testing.T) {
 	c, err := Load(filepath.Join("..", "examples", "matrixgen.toml"), false)
 	if err != nil {
@@ -92,7 +92,7 @@ func TestExampleConfig(t *testing.T) {
 	}
 	s := c.Settings()
 	if len(s.Sweep.Contexts) != 8 || len(s.Sweep.Concurrency) != 8 || s.Sweep.Duration.Seconds() != 30 || s.Sweep.MaxOutput != 4096 {
-		t.Errorf("the example is not the seed's sweep: %+v", s.Sweep)
+		t.Errorf("the example is not the sample run's sweep: %+v", s.Sweep)
 	}
 	if s.Server.APIKeyEnv != "VLLM_API_KEY" || s.Describe.GPU == "" {
 		t.Errorf("server %+v, describe %+v", s.Server, s.Describe)

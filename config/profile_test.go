@@ -12,12 +12,26 @@ import (
 // TestExampleProfileIsTheDefault keeps examples/sim-profile.toml complete
 // and true: it must load and equal the sim's defaults.
 func TestExampleProfileIsTheDefault(t *testing.T) {
-	p, err := LoadSimProfile(filepath.Join("..", "examples", "sim-profile.toml"))
+	name := filepath.Join("..", "examples", "sim-profile.toml")
+	p, err := LoadSimProfile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p != sim.DefaultProfile() {
 		t.Errorf("the example profile differs from the defaults:\n%+v\n%+v", p, sim.DefaultProfile())
+	}
+	// Read over nothing, the example alone must make the defaults: it
+	// spells out every one (an empty example would pass the check above).
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alone sim.Profile
+	if err := decodeStrict(name, data, &alone); err != nil {
+		t.Fatal(err)
+	}
+	if alone != sim.DefaultProfile() {
+		t.Errorf("the example leaves defaults unwritten:\n%+v\n%+v", alone, sim.DefaultProfile())
 	}
 }
 

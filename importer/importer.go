@@ -39,7 +39,7 @@ func (o object) num(key string) (float64, bool) {
 	return 0, false
 }
 
-func (o object) int(key string) (int, bool) {
+func (o object) intField(key string) (int, bool) {
 	f, ok := o.num(key)
 	if !ok || f != math.Trunc(f) || f < 0 || f > 1<<40 {
 		return 0, false
@@ -57,7 +57,7 @@ func (o object) str(key string) string {
 	return ""
 }
 
-func (o object) bool(key string) bool {
+func (o object) boolField(key string) bool {
 	b, _ := o[key].(bool)
 	return b
 }
@@ -95,7 +95,7 @@ func decodeObject(name string, data []byte) (object, error) {
 	var o object
 	if err := json.Unmarshal(data, &o); err != nil {
 		var syn *json.SyntaxError
-		if errorsAs(err, &syn) {
+		if errors.As(err, &syn) {
 			line, col := matrixgen.LineCol(data, syn.Offset)
 			return nil, fmt.Errorf("%s:%d:%d: %v", name, line, col, err)
 		}
@@ -126,7 +126,7 @@ func parseTime(v any) time.Time {
 // reports with its place.
 func isSyntax(err error) bool {
 	var syn *json.SyntaxError
-	return errorsAs(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // negativeFigures finds a negative number among the fields of the objects

@@ -10,7 +10,7 @@ import (
 )
 
 // LLMInferenceBench converts llm-inference-bench's benchmark_results.json
-// (the tool that made the seed page): metadata, prefill by context, and one
+// (the tool behind the sample run's source page): metadata, prefill by context, and one
 // result per (concurrency, context) cell. Its latencies are in seconds.
 func LLMInferenceBench(name string, data []byte) (Result, error) {
 	doc, err := decodeObject(name, data)
@@ -44,7 +44,7 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 	if d, ok := meta.num("duration_per_test"); ok && d > 0 {
 		r.Sweep.DurationSeconds = d
 	}
-	if m, ok := meta.int("max_tokens"); ok {
+	if m, ok := meta.intField("max_tokens"); ok {
 		r.Sweep.MaxOutputTokens = m
 	}
 	figures := map[string]object{"prefill": doc.obj("prefill")}
@@ -104,7 +104,7 @@ func importPrefill(r *matrixgen.Run, prefill object) {
 		if ok {
 			row.TTFTMs = new(ttft * 1000)
 		}
-		row.PromptTokens, _ = p.int("prompt_tokens")
+		row.PromptTokens, _ = p.intField("prompt_tokens")
 		if row.PromptTokS == nil {
 			row.Status, row.Reason = matrixgen.StatusError, "no tok_per_sec in the source"
 		} else {
@@ -119,8 +119,8 @@ func importPrefill(r *matrixgen.Run, prefill object) {
 // completed_request_count, measurement_seconds, aggregate_source, and the
 // flags that say what went wrong.
 func llmBenchCell(c object) (matrixgen.Decode, bool) {
-	ctx, ok1 := c.int("context_tokens")
-	conc, ok2 := c.int("concurrency")
+	ctx, ok1 := c.intField("context_tokens")
+	conc, ok2 := c.intField("concurrency")
 	if !ok1 || !ok2 || ctx == 0 || conc == 0 {
 		return matrixgen.Decode{}, false
 	}
@@ -140,12 +140,12 @@ func llmBenchCell(c object) (matrixgen.Decode, bool) {
 	if d.AvgActive != nil && *d.AvgActive > float64(conc)*1.05 {
 		d.AvgActive = nil // the server's count includes others' requests; not this cell's
 	}
-	if n, ok := c.int("completed_request_count"); ok {
+	if n, ok := c.intField("completed_request_count"); ok {
 		d.Completed = &n
-	} else if n, ok := c.int("num_completed"); ok {
+	} else if n, ok := c.intField("num_completed"); ok {
 		d.Completed = &n
 	}
-	if n, ok := c.int("client_output_tokens"); ok {
+	if n, ok := c.intField("client_output_tokens"); ok {
 		d.OutputTokens = &n
 	}
 	d.WindowSeconds = positive(c.num("measurement_seconds"))
@@ -159,14 +159,14 @@ func llmBenchCell(c object) (matrixgen.Decode, bool) {
 	switch {
 	case c.str("failure_reason") != "":
 		d.Status, d.Reason = matrixgen.StatusError, c.str("failure_reason")
-	case c.bool("loop_detected"):
+	case c.boolField("loop_detected"):
 		d.Status, d.Reason = matrixgen.StatusLooped, "the source tool detected a loop"
-	case c.bool("capacity_limited") || c.bool("warmup_timed_out"):
+	case c.boolField("capacity_limited") || c.boolField("warmup_timed_out"):
 		d.Status, d.Reason = matrixgen.StatusQueued, "the source tool flagged the cell capacity limited"
 	case d.TotalTokS == nil:
 		d.Status, d.Reason = matrixgen.StatusError, "no aggregate_tps in the source"
 	}
-	if n, ok := c.int("num_errors"); ok && n > 0 && d.Status == matrixgen.StatusValid {
+	if n, ok := c.intField("num_errors"); ok && n > 0 && d.Status == matrixgen.StatusValid {
 		d.Status, d.Reason = matrixgen.StatusError, fmt.Sprintf("%d requests failed", n)
 	}
 	return d, true

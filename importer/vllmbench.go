@@ -67,11 +67,11 @@ func VLLMBenchServe(names []string, datas [][]byte, engine string) (Result, erro
 }
 
 func vllmPoint(name string, doc object) (matrixgen.Decode, error) {
-	conc, ok := doc.int("max_concurrency")
+	conc, ok := doc.intField("max_concurrency")
 	if !ok || conc == 0 {
 		return matrixgen.Decode{}, fmt.Errorf("%s: no max_concurrency: run vllm bench serve with --max-concurrency for a matrix point", name)
 	}
-	completed, ok1 := doc.int("completed")
+	completed, ok1 := doc.intField("completed")
 	input, ok2 := doc.num("total_input_tokens")
 	if !ok1 || !ok2 || completed == 0 {
 		return matrixgen.Decode{}, fmt.Errorf("%s: no completed requests or total_input_tokens: not a vllm bench serve result", name)
@@ -90,14 +90,14 @@ func vllmPoint(name string, doc object) (matrixgen.Decode, error) {
 		d.TBTMs = &matrixgen.Percentiles{P50: tpot, P99: positive(doc.num("p99_tpot_ms"))}
 		d.PerRequestTokS = new(1000 / tpot)
 	}
-	if out, ok := doc.int("total_output_tokens"); ok {
+	if out, ok := doc.intField("total_output_tokens"); ok {
 		d.OutputTokens = &out
 	}
 	d.WindowSeconds = positive(doc.num("duration"))
 	if d.TotalTokS == nil {
 		d.Status, d.Reason = matrixgen.StatusError, "no output_throughput in the source"
 	}
-	if failed, ok := doc.int("failed"); ok && failed > 0 {
+	if failed, ok := doc.intField("failed"); ok && failed > 0 {
 		d.Status, d.Reason = matrixgen.StatusError, fmt.Sprintf("%d of %d requests failed", failed, failed+completed)
 	}
 	return d, nil

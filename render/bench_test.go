@@ -40,7 +40,7 @@ func BenchmarkRunPage(b *testing.B) {
 		if _, err := e.JSON(); err != nil {
 			b.Fatal(err)
 		}
-		_ = MeasurementsCSV(e.Run)
+		_ = measurementsCSV(e.Run)
 	}
 }
 

@@ -29,7 +29,7 @@ func prefillChart(r *matrixgen.Run) (template.JS, string) {
 		contexts = append(contexts, ctx)
 		rates = append(rates, opts.BarData{Value: chartValue(p.PromptTokS), Label: barLabel(p)})
 		ttfts = append(ttfts, opts.LineData{Value: chartValue(seconds(p.TTFTMs))})
-		described = append(described, ctx+": "+optional(p.PromptTokS, TokS)+" tok/s, "+optional(p.TTFTMs, Millis)+" TTFT")
+		described = append(described, ctx+": "+optional(p.PromptTokS, tokS)+" tok/s, "+optional(p.TTFTMs, millis)+" TTFT")
 	}
 
 	bar := charts.NewBar()
@@ -136,7 +136,7 @@ func barLabel(p matrixgen.Prefill) *opts.Label {
 	if p.PromptTokS == nil {
 		return nil
 	}
-	text := TokS(*p.PromptTokS)
+	text := tokS(*p.PromptTokS)
 	if p.TTFTMs != nil {
 		text += "\n" + ttftText(*p.TTFTMs)
 	}
@@ -148,9 +148,9 @@ func barLabel(p matrixgen.Prefill) *opts.Label {
 func ttftText(ms float64) string {
 	switch s := ms / 1000; {
 	case s < 10:
-		return Millis(ms)
+		return millis(ms)
 	case s < 100:
-		return Decimal1(s) + " s"
+		return decimal1(s) + " s"
 	default:
 		return Count(int(math.Round(s))) + " s"
 	}
@@ -199,7 +199,7 @@ func indexChart(rows []indexRow) (template.JS, string) {
 		ids[i] = r.ID
 		best = append(best, indexBar(r.BestValue, r.BestSingle))
 		peak = append(peak, indexBar(r.PeakValue, r.Peak))
-		described = append(described, r.ID+": "+cmp.Or(r.BestSingle, Dash)+" single-stream, "+cmp.Or(r.Peak, Dash)+" peak tok/s")
+		described = append(described, r.ID+": "+cmp.Or(r.BestSingle, dash)+" single-stream, "+cmp.Or(r.Peak, dash)+" peak tok/s")
 	}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(

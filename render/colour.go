@@ -45,7 +45,7 @@ func scaleAt(t float64) RGB {
 }
 
 // Bin places v on a logarithmic scale from lo to hi, 0 … n-1. Throughput in a
-// matrix spans orders of magnitude (260 to 6,904 tok/s in the seed), so equal
+// matrix spans orders of magnitude (260 to 6,904 tok/s in the sample run), so equal
 // ratios, not equal differences, get equal steps.
 func Bin(v, lo, hi float64, n int) int {
 	switch {
@@ -58,8 +58,8 @@ func Bin(v, lo, hi float64, n int) int {
 	return min(max(i, 0), n-1)
 }
 
-// BinEdges returns the n+1 boundaries of Bin's bins, for the legend.
-func BinEdges(lo, hi float64, n int) []float64 {
+// binEdges returns the n+1 boundaries of Bin's bins, for the legend.
+func binEdges(lo, hi float64, n int) []float64 {
 	out := make([]float64, n+1)
 	for i := range out {
 		out[i] = lo * math.Pow(hi/lo, float64(i)/float64(n))
@@ -67,9 +67,9 @@ func BinEdges(lo, hi float64, n int) []float64 {
 	return out
 }
 
-// TextOn picks black or white text for a background, whichever contrasts
+// textOn picks black or white text for a background, whichever contrasts
 // more by WCAG's measure.
-func TextOn(bg RGB) RGB {
+func textOn(bg RGB) RGB {
 	black, white := RGB{0x11, 0x11, 0x11}, RGB{0xff, 0xff, 0xff}
 	if Contrast(bg, black) >= Contrast(bg, white) {
 		return black

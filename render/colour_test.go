@@ -30,7 +30,7 @@ func TestBin(t *testing.T) {
 // falls in the bin the legend gives it.
 func TestBinEdgesMatchBin(t *testing.T) {
 	lo, hi := 260.0, 6904.0
-	edges := BinEdges(lo, hi, Bins)
+	edges := binEdges(lo, hi, Bins)
 	if edges[0] != lo || math.Abs(edges[Bins]-hi) > 1e-9 {
 		t.Fatalf("edges %v do not span %v–%v", edges, lo, hi)
 	}
@@ -65,7 +65,7 @@ func TestPaletteIsPerceptuallyOrdered(t *testing.T) {
 
 func TestTextContrast(t *testing.T) {
 	for i, bg := range Palette(Bins) {
-		if c := Contrast(bg, TextOn(bg)); c < 4.5 {
+		if c := Contrast(bg, textOn(bg)); c < 4.5 {
 			t.Errorf("bin %d (%s): text contrast %.2f is below WCAG AA's 4.5", i, bg, c)
 		}
 	}

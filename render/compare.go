@@ -69,7 +69,7 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	})
 	previous := map[[2]string]string{} // model and GPU → the latest run so far
 	for _, r := range sorted {
-		if r.GPU == Dash {
+		if r.GPU == dash {
 			continue
 		}
 		key := [2]string{r.Model, r.GPU}
@@ -146,7 +146,6 @@ func (b *builder) newComparePage(p Pair, a, bRun *matrixgen.Run) *comparePage {
 		page.Chart, page.ChartLabel = comparePrefillChart(p, ra, rb)
 		page.Charts = true
 	}
-	page.Scripts = true
 	return page
 }
 
@@ -186,7 +185,7 @@ func differences(a, b *matrixgen.Run) []difference {
 		if va == "" && vb == "" {
 			continue
 		}
-		out = append(out, difference{Label: p.label, A: cmp.Or(va, Dash), B: cmp.Or(vb, Dash), Differs: va != vb})
+		out = append(out, difference{Label: p.label, A: cmp.Or(va, dash), B: cmp.Or(vb, dash), Differs: va != vb})
 	}
 	return out
 }
@@ -234,7 +233,7 @@ func ratioMatrix(a, b *matrixgen.Run) (matrix, []legendBin) {
 				r := *db.TotalTokS / *da.TotalTokS
 				cell.Figure = strconv.FormatFloat(r, 'f', 2, 64) + "×"
 				cell.Class = ratioClass(r)
-				cell.TTFT = Decimal1(*da.TotalTokS) + " → " + Decimal1(*db.TotalTokS)
+				cell.TTFT = decimal1(*da.TotalTokS) + " → " + decimal1(*db.TotalTokS)
 			default:
 				cell.Class = "st-missing"
 				cell.Title += ": A " + sideStatus(da, okA) + ", B " + sideStatus(db, okB)
@@ -273,8 +272,8 @@ func comparePrefillChart(p Pair, a, b *matrixgen.Run) (template.JS, string) {
 			for _, row := range r.Prefill {
 				if row.ContextTokens == c && row.Status == matrixgen.StatusValid && row.PromptTokS != nil {
 					out[i] = opts.BarData{Value: chartValue(row.PromptTokS),
-						Label: &opts.Label{Show: opts.Bool(true), Formatter: TokS(*row.PromptTokS)}}
-					described = append(described, side+" "+matrixgen.ContextLabel(c)+": "+TokS(*row.PromptTokS)+" tok/s")
+						Label: &opts.Label{Show: opts.Bool(true), Formatter: tokS(*row.PromptTokS)}}
+					described = append(described, side+" "+matrixgen.ContextLabel(c)+": "+tokS(*row.PromptTokS)+" tok/s")
 				}
 			}
 		}

@@ -18,9 +18,9 @@ var csvHeader = []string{
 	"window_seconds", "token_source", "prompt_tokens",
 }
 
-// MeasurementsCSV writes every measurement of a run as CSV, one row each, in
+// measurementsCSV writes every measurement of a run as CSV, one row each, in
 // page order. Missing figures are empty cells, not zeros.
-func MeasurementsCSV(r *matrixgen.Run) []byte {
+func measurementsCSV(r *matrixgen.Run) []byte {
 	return csvBytes(csvHeader, csvRows(r))
 }
 

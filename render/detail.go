@@ -75,12 +75,12 @@ func newCellDetail(d matrixgen.Decode) cellDetail {
 		if p == nil {
 			return ""
 		}
-		parts := []string{"p50 " + Millis(p.P50)}
+		parts := []string{"p50 " + millis(p.P50)}
 		if p.P90 != nil {
-			parts = append(parts, "p90 "+Millis(*p.P90))
+			parts = append(parts, "p90 "+millis(*p.P90))
 		}
 		if p.P99 != nil {
-			parts = append(parts, "p99 "+Millis(*p.P99))
+			parts = append(parts, "p99 "+millis(*p.P99))
 		}
 		return strings.Join(parts, " · ")
 	}
@@ -97,8 +97,8 @@ func newCellDetail(d matrixgen.Decode) cellDetail {
 		return Count(*v)
 	}
 	c.Figures = []string{
-		opt(d.TotalTokS, Decimal1), opt(d.PerRequestTokS, Decimal1), opt(d.ServerPerRequestTokS, Decimal1), opt(d.ClientRateOfServerTimed, Decimal1),
-		pct(d.TTFTMs), pct(d.TBTMs), opt(d.AvgActive, Decimal1), optInt(d.Completed), optInt(d.OutputTokens),
+		opt(d.TotalTokS, decimal1), opt(d.PerRequestTokS, decimal1), opt(d.ServerPerRequestTokS, decimal1), opt(d.ClientRateOfServerTimed, decimal1),
+		pct(d.TTFTMs), pct(d.TBTMs), opt(d.AvgActive, decimal1), optInt(d.Completed), optInt(d.OutputTokens),
 		opt(d.WindowSeconds, Seconds), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
 		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), opt(d.IdleWaitSeconds, Seconds),
 	}
@@ -109,10 +109,10 @@ func newCellDetail(d matrixgen.Decode) cellDetail {
 			c.Power = append(c.Power, [3]*float64{new(p.AtSeconds), new(p.PowerW), p.SMClockMHz})
 		}
 	}
-	percent := func(v float64) string { return Decimal1(v*100) + "%" }
+	percent := func(v float64) string { return decimal1(v*100) + "%" }
 	for _, m := range d.ServerMetrics {
 		c.Metrics = append(c.Metrics, [6]string{
-			Seconds(m.AtSeconds), opt(m.Running, Decimal1), opt(m.Waiting, Decimal1),
+			Seconds(m.AtSeconds), opt(m.Running, decimal1), opt(m.Waiting, decimal1),
 			opt(m.KVCacheUsage, percent), opt(m.Preemptions, func(v float64) string { return Count(int(v)) }),
 			opt(m.SpecAcceptanceRate, percent),
 		})
@@ -160,19 +160,19 @@ func powerTexts(p *matrixgen.Power) []string {
 		if v == nil {
 			return ""
 		}
-		return Decimal1(*v) + unit
+		return decimal1(*v) + unit
 	}
 	var gpus []string
 	for _, g := range p.GPUs {
 		parts := []string{"GPU " + strconv.Itoa(g.Index) + ":"}
 		if g.MeanPowerW != nil {
-			parts = append(parts, Decimal1(*g.MeanPowerW)+" W mean, "+Decimal1(*g.PeakPowerW)+" W peak")
+			parts = append(parts, decimal1(*g.MeanPowerW)+" W mean, "+decimal1(*g.PeakPowerW)+" W peak")
 		}
 		if g.MeanSMClockMHz != nil {
 			parts = append(parts, Count(int(*g.MeanSMClockMHz))+" MHz")
 		}
 		if g.MeanUtilization != nil {
-			parts = append(parts, Decimal1(*g.MeanUtilization)+"% busy")
+			parts = append(parts, decimal1(*g.MeanUtilization)+"% busy")
 		}
 		if g.PeakTemperatureC != nil {
 			parts = append(parts, Count(int(*g.PeakTemperatureC))+" °C peak")
@@ -189,7 +189,7 @@ func powerTexts(p *matrixgen.Power) []string {
 	}
 	mean := ""
 	if p.MeanPowerW > 0 {
-		mean = Decimal1(p.MeanPowerW) + " W mean, all GPUs"
+		mean = decimal1(p.MeanPowerW) + " W mean, all GPUs"
 	}
 	energy := ""
 	if p.EnergyJoules > 0 {

@@ -6,23 +6,23 @@ import (
 	"strings"
 )
 
-// Dash stands for "not applicable" in every table, as on the seed's page.
-const Dash = "—"
+// dash stands for "not applicable" in every table, as on published matrices.
+const dash = "—"
 
-// TokS formats a throughput as the seed does: one decimal with thousands
+// tokS formats a throughput as published matrices do: one decimal with thousands
 // separators below 10,000 ("4,601.0"), thousands with one decimal at or
 // above it ("31.9K"), the decimal dropped when it is zero ("33K"). This K is
 // 1,000 tokens per second, unlike a context label's 1,024 tokens.
-func TokS(v float64) string {
+func tokS(v float64) string {
 	if r := math.Round(v*10) / 10; math.Abs(r) < 10000 {
-		return Decimal1(r)
+		return decimal1(r)
 	}
 	k := strconv.FormatFloat(math.Round(v/100)/10, 'f', 1, 64)
 	return groupThousands(strings.TrimSuffix(k, ".0")) + "K"
 }
 
-// Decimal1 formats v with one decimal and thousands separators: "1,011.5".
-func Decimal1(v float64) string {
+// decimal1 formats v with one decimal and thousands separators: "1,011.5".
+func decimal1(v float64) string {
 	return groupThousands(strconv.FormatFloat(v, 'f', 1, 64))
 }
 
@@ -31,9 +31,9 @@ func Count(n int) string {
 	return groupThousands(strconv.Itoa(n))
 }
 
-// Millis formats a latency in milliseconds: whole milliseconds from 100 ms
+// millis formats a latency in milliseconds: whole milliseconds from 100 ms
 // up ("1,778 ms"), one decimal below ("2.2 ms"), where a decimal matters.
-func Millis(ms float64) string {
+func millis(ms float64) string {
 	if math.Round(ms*10)/10 >= 100 {
 		return groupThousands(strconv.FormatFloat(math.Round(ms), 'f', 0, 64)) + " ms"
 	}
@@ -42,11 +42,11 @@ func Millis(ms float64) string {
 
 // Seconds formats a measured duration with one decimal: "30.0 s".
 func Seconds(s float64) string {
-	return Decimal1(s) + " s"
+	return decimal1(s) + " s"
 }
 
-// PlanSeconds formats a planned duration, whole where it is whole: "30 s".
-func PlanSeconds(s float64) string {
+// planSeconds formats a planned duration, whole where it is whole: "30 s".
+func planSeconds(s float64) string {
 	if s == math.Trunc(s) {
 		return Count(int(s)) + " s"
 	}
@@ -79,7 +79,7 @@ func groupThousands(s string) string {
 // optional formats a value that a measurement may lack.
 func optional[T any](v *T, format func(T) string) string {
 	if v == nil {
-		return Dash
+		return dash
 	}
 	return format(*v)
 }

@@ -21,7 +21,7 @@ func TestTokS(t *testing.T) {
 		{0, "0.0"},
 	}
 	for _, tt := range tests {
-		if got := TokS(tt.in); got != tt.want {
+		if got := tokS(tt.in); got != tt.want {
 			t.Errorf("TokS(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -43,7 +43,7 @@ func TestMillis(t *testing.T) {
 		{0, "0.0 ms"},
 	}
 	for _, tt := range tests {
-		if got := Millis(tt.in); got != tt.want {
+		if got := millis(tt.in); got != tt.want {
 			t.Errorf("Millis(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -53,17 +53,17 @@ func TestOtherFormats(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{Seconds(30), "30.0 s"},
 		{Seconds(29.94), "29.9 s"},
-		{PlanSeconds(30), "30 s"},
-		{PlanSeconds(2.5), "2.5 s"},
-		{Decimal1(1011.5), "1,011.5"},
-		{Decimal1(-1234.56), "-1,234.6"},
-		{Decimal1(15.94), "15.9"},
+		{planSeconds(30), "30 s"},
+		{planSeconds(2.5), "2.5 s"},
+		{decimal1(1011.5), "1,011.5"},
+		{decimal1(-1234.56), "-1,234.6"},
+		{decimal1(15.94), "15.9"},
 		{Count(13370), "13,370"},
 		{Count(207043), "207,043"},
 		{Count(1000000), "1,000,000"},
 		{Count(0), "0"},
 		{Count(-4096), "-4,096"},
-		{optional[float64](nil, Decimal1), "—"},
+		{optional[float64](nil, decimal1), "—"},
 	}
 	for i, tt := range tests {
 		if tt.got != tt.want {

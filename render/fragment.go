@@ -159,7 +159,7 @@ func indexRowsHTML(rows []indexRow, efficiency bool) template.HTML {
 		figure("Best single-stream tok/s", r.BestSingle, r.TopBest, "best")
 		figure("Peak total tok/s", r.Peak, r.TopPeak, "peak")
 		if efficiency {
-			figure("Best tok/s per watt", cmp.Or(r.BestPerWatt, Dash), r.TopPerWatt, "perwatt")
+			figure("Best tok/s per watt", cmp.Or(r.BestPerWatt, dash), r.TopPerWatt, "perwatt")
 		}
 		b.WriteString("</tr>")
 	}

@@ -22,7 +22,6 @@ type pageBase struct {
 	Description    string
 	Canonical      string
 	EChartsVersion string
-	Scripts        bool // the site script
 	Charts         bool // ECharts, for pages that draw
 }
 
@@ -131,7 +130,6 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		p.Chart, p.ChartLabel = prefillChart(r)
 	}
 	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
-	p.Scripts = true
 	p.Matrix, p.Legend = decodeMatrix(r)
 	p.Views = matrixViews(r)
 	var err error
@@ -156,7 +154,7 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	return p, nil
 }
 
-// runTitle is the page's heading as the seed words it: "<model> on <GPU> 96GB".
+// runTitle is the page's heading as published matrices word it: "<model> on <GPU> 96GB".
 func runTitle(r *matrixgen.Run) string {
 	gpu := r.Hardware.GPU
 	if r.Hardware.GPUCount > 1 {
@@ -297,7 +295,7 @@ func secondsIf(s float64) string {
 	if s <= 0 {
 		return ""
 	}
-	return PlanSeconds(s)
+	return planSeconds(s)
 }
 
 func boolIf(b *bool) string {
@@ -355,7 +353,7 @@ func disagreements(r *matrixgen.Run) []string {
 
 // signedPercent writes a share as "+1.2 %" or "−0.4 %".
 func signedPercent(v float64) string {
-	s := Decimal1(math.Abs(v) * 100)
+	s := decimal1(math.Abs(v) * 100)
 	if v < 0 {
 		return "−" + s + " %"
 	}
@@ -371,7 +369,7 @@ func prefillNotes(r *matrixgen.Run) []string {
 			parts = append(parts, p.Note)
 		}
 		if p.ServerPromptTokS != nil {
-			parts = append(parts, "the server timed its prefill at "+TokS(*p.ServerPromptTokS)+" tok/s")
+			parts = append(parts, "the server timed its prefill at "+tokS(*p.ServerPromptTokS)+" tok/s")
 		}
 		if p.IdleWaitSeconds != nil && *p.IdleWaitSeconds >= 0.5 {
 			parts = append(parts, "measured after waiting "+Seconds(*p.IdleWaitSeconds)+" for the server to finish earlier work")
@@ -398,5 +396,5 @@ func wattsIf(w *float64) string {
 	if w == nil {
 		return ""
 	}
-	return Decimal1(*w) + " W"
+	return decimal1(*w) + " W"
 }

@@ -49,8 +49,8 @@ func (s Site) assets() fs.FS {
 	return embedded
 }
 
-// DefaultTitle is the site title when the config gives none.
-const DefaultTitle = "LLM inference speed test matrices"
+// defaultTitle is the site title when the config gives none.
+const defaultTitle = "LLM inference speed test matrices"
 
 // Stats says what a build did.
 type Stats struct {
@@ -109,7 +109,7 @@ func BuildContext(ctx context.Context, src Source, site Site, out string) (Stats
 // build is BuildContext, giving back the builder with what it laid out.
 func build(ctx context.Context, src Source, site Site, out string) (*builder, Stats, error) {
 	if site.Title == "" {
-		site.Title = DefaultTitle
+		site.Title = defaultTitle
 	}
 	b, err := newBuilder(site)
 	if err != nil {
@@ -413,7 +413,7 @@ func newMarkdown() goldmark.Markdown {
 }
 
 func (b *builder) base(root, title, description, rel string) pageBase {
-	p := pageBase{Root: root, SiteTitle: b.site.Title, PageTitle: title, Description: description, EChartsVersion: echartsVersion, Scripts: true}
+	p := pageBase{Root: root, SiteTitle: b.site.Title, PageTitle: title, Description: description, EChartsVersion: echartsVersion}
 	if b.site.BaseURL != "" {
 		p.Canonical = strings.TrimSuffix(b.site.BaseURL, "/") + "/" + rel
 	}
@@ -653,7 +653,7 @@ func filters(rows []indexRow) []filter {
 	distinct := func(get func(indexRow) string) []string {
 		var out []string
 		for _, r := range rows {
-			if v := get(r); v != Dash && v != "" && !slices.Contains(out, v) {
+			if v := get(r); v != dash && v != "" && !slices.Contains(out, v) {
 				out = append(out, v)
 			}
 		}
@@ -711,7 +711,7 @@ func gpuOrNone(h matrixgen.Hardware) string {
 	case h.CPU != "" || h.Type == "CPU":
 		return "none (CPU)"
 	}
-	return Dash
+	return dash
 }
 
 func newIndexRow(e matrixgen.Entry) indexRow {
@@ -721,11 +721,11 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 	return indexRow{
 		ID: e.ID, Href: "runs/" + e.ID + "/index.html",
 		Model: r.Model.Name, GPU: gpuOrNone(r.Hardware),
-		Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), Dash),
-		Quantization: cmp.Or(r.Engine.Quantization, Dash),
+		Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), dash),
+		Quantization: cmp.Or(r.Engine.Quantization, dash),
 		Date:         date(r.StartedAt),
 		BestSingle:   ifOK(okBest, best), Peak: ifOK(okPeak, peak),
-		EngineName: cmp.Or(r.Engine.Name, Dash),
+		EngineName: cmp.Or(r.Engine.Name, dash),
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
 		BestPerWatt: bestPerWatt(r), PerWattValue: bestPerWatt(r),
@@ -917,9 +917,9 @@ func rawIfOK(ok bool, v float64) string {
 
 func ifOK(ok bool, v float64) string {
 	if !ok {
-		return Dash
+		return dash
 	}
-	return Decimal1(v)
+	return decimal1(v)
 }
 
 func execute(t *template.Template, data any) ([]byte, error) {

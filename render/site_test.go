@@ -109,7 +109,7 @@ func tableRows(table string) [][]string {
 	return rows
 }
 
-// seedRows reads the seed page's tables (testdata holds them as the seed
+// seedRows reads the sample run's source page's tables (testdata holds them as the page
 // printed them: "| a | b |").
 func seedRows(t *testing.T, name string) [][]string {
 	var rows [][]string
@@ -123,8 +123,8 @@ func seedRows(t *testing.T, name string) [][]string {
 	return rows
 }
 
-// TestSeedMeasurementsAppear checks every one of the seed's 73 measurements
-// is on the page, every column formatted as the seed formats it.
+// TestSeedMeasurementsAppear checks every one of the source page's 73 measurements
+// is on the page, every column formatted as that page formats it.
 func TestSeedMeasurementsAppear(t *testing.T) {
 	page := read(t, filepath.Join(buildSample(t, Site{}), "runs", sampleID, "index.html"))
 	got := tableRows(allTable.FindString(page))
@@ -140,7 +140,7 @@ func TestSeedMeasurementsAppear(t *testing.T) {
 }
 
 // TestSeedMatrixAppears checks the decode matrix cell by cell against the
-// seed's: figure, status and TTFT in the same words and formats.
+// source page's: figure, status and TTFT in the same words and formats.
 func TestSeedMatrixAppears(t *testing.T) {
 	page := read(t, filepath.Join(buildSample(t, Site{}), "runs", sampleID, "index.html"))
 	got := tableRows(matrixEl.FindString(page))
@@ -159,7 +159,7 @@ func TestSeedMatrixAppears(t *testing.T) {
 }
 
 func TestCSV(t *testing.T) {
-	csv := string(MeasurementsCSV(loadSample(t).Run))
+	csv := string(measurementsCSV(loadSample(t).Run))
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	if len(lines) != 74 {
 		t.Fatalf("%d CSV lines, want a header and 73 rows", len(lines))
@@ -251,8 +251,8 @@ func TestComparePairs(t *testing.T) {
 		{ID: "a3", Model: "m", GPU: "g", started: day(3)},
 		{ID: "a2", Model: "m", GPU: "g", started: day(2)},
 		{ID: "b1", Model: "m", GPU: "other", started: day(1)},
-		{ID: "c1", Model: "m", GPU: Dash, started: day(1)},
-		{ID: "c2", Model: "m", GPU: Dash, started: day(2)},
+		{ID: "c1", Model: "m", GPU: dash, started: day(1)},
+		{ID: "c2", Model: "m", GPU: dash, started: day(2)},
 	}
 	got, err := comparePairs([]Pair{{"b1", "a3"}, {"a2", "a1"}}, rows)
 	if err != nil {
@@ -442,7 +442,7 @@ func TestCompareSetsEfficiencySideBySide(t *testing.T) {
 	if d := got["Power limit"]; d.A != "300 W (default 600 W)" || d.B != "600 W" || !d.Differs {
 		t.Errorf("power limit row %+v", d)
 	}
-	if d := got["Best tok/s per watt"]; d.A != "2.50" || d.B != Dash || !d.Differs {
+	if d := got["Best tok/s per watt"]; d.A != "2.50" || d.B != dash || !d.Differs {
 		t.Errorf("efficiency row %+v", d)
 	}
 }
@@ -476,8 +476,8 @@ func TestMatrixViews(t *testing.T) {
 	if ttft.Cells[fastest][1] != binClass(Bins-1) || ttft.Cells[slowest][1] != binClass(0) {
 		t.Errorf("TTFT: fastest %s is %q, slowest %s is %q; want the best colour for the fastest", fastest, ttft.Cells[fastest][1], slowest, ttft.Cells[slowest][1])
 	}
-	if ttft.Cells[fastest][0] != Millis(lo) {
-		t.Errorf("TTFT figure %q, want %q", ttft.Cells[fastest][0], Millis(lo))
+	if ttft.Cells[fastest][0] != millis(lo) {
+		t.Errorf("TTFT figure %q, want %q", ttft.Cells[fastest][0], millis(lo))
 	}
 	for i := range r.Decode {
 		if d := &r.Decode[i]; showsFigure(*d) {
@@ -503,7 +503,7 @@ func TestPrefillBarsCarryTheirFigures(t *testing.T) {
 		if p.PromptTokS == nil {
 			continue
 		}
-		want := TokS(*p.PromptTokS) + "\\n" + ttftText(*p.TTFTMs)
+		want := tokS(*p.PromptTokS) + "\\n" + ttftText(*p.TTFTMs)
 		if !strings.Contains(text, `"formatter":"`+want+`"`) {
 			t.Errorf("prefill %s: no bar label %q", matrixgen.ContextLabel(p.ContextTokens), want)
 		}

@@ -30,14 +30,14 @@ type viewSpec struct {
 }
 
 var viewSpecs = []viewSpec{
-	{"total", "Total tok/s (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 { return d.TotalTokS }, Decimal1, false},
-	{"per-request", "Per request tok/s (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 { return d.PerRequestTokS }, Decimal1, false},
+	{"total", "Total tok/s (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 { return d.TotalTokS }, decimal1, false},
+	{"per-request", "Per request tok/s (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 { return d.PerRequestTokS }, decimal1, false},
 	{"ttft", "Time to first token, median (colour, logarithmic steps; shorter is better)", func(d matrixgen.Decode) *float64 {
 		if d.TTFTMs == nil {
 			return nil
 		}
 		return &d.TTFTMs.P50
-	}, Millis, true},
+	}, millis, true},
 	{"per-watt", "Tok/s per watt of GPU board power (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 {
 		if d.Power == nil {
 			return nil
@@ -49,7 +49,7 @@ var viewSpecs = []viewSpec{
 			return nil
 		}
 		return d.Power.JoulesPer1KTokens
-	}, func(v float64) string { return Decimal1(v) + " J" }, true},
+	}, func(v float64) string { return decimal1(v) + " J" }, true},
 }
 
 // matrixViews lays out every view the run has figures for; nil when it
@@ -72,7 +72,7 @@ func matrixViews(r *matrixgen.Run) []matrixView {
 		if single {
 			v.Legend = []legendBin{{Class: binClass(Bins - 1), Range: spec.format(hi)}}
 		} else {
-			edges := BinEdges(lo, hi, Bins)
+			edges := binEdges(lo, hi, Bins)
 			for i := range Bins {
 				from, to := edges[i], edges[i+1]
 				if spec.lowerBetter { // the best colour goes to the smallest figure
@@ -85,7 +85,7 @@ func matrixViews(r *matrixgen.Run) []matrixView {
 			x := spec.value(d)
 			if !showsFigure(d) || x == nil || *x <= 0 {
 				if d.Status != matrixgen.StatusNotRun {
-					v.Cells[cellID(d)] = [2]string{Dash, ""}
+					v.Cells[cellID(d)] = [2]string{dash, ""}
 				}
 				continue
 			}

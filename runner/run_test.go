@@ -19,7 +19,7 @@ import (
 )
 
 // testProfile is a sim with realistic latencies at small scale: 10 ms decode
-// steps, prefill at 20,000 tok/s, 250 ms of per-request overhead (the seed's
+// steps, prefill at 20,000 tok/s, 250 ms of per-request overhead (the sample run's
 // TTFTs at one stream are about that), no speculation unless a test asks.
 func testProfile() sim.Profile {
 	p := sim.DefaultProfile()

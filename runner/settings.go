@@ -56,7 +56,7 @@ type Sweep struct {
 	// LoopRetries is how often a looped cell is run again with a fresh prompt.
 	LoopRetries *int `toml:"loop_retries"`
 	// CacheMode is "shared" (every stream of a cell on the context the scout
-	// warmed, as the seed does) or "distinct" (each stream its own context).
+	// warmed, as the sample run was measured) or "distinct" (each stream its own context).
 	CacheMode string `toml:"cache_mode"`
 	// WarmupTimeout bounds the wait for all streams of a cell to produce
 	// tokens; past it the window opens anyway and the cell counts as queued.
@@ -108,7 +108,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText writes the duration as Go does.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// Defaults fills what the settings leave out with the seed's sweep.
+// Defaults fills what the settings leave out with the sample run's sweep.
 func (s *Settings) Defaults() {
 	if s.Server.BaseURL == "" {
 		s.Server.BaseURL = "http://127.0.0.1:8000"

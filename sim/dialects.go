@@ -9,7 +9,7 @@ import (
 
 // The sim speaks three dialects of the same OpenAI-compatible API. vLLM's is
 // in wire.go and server.go; here are where SGLang and llama.cpp's
-// llama-server differ, as servers.md and the captured llama-server traffic
+// llama-server differ, as real llama-server traffic
 // show them.
 
 // routes adds the endpoints of the profile's dialect.

@@ -10,7 +10,7 @@ import (
 
 // Profile is how the simulated server behaves: how fast it prefills and
 // decodes, how much it can hold, when its model loops, and which faults it
-// injects. The defaults resemble the seed's server (a 30B-A3B model with
+// injects. The defaults resemble the sample run's server (a 30B-A3B model with
 // three speculative tokens on one large GPU), scaled down.
 type Profile struct {
 	// Flavour is the wire dialect: "vllm" (the default), "sglang",
@@ -158,7 +158,7 @@ type Faults struct {
 	TruncatePromptTo int `toml:"truncate_prompt_to"`
 }
 
-// DefaultProfile is the seed's server, scaled down: about 330 tok/s for one
+// DefaultProfile is the sample run's server, scaled down: about 330 tok/s for one
 // stream, a few thousand in total at 128, 2M tokens of KV cache.
 func DefaultProfile() Profile {
 	return Profile{

@@ -19,7 +19,7 @@ var importCommand = command{
 Usage: matrixgen import <format> <file>... [options]
 
 Formats:
-  llm-inference-bench   one benchmark_results.json (the tool that made the seed page)
+  llm-inference-bench   one benchmark_results.json (the tool behind the sample run's source page)
   vllm-bench-serve      vllm bench serve --save-result files, one per (input length,
                         concurrency) point; several make one matrix
 

@@ -10,7 +10,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// Contexts and Concurrency are the seed's sweep: 8 × 8 cells.
+// Contexts and Concurrency are the sample run's sweep: 8 × 8 cells.
 var (
 	Contexts        = []int{8192, 16384, 32768, 65536, 131072, 262144, 524288, 1043456}
 	Concurrency     = []int{1, 2, 4, 8, 16, 32, 64, 128}
