@@ -154,7 +154,7 @@ func (l *Live) Update(files []string) (Stats, error) {
 	if err := l.b.writeIndex(l.out, list, pairs); err != nil {
 		return Stats{}, err
 	}
-	if err := errors.Join(l.b.writeSiteCSV(l.out, list), l.b.writeSitemap(l.out, list)); err != nil {
+	if err := errors.Join(l.b.writeSiteCSV(l.out, list), l.b.writeSitemap(l.out, list), l.b.writePick(l.out, list)); err != nil {
 		return Stats{}, err
 	}
 	if err := l.writeMarker(); err != nil {

@@ -486,7 +486,7 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err := b.writeIndex(dir, rows, pairs); err != nil {
 		return Stats{}, err
 	}
-	if err := errors.Join(b.writeMethodology(dir), b.writePick(dir), b.writeSiteCSV(dir, rows), b.writeSitemap(dir, rows)); err != nil {
+	if err := errors.Join(b.writeMethodology(dir), b.writePick(dir, rows), b.writeSiteCSV(dir, rows), b.writeSitemap(dir, rows)); err != nil {
 		return Stats{}, err
 	}
 	b.rows, b.pairs = rows, pairs
@@ -831,6 +831,9 @@ type compareRules struct {
 	RatioBins      []ratioBin        `json:"ratio_bins"`
 	StatusLabels   map[string]string `json:"status_labels"`
 	FigureStatuses []string          `json:"figure_statuses"`
+	// ContextLabels names every context length of the site's runs, by its
+	// token count: "8192" → "8K".
+	ContextLabels map[string]string `json:"context_labels"`
 }
 
 type ratioBin struct {
@@ -838,8 +841,13 @@ type ratioBin struct {
 	Class string   `json:"class"`
 }
 
-func newCompareRules() compareRules {
-	r := compareRules{StatusLabels: map[string]string{}}
+func newCompareRules(rows []indexRow) compareRules {
+	r := compareRules{StatusLabels: map[string]string{}, ContextLabels: map[string]string{}}
+	for _, row := range rows {
+		for _, d := range row.run.Decode {
+			r.ContextLabels[strconv.Itoa(d.ContextTokens)] = d.ContextLabel()
+		}
+	}
 	for _, b := range ratioBins {
 		bin := ratioBin{Class: b.class}
 		if !math.IsInf(b.below, 1) {
@@ -858,9 +866,9 @@ func newCompareRules() compareRules {
 
 // writePick writes compare.html, where the site script compares any two
 // runs the reader picks from their run.json files.
-func (b *builder) writePick(dir string) error {
+func (b *builder) writePick(dir string, rows []indexRow) error {
 	page := pickPage{pageBase: b.base("", "Compare two runs · "+b.site.Title, "Compare any two speed test matrices of this site.", "compare.html"),
-		Rules: newCompareRules()}
+		Rules: newCompareRules(rows)}
 	html, err := execute(b.pick, page)
 	if err != nil {
 		return err

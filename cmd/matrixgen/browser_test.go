@@ -164,6 +164,11 @@ func TestPagesInABrowser(t *testing.T) {
 	if cells != 64 {
 		t.Errorf("comparing any two runs in the browser shows %d cells, want 64", cells)
 	}
+	var rowLabel string
+	eval(`document.querySelector("#pick-ratio tbody th").textContent`, &rowLabel)
+	if rowLabel != "8K" {
+		t.Errorf("the picked comparison's first row is labelled %q, want 8K (the label from the site's rules)", rowLabel)
+	}
 	var ratioText string
 	eval(`document.querySelector("#pick-ratio tbody td.ratio-0, #pick-ratio tbody td.ratio-1, #pick-ratio tbody td.ratio-2, #pick-ratio tbody td.ratio-3, #pick-ratio tbody td.ratio-4").textContent`, &ratioText)
 	if !strings.Contains(ratioText, "×") {

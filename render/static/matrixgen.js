@@ -267,11 +267,9 @@
   }
 
   // compare.html?a=X&b=Y: compare any two runs from their run.json files.
-  var K = 1024;
-  function contextLabel(n) { return n >= K && n % K === 0 ? (n / K) + "K" : String(n); }
   // The rules come from the Go side (#compare-rules): the script decides
   // nothing the built pages decide differently.
-  var rules = readJSON("compare-rules") || { ratio_bins: [], status_labels: {}, figure_statuses: [] };
+  var rules = readJSON("compare-rules") || { ratio_bins: [], status_labels: {}, figure_statuses: [], context_labels: {} };
   function shows(d) { return d && typeof d.total_tok_s === "number" && rules.figure_statuses.indexOf(d.status) >= 0; }
   function fmt1(v) { return v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 }); }
   function ratioClass(r) {
@@ -281,6 +279,7 @@
     }
     return "";
   }
+  function contextLabel(n) { return rules.context_labels[String(n)] || String(n); }
   function statusLabel(d) { return d ? rules.status_labels[d.status] || d.status : "not measured"; }
 
   function pickCompare() {
