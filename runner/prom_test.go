@@ -28,7 +28,7 @@ func TestParsePromVLLM(t *testing.T) {
 }
 
 func TestParsePromLlamaCpp(t *testing.T) {
-	data, err := os.ReadFile("testdata/llama-server/metrics-8-requests-4-slots.txt")
+	data, err := os.ReadFile("../sim/testdata/llama-server/metrics-8-requests-4-slots.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

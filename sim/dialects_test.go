@@ -12,7 +12,7 @@ import (
 )
 
 func llamaFixture(t *testing.T, name string) []event {
-	return fixtureFile(t, filepath.Join("..", "testdata", "llama-server", name))
+	return fixtureFile(t, filepath.Join("testdata", "llama-server", name))
 }
 
 // llamaKind names a llama-server chunk: role, content, finish, usage, done.
@@ -145,7 +145,10 @@ func TestLlamaCppPromptTooLong(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	f, _ := os.ReadFile(filepath.Join("..", "testdata", "llama-server", "chat-prompt-too-long.txt"))
+	f, err := os.ReadFile(filepath.Join("testdata", "llama-server", "chat-prompt-too-long.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	fixture := string(f)[:strings.LastIndex(string(f), "}")+1]
 	if resp.StatusCode != 400 || !slices.Equal(shape(t, body), shape(t, []byte(fixture))) {
 		t.Errorf("status %d, %s\nwant the shape of %s", resp.StatusCode, body, fixture)
