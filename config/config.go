@@ -14,7 +14,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/runner"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -23,18 +22,13 @@ const DefaultFile = "matrixgen.toml"
 
 // Config is the whole file. Every section is optional.
 type Config struct {
-	Site     Site            `toml:"site"`
-	Server   runner.Server   `toml:"server"`
-	Sweep    runner.Sweep    `toml:"sweep"`
-	Describe runner.Describe `toml:"describe"`
+	Site     Site     `toml:"site"`
+	Server   Server   `toml:"server"`
+	Sweep    Sweep    `toml:"sweep"`
+	Describe Describe `toml:"describe"`
 
 	lines map[string]int // where each key was defined, for later errors
 	file  string
-}
-
-// Settings is the part of the config `matrixgen run` uses.
-func (c Config) Settings() runner.Settings {
-	return runner.Settings{Server: c.Server, Sweep: c.Sweep, Describe: c.Describe}
 }
 
 // Where names the place of a key in the file, "matrixgen.toml:12", for an

@@ -21,7 +21,7 @@ func faultSweep(t *testing.T, f sim.Faults, tweak func(*Settings)) *matrixgen.Ru
 	t.Helper()
 	s, url, dial := startMemSim(t, testProfile())
 	settings := testSettings(url, []string{"1K"}, []int{1, 2}, time.Second)
-	settings.Sweep.StallTimeout.Duration = 5 * time.Second
+	settings.Sweep.StallTimeout = 5 * time.Second
 	if tweak != nil {
 		tweak(&settings)
 	}
@@ -43,9 +43,9 @@ func TestFaultsMarkTheCell(t *testing.T) {
 		{"HTTP 500", sim.Faults{Every: 1, HTTPStatus: 500}, nil, "HTTP 500"},
 		{"error event mid-stream", sim.Faults{Every: 1, ErrorEventAfterTokens: 5}, nil, "engine core died"},
 		{"malformed chunk", sim.Faults{Every: 1, MalformedAfterTokens: 5}, nil, "malformed chunk"},
-		{"connection cut mid-stream", sim.Faults{Every: 1, DropAfterTokens: 5}, func(s *Settings) { s.Sweep.ServerWait.Duration = 2 * time.Second }, ""},
+		{"connection cut mid-stream", sim.Faults{Every: 1, DropAfterTokens: 5}, func(s *Settings) { s.Sweep.ServerWait = 2 * time.Second }, ""},
 		{"stall past the timeout", sim.Faults{Every: 1, StallAfterTokens: 5, StallSeconds: 3},
-			func(s *Settings) { s.Sweep.StallTimeout.Duration = 500 * time.Millisecond }, "stalled: no data for 500ms"},
+			func(s *Settings) { s.Sweep.StallTimeout = 500 * time.Millisecond }, "stalled: no data for 500ms"},
 		{"prompt silently truncated", sim.Faults{Every: 1, TruncatePromptTo: 512}, nil, "the server cut the prompt: it reported 512 prompt tokens"},
 	}
 	for _, tt := range tests {
@@ -152,7 +152,7 @@ func TestServerDiesAndComesBack(t *testing.T) {
 	rs.start()
 	defer rs.kill()
 	settings := testSettings("http://"+rs.addr, []string{"1K"}, []int{1, 2}, 2*time.Second)
-	settings.Sweep.ServerWait.Duration = 20 * time.Second
+	settings.Sweep.ServerWait = 20 * time.Second
 	log := &cancelAfter{marker: "prefill 1K", cancel: func() {
 		go func() { // mid-cell: down for a second and a half, then back
 			time.Sleep(1500 * time.Millisecond)
@@ -184,7 +184,7 @@ func TestServerDiesForGood(t *testing.T) {
 	rs := &restartableSim{t: t, addr: "127.0.0.1:0", s: s}
 	rs.start()
 	settings := testSettings("http://"+rs.addr, []string{"1K"}, []int{1, 2}, 2*time.Second)
-	settings.Sweep.ServerWait.Duration = 2 * time.Second
+	settings.Sweep.ServerWait = 2 * time.Second
 	file := filepath.Join(t.TempDir(), "r.json")
 	log := &cancelAfter{marker: "prefill 1K", cancel: func() {
 		go func() { time.Sleep(1500 * time.Millisecond); rs.kill() }()

@@ -98,8 +98,8 @@ func hostileSweep(t *testing.T, attack hostile.Attack) (*matrixgen.Run, string, 
 	t.Cleanup(ts.Close)
 	settings := testSettings(ts.URL, []string{"1K"}, []int{1}, time.Second)
 	settings.Sweep.KVCacheTokens = 1 << 20
-	settings.Sweep.StallTimeout.Duration = 3 * time.Second
-	settings.Sweep.WarmupTimeout.Duration = 5 * time.Second
+	settings.Sweep.StallTimeout = 3 * time.Second
+	settings.Sweep.WarmupTimeout = 5 * time.Second
 	file := filepath.Join(t.TempDir(), "run.json")
 	var log bytes.Buffer
 	run, err := Run(context.Background(), Options{Settings: settings, File: file, Log: &log})

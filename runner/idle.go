@@ -74,7 +74,7 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 		return nil, nil
 	}
 	start := time.Now()
-	limit := sw.s.Sweep.IdleTimeout.Duration
+	limit := sw.s.Sweep.IdleTimeout
 	prevRate := 0.0
 	for {
 		idle, rate, err := sw.isIdle(ctx, prevRate, time.Since(sw.cellEnded) >= sw.busyFor)
@@ -186,12 +186,12 @@ func (sw *sweeper) noteCut(w window, maxOutput int) {
 		sw.cut++
 		n := o.tokens()
 		if n == 0 || o.firstText.IsZero() || !o.end.After(o.firstText) {
-			sw.busyFor = sw.s.Sweep.IdleTimeout.Duration
+			sw.busyFor = sw.s.Sweep.IdleTimeout
 			continue
 		}
 		rate := float64(n) / o.end.Sub(o.firstText).Seconds()
 		left := time.Duration(float64(max(maxOutput-n, 0)) / rate * float64(time.Second))
-		sw.busyFor = max(sw.busyFor, min(left, sw.s.Sweep.IdleTimeout.Duration))
+		sw.busyFor = max(sw.busyFor, min(left, sw.s.Sweep.IdleTimeout))
 	}
 }
 

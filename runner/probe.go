@@ -36,7 +36,7 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		for i, m := range models.Data {
 			ids[i] = m.ID
 		}
-		return nil, fmt.Errorf("probe: the server serves %d models (%s); set [server] model", len(ids), strings.Join(ids, ", "))
+		return nil, fmt.Errorf("probe: the server serves %d models (%s); name the one to measure", len(ids), strings.Join(ids, ", "))
 	}
 	for _, m := range models.Data {
 		if m.ID == c.model {

@@ -47,9 +47,9 @@ func testSettings(url string, contexts []string, concurrency []int, window time.
 	s.Server.BaseURL = url
 	s.Sweep.Contexts = contexts
 	s.Sweep.Concurrency = concurrency
-	s.Sweep.Duration.Duration = window
+	s.Sweep.Duration = window
 	s.Sweep.MaxOutput = 4096
-	s.Sweep.WarmupTimeout.Duration = 20 * time.Second
+	s.Sweep.WarmupTimeout = 20 * time.Second
 	return s
 }
 
@@ -205,7 +205,7 @@ func TestQueuedCell(t *testing.T) {
 		p.KV.MaxRunning = 2
 		_, url, dial := startMemSim(t, p)
 		s := testSettings(url, []string{"1K"}, []int{2, 4}, 1500*time.Millisecond)
-		s.Sweep.WarmupTimeout.Duration = 2 * time.Second
+		s.Sweep.WarmupTimeout = 2 * time.Second
 		run, _ := sweepWith(t, s, dial)
 		if got := run.Decode[0].Status; got != matrixgen.StatusValid {
 			t.Errorf("2 streams on 2 slots: %s (%s)", got, run.Decode[0].Reason)

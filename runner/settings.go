@@ -5,108 +5,92 @@
 package runner
 
 import (
-	"fmt"
 	"time"
 )
 
-// Settings is everything a sweep needs: the [server], [sweep] and
-// [describe] sections of matrixgen.toml, after flags.
+// Settings is everything a sweep needs: where the server is and what to
+// send it, what to measure, and what the runner cannot detect. The
+// command fills it from its configuration and flags.
 type Settings struct {
-	Server   Server   `toml:"server"`
-	Sweep    Sweep    `toml:"sweep"`
-	Describe Describe `toml:"describe"`
+	Server   Server
+	Sweep    Sweep
+	Describe Describe
 }
 
 // Server says where the server is and what to send it besides the prompt.
 type Server struct {
 	// BaseURL is the server's root, e.g. http://127.0.0.1:8000 (without /v1).
-	BaseURL string `toml:"base_url"`
+	BaseURL string
 	// APIKeyEnv names the environment variable holding the API key. The key
 	// itself is read at start and never written anywhere.
-	APIKeyEnv string `toml:"api_key_env"`
+	APIKeyEnv string
 	// Model is the served model; empty picks the only one /v1/models lists.
-	Model string `toml:"model"`
+	Model string
 	// MetricsURL overrides <base_url>/metrics.
-	MetricsURL string `toml:"metrics_url"`
+	MetricsURL string
 	// Temperature, when set, is sent as is (0 included, which go-openai drops).
-	Temperature *float64 `toml:"temperature"`
+	Temperature *float64
 	// ChatTemplateKwargs is sent as chat_template_kwargs, e.g. {enable_thinking = false}.
-	ChatTemplateKwargs map[string]any `toml:"chat_template_kwargs"`
+	ChatTemplateKwargs map[string]any
 	// Extra fields merged into every chat request body.
-	Extra map[string]any `toml:"extra"`
+	Extra map[string]any
 }
 
 // Sweep is what to measure.
 type Sweep struct {
 	// Contexts are the matrix's rows: labels ("8K"), token counts, or "max",
 	// the largest context that fits max_model_len with max_output.
-	Contexts []string `toml:"contexts"`
+	Contexts []string
 	// Concurrency levels are the matrix's columns.
-	Concurrency []int `toml:"concurrency"`
+	Concurrency []int
 	// PrefillContexts are measured by a scout request; empty: the contexts.
-	PrefillContexts []string `toml:"prefill_contexts"`
+	PrefillContexts []string
 	// Duration is each decode cell's window.
-	Duration Duration `toml:"duration"`
+	Duration time.Duration
 	// MaxOutput caps each request's output tokens.
-	MaxOutput int `toml:"max_output"`
+	MaxOutput int
 	// IgnoreEOS asks the server to run every stream to MaxOutput.
-	IgnoreEOS *bool `toml:"ignore_eos"`
+	IgnoreEOS *bool
 	// KVCacheTokens overrides the KV capacity the probe finds.
-	KVCacheTokens int `toml:"kv_cache_tokens"`
+	KVCacheTokens int
 	// LoopRetries is how often a looped cell is run again with a fresh prompt.
-	LoopRetries *int `toml:"loop_retries"`
+	LoopRetries *int
 	// CacheMode is "shared" (every stream of a cell on the context the scout
 	// warmed, as the sample run was measured) or "distinct" (each stream its own context).
-	CacheMode string `toml:"cache_mode"`
+	CacheMode string
 	// WarmupTimeout bounds the wait for all streams of a cell to produce
 	// tokens; past it the window opens anyway and the cell counts as queued.
-	WarmupTimeout Duration `toml:"warmup_timeout"`
+	WarmupTimeout time.Duration
 	// StallTimeout fails a stream that sends nothing for this long.
-	StallTimeout Duration `toml:"stall_timeout"`
+	StallTimeout time.Duration
 	// ServerWait is how long to wait for a server that stopped answering to
 	// come back (its /health answering) before the sweep stops.
-	ServerWait Duration `toml:"server_wait"`
+	ServerWait time.Duration
 	// IdleTimeout bounds the wait, before each measurement, for the server to
 	// finish earlier work (some go on generating for requests a cut cell
 	// left behind); past it the measurement starts anyway and says so.
-	IdleTimeout Duration `toml:"idle_timeout"`
+	IdleTimeout time.Duration
 }
 
 // Describe is what the runner cannot detect, for the page's panels.
 type Describe struct {
-	HardwareType  string  `toml:"hardware_type"`
-	GPU           string  `toml:"gpu"`
-	GPUCount      int     `toml:"gpu_count"`
-	VRAMGB        float64 `toml:"vram_gb"`
-	CPU           string  `toml:"cpu"`
-	OS            string  `toml:"os"`
-	Engine        string  `toml:"engine"`
-	EngineVersion string  `toml:"engine_version"`
-	Quantization  string  `toml:"quantization"`
-	Backend       string  `toml:"backend"`
-	Repository    string  `toml:"repository"`
-	Build         string  `toml:"build"`
-	Commit        string  `toml:"commit"`
-	ModelName     string  `toml:"model_name"`
-	Revision      string  `toml:"revision"`
-	LaunchCommand string  `toml:"launch_command"`
+	HardwareType  string
+	GPU           string
+	GPUCount      int
+	VRAMGB        float64
+	CPU           string
+	OS            string
+	Engine        string
+	EngineVersion string
+	Quantization  string
+	Backend       string
+	Repository    string
+	Build         string
+	Commit        string
+	ModelName     string
+	Revision      string
+	LaunchCommand string
 }
-
-// Duration is a time.Duration written as "30s" in TOML.
-type Duration struct{ time.Duration }
-
-// UnmarshalText reads "30s", "2m", "1h30m".
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
-	if err != nil {
-		return fmt.Errorf("want a duration like 30s or 2m, got %q", b)
-	}
-	d.Duration = v
-	return nil
-}
-
-// MarshalText writes the duration as Go does.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // Defaults fills what the settings leave out with the sample run's sweep.
 func (s *Settings) Defaults() {
@@ -120,8 +104,8 @@ func (s *Settings) Defaults() {
 	if len(sw.Concurrency) == 0 {
 		sw.Concurrency = []int{1, 2, 4, 8, 16, 32, 64, 128}
 	}
-	if sw.Duration.Duration == 0 {
-		sw.Duration.Duration = 30 * time.Second
+	if sw.Duration == 0 {
+		sw.Duration = 30 * time.Second
 	}
 	if sw.MaxOutput == 0 {
 		sw.MaxOutput = 4096
@@ -135,16 +119,16 @@ func (s *Settings) Defaults() {
 	if sw.CacheMode == "" {
 		sw.CacheMode = "shared"
 	}
-	if sw.WarmupTimeout.Duration == 0 {
-		sw.WarmupTimeout.Duration = 10 * time.Minute
+	if sw.WarmupTimeout == 0 {
+		sw.WarmupTimeout = 10 * time.Minute
 	}
-	if sw.StallTimeout.Duration == 0 {
-		sw.StallTimeout.Duration = 5 * time.Minute
+	if sw.StallTimeout == 0 {
+		sw.StallTimeout = 5 * time.Minute
 	}
-	if sw.ServerWait.Duration == 0 {
-		sw.ServerWait.Duration = 5 * time.Minute
+	if sw.ServerWait == 0 {
+		sw.ServerWait = 5 * time.Minute
 	}
-	if sw.IdleTimeout.Duration == 0 {
-		sw.IdleTimeout.Duration = 2 * time.Minute
+	if sw.IdleTimeout == 0 {
+		sw.IdleTimeout = 2 * time.Minute
 	}
 }

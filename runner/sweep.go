@@ -76,7 +76,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		return nil, err
 	}
 	if s.Sweep.KVCacheTokens > 0 {
-		probe.KVCacheTokens, probe.KVSource = s.Sweep.KVCacheTokens, "matrixgen.toml [sweep] kv_cache_tokens"
+		probe.KVCacheTokens, probe.KVSource = s.Sweep.KVCacheTokens, "given by hand (kv_cache_tokens)"
 	}
 	logf("server: %s %s, model %s, max length %d, KV cache %d tokens (%s)",
 		probe.Engine, probe.EngineVersion, probe.Model, probe.MaxModelLen, probe.KVCacheTokens, cmp.Or(probe.KVSource, "unknown"))
@@ -476,7 +476,7 @@ func (sw *sweeper) scout(ctx context.Context, n int, prompt builtPrompt, salt st
 	if err != nil {
 		return err
 	}
-	obs := sw.c.stream(ctx, chatRequest{prompt: prompt.text, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout.Duration, hooks{})
+	obs := sw.c.stream(ctx, chatRequest{prompt: prompt.text, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout, hooks{})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -529,9 +529,9 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 			}
 			got, w, err := sw.c.decodeCell(ctx, cellPlan{
 				context: n, concurrency: cc, prompt: prompt.text, promptTokens: prompt.tokens - prompt.slack(), salt: salt, attempt: attempt,
-				duration: sw.s.Sweep.Duration.Duration, maxOutput: sw.s.Sweep.MaxOutput,
+				duration: sw.s.Sweep.Duration, maxOutput: sw.s.Sweep.MaxOutput,
 				distinct: sw.s.Sweep.CacheMode == "distinct",
-				warmup:   sw.s.Sweep.WarmupTimeout.Duration, stall: sw.s.Sweep.StallTimeout.Duration,
+				warmup:   sw.s.Sweep.WarmupTimeout, stall: sw.s.Sweep.StallTimeout,
 				live: sw.o.Live, label: sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
 				baselineActive: sw.baselineActive(n, cc),
 				counter:        counterOf(sw.probe.Engine),
@@ -594,7 +594,7 @@ func (sw *sweeper) baselineActive(n, cc int) float64 {
 // stopped answering to answer /health again (or /v1/models, for servers
 // without /health).
 func (sw *sweeper) waitForServer(ctx context.Context, lost *lostServer) error {
-	limit := sw.s.Sweep.ServerWait.Duration
+	limit := sw.s.Sweep.ServerWait
 	sw.logf("the server stopped answering (%v); waiting up to %v for it to come back", lost.cause, limit)
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
