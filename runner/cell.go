@@ -160,7 +160,7 @@ func (c *Client) failed(d matrixgen.Decode, run *cellRun) (matrixgen.Decode, win
 	n := len(run.errs)
 	run.mu.Unlock()
 	d.Status, d.Reason = matrixgen.StatusError, err.Error()
-	if contextTooLong(err) {
+	if c.contextTooLong(err) {
 		d.Status = matrixgen.StatusOverCapacity
 	}
 	if n > 1 {

@@ -24,8 +24,9 @@ type Client struct {
 	http   *http.Client
 	model  string
 	chat   chatOptions
-	// engine is what the probe found; it picks the dialect of some requests.
-	engine string
+	// eng is the engine the probe recognised: what to send it, how to read
+	// it. Generic until the probe has run.
+	eng engine
 	// jsonTimeout bounds each request for a small answer.
 	jsonTimeout time.Duration
 }
@@ -56,7 +57,7 @@ func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *Client {
 		DisableCompression:  true,
 	}
 	hc := &http.Client{Transport: resendUnanswered{transport}}
-	return &Client{base: strings.TrimSuffix(baseURL, "/"), apiKey: apiKey, http: hc, jsonTimeout: defaultJSONTimeout}
+	return &Client{base: strings.TrimSuffix(baseURL, "/"), apiKey: apiKey, http: hc, jsonTimeout: defaultJSONTimeout, eng: genericEngine{}}
 }
 
 // parseRetryAfter reads a Retry-After of seconds or an HTTP date.

@@ -55,7 +55,7 @@ func (sw *sweeper) chooseIdleSignal(ctx context.Context) {
 			sw.idle = idleByMetrics
 			return
 		}
-	case sw.probe.Engine == "llama.cpp":
+	case sw.c.eng.hasSlots():
 		if _, err := sw.slotsIdle(ctx); err == nil {
 			sw.idle = idleBySlots
 			return
@@ -127,8 +127,9 @@ func (sw *sweeper) metricsIdle(ctx context.Context) (idle, ok bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	running := metric(samples, runningMetrics...)
-	waiting := metric(samples, waitingMetrics...)
+	names := sw.c.eng.metrics()
+	running := metric(samples, names.running...)
+	waiting := metric(samples, names.waiting...)
 	if running == nil && waiting == nil {
 		return false, false, nil
 	}
@@ -194,9 +195,3 @@ func (sw *sweeper) noteCut(w window, maxOutput int) {
 		sw.busyFor = max(sw.busyFor, min(left, sw.s.Sweep.IdleTimeout))
 	}
 }
-
-// The metrics that count requests running and waiting, by engine.
-var (
-	runningMetrics = []string{"vllm:num_requests_running", "sglang:num_running_reqs", "llamacpp:requests_processing"}
-	waitingMetrics = []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "llamacpp:requests_deferred"}
-)

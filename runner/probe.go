@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -46,12 +45,8 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 	if p.Model == "" {
 		return nil, fmt.Errorf("probe: the server does not serve model %q", c.model)
 	}
-	c.probeEngine(ctx, p)
-	c.engine = p.Engine
-	if p.Engine == "llama.cpp" {
-		// llama-server counts tokens per chunk only when asked.
-		c.chat.timingsPerToken = true
-	}
+	c.eng = recogniseEngine(ctx, c, p)
+	c.eng.prepare(c)
 	var tok struct {
 		Count int `json:"count"`
 	}
@@ -60,7 +55,7 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 	}
 	if samples, err := c.metrics(ctx, metricsURL); err == nil && len(samples) > 0 {
 		p.Metrics = true
-		kvFromMetrics(p, samples)
+		c.eng.kvFromMetrics(p, samples)
 	}
 	// A deadline for the whole request too: a server that keeps sending
 	// keep-alive comments and no token would pass the stall check for ever.
@@ -83,57 +78,13 @@ func (c *Client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenize
 	case p.Tokenize:
 		p.Tokenizer = "/tokenize (chat form, template included)"
 		return serverTokenizer{c}, nil
-	case p.Engine == "llama.cpp":
-		p.Tokenizer = "/apply-template, then /tokenize"
-		return llamaTokenizer{c}, nil
-	case p.Engine == "sglang":
-		t, err := newSGLangTokenizer(ctx, c)
-		if err == nil {
-			p.Tokenizer = fmt.Sprintf("/v1/tokenize plus the chat template's %d tokens (measured on usage)", t.overhead)
-			return t, nil
-		}
+	}
+	if t, how, ok := c.eng.counter(ctx, c); ok {
+		p.Tokenizer = how
+		return t, nil
 	}
 	p.Tokenizer = "calibration on usage.prompt_tokens (one request per count)"
 	return usageTokenizer{c}, nil
-}
-
-// probeEngine tells the engine and version from the endpoints each offers.
-func (c *Client) probeEngine(ctx context.Context, p *matrixgen.Probe) {
-	var v struct {
-		Version string `json:"version"`
-	}
-	var sglang struct {
-		Version           string `json:"version"`
-		MaxTotalNumTokens int    `json:"max_total_num_tokens"`
-	}
-	var props struct {
-		TotalSlots int    `json:"total_slots"`
-		BuildInfo  string `json:"build_info"`
-		Settings   struct {
-			NCtx int `json:"n_ctx"`
-		} `json:"default_generation_settings"`
-	}
-	switch {
-	case c.getJSON(ctx, "/server_info", &sglang) == nil && sglang.MaxTotalNumTokens > 0,
-		c.getJSON(ctx, "/get_server_info", &sglang) == nil && sglang.MaxTotalNumTokens > 0:
-		p.Engine, p.EngineVersion = "sglang", sglang.Version
-		p.KVCacheTokens, p.KVSource = sglang.MaxTotalNumTokens, "/server_info max_total_num_tokens"
-	case c.getJSON(ctx, "/props", &props) == nil && props.TotalSlots > 0:
-		p.Engine, p.EngineVersion = "llama.cpp", props.BuildInfo
-		if n := props.Settings.NCtx; n > 0 {
-			// Each slot holds one request of at most n_ctx tokens.
-			p.MaxModelLen = n
-			p.KVCacheTokens = props.TotalSlots * n
-			p.KVSource = fmt.Sprintf("/props: %d slots × n_ctx %d", props.TotalSlots, n)
-		}
-	case c.getJSON(ctx, "/version", &v) == nil && v.Version != "":
-		p.Engine, p.EngineVersion = "vllm", v.Version
-	case c.getJSON(ctx, "/api/version", &v) == nil && v.Version != "":
-		p.Engine, p.EngineVersion = "ollama", v.Version
-		c.ollamaLimits(ctx, p)
-	default:
-		p.Engine = "openai-compatible"
-	}
 }
 
 // metrics reads the server's Prometheus text.
@@ -157,29 +108,6 @@ func (c *Client) metrics(ctx context.Context, url string) ([]sample, error) {
 		return nil, err
 	}
 	return parseProm(bytes.NewReader(text)), nil
-}
-
-// kvFromMetrics reads the KV capacity vLLM reports. kv_cache_size_tokens is
-// right for every model; num_gpu_blocks × block_size only for plain
-// full-attention ones (for hybrid models block_size is the smallest group's).
-func kvFromMetrics(p *matrixgen.Probe, s []sample) {
-	if p.KVCacheTokens > 0 {
-		return
-	}
-	if v, ok := label(s, "vllm:cache_config_info", "kv_cache_size_tokens"); ok {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			p.KVCacheTokens, p.KVSource = n, "vllm:cache_config_info kv_cache_size_tokens"
-			return
-		}
-	}
-	blocks, _ := label(s, "vllm:cache_config_info", "num_gpu_blocks")
-	size, _ := label(s, "vllm:cache_config_info", "block_size")
-	b, err1 := strconv.Atoi(blocks)
-	z, err2 := strconv.Atoi(size)
-	if err1 == nil && err2 == nil && b > 0 && z > 0 {
-		p.KVCacheTokens = b * z
-		p.KVSource = "vllm:cache_config_info num_gpu_blocks × block_size (wrong for hybrid models: set kv_cache_tokens)"
-	}
 }
 
 // ServedModel is the model a server serves when it serves exactly one, for

@@ -23,6 +23,7 @@ func (s *metricsSampler) during(ctx context.Context, start time.Time, length tim
 		return func() []matrixgen.MetricsSample { return nil }
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	names := s.c.eng.metrics()
 	var mu sync.Mutex
 	var out []matrixgen.MetricsSample
 	done := make(chan struct{})
@@ -48,12 +49,12 @@ func (s *metricsSampler) during(ctx context.Context, start time.Time, length tim
 				continue
 			}
 			m := matrixgen.MetricsSample{AtSeconds: at.Seconds()}
-			m.Running = metric(samples, runningMetrics...)
-			m.Waiting = metric(samples, waitingMetrics...)
-			m.KVCacheUsage = metric(samples, "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage")
-			m.Preemptions = metric(samples, "vllm:num_preemptions_total", "sglang:num_retracted_requests_total")
-			draft, okD := sum(samples, "vllm:spec_decode_num_draft_tokens_total")
-			accepted, okA := sum(samples, "vllm:spec_decode_num_accepted_tokens_total")
+			m.Running = metric(samples, names.running...)
+			m.Waiting = metric(samples, names.waiting...)
+			m.KVCacheUsage = metric(samples, names.kvUsage...)
+			m.Preemptions = metric(samples, names.preemptions...)
+			draft, okD := sum(samples, names.draft)
+			accepted, okA := sum(samples, names.accepted)
 			if okD && okA && !first && draft > prevDraft {
 				m.SpecAcceptanceRate = new((accepted - prevAccepted) / (draft - prevDraft))
 			}
@@ -105,18 +106,4 @@ type serverCounter struct {
 	// tokens (llama-server), so it is set beside the tokens of the requests
 	// that completed inside the window.
 	completedOnly bool
-}
-
-// counterOf is the engine's generated-token counter; none for engines
-// that keep none (Ollama's count comes with each request instead).
-func counterOf(engine string) serverCounter {
-	switch engine {
-	case "vllm":
-		return serverCounter{metric: "vllm:generation_tokens_total"}
-	case "sglang":
-		return serverCounter{metric: "sglang:generation_tokens_total"}
-	case "llama.cpp":
-		return serverCounter{metric: "llamacpp:tokens_predicted_total", completedOnly: true}
-	}
-	return serverCounter{}
 }

@@ -128,8 +128,8 @@ type hooks struct {
 // stream sends req and reads its answer to the end, or until ctx ends (a
 // cut at the window's close: the observation keeps what arrived).
 func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
-	if c.engine == "ollama" {
-		return c.ollamaStream(ctx, req, stall, h)
+	if native, ok := c.eng.(nativeStreamer); ok {
+		return native.stream(ctx, c, req, stall, h)
 	}
 	obs := &observation{source: matrixgen.TokensChunks}
 	ctx, cancel := context.WithCancel(ctx)
@@ -368,16 +368,4 @@ func (e *ServerError) retryable() bool { return e.Status == 429 || e.Status == 5
 // Error gives the server's words on one line, control characters escaped.
 func (e *ServerError) Error() string {
 	return fmt.Sprintf("HTTP %d: %s", e.Status, term.Line(e.Message))
-}
-
-// contextTooLong reports whether err is the server refusing a prompt that
-// does not fit the model's length.
-func contextTooLong(err error) bool {
-	var se *ServerError
-	if !errors.As(err, &se) || se.Status != 400 {
-		return false
-	}
-	msg := strings.ToLower(se.Message)
-	return strings.Contains(msg, "maximum context length") || strings.Contains(msg, "exceed_context_size") ||
-		strings.Contains(msg, "context length") || strings.Contains(msg, "too long")
 }

@@ -485,7 +485,7 @@ func (sw *sweeper) scout(ctx context.Context, n int, prompt builtPrompt, salt st
 	}
 	row.IdleWaitSeconds = waited
 	switch {
-	case obs.err != nil && contextTooLong(obs.err):
+	case obs.err != nil && sw.c.contextTooLong(obs.err):
 		row.Status, row.Reason = matrixgen.StatusOverCapacity, obs.err.Error()
 	case obs.err != nil:
 		row.Status, row.Reason = matrixgen.StatusError, obs.err.Error()
@@ -534,7 +534,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 				warmup:   sw.s.Sweep.WarmupTimeout, stall: sw.s.Sweep.StallTimeout,
 				live: sw.o.Live, label: sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
 				baselineActive: sw.baselineActive(n, cc),
-				counter:        counterOf(sw.probe.Engine),
+				counter:        sw.c.eng.metrics().tokens,
 			}, sw.sampler)
 			sw.noteCut(w, sw.s.Sweep.MaxOutput)
 			got.IdleWaitSeconds = waited

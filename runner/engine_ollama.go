@@ -1,0 +1,44 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// ollamaEngine is Ollama, measured through its native API (ollama.go): its
+// final line of each stream is the server's own count and rates.
+type ollamaEngine struct{}
+
+func (ollamaEngine) name() string { return "ollama" }
+
+func (ollamaEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+	var v struct {
+		Version string `json:"version"`
+	}
+	if c.getJSON(ctx, "/api/version", &v) != nil || v.Version == "" {
+		return false
+	}
+	p.EngineVersion = v.Version
+	c.ollamaLimits(ctx, p)
+	return true
+}
+
+func (ollamaEngine) prepare(*Client) {}
+
+func (ollamaEngine) counter(context.Context, *Client) (tokenizer, string, bool) {
+	return nil, "", false
+}
+
+// metrics: Ollama keeps none; its count comes with each request.
+func (ollamaEngine) metrics() engineMetrics                   { return engineMetrics{} }
+func (ollamaEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
+func (ollamaEngine) hasSlots() bool                           { return false }
+
+// tooLong: Ollama cuts a prompt past its context silently; it refuses none.
+func (ollamaEngine) tooLong(string) bool { return false }
+
+func (ollamaEngine) stream(ctx context.Context, c *Client, req chatRequest, stall time.Duration, h hooks) *observation {
+	return c.ollamaStream(ctx, req, stall, h)
+}

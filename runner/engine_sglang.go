@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// sglangEngine is SGLang: /server_info (or /get_server_info) with its KV
+// capacity, /v1/tokenize for plain text, Prometheus metrics.
+type sglangEngine struct{}
+
+func (sglangEngine) name() string { return "sglang" }
+
+func (sglangEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+	var info struct {
+		Version           string `json:"version"`
+		MaxTotalNumTokens int    `json:"max_total_num_tokens"`
+	}
+	for _, path := range []string{"/server_info", "/get_server_info"} {
+		if c.getJSON(ctx, path, &info) == nil && info.MaxTotalNumTokens > 0 {
+			p.EngineVersion = info.Version
+			p.KVCacheTokens, p.KVSource = info.MaxTotalNumTokens, "/server_info max_total_num_tokens"
+			return true
+		}
+	}
+	return false
+}
+
+func (sglangEngine) prepare(*Client) {}
+
+// counter: /v1/tokenize counts plain text; the chat template's own tokens
+// are measured once on usage and added.
+func (sglangEngine) counter(ctx context.Context, c *Client) (tokenizer, string, bool) {
+	t, err := newSGLangTokenizer(ctx, c)
+	if err != nil {
+		return nil, "", false
+	}
+	return t, fmt.Sprintf("/v1/tokenize plus the chat template's %d tokens (measured on usage)", t.overhead), true
+}
+
+func (sglangEngine) metrics() engineMetrics {
+	return engineMetrics{
+		running:     []string{"sglang:num_running_reqs"},
+		waiting:     []string{"sglang:num_queue_reqs"},
+		kvUsage:     []string{"sglang:token_usage"},
+		preemptions: []string{"sglang:num_retracted_requests_total"},
+		tokens:      serverCounter{metric: "sglang:generation_tokens_total"},
+	}
+}
+
+func (sglangEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
+func (sglangEngine) hasSlots() bool                           { return false }
+
+// tooLong: "The input (N tokens) is longer than the model's context length
+// (M tokens)."
+func (sglangEngine) tooLong(m string) bool { return containsAny(m, "context length") }

@@ -1,0 +1,69 @@
+package runner
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// vllmEngine is vLLM: /version, /tokenize in chat form, Prometheus metrics
+// with its KV capacity, per-request rates in its final chunk.
+type vllmEngine struct{}
+
+func (vllmEngine) name() string { return "vllm" }
+
+func (vllmEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+	var v struct {
+		Version string `json:"version"`
+	}
+	if c.getJSON(ctx, "/version", &v) != nil || v.Version == "" {
+		return false
+	}
+	p.EngineVersion = v.Version
+	return true
+}
+
+func (vllmEngine) prepare(*Client) {}
+
+func (vllmEngine) counter(context.Context, *Client) (tokenizer, string, bool) { return nil, "", false }
+
+func (vllmEngine) metrics() engineMetrics {
+	return engineMetrics{
+		running:     []string{"vllm:num_requests_running"},
+		waiting:     []string{"vllm:num_requests_waiting"},
+		kvUsage:     []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
+		preemptions: []string{"vllm:num_preemptions_total"},
+		draft:       "vllm:spec_decode_num_draft_tokens_total",
+		accepted:    "vllm:spec_decode_num_accepted_tokens_total",
+		tokens:      serverCounter{metric: "vllm:generation_tokens_total"},
+	}
+}
+
+// kvFromMetrics reads the KV capacity vLLM reports. kv_cache_size_tokens is
+// right for every model; num_gpu_blocks × block_size only for plain
+// full-attention ones (for hybrid models block_size is the smallest group's).
+func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []sample) {
+	if p.KVCacheTokens > 0 {
+		return
+	}
+	if v, ok := label(s, "vllm:cache_config_info", "kv_cache_size_tokens"); ok {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			p.KVCacheTokens, p.KVSource = n, "vllm:cache_config_info kv_cache_size_tokens"
+			return
+		}
+	}
+	blocks, _ := label(s, "vllm:cache_config_info", "num_gpu_blocks")
+	size, _ := label(s, "vllm:cache_config_info", "block_size")
+	b, err1 := strconv.Atoi(blocks)
+	z, err2 := strconv.Atoi(size)
+	if err1 == nil && err2 == nil && b > 0 && z > 0 {
+		p.KVCacheTokens = b * z
+		p.KVSource = "vllm:cache_config_info num_gpu_blocks × block_size (wrong for hybrid models: set kv_cache_tokens)"
+	}
+}
+
+func (vllmEngine) hasSlots() bool { return false }
+
+// tooLong: "This model's maximum context length is 8192 tokens. However, …".
+func (vllmEngine) tooLong(m string) bool { return containsAny(m, "maximum context length") }
