@@ -8,6 +8,7 @@ package matrixgen
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"time"
 )
@@ -364,7 +365,7 @@ func (r *Run) Contexts() []int {
 	for _, d := range r.Decode {
 		out = append(out, d.ContextTokens)
 	}
-	return sortedUnique(out)
+	return Union(out)
 }
 
 // ConcurrencyLevels returns the matrix's columns, ascending.
@@ -373,7 +374,7 @@ func (r *Run) ConcurrencyLevels() []int {
 	for _, d := range r.Decode {
 		out = append(out, d.Concurrency)
 	}
-	return sortedUnique(out)
+	return Union(out)
 }
 
 // PrefillContexts returns the contexts prefill was planned or measured at.
@@ -382,7 +383,7 @@ func (r *Run) PrefillContexts() []int {
 	for _, p := range r.Prefill {
 		out = append(out, p.ContextTokens)
 	}
-	return sortedUnique(out)
+	return Union(out)
 }
 
 // Cell returns the decode cell at (context, concurrency), if the run has one.
@@ -432,7 +433,41 @@ func (r *Run) Sorted() *Run {
 	return &s
 }
 
-func sortedUnique(xs []int) []int {
-	slices.Sort(xs)
-	return slices.Compact(xs)
+// Union is the numbers of all the sets, sorted, each once: the contexts or
+// concurrency levels of several runs, or of a run's two phases.
+func Union(sets ...[]int) []int {
+	var out []int
+	for _, s := range sets {
+		out = append(out, s...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// MeasurementStatuses yields the status of every measurement of the run,
+// prefill rows first, then decode cells.
+func (r *Run) MeasurementStatuses() iter.Seq[Status] {
+	return func(yield func(Status) bool) {
+		for _, p := range r.Prefill {
+			if !yield(p.Status) {
+				return
+			}
+		}
+		for i := range r.Decode {
+			if !yield(r.Decode[i].Status) {
+				return
+			}
+		}
+	}
+}
+
+// CountStatuses counts the run's measurements whose status is one of want.
+func (r *Run) CountStatuses(want func(Status) bool) int {
+	n := 0
+	for s := range r.MeasurementStatuses() {
+		if want(s) {
+			n++
+		}
+	}
+	return n
 }

@@ -75,8 +75,7 @@ func (o object) ints(key string) []int {
 			out = append(out, int(f))
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return matrixgen.Union(out)
 }
 
 // positive returns a pointer to v when the source had it and it is > 0 (or

@@ -216,11 +216,8 @@ func ratioClass(r float64) string {
 // for; other cells stay quietly empty, what each run has there in their
 // title (both matrices below show it).
 func ratioMatrix(a, b *matrixgen.Run) (matrix, []legendBin) {
-	contexts := append(a.Contexts(), b.Contexts()...)
-	levels := append(a.ConcurrencyLevels(), b.ConcurrencyLevels()...)
-	slices.Sort(contexts)
-	slices.Sort(levels)
-	contexts, levels = slices.Compact(contexts), slices.Compact(levels)
+	contexts := matrixgen.Union(a.Contexts(), b.Contexts())
+	levels := matrixgen.Union(a.ConcurrencyLevels(), b.ConcurrencyLevels())
 	m := matrix{Columns: levels}
 	for _, c := range contexts {
 		row := matrixRow{Label: matrixgen.ContextLabel(c)}
@@ -260,9 +257,7 @@ func sideStatus(d matrixgen.Decode, ok bool) string {
 // bars, each labelled with its figure, so a context only one run measured
 // still reads (a lone bar) where a line would need two points.
 func comparePrefillChart(p Pair, a, b *matrixgen.Run) (template.JS, string) {
-	contexts := append(a.PrefillContexts(), b.PrefillContexts()...)
-	slices.Sort(contexts)
-	contexts = slices.Compact(contexts)
+	contexts := matrixgen.Union(a.PrefillContexts(), b.PrefillContexts())
 	labels := make([]string, len(contexts))
 	var described []string
 	series := func(side string, r *matrixgen.Run) []opts.BarData {

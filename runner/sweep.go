@@ -190,8 +190,7 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 			}
 			out = append(out, n)
 		}
-		slices.Sort(out)
-		return slices.Compact(out), nil
+		return matrixgen.Union(out), nil
 	}
 	var err error
 	if p.contexts, err = resolve(s.Contexts); err != nil {
@@ -204,9 +203,7 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 	if p.prefill, err = resolve(prefill); err != nil {
 		return p, err
 	}
-	p.concurrency = slices.Clone(s.Concurrency)
-	slices.Sort(p.concurrency)
-	p.concurrency = slices.Compact(p.concurrency)
+	p.concurrency = matrixgen.Union(s.Concurrency)
 	return p, nil
 }
 
@@ -348,42 +345,16 @@ type sweeper struct {
 }
 
 func (sw *sweeper) remaining() int {
-	n := 0
-	for _, p := range sw.run.Prefill {
-		if !finished(p.Status) {
-			n++
-		}
-	}
-	for _, d := range sw.run.Decode {
-		if !finished(d.Status) {
-			n++
-		}
-	}
-	return n
+	return sw.run.CountStatuses(func(s matrixgen.Status) bool { return !finished(s) })
 }
 
 // notRun counts measurements not attempted yet; failed ones were.
 func (sw *sweeper) notRun() int {
-	n := 0
-	for _, p := range sw.run.Prefill {
-		if p.Status == matrixgen.StatusNotRun {
-			n++
-		}
-	}
-	for _, d := range sw.run.Decode {
-		if d.Status == matrixgen.StatusNotRun {
-			n++
-		}
-	}
-	return n
+	return sw.run.CountStatuses(func(s matrixgen.Status) bool { return s == matrixgen.StatusNotRun })
 }
 
 func (sw *sweeper) sweep(ctx context.Context, p plan) error {
-	all := slices.Clone(p.contexts)
-	all = append(all, p.prefill...)
-	slices.Sort(all)
-	all = slices.Compact(all)
-	for _, n := range all {
+	for _, n := range matrixgen.Union(p.contexts, p.prefill) {
 		if err := sw.context(ctx, n); err != nil {
 			return err
 		}

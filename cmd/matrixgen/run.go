@@ -197,17 +197,8 @@ func runSweep(s runner.Settings, out, resume string, force bool, stdout io.Write
 	}
 	run, err := runner.Run(ctx, opts)
 	if run != nil {
-		measured, total := 0, len(run.Prefill)+len(run.Decode)
-		for _, p := range run.Prefill {
-			if p.Status != matrixgen.StatusNotRun {
-				measured++
-			}
-		}
-		for _, d := range run.Decode {
-			if d.Status != matrixgen.StatusNotRun {
-				measured++
-			}
-		}
+		total := len(run.Prefill) + len(run.Decode)
+		measured := run.CountStatuses(func(s matrixgen.Status) bool { return s != matrixgen.StatusNotRun })
 		state := "complete"
 		if run.Incomplete {
 			state = "incomplete: continue with -resume " + file
