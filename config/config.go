@@ -89,14 +89,15 @@ func Parse(name string, data []byte) (Config, error) {
 // LoadSimProfile reads a `matrixgen sim` profile over the defaults, with
 // the same strictness as the config file.
 func LoadSimProfile(name string) (sim.Profile, error) {
-	p := sim.DefaultProfile()
+	file := profileFile(sim.DefaultProfile())
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return p, err
+		return sim.Profile{}, err
 	}
-	if err := decodeStrict(name, data, &p); err != nil {
-		return p, err
+	if err := decodeStrict(name, data, &file); err != nil {
+		return sim.Profile{}, err
 	}
+	p := file.asProfile()
 	if err := p.Validate(); err != nil {
 		return p, placeProfileErrors(name, data, err)
 	}

@@ -26,12 +26,16 @@ func TestExampleProfileIsTheDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var alone sim.Profile
-	if err := decodeStrict(name, data, &alone); err != nil {
+	var file simProfile
+	if err := decodeStrict(name, data, &file); err != nil {
 		t.Fatal(err)
 	}
-	if alone != sim.DefaultProfile() {
+	if alone := file.asProfile(); alone != sim.DefaultProfile() {
 		t.Errorf("the example leaves defaults unwritten:\n%+v\n%+v", alone, sim.DefaultProfile())
+	}
+	// And back: every field of the sim's profile has its place in the file.
+	if profileFile(sim.DefaultProfile()).asProfile() != sim.DefaultProfile() {
+		t.Error("a profile does not survive the way to its file form and back")
 	}
 }
 

@@ -16,44 +16,44 @@ type Profile struct {
 	// Flavour is the wire dialect: "vllm" (the default), "sglang",
 	// "llamacpp", "openai" or "ollama", each with its own endpoints, chunk
 	// shapes and metrics.
-	Flavour string `toml:"flavour"`
+	Flavour string
 	// Model is the id /v1/models answers with; Root its "path".
-	Model string `toml:"model"`
-	Root  string `toml:"root"`
+	Model string
+	Root  string
 	// Version is what /version reports.
-	Version     string `toml:"version"`
-	MaxModelLen int    `toml:"max_model_len"`
+	Version     string
+	MaxModelLen int
 	// ReasoningTokens is how many tokens each answer spends reasoning before
 	// its content (sent as delta.reasoning); 0 for a model that does not reason.
-	ReasoningTokens int `toml:"reasoning_tokens"`
+	ReasoningTokens int
 	// NaturalLength is where an answer ends by itself (finish_reason "stop")
 	// unless the request sets ignore_eos; 0 means it never does.
-	NaturalLength int `toml:"natural_length"`
+	NaturalLength int
 	// KeepAliveSeconds is how often a waiting stream gets a ": keep-alive".
-	KeepAliveSeconds float64 `toml:"keep_alive_seconds"`
+	KeepAliveSeconds float64
 	// FinishAbandoned keeps generating for a request whose client went away,
 	// to its end, as Ollama does: the next measurement shares the machine
 	// with work nobody reads unless the client waits for the server to idle.
-	FinishAbandoned bool `toml:"finish_abandoned"`
+	FinishAbandoned bool
 	// WordTokens is how many tokens each word of a prompt counts (1 when
 	// unset). At 2 no prompt has an odd number of words' tokens, as a small
 	// vocabulary can make some lengths unreachable; the openai flavour only,
 	// whose prompts are measured by their usage alone.
-	WordTokens int `toml:"word_tokens"`
+	WordTokens int
 	// CounterSkew makes /metrics overstate generated tokens by this share
 	// (0.05: 5 %), for testing a client that checks its count against the
 	// server's.
-	CounterSkew float64 `toml:"counter_skew"`
+	CounterSkew float64
 
-	Connections ConnectionProfile `toml:"connections"`
-	Power       PowerProfile      `toml:"power"`
+	Connections ConnectionProfile
+	Power       PowerProfile
 
-	Prefill     PrefillProfile     `toml:"prefill"`
-	Decode      DecodeProfile      `toml:"decode"`
-	Speculative SpeculativeProfile `toml:"speculative"`
-	KV          KVProfile          `toml:"kv"`
-	Loop        LoopProfile        `toml:"loop"`
-	Faults      Faults             `toml:"faults"`
+	Prefill     PrefillProfile
+	Decode      DecodeProfile
+	Speculative SpeculativeProfile
+	KV          KVProfile
+	Loop        LoopProfile
+	Faults      Faults
 }
 
 // PowerProfile is the board power of the GPUs the sim pretends to run on,
@@ -62,9 +62,9 @@ type Profile struct {
 // nvidia-smi's telemetry query, so a stand-in nvidia-smi can pass it on.
 // GPUs 0: no power model.
 type PowerProfile struct {
-	GPUs        int     `toml:"gpus"`
-	IdleW       float64 `toml:"idle_w"`
-	PerRequestW float64 `toml:"per_request_w"`
+	GPUs        int
+	IdleW       float64
+	PerRequestW float64
 }
 
 // ConnectionProfile is how the server treats keep-alive connections.
@@ -75,10 +75,10 @@ type ConnectionProfile struct {
 	// (0: never). A request that arrives on it after that is lost the way it
 	// is on a real server racing the close: the connection closes, with no
 	// answer and nothing processed.
-	IdleCloseSeconds float64 `toml:"idle_close_seconds"`
+	IdleCloseSeconds float64
 	// MaxRequests answers the last request a connection may carry with
 	// "Connection: close" and closes it (0: no limit).
-	MaxRequests int `toml:"max_requests"`
+	MaxRequests int
 }
 
 // PrefillProfile: prompt tok/s at context N is PeakTokS / (1 + N/HalfContext),
@@ -86,9 +86,9 @@ type ConnectionProfile struct {
 // the time a request spends before the scheduler sees it (parsing,
 // templating, tokenizing), which a real server spends on every request.
 type PrefillProfile struct {
-	PeakTokS          float64 `toml:"peak_tok_s"`
-	HalfContext       float64 `toml:"half_context"`
-	RequestOverheadMs float64 `toml:"request_overhead_ms"`
+	PeakTokS          float64
+	HalfContext       float64
+	RequestOverheadMs float64
 }
 
 // Rate is the prefill speed, tokens per second, for a prompt of n tokens.
@@ -100,10 +100,10 @@ func (p PrefillProfile) Rate(n int) float64 {
 // PerKTokenMs × (context tokens in the batch / 1000). A step also prefills
 // up to MaxBatchedTokens prompt tokens, at the prefill rate.
 type DecodeProfile struct {
-	BaseMs           float64 `toml:"base_ms"`
-	PerSeqMs         float64 `toml:"per_seq_ms"`
-	PerKTokenMs      float64 `toml:"per_ktoken_ms"`
-	MaxBatchedTokens int     `toml:"max_batched_tokens"`
+	BaseMs           float64
+	PerSeqMs         float64
+	PerKTokenMs      float64
+	MaxBatchedTokens int
 }
 
 // StepSeconds is the duration of a decode step over batch sequences holding
@@ -116,46 +116,46 @@ func (d DecodeProfile) StepSeconds(batch, contextTokens int) float64 {
 // token is accepted with probability Acceptance until the first rejection,
 // so a step yields 1 + accepted tokens.
 type SpeculativeProfile struct {
-	DraftTokens int     `toml:"draft_tokens"`
-	Acceptance  float64 `toml:"acceptance"`
+	DraftTokens int
+	Acceptance  float64
 }
 
 // KVProfile is the cache: CapacityTokens in blocks of BlockSize, and at most
 // MaxRunning requests in a batch. Requests that do not fit wait.
 type KVProfile struct {
-	CapacityTokens int `toml:"capacity_tokens"`
-	BlockSize      int `toml:"block_size"`
-	MaxRunning     int `toml:"max_running"`
+	CapacityTokens int
+	BlockSize      int
+	MaxRunning     int
 }
 
 // LoopProfile: above AboveContext prompt tokens (0: never), or with
 // Probability per request, the output turns into Phrase repeated, from
 // AfterTokens on.
 type LoopProfile struct {
-	AboveContext int     `toml:"above_context"`
-	Probability  float64 `toml:"probability"`
-	AfterTokens  int     `toml:"after_tokens"`
-	Phrase       string  `toml:"phrase"`
+	AboveContext int
+	Probability  float64
+	AfterTokens  int
+	Phrase       string
 }
 
 // Faults are failures the server injects into every Every-th request
 // (1: all of them, 0: none), for testing what a client does with them.
 type Faults struct {
-	Every int `toml:"every"`
+	Every int
 	// HTTPStatus answers 500, 503 or 429 at once, with Retry-After when set.
-	HTTPStatus        int `toml:"http_status"`
-	RetryAfterSeconds int `toml:"retry_after_seconds"`
+	HTTPStatus        int
+	RetryAfterSeconds int
 	// DropAfterTokens closes the connection mid-stream, without [DONE].
-	DropAfterTokens int `toml:"drop_after_tokens"`
+	DropAfterTokens int
 	// StallAfterTokens stops sending for StallSeconds, then goes on.
-	StallAfterTokens int     `toml:"stall_after_tokens"`
-	StallSeconds     float64 `toml:"stall_seconds"`
+	StallAfterTokens int
+	StallSeconds     float64
 	// MalformedAfterTokens sends one chunk of broken JSON.
-	MalformedAfterTokens int `toml:"malformed_after_tokens"`
+	MalformedAfterTokens int
 	// ErrorEventAfterTokens ends the stream with vLLM's error event.
-	ErrorEventAfterTokens int `toml:"error_event_after_tokens"`
+	ErrorEventAfterTokens int
 	// TruncatePromptTo silently cuts prompts to this many tokens, as Ollama does.
-	TruncatePromptTo int `toml:"truncate_prompt_to"`
+	TruncatePromptTo int
 }
 
 // DefaultProfile is the sample run's server, scaled down: about 330 tok/s for one
