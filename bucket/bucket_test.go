@@ -1,0 +1,135 @@
+package bucket
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func memStore(t *testing.T, place string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestIsURLAndRedact(t *testing.T) {
+	for _, tt := range []struct {
+		place string
+		url   bool
+	}{{"runs", false}, {"/tmp/runs", false}, {`C:\runs`, false}, {"s3://lab/runs/", true}, {"file:///tmp/x", true}, {"mem://", true}} {
+		if IsURL(tt.place) != tt.url {
+			t.Errorf("IsURL(%q) = %v", tt.place, !tt.url)
+		}
+	}
+	if got := Redact("s3://AKIA:secret@lab/runs/?endpoint=http://x&access_key=k"); got != "s3://lab/runs/" {
+		t.Errorf("redacted to %q", got)
+	}
+}
+
+// TestFetchRuns: the run files and notes at the top of the store, nothing
+// below it, nothing hidden.
+func TestFetchRuns(t *testing.T) {
+	ctx := context.Background()
+	s := memStore(t, "mem://")
+	for key, body := range map[string]string{"a.json": "{}", "a.md": "notes", "b.json": "{}", "sub/c.json": "{}", ".a.json.tmp": "x", "readme.txt": "x"} {
+		if err := s.Put(ctx, key, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	runs, err := s.FetchRuns(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || filepath.Base(runs[0]) != "a.json" || filepath.Base(runs[1]) != "b.json" {
+		t.Errorf("runs %v", runs)
+	}
+	if notes, err := os.ReadFile(filepath.Join(dir, "a.md")); err != nil || string(notes) != "notes" {
+		t.Errorf("notes %q, %v", notes, err)
+	}
+}
+
+// TestCreateRefusesAnExistingRun: two writers of one id, in either store.
+func TestCreateRefusesAnExistingRun(t *testing.T) {
+	for _, place := range []string{"mem://", "file://" + t.TempDir()} {
+		s := memStore(t, place)
+		ctx := context.Background()
+		if err := s.Create(ctx, "run.json", []byte("first")); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Create(ctx, "run.json", []byte("second"))
+		if !errors.Is(err, ErrExists) {
+			t.Errorf("%s: the second create: %v", place, err)
+		}
+		if data, _, _ := s.Get(ctx, "run.json"); string(data) != "first" {
+			t.Errorf("%s: the first writer's run became %q", place, data)
+		}
+	}
+}
+
+func writeSite(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var marker strings.Builder
+	marker.WriteString("This folder is a site built by matrixgen.\n")
+	for rel, body := range files {
+		name := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(name), 0o755)
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		marker.WriteString(rel + "\n")
+	}
+	os.WriteFile(filepath.Join(dir, SiteMarker), []byte(marker.String()), 0o644)
+	return dir
+}
+
+// TestPublish: pages written with their content types, unchanged ones not
+// rewritten, a page the site no longer has removed after the rest is
+// written, an object someone else put beside the site kept, and a prefix
+// holding objects matrixgen did not publish refused.
+func TestPublish(t *testing.T) {
+	for _, place := range []string{"mem://", "file://" + t.TempDir()} {
+		ctx := context.Background()
+		s := memStore(t, place)
+		site := map[string]string{"index.html": "<p>1</p>", "runs/a/index.html": "a", "runs/a/run.json": "{}", "assets/matrixgen.css": "p{}"}
+		p, err := s.Publish(ctx, writeSite(t, site))
+		if err != nil || p.Written != 5 || p.Removed != 0 {
+			t.Fatalf("%s: first publish %+v, %v", place, p, err)
+		}
+		if attrs, err := s.b.Attributes(ctx, "runs/a/index.html"); err != nil || attrs.ContentType != "text/html; charset=utf-8" {
+			t.Errorf("%s: content type %v, %v", place, attrs, err)
+		}
+		if err := s.Put(ctx, "CNAME", []byte("bench.example.org")); err != nil {
+			t.Fatal(err)
+		}
+		site["index.html"] = "<p>2</p>"
+		delete(site, "runs/a/index.html")
+		delete(site, "runs/a/run.json")
+		p, err = s.Publish(ctx, writeSite(t, site))
+		if err != nil || p.Removed != 2 || p.Unchanged != 1 {
+			t.Errorf("%s: second publish %+v, %v", place, p, err)
+		}
+		if _, found, _ := s.Get(ctx, "runs/a/run.json"); found {
+			t.Errorf("%s: the removed run's page is still there", place)
+		}
+		if data, _, _ := s.Get(ctx, "CNAME"); string(data) != "bench.example.org" {
+			t.Errorf("%s: the object someone else put was touched", place)
+		}
+		if data, _, _ := s.Get(ctx, "index.html"); string(data) != "<p>2</p>" {
+			t.Errorf("%s: index %q", place, data)
+		}
+	}
+	foreign := memStore(t, "mem://")
+	foreign.Put(context.Background(), "photos/cat.jpg", []byte("x"))
+	if _, err := foreign.Publish(context.Background(), writeSite(t, map[string]string{"index.html": "x"})); err == nil || !strings.Contains(err.Error(), "did not publish") {
+		t.Errorf("publishing over foreign objects: %v", err)
+	}
+}
