@@ -34,6 +34,11 @@ type Options struct {
 	Simulated bool
 	// Log receives progress lines.
 	Log io.Writer
+	// Saved, when set, is told after every save of the run file: the
+	// command copies it on to a bucket there. Its error is said in the log
+	// and the run goes on, the file safe where it was saved; an error that
+	// is ErrSaveRefused stops the run (another writer holds its id).
+	Saved func(file string) error
 	// Live, when set (a terminal), gets a status line rewritten every second
 	// while a cell runs: its phase, time and live tok/s.
 	Live io.Writer
@@ -661,8 +666,22 @@ func describeDecode(d matrixgen.Decode) string {
 func (sw *sweeper) save() error {
 	capServerText(sw.run)
 	redactRun(sw.run, sw.o.APIKey)
-	return matrixgen.SaveRun(sw.o.File, sw.run)
+	if err := matrixgen.SaveRun(sw.o.File, sw.run); err != nil {
+		return err
+	}
+	if sw.o.Saved != nil {
+		if err := sw.o.Saved(sw.o.File); errors.Is(err, ErrSaveRefused) {
+			return err
+		} else if err != nil {
+			sw.logf("%v; the run file %s is kept, and the next save tries again", err, sw.o.File)
+		}
+	}
+	return nil
 }
+
+// ErrSaveRefused, from Options.Saved, stops the run: where its copy goes,
+// its id is someone else's.
+var ErrSaveRefused = errors.New("the run file's copy was refused")
 
 // Bounds on text a server chose, as a run file keeps it: a server that
 // answers /version with 50 MB must not make a 100 MB run file.

@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/render"
 )
@@ -34,8 +36,8 @@ Examples:
   matrixgen build -runs runs -o public -base-url https://example.org/bench/
 `,
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
-		runs := fs.String("runs", "runs", "folder of run files (`dir`)")
-		out := fs.String("o", "public", "output folder (`dir`), replaced as a whole")
+		runs := fs.String("runs", "runs", "folder of run files, or a bucket URL such as s3://lab/runs/ (`place`)")
+		out := fs.String("o", "public", "output folder, replaced as a whole, or a bucket URL to publish to (`place`)")
 		baseURL := fs.String("base-url", "", "URL the site is published at, for canonical links (overrides [site] base_url)")
 		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
 		return func(args []string, stdout io.Writer) error {
@@ -65,19 +67,19 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	files, err := matrixgen.RunFiles(runsDir)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	files, cleanup, err := runFiles(ctx, runsDir)
 	if err != nil {
 		return err
 	}
-	var pairs []render.Pair
-	for _, p := range site.Compare {
-		pairs = append(pairs, render.Pair{A: p.A, B: p.B})
+	defer cleanup()
+	if bucket.IsURL(out) {
+		return publish(ctx, files, site, out, start, stdout)
 	}
 	// Ctrl-C stops the build and removes what it began; the previous site
 	// stays as it was.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	stats, err := render.BuildContext(ctx, render.Files(files), render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs}, out)
+	stats, err := render.BuildContext(ctx, render.Files(files), renderSite(site), out)
 	if ctx.Err() != nil {
 		return errors.New("interrupted; nothing was written, the previous site is as it was")
 	}
@@ -106,4 +108,70 @@ func indent(err error) error {
 		list = append(list, indent(e))
 	}
 	return errors.Join(list...)
+}
+
+// renderSite is the config's [site] as render takes it.
+func renderSite(site config.Site) render.Site {
+	var pairs []render.Pair
+	for _, p := range site.Compare {
+		pairs = append(pairs, render.Pair{A: p.A, B: p.B})
+	}
+	return render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs}
+}
+
+// runFiles lists the run files of place: a local folder, or a bucket whose
+// runs are fetched into a temporary folder (a snapshot of one listing),
+// removed by cleanup.
+func runFiles(ctx context.Context, place string) (files []string, cleanup func(), err error) {
+	if !bucket.IsURL(place) {
+		files, err = matrixgen.RunFiles(place)
+		return files, func() {}, err
+	}
+	store, err := bucket.Open(ctx, place)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer store.Close()
+	tmp, err := os.MkdirTemp("", "matrixgen-runs-")
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err = store.FetchRuns(ctx, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, err
+	}
+	return files, func() { os.RemoveAll(tmp) }, nil
+}
+
+// publish builds the site into a temporary folder and publishes it to the
+// bucket at place: changed objects written, then the ones it no longer has
+// removed.
+func publish(ctx context.Context, files []string, site config.Site, place string, start time.Time, stdout io.Writer) error {
+	store, err := bucket.Open(ctx, place)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	tmp, err := os.MkdirTemp("", "matrixgen-site-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "public")
+	stats, err := render.BuildContext(ctx, render.Files(files), renderSite(site), dir)
+	var bad *render.BadRunsError
+	if errors.As(err, &bad) {
+		return fmt.Errorf("nothing was published; fix these run files first:\n%w", indent(errors.Join(bad.Errs...)))
+	}
+	if err != nil {
+		return err
+	}
+	p, err := store.Publish(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("publishing to %s: %w (the objects written so far are the new site's; run the build again)", store, err)
+	}
+	fmt.Fprintf(stdout, "built %d pages from %d runs and published them to %s in %d ms: %d objects written, %d unchanged, %d removed\n",
+		stats.Pages, stats.Runs, store, time.Since(start).Milliseconds(), p.Written, p.Unchanged, p.Removed)
+	return nil
 }

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/matrixgen/matrixgen/bucket"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -43,8 +46,8 @@ Examples:
 `,
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
 		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
-		out := fs.String("o", "", "run `file` to write (default runs/<date>-<model>.json)")
-		resume := fs.String("resume", "", "continue the run in this `file`")
+		out := fs.String("o", "", "run `file` to write (default runs/<date>-<model>.json), or a bucket URL s3://lab/runs/ to copy it to after every save")
+		resume := fs.String("resume", "", "continue the run in this `file` (a local one, or one in a bucket: s3://lab/runs/<id>.json)")
 		force := fs.Bool("force", false, "with -resume: continue even against another server, model or settings, recording the differences in the run")
 		baseURL := fs.String("base-url", "", "server `URL` (overrides [server] base_url)")
 		model := fs.String("model", "", "served `model` (overrides [server] model)")
@@ -162,6 +165,16 @@ func runSweep(s runner.Settings, out, resume string, force bool, stdout io.Write
 	if resume != "" {
 		file = resume
 	}
+	// A bucket: the run is saved in runs/ here as ever, and copied to the
+	// bucket after every save.
+	var up *uploader
+	if bucket.IsURL(file) {
+		var err error
+		if up, file, err = newUploader(file, resume != "", stdout); err != nil {
+			return err
+		}
+		defer up.close()
+	}
 	apiKey := ""
 	if s.Server.APIKeyEnv != "" {
 		apiKey = os.Getenv(s.Server.APIKeyEnv)
@@ -180,6 +193,11 @@ func runSweep(s runner.Settings, out, resume string, force bool, stdout io.Write
 		}
 		file = defaultRunFile(model)
 	}
+	if up != nil && up.key == "" {
+		// A new run in a shared bucket: its id names the box it ran on too.
+		file = strings.TrimSuffix(file, ".json") + "-" + hostID() + ".json"
+		up.key = filepath.Base(file)
+	}
 	if id := strings.TrimSuffix(filepath.Base(file), ".json"); !strings.HasSuffix(file, ".json") || !matrixgen.ValidID(id) {
 		return fmt.Errorf("run file %q: want <id>.json, the id of letters, digits, '.', '_' and '-'", file)
 	}
@@ -192,10 +210,21 @@ func runSweep(s runner.Settings, out, resume string, force bool, stdout io.Write
 	opts := runner.Options{
 		Settings: s, APIKey: apiKey, File: file, Resume: resume != "", Force: force, Log: stdout, Version: matrixgen.Version,
 	}
+	if up != nil {
+		opts.Saved = up.saved
+		fmt.Fprintf(stdout, "matrixgen run: copying it to %s after every save\n", up.target())
+	}
 	if isTerminal(stdout) {
 		opts.Live = stdout
 	}
 	run, err := runner.Run(ctx, opts)
+	if up != nil && up.failed != nil && run != nil {
+		// One more try now the run is over; failing that, say where it is.
+		if again := up.saved(file); again != nil {
+			return fmt.Errorf("%v; the run is saved in %s: continue with -resume %s once the bucket answers, or copy the file there", again, file, up.target())
+		}
+		fmt.Fprintf(stdout, "matrixgen run: copied to %s at last\n", up.target())
+	}
 	if run != nil {
 		total := len(run.Prefill) + len(run.Decode)
 		measured := run.CountStatuses(func(s matrixgen.Status) bool { return s != matrixgen.StatusNotRun })
@@ -212,4 +241,111 @@ func runSweep(s runner.Settings, out, resume string, force bool, stdout io.Write
 		return errors.New("interrupted; what was measured is saved")
 	}
 	return err
+}
+
+// uploader copies a run file to a bucket after every save: the first copy
+// creates the object, refusing an id another writer holds; later ones
+// replace it. A failed copy is retried, and never costs the local file.
+type uploader struct {
+	store   *bucket.Store
+	key     string // <id>.json in the bucket; "" until the id is known
+	created bool   // the object is ours: replace it from now on
+	log     io.Writer
+	// retries are the waits between attempts of one copy.
+	retries []time.Duration
+	// failed is the last copy's error, nil once a copy succeeds.
+	failed error
+}
+
+// uploadRetries are the waits between attempts of one copy to a bucket.
+var uploadRetries = []time.Duration{time.Second, 4 * time.Second, 15 * time.Second}
+
+// newUploader opens the bucket of place (s3://lab/runs/ or
+// s3://lab/runs/<id>.json) and gives the local file the run is saved in:
+// runs/<id>.json. To resume, the bucket's copy is fetched first.
+func newUploader(place string, resume bool, log io.Writer) (*uploader, string, error) {
+	folder, key := place, ""
+	if u, err := url.Parse(place); err == nil && strings.HasSuffix(u.Path, ".json") {
+		key = path.Base(u.Path)
+		u.Path = path.Dir(u.Path) + "/"
+		folder = u.String()
+	}
+	if resume && key == "" {
+		return nil, "", fmt.Errorf("-resume %s: name the run file in the bucket (…/<id>.json)", bucket.Redact(place))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	store, err := bucket.Open(ctx, folder)
+	if err != nil {
+		return nil, "", err
+	}
+	up := &uploader{store: store, key: key, log: log, retries: uploadRetries}
+	if key == "" {
+		return up, "", nil
+	}
+	file := filepath.Join("runs", key)
+	if !resume {
+		return up, file, nil
+	}
+	up.created = true
+	if _, err := os.Stat(file); err == nil {
+		// The local copy is the one every save wrote first: it is never
+		// older than the bucket's.
+		fmt.Fprintf(log, "matrixgen run: resuming from the local copy %s\n", file)
+		return up, file, nil
+	}
+	data, found, err := store.Get(ctx, key)
+	if err != nil || !found {
+		store.Close()
+		return nil, "", cmp.Or(err, fmt.Errorf("%s has no %s to resume", store, key))
+	}
+	if err := os.MkdirAll("runs", 0o755); err != nil {
+		store.Close()
+		return nil, "", err
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		store.Close()
+		return nil, "", err
+	}
+	return up, file, nil
+}
+
+func (u *uploader) target() string { return strings.TrimSuffix(u.store.String(), "/") + "/" + u.key }
+
+func (u *uploader) close() { u.store.Close() }
+
+// saved copies file to the bucket, trying again after each of the retry
+// waits. Another writer holding the id stops the run.
+func (u *uploader) saved(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if u.created {
+			err = u.store.Put(ctx, u.key, data)
+		} else {
+			err = u.store.Create(ctx, u.key, data)
+		}
+		cancel()
+		switch {
+		case err == nil:
+			u.created, u.failed = true, nil
+			return nil
+		case errors.Is(err, bucket.ErrExists):
+			return fmt.Errorf("%w: %s already holds %s (another box's run); start again for a new id", runner.ErrSaveRefused, u.store, u.key)
+		case attempt >= len(u.retries):
+			u.failed = fmt.Errorf("copying the run to %s failed %d times: %v", u.target(), attempt+1, err)
+			return u.failed
+		}
+		time.Sleep(u.retries[attempt])
+	}
+}
+
+// hostID is this machine's name as a run id may carry it.
+func hostID() string {
+	name, _ := os.Hostname()
+	name = strings.Trim(unsafeID.ReplaceAllString(strings.ToLower(name), "-"), "-.")
+	return cmp.Or(name, "host")
 }

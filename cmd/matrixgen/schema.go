@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/matrixgen/matrixgen/bucket"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -36,10 +40,11 @@ Check files with 'matrixgen validate'.
 var validateCommand = command{
 	summary: "check run files and report every problem",
 	usage: `
-Usage: matrixgen validate <file.json>...
+Usage: matrixgen validate <file.json | bucket URL>...
 
 Decodes each run file as 'matrixgen build' does and reports every problem
-with its file, line, column and field. Exits 1 if any file is bad.
+with its file, line, column and field. A bucket URL (s3://lab/runs/) checks
+every run file in it. Exits 1 if any file is bad.
 `,
 	flags: func(*flag.FlagSet) func([]string, io.Writer) error {
 		return func(args []string, stdout io.Writer) error {
@@ -47,15 +52,34 @@ with its file, line, column and field. Exits 1 if any file is bad.
 				return errors.New("name the run files to check")
 			}
 			var bad []error
-			for _, name := range args {
+			checked := 0
+			check := func(name, shown string, rename func(string) string) {
+				checked++
 				if _, err := matrixgen.LoadFile(name); err != nil {
-					bad = append(bad, err)
+					bad = append(bad, errors.New(rename(err.Error())))
+					return
+				}
+				fmt.Fprintf(stdout, "ok  %s\n", shown)
+			}
+			same := func(s string) string { return s }
+			for _, arg := range args {
+				if !bucket.IsURL(arg) {
+					check(arg, arg, same)
 					continue
 				}
-				fmt.Fprintf(stdout, "ok  %s\n", name)
+				files, cleanup, err := runFiles(context.Background(), arg)
+				if err != nil {
+					return err
+				}
+				place := strings.TrimSuffix(bucket.Redact(arg), "/") + "/"
+				for _, f := range files {
+					dir := filepath.Dir(f) + string(filepath.Separator)
+					check(f, place+filepath.Base(f), func(s string) string { return strings.ReplaceAll(s, dir, place) })
+				}
+				cleanup()
 			}
 			if len(bad) > 0 {
-				return fmt.Errorf("%d of %d files are not valid runs:\n%w", len(bad), len(args), indent(errors.Join(bad...)))
+				return fmt.Errorf("%d of %d files are not valid runs:\n%w", len(bad), checked, indent(errors.Join(bad...)))
 			}
 			return nil
 		}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// TestALabInOneBucket: two boxes run at once into one bucket, a third
+// taking an id already there is refused, a run with no id gets one that
+// names its box; the site is built from the bucket and published to
+// another, and published again without rewriting what did not change.
+// The bucket is gocloud's file store; TestRealS3 does it against a real
+// S3 server.
+func TestALabInOneBucket(t *testing.T) {
+	url := quickSim(t)
+	store := t.TempDir()
+	for _, d := range []string{"runs", "site"} {
+		os.MkdirAll(filepath.Join(store, d), 0o755)
+	}
+	runs := "file://" + filepath.ToSlash(filepath.Join(store, "runs")) + "/"
+	t.Chdir(t.TempDir()) // each box's local copies go to ./runs
+	writeFile(t, "none.toml", nil)
+	runArgs := func(o string) []string {
+		return []string{"run", "-config", "none.toml", "-base-url", url, "-o", o,
+			"-contexts", "1K", "-concurrency", "1,2", "-duration", "1s", "-max-output", "128"}
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	outs := make([]string, 2)
+	for i, id := range []string{"box-a", "box-b"} {
+		wg.Go(func() {
+			var errOut string
+			codes[i], outs[i], errOut = matrixgenCmd(t, runArgs(runs+id+".json")...)
+			outs[i] += errOut
+		})
+	}
+	wg.Wait()
+	for i := range codes {
+		if codes[i] != 0 {
+			t.Fatalf("box %d: exit %d\n%s", i, codes[i], outs[i])
+		}
+	}
+	for _, id := range []string{"box-a", "box-b"} {
+		if _, err := matrixgen.LoadFile(filepath.Join(store, "runs", id+".json")); err != nil {
+			t.Errorf("the bucket's %s: %v", id, err)
+		}
+	}
+	// Another box (its own working folder) taking box-a's id.
+	other := t.TempDir()
+	writeFile(t, filepath.Join(other, "none.toml"), nil)
+	t.Chdir(other)
+	code, stdout, stderr := matrixgenCmd(t, runArgs(runs+"box-a.json")...)
+	if code == 0 || !strings.Contains(stderr, "already holds box-a.json") {
+		t.Errorf("a second run of box-a: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := matrixgenCmd(t, runArgs(runs)...); code != 0 {
+		t.Fatalf("a run with no id: exit %d\n%s%s", code, stdout, stderr)
+	}
+	host := hostID()
+	named, _ := filepath.Glob(filepath.Join(store, "runs", "*-"+host+".json"))
+	if len(named) != 1 {
+		t.Errorf("a run with no id is not named for its box %q: %v", host, named)
+	}
+
+	if code, stdout, stderr := matrixgenCmd(t, "validate", runs); code != 0 || strings.Count(stdout, "ok  ") != 3 {
+		t.Errorf("validate the bucket: exit %d\n%s%s", code, stdout, stderr)
+	}
+	site := "file://" + filepath.ToSlash(filepath.Join(store, "site")) + "/"
+	code, stdout, stderr = matrixgenCmd(t, "build", "-config", "none.toml", "-runs", runs, "-o", site)
+	if code != 0 || !strings.Contains(stdout, "0 removed") {
+		t.Fatalf("publish: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, page := range []string{"index.html", "runs/box-a/index.html", "runs/box-b/run.json", "assets/matrixgen.css", ".matrixgen-site"} {
+		if _, err := os.Stat(filepath.Join(store, "site", filepath.FromSlash(page))); err != nil {
+			t.Errorf("the published site lacks %s", page)
+		}
+	}
+	code, stdout, _ = matrixgenCmd(t, "build", "-config", "none.toml", "-runs", runs, "-o", site)
+	if code != 0 || !strings.Contains(stdout, " 1 objects written") {
+		// The marker is written every time; every page is the same bytes.
+		t.Errorf("publishing the same site again: %s", stdout)
+	}
+}
+
+// TestUploadFailsMidRun: the bucket goes away after the run's first copy;
+// the run goes on, every later copy fails and says so, the local file
+// holds the whole run, and resuming once the bucket is back copies it.
+func TestUploadFailsMidRun(t *testing.T) {
+	defer func(old []time.Duration) { uploadRetries = old }(uploadRetries)
+	uploadRetries = []time.Duration{10 * time.Millisecond}
+	url := quickSim(t)
+	store := t.TempDir()
+	bucketDir := filepath.Join(store, "runs")
+	os.MkdirAll(bucketDir, 0o755)
+	runs := "file://" + filepath.ToSlash(bucketDir) + "/"
+	t.Chdir(t.TempDir())
+	writeFile(t, "none.toml", nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// As soon as the first copy is there, the store goes away.
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(bucketDir, "x.json")); err == nil {
+				os.Rename(bucketDir, bucketDir+".away")
+				os.WriteFile(bucketDir, []byte("not a folder"), 0o644)
+				return
+			}
+		}
+	}()
+	code, stdout, stderr := matrixgenCmd(t, "run", "-config", "none.toml", "-base-url", url, "-o", runs+"x.json",
+		"-contexts", "1K", "-concurrency", "1,2", "-duration", "1s", "-max-output", "128")
+	<-done
+	if code == 0 || !strings.Contains(stderr, "the run is saved in runs/x.json") || !strings.Contains(stdout, "next save tries again") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	local, err := matrixgen.LoadFile(filepath.Join("runs", "x.json"))
+	if err != nil {
+		t.Fatalf("the local copy: %v", err)
+	}
+	if local.Run.Incomplete || len(local.Run.Decode) != 2 {
+		t.Errorf("the local copy is incomplete: %d cells", len(local.Run.Decode))
+	}
+	os.Remove(bucketDir)
+	os.Rename(bucketDir+".away", bucketDir)
+	if code, stdout, stderr := matrixgenCmd(t, "run", "-config", "none.toml", "-base-url", url, "-resume", runs+"x.json",
+		"-contexts", "1K", "-concurrency", "1,2", "-duration", "1s", "-max-output", "128"); code != 0 {
+		t.Fatalf("resume: exit %d\n%s%s", code, stdout, stderr)
+	}
+	copied, err := matrixgen.LoadFile(filepath.Join(bucketDir, "x.json"))
+	if err != nil {
+		t.Fatalf("the bucket's copy after resuming: %v", err)
+	}
+	if copied.Run.Incomplete || len(copied.Run.Decode) != 2 {
+		t.Errorf("the bucket's copy after resuming is incomplete: %d cells", len(copied.Run.Decode))
+	}
+}
