@@ -102,15 +102,18 @@ func redactErr(err error, place string) error {
 	return errors.New(msg)
 }
 
-// FetchRuns copies the run files (*.json) and notes (*.md) at the top of
-// the store into dir, a snapshot of one listing: a build reads what the
-// store held at one moment, whatever writers do meanwhile. It returns the
-// run files, sorted.
+// FetchRuns makes dir hold the run files (*.json) and notes (*.md) at the
+// top of the store, a snapshot of one listing: a build reads what the
+// store held at one moment, whatever writers do meanwhile. A file dir
+// already holds with the same bytes is not fetched again, and one the
+// store no longer lists is removed, so a mirror kept by calling it again
+// costs only what changed. It returns the run files, sorted.
 func (s *Store) FetchRuns(ctx context.Context, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var runs []string
+	listed := map[string]bool{}
 	it := s.b.List(&blob.ListOptions{Delimiter: "/"})
 	for {
 		obj, err := it.Next(ctx)
@@ -124,16 +127,28 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) ([]string, error) {
 		if obj.IsDir || (!strings.HasSuffix(name, ".json") && !strings.HasSuffix(name, ".md")) || strings.HasPrefix(name, ".") {
 			continue
 		}
+		local := filepath.Join(dir, filepath.Base(name))
+		listed[filepath.Base(name)] = true
+		if strings.HasSuffix(name, ".json") {
+			runs = append(runs, local)
+		}
+		if have, err := os.ReadFile(local); err == nil && len(obj.MD5) > 0 {
+			if sum := md5.Sum(have); int64(len(have)) == obj.Size && bytes.Equal(sum[:], obj.MD5) {
+				continue
+			}
+		}
 		data, err := s.b.ReadAll(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %v", s.name, name, err)
 		}
-		local := filepath.Join(dir, filepath.Base(name))
 		if err := os.WriteFile(local, data, 0o644); err != nil {
 			return nil, err
 		}
-		if strings.HasSuffix(name, ".json") {
-			runs = append(runs, local)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && !listed[n] && (strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".md")) {
+			os.Remove(filepath.Join(dir, n))
 		}
 	}
 	slices.Sort(runs)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func memStore(t *testing.T, place string) *Store {
@@ -131,5 +132,42 @@ func TestPublish(t *testing.T) {
 	foreign.Put(context.Background(), "photos/cat.jpg", []byte("x"))
 	if _, err := foreign.Publish(context.Background(), writeSite(t, map[string]string{"index.html": "x"})); err == nil || !strings.Contains(err.Error(), "did not publish") {
 		t.Errorf("publishing over foreign objects: %v", err)
+	}
+}
+
+// TestFetchRunsKeepsAMirror: called again, only what changed is fetched,
+// and what the store no longer has is gone from the mirror.
+func TestFetchRunsKeepsAMirror(t *testing.T) {
+	ctx := context.Background()
+	s := memStore(t, "mem://")
+	s.Put(ctx, "a.json", []byte(`{"a":1}`))
+	s.Put(ctx, "b.json", []byte(`{"b":1}`))
+	dir := t.TempDir()
+	if _, err := s.FetchRuns(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	// A local file with the store's bytes is left as it is (its mtime
+	// kept), a changed one fetched, a removed one removed.
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	os.Chtimes(filepath.Join(dir, "a.json"), old, old)
+	s.Put(ctx, "b.json", []byte(`{"b":2}`))
+	s.b.Delete(ctx, "a.json")
+	s.Put(ctx, "c.json", []byte(`{}`))
+	os.Chtimes(filepath.Join(dir, "c.json"), old, old)
+	runs, err := s.FetchRuns(ctx, dir)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("%v, %v", runs, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.json")); !os.IsNotExist(err) {
+		t.Error("a.json, gone from the store, is still in the mirror")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "b.json")); string(b) != `{"b":2}` {
+		t.Errorf("b.json is %s", b)
+	}
+	s.Put(ctx, "d.json", []byte(`{}`))
+	info, _ := os.Stat(filepath.Join(dir, "c.json"))
+	s.FetchRuns(ctx, dir)
+	if after, _ := os.Stat(filepath.Join(dir, "c.json")); !after.ModTime().Equal(info.ModTime()) {
+		t.Error("an unchanged run was fetched again")
 	}
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/bucket"
 )
 
 // TestALabInOneBucket: two boxes run at once into one bucket, a third
@@ -139,4 +143,46 @@ func TestUploadFailsMidRun(t *testing.T) {
 	if copied.Run.Incomplete || len(copied.Run.Decode) != 2 {
 		t.Errorf("the bucket's copy after resuming is incomplete: %d cells", len(copied.Run.Decode))
 	}
+}
+
+// TestServeFromABucket: serve keeps a mirror of a bucket's runs and shows
+// a run that lands in the bucket.
+func TestServeFromABucket(t *testing.T) {
+	defer func(old time.Duration) { mirrorEvery = old }(mirrorEvery)
+	mirrorEvery = 50 * time.Millisecond
+	bucketDir := t.TempDir()
+	store, err := bucket.Open(context.Background(), "file://"+filepath.ToSlash(bucketDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	mirror := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &lockedBuffer{}
+	s := &server{runs: mirror, out: filepath.Join(t.TempDir(), "public"), cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: log,
+		mirror: func() error { _, err := store.FetchRuns(context.Background(), mirror); return err }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.serve(ctx, ln, 20*time.Millisecond) }()
+	data, err := os.ReadFile(filepath.Join("..", "..", "runs", sampleID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(bucketDir, "landed.json"), data)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if resp, err := http.Get("http://" + ln.Addr().String() + "/runs/landed/"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run that landed in the bucket is not served:\n%s", log.String())
+		}
+	}
+	cancel()
+	<-done
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/render"
 )
@@ -42,7 +43,7 @@ Examples:
 `,
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
 		addr := fs.String("addr", "127.0.0.1:1313", "`host:port` to serve on")
-		runs := fs.String("runs", "runs", "folder of run files (`dir`)")
+		runs := fs.String("runs", "runs", "folder of run files, or a bucket URL such as s3://lab/runs/ (`place`)")
 		out := fs.String("o", "", "output folder (`dir`); default a temporary one")
 		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
 		return func(args []string, stdout io.Writer) error {
@@ -65,6 +66,25 @@ Examples:
 				dir = filepath.Join(tmp, "public")
 			}
 			s := &server{runs: *runs, out: dir, cfgFile: *cfgFile, cfgNamed: flagSet(fs, "config"), log: stdout}
+			if bucket.IsURL(*runs) {
+				// A bucket's runs are mirrored into a local folder, checked
+				// again every few seconds: a change costs only its files.
+				store, err := bucket.Open(ctx, *runs)
+				if err != nil {
+					return err
+				}
+				defer store.Close()
+				mirror, err := os.MkdirTemp("", "matrixgen-serve-runs-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(mirror)
+				s.runs = mirror
+				s.mirror = func() error { _, err := store.FetchRuns(ctx, mirror); return err }
+				if err := s.mirror(); err != nil {
+					return err
+				}
+			}
 			return s.serve(ctx, ln, 500*time.Millisecond)
 		}
 	},
@@ -86,6 +106,10 @@ type server struct {
 	// site is the site as last built, updated in place when only runs
 	// change; nil until a full build succeeds.
 	site *render.Live
+	// mirror, for runs in a bucket, brings the local copy of the bucket's
+	// runs up to date.
+	mirror     func() error
+	lastMirror time.Time
 }
 
 // liveAssets are render/templates/ and render/static/ from disk when serve runs in a
@@ -98,6 +122,9 @@ func liveAssets() fs.FS {
 	}
 	return os.DirFS("render")
 }
+
+// mirrorEvery is how often serve checks a bucket's runs for changes.
+var mirrorEvery = 5 * time.Second
 
 // liveAssetDirs are where a checkout keeps the templates and static files.
 var liveAssetDirs = []string{filepath.Join("render", "templates"), filepath.Join("render", "static")}
@@ -222,6 +249,12 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 			srv.Shutdown(shutdown)
 			return nil
 		case <-tick.C:
+			if s.mirror != nil && time.Since(s.lastMirror) >= mirrorEvery {
+				if err := s.mirror(); err != nil {
+					fmt.Fprintf(s.log, "reading the bucket's runs failed (%v); still serving the last good site\n", err)
+				}
+				s.lastMirror = time.Now()
+			}
 			runs, site := s.fingerprint()
 			switch {
 			case site != lastSite:
