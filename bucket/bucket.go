@@ -13,6 +13,7 @@ package bucket
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"errors"
@@ -244,6 +245,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		return p, err
 	}
 	want := map[string]bool{}
+	var keys []string
 	err = filepath.WalkDir(dir, func(name string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -254,25 +256,33 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		}
 		key := filepath.ToSlash(rel)
 		want[key] = true
-		if key == SiteMarker {
-			return nil // written last, once every page is there
+		if key != SiteMarker { // written last, once every page is there
+			keys = append(keys, key)
 		}
-		data, err := os.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		if attrs, err := s.b.Attributes(ctx, key); err == nil && sameBytes(attrs, data) {
-			p.Unchanged++
-			return nil
-		}
-		if err := s.Put(ctx, key, data); err != nil {
-			return err
-		}
-		p.Written++
 		return nil
 	})
 	if err != nil {
 		return p, err
+	}
+	// The pages in folders (runs, compare pages, assets) before those at
+	// the top that link to them (the index): a reader of the index finds
+	// every run it lists.
+	slices.SortStableFunc(keys, func(a, b string) int {
+		return cmp.Compare(strings.Count(b, "/"), strings.Count(a, "/"))
+	})
+	for _, key := range keys {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(key)))
+		if err != nil {
+			return p, err
+		}
+		if attrs, err := s.b.Attributes(ctx, key); err == nil && sameBytes(attrs, data) {
+			p.Unchanged++
+			continue
+		}
+		if err := s.Put(ctx, key, data); err != nil {
+			return p, err
+		}
+		p.Written++
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, SiteMarker)); err == nil {
 		if err := s.Put(ctx, SiteMarker, data); err != nil {
