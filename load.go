@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,6 +74,16 @@ func LoadDir(dir string) ([]Entry, error) {
 
 // LoadFile reads one run file and the notes beside it.
 func LoadFile(name string) (Entry, error) {
+	e, err := ReadFile(name)
+	if err != nil {
+		return Entry{}, err
+	}
+	return e, e.Decode()
+}
+
+// ReadFile reads one run file and the notes beside it without decoding the
+// run (Decode does): what a build that can reuse the run's page needs.
+func ReadFile(name string) (Entry, error) {
 	id := strings.TrimSuffix(filepath.Base(name), ".json")
 	if !ValidID(id) {
 		return Entry{}, fmt.Errorf("%s: the file name must be a run id of letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)", name)
@@ -81,21 +92,45 @@ func LoadFile(name string) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	run, err := DecodeRun(name, data)
-	if err != nil {
-		return Entry{}, err
-	}
 	notesName := strings.TrimSuffix(name, ".json") + ".md"
 	notes, err := readBounded(notesName, MaxNotesBytes, "a note")
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Entry{}, err
 	}
-	return Entry{ID: id, File: name, Run: run, Raw: data, Notes: notes}, nil
+	return Entry{ID: id, File: name, Raw: data, Notes: notes}, nil
+}
+
+// Decode decodes the entry's run from its bytes, strictly.
+func (e *Entry) Decode() error {
+	run, err := DecodeRun(e.File, e.Raw)
+	if err != nil {
+		return err
+	}
+	e.Run = run
+	return nil
 }
 
 // MaxNotesBytes bounds a run's notes: a page's worth of Markdown is a few
 // kilobytes; a megabyte is plenty.
 const MaxNotesBytes = 1 << 20
+
+// readUpTo appends what r holds to buf, at most limit bytes in all.
+func readUpTo(r io.Reader, buf []byte, limit int64) ([]byte, error) {
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 4096)
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), int(limit))])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
 
 // readBounded reads a regular file of at most limit bytes inside its own
 // folder: a link that resolves elsewhere is refused, so a build from
@@ -125,7 +160,10 @@ func readBounded(name string, limit int64, what string) ([]byte, error) {
 	if info.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes is larger than the %d %s may be", name, info.Size(), limit, what)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	// Its size is known: one allocation, and one byte more to see a file
+	// that grew while being read.
+	data := make([]byte, 0, info.Size()+1)
+	data, err = readUpTo(f, data, limit+1)
 	if err != nil {
 		return nil, err
 	}

@@ -419,10 +419,18 @@ func (r *Run) bestDecode(keep func(Decode) bool) (best float64, ok bool) {
 	return best, ok
 }
 
-// Sorted returns a copy of the run with prefill rows by context and decode
-// cells by context, then concurrency: the order every page, CSV and encoded
-// file shows them in. The run itself is left as it was read.
+// Sorted returns the run with prefill rows by context and decode cells by
+// context, then concurrency: the order every page, CSV and encoded file
+// shows them in. A run in that order already is returned as it is (its
+// callers only read it); another is copied, and left as it was read.
 func (r *Run) Sorted() *Run {
+	byContext := func(a, b Prefill) int { return cmp.Compare(a.ContextTokens, b.ContextTokens) }
+	byCell := func(a, b Decode) int {
+		return cmp.Or(cmp.Compare(a.ContextTokens, b.ContextTokens), cmp.Compare(a.Concurrency, b.Concurrency))
+	}
+	if slices.IsSortedFunc(r.Prefill, byContext) && slices.IsSortedFunc(r.Decode, byCell) {
+		return r
+	}
 	s := *r
 	s.Prefill = slices.Clone(r.Prefill)
 	s.Decode = slices.Clone(r.Decode)

@@ -27,6 +27,9 @@ func measurementsCSV(r *matrixgen.Run) []byte {
 // csvBytes writes a header (if any) and rows as CSV.
 func csvBytes(header []string, rows [][]string) []byte {
 	var buf bytes.Buffer
+	if len(rows) > 0 {
+		buf.Grow((len(rows) + 1) * 12 * len(rows[0])) // about a dozen bytes a field
+	}
 	w := csv.NewWriter(&buf)
 	if header != nil {
 		_ = w.Write(header)

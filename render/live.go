@@ -28,6 +28,9 @@ type Live struct {
 	// written is every file the site holds that a build wrote, for the
 	// marker that tells them from files someone added.
 	written map[string]bool
+	// inputs are each run's inputs, for the cache a later build reuses
+	// pages by (reuse.go): kept true as runs change.
+	inputs map[string]string
 }
 
 // fileState is what tells a run file (and its notes) changed: size and
@@ -64,7 +67,7 @@ func NewLive(ctx context.Context, files []string, site Site, out string) (*Live,
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	l := &Live{b: b, out: filepath.Clean(out), files: states, rows: map[string]indexRow{}, written: map[string]bool{}}
+	l := &Live{b: b, out: filepath.Clean(out), files: states, rows: map[string]indexRow{}, written: map[string]bool{}, inputs: b.inputs}
 	for _, r := range b.rows {
 		l.rows[r.ID] = r
 	}
@@ -157,6 +160,15 @@ func (l *Live) Update(files []string) (Stats, error) {
 	if err := errors.Join(l.b.writeSiteCSV(l.out, list), l.b.writeSitemap(l.out, list), l.b.writePick(l.out, list)); err != nil {
 		return Stats{}, err
 	}
+	for _, f := range removed {
+		delete(l.inputs, strings.TrimSuffix(filepath.Base(f), ".json"))
+	}
+	for _, r := range rendered {
+		l.inputs[r.row.ID] = r.input
+	}
+	if err := l.b.writeReuse(l.out, list, l.inputs); err != nil {
+		return Stats{}, err
+	}
 	if err := l.writeMarker(); err != nil {
 		return Stats{}, err
 	}
@@ -169,6 +181,7 @@ func (l *Live) Update(files []string) (Stats, error) {
 type renderedRun struct {
 	row   indexRow
 	files []siteFile
+	input string // inputHash of the run as read
 }
 
 func (l *Live) render(file string) (renderedRun, error) {
@@ -184,7 +197,7 @@ func (l *Live) render(file string) (renderedRun, error) {
 	row := newIndexRow(e)
 	row.csv = siteCSV
 	row.run = forComparing(e.Run)
-	return renderedRun{row: row, files: files}, nil
+	return renderedRun{row: row, files: files, input: inputHash(e)}, nil
 }
 
 // maps2rows is the site's runs after an update: the kept ones, and the

@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -56,6 +58,9 @@ const defaultTitle = "LLM inference speed test matrices"
 type Stats struct {
 	Pages int
 	Runs  int
+	// Reused counts the runs whose pages came unchanged from the site the
+	// build replaced (reuse.go).
+	Reused int
 	// Kept are files of the output folder no build wrote, carried over.
 	Kept []string
 }
@@ -128,6 +133,11 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+debrisMark)
 	if err != nil {
 		return nil, Stats{}, err
+	}
+	b.key = reuseKey(site)
+	if IsSite(out) {
+		b.previous = out
+		b.reuse = loadReuse(out, b.key)
 	}
 	stats, err := b.write(src, tmp)
 	if err == nil {
@@ -364,6 +374,16 @@ type builder struct {
 	// inPlace replaces the files of a site being served (Live) instead of
 	// writing into a fresh folder.
 	inPlace bool
+	// previous is the site this build replaces, if any: a file it holds
+	// with the same bytes is linked into the new site, not written again.
+	previous string
+	// key is what every run page depends on beside its run (reuseKey);
+	// reuse the previous site's cache when it was built with the same;
+	// inputs each run's inputs as this build read them.
+	key    string
+	reuse  *reuseCache
+	inputs map[string]string
+	reused int
 	// rows and pairs are what the last write laid out: a Live keeps them.
 	rows  []indexRow
 	pairs []Pair
@@ -486,11 +506,12 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err := b.writeIndex(dir, rows, pairs); err != nil {
 		return Stats{}, err
 	}
-	if err := errors.Join(b.writeMethodology(dir), b.writePick(dir, rows), b.writeSiteCSV(dir, rows), b.writeSitemap(dir, rows)); err != nil {
+	if err := errors.Join(b.writeMethodology(dir), b.writePick(dir, rows), b.writeSiteCSV(dir, rows), b.writeSitemap(dir, rows),
+		b.writeReuse(dir, rows, b.inputs)); err != nil {
 		return Stats{}, err
 	}
 	b.rows, b.pairs = rows, pairs
-	return Stats{Pages: len(rows) + 3 + len(pairs), Runs: len(rows)}, nil
+	return Stats{Pages: len(rows) + 3 + len(pairs), Runs: len(rows), Reused: b.reused}, nil
 }
 
 // writeRuns loads and writes the run pages on every core, keeping of each
@@ -499,6 +520,9 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 	rows := make([]indexRow, src.Len())
 	errs := make([]error, src.Len())
+	inputs := make([]string, src.Len())
+	files, fromFiles := src.(Files)
+	var reused atomic.Int64
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
 		return func(i int) {
@@ -506,7 +530,24 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 				errs[i] = err
 				return
 			}
-			e, err := src.Entry(i)
+			var e matrixgen.Entry
+			var err error
+			if fromFiles && b.key != "" {
+				// Read, and decode only a run whose page cannot be reused.
+				if e, err = matrixgen.ReadFile(files[i]); err == nil {
+					inputs[i] = inputHash(e)
+					if b.reuse != nil {
+						if row, ok := b.reuseRun(dir, e, inputs[i]); ok {
+							rows[i] = row
+							reused.Add(1)
+							return
+						}
+					}
+					err = e.Decode()
+				}
+			} else {
+				e, err = src.Entry(i)
+			}
 			if err == nil {
 				// Pages show a bounded part of each string; run.json, made
 				// from the entry before that, keeps them whole.
@@ -539,6 +580,13 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 	}
 	if len(bad) > 0 {
 		return nil, &BadRunsError{Errs: bad}
+	}
+	b.reused = int(reused.Load())
+	b.inputs = map[string]string{}
+	for i, in := range inputs {
+		if in != "" {
+			b.inputs[rows[i].ID] = in
+		}
 	}
 	return rows, nil
 }
@@ -680,7 +728,9 @@ type indexRow struct {
 	Simulated                    bool
 	started                      time.Time
 	csv                          []byte         // the run's lines of runs.csv, made by the worker that wrote its page
-	run                          *matrixgen.Run // what a compare page needs of it
+	run                          *matrixgen.Run // what a compare page needs of it; nil for a reused page (runFor reads it)
+	file                         string         // the run file, "" for a run given in memory
+	contexts                     []int          // its decode contexts, for the compare page's labels
 }
 
 // forComparing keeps what a compare page shows of a run and drops the
@@ -729,8 +779,21 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
 		BestPerWatt: bestPerWatt(r), PerWattValue: bestPerWatt(r),
-		started: r.StartedAt,
+		started: r.StartedAt, file: e.File, contexts: r.Contexts(),
 	}
+}
+
+// runFor is what a compare page needs of a row's run: kept from its page,
+// or, for a page the build reused, read again from its file.
+func runFor(r indexRow) (*matrixgen.Run, error) {
+	if r.run != nil {
+		return r.run, nil
+	}
+	e, err := matrixgen.LoadFile(r.file)
+	if err != nil {
+		return nil, err
+	}
+	return forComparing(shownRun(e.Run)), nil
 }
 
 // bestPerWatt is the highest tok/s per watt of a valid cell, formatted.
@@ -750,9 +813,21 @@ func bestPerWatt(r *matrixgen.Run) string {
 
 // writeComparisons writes a page for each pair.
 func (b *builder) writeComparisons(dir string, rows []indexRow, pairs []Pair) error {
-	runs := map[string]*matrixgen.Run{}
+	byID := map[string]indexRow{}
 	for _, r := range rows {
-		runs[r.ID] = r.run
+		byID[r.ID] = r
+	}
+	runs := map[string]*matrixgen.Run{}
+	for _, p := range pairs {
+		for _, id := range []string{p.A, p.B} {
+			if _, ok := runs[id]; !ok {
+				run, err := runFor(byID[id])
+				if err != nil {
+					return err
+				}
+				runs[id] = run
+			}
+		}
 	}
 	errs := make([]error, len(pairs))
 	parallel.EachWorker(len(pairs), func() func(int) {
@@ -844,8 +919,8 @@ type ratioBin struct {
 func newCompareRules(rows []indexRow) compareRules {
 	r := compareRules{StatusLabels: map[string]string{}, ContextLabels: map[string]string{}}
 	for _, row := range rows {
-		for _, d := range row.run.Decode {
-			r.ContextLabels[strconv.Itoa(d.ContextTokens)] = d.ContextLabel()
+		for _, c := range row.contexts {
+			r.ContextLabels[strconv.Itoa(c)] = matrixgen.ContextLabel(c)
 		}
 	}
 	for _, b := range ratioBins {
@@ -931,12 +1006,18 @@ func ifOK(ok bool, v float64) string {
 }
 
 func execute(t *template.Template, data any) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "base", data); err != nil {
+	buf := pageBuffers.Get().(*bytes.Buffer)
+	defer pageBuffers.Put(buf)
+	buf.Reset()
+	if err := t.ExecuteTemplate(buf, "base", data); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return bytes.Clone(buf.Bytes()), nil
 }
+
+// pageBuffers keep the buffers pages are written into: grown once to a
+// page's size, not again for every page.
+var pageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // copyAssets copies the embedded static folder to <dir>/assets.
 func copyAssets(assets fs.FS, dir string) error {
@@ -965,12 +1046,41 @@ func writeFile(dir, rel string, data []byte) error {
 	return os.WriteFile(name, data, 0o644)
 }
 
+// linkUnchanged links the previous site's file into the new one when it
+// holds exactly data, and says whether it did. A build replaces a site
+// whole, so most files are the same bytes as before; a link costs the file
+// system no new file (on ext4, creating files just after deleting as many
+// made the allocator scan for recently freed ones: a third of a build's
+// time), and the old site's removal frees nothing the new one uses.
+func (b *builder) linkUnchanged(dir, rel string, data []byte) bool {
+	if b.previous == "" {
+		return false
+	}
+	old := filepath.Join(b.previous, filepath.FromSlash(rel))
+	info, err := os.Lstat(old)
+	if err != nil || !info.Mode().IsRegular() || info.Size() != int64(len(data)) {
+		return false
+	}
+	have, err := os.ReadFile(old)
+	if err != nil || !bytes.Equal(have, data) {
+		return false
+	}
+	name := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return false
+	}
+	return os.Link(old, name) == nil
+}
+
 // writeFile writes one file of the site: straight into a fresh build's
 // folder, or, updating a site in place (Live), through a temporary file
 // renamed over the old one, so a reader gets the old page or the new one,
 // never half of either.
 func (b *builder) writeFile(dir, rel string, data []byte) error {
 	if !b.inPlace {
+		if b.linkUnchanged(dir, rel, data) {
+			return nil
+		}
 		return writeFile(dir, rel, data)
 	}
 	tmp := rel + ".matrixgen-tmp"

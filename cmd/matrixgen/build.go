@@ -63,9 +63,10 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	start := time.Now()
 	// A build streams runs through a small heap: collect garbage less often
 	// than Go's default (which would run hundreds of cycles on a big site)
-	// unless the person running it chose a GOGC.
+	// unless the person running it chose a GOGC. 200, not more: 1,000 runs
+	// then peak at about 250 MB (400 made it 320 MB for no time saved).
 	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
+		defer debug.SetGCPercent(debug.SetGCPercent(200))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -90,7 +91,11 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "built %d pages from %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
+	reused := ""
+	if stats.Reused > 0 {
+		reused = fmt.Sprintf(" (%d runs unchanged: their pages kept)", stats.Reused)
+	}
+	fmt.Fprintf(stdout, "built %d pages from %d runs in %d ms%s\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds(), reused)
 	if len(stats.Kept) > 0 {
 		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", strings.Join(stats.Kept, ", "))
 	}

@@ -1,0 +1,164 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// A build reuses the pages of the runs whose inputs did not change since
+// the site it replaces was built: the run file's bytes, its notes, the
+// site's settings and matrixgen itself (the executable's bytes, templates
+// and all). Their folders are linked from the old site into the new one,
+// without reading the run again, and their line on the index comes from the
+// old site's cache. The result is the same bytes a full build writes; a
+// test holds it to that.
+
+// cacheFile is the previous build's record of each run's inputs and index
+// line, at the site's root.
+const cacheFile = ".matrixgen-cache"
+
+type reuseCache struct {
+	Key  string               `json:"key"`
+	Runs map[string]cachedRun `json:"runs"`
+}
+
+type cachedRun struct {
+	Input string    `json:"input"`
+	Row   cachedRow `json:"row"`
+}
+
+// cachedRow is an index row as the cache keeps it.
+type cachedRow struct {
+	Model, GPU, Engine, Quantization, Date, BestSingle, Peak, BestPerWatt string
+	EngineName, BestValue, PeakValue, PerWattValue                        string
+	Simulated                                                             bool
+	Started                                                               time.Time
+	CSV                                                                   string
+	Contexts                                                              []int
+}
+
+func cacheRow(r indexRow) cachedRow {
+	return cachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
+		BestSingle: r.BestSingle, Peak: r.Peak, BestPerWatt: r.BestPerWatt, EngineName: r.EngineName,
+		BestValue: r.BestValue, PeakValue: r.PeakValue, PerWattValue: r.PerWattValue, Simulated: r.Simulated,
+		Started: r.started, CSV: string(r.csv), Contexts: r.contexts}
+}
+
+func (c cachedRow) indexRow(id, file string) indexRow {
+	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: c.Model, GPU: c.GPU, Engine: c.Engine,
+		Quantization: c.Quantization, Date: c.Date, BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
+		EngineName: c.EngineName, BestValue: c.BestValue, PeakValue: c.PeakValue, PerWattValue: c.PerWattValue,
+		Simulated: c.Simulated, started: c.Started, csv: []byte(c.CSV), contexts: c.Contexts, file: file}
+}
+
+// executableHash is the running program's bytes, hashed once: any change
+// to matrixgen (code or templates) makes every page new.
+var executableHash = sync.OnceValue(func() string {
+	name, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+})
+
+// reuseKey is what every run page depends on beside its run: matrixgen and
+// the site's settings; "" when pages cannot be reused (templates read from
+// disk by serve, or no way to tell what matrixgen is).
+func reuseKey(site Site) string {
+	exe := executableHash()
+	if exe == "" || site.Assets != nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, part := range []string{exe, matrixgen.Version, site.Title, site.Description, site.BaseURL} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// inputHash is what a run's page is made of besides matrixgen and the
+// site: its file's bytes and its notes.
+func inputHash(e matrixgen.Entry) string {
+	h := sha256.New()
+	h.Write(e.Raw)
+	h.Write([]byte{0})
+	h.Write(e.Notes)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// loadReuse reads the cache of the site at out, if it was built by the
+// same matrixgen with the same settings.
+func loadReuse(out, key string) *reuseCache {
+	if key == "" {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(out, cacheFile))
+	if err != nil {
+		return nil
+	}
+	var c reuseCache
+	if json.Unmarshal(data, &c) != nil || c.Key != key {
+		return nil
+	}
+	return &c
+}
+
+// runFolderFiles are a run's files in its folder, as renderRun makes them.
+var runFolderFiles = []string{"index.html", "run.json", "measurements.csv"}
+
+// reuseRun links a run's folder from the site being replaced into the new
+// one when its inputs are the ones the cache recorded, and gives its index
+// line; false when it must be built.
+func (b *builder) reuseRun(dir string, e matrixgen.Entry, input string) (indexRow, bool) {
+	c, ok := b.reuse.Runs[e.ID]
+	if !ok || c.Input != input {
+		return indexRow{}, false
+	}
+	folder := filepath.Join(dir, "runs", e.ID)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return indexRow{}, false
+	}
+	for _, name := range runFolderFiles {
+		if os.Link(filepath.Join(b.previous, "runs", e.ID, name), filepath.Join(folder, name)) != nil {
+			os.RemoveAll(folder)
+			return indexRow{}, false
+		}
+	}
+	return c.Row.indexRow(e.ID, e.File), true
+}
+
+// writeReuse records, for the next build, each run's inputs and index line.
+func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]string) error {
+	if b.key == "" {
+		return nil
+	}
+	c := reuseCache{Key: b.key, Runs: make(map[string]cachedRun, len(rows))}
+	for _, r := range rows {
+		if in, ok := inputs[r.ID]; ok {
+			c.Runs[r.ID] = cachedRun{Input: in, Row: cacheRow(r)}
+		}
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return b.writeFile(dir, cacheFile, data)
+}
