@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -158,12 +160,11 @@ func publish(ctx context.Context, files []string, site config.Site, place string
 		return err
 	}
 	defer store.Close()
-	tmp, err := os.MkdirTemp("", "matrixgen-site-")
+	dir, cleanup, err := publishFolder(place)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	dir := filepath.Join(tmp, "public")
+	defer cleanup()
 	stats, err := render.BuildContext(ctx, render.Files(files), renderSite(site), dir)
 	var bad *render.BadRunsError
 	if errors.As(err, &bad) {
@@ -176,7 +177,26 @@ func publish(ctx context.Context, files []string, site config.Site, place string
 	if err != nil {
 		return fmt.Errorf("publishing to %s: %w (the objects written so far are the new site's; run the build again)", store, err)
 	}
-	fmt.Fprintf(stdout, "built %d pages from %d runs and published them to %s in %d ms: %d objects written, %d unchanged, %d removed\n",
-		stats.Pages, stats.Runs, store, time.Since(start).Milliseconds(), p.Written, p.Unchanged, p.Removed)
+	fmt.Fprintf(stdout, "built %d pages from %d runs (%d unchanged since the last publish from here) and published them to %s in %d ms: %d objects written, %d unchanged, %d removed\n",
+		stats.Pages, stats.Runs, stats.Reused, store, time.Since(start).Milliseconds(), p.Written, p.Unchanged, p.Removed)
 	return nil
+}
+
+// publishFolder is where a site for place is built before it is published:
+// a folder of this machine's cache kept from one publish to the next, so
+// the pages of unchanged runs are kept as a local build keeps them; a
+// temporary one, removed by cleanup, where there is no cache folder.
+func publishFolder(place string) (dir string, cleanup func(), err error) {
+	if cache, err := os.UserCacheDir(); err == nil {
+		sum := sha256.Sum256([]byte(bucket.Redact(place)))
+		dir := filepath.Join(cache, "matrixgen", "publish", hex.EncodeToString(sum[:8]), "public")
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err == nil {
+			return dir, func() {}, nil
+		}
+	}
+	tmp, err := os.MkdirTemp("", "matrixgen-site-")
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(tmp, "public"), func() { os.RemoveAll(tmp) }, nil
 }

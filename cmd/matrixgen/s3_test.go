@@ -137,6 +137,7 @@ func TestRealS3(t *testing.T) {
 	url := quickSim(t)
 	t.Chdir(t.TempDir())
 	writeFile(t, "none.toml", nil)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	runArgs := func(o string, extra ...string) []string {
 		return append([]string{"run", "-config", "none.toml", "-base-url", url, "-o", o,
 			"-contexts", "1K", "-concurrency", "1,2", "-duration", "1s", "-max-output", "128"}, extra...)
