@@ -30,13 +30,7 @@ import (
 // cannot be skipped. Elsewhere, without `ollama` on PATH, it skips and says
 // so on the terminal.
 func TestRealOllama(t *testing.T) {
-	bin, err := exec.LookPath("ollama")
-	if err != nil {
-		if os.Getenv("MATRIXGEN_REQUIRE_OLLAMA") != "" {
-			t.Fatal("MATRIXGEN_REQUIRE_OLLAMA is set and there is no ollama on PATH")
-		}
-		skipVisibly(t, "TestRealOllama SKIPPED, not passed: no ollama on PATH (go install github.com/ollama/ollama@v0.6.5)")
-	}
+	bin := realServer(t, "ollama", "MATRIXGEN_REQUIRE_OLLAMA", "go install github.com/ollama/ollama@v0.6.5")
 	if testing.Short() {
 		t.Skip("a real server sweep takes minutes")
 	}
@@ -121,6 +115,20 @@ func TestRealOllama(t *testing.T) {
 
 // ollamaNumCtx is the test model's context per request.
 const ollamaNumCtx = 8192
+
+// realServer finds a real server's command on PATH; without it the test
+// fails where require is set (CI) and skips visibly elsewhere.
+func realServer(t *testing.T, command, require, hint string) string {
+	t.Helper()
+	bin, err := exec.LookPath(command)
+	if err != nil {
+		if os.Getenv(require) != "" {
+			t.Fatalf("%s is set and there is no %s on PATH (%s)", require, command, hint)
+		}
+		skipVisibly(t, fmt.Sprintf("%s SKIPPED, not passed: no %s on PATH (%s)", t.Name(), command, hint))
+	}
+	return bin
+}
 
 // skipVisibly skips the test and says so on the terminal too: go test
 // prints nothing of a passing package but its "ok" line.

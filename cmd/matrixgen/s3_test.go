@@ -111,13 +111,7 @@ func (s *seaweed) url(prefix string) string {
 // the Go module proxy and sets MATRIXGEN_REQUIRE_S3; elsewhere, without
 // `weed` on PATH, the test skips and says so.
 func TestRealS3(t *testing.T) {
-	bin, err := exec.LookPath("weed")
-	if err != nil {
-		if os.Getenv("MATRIXGEN_REQUIRE_S3") != "" {
-			t.Fatal("MATRIXGEN_REQUIRE_S3 is set and there is no weed (SeaweedFS) on PATH")
-		}
-		skipVisibly(t, "TestRealS3 SKIPPED, not passed: no weed (SeaweedFS) on PATH; .ci/run builds it")
-	}
+	bin := realServer(t, "weed", "MATRIXGEN_REQUIRE_S3", "SeaweedFS; .ci/run builds it")
 	// The store's credentials come from its own environment: SeaweedFS
 	// with no identities configured takes any.
 	t.Setenv("AWS_ACCESS_KEY_ID", "matrixgen-test")
