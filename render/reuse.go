@@ -1,12 +1,16 @@
 package render
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,14 +29,21 @@ import (
 // line, at the site's root.
 const cacheFile = ".matrixgen-cache"
 
+// reuseCache is kept as a gob of everything but each run's lines of
+// runs.csv, then those lines, each after its length: they are its bulk
+// (9 MB for 1,000 runs) and serve writes the cache after every change, so
+// they are copied once, not escaped or reflected over.
 type reuseCache struct {
-	Key  string               `json:"key"`
-	Runs map[string]cachedRun `json:"runs"`
+	Key  string
+	Runs map[string]cachedRun `gob:"-"` // by run id, from List
+	// List is Runs in id order, as the file keeps it: a map's order would
+	// make two builds of the same runs differ.
+	List []cachedRun
 }
 
 type cachedRun struct {
-	Input string    `json:"input"`
-	Row   cachedRow `json:"row"`
+	ID, Input string
+	Row       cachedRow
 }
 
 // cachedRow is an index row as the cache keeps it.
@@ -41,22 +52,23 @@ type cachedRow struct {
 	EngineName, BestValue, PeakValue, PerWattValue                        string
 	Simulated                                                             bool
 	Started                                                               time.Time
-	CSV                                                                   string
-	Contexts                                                              []int
+	// csv is kept beside the gob, not in it (see writeReuse).
+	csv      []byte
+	Contexts []int
 }
 
 func cacheRow(r indexRow) cachedRow {
 	return cachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
 		BestSingle: r.BestSingle, Peak: r.Peak, BestPerWatt: r.BestPerWatt, EngineName: r.EngineName,
 		BestValue: r.BestValue, PeakValue: r.PeakValue, PerWattValue: r.PerWattValue, Simulated: r.Simulated,
-		Started: r.started, CSV: string(r.csv), Contexts: r.contexts}
+		Started: r.started, csv: r.csv, Contexts: r.contexts}
 }
 
 func (c cachedRow) indexRow(id, file string) indexRow {
 	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: c.Model, GPU: c.GPU, Engine: c.Engine,
 		Quantization: c.Quantization, Date: c.Date, BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
 		EngineName: c.EngineName, BestValue: c.BestValue, PeakValue: c.PeakValue, PerWattValue: c.PerWattValue,
-		Simulated: c.Simulated, started: c.Started, csv: []byte(c.CSV), contexts: c.Contexts, file: file}
+		Simulated: c.Simulated, started: c.Started, csv: c.csv, contexts: c.Contexts, file: file}
 }
 
 // executableHash is the running program's bytes, hashed once: any change
@@ -115,8 +127,21 @@ func loadReuse(out, key string) *reuseCache {
 		return nil
 	}
 	var c reuseCache
-	if json.Unmarshal(data, &c) != nil || c.Key != key {
+	r := bytes.NewReader(data)
+	if gob.NewDecoder(r).Decode(&c) != nil || c.Key != key {
 		return nil
+	}
+	rest := data[len(data)-r.Len():]
+	for i := range c.List {
+		n, size := binary.Uvarint(rest)
+		if size <= 0 || uint64(len(rest)-size) < n {
+			return nil // cut short: build everything
+		}
+		c.List[i].Row.csv, rest = rest[size:size+int(n)], rest[size+int(n):]
+	}
+	c.Runs = make(map[string]cachedRun, len(c.List))
+	for _, r := range c.List {
+		c.Runs[r.ID] = r
 	}
 	return &c
 }
@@ -150,15 +175,26 @@ func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]stri
 	if b.key == "" {
 		return nil
 	}
-	c := reuseCache{Key: b.key, Runs: make(map[string]cachedRun, len(rows))}
+	c := reuseCache{Key: b.key}
 	for _, r := range rows {
 		if in, ok := inputs[r.ID]; ok {
-			c.Runs[r.ID] = cachedRun{Input: in, Row: cacheRow(r)}
+			c.List = append(c.List, cachedRun{ID: r.ID, Input: in, Row: cacheRow(r)})
 		}
 	}
-	data, err := json.Marshal(c)
-	if err != nil {
+	slices.SortFunc(c.List, func(a, b cachedRun) int { return cmp.Compare(a.ID, b.ID) })
+	var data bytes.Buffer
+	if err := gob.NewEncoder(&data).Encode(c); err != nil {
 		return err
 	}
-	return b.writeFile(dir, cacheFile, data)
+	size := data.Len()
+	for _, r := range c.List {
+		size += binary.MaxVarintLen64 + len(r.Row.csv)
+	}
+	out := make([]byte, 0, size)
+	out = append(out, data.Bytes()...)
+	for _, r := range c.List {
+		out = binary.AppendUvarint(out, uint64(len(r.Row.csv)))
+		out = append(out, r.Row.csv...)
+	}
+	return b.writeFile(dir, cacheFile, out)
 }
