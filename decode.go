@@ -2,7 +2,6 @@ package matrixgen
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -43,39 +42,40 @@ func (e *DecodeError) Error() string {
 // types, trailing data, invalid UTF-8 and impossible values are all errors
 // naming file, line:column and field; several problems come back joined.
 //
-// It reads in three passes: a structural walk that knows every field's place,
-// encoding/json for the types, and Validate for values. Only the first pass
-// keeps positions, and the others look theirs up in it.
+// It reads the file in one pass (parse.go) and then checks values with
+// Validate; only when Validate finds a problem is the file read again,
+// noting where each field starts, to place it.
 func DecodeRun(file string, data []byte) (*Run, error) {
 	src := source{file: file, data: data}
 	if i := invalidUTF8(data); i >= 0 {
 		return nil, src.errAt(int64(i), "", "invalid UTF-8")
 	}
-	runType := reflect.TypeFor[Run]()
-	if err := newWalker(src, false).document(runType); err != nil {
+	p, err := runPlan()
+	if err != nil {
 		return nil, err
 	}
 	var run Run
-	if err := json.Unmarshal(data, &run); err != nil {
-		return nil, src.jsonErr(err, src.places(runType))
+	if err := (&decoder{src: src, data: data}).document(reflect.ValueOf(&run).Elem(), p); err != nil {
+		return nil, err
 	}
 	if problems := run.Validate(); len(problems) > 0 {
-		places := src.places(runType)
+		places := src.places(p)
 		errs := make([]error, len(problems))
-		for i, p := range problems {
-			errs[i] = src.errAt(place(places, p.Field), p.Field, p.Msg)
+		for i, pr := range problems {
+			errs[i] = src.errAt(place(places, pr.Field), pr.Field, pr.Msg)
 		}
 		return nil, errors.Join(errs...)
 	}
 	return &run, nil
 }
 
-// places maps every field path of a structurally sound document to where
-// it starts. It is built only when there is an error to place.
-func (s source) places(t reflect.Type) map[string]int64 {
-	w := newWalker(s, true)
-	_ = w.document(t) // the document already passed this walk
-	return w.places
+// places maps every field path of a document that decodes to where it
+// starts. It is built only when there is an error to place.
+func (s source) places(p *plan) map[string]int64 {
+	d := &decoder{src: s, data: s.data, places: map[string]int64{}}
+	var scratch Run
+	_ = d.document(reflect.ValueOf(&scratch).Elem(), p) // the document already decoded
+	return d.places
 }
 
 // place returns where a field starts, or where its nearest recorded parent
@@ -105,35 +105,6 @@ func (s source) errAt(off int64, field, msg string) *DecodeError {
 		e.Line, e.Col = LineCol(s.data, off)
 	}
 	return e
-}
-
-// jsonErr places an encoding/json error. Type errors carry an offset just
-// past the bad value; the walker's places give the field's own start.
-func (s source) jsonErr(err error, places map[string]int64) error {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
-		field, off := lastPlaceBefore(places, typeErr.Offset)
-		msg := fmt.Sprintf("want %s, got %s", kindName(typeErr.Type), typeErr.Value)
-		return s.errAt(off, field, msg)
-	case errors.As(err, &syntaxErr):
-		return s.errAt(syntaxErr.Offset, "", syntaxErr.Error())
-	}
-	// The walker has placed every error it can; what is left has no place.
-	return s.errAt(-1, "", strings.TrimPrefix(err.Error(), "json: "))
-}
-
-// lastPlaceBefore finds the field that starts last before off: the one
-// encoding/json was reading when it stopped, with its array indices.
-func lastPlaceBefore(places map[string]int64, off int64) (field string, at int64) {
-	at = -1
-	for f, o := range places {
-		if o < off && (o > at || o == at && len(f) > len(field)) {
-			field, at = f, o
-		}
-	}
-	return field, at
 }
 
 // LineCol turns a byte offset into a 1-based line and byte column: where

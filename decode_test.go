@@ -88,7 +88,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown field", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpus": 2}`, 1), "f.json:6:16: hardware.gpus: unknown field"},
 		{"case-folded field", strings.Replace(minimal, `"schema"`, `"Schema"`, 1), "f.json:2:3: Schema: unknown field"},
 		{"duplicate key", strings.Replace(minimal, `"hardware": {}`, `"hardware": {}, "hardware": {}`, 1), "f.json:6:19: hardware: field appears twice"},
-		{"wrong type", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": "fast"`, 1), "f.json:9:67: decode[0].total_tok_s: want a number, got string"},
+		{"wrong type", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": "fast"`, 1), "f.json:9:67: decode[0].total_tok_s: want a number, got a string"},
 		{"fraction for a count", strings.Replace(minimal, `"concurrency": 1,`, `"concurrency": 1.5,`, 1), "decode[0].concurrency: want a whole number"},
 		{"missing required", strings.Replace(minimal, `"model": {"name": "m"}`, `"model": {}`, 1), "f.json:5:3: model.name: required"},
 		{"missing schema", strings.Replace(minimal, `"schema": 1,`, ``, 1), "schema: unsupported version 0"},

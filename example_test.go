@@ -40,11 +40,11 @@ func TestFormatReferenceNamesEveryField(t *testing.T) {
 			return
 		}
 		seen[rt] = true
-		for name, ft := range jsonFields(rt) {
+		for name, f := range jsonFields(rt) {
 			if !strings.Contains(string(doc), "`"+name+"`") {
 				t.Errorf("runs/README.md does not document %s.%s", rt.Name(), name)
 			}
-			walk(ft)
+			walk(f.Type)
 		}
 	}
 	walk(reflect.TypeFor[Run]())

@@ -1,7 +1,10 @@
 package matrixgen
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"reflect"
 	"testing"
 )
 
@@ -13,6 +16,10 @@ func FuzzDecodeRun(f *testing.F) {
 	f.Add([]byte(`{"schema":1,"decode":[{"status":"valid"}]}`))
 	f.Add([]byte(`{"schema":1e400}`))
 	f.Add([]byte("{\"model\":{\"name\":\"\xff\"}}"))
+	f.Add([]byte(`{"schema":1,"tool":{"name":"t\u00e9\ud83d\ude00\ud800x"},"engine":{"name":"e"},"model":{"name":"m","max_model_len":-0},"probe":null,"sweep":{"contexts":[],"ignore_eos":false},"prefill":null}`))
+	if sample, err := os.ReadFile(sampleRun); err == nil {
+		f.Add(sample)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		run, err := DecodeRun("fuzz.json", data)
 		if err == nil {
@@ -21,6 +28,15 @@ func FuzzDecodeRun(f *testing.F) {
 			}
 			if _, err := EncodeRun(run); err != nil {
 				t.Fatalf("accepted run does not encode: %v", err)
+			}
+			// The one-pass decoder reads what encoding/json reads, the same
+			// way: anything it accepts, encoding/json decodes to an equal run.
+			var want Run
+			if err := json.Unmarshal(data, &want); err != nil {
+				t.Fatalf("accepted a file encoding/json rejects: %v", err)
+			}
+			if !reflect.DeepEqual(run, &want) {
+				t.Fatalf("decoded differently from encoding/json:\n got %+v\nwant %+v", run, &want)
 			}
 			return
 		}

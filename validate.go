@@ -34,12 +34,12 @@ func (r *Run) Validate() []Problem {
 	if !r.StartedAt.IsZero() && !r.FinishedAt.IsZero() && r.FinishedAt.Before(r.StartedAt) {
 		v.add("finished_at", "is before started_at")
 	}
-	v.nonNegative("hardware.vram_gb", &r.Hardware.VRAMGB)
-	v.count("hardware.gpu_count", r.Hardware.GPUCount)
-	v.nonNegative("hardware.power_limit_w", &r.Hardware.PowerLimitW)
-	v.nonNegative("hardware.default_power_limit_w", &r.Hardware.DefaultPowerLimitW)
-	v.nonNegative("hardware.idle_power_w", r.Hardware.IdlePowerW)
-	v.count("model.max_model_len", r.Model.MaxModelLen)
+	v.nonNegative("", "hardware.vram_gb", &r.Hardware.VRAMGB)
+	v.count("", "hardware.gpu_count", r.Hardware.GPUCount)
+	v.nonNegative("", "hardware.power_limit_w", &r.Hardware.PowerLimitW)
+	v.nonNegative("", "hardware.default_power_limit_w", &r.Hardware.DefaultPowerLimitW)
+	v.nonNegative("", "hardware.idle_power_w", r.Hardware.IdlePowerW)
+	v.count("", "model.max_model_len", r.Model.MaxModelLen)
 	v.sweep(&r.Sweep)
 	v.prefill(r.Prefill, r.Sweep.PrefillContexts)
 	v.decode(r.Decode, &r.Sweep)
@@ -60,19 +60,21 @@ func (v *validator) required(field, s string) {
 	}
 }
 
-func (v *validator) count(field string, n int) {
+func (v *validator) count(at, name string, n int) {
 	if n < 0 {
-		v.add(field, fmt.Sprintf("must not be negative, got %d", n))
+		v.add(at+name, fmt.Sprintf("must not be negative, got %d", n))
 	}
 }
 
-func (v *validator) nonNegative(field string, x *float64) {
+// nonNegative checks an optional figure. The field's name comes in two
+// parts, joined only for a problem: a run has thousands of figures.
+func (v *validator) nonNegative(at, name string, x *float64) {
 	switch {
-	case x == nil:
+	case fine(x):
 	case math.IsNaN(*x) || math.IsInf(*x, 0):
-		v.add(field, "must be a finite number")
+		v.add(at+name, "must be a finite number")
 	case *x < 0:
-		v.add(field, fmt.Sprintf("must not be negative, got %s", strconv.FormatFloat(*x, 'g', -1, 64)))
+		v.add(at+name, fmt.Sprintf("must not be negative, got %s", strconv.FormatFloat(*x, 'g', -1, 64)))
 	}
 }
 
@@ -97,8 +99,8 @@ func (v *validator) sweep(s *Sweep) {
 	if !slices.Contains(knownPrefillModes, s.PrefillMode) {
 		v.add("sweep.prefill_mode", fmt.Sprintf("unknown %q (want decode_warmup or separate)", s.PrefillMode))
 	}
-	v.nonNegative("sweep.duration_seconds", &s.DurationSeconds)
-	v.count("sweep.max_output_tokens", s.MaxOutputTokens)
+	v.nonNegative("", "sweep.duration_seconds", &s.DurationSeconds)
+	v.count("", "sweep.max_output_tokens", s.MaxOutputTokens)
 	v.contexts("sweep.contexts", s.Contexts)
 	v.contexts("sweep.prefill_contexts", s.PrefillContexts)
 	for i, c := range s.Concurrency {
@@ -121,12 +123,12 @@ func (v *validator) prefill(ps []Prefill, planned []int) {
 		}
 		seen[p.ContextTokens] = true
 		v.status(at, p.Status, p.PromptTokS, "prompt_tok_s")
-		v.count(at+".prompt_tokens", p.PromptTokens)
-		v.nonNegative(at+".prompt_tok_s", p.PromptTokS)
-		v.nonNegative(at+".ttft_ms", p.TTFTMs)
-		v.countPtr(at+".completed", p.Completed)
-		v.nonNegative(at+".server_prompt_tok_s", p.ServerPromptTokS)
-		v.nonNegative(at+".idle_wait_seconds", p.IdleWaitSeconds)
+		v.count(at, ".prompt_tokens", p.PromptTokens)
+		v.nonNegative(at, ".prompt_tok_s", p.PromptTokS)
+		v.nonNegative(at, ".ttft_ms", p.TTFTMs)
+		v.countPtr(at, ".completed", p.Completed)
+		v.nonNegative(at, ".server_prompt_tok_s", p.ServerPromptTokS)
+		v.nonNegative(at, ".idle_wait_seconds", p.IdleWaitSeconds)
 	}
 }
 
@@ -146,39 +148,39 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		}
 		seen[key] = true
 		v.status(at, d.Status, d.TotalTokS, "total_tok_s")
-		v.nonNegative(at+".total_tok_s", d.TotalTokS)
-		v.nonNegative(at+".per_request_tok_s", d.PerRequestTokS)
-		v.nonNegative(at+".server_per_request_tok_s", d.ServerPerRequestTokS)
-		v.nonNegative(at+".client_rate_of_server_timed", d.ClientRateOfServerTimed)
-		v.nonNegative(at+".avg_active", d.AvgActive)
-		v.nonNegative(at+".window_seconds", d.WindowSeconds)
+		v.nonNegative(at, ".total_tok_s", d.TotalTokS)
+		v.nonNegative(at, ".per_request_tok_s", d.PerRequestTokS)
+		v.nonNegative(at, ".server_per_request_tok_s", d.ServerPerRequestTokS)
+		v.nonNegative(at, ".client_rate_of_server_timed", d.ClientRateOfServerTimed)
+		v.nonNegative(at, ".avg_active", d.AvgActive)
+		v.nonNegative(at, ".window_seconds", d.WindowSeconds)
 		if d.AvgActive != nil && *d.AvgActive > float64(d.Concurrency)*1.05 {
 			v.add(at+".avg_active", fmt.Sprintf("%g active requests cannot exceed concurrency %d", *d.AvgActive, d.Concurrency))
 		}
-		v.percentiles(at+".ttft_ms", d.TTFTMs)
-		v.percentiles(at+".tbt_ms", d.TBTMs)
-		v.countPtr(at+".completed", d.Completed)
-		v.countPtr(at+".output_tokens", d.OutputTokens)
-		v.count(at+".attempts", d.Attempts)
-		v.nonNegative(at+".idle_wait_seconds", d.IdleWaitSeconds)
+		v.percentiles(at, ".ttft_ms", d.TTFTMs)
+		v.percentiles(at, ".tbt_ms", d.TBTMs)
+		v.countPtr(at, ".completed", d.Completed)
+		v.countPtr(at, ".output_tokens", d.OutputTokens)
+		v.count(at, ".attempts", d.Attempts)
+		v.nonNegative(at, ".idle_wait_seconds", d.IdleWaitSeconds)
 		if p := d.Power; p != nil {
-			v.nonNegative(at+".power.energy_joules", &p.EnergyJoules)
-			v.nonNegative(at+".power.mean_power_w", &p.MeanPowerW)
-			v.nonNegative(at+".power.tok_s_per_w", p.TokSPerW)
-			v.nonNegative(at+".power.joules_per_1k_tokens", p.JoulesPer1KTokens)
+			v.nonNegative(at, ".power.energy_joules", &p.EnergyJoules)
+			v.nonNegative(at, ".power.mean_power_w", &p.MeanPowerW)
+			v.nonNegative(at, ".power.tok_s_per_w", p.TokSPerW)
+			v.nonNegative(at, ".power.joules_per_1k_tokens", p.JoulesPer1KTokens)
 			for j, g := range p.GPUs {
 				gat := at + ".power.gpus[" + strconv.Itoa(j) + "]"
-				v.nonNegative(gat+".mean_power_w", g.MeanPowerW)
-				v.nonNegative(gat+".peak_power_w", g.PeakPowerW)
-				v.nonNegative(gat+".mean_sm_clock_mhz", g.MeanSMClockMHz)
-				v.nonNegative(gat+".mean_utilization_pct", g.MeanUtilization)
-				v.nonNegative(gat+".peak_memory_mib", g.PeakMemoryMiB)
-				v.nonNegative(gat+".peak_temperature_c", g.PeakTemperatureC)
+				v.nonNegative(gat, ".mean_power_w", g.MeanPowerW)
+				v.nonNegative(gat, ".peak_power_w", g.PeakPowerW)
+				v.nonNegative(gat, ".mean_sm_clock_mhz", g.MeanSMClockMHz)
+				v.nonNegative(gat, ".mean_utilization_pct", g.MeanUtilization)
+				v.nonNegative(gat, ".peak_memory_mib", g.PeakMemoryMiB)
+				v.nonNegative(gat, ".peak_temperature_c", g.PeakTemperatureC)
 			}
 		}
 		if c := d.ServerCount; c != nil {
-			v.count(at+".server_count.server_tokens", c.ServerTokens)
-			v.count(at+".server_count.client_tokens", c.ClientTokens)
+			v.count(at, ".server_count.server_tokens", c.ServerTokens)
+			v.count(at, ".server_count.client_tokens", c.ClientTokens)
 			if c.Source == "" {
 				v.add(at+".server_count.source", "required: which counter the server's figure came from")
 			}
@@ -188,17 +190,17 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		}
 		for j, n := range d.PerSecondTokens {
 			if n < 0 {
-				v.count(at+".per_second_tokens["+strconv.Itoa(j)+"]", n)
+				v.count(at, ".per_second_tokens["+strconv.Itoa(j)+"]", n)
 			}
 		}
 		for j, m := range d.ServerMetrics {
 			mat := at + ".server_metrics[" + strconv.Itoa(j) + "]"
-			v.nonNegative(mat+".at_seconds", &m.AtSeconds)
-			v.nonNegative(mat+".running", m.Running)
-			v.nonNegative(mat+".waiting", m.Waiting)
-			v.nonNegative(mat+".kv_cache_usage", m.KVCacheUsage)
-			v.nonNegative(mat+".preemptions", m.Preemptions)
-			v.nonNegative(mat+".spec_acceptance_rate", m.SpecAcceptanceRate)
+			v.nonNegative(mat, ".at_seconds", &m.AtSeconds)
+			v.nonNegative(mat, ".running", m.Running)
+			v.nonNegative(mat, ".waiting", m.Waiting)
+			v.nonNegative(mat, ".kv_cache_usage", m.KVCacheUsage)
+			v.nonNegative(mat, ".preemptions", m.Preemptions)
+			v.nonNegative(mat, ".spec_acceptance_rate", m.SpecAcceptanceRate)
 		}
 	}
 }
@@ -223,19 +225,25 @@ func (v *validator) status(at string, s Status, figure *float64, figureName stri
 	}
 }
 
-func (v *validator) countPtr(field string, n *int) {
+func (v *validator) countPtr(at, name string, n *int) {
 	if n != nil {
-		v.count(field, *n)
+		v.count(at, name, *n)
 	}
 }
 
-func (v *validator) percentiles(field string, p *Percentiles) {
-	if p == nil {
+// fine says whether an optional figure is absent or a finite number of at
+// least zero.
+func fine(x *float64) bool {
+	return x == nil || *x >= 0 && !math.IsInf(*x, 1)
+}
+
+func (v *validator) percentiles(at, name string, p *Percentiles) {
+	if p == nil || fine(&p.P50) && fine(p.P90) && fine(p.P99) {
 		return
 	}
-	v.nonNegative(field+".p50", &p.P50)
-	v.nonNegative(field+".p90", p.P90)
-	v.nonNegative(field+".p99", p.P99)
+	v.nonNegative(at, name+".p50", &p.P50)
+	v.nonNegative(at, name+".p90", p.P90)
+	v.nonNegative(at, name+".p99", p.P99)
 }
 
 // idPattern is what a run id may look like: it becomes a folder name and a

@@ -64,8 +64,8 @@ func run(n, rounds int, hugoSite string) error {
 	if err := writeRuns(runs, n); err != nil {
 		return err
 	}
-	mg := func() *exec.Cmd {
-		return exec.Command(bin, "build", "-runs", runs, "-o", filepath.Join(work, "public"))
+	mg := func(out string) *exec.Cmd {
+		return exec.Command(bin, "build", "-runs", runs, "-o", filepath.Join(work, out))
 	}
 	var hugo func() *exec.Cmd
 	if hugoSite != "" {
@@ -84,16 +84,24 @@ func run(n, rounds int, hugoSite string) error {
 			return c
 		}
 	}
-	// The first round builds from nothing; the others over the site the
-	// one before built (as a lab builds again after a new run), where
-	// matrixgen keeps the pages of unchanged runs. Both are reported.
-	var ours, theirs []timing
-	for range rounds {
-		t, err := timed(mg())
+	// Each round builds from nothing into a folder of its own (as a new
+	// checkout or a new version of matrixgen does), then again over the
+	// site the round before built (as a lab builds after each new run),
+	// where matrixgen keeps the pages of unchanged runs. Hugo builds over
+	// its own site each time, as `hugo` does.
+	var first, again, theirs []timing
+	for round := range rounds {
+		t, err := timed(mg(fmt.Sprintf("fresh-%d", round)))
 		if err != nil {
 			return fmt.Errorf("matrixgen build: %v", err)
 		}
-		ours = append(ours, t)
+		first = append(first, t)
+		if t, err = timed(mg("public")); err != nil {
+			return fmt.Errorf("matrixgen build: %v", err)
+		}
+		if round > 0 {
+			again = append(again, t)
+		}
 		if hugo != nil {
 			t, err := timed(hugo())
 			if err != nil {
@@ -105,15 +113,15 @@ func run(n, rounds int, hugoSite string) error {
 	show := func(name string, t timing, of string) {
 		fmt.Printf("%-34s %.2f s wall, %.2f s CPU, %.0f MB peak RSS (%s)\n", name, t.wall.Seconds(), t.cpu.Seconds(), t.rssMB, of)
 	}
-	show(fmt.Sprintf("matrixgen build, %d runs, first:", n), ours[0], "from nothing")
-	show(fmt.Sprintf("matrixgen build, %d runs, again:", n), median(ours[1:]), fmt.Sprintf("median of %d", len(ours)-1))
+	f, a := median(first), median(again)
+	show(fmt.Sprintf("matrixgen build, %d runs, first:", n), f, fmt.Sprintf("from nothing, median of %d", len(first)))
+	show(fmt.Sprintf("matrixgen build, %d runs, again:", n), a, fmt.Sprintf("over its site, median of %d", len(again)))
 	if hugo != nil {
 		h := median(theirs)
 		show(fmt.Sprintf("hugo, %d pages:", n), h, fmt.Sprintf("median of %d", len(theirs)))
-		first, again := ours[0], median(ours[1:])
 		fmt.Printf("ratio matrixgen / hugo: first %.2f wall, %.2f CPU; again %.2f wall, %.2f CPU\n",
-			first.wall.Seconds()/h.wall.Seconds(), first.cpu.Seconds()/h.cpu.Seconds(),
-			again.wall.Seconds()/h.wall.Seconds(), again.cpu.Seconds()/h.cpu.Seconds())
+			f.wall.Seconds()/h.wall.Seconds(), f.cpu.Seconds()/h.cpu.Seconds(),
+			a.wall.Seconds()/h.wall.Seconds(), a.cpu.Seconds()/h.cpu.Seconds())
 	}
 	return nil
 }
