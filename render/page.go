@@ -132,16 +132,15 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
 	p.Matrix, p.Legend = decodeMatrix(r)
 	p.Views = matrixViews(r)
-	var err error
 	if p.Views != nil {
-		if p.ViewsJSON, err = jsonBlock(p.Views); err != nil {
-			return nil, fmt.Errorf("%s: matrix views: %w", e.ID, err)
-		}
+		p.ViewsJSON = template.JS(appendViewsJSON(nil, p.Views))
 	}
 	if d := cellDetails(r); d != nil {
-		if p.Details, err = jsonBlock(d); err != nil {
+		js, err := d.appendJSON(make([]byte, 0, 64<<10))
+		if err != nil {
 			return nil, fmt.Errorf("%s: cell details: %w", e.ID, err)
 		}
+		p.Details = template.JS(js)
 	}
 	p.MeasurementsHTML = measurementsHTML(p.Measurements)
 	if len(e.Notes) > 0 {

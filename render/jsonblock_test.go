@@ -1,0 +1,92 @@
+package render
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
+)
+
+// TestJSONBlocksAreEncodingJSONs holds the hand-written JSON blocks to
+// json.Marshal's bytes, on runs with every part a detail can have: power
+// traces with missing clocks and extreme numbers, server metrics, loop
+// evidence, and strings that need escaping.
+func TestJSONBlocksAreEncodingJSONs(t *testing.T) {
+	hostile := "<script>&\"\\ \u2028\u2029 \x01\b\f\n\r\t \xff end"
+	runs := []*matrixgen.Run{testrun.Full(1), testrun.Full(7), withEverything(testrun.Full(3), hostile)}
+	for i, r := range runs {
+		r = r.Sorted()
+		d := cellDetails(r)
+		got, err := d.appendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("run %d: cell details differ from encoding/json's:\n got %s\nwant %s", i, got, want)
+		}
+		views := matrixViews(r)
+		want, _ = json.Marshal(views)
+		if got := appendViewsJSON(nil, views); string(got) != string(want) {
+			t.Errorf("run %d: matrix views differ from encoding/json's:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+// withEverything gives every decode cell power, a trace, server metrics and
+// a reason.
+func withEverything(r *matrixgen.Run, text string) *matrixgen.Run {
+	extremes := []float64{0, math.Copysign(0, -1), 1e-7, 1e21, 123.456, 5e-324, math.MaxFloat64, 1e20, 0.000001}
+	for i := range r.Decode {
+		d := &r.Decode[i]
+		d.Reason = text
+		d.Power = &matrixgen.Power{EnergyJoules: 1234.5, MeanPowerW: 300, TokSPerW: new(2.5),
+			GPUs: []matrixgen.GPUWindow{{Index: 0, Samples: 3, MeanPowerW: new(300.0), PeakPowerW: new(350.0)}}}
+		for j, x := range extremes {
+			p := matrixgen.PowerPoint{AtSeconds: float64(j) / 2, PowerW: x}
+			if j%2 == 0 {
+				p.SMClockMHz = new(x)
+			}
+			d.Power.Trace = append(d.Power.Trace, p)
+		}
+		d.ServerMetrics = []matrixgen.MetricsSample{{AtSeconds: 1, Running: new(3.0), KVCacheUsage: new(0.5)}, {AtSeconds: 2, Waiting: new(1.0)}}
+		if d.Loop != nil {
+			d.Loop.Excerpt = text
+		}
+	}
+	return r
+}
+
+// FuzzJSONString holds appendJSONString to encoding/json's quoting.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<&>", "\u2028\u2029", "\xff\xfe", "\x00\x1f\x7f", `"\`, "é😀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+	})
+}
+
+func TestJSONFloatsAreEncodingJSONs(t *testing.T) {
+	for _, x := range []float64{0, math.Copysign(0, -1), 1, -1.5, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 1.5e300, 5e-324, math.MaxFloat64, 0.1 + 0.2} {
+		want, _ := json.Marshal(x)
+		got, err := appendJSONFloatPtr(nil, &x)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%v: got %s (%v), want %s", x, got, err, want)
+		}
+	}
+	if _, err := appendJSONFloatPtr(nil, new(math.NaN())); err == nil {
+		t.Error("NaN written; encoding/json refuses it")
+	}
+	if got, _ := appendJSONFloatPtr(nil, nil); string(got) != "null" {
+		t.Errorf("nil = %s, want null", got)
+	}
+}
