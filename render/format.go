@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -17,32 +18,41 @@ func tokS(v float64) string {
 	if r := math.Round(v*10) / 10; math.Abs(r) < 10000 {
 		return decimal1(r)
 	}
-	k := strconv.FormatFloat(math.Round(v/100)/10, 'f', 1, 64)
-	return groupThousands(strings.TrimSuffix(k, ".0")) + "K"
+	var buf [32]byte
+	k := strconv.AppendFloat(buf[:0], math.Round(v/100)/10, 'f', 1, 64)
+	k = bytes.TrimSuffix(k, []byte(".0"))
+	return grouped(k, "K")
 }
 
 // decimal1 formats v with one decimal and thousands separators: "1,011.5".
 func decimal1(v float64) string {
-	return groupThousands(strconv.FormatFloat(v, 'f', 1, 64))
+	var buf [32]byte
+	return grouped(strconv.AppendFloat(buf[:0], v, 'f', 1, 64), "")
 }
 
 // Count formats a whole number with thousands separators: "13,370".
 func Count(n int) string {
-	return groupThousands(strconv.Itoa(n))
+	if n > -1000 && n < 1000 {
+		return strconv.Itoa(n)
+	}
+	var buf [24]byte
+	return grouped(strconv.AppendInt(buf[:0], int64(n), 10), "")
 }
 
 // millis formats a latency in milliseconds: whole milliseconds from 100 ms
 // up ("1,778 ms"), one decimal below ("2.2 ms"), where a decimal matters.
 func millis(ms float64) string {
+	var buf [32]byte
 	if math.Round(ms*10)/10 >= 100 {
-		return groupThousands(strconv.FormatFloat(math.Round(ms), 'f', 0, 64)) + " ms"
+		return grouped(strconv.AppendFloat(buf[:0], math.Round(ms), 'f', 0, 64), " ms")
 	}
-	return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+	return string(append(strconv.AppendFloat(buf[:0], ms, 'f', 1, 64), " ms"...))
 }
 
 // Seconds formats a measured duration with one decimal: "30.0 s".
 func Seconds(s float64) string {
-	return decimal1(s) + " s"
+	var buf [32]byte
+	return grouped(strconv.AppendFloat(buf[:0], s, 'f', 1, 64), " s")
 }
 
 // planSeconds formats a planned duration, whole where it is whole: "30 s".
@@ -56,23 +66,32 @@ func planSeconds(s float64) string {
 // groupThousands puts commas between groups of three digits in the integer
 // part of a formatted number, keeping its sign and decimals.
 func groupThousands(s string) string {
-	sign := ""
-	if strings.HasPrefix(s, "-") {
-		sign, s = "-", s[1:]
+	return grouped([]byte(s), "")
+}
+
+// grouped is a formatted number with commas between groups of three digits
+// of its integer part, and then suffix: one allocation, the result's. The
+// tables of a thousand-run site format a few million figures.
+func grouped(num []byte, suffix string) string {
+	digits := num
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
 	}
-	intPart, frac, hasFrac := strings.Cut(s, ".")
+	whole := len(digits)
+	if i := bytes.IndexByte(digits, '.'); i >= 0 {
+		whole = i
+	}
 	var b strings.Builder
-	b.WriteString(sign)
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
+	b.Grow(len(num) + whole/3 + len(suffix))
+	b.Write(num[:len(num)-len(digits)])
+	for i := range whole {
+		if i > 0 && (whole-i)%3 == 0 {
 			b.WriteByte(',')
 		}
-		b.WriteRune(c)
+		b.WriteByte(digits[i])
 	}
-	if hasFrac {
-		b.WriteByte('.')
-		b.WriteString(frac)
-	}
+	b.Write(digits[whole:])
+	b.WriteString(suffix)
 	return b.String()
 }
 

@@ -71,3 +71,24 @@ func TestOtherFormats(t *testing.T) {
 		}
 	}
 }
+
+func TestGrouped(t *testing.T) {
+	for _, tt := range []struct{ got, want string }{
+		{decimal1(-1234.56), "-1,234.6"},
+		{decimal1(1e7), "10,000,000.0"},
+		{decimal1(999.94), "999.9"},
+		{decimal1(-0.04), "-0.0"},
+		{Count(-1000), "-1,000"},
+		{Count(999), "999"},
+		{Count(1234567), "1,234,567"},
+		{Seconds(1234.5), "1,234.5 s"},
+		{millis(123456.4), "123,456 ms"},
+		{millis(12.34), "12.3 ms"},
+		{groupThousands("-12345.678"), "-12,345.678"},
+		{groupThousands(""), ""},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}
