@@ -2,9 +2,11 @@ package render
 
 import (
 	"bytes"
-	"encoding/csv"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -26,16 +28,55 @@ func measurementsCSV(r *matrixgen.Run) []byte {
 
 // csvBytes writes a header (if any) and rows as CSV.
 func csvBytes(header []string, rows [][]string) []byte {
-	var buf bytes.Buffer
+	var b []byte
 	if len(rows) > 0 {
-		buf.Grow((len(rows) + 1) * 12 * len(rows[0])) // about a dozen bytes a field
+		b = make([]byte, 0, (len(rows)+1)*12*len(rows[0])) // about a dozen bytes a field
 	}
-	w := csv.NewWriter(&buf)
 	if header != nil {
-		_ = w.Write(header)
+		b = appendCSV(b, header)
 	}
-	_ = w.WriteAll(rows)
-	return buf.Bytes()
+	for _, row := range rows {
+		b = appendCSV(b, row)
+	}
+	return b
+}
+
+// appendCSV writes one record as encoding/csv writes it (comma-separated,
+// "\n" line ends, quoted only where a field needs it), without its
+// Writer's buffering and interfaces: a build writes a few hundred
+// thousand fields.
+func appendCSV(b []byte, fields []string) []byte {
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if !csvNeedsQuotes(f) {
+			b = append(b, f...)
+			continue
+		}
+		b = append(b, '"')
+		for j := range len(f) {
+			if f[j] == '"' {
+				b = append(b, '"')
+			}
+			b = append(b, f[j])
+		}
+		b = append(b, '"')
+	}
+	return append(b, '\n')
+}
+
+// csvNeedsQuotes is encoding/csv's rule: a field with a quote, a comma or
+// a line break, one that starts with a space, and \. are quoted.
+func csvNeedsQuotes(f string) bool {
+	if f == "" {
+		return false
+	}
+	if f == `\.` || strings.ContainsAny(f, "\"\r\n,") {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(f)
+	return unicode.IsSpace(r)
 }
 
 // siteCSVHeader is runs.csv's: which run, then the measurement columns.
