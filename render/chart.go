@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,10 +21,28 @@ import (
 // The option is plain data: the page's script hands it to ECharts, so no
 // run file string is ever executed.
 func prefillChart(r *matrixgen.Run) (template.JS, string) {
-	var contexts []string
-	var rates []opts.BarData
-	var ttfts []opts.LineData
-	var described []string
+	contexts, rates, ttfts, described := prefillData(r)
+	var b []byte
+	parts := prefillChartParts()
+	for i, data := range parts.order {
+		b = append(b, parts.text[i]...)
+		switch data {
+		case 0:
+			b = appendJSONStrings(b, contexts)
+		case 1:
+			b = appendMarshalled(b, rates)
+		case 2:
+			b = appendMarshalled(b, ttfts)
+		}
+	}
+	b = append(b, parts.text[len(parts.order)]...)
+	return withMedia(template.JS(b), prefillMedia()), "Prefill: " + strings.Join(described, "; ")
+}
+
+// prefillData is what a run puts in its prefill chart: the contexts, a bar
+// of prompt tok/s each and a TTFT point each, and the chart described in
+// words.
+func prefillData(r *matrixgen.Run) (contexts []string, rates []opts.BarData, ttfts []opts.LineData, described []string) {
 	for _, p := range r.Prefill {
 		ctx := matrixgen.ContextLabel(p.ContextTokens)
 		contexts = append(contexts, ctx)
@@ -31,7 +50,11 @@ func prefillChart(r *matrixgen.Run) (template.JS, string) {
 		ttfts = append(ttfts, opts.LineData{Value: chartValue(seconds(p.TTFTMs))})
 		described = append(described, ctx+": "+optional(p.PromptTokS, tokS)+" tok/s, "+optional(p.TTFTMs, millis)+" TTFT")
 	}
+	return contexts, rates, ttfts, described
+}
 
+// prefillOption is the prefill chart as go-echarts builds it.
+func prefillOption(contexts []string, rates []opts.BarData, ttfts []opts.LineData) template.JS {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(prefillAxes("prefill-chart")...)
 	// TTFT in seconds: the right axis reads 0.1 … 1,000, not 100 … 1,000,000.
@@ -45,8 +68,53 @@ func prefillChart(r *matrixgen.Run) (template.JS, string) {
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
 	bar.Overlap(line)
 	bar.Validate()
+	return chartJS(bar.JSON())
+}
 
-	return withMedia(chartJS(bar.JSON()), prefillMedia()), "Prefill: " + strings.Join(described, "; ")
+// chartParts is an option cut where a run's data go: text[0], data
+// order[0], text[1], … text[len(order)].
+type chartParts struct {
+	text  []string
+	order []int
+}
+
+// prefillChartParts is the prefill chart's option, built by go-echarts
+// once with a mark where each of a run's three data arrays goes (contexts,
+// bars, TTFT points) and cut there. Everything else in the option is the
+// same for every run, and go-echarts fills its defaults by reflection:
+// building it a page was most of the chart's cost. A test holds the cut
+// option, filled, to the one go-echarts builds.
+var prefillChartParts = sync.OnceValue(func() chartParts {
+	const mark = "matrixgen-data-"
+	option := string(prefillOption([]string{mark + "0"},
+		[]opts.BarData{{Value: mark + "1"}}, []opts.LineData{{Value: mark + "2"}}))
+	arrays := []string{`["` + mark + `0"]`, `[{"value":"` + mark + `1"}]`, `[{"value":"` + mark + `2"}]`}
+	at := make([]int, len(arrays))
+	for i, a := range arrays {
+		if at[i] = strings.Index(option, a); at[i] < 0 || strings.Count(option, a) != 1 {
+			panic("render: the prefill chart's data " + a + " is not in its option once")
+		}
+	}
+	var parts chartParts
+	parts.order = []int{0, 1, 2}
+	slices.SortFunc(parts.order, func(a, b int) int { return cmp.Compare(at[a], at[b]) })
+	from := 0
+	for _, i := range parts.order {
+		parts.text = append(parts.text, option[from:at[i]])
+		from = at[i] + len(arrays[i])
+	}
+	parts.text = append(parts.text, option[from:])
+	return parts
+})
+
+// appendMarshalled appends v as encoding/json writes it, with <, > and &
+// escaped for a script block.
+func appendMarshalled(b []byte, v any) []byte {
+	js, err := json.Marshal(v)
+	if err != nil {
+		panic("render: chart data do not marshal: " + err.Error())
+	}
+	return append(b, js...)
 }
 
 // prefillMedia is the prefill chart's phone layout and its wide one, the
