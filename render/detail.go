@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"math"
 	"strconv"
 	"strings"
@@ -43,25 +44,56 @@ var detailLabels = []string{
 // measured cell's detail by id.
 type detailsData struct {
 	Labels []string              `json:"labels"`
-	Cells  map[string]cellDetail `json:"cells"`
+	Cells  []detailEntry         `json:"-"` // in cellOrder; the block maps id to detail
 	Charts cellCharts            `json:"charts"`
 }
 
 // cellDetails maps each measured cell's id to its detail.
-func cellDetails(r *matrixgen.Run) *detailsData {
+func cellDetails(r *matrixgen.Run, cells []orderedCell) *detailsData {
 	if len(r.Decode) == 0 {
 		return nil
 	}
-	out := &detailsData{Labels: detailLabels, Cells: map[string]cellDetail{}, Charts: cellChartOptions()}
-	for _, d := range r.Decode {
-		if d.Status != matrixgen.StatusNotRun {
-			out.Cells[cellID(d)] = newCellDetail(d)
-		}
+	out := &detailsData{Labels: detailLabels, Cells: make([]detailEntry, len(cells)), Charts: cellChartOptions()}
+	for i, c := range cells {
+		out.Cells[i] = detailEntry{c.id, newCellDetail(c.d)}
 	}
 	return out
 }
 
-func newCellDetail(d matrixgen.Decode) cellDetail {
+type detailEntry struct {
+	ID     string
+	Detail cellDetail
+}
+
+// orderedCell is a measured cell and its id.
+type orderedCell struct {
+	id string
+	d  *matrixgen.Decode
+}
+
+// cellOrder lists a run's cells that were measured (all but the not-run
+// ones) by id, the order encoding/json gives a map's keys: the page's JSON
+// blocks map ids to cells. Of two cells with one id (contexts that print
+// alike) the later one stands, as it would in a map.
+func cellOrder(r *matrixgen.Run) []orderedCell {
+	var cells []orderedCell
+	for i := range r.Decode {
+		if d := &r.Decode[i]; d.Status != matrixgen.StatusNotRun {
+			cells = append(cells, orderedCell{cellID(*d), d})
+		}
+	}
+	slices.SortStableFunc(cells, func(a, b orderedCell) int { return strings.Compare(a.id, b.id) })
+	out := cells[:0]
+	for i, c := range cells {
+		if i+1 < len(cells) && cells[i+1].id == c.id {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func newCellDetail(d *matrixgen.Decode) cellDetail {
 	c := cellDetail{
 		Heading: d.ContextLabel() + " context × " + strconv.Itoa(d.Concurrency) + " simultaneous requests",
 		Status:  statusMarks[d.Status] + " " + d.Status.Label(),

@@ -3,9 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -17,20 +15,21 @@ import (
 // a tenth of a build. The bytes are encoding/json's exactly (its key order,
 // number format and escaping, tested), so a page is the same either way.
 
-// appendJSON writes the details as json.Marshal writes them.
+// appendJSON writes the details as json.Marshal writes them, their cells
+// an object from id to detail.
 func (d *detailsData) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"labels":`...)
 	b = appendJSONStrings(b, d.Labels)
 	b = append(b, `,"cells":{`...)
-	for i, id := range slices.Sorted(maps.Keys(d.Cells)) {
+	for i, c := range d.Cells {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, id)
+		b = appendJSONString(b, c.ID)
 		b = append(b, ':')
 		var err error
-		if b, err = d.Cells[id].appendJSON(b); err != nil {
-			return nil, fmt.Errorf("cell %s: %w", id, err)
+		if b, err = c.Detail.appendJSON(b); err != nil {
+			return nil, fmt.Errorf("cell %s: %w", c.ID, err)
 		}
 	}
 	b = append(b, `},"charts":`...)
@@ -113,7 +112,8 @@ func (c cellDetail) appendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendViewsJSON writes the matrix views as json.Marshal writes them.
+// appendViewsJSON writes the matrix views as json.Marshal writes them, with
+// each view's cells an object from id to figure and class.
 func appendViewsJSON(b []byte, views []matrixView) []byte {
 	if views == nil {
 		return append(b, "null"...)
@@ -145,21 +145,16 @@ func appendViewsJSON(b []byte, views []matrixView) []byte {
 			b = append(b, ']')
 		}
 		b = append(b, `,"cells":`...)
-		if v.Cells == nil {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, '{')
-			for j, id := range slices.Sorted(maps.Keys(v.Cells)) {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = appendJSONString(b, id)
-				b = append(b, ':')
-				cell := v.Cells[id]
-				b = appendJSONStrings(b, cell[:])
+		b = append(b, '{')
+		for j, c := range v.Cells {
+			if j > 0 {
+				b = append(b, ',')
 			}
-			b = append(b, '}')
+			b = appendJSONString(b, c.ID)
+			b = append(b, ':')
+			b = appendJSONStrings(b, c.Shown[:])
 		}
+		b = append(b, '}')
 		b = append(b, '}')
 	}
 	return append(b, ']')

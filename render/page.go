@@ -131,11 +131,12 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	}
 	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
 	p.Matrix, p.Legend = decodeMatrix(r)
-	p.Views = matrixViews(r)
+	cells := cellOrder(r)
+	p.Views = matrixViews(cells)
 	if p.Views != nil {
 		p.ViewsJSON = template.JS(appendViewsJSON(nil, p.Views))
 	}
-	if d := cellDetails(r); d != nil {
+	if d := cellDetails(r, cells); d != nil {
 		js, err := d.appendJSON(make([]byte, 0, 64<<10))
 		if err != nil {
 			return nil, fmt.Errorf("%s: cell details: %w", e.ID, err)

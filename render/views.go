@@ -13,38 +13,44 @@ import (
 
 // matrixView is one way of colouring the matrix.
 type matrixView struct {
-	Name  string `json:"name"`  // in the address: ?view=ttft
-	Label string `json:"label"` // in the picker and the legend's title
+	Name  string // in the address: ?view=ttft
+	Label string // in the picker and the legend's title
 	// Legend is the view's colour steps, best last as for throughput.
-	Legend []legendBin `json:"legend"`
-	// Cells maps a cell's id to its figure and colour class in this view.
-	Cells map[string][2]string `json:"cells"`
+	Legend []legendBin
+	// Cells are each measured cell's figure and colour class in this view,
+	// in cellOrder: the block maps a cell's id to them.
+	Cells []viewCell
+}
+
+type viewCell struct {
+	ID    string
+	Shown [2]string // figure, colour class
 }
 
 // viewSpec says how to read and show one view's figure.
 type viewSpec struct {
 	name, label string
-	value       func(matrixgen.Decode) *float64
+	value       func(*matrixgen.Decode) *float64
 	format      func(float64) string
 	lowerBetter bool // TTFT and joules: the smallest figure is the best
 }
 
 var viewSpecs = []viewSpec{
-	{"total", "Total tok/s (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 { return d.TotalTokS }, decimal1, false},
-	{"per-request", "Per request tok/s (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 { return d.PerRequestTokS }, decimal1, false},
-	{"ttft", "Time to first token, median (colour, logarithmic steps; shorter is better)", func(d matrixgen.Decode) *float64 {
+	{"total", "Total tok/s (colour, logarithmic steps)", func(d *matrixgen.Decode) *float64 { return d.TotalTokS }, decimal1, false},
+	{"per-request", "Per request tok/s (colour, logarithmic steps)", func(d *matrixgen.Decode) *float64 { return d.PerRequestTokS }, decimal1, false},
+	{"ttft", "Time to first token, median (colour, logarithmic steps; shorter is better)", func(d *matrixgen.Decode) *float64 {
 		if d.TTFTMs == nil {
 			return nil
 		}
 		return &d.TTFTMs.P50
 	}, millis, true},
-	{"per-watt", "Tok/s per watt of GPU board power (colour, logarithmic steps)", func(d matrixgen.Decode) *float64 {
+	{"per-watt", "Tok/s per watt of GPU board power (colour, logarithmic steps)", func(d *matrixgen.Decode) *float64 {
 		if d.Power == nil {
 			return nil
 		}
 		return d.Power.TokSPerW
 	}, func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, false},
-	{"joules", "Joules per 1K output tokens (colour, logarithmic steps; fewer is better)", func(d matrixgen.Decode) *float64 {
+	{"joules", "Joules per 1K output tokens (colour, logarithmic steps; fewer is better)", func(d *matrixgen.Decode) *float64 {
 		if d.Power == nil {
 			return nil
 		}
@@ -54,12 +60,13 @@ var viewSpecs = []viewSpec{
 
 // matrixViews lays out every view the run has figures for; nil when it
 // has only total tok/s, and the page then offers no choice.
-func matrixViews(r *matrixgen.Run) []matrixView {
+func matrixViews(cells []orderedCell) []matrixView {
 	var views []matrixView
 	for _, spec := range viewSpecs {
 		lo, hi, ok := 0.0, 0.0, false
-		for _, d := range r.Decode {
-			if v := spec.value(d); showsFigure(d) && v != nil && *v > 0 {
+		for _, c := range cells {
+			d := c.d
+			if v := spec.value(d); showsFigure(*d) && v != nil && *v > 0 {
 				lo, hi = minOr(lo, *v, ok), max(hi, *v)
 				ok = true
 			}
@@ -67,7 +74,7 @@ func matrixViews(r *matrixgen.Run) []matrixView {
 		if !ok {
 			continue
 		}
-		v := matrixView{Name: spec.name, Label: spec.label, Cells: map[string][2]string{}}
+		v := matrixView{Name: spec.name, Label: spec.label, Cells: make([]viewCell, 0, len(cells))}
 		single := hi <= lo
 		if single {
 			v.Legend = []legendBin{{Class: binClass(Bins - 1), Range: spec.format(hi)}}
@@ -81,19 +88,18 @@ func matrixViews(r *matrixgen.Run) []matrixView {
 				v.Legend = append(v.Legend, legendBin{Class: binClass(i), Range: spec.format(from) + "–" + spec.format(to)})
 			}
 		}
-		for _, d := range r.Decode {
+		for _, c := range cells {
+			d := c.d
 			x := spec.value(d)
-			if !showsFigure(d) || x == nil || *x <= 0 {
-				if d.Status != matrixgen.StatusNotRun {
-					v.Cells[cellID(d)] = [2]string{dash, ""}
-				}
+			if !showsFigure(*d) || x == nil || *x <= 0 {
+				v.Cells = append(v.Cells, viewCell{c.id, [2]string{dash, ""}})
 				continue
 			}
 			bin := Bin(*x, lo, hi, Bins)
 			if spec.lowerBetter && !single {
 				bin = Bins - 1 - bin
 			}
-			v.Cells[cellID(d)] = [2]string{spec.format(*x), binClass(bin)}
+			v.Cells = append(v.Cells, viewCell{c.id, [2]string{spec.format(*x), binClass(bin)}})
 		}
 		views = append(views, v)
 	}
