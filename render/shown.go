@@ -2,6 +2,8 @@ package render
 
 import (
 	"reflect"
+	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen"
@@ -15,22 +17,29 @@ const (
 	maxShownText = 4000 // everything else: reasons, commands, evidence
 )
 
-// shownRun is a copy of r whose strings are cut for showing.
+// shownRun is r, or a copy of it whose strings are cut for showing when
+// some string is too long to show whole.
 func shownRun(r *matrixgen.Run) *matrixgen.Run {
-	if !tooLong(reflect.ValueOf(r), maxShownName) {
+	if !tooLong(reflect.ValueOf(r), maxShownText) && !slices.ContainsFunc(names(r), func(s *string) bool { return len(*s) > maxShownName }) {
 		return r // the usual case: nothing to cut, nothing to copy
 	}
 	c := deepCopy(reflect.ValueOf(r)).Interface().(*matrixgen.Run)
 	capStrings(reflect.ValueOf(c).Elem(), maxShownText)
-	for _, s := range []*string{
-		&c.Hardware.Type, &c.Hardware.GPU, &c.Hardware.CPU, &c.Hardware.OS, &c.Hardware.Driver,
-		&c.Engine.Name, &c.Engine.Version, &c.Engine.Quantization, &c.Engine.Backend, &c.Engine.Repository,
-		&c.Engine.Build, &c.Engine.Commit, &c.Model.Name, &c.Model.ServedName, &c.Model.Revision,
-		&c.Tool.Name, &c.Tool.Version,
-	} {
+	for _, s := range names(c) {
 		*s = cutText(*s, maxShownName)
 	}
 	return c
+}
+
+// names are a run's strings shown in titles and tables, cut shorter than
+// the rest.
+func names(r *matrixgen.Run) []*string {
+	return []*string{
+		&r.Hardware.Type, &r.Hardware.GPU, &r.Hardware.CPU, &r.Hardware.OS, &r.Hardware.Driver,
+		&r.Engine.Name, &r.Engine.Version, &r.Engine.Quantization, &r.Engine.Backend, &r.Engine.Repository,
+		&r.Engine.Build, &r.Engine.Commit, &r.Model.Name, &r.Model.ServedName, &r.Model.Revision,
+		&r.Tool.Name, &r.Tool.Version,
+	}
 }
 
 // cutText cuts s to at most n bytes on a character boundary, marked with
@@ -70,6 +79,8 @@ func capStrings(v reflect.Value, n int) {
 }
 
 // tooLong reports whether any string reachable from v is longer than n.
+// It looks only where a type can hold strings (stringFields): a run is
+// thousands of numbers and a few dozen strings.
 func tooLong(v reflect.Value, n int) bool {
 	switch v.Kind() {
 	case reflect.String:
@@ -77,17 +88,74 @@ func tooLong(v reflect.Value, n int) bool {
 	case reflect.Pointer:
 		return !v.IsNil() && tooLong(v.Elem(), n)
 	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() && tooLong(v.Field(i), n) {
+		for _, i := range stringFields(v.Type()) {
+			if tooLong(v.Field(i), n) {
 				return true
 			}
 		}
 	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Int || v.Type().Elem().Kind() == reflect.Float64 {
+		if !elemHoldsStrings(v.Type()) {
 			return false
 		}
 		for i := range v.Len() {
 			if tooLong(v.Index(i), n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var stringFieldsOf sync.Map // reflect.Type → []int
+
+// stringFields are the indexes of a struct type's exported fields that can
+// hold a string.
+func stringFields(t reflect.Type) []int {
+	if f, ok := stringFieldsOf.Load(t); ok {
+		return f.([]int)
+	}
+	var fields []int
+	for i := range t.NumField() {
+		if f := t.Field(i); f.IsExported() && holdsStrings(f.Type, nil) {
+			fields = append(fields, i)
+		}
+	}
+	stringFieldsOf.Store(t, fields)
+	return fields
+}
+
+var elemHoldsStringsOf sync.Map // reflect.Type → bool
+
+// elemHoldsStrings reports whether the elements of a slice or array type
+// can hold a string.
+func elemHoldsStrings(t reflect.Type) bool {
+	if h, ok := elemHoldsStringsOf.Load(t); ok {
+		return h.(bool)
+	}
+	h := holdsStrings(t.Elem(), nil)
+	elemHoldsStringsOf.Store(t, h)
+	return h
+}
+
+// holdsStrings reports whether a value of type t can hold a string: is
+// one, or points to, lists or has a field that can. seen guards against
+// types that contain themselves.
+func holdsStrings(t reflect.Type, seen map[reflect.Type]bool) bool {
+	switch t.Kind() {
+	case reflect.String:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsStrings(t.Elem(), seen)
+	case reflect.Struct:
+		if seen[t] {
+			return false
+		}
+		if seen == nil {
+			seen = map[reflect.Type]bool{}
+		}
+		seen[t] = true
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && holdsStrings(f.Type, seen) {
 				return true
 			}
 		}
