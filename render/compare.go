@@ -105,7 +105,7 @@ type compareSide struct {
 	// LaunchArgs is the run's launch command split between its arguments,
 	// shown in a row of its own: beside the other run's it would make one
 	// column a page wide.
-	LaunchArgs []string
+	LaunchArgs launchArgs
 }
 
 type difference struct {

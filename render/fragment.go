@@ -175,3 +175,29 @@ func runOptionsHTML(rows []indexRow) template.HTML {
 	}
 	return template.HTML(b.String())
 }
+
+// HTML is the panels, a titled definition list each.
+func (ps panels) HTML() template.HTML {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("\n<div class=\"panel\">\n<h2>" + esc(p.Title) + "</h2>\n<dl>")
+		for _, r := range p.Rows {
+			b.WriteString("\n<dt>" + esc(r.Label) + "</dt><dd>" + esc(r.Value) + "</dd>")
+		}
+		b.WriteString("\n</dl>\n</div>")
+	}
+	return template.HTML(b.String())
+}
+
+// HTML is the arguments a span each, so a wrapping line breaks between
+// them, not inside one.
+func (args launchArgs) HTML() template.HTML {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("<span class=\"arg\">" + esc(a) + "</span>")
+	}
+	return template.HTML(b.String())
+}

@@ -37,12 +37,12 @@ type runPage struct {
 	PrefillNotes []string
 	// ResumedDespite lists what differed when the run was resumed by force.
 	ResumedDespite []string
-	Panels         []panel
+	Panels         panels
 	LaunchCommand  string
 	// LaunchArgs is the command split between its arguments, which the page
 	// keeps whole when it wraps ("--enable-auto-tool-choice", not "--" and
 	// the rest on the next line).
-	LaunchArgs []string
+	LaunchArgs launchArgs
 	Chart      template.JS // an ECharts option, as a JSON block
 	ChartLabel string
 	Matrix     matrix
@@ -61,6 +61,12 @@ type panel struct {
 	Title string
 	Rows  []panelRow
 }
+
+// panels are the run page's hardware, engine and run panels.
+type panels []panel
+
+// launchArgs are a launch command split between its arguments.
+type launchArgs []string
 
 type panelRow struct{ Label, Value string }
 
@@ -121,7 +127,7 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		Disagreements:  disagreements(r),
 		PrefillNotes:   prefillNotes(r),
 		ResumedDespite: r.ResumedDespite,
-		Panels:         panels(r),
+		Panels:         runPanels(r),
 		LaunchCommand:  r.LaunchCommand,
 		LaunchArgs:     strings.Fields(r.LaunchCommand),
 		Measurements:   measurementRows(r),
@@ -219,7 +225,7 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-func panels(r *matrixgen.Run) []panel {
+func runPanels(r *matrixgen.Run) panels {
 	hw := panel{Title: "Hardware", Rows: rows(
 		"Type", r.Hardware.Type,
 		"GPU", r.Hardware.GPU,
