@@ -43,9 +43,9 @@ var detailLabels = []string{
 // detailsData is a page's cell details: the figure labels once, and each
 // measured cell's detail by id.
 type detailsData struct {
-	Labels []string      `json:"labels"`
-	Cells  []detailEntry `json:"-"` // in cellOrder; the block maps id to detail
-	Charts cellCharts    `json:"charts"`
+	Labels []string
+	Cells  []detailEntry // in cellOrder; the block maps id to detail
+	Charts cellCharts
 }
 
 // cellDetails maps each measured cell's id to its detail.
