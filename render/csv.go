@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -72,8 +71,14 @@ func csvNeedsQuotes(f string) bool {
 	if f == "" {
 		return false
 	}
-	if f == `\.` || strings.ContainsAny(f, "\"\r\n,") {
+	if f == `\.` {
 		return true
+	}
+	for i := range len(f) {
+		switch f[i] {
+		case '"', '\r', '\n', ',':
+			return true
+		}
 	}
 	r, _ := utf8.DecodeRuneInString(f)
 	return unicode.IsSpace(r)

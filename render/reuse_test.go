@@ -3,7 +3,9 @@ package render
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/matrixgen/matrixgen"
@@ -58,5 +60,21 @@ func TestReusedPagesAreAFreshBuilds(t *testing.T) {
 	}
 	if s := build(Site{Title: "Another title"}); s.Reused != 0 {
 		t.Errorf("a new title reused %d runs: their pages carry the old one", s.Reused)
+	}
+}
+
+// TestExecutableHashIsTheBuildID: the test binary's identity is Go's build
+// ID, as `go tool buildid` reads it, not a hash of the whole file.
+func TestExecutableHashIsTheBuildID(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "tool", "buildid", exe).Output()
+	if err != nil {
+		t.Fatal("go tool buildid:", err)
+	}
+	if got, want := executableHash(), "go-build-id:"+strings.TrimSpace(string(out)); got != want {
+		t.Errorf("executableHash() = %q, want %q", got, want)
 	}
 }
