@@ -607,8 +607,14 @@ func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, error) {
 		return nil, err
 	}
 	if !b.inPlace {
-		// A fresh folder: nothing to replace, one directory to make.
-		if err := os.MkdirAll(filepath.Join(dir, "runs", e.ID), 0o755); err != nil {
+		// A fresh folder: nothing to replace, one directory to make
+		// (and the runs folder, for the first run).
+		folder := filepath.Join(dir, "runs", e.ID)
+		err := os.Mkdir(folder, 0o755)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = os.MkdirAll(folder, 0o755)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -1040,10 +1046,16 @@ func writeFile(dir, rel string, data []byte) error {
 		return fmt.Errorf("refusing to write %q outside the site", rel)
 	}
 	name := filepath.Join(dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
+	err := createFile(name, data)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The first file of its folder: make the folder and try again,
+		// rather than ask after every file whether its folder is there.
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
+		}
+		err = createFile(name, data)
 	}
-	return os.WriteFile(name, data, 0o644)
+	return err
 }
 
 // linkUnchanged links the previous site's file into the new one when it

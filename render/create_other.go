@@ -1,0 +1,10 @@
+//go:build !unix
+
+package render
+
+import "os"
+
+// createFile writes data to a new or truncated file.
+func createFile(name string, data []byte) error {
+	return os.WriteFile(name, data, 0o644)
+}
