@@ -2,7 +2,6 @@ package render
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -154,19 +153,13 @@ func (l *Live) Update(files []string) (Stats, error) {
 	if err := l.updateComparisons(pairs, rows, rendered); err != nil {
 		return Stats{}, err
 	}
-	if err := l.b.writeIndex(l.out, list, pairs); err != nil {
-		return Stats{}, err
-	}
-	if err := errors.Join(l.b.writeSiteCSV(l.out, list), l.b.writeSitemap(l.out, list), l.b.writePick(l.out, list)); err != nil {
-		return Stats{}, err
-	}
 	for _, f := range removed {
 		delete(l.inputs, strings.TrimSuffix(filepath.Base(f), ".json"))
 	}
 	for _, r := range rendered {
 		l.inputs[r.row.ID] = r.input
 	}
-	if err := l.b.writeReuse(l.out, list, l.inputs); err != nil {
+	if err := l.b.writeListings(l.out, list, pairs, l.inputs); err != nil {
 		return Stats{}, err
 	}
 	if err := l.writeMarker(); err != nil {
