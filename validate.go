@@ -114,7 +114,7 @@ func (v *validator) sweep(s *Sweep) {
 }
 
 func (v *validator) prefill(ps []Prefill, planned []int) {
-	seen := map[int]bool{}
+	seen := make(map[int]bool, len(ps))
 	for i, p := range ps {
 		at := "prefill[" + strconv.Itoa(i) + "]"
 		v.context(at, p.ContextTokens, planned, "sweep.prefill_contexts")
@@ -133,7 +133,7 @@ func (v *validator) prefill(ps []Prefill, planned []int) {
 }
 
 func (v *validator) decode(ds []Decode, s *Sweep) {
-	seen := map[[2]int]bool{}
+	seen := make(map[[2]int]bool, len(ds))
 	for i, d := range ds {
 		at := "decode[" + strconv.Itoa(i) + "]"
 		v.context(at, d.ContextTokens, s.Contexts, "sweep.contexts")
