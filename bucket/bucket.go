@@ -264,13 +264,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	if err != nil {
 		return p, err
 	}
-	// The pages in folders (runs, compare pages, assets) before those at
-	// the top that link to them (the index): a reader of the index finds
-	// every run it lists.
-	slices.SortStableFunc(keys, func(a, b string) int {
-		return cmp.Compare(strings.Count(b, "/"), strings.Count(a, "/"))
-	})
-	for _, key := range keys {
+	for _, key := range publishOrder(keys) {
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(key)))
 		if err != nil {
 			return p, err
@@ -304,6 +298,18 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		p.Removed++
 	}
 	return p, nil
+}
+
+// publishOrder puts the pages in folders (runs, compare pages, assets)
+// before those at the top that link to them (the index): a reader of the
+// index during a publish finds every run it lists. Deeper first, each
+// depth in the walk's order.
+func publishOrder(keys []string) []string {
+	keys = slices.Clone(keys)
+	slices.SortStableFunc(keys, func(a, b string) int {
+		return cmp.Compare(strings.Count(b, "/"), strings.Count(a, "/"))
+	})
+	return keys
 }
 
 // previousSite is the set of objects the last publish wrote, from its

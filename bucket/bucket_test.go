@@ -171,3 +171,29 @@ func TestFetchRunsKeepsAMirror(t *testing.T) {
 		t.Error("an unchanged run was fetched again")
 	}
 }
+
+// TestPublishOrder: every page in a folder goes up before the top-level
+// pages that link to it, so a reader of the index mid-publish finds every
+// run it lists.
+func TestPublishOrder(t *testing.T) {
+	keys := []string{"index.html", "runs.csv", "assets/matrixgen.css", "assets/vendor/echarts/echarts.min.js",
+		"runs/a/index.html", "runs/a/run.json", "compare/a-vs-b/index.html", "methodology.html"}
+	order := publishOrder(keys)
+	if len(order) != len(keys) {
+		t.Fatalf("order %v has not every key of %v", order, keys)
+	}
+	at := map[string]int{}
+	for i, k := range order {
+		at[k] = i
+	}
+	for _, top := range []string{"index.html", "runs.csv", "methodology.html"} {
+		for _, inFolder := range []string{"runs/a/index.html", "runs/a/run.json", "compare/a-vs-b/index.html", "assets/matrixgen.css"} {
+			if at[top] < at[inFolder] {
+				t.Errorf("%s goes up before %s: %v", top, inFolder, order)
+			}
+		}
+	}
+	if keys[0] != "index.html" {
+		t.Error("publishOrder reordered its argument")
+	}
+}
