@@ -160,7 +160,9 @@ func publish(ctx context.Context, files []string, site config.Site, place string
 		return err
 	}
 	defer store.Close()
-	dir, cleanup, err := publishFolder(place)
+	dir, cleanup, err := publishFolder(ctx, place, func() {
+		fmt.Fprintf(stdout, "waiting for another publish to %s from this machine to finish\n", store)
+	})
 	if err != nil {
 		return err
 	}
@@ -184,14 +186,20 @@ func publish(ctx context.Context, files []string, site config.Site, place string
 
 // publishFolder is where a site for place is built before it is published:
 // a folder of this machine's cache kept from one publish to the next, so
-// the pages of unchanged runs are kept as a local build keeps them; a
-// temporary one, removed by cleanup, where there is no cache folder.
-func publishFolder(place string) (dir string, cleanup func(), err error) {
+// the pages of unchanged runs are kept as a local build keeps them, and
+// held by one publish at a time (another to the same place waits, saying
+// so through waiting); a temporary one, removed by cleanup, where there is
+// no cache folder.
+func publishFolder(ctx context.Context, place string, waiting func()) (dir string, cleanup func(), err error) {
 	if cache, err := os.UserCacheDir(); err == nil {
 		sum := sha256.Sum256([]byte(bucket.Redact(place)))
 		dir := filepath.Join(cache, "matrixgen", "publish", hex.EncodeToString(sum[:8]), "public")
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err == nil {
-			return dir, func() {}, nil
+			unlock, err := lockFolder(ctx, filepath.Dir(dir), waiting)
+			if err != nil {
+				return "", nil, fmt.Errorf("holding the build folder %s: %w", filepath.Dir(dir), err)
+			}
+			return dir, unlock, nil
 		}
 	}
 	tmp, err := os.MkdirTemp("", "matrixgen-site-")
