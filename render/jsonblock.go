@@ -6,7 +6,8 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/matrixgen/matrixgen/internal/jsonw"
 )
 
 // A run page's two big JSON blocks, its cells' details and its matrix
@@ -174,59 +175,9 @@ func appendJSONStrings(b []byte, ss []string) []byte {
 	return append(b, ']')
 }
 
-// appendJSONString quotes s as encoding/json does: <, > and & escaped so
-// nothing in a script block reads as markup, U+2028 and U+2029 escaped,
-// invalid UTF-8 replaced.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendJSONString quotes s as encoding/json does, <, > and & escaped so
+// nothing in a script block reads as markup.
+func appendJSONString(b []byte, s string) []byte { return jsonw.AppendString(b, s, true) }
 
 // appendJSONFloatPtr writes a number as encoding/json does (the shortest
 // form that reads back, exponents only for the very small or large), or

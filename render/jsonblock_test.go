@@ -91,19 +91,6 @@ func withEverything(r *matrixgen.Run, text string) *matrixgen.Run {
 	return r
 }
 
-// FuzzJSONString holds appendJSONString to encoding/json's quoting.
-func FuzzJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "<&>", "\u2028\u2029", "\xff\xfe", "\x00\x1f\x7f", `"\`, "é😀"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendJSONString(nil, s); string(got) != string(want) {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-	})
-}
-
 func TestJSONFloatsAreEncodingJSONs(t *testing.T) {
 	for _, x := range []float64{0, math.Copysign(0, -1), 1, -1.5, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 1.5e300, 5e-324, math.MaxFloat64, 0.1 + 0.2} {
 		want, _ := json.Marshal(x)

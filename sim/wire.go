@@ -2,51 +2,17 @@ package sim
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/matrixgen/matrixgen/internal/jsonw"
 )
 
 // The chunk writers below build vLLM's SSE payloads by appending bytes, in
 // vLLM's field order, because a sim holding a thousand streams writes a
 // hundred thousand of them a second.
 
-// appendString appends s as a JSON string.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			b = append(b, c)
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}
-
-const hex = "0123456789abcdef"
+// appendString appends s as a JSON string, as encoding/json writes it
+// with HTML escaping off (as servers send text).
+func appendString(b []byte, s string) []byte { return jsonw.AppendString(b, s, false) }
 
 // chunkHead starts a chat.completion.chunk up to its choices array.
 func appendChunkHead(b []byte, id string, created int64, model string) []byte {
