@@ -162,8 +162,11 @@ const (
 	PrefillSeparate     = "separate"
 )
 
-// Prefill is one prefill measurement: a request of exactly ContextTokens
-// prompt tokens, uncached, asking for one output token.
+// Prefill is one prefill measurement at a context: requests of exactly
+// ContextTokens prompt tokens, each on a prompt no cache holds, asking for
+// one output token. A run made by matrixgen sends an untimed warm-up of the
+// same length first (its TTFT is ColdTTFTMs) and measures several fresh
+// prompts after it; the row's figures are their medians.
 type Prefill struct {
 	ContextTokens int    `json:"context_tokens"`
 	Status        Status `json:"status"`
@@ -173,13 +176,31 @@ type Prefill struct {
 	// PromptTokens is the prompt length the server reported, which may differ
 	// from ContextTokens by the chat template's tokens.
 	PromptTokens int `json:"prompt_tokens,omitempty"`
-	// PromptTokS is prompt tokens / TTFT.
+	// PromptTokS is prompt tokens / TTFT, the median over Requests where
+	// there are several.
 	PromptTokS *float64 `json:"prompt_tok_s,omitempty"`
-	TTFTMs     *float64 `json:"ttft_ms,omitempty"`
-	Completed  *int     `json:"completed,omitempty"`
-	// ServerPromptTokS is the prefill speed as the server timed it (Ollama's
-	// prompt_eval_count / prompt_eval_duration): a cross-check.
+	// TTFTMs is the time to first token, the median over Requests.
+	TTFTMs    *float64 `json:"ttft_ms,omitempty"`
+	Completed *int     `json:"completed,omitempty"`
+	// ServerPromptTokS is the prefill speed as the server timed its own
+	// prompt processing (llama.cpp's timings, Ollama's prompt_eval_duration,
+	// vLLM's and SGLang's prefill-time histograms), median over Requests: a
+	// cross-check of PromptTokS that excludes what the server spent outside
+	// the prompt (queueing, templating, one-time costs).
 	ServerPromptTokS *float64 `json:"server_prompt_tok_s,omitempty"`
+	// ServerPromptMs is the server's own time for that prompt processing,
+	// median over Requests; ServerClock names where it was read.
+	ServerPromptMs *float64 `json:"server_prompt_ms,omitempty"`
+	ServerClock    string   `json:"server_clock,omitempty"`
+	// ColdTTFTMs is the TTFT of the warm-up: the first request of this
+	// length the sweep sent, which pays the server's one-time costs (kernel
+	// compilation, autotuning, buffers growing). What a first user waits;
+	// never the prefill rate.
+	ColdTTFTMs *float64 `json:"cold_ttft_ms,omitempty"`
+	// Requests are the measured requests behind the figures, in the order
+	// they were sent; absent for runs that measured one request or were
+	// written by other tools.
+	Requests []PrefillRequest `json:"requests,omitempty"`
 	// Note says what a reader should know of a figure that stands, e.g. a
 	// prompt one token short of the context because the tokenizer could not
 	// land on it exactly.
@@ -187,6 +208,53 @@ type Prefill struct {
 	// IdleWaitSeconds is how long the runner waited for the server to finish
 	// earlier work before measuring.
 	IdleWaitSeconds *float64 `json:"idle_wait_seconds,omitempty"`
+}
+
+// PrefillRequest is one measured prefill request: its own prompt, never
+// sent before.
+type PrefillRequest struct {
+	PromptTokens int     `json:"prompt_tokens"`
+	TTFTMs       float64 `json:"ttft_ms"`
+	PromptTokS   float64 `json:"prompt_tok_s"`
+	// ServerPromptMs and ServerPromptTokS are the server's own timing of its
+	// prompt processing for this request, where it gave one.
+	ServerPromptMs   *float64 `json:"server_prompt_ms,omitempty"`
+	ServerPromptTokS *float64 `json:"server_prompt_tok_s,omitempty"`
+}
+
+// The rule for a prefill figure that is not the server's prefill speed: its
+// TTFT exceeds the server's own prompt processing by more than
+// OutsidePromptShare of it and by more than OutsidePromptMs.
+const (
+	OutsidePromptShare = 0.25
+	OutsidePromptMs    = 50
+)
+
+// OutsidePrompt is how long, of the row's TTFT, the server spent outside
+// its own prompt processing (queueing, templating, one-time costs), and
+// whether that is beyond the rule above: the figure then measures those
+// costs, not the server's prefill. ok is false when the server gave no
+// timing of its own.
+func (p Prefill) OutsidePrompt() (outsideMs float64, beyond, ok bool) {
+	if p.TTFTMs == nil || p.ServerPromptMs == nil {
+		return 0, false, false
+	}
+	ttft, server := *p.TTFTMs, *p.ServerPromptMs
+	outsideMs = ttft - server
+	return outsideMs, outsideMs > OutsidePromptShare*server && outsideMs > OutsidePromptMs, true
+}
+
+// PromptTokSRange is the lowest and highest prompt tok/s of the measured
+// requests; ok only where there are two or more.
+func (p Prefill) PromptTokSRange() (low, high float64, ok bool) {
+	if len(p.Requests) < 2 {
+		return 0, 0, false
+	}
+	low, high = p.Requests[0].PromptTokS, p.Requests[0].PromptTokS
+	for _, r := range p.Requests[1:] {
+		low, high = min(low, r.PromptTokS), max(high, r.PromptTokS)
+	}
+	return low, high, true
 }
 
 // Decode is one cell of the sustained decode matrix: Concurrency streams kept

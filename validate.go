@@ -128,7 +128,17 @@ func (v *validator) prefill(ps []Prefill, planned []int) {
 		v.nonNegative(at, ".ttft_ms", p.TTFTMs)
 		v.countPtr(at, ".completed", p.Completed)
 		v.nonNegative(at, ".server_prompt_tok_s", p.ServerPromptTokS)
+		v.nonNegative(at, ".server_prompt_ms", p.ServerPromptMs)
+		v.nonNegative(at, ".cold_ttft_ms", p.ColdTTFTMs)
 		v.nonNegative(at, ".idle_wait_seconds", p.IdleWaitSeconds)
+		for j, r := range p.Requests {
+			req := at + ".requests[" + strconv.Itoa(j) + "]"
+			v.count(req, ".prompt_tokens", r.PromptTokens)
+			v.nonNegative(req, ".ttft_ms", &r.TTFTMs)
+			v.nonNegative(req, ".prompt_tok_s", &r.PromptTokS)
+			v.nonNegative(req, ".server_prompt_ms", r.ServerPromptMs)
+			v.nonNegative(req, ".server_prompt_tok_s", r.ServerPromptTokS)
+		}
 	}
 }
 

@@ -220,6 +220,9 @@ func (c Config) validate() error {
 	if s.KVCacheTokens < 0 {
 		bad("sweep.kv_cache_tokens", "must not be negative, got %d", s.KVCacheTokens)
 	}
+	if s.PrefillRepeats < 0 || c.lines["sweep.prefill_repeats"] > 0 && s.PrefillRepeats == 0 {
+		bad("sweep.prefill_repeats", "must be at least 1, got %d", s.PrefillRepeats)
+	}
 	if s.LoopRetries != nil && *s.LoopRetries < 0 {
 		bad("sweep.loop_retries", "must not be negative, got %d", *s.LoopRetries)
 	}

@@ -37,8 +37,11 @@ type Sweep struct {
 	Contexts []string `toml:"contexts"`
 	// Concurrency levels are the matrix's columns.
 	Concurrency []int `toml:"concurrency"`
-	// PrefillContexts are measured by a scout request; empty: the contexts.
+	// PrefillContexts are where prefill is measured; empty: the contexts.
 	PrefillContexts []string `toml:"prefill_contexts"`
+	// PrefillRepeats is how many fresh prompts each prefill row measures
+	// after its warm-up (default 3).
+	PrefillRepeats int `toml:"prefill_repeats"`
 	// Duration is each decode cell's window.
 	Duration Duration `toml:"duration"`
 	// MaxOutput caps each request's output tokens.
@@ -109,7 +112,7 @@ func (c Config) Settings() runner.Settings {
 	return runner.Settings{
 		Server: runner.Server{BaseURL: s.BaseURL, APIKeyEnv: s.APIKeyEnv, Model: s.Model, MetricsURL: s.MetricsURL,
 			Temperature: s.Temperature, ChatTemplateKwargs: maps.Clone(s.ChatTemplateKwargs), Extra: maps.Clone(s.Extra)},
-		Sweep: runner.Sweep{Contexts: w.Contexts, Concurrency: w.Concurrency, PrefillContexts: w.PrefillContexts,
+		Sweep: runner.Sweep{Contexts: w.Contexts, Concurrency: w.Concurrency, PrefillContexts: w.PrefillContexts, PrefillRepeats: w.PrefillRepeats,
 			Duration: w.Duration.Duration, MaxOutput: w.MaxOutput, IgnoreEOS: w.IgnoreEOS, KVCacheTokens: w.KVCacheTokens,
 			LoopRetries: w.LoopRetries, CacheMode: w.CacheMode, WarmupTimeout: w.WarmupTimeout.Duration,
 			StallTimeout: w.StallTimeout.Duration, ServerWait: w.ServerWait.Duration, IdleTimeout: w.IdleTimeout.Duration},

@@ -44,6 +44,9 @@ type simPrefillProfile struct {
 	PeakTokS          float64 `toml:"peak_tok_s"`
 	HalfContext       float64 `toml:"half_context"`
 	RequestOverheadMs float64 `toml:"request_overhead_ms"`
+	NewSizeMs         float64 `toml:"new_size_ms"`
+	AfterBurstMs      float64 `toml:"after_burst_ms"`
+	BurstStreams      int     `toml:"burst_streams"`
 }
 
 type simDecodeProfile struct {

@@ -51,6 +51,23 @@ type engineMetrics struct {
 	draft, accepted string
 	// tokens is its counter of generated tokens.
 	tokens serverCounter
+	// promptTime is its histogram of each request's prompt processing, the
+	// server's own prefill clock, read around a single prefill request.
+	// Engines that time the prompt in the stream itself (llama.cpp's
+	// timings, Ollama's prompt_eval_duration) keep none here.
+	promptTime promHistogram
+}
+
+// promHistogram names a Prometheus histogram and, where one metric holds
+// several (SGLang's stages), the label that picks the series.
+type promHistogram struct{ name, labelKey, labelValue string }
+
+// String is how a run names the clock: the metric and its series.
+func (h promHistogram) String() string {
+	if h.labelKey == "" {
+		return h.name
+	}
+	return h.name + "{" + h.labelKey + "=\"" + h.labelValue + "\"}"
 }
 
 // engines are tried in order; the first to recognise the server is it.

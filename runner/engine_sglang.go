@@ -47,6 +47,8 @@ func (sglangEngine) metrics() engineMetrics {
 		kvUsage:     []string{"sglang:token_usage"},
 		preemptions: []string{"sglang:num_retracted_requests_total"},
 		tokens:      serverCounter{metric: "sglang:generation_tokens_total"},
+		// The scheduler's prefill forward pass of each request.
+		promptTime: promHistogram{name: "sglang:per_stage_req_latency_seconds", labelKey: "stage", labelValue: "prefill_forward"},
 	}
 }
 

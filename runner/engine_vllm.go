@@ -37,6 +37,9 @@ func (vllmEngine) metrics() engineMetrics {
 		draft:       "vllm:spec_decode_num_draft_tokens_total",
 		accepted:    "vllm:spec_decode_num_accepted_tokens_total",
 		tokens:      serverCounter{metric: "vllm:generation_tokens_total"},
+		// From the request's first scheduling to its first token: the
+		// prompt's processing, not the queue or the HTTP front end.
+		promptTime: promHistogram{name: "vllm:request_prefill_time_seconds"},
 	}
 }
 

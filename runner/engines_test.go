@@ -22,15 +22,18 @@ func TestEngines(t *testing.T) {
 		source          matrixgen.TokenSource
 		tokenizer       string
 		kvSource        string
+		// clock is where the server's own prompt time is read ("": none).
+		clock string
 	}{
-		{sim.FlavourVLLM, "vllm", matrixgen.TokensContinuousUsage, "/tokenize (chat form", "kv_cache_size_tokens"},
-		{sim.FlavourSGLang, "sglang", matrixgen.TokensContinuousUsage, "/v1/tokenize plus the chat template's 3 tokens", "/server_info"},
-		{sim.FlavourLlamaCpp, "llama.cpp", matrixgen.TokensTimingsPerToken, "/apply-template, then /tokenize", "/props: 8 slots × n_ctx"},
+		{sim.FlavourVLLM, "vllm", matrixgen.TokensContinuousUsage, "/tokenize (chat form", "kv_cache_size_tokens", "vllm:request_prefill_time_seconds"},
+		{sim.FlavourSGLang, "sglang", matrixgen.TokensContinuousUsage, "/v1/tokenize plus the chat template's 3 tokens", "/server_info",
+			`sglang:per_stage_req_latency_seconds{stage="prefill_forward"}`},
+		{sim.FlavourLlamaCpp, "llama.cpp", matrixgen.TokensTimingsPerToken, "/apply-template, then /tokenize", "/props: 8 slots × n_ctx", "llama.cpp timings.prompt_ms"},
 		// A bare endpoint: completed streams are counted from their final
 		// usage, those cut at the window's end by chunks, labelled as such.
-		{sim.FlavourOpenAI, "openai-compatible", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", ""},
+		{sim.FlavourOpenAI, "openai-compatible", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", "", ""},
 		// Ollama's native stream: a line per token, then its own eval_count.
-		{sim.FlavourOllama, "ollama", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", "num_ctx"},
+		{sim.FlavourOllama, "ollama", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", "num_ctx", "Ollama prompt_eval_duration"},
 	} {
 		t.Run(tt.flavour, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -44,9 +47,28 @@ func TestEngines(t *testing.T) {
 				if pr.Engine != tt.engine || !strings.Contains(pr.Tokenizer, tt.tokenizer) || !strings.Contains(pr.KVSource, tt.kvSource) {
 					t.Errorf("probe: engine %q, tokenizer %q, kv %q", pr.Engine, pr.Tokenizer, pr.KVSource)
 				}
-				for _, p := range run.Prefill {
-					if p.Status != matrixgen.StatusValid || p.PromptTokens != p.ContextTokens {
-						t.Errorf("prefill %s: %s, %d prompt tokens (%s)", matrixgen.ContextLabel(p.ContextTokens), p.Status, p.PromptTokens, p.Reason)
+				for _, row := range run.Prefill {
+					label := matrixgen.ContextLabel(row.ContextTokens)
+					if row.Status != matrixgen.StatusValid || row.PromptTokens != row.ContextTokens {
+						t.Errorf("prefill %s: %s, %d prompt tokens (%s)", label, row.Status, row.PromptTokens, row.Reason)
+					}
+					if row.ServerClock != tt.clock || (tt.clock == "") != (row.ServerPromptMs == nil) {
+						t.Errorf("prefill %s: the server's clock %q (%s ms), want %q", label, row.ServerClock, figure(row.ServerPromptMs), tt.clock)
+						continue
+					}
+					// Each request's prompt time as the sim kept it, to the
+					// server's rounding: the measured requests are the last
+					// ones of the context's length.
+					truth := prefillTraces(s.Trace(), row.ContextTokens)
+					if len(truth) < len(row.Requests) {
+						t.Fatalf("prefill %s: %d requests measured, %d in the sim's trace", label, len(row.Requests), len(truth))
+					}
+					truth = truth[len(truth)-len(row.Requests):]
+					for i, req := range row.Requests {
+						want := float64(truth[i].PrefillEnd.Sub(truth[i].Admitted)) / float64(time.Millisecond)
+						if tt.clock != "" && (req.ServerPromptMs == nil || !within(*req.ServerPromptMs, want, 1e-4)) {
+							t.Errorf("prefill %s, request %d: the server's prompt time %s ms, want %.3f", label, i, figure(req.ServerPromptMs), want)
+						}
 					}
 				}
 				trace := s.Trace()
@@ -171,4 +193,16 @@ func TestLlamaTimingsCrossCheck(t *testing.T) {
 			t.Errorf("the server timed %.1f tok/s per request, the client %.1f", *d.ServerPerRequestTokS, *d.PerRequestTokS)
 		}
 	})
+}
+
+// prefillTraces are the sim's records of requests as long as a prefill
+// request at context n, in the order they arrived.
+func prefillTraces(trace []sim.RequestTrace, n int) []sim.RequestTrace {
+	var out []sim.RequestTrace
+	for _, rt := range trace {
+		if rt.PromptTokens > n-headWords && rt.PromptTokens <= n {
+			out = append(out, rt)
+		}
+	}
+	return out
 }

@@ -210,7 +210,8 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) {
 		o.serverTokS = float64(ch.EvalCount) / (float64(ch.EvalDuration) / 1e9)
 	}
 	if ch.PromptEvalDuration > 0 && ch.PromptEvalCount > 0 {
-		o.serverPromptTokS = float64(ch.PromptEvalCount) / (float64(ch.PromptEvalDuration) / 1e9)
+		o.serverPromptMs = float64(ch.PromptEvalDuration) / 1e6
+		o.serverPromptTokens, o.serverClock = ch.PromptEvalCount, "Ollama prompt_eval_duration"
 	}
 }
 

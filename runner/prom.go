@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -122,4 +123,75 @@ func label(samples []sample, name, key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// histogramTotals is a histogram's sum and count per series: a series is
+// its labels but the bucket's "le", so data-parallel engines or SGLang's
+// tensor-parallel ranks each have their own.
+type histogramTotals map[string]struct{ sum, count float64 }
+
+// readHistogram reads h's series from samples; empty when the server keeps
+// no such histogram.
+func readHistogram(samples []sample, h promHistogram) histogramTotals {
+	out := histogramTotals{}
+	for _, s := range samples {
+		base, part := s.name, ""
+		if b, ok := strings.CutSuffix(s.name, "_sum"); ok {
+			base, part = b, "sum"
+		} else if b, ok := strings.CutSuffix(s.name, "_count"); ok {
+			base, part = b, "count"
+		}
+		if base != h.name || part == "" || (h.labelKey != "" && s.labels[h.labelKey] != h.labelValue) {
+			continue
+		}
+		key := seriesKey(s.labels)
+		t := out[key]
+		if part == "sum" {
+			t.sum = s.value
+		} else {
+			t.count = s.value
+		}
+		out[key] = t
+	}
+	return out
+}
+
+// seriesKey names a series by its labels, in order.
+func seriesKey(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		if k != "le" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + strconv.Quote(labels[k]) + ",")
+	}
+	return b.String()
+}
+
+// oneObservation is the value the histogram took in from before to after,
+// when exactly one request was observed: each series that moved moved by
+// one observation (tensor-parallel ranks each observe the same request:
+// their values are averaged). Anything else (another request finishing in
+// between, a restart resetting the counts) leaves the figure unknown.
+func oneObservation(before, after histogramTotals) (float64, bool) {
+	total, moved := 0.0, 0
+	for key, a := range after {
+		b := before[key]
+		switch dc := a.count - b.count; {
+		case dc == 0:
+		case dc == 1 && a.sum >= b.sum:
+			total += a.sum - b.sum
+			moved++
+		default:
+			return 0, false
+		}
+	}
+	if moved == 0 {
+		return 0, false
+	}
+	return total / float64(moved), true
 }

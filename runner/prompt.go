@@ -79,12 +79,23 @@ func (t serverTokenizer) count(ctx context.Context, content string) (int, error)
 // the prompts sent to find its length, when counting means sending (usage
 // calibration), start with calibration, the same words in another order, so
 // a server's prompt cache has never seen the measured prompt's first tokens
-// and its prefill figure is a cold one.
-type heads struct{ measured, calibration string }
+// and its prefill figure is a cold one. The prefill's warm-up and repeated
+// requests start with fresh heads, further orders of the same words: each
+// the same length as the measured prompt, none sharing a first token with
+// another.
+type heads struct {
+	measured, calibration string
+	words                 []string
+}
 
 // headWords is how many words a head has: enough that two runs, or two
 // attempts of one run, never begin alike.
 const headWords = 8
+
+// freshHeads is how many fresh heads a context has: every order of its
+// words that begins with a word neither measured nor calibration begins
+// with.
+const freshHeads = headWords - 2
 
 // newHeads picks the words of a context's heads from nonce, which differs
 // from process to process, so a resumed or repeated run starts afresh too.
@@ -95,12 +106,18 @@ func newHeads(nonce uint64, context int) heads {
 	for i, j := range perm {
 		words[i] = vocabulary[j]
 	}
-	rotated := append(slices.Clone(words[1:]), words[0])
-	return heads{
-		measured:    strings.Join(words, " ") + ".\n\n",
-		calibration: strings.Join(rotated, " ") + ".\n\n",
-	}
+	h := heads{words: words}
+	h.measured, h.calibration = h.rotated(0), h.rotated(1)
+	return h
 }
+
+// rotated is the head whose words start at the k-th: a first word of its own.
+func (h heads) rotated(k int) string {
+	return strings.Join(append(slices.Clone(h.words[k:]), h.words[:k]...), " ") + ".\n\n"
+}
+
+// fresh is the k-th fresh head (0 ≤ k < freshHeads).
+func (h heads) fresh(k int) string { return h.rotated(2 + k) }
 
 // prefills reports whether counting a prompt with tok sends it to the
 // server as a request, which leaves it in the server's prompt cache.

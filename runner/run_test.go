@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -375,4 +376,97 @@ func TestLiveLine(t *testing.T) {
 			t.Errorf("live output %q", live.String())
 		}
 	})
+}
+
+// TestPrefillIsWarmedAndHeldToTheServersClock: a server that pays one-time
+// costs on the first prompt of a new length and on the first request after
+// a burst of streams, as GPU servers do (3 s and 5 s here, against about
+// 50 ms and 400 ms of prompt processing). The published prefill must not
+// carry them: each row is measured after an untimed warm-up, on fresh
+// prompts, and held against the server's own prompt time, which the sim
+// reports as vLLM does. The warm-up's TTFT is kept as the cold start.
+func TestPrefillIsWarmedAndHeldToTheServersClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := testProfile()
+		p.Prefill.RequestOverheadMs = 5
+		p.Prefill.NewSizeMs, p.Prefill.AfterBurstMs, p.Prefill.BurstStreams = 3000, 5000, 4
+		s, url, dial := startMemSim(t, p)
+		run, _ := sweepWith(t, testSettings(url, []string{"1K", "8K"}, []int{1, 4}, time.Second), dial)
+		paid := 0
+		for _, rt := range s.Trace() {
+			if rt.ColdMs > 0 {
+				paid++
+			}
+		}
+		if paid < 2 {
+			t.Fatalf("the sim charged %d one-time costs; the test proves nothing", paid)
+		}
+		cold := map[int]float64{1024: 3000, 8192: 3000 + 5000} // 8K comes after the 4-stream cell
+		for _, row := range run.Prefill {
+			label := matrixgen.ContextLabel(row.ContextTokens)
+			if row.Status != matrixgen.StatusValid || row.TTFTMs == nil || row.ServerPromptMs == nil {
+				t.Fatalf("%s: %s (%s), TTFT %v, server %v", label, row.Status, row.Reason, row.TTFTMs, row.ServerPromptMs)
+			}
+			// The server's own prompt time is its compute: tokens at the
+			// profile's rate for a prompt that long, nothing else.
+			wantMs := 1000 * float64(row.PromptTokens) / p.Prefill.Rate(row.PromptTokens)
+			if !within(*row.ServerPromptMs, wantMs, 1e-6) || row.ServerClock != "vllm:request_prefill_time_seconds" {
+				t.Errorf("%s: the server's prompt time %.3f ms by %q, want %.3f ms", label, *row.ServerPromptMs, row.ServerClock, wantMs)
+			}
+			// Not one measured request may carry a one-time cost: a median
+			// over repeats hides one, but its range would not.
+			for i, req := range row.Requests {
+				if req.TTFTMs > wantMs+p.Prefill.RequestOverheadMs+1 {
+					t.Errorf("%s, request %d: TTFT %.0f ms carries a one-time cost (prompt %.0f ms + overhead %.0f ms)", label, i, req.TTFTMs, wantMs, p.Prefill.RequestOverheadMs)
+				}
+			}
+			if !within(*row.PromptTokS, *row.ServerPromptTokS, matrixgen.OutsidePromptShare) {
+				t.Errorf("%s: %.0f tok/s, the server's own %.0f tok/s", label, *row.PromptTokS, *row.ServerPromptTokS)
+			}
+			if _, beyond, _ := row.OutsidePrompt(); beyond {
+				t.Errorf("%s: flagged as not the server's prefill speed", label)
+			}
+			if row.ColdTTFTMs == nil || *row.ColdTTFTMs < cold[row.ContextTokens] {
+				t.Errorf("%s: cold start %s ms, want at least the %.0f ms the sim charged", label, figure(row.ColdTTFTMs), cold[row.ContextTokens])
+			}
+			if len(row.Requests) != DefaultPrefillRepeats || *row.Completed != DefaultPrefillRepeats {
+				t.Errorf("%s: %d requests measured, %d completed, want %d", label, len(row.Requests), *row.Completed, DefaultPrefillRepeats)
+			}
+		}
+	})
+}
+
+// TestPrefillPromptsShareNoCache: the warm-up and every repeat begin with
+// words of their own, so none finds any of its prompt in the cache, and the
+// last leaves the context cached for its decode cells.
+func TestPrefillPromptsShareNoCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := testProfile()
+		s, url, dial := startMemSim(t, p)
+		run, _ := sweepWith(t, testSettings(url, []string{"2K"}, []int{1}, time.Second), dial)
+		n := run.Prefill[0].ContextTokens
+		prefill := prefillTraces(s.Trace(), n)
+		if len(prefill) != 1+DefaultPrefillRepeats {
+			t.Fatalf("%d prefill requests, want a warm-up and %d", len(prefill), DefaultPrefillRepeats)
+		}
+		for i, rt := range prefill {
+			if rt.CachedTokens != 0 {
+				t.Errorf("prefill request %d found %d of its %d tokens cached", i, rt.CachedTokens, rt.PromptTokens)
+			}
+		}
+		// A decode stream on the cached context pays the request overhead
+		// and its few own tokens, not the context's prefill.
+		prefillMs := 1000 * float64(n) / p.Prefill.Rate(n)
+		if d := run.Decode[0]; d.TTFTMs == nil || d.TTFTMs.P50 > p.Prefill.RequestOverheadMs+prefillMs/2 {
+			t.Errorf("decode TTFT %v ms: the context was not cached (overhead %.0f ms, its prefill %.0f ms)", d.TTFTMs, p.Prefill.RequestOverheadMs, prefillMs)
+		}
+	})
+}
+
+// figure prints an optional figure for a test's message.
+func figure(x *float64) string {
+	if x == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*x, 'f', 1, 64)
 }

@@ -43,8 +43,11 @@ type Sweep struct {
 	Contexts []string
 	// Concurrency levels are the matrix's columns.
 	Concurrency []int
-	// PrefillContexts are measured by a scout request; empty: the contexts.
+	// PrefillContexts are where prefill is measured; empty: the contexts.
 	PrefillContexts []string
+	// PrefillRepeats is how many fresh prompts each prefill row measures,
+	// after its warm-up (0: DefaultPrefillRepeats; at most MaxPrefillRepeats).
+	PrefillRepeats int
 	// Duration is each decode cell's window.
 	Duration time.Duration
 	// MaxOutput caps each request's output tokens.

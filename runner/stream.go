@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
@@ -53,9 +54,13 @@ type observation struct {
 	tail         []byte  // the last output text, for loop detection
 	outputBytes  int     // all output text, in bytes
 	serverTokS   float64 // the server's own decode rate for the request (llama.cpp timings, vLLM metrics)
-	// serverPromptTokS is the server's own prefill rate (Ollama's
-	// prompt_eval_count / prompt_eval_duration); 0 when it gives none.
-	serverPromptTokS float64
+	// serverPromptMs and serverPromptTokens are the server's own timing of
+	// the prompt's processing, as the stream told it (llama.cpp's
+	// timings.prompt_ms and prompt_n, Ollama's prompt_eval_duration and
+	// prompt_eval_count), and serverClock names it; 0 when it gives none.
+	serverPromptMs     float64
+	serverPromptTokens int
+	serverClock        string
 	// clientTokens is the client's own count of the stream's tokens before
 	// any reconciling with a final count; serverTokens the server's count of
 	// the whole request, when serverCounted (Ollama's eval_count).
@@ -109,6 +114,8 @@ type wireChunk struct {
 	Timings *struct {
 		PredictedN         int     `json:"predicted_n"`
 		PredictedPerSecond float64 `json:"predicted_per_second"`
+		PromptN            int     `json:"prompt_n"`
+		PromptMs           float64 `json:"prompt_ms"`
 	} `json:"timings"`
 	// Metrics is vLLM's per-request report (--enable-per-request-metrics).
 	Metrics *struct {
@@ -250,6 +257,9 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error
 	}
 	if ch.Timings != nil && ch.Timings.PredictedPerSecond > 0 {
 		o.serverTokS = ch.Timings.PredictedPerSecond // the latest is the whole request's
+	}
+	if t := ch.Timings; t != nil && t.PromptMs > 0 && t.PromptN > 0 && !math.IsInf(t.PromptMs, 0) {
+		o.serverPromptMs, o.serverPromptTokens, o.serverClock = t.PromptMs, t.PromptN, "llama.cpp timings.prompt_ms"
 	}
 	if ch.Metrics != nil && ch.Metrics.TokensPerSecond > 0 {
 		o.serverTokS = ch.Metrics.TokensPerSecond

@@ -63,6 +63,9 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 		o.gpuTool = noGPUTool // in memory means in virtual time: no processes to wait on
 	}
 	s := o.Settings
+	if r := s.Sweep.PrefillRepeats; r < 0 || r > MaxPrefillRepeats {
+		return nil, &SettingError{Key: "sweep.prefill_repeats", Err: fmt.Errorf("want 1 to %d fresh prompts a prefill row, got %d", MaxPrefillRepeats, r)}
+	}
 	maxStreams := slices.Max(s.Sweep.Concurrency)
 	c := newClient(s.Server.BaseURL, o.APIKey, maxStreams, o.dial)
 	c.model = s.Server.Model
@@ -367,8 +370,9 @@ func (sw *sweeper) sweep(ctx context.Context, p plan) error {
 	return nil
 }
 
-// context measures one context: the scout (prefill, and the warm-up of the
-// shared context), then its decode cells by concurrency.
+// context measures one context: its prefill row (whose last request leaves
+// the context in the prefix cache), or the context sent once to warm the
+// cache when the row is done, then its decode cells by concurrency.
 func (sw *sweeper) context(ctx context.Context, n int) error {
 	pre := sw.prefillRow(n)
 	cells := sw.cellsAt(n)
@@ -382,7 +386,12 @@ func (sw *sweeper) context(ctx context.Context, n int) error {
 	}
 	// The cache salt keeps vLLM's prefix cache per run, context and process.
 	cacheSalt := fmt.Sprintf("matrixgen-%s-%s-%016x", sw.run.StartedAt.Format("20060102T150405Z"), matrixgen.ContextLabel(n), sw.nonce)
-	if err := sw.scout(ctx, n, built, cacheSalt, pre); err != nil {
+	if pre != nil && !finished(pre.Status) {
+		err = sw.measurePrefill(ctx, n, h, built, cacheSalt, pre)
+	} else {
+		err = sw.warmContext(ctx, n, built, cacheSalt)
+	}
+	if err != nil {
 		return err
 	}
 	for _, i := range cells {
@@ -442,51 +451,6 @@ func (sw *sweeper) cellsAt(n int) []int {
 		}
 	}
 	return out
-}
-
-// scout sends the context once, asking for one token: its TTFT is the
-// prefill figure, and it leaves the context in the prefix cache for the
-// decode cells that share it.
-func (sw *sweeper) scout(ctx context.Context, n int, prompt builtPrompt, salt string, row *matrixgen.Prefill) error {
-	waited, err := sw.waitIdle(ctx)
-	if err != nil {
-		return err
-	}
-	obs := sw.c.stream(ctx, chatRequest{prompt: prompt.text, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout, hooks{})
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if row == nil || finished(row.Status) {
-		return nil // a warm-up only
-	}
-	row.IdleWaitSeconds = waited
-	switch {
-	case obs.err != nil && sw.c.contextTooLong(obs.err):
-		row.Status, row.Reason = matrixgen.StatusOverCapacity, obs.err.Error()
-	case obs.err != nil:
-		row.Status, row.Reason = matrixgen.StatusError, obs.err.Error()
-	case obs.firstText.IsZero():
-		row.Status, row.Reason = matrixgen.StatusError, "the scout request produced no token"
-	case obs.promptTokens > 0 && obs.promptTokens < prompt.tokens-prompt.slack():
-		row.Status = matrixgen.StatusError
-		row.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for %d sent", obs.promptTokens, prompt.tokens)
-	default:
-		ttft := obs.firstText.Sub(obs.sent)
-		row.Status = matrixgen.StatusValid
-		row.PromptTokens = obs.promptTokens
-		row.TTFTMs = new(ms(ttft))
-		row.PromptTokS = new(float64(cmp.Or(obs.promptTokens, prompt.tokens)) / ttft.Seconds())
-		row.Completed = new(1)
-		if obs.serverPromptTokS > 0 {
-			row.ServerPromptTokS = new(obs.serverPromptTokS)
-		}
-		if prompt.tokens != n {
-			row.Note = fmt.Sprintf("the prompt is %d tokens, not %d: the server's tokenizer could not land on %s exactly", prompt.tokens, n, matrixgen.ContextLabel(n))
-		}
-	}
-	sw.done++
-	sw.logf("%s prefill %s: %s", sw.progress(), matrixgen.ContextLabel(n), describePrefill(*row))
-	return sw.save()
 }
 
 // cell measures one decode cell, retrying it with a fresh suffix while it
@@ -635,13 +599,6 @@ func (sw *sweeper) progress() string {
 		eta = ", ETA " + (per * time.Duration(left)).Round(time.Second).String()
 	}
 	return fmt.Sprintf("[%d/%d%s]", total-left, total, eta)
-}
-
-func describePrefill(p matrixgen.Prefill) string {
-	if p.Status != matrixgen.StatusValid {
-		return p.Status.Label() + ": " + p.Reason
-	}
-	return fmt.Sprintf("%.0f tok/s, TTFT %.0f ms (%d prompt tokens)", *p.PromptTokS, *p.TTFTMs, p.PromptTokens)
 }
 
 func describeDecode(d matrixgen.Decode) string {

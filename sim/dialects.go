@@ -147,12 +147,19 @@ func appendLlamaChunk(b []byte, id string, created int64, model, delta, finish s
 
 // appendLlamaTimings is llama-server's timings object, cumulative: its own
 // view of the request, which a client can check its figures against.
-// predictedMs runs from the first token, as llama-server times generation.
-func appendLlamaTimings(b []byte, prompt, cached, predicted int, predictedMs float64) []byte {
+// promptMs is its prompt processing of the uncached tokens; predictedMs runs
+// from the first token, as llama-server times generation.
+func appendLlamaTimings(b []byte, prompt, cached int, promptMs float64, predicted int, predictedMs float64) []byte {
 	b = append(b, `,"timings":{"cache_n":`...)
 	b = strconv.AppendInt(b, int64(cached), 10)
 	b = append(b, `,"prompt_n":`...)
 	b = strconv.AppendInt(b, int64(prompt-cached), 10)
+	b = append(b, `,"prompt_ms":`...)
+	b = strconv.AppendFloat(b, promptMs, 'f', 3, 64)
+	if promptMs > 0 {
+		b = append(b, `,"prompt_per_second":`...)
+		b = strconv.AppendFloat(b, float64(prompt-cached)/(promptMs/1000), 'f', 3, 64)
+	}
 	b = append(b, `,"predicted_n":`...)
 	b = strconv.AppendInt(b, int64(predicted), 10)
 	b = append(b, `,"predicted_ms":`...)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -25,8 +26,12 @@ type request struct {
 	waited      bool
 	preemptions int
 	admittedAt  time.Time
-	done        bool
-	reason      string
+	// coldMs is the one-time cost the request paid before the scheduler
+	// saw it; prefillEnd when its prompt was processed (its first token).
+	coldMs     float64
+	prefillEnd time.Time
+	done       bool
+	reason     string
 
 	out *mailbox
 }
@@ -83,6 +88,29 @@ type counters struct {
 	specAccepted                float64
 	running, waiting            int
 	kvUsed                      float64
+	// prefillSeconds is the time each request's prompt took from its
+	// admission to its first token: vLLM's request_prefill_time_seconds,
+	// SGLang's prefill_forward stage.
+	prefillSeconds histogram
+}
+
+// histogram is a Prometheus histogram's running figures.
+type histogram struct {
+	sum, count float64
+	buckets    [len(histogramBounds)]float64 // cumulative counts, per bound
+}
+
+// histogramBounds are the upper bounds of the histograms' buckets, seconds.
+var histogramBounds = [...]float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+func (h *histogram) observe(v float64) {
+	h.sum += v
+	h.count++
+	for i, b := range histogramBounds {
+		if v <= b {
+			h.buckets[i]++
+		}
+	}
 }
 
 // Timing says how well the engine kept to its profile's schedule. A step is
@@ -118,6 +146,12 @@ type engine struct {
 	timing  Timing
 	seq     int
 	now     func() time.Time
+
+	// What the one-time costs remember: the highest bit of the longest
+	// prompt so far, and the most requests run at once since the last
+	// burst was charged.
+	longestBit  int
+	peakRunning int
 }
 
 func newEngine(p Profile) *engine {
@@ -127,14 +161,32 @@ func newEngine(p Profile) *engine {
 	}
 }
 
-// submit queues a request after the profile's per-request overhead; the
-// scheduler admits it at its next step.
+// submit queues a request after the profile's per-request overhead and any
+// one-time cost it pays; the scheduler admits it at its next step.
 func (e *engine) submit(r *request) {
-	if d := time.Duration(e.p.Prefill.RequestOverheadMs * float64(time.Millisecond)); d > 0 {
+	e.mu.Lock()
+	r.coldMs = e.coldCost(r.prompt.tokens)
+	e.mu.Unlock()
+	if d := time.Duration((e.p.Prefill.RequestOverheadMs + r.coldMs) * float64(time.Millisecond)); d > 0 {
 		time.AfterFunc(d, func() { e.enqueue(r) })
 		return
 	}
 	e.enqueue(r)
+}
+
+// coldCost is the one-time cost a request of n prompt tokens arriving now
+// pays (PrefillProfile), remembering that it paid it.
+func (e *engine) coldCost(n int) float64 {
+	p, ms := e.p.Prefill, 0.0
+	if bit := bits.Len(uint(n)); bit > e.longestBit {
+		e.longestBit = bit
+		ms += p.NewSizeMs
+	}
+	if p.BurstStreams > 0 && e.peakRunning >= p.BurstStreams && len(e.running) == 0 && len(e.waiting) == 0 {
+		e.peakRunning = 0
+		ms += p.AfterBurstMs
+	}
+	return ms
 }
 
 func (e *engine) enqueue(r *request) {
@@ -249,6 +301,7 @@ func (e *engine) schedule() {
 	for _, r := range e.waiting {
 		r.waited = true
 	}
+	e.peakRunning = max(e.peakRunning, len(e.running))
 	e.c.running, e.c.waiting = len(e.running), len(e.waiting)
 	e.c.kvUsed = float64(e.kv.used()) / float64(e.kv.total)
 }
@@ -338,6 +391,8 @@ func (e *engine) apply(p stepPlan, end time.Time) {
 		r.prefillLeft -= p.chunks[i]
 		e.c.promptTokens += float64(p.chunks[i])
 		if r.prefillLeft == 0 && r.generated == 0 {
+			r.prefillEnd = end
+			e.c.prefillSeconds.observe(end.Sub(r.admittedAt).Seconds())
 			e.produce(r, 1, end) // the step that ends prefill samples the first token
 		}
 	}

@@ -149,15 +149,12 @@ func (st *streamState) ollamaLine(b []byte, content string, snap *snapshot) []by
 	if snap == nil {
 		return append(b, "false}\n"...)
 	}
-	var admitted, first, finished time.Time
-	st.s.tr.update(func() { admitted, first, finished = st.rt.Admitted, st.rt.FirstToken, st.rt.Finished })
+	var first, finished time.Time
+	st.s.tr.update(func() { first, finished = st.rt.FirstToken, st.rt.Finished })
 	if first.IsZero() {
 		first = finished
 	}
-	promptNs := max(first.Sub(admitted), 0)
-	if admitted.IsZero() {
-		promptNs = 0
-	}
+	promptNs := time.Duration(st.promptMs() * float64(time.Millisecond))
 	evalNs := max(finished.Sub(first), 0)
 	reason := snap.reason
 	if reason == "abort" {

@@ -85,10 +85,23 @@ type ConnectionProfile struct {
 // falling as context grows the way attention cost does. RequestOverheadMs is
 // the time a request spends before the scheduler sees it (parsing,
 // templating, tokenizing), which a real server spends on every request.
+//
+// NewSizeMs and AfterBurstMs are one-time costs, paid before the scheduler
+// sees a request and outside the server's own prompt time, as a GPU server
+// pays them: on an H200 a llama-server's first 1K request spent 243 ms
+// beside 72 ms of prompt processing, and its first 8K request after a burst
+// of 16 new streams 4.6 s beside 169 ms. NewSizeMs is charged to the first
+// request whose prompt is longer than any before it by a power of two (its
+// length's highest bit is above every earlier one's: kernels are compiled
+// and tuned per shape bucket); AfterBurstMs to the first request that finds
+// the server idle after BurstStreams or more requests ran at once.
 type PrefillProfile struct {
 	PeakTokS          float64
 	HalfContext       float64
 	RequestOverheadMs float64
+	NewSizeMs         float64
+	AfterBurstMs      float64
+	BurstStreams      int
 }
 
 // Rate is the prefill speed, tokens per second, for a prompt of n tokens.
@@ -189,6 +202,9 @@ func (p Profile) Validate() error {
 	check(p.MaxModelLen > 0, "max_model_len: must be positive")
 	check(p.Prefill.PeakTokS > 0 && p.Prefill.HalfContext > 0, "prefill: peak_tok_s and half_context must be positive")
 	check(p.Prefill.RequestOverheadMs >= 0, "prefill.request_overhead_ms: must not be negative")
+	check(p.Prefill.NewSizeMs >= 0 && p.Prefill.AfterBurstMs >= 0 && p.Prefill.BurstStreams >= 0,
+		"prefill: new_size_ms, after_burst_ms and burst_streams must not be negative")
+	check(p.Prefill.AfterBurstMs == 0 || p.Prefill.BurstStreams > 0, "prefill.after_burst_ms: needs burst_streams")
 	check(p.Decode.BaseMs > 0 && p.Decode.PerSeqMs >= 0 && p.Decode.PerKTokenMs >= 0, "decode: base_ms must be positive, the others not negative")
 	check(p.Decode.MaxBatchedTokens > 0, "decode.max_batched_tokens: must be positive")
 	check(p.Speculative.DraftTokens >= 0 && p.Speculative.Acceptance >= 0 && p.Speculative.Acceptance <= 1, "speculative: draft_tokens ≥ 0, acceptance in 0…1")

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -588,7 +589,7 @@ func (st *streamState) tokenChunk(b []byte, field, text, finish string, n int) [
 			var tail func([]byte) []byte
 			if st.timings {
 				tail = func(b []byte) []byte {
-					return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, n, st.sinceFirstMs())
+					return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
 				}
 			}
 			b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, string(delta), "", tail)
@@ -636,7 +637,7 @@ func (st *streamState) usageChunk(b []byte, n int) []byte {
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
 	b = strconv.AppendInt(b, int64(st.req.cachedTokens), 10)
 	b = append(b, "}}"...)
-	b = appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, n, st.sinceFirstMs())
+	b = appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
 	return append(b, "}\n\n"...)
 }
 
@@ -666,11 +667,25 @@ func (st *streamState) finished(snap snapshot) {
 	at := time.Now()
 	st.s.e.mu.Lock()
 	waited, preemptions, cached, admitted := st.req.waited, st.req.preemptions, st.req.cachedTokens, st.req.admittedAt
+	prefillEnd, cold := st.req.prefillEnd, st.req.coldMs
 	st.s.e.mu.Unlock()
 	st.s.tr.update(func() {
 		st.rt.Finished, st.rt.FinishReason, st.rt.OutputTokens = at, snap.reason, snap.produced
 		st.rt.Waited, st.rt.Preemptions, st.rt.CachedTokens, st.rt.Admitted = waited, preemptions, cached, admitted
+		st.rt.PrefillEnd, st.rt.ColdMs = prefillEnd, cold
 	})
+}
+
+// promptMs is the engine's own time for the request's prompt, from its
+// admission to its first token, as servers time their prompt processing;
+// 0 before the prompt is done.
+func (st *streamState) promptMs() float64 {
+	st.s.e.mu.Lock()
+	defer st.s.e.mu.Unlock()
+	if st.req.prefillEnd.IsZero() {
+		return 0
+	}
+	return float64(st.req.prefillEnd.Sub(st.req.admittedAt)) / float64(time.Millisecond)
 }
 
 // whole answers a request that did not ask to stream, once it is done.
@@ -741,6 +756,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		metric("sglang:num_retracted_requests_total", "counter", "Number of retracted requests.", c.preemptions)
 		metric("sglang:prompt_tokens_total", "counter", "Number of prefill tokens processed.", c.promptTokens)
 		metric("sglang:generation_tokens_total", "counter", "Number of generation tokens processed.", c.generationTokens)
+		writeHistogram(w, "sglang:per_stage_req_latency_seconds", "The latency of each stage of requests.",
+			`model_name="`+s.p.Model+`",stage="prefill_forward"`, c.prefillSeconds)
 		return
 	case FlavourLlamaCpp:
 		labels = ""
@@ -761,11 +778,24 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", c.generationTokens)
 	metric("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.", c.prefixQueries)
 	metric("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.", c.prefixHits)
+	writeHistogram(w, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+		`engine="0",model_name="`+s.p.Model+`"`, c.prefillSeconds)
 	if s.p.Speculative.DraftTokens > 0 {
 		metric("vllm:spec_decode_num_drafts_total", "counter", "Number of spec decoding drafts.", c.specDrafts)
 		metric("vllm:spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.", c.specDraftTokens)
 		metric("vllm:spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.", c.specAccepted)
 	}
+}
+
+// writeHistogram writes a histogram in Prometheus text: a bucket a bound,
+// +Inf, its sum and its count, each with the labels given.
+func writeHistogram(w io.Writer, name, help, labels string, h histogram) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
+	for i, b := range histogramBounds {
+		fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %s\n", name, labels, strconv.FormatFloat(b, 'g', -1, 64), strconv.FormatFloat(h.buckets[i], 'g', -1, 64))
+	}
+	fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %s\n", name, labels, strconv.FormatFloat(h.count, 'g', -1, 64))
+	fmt.Fprintf(w, "%s_sum{%s} %s\n%s_count{%s} %s\n", name, labels, strconv.FormatFloat(h.sum, 'g', -1, 64), name, labels, strconv.FormatFloat(h.count, 'g', -1, 64))
 }
 
 // power answers with one line per GPU in the format of nvidia-smi's

@@ -11,9 +11,15 @@ import (
 // RequestTrace is what the server did with one request: the truth a
 // client's figures are checked against.
 type RequestTrace struct {
-	ID           string    `json:"id"`
-	Arrival      time.Time `json:"arrival"`
-	Admitted     time.Time `json:"admitted,omitzero"`
+	ID       string    `json:"id"`
+	Arrival  time.Time `json:"arrival"`
+	Admitted time.Time `json:"admitted,omitzero"`
+	// PrefillEnd is when the engine finished the prompt (its first token
+	// was sampled): PrefillEnd − Admitted is the server's own prompt time.
+	PrefillEnd time.Time `json:"prefill_end,omitzero"`
+	// ColdMs is the one-time cost the request paid before the scheduler
+	// saw it (the profile's new_size_ms and after_burst_ms).
+	ColdMs       float64   `json:"cold_ms,omitempty"`
 	FirstToken   time.Time `json:"first_token,omitzero"` // first chunk with text, as written
 	Finished     time.Time `json:"finished,omitzero"`
 	FinishReason string    `json:"finish_reason,omitempty"`
