@@ -43,6 +43,7 @@ type prefillShot struct {
 // repeats, the last of them on the context's own prompt, which stays in the
 // prefix cache for the decode cells that share it.
 func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt builtPrompt, salt string, row *matrixgen.Prefill) error {
+	start := time.Now()
 	waited, err := sw.waitIdle(ctx)
 	if err != nil {
 		return err
@@ -83,6 +84,8 @@ func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt bu
 	}
 	*row = r
 	sw.done++
+	sw.etaModel.prefillRows++
+	sw.etaModel.prefillTime += time.Since(start)
 	sw.logf("%s prefill %s: %s", sw.progress(), matrixgen.ContextLabel(n), describePrefill(*row))
 	return sw.save()
 }

@@ -106,7 +106,8 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	}
 	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf,
 		sampler: &metricsSampler{c: c, url: s.Server.MetricsURL, enabled: probe.Metrics, interval: time.Second},
-		started: time.Now(), nonce: rand.Uint64()}
+		started: time.Now(), nonce: rand.Uint64(),
+		etaModel: etaModel{window: s.Sweep.Duration, maxAttempts: 1 + *s.Sweep.LoopRetries}}
 	if sw.tok, err = c.tokenizerFor(ctx, probe); err != nil {
 		return nil, err
 	}
@@ -335,6 +336,10 @@ type sweeper struct {
 	logf    func(string, ...any)
 	started time.Time
 	done    int
+	// etaModel learns from each measurement how long the rest will take;
+	// retrying says the current cell is about to run again.
+	etaModel etaModel
+	retrying bool
 	// nonce makes this process's prompts its own: no server has seen their
 	// first tokens, not even in an earlier attempt at the same run.
 	nonce uint64
@@ -458,6 +463,7 @@ func (sw *sweeper) cellsAt(n int) []int {
 func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt string) error {
 	d := &sw.run.Decode[i]
 	n, cc := d.ContextTokens, d.Concurrency
+	start := time.Now()
 	if reason := sw.overCapacity(n, cc); reason != "" {
 		*d = matrixgen.Decode{ContextTokens: n, Concurrency: cc, Status: matrixgen.StatusOverCapacity, Reason: reason}
 	} else {
@@ -467,6 +473,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 			if err != nil {
 				return err
 			}
+			sw.etaModel.attempts++
 			got, w, err := sw.c.decodeCell(ctx, cellPlan{
 				context: n, concurrency: cc, prompt: prompt.text, promptTokens: prompt.tokens - prompt.slack(), salt: salt, attempt: attempt,
 				duration: sw.s.Sweep.Duration, maxOutput: sw.s.Sweep.MaxOutput,
@@ -503,7 +510,9 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 				d.Status, d.Loop = matrixgen.StatusLooped, ev
 				d.Reason = fmt.Sprintf("output repeated %q from byte %d", ev.Unit, ev.StartOffset)
 				if attempt <= *sw.s.Sweep.LoopRetries {
+					sw.retrying = true
 					sw.logf("%s %s × %d looped; retrying with a fresh prompt", sw.progress(), matrixgen.ContextLabel(n), cc)
+					sw.retrying = false
 					continue
 				}
 			}
@@ -511,6 +520,10 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 		}
 	}
 	sw.done++
+	if d.Status != matrixgen.StatusOverCapacity {
+		sw.etaModel.cells++
+		sw.etaModel.cellTime += time.Since(start)
+	}
 	sw.logf("%s decode %s × %d: %s", sw.progress(), matrixgen.ContextLabel(n), cc, describeDecode(*d))
 	if c := d.ServerCount; c != nil && c.Disagrees() {
 		sw.logf("warning: %s × %d: we counted %d tokens, the server %d (%+.1f%%, by %s)",
@@ -587,18 +600,6 @@ func mulInts(a, b int) (int, bool) {
 	}
 	p := a * b
 	return p, p/b == a && !(a == -1 && b == math.MinInt) && !(b == -1 && a == math.MinInt)
-}
-
-// progress is "[done/total, ETA]" for log lines.
-func (sw *sweeper) progress() string {
-	total := len(sw.run.Prefill) + len(sw.run.Decode)
-	left := sw.remaining()
-	eta := ""
-	if sw.done > 0 && left > 0 {
-		per := time.Since(sw.started) / time.Duration(sw.done)
-		eta = ", ETA " + (per * time.Duration(left)).Round(time.Second).String()
-	}
-	return fmt.Sprintf("[%d/%d%s]", total-left, total, eta)
 }
 
 func describeDecode(d matrixgen.Decode) string {
