@@ -17,6 +17,9 @@ var csvHeader = []string{
 	"total_tok_s", "per_request_tok_s", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
 	"tbt_ms_p50", "tbt_ms_p90", "tbt_ms_p99", "avg_active", "completed", "output_tokens",
 	"window_seconds", "token_source", "prompt_tokens",
+	// Prefill rows only: the server's own timing of its prompt processing,
+	// the warm-up's TTFT, and the spread of the measured requests.
+	"server_prompt_tok_s", "server_prompt_ms", "cold_ttft_ms", "prompt_tok_s_min", "prompt_tok_s_max",
 }
 
 // measurementsCSV writes every measurement of a run as CSV, one row each, in
@@ -107,11 +110,16 @@ func csvRows(r *matrixgen.Run) [][]string {
 	run := r.Sorted()
 	var rows [][]string
 	for _, p := range run.Prefill {
+		low, high := "", ""
+		if l, h, ok := p.PromptTokSRange(); ok {
+			low, high = num(&l), num(&h)
+		}
 		rows = append(rows, []string{
 			"prefill", strconv.Itoa(p.ContextTokens), matrixgen.ContextLabel(p.ContextTokens), "1",
 			string(p.Status), csvSafe(p.Reason),
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
 			integer(p.Completed), "", "", "", positive(p.PromptTokens),
+			num(p.ServerPromptTokS), num(p.ServerPromptMs), num(p.ColdTTFTMs), low, high,
 		})
 	}
 	for _, d := range run.Decode {
@@ -121,7 +129,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 			string(d.Status), csvSafe(d.Reason),
 			num(d.TotalTokS), num(d.PerRequestTokS), ttft[0], ttft[1], ttft[2], tbt[0], tbt[1], tbt[2],
 			num(d.AvgActive), integer(d.Completed), integer(d.OutputTokens), num(d.WindowSeconds),
-			string(d.TokenSource), "",
+			string(d.TokenSource), "", "", "", "", "", "",
 		})
 	}
 	return rows

@@ -126,12 +126,7 @@ func binClass(i int) string { return "bin-" + strconv.Itoa(i) }
 func measurementRows(r *matrixgen.Run) []measurementGroup {
 	var prefill, decode []measurementRow
 	for _, p := range r.Prefill {
-		prefill = append(prefill, measurementRow{
-			Class:   "phase-prefill st-row-" + string(p.Status),
-			Context: matrixgen.ContextLabel(p.ContextTokens), Requests: "1", Status: p.Status.Label(),
-			Total: optional(p.PromptTokS, tokS), PerRequest: dash, TTFT: optional(p.TTFTMs, millis), TBT: dash,
-			Active: dash, Completed: optional(p.Completed, Count), Output: dash, Window: dash,
-		})
+		prefill = append(prefill, prefillRows(p)...)
 	}
 	for _, d := range r.Decode {
 		decode = append(decode, measurementRow{
@@ -152,6 +147,42 @@ func measurementRows(r *matrixgen.Run) []measurementGroup {
 	}
 	return out
 }
+
+// prefillRows are a prefill measurement's row and, beneath it, the figures
+// a run made by matrixgen keeps beside it: the server's own timing of its
+// prompt processing, and the cold start (the warm-up's TTFT, never the
+// rate). A figure that is not the server's prefill speed (OutsidePrompt) is
+// marked; the notes under the table say why.
+func prefillRows(p matrixgen.Prefill) []measurementRow {
+	label := matrixgen.ContextLabel(p.ContextTokens)
+	total := optional(p.PromptTokS, tokS)
+	if _, beyond, _ := p.OutsidePrompt(); beyond {
+		total += notServerMark
+	}
+	rows := []measurementRow{{
+		Class:   "phase-prefill st-row-" + string(p.Status),
+		Context: label, Requests: "1", Status: p.Status.Label(),
+		Total: total, PerRequest: dash, TTFT: optional(p.TTFTMs, millis), TBT: dash,
+		Active: dash, Completed: optional(p.Completed, Count), Output: dash, Window: dash,
+	}}
+	// A figure's row beneath: its name where the status goes, the context
+	// column (narrow, kept in view) only pointing up.
+	sub := func(what, requests, total, ttft string) measurementRow {
+		return measurementRow{Class: "sub phase-prefill", Context: "↳", Requests: requests, Status: what,
+			Total: total, PerRequest: dash, TTFT: ttft, TBT: dash, Active: dash, Completed: dash, Output: dash, Window: dash}
+	}
+	if p.ServerPromptMs != nil {
+		rows = append(rows, sub("Server's own", dash, optional(p.ServerPromptTokS, tokS), millis(*p.ServerPromptMs)))
+	}
+	if p.ColdTTFTMs != nil {
+		rows = append(rows, sub("Cold start", "1", dash, millis(*p.ColdTTFTMs)))
+	}
+	return rows
+}
+
+// notServerMark follows a prefill figure that measures more than the
+// server's prompt processing.
+const notServerMark = " *"
 
 func median(format func(float64) string) func(matrixgen.Percentiles) string {
 	return func(p matrixgen.Percentiles) string { return format(p.P50) }

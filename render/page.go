@@ -366,7 +366,9 @@ func signedPercent(v float64) string {
 	return "+" + s + " %"
 }
 
-// prefillNotes says, per prefill row, what its figures alone do not.
+// prefillNotes says, per prefill row, what its figures alone do not: how
+// many fresh prompts it measured and their spread, the server's own timing,
+// where the time went when the two disagree, the cold start, the wait.
 func prefillNotes(r *matrixgen.Run) []string {
 	var out []string
 	for _, p := range r.Prefill {
@@ -374,8 +376,18 @@ func prefillNotes(r *matrixgen.Run) []string {
 		if p.Note != "" {
 			parts = append(parts, p.Note)
 		}
+		if low, high, ok := p.PromptTokSRange(); ok {
+			parts = append(parts, fmt.Sprintf("the median of %d fresh prompts after an untimed warm-up, %s–%s tok/s", len(p.Requests), tokS(low), tokS(high)))
+		}
 		if p.ServerPromptTokS != nil {
-			parts = append(parts, "the server timed its prefill at "+tokS(*p.ServerPromptTokS)+" tok/s")
+			parts = append(parts, "the server timed its prefill at "+tokS(*p.ServerPromptTokS)+" tok/s"+serverClockNote(p))
+		}
+		if outside, beyond, ok := p.OutsidePrompt(); ok && beyond {
+			parts = append(parts, fmt.Sprintf("%snot the server's prefill speed: the server took %s; its prompt processing took %s (%s outside it)",
+				strings.TrimSpace(notServerMark)+" ", millis(*p.TTFTMs), millis(*p.ServerPromptMs), millis(outside)))
+		}
+		if p.ColdTTFTMs != nil {
+			parts = append(parts, "the first request of this length (cold start) took "+millis(*p.ColdTTFTMs))
 		}
 		if p.IdleWaitSeconds != nil && *p.IdleWaitSeconds >= 0.5 {
 			parts = append(parts, "measured after waiting "+Seconds(*p.IdleWaitSeconds)+" for the server to finish earlier work")
@@ -385,6 +397,22 @@ func prefillNotes(r *matrixgen.Run) []string {
 		}
 	}
 	return out
+}
+
+// serverClockNote says where the server's timing came from, when the run
+// says: " (vllm:request_prefill_time_seconds, 169 ms)".
+func serverClockNote(p matrixgen.Prefill) string {
+	var parts []string
+	if p.ServerClock != "" {
+		parts = append(parts, p.ServerClock)
+	}
+	if p.ServerPromptMs != nil {
+		parts = append(parts, millis(*p.ServerPromptMs))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // powerLimit is "600 W" or "300 W (default 600 W)" for a capped card.
