@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -41,8 +42,10 @@ func TestRealOllama(t *testing.T) {
 	runFile := filepath.Join(dir, "runs", "ollama.json")
 	config := filepath.Join(dir, "matrixgen.toml")
 	writeFile(t, config, []byte("[sweep]\nwarmup_timeout = \"5m\"\nidle_timeout = \"2m\"\n[describe]\nlaunch_command = \"OLLAMA_NUM_PARALLEL=4 ollama serve\"\n"))
+	maxOutput, window := sweepSize(ollamaDecodeRate(t, url, model))
+	t.Logf("requests of %d tokens in windows of %v", maxOutput, window)
 	code, stdout, stderr := matrixgenCmd(t, "run", "-config", config, "-base-url", url, "-model", model, "-o", runFile,
-		"-contexts", "1K,4K", "-concurrency", "1,2,4", "-duration", "6s", "-max-output", "256")
+		"-contexts", "1K,4K", "-concurrency", "1,2,4", "-duration", window.String(), "-max-output", fmt.Sprint(maxOutput))
 	t.Logf("matrixgen run:\n%s%s", stdout, stderr)
 	if code != 0 {
 		t.Fatalf("run exited %d", code)
@@ -123,6 +126,43 @@ func TestRealOllama(t *testing.T) {
 
 // ollamaNumCtx is the test model's context per request.
 const ollamaNumCtx = 8192
+
+// The sweep is sized by how fast this machine runs the model now: every
+// cell must see requests complete inside its window, or there is no count
+// of Ollama's to hold ours against, and a busy machine (9 tok/s in one CI
+// run, where 256-token answers at 6 s windows completed none) must pass
+// as a quiet one does. A request gets the tokens that a quarter of the
+// window allows each of four streams sharing the machine, between 16 and
+// 256; the window grows from 6 s as far as the shortest request needs.
+func sweepSize(rate float64) (maxOutput int, window time.Duration) {
+	const streams, minWindow = 4, 6 * time.Second
+	perStream := rate / streams
+	maxOutput = min(max(int(perStream*minWindow.Seconds()/4), 16), 256)
+	window = max(minWindow, time.Duration(4*float64(maxOutput)/perStream*float64(time.Second)).Round(time.Second))
+	return maxOutput, window
+}
+
+// ollamaDecodeRate asks the model for 32 tokens and reads Ollama's own
+// eval_count / eval_duration: its decode speed on this machine, now.
+func ollamaDecodeRate(t *testing.T, url, model string) float64 {
+	t.Helper()
+	body := fmt.Sprintf(`{"model":%q,"prompt":"Count from one to fifty.","stream":false,"options":{"num_predict":32}}`, model)
+	resp, err := http.Post(url+"/api/generate", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		EvalCount    int   `json:"eval_count"`
+		EvalDuration int64 `json:"eval_duration"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.EvalCount == 0 || out.EvalDuration <= 0 {
+		t.Fatalf("a first request to size the sweep: %v, %+v", err, out)
+	}
+	rate := float64(out.EvalCount) / (float64(out.EvalDuration) / 1e9)
+	t.Logf("the model decodes %.0f tok/s on one stream here, now", rate)
+	return rate
+}
 
 // realServer finds a real server's command on PATH; without it the test
 // fails where require is set (CI) and skips visibly elsewhere.
