@@ -87,7 +87,7 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 			return new(waited.Seconds()), nil
 		}
 		if waited >= limit {
-			sw.logf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idle)
+			sw.warnf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idle)
 			sw.cut = 0
 			return new(waited.Seconds()), nil
 		}

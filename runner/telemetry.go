@@ -352,7 +352,7 @@ func maxPtr(p *float64, v float64) *float64 {
 func (sw *sweeper) startTelemetry(ctx context.Context) {
 	t, err := startTelemetry(ctx, sw.gpuTool())
 	if err != nil {
-		sw.logf("no GPU telemetry (%v): cells get no power figures", err)
+		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
 		return
 	}
 	sw.tel = t
@@ -369,7 +369,7 @@ func (sw *sweeper) startTelemetry(ctx context.Context) {
 		sw.run.Hardware.IdlePowerW = new(math.Round(p.MeanPowerW*10) / 10)
 		sw.logf("GPU telemetry: %d GPUs, %.1f W together when idle", len(p.GPUs), p.MeanPowerW)
 	} else if err := t.stopped(); err != nil {
-		sw.logf("no GPU telemetry (%v): cells get no power figures", err)
+		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
 		sw.tel = nil
 	}
 }
@@ -396,7 +396,7 @@ func (sw *sweeper) power(d matrixgen.Decode) *matrixgen.Power {
 	}
 	if err := sw.tel.stopped(); err != nil && !sw.telLost {
 		sw.telLost = true
-		sw.logf("GPU telemetry stopped (%v): the cells from here on have no power figures", err)
+		sw.warnf("GPU telemetry stopped (%v): the cells from here on have no power figures", err)
 	}
 	start := d.WindowStart
 	end := start.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))

@@ -67,7 +67,8 @@ func TestALabInOneBucket(t *testing.T) {
 	if code, stdout, stderr := matrixgenCmd(t, runArgs(runs)...); code != 0 {
 		t.Fatalf("a run with no id: exit %d\n%s%s", code, stdout, stderr)
 	}
-	host := hostID()
+	hostname, _ := os.Hostname()
+	host := idPart(hostname, 40, "host")
 	named, _ := filepath.Glob(filepath.Join(store, "runs", "*-"+host+".json"))
 	if len(named) != 1 {
 		t.Errorf("a run with no id is not named for its box %q: %v", host, named)

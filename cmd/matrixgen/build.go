@@ -32,19 +32,19 @@ Reads every run file in the runs folder (and the Markdown notes beside each,
 with its run.json and measurements.csv. Pages link relatively, so the site
 works opened from disk and under any URL prefix. A failed build lists every
 bad file and leaves the previous site untouched.
-
-Examples:
+`,
+	examples: `
   matrixgen build
   matrixgen build -runs runs -o public -base-url https://example.org/bench/
 `,
-	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
-		runs := fs.String("runs", "runs", "folder of run files, or a bucket URL such as s3://lab/runs/ (`place`)")
-		out := fs.String("o", "public", "output folder, replaced as a whole, or a bucket URL to publish to (`place`)")
-		baseURL := fs.String("base-url", "", "URL the site is published at, for canonical links (overrides [site] base_url)")
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
+		runs := fs.String("runs", "runs", "`place` of the run files: a folder, or a bucket URL such as s3://lab/runs/")
+		out := fs.String("o", "public", "`place` to write the site: a folder, replaced as a whole, or a bucket URL to publish to (s3://lab/site/, file:///srv/site/)")
+		baseURL := fs.String("base-url", "", "`URL` the site is published at, for canonical links and a sitemap (overrides [site] base_url)")
 		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
-		return func(args []string, stdout io.Writer) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unexpected arguments %q", args)
+		return func(args []string, stdout, stderr io.Writer) error {
+			if err := noArguments(args); err != nil {
+				return err
 			}
 			cfg, err := loadConfig(fs, *cfgFile)
 			if err != nil {

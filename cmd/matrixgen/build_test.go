@@ -408,18 +408,6 @@ func TestBuildEmptyAndMissingRuns(t *testing.T) {
 	}
 }
 
-func TestUsage(t *testing.T) {
-	if code, _, stderr := matrixgenCmd(t); code != 2 || !strings.Contains(stderr, "build") {
-		t.Errorf("no arguments: exit %d, %q", code, stderr)
-	}
-	if code, _, stderr := matrixgenCmd(t, "frobnicate"); code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
-		t.Errorf("unknown command: exit %d, %q", code, stderr)
-	}
-	if code, _, _ := matrixgenCmd(t, "build", "-nope"); code != 2 {
-		t.Errorf("unknown flag: exit %d", code)
-	}
-}
-
 // TestBuildWillNotReplaceOtherFolders points -o at folders matrixgen did not
 // make, the runs folder among them: nothing in them may be lost.
 func TestBuildWillNotReplaceOtherFolders(t *testing.T) {

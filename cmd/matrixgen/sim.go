@@ -31,18 +31,18 @@ try matrixgen without a GPU, or to check what a client measures against
 what the server knows it sent (GET /sim/trace, with -trace).
 
 It warns when this machine cannot keep to the profile's timing.
-
-Examples:
+`,
+	examples: `
   matrixgen sim
   matrixgen sim -addr 127.0.0.1:8000 -profile examples/sim-profile.toml -trace 1000
 `,
-	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		addr := fs.String("addr", "127.0.0.1:8000", "`host:port` to listen on")
-		profile := fs.String("profile", "", "profile `file` (TOML); the defaults without it")
+		profile := fs.String("profile", "", "profile `file` (TOML, as examples/sim-profile.toml; default: the built-in profile)")
 		trace := fs.Int("trace", 0, "keep the trace of the last `n` requests for GET /sim/trace (0: off)")
-		return func(args []string, stdout io.Writer) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unexpected arguments %q", args)
+		return func(args []string, stdout, stderr io.Writer) error {
+			if err := noArguments(args); err != nil {
+				return err
 			}
 			p := sim.DefaultProfile()
 			if *profile != "" {
