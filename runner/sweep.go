@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -557,8 +558,8 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 	sw.done++
 	sw.logf("%s decode %s × %d: %s", sw.progress(), matrixgen.ContextLabel(n), cc, describeDecode(*d))
 	if c := d.ServerCount; c != nil && c.Disagrees() {
-		sw.warnf("warning: %s × %d: we counted %d tokens, the server %d (%+.1f%%, by %s)",
-			matrixgen.ContextLabel(n), cc, c.ClientTokens, c.ServerTokens, 100*c.Deviation(), c.Source)
+		sw.warnf("warning: %s × %d: we counted %s, the server %d (%+.1f%%, by %s)",
+			matrixgen.ContextLabel(n), cc, plural.Count(c.ClientTokens, "token", "tokens"), c.ServerTokens, 100*c.Deviation(), c.Source)
 	}
 	return sw.save()
 }
@@ -656,7 +657,7 @@ func describeDecode(d matrixgen.Decode) string {
 	if d.TotalTokS == nil {
 		return d.Status.Label() + ": " + d.Reason
 	}
-	s := fmt.Sprintf("%.1f tok/s total, %d tokens in %.1f s", *d.TotalTokS, *d.OutputTokens, *d.WindowSeconds)
+	s := fmt.Sprintf("%.1f tok/s total, %s in %.1f s", *d.TotalTokS, plural.Count(*d.OutputTokens, "token", "tokens"), *d.WindowSeconds)
 	if d.TTFTMs != nil {
 		s += fmt.Sprintf(", TTFT %.0f ms", d.TTFTMs.P50)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // telemetryFields are what each sample reads of each GPU, in order.
@@ -367,7 +368,7 @@ func (sw *sweeper) startTelemetry(ctx context.Context) {
 	end := time.Now()
 	if p := powerFigures(t.take(start, end), start, end, 0); p != nil && p.MeanPowerW > 0 {
 		sw.run.Hardware.IdlePowerW = new(math.Round(p.MeanPowerW*10) / 10)
-		sw.logf("GPU telemetry: %d GPUs, %.1f W together when idle", len(p.GPUs), p.MeanPowerW)
+		sw.logf("GPU telemetry: %s, %.1f W when idle", plural.Count(len(p.GPUs), "GPU", "GPUs together"), p.MeanPowerW)
 	} else if err := t.stopped(); err != nil {
 		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
 		sw.tel = nil

@@ -19,6 +19,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/render"
 )
 
@@ -95,9 +96,9 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	}
 	reused := ""
 	if stats.Reused > 0 {
-		reused = fmt.Sprintf(" (%d runs unchanged: their pages kept)", stats.Reused)
+		reused = fmt.Sprintf(" (%s unchanged: %s kept)", plural.Count(stats.Reused, "run", "runs"), plural.Noun(stats.Reused, "its pages", "their pages"))
 	}
-	fmt.Fprintf(stdout, "built %d pages from %d runs in %d ms%s\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds(), reused)
+	fmt.Fprintf(stdout, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reused)
 	if len(stats.Kept) > 0 {
 		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", strings.Join(stats.Kept, ", "))
 	}
@@ -179,8 +180,9 @@ func publish(ctx context.Context, files []string, site config.Site, place string
 	if err != nil {
 		return fmt.Errorf("publishing to %s: %w (the objects written so far are the new site's; run the build again)", store, err)
 	}
-	fmt.Fprintf(stdout, "built %d pages from %d runs (%d unchanged since the last publish from here) and published them to %s in %d ms: %d objects written, %d unchanged, %d removed\n",
-		stats.Pages, stats.Runs, stats.Reused, store, time.Since(start).Milliseconds(), p.Written, p.Unchanged, p.Removed)
+	fmt.Fprintf(stdout, "built %s from %s (%d unchanged since the last publish from here) and published them to %s in %d ms: %s written, %d unchanged, %d removed\n",
+		plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), stats.Reused, store, time.Since(start).Milliseconds(),
+		plural.Count(p.Written, "object", "objects"), p.Unchanged, p.Removed)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/importer"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 var importCommand = command{
@@ -129,7 +130,7 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 	if err := os.WriteFile(filepath.Join(dir, id+".md"), []byte(notes), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "imported %d prefill rows and %d decode cells into %s\n", len(r.Prefill), len(r.Decode), file)
+	fmt.Fprintf(stdout, "imported %s and %s into %s\n", plural.Count(len(r.Prefill), "prefill row", "prefill rows"), plural.Count(len(r.Decode), "decode cell", "decode cells"), file)
 	return nil
 }
 

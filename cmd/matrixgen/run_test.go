@@ -77,6 +77,10 @@ launch_command = "vllm serve m --api-key `+key+` -api-key `+key+` --api-keys `+k
 	if !strings.Contains(string(page), "Simulated: measured against") || !strings.Contains(string(page), "1K") {
 		t.Error("the page of the new run lacks its simulated mark or its matrix")
 	}
+	// The GPU typed in [describe] is recorded and shown as given.
+	if !e.Run.Hardware.IsGiven("gpu") || !strings.Contains(string(page), "<dt>GPU</dt><dd>Loopback (as given)</dd>") {
+		t.Errorf("the typed GPU is not shown as given: %v", e.Run.Hardware.Given)
+	}
 	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() && path != cfg {
 			data, _ := os.ReadFile(path)
@@ -382,4 +386,61 @@ func TestShellQuote(t *testing.T) {
 			t.Fatalf("%q quoted as %q reads back as %q", s, shellQuote(s), got)
 		}
 	}
+}
+
+// onePlural is "1" followed by a plural noun: "1 runs", "1 measurements".
+var onePlural = regexp.MustCompile(`(^|[^0-9.,])1 (simultaneous )?(runs|pages|measurements|files|cells|rows|objects|models|requests|tokens|GPUs|streams|steps|results|contexts|levels|chunks|prefill rows|decode cells|concurrency levels)\b`)
+
+// TestOneIsSingular runs a sweep of one context at one level, builds a
+// site of that one run, builds it again, validates and imports, and reads
+// every line the commands printed and every page and CSV they wrote: no
+// count of one says "1 runs".
+func TestOneIsSingular(t *testing.T) {
+	url := quickSim(t)
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	var said []string
+	do := func(args ...string) {
+		t.Helper()
+		code, stdout, stderr := matrixgenCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		said = append(said, stdout, stderr)
+	}
+	do(append([]string{"run", "-base-url", url, "-o", filepath.Join(runs, "one.json")}, sweepFlags...)...)
+	out := filepath.Join(dir, "public")
+	do("build", "-runs", runs, "-o", out)
+	do("build", "-runs", runs, "-o", out)
+	do("validate", filepath.Join(runs, "one.json"))
+	writeFile(t, filepath.Join(dir, "bad.json"), []byte("{}"))
+	code, _, stderr := matrixgenCmd(t, "validate", filepath.Join(dir, "bad.json"))
+	if code != 1 || !strings.Contains(stderr, "1 of 1 file is not a valid run") {
+		t.Errorf("validate one bad file: exit %d, %s", code, stderr)
+	}
+	said = append(said, stderr)
+	all := strings.Join(said, "\n")
+	for _, want := range []string{"from 1 run in", "(1 run unchanged: its pages kept)", "2 of 2 measurements"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the output lacks %q:\n%s", want, all)
+		}
+	}
+	for _, line := range strings.Split(all, "\n") {
+		if m := onePlural.FindString(line); m != "" {
+			t.Errorf("%q in %q", m, line)
+		}
+	}
+	if page, _ := os.ReadFile(filepath.Join(out, "runs", "one", "index.html")); !strings.Contains(string(page), "1 context (1K) × 1 concurrency level (1)") {
+		t.Error("the run page does not say its sweep's shape in the singular")
+	}
+	filepath.Walk(out, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || !strings.HasSuffix(path, ".html") && !strings.HasSuffix(path, ".csv") {
+			return err
+		}
+		data, _ := os.ReadFile(path)
+		for _, m := range onePlural.FindAllString(string(data), -1) {
+			t.Errorf("%s: %q", path, m)
+		}
+		return nil
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 var schemaCommand = command{
@@ -86,7 +87,8 @@ every run file in it. Exits 1 if any file is bad.
 				cleanup()
 			}
 			if len(bad) > 0 {
-				return fmt.Errorf("%d of %d files are not valid runs:\n%w", len(bad), checked, indent(errors.Join(bad...)))
+				return fmt.Errorf("%d of %s %s:\n%w", len(bad), plural.Count(checked, "file", "files"),
+					plural.Noun(len(bad), "is not a valid run", "are not valid runs"), indent(errors.Join(bad...)))
 			}
 			return nil
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/render"
 )
 
@@ -148,7 +149,7 @@ func (s *server) build() bool {
 			if live, stats, err = render.NewLive(context.Background(), files, site, s.out); err == nil {
 				s.site = live
 				s.version.Add(1)
-				fmt.Fprintf(s.log, "built %d pages from %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
+				fmt.Fprintf(s.log, "built %s from %s in %d ms\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds())
 				return true
 			}
 		}
@@ -171,7 +172,7 @@ func (s *server) update() bool {
 		var stats render.Stats
 		if stats, err = s.site.Update(files); err == nil {
 			s.version.Add(1)
-			fmt.Fprintf(s.log, "updated %d pages of %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
+			fmt.Fprintf(s.log, "updated %s of %s in %d ms\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds())
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"io"
 	"net"
 	"net/http"
@@ -76,8 +77,8 @@ func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit in
 	defer s.Close()
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "matrixgen sim: serving %q (%s dialect) on http://%s\n", p.Model, cmp.Or(p.Flavour, sim.FlavourVLLM), ln.Addr())
-	fmt.Fprintf(stdout, "  single stream about %.0f tok/s, KV cache %d tokens, %d requests at once\n",
-		p.SingleStreamTokS(), p.KV.CapacityTokens, p.KV.MaxRunning)
+	fmt.Fprintf(stdout, "  single stream about %.0f tok/s, KV cache %s, %s at once\n",
+		p.SingleStreamTokS(), plural.Count(p.KV.CapacityTokens, "token", "tokens"), plural.Count(p.KV.MaxRunning, "request", "requests"))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	tick := time.NewTicker(10 * time.Second)
@@ -90,8 +91,8 @@ func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit in
 		case <-tick.C:
 			t := s.Timing()
 			if lost := t.Lost - warned.Lost; lost > 0 && !t.KeepingUp() {
-				fmt.Fprintf(stdout, "matrixgen sim: this machine cannot keep up with the profile: %v of %v behind schedule (%d late steps); its figures run slow\n",
-					t.Lost.Round(time.Millisecond), t.Scheduled.Round(time.Millisecond), t.LateSteps)
+				fmt.Fprintf(stdout, "matrixgen sim: this machine cannot keep up with the profile: %v of %v behind schedule (%s); its figures run slow\n",
+					t.Lost.Round(time.Millisecond), t.Scheduled.Round(time.Millisecond), plural.Count(t.LateSteps, "late step", "late steps"))
 				warned = t
 			}
 		case <-ctx.Done():
