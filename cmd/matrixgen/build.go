@@ -156,7 +156,7 @@ func runFiles(ctx context.Context, place string) (files []string, cleanup func()
 // bucket at place: changed objects written, then the ones it no longer has
 // removed.
 func publish(ctx context.Context, files []string, site config.Site, place string, start time.Time, stdout io.Writer) error {
-	store, err := bucket.Open(ctx, place)
+	store, err := bucket.OpenForWriting(ctx, place)
 	if err != nil {
 		return err
 	}

@@ -527,7 +527,11 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	store, err := bucket.Open(ctx, folder)
+	open := bucket.OpenForWriting
+	if resume {
+		open = bucket.Open // the run is there, or the place is wrong
+	}
+	store, err := open(ctx, folder)
 	if err != nil {
 		return nil, "", err
 	}
