@@ -50,7 +50,7 @@ func writeFile(t *testing.T, name string, data []byte) {
 
 var (
 	assetRef = regexp.MustCompile(`<(script|link|img)\b[^>]*?\b(src|href)="([^"]*)"`)
-	builtMsg = regexp.MustCompile(`^built 4 pages from 1 runs in \d+ ms\n$`)
+	builtMsg = regexp.MustCompile(`^built 4 pages from 1 run in \d+ ms\n$`)
 )
 
 func TestBuildEndToEnd(t *testing.T) {
@@ -61,7 +61,7 @@ func TestBuildEndToEnd(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !builtMsg.MatchString(stdout) {
-		t.Errorf("stdout = %q, want 'built 4 pages from 1 runs in N ms'", stdout)
+		t.Errorf("stdout = %q, want 'built 4 pages from 1 run in N ms'", stdout)
 	}
 	page := filepath.Join("runs", sampleID, "index.html")
 	for _, f := range []string{
@@ -284,8 +284,10 @@ func TestHostileStringsAreEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	setStrings(reflect.ValueOf(e.Run), evil)
-	// These two are closed sets, rejected when unknown, not free text.
+	// These are closed sets, rejected when unknown, not free text; every
+	// hardware field given, so the hostile values are shown as given.
 	e.Run.Sweep.DecodeTest, e.Run.Sweep.PrefillMode = matrixgen.DecodeFixedDuration, matrixgen.PrefillDecodeWarmup
+	e.Run.Sweep.CacheMode, e.Run.Hardware.Given = matrixgen.CacheShared, matrixgen.GivenHardwareFields
 	for i := range e.Run.Decode {
 		e.Run.Decode[i].Reason = evil
 	}
@@ -438,7 +440,7 @@ func TestSchemaAndValidate(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	writeFile(t, bad, []byte(`{"schema": 1, "tool": {"name": "t"}, "engine": {"name": "e"}, "model": {"name": "m"}, "decode": [{"context_tokens": 0, "concurrency": 1, "status": "valid"}]}`))
 	code, stdout, stderr := matrixgenCmd(t, "validate", good, bad)
-	if code != 1 || !strings.Contains(stdout, "ok  "+good) || !strings.Contains(stderr, "1 of 2 files are not valid runs") ||
+	if code != 1 || !strings.Contains(stdout, "ok  "+good) || !strings.Contains(stderr, "1 of 2 files is not a valid run") ||
 		!strings.Contains(stderr, "bad.json:1:99: decode[0].context_tokens") || !strings.Contains(stderr, "decode[0].total_tok_s: required for a valid measurement") {
 		t.Errorf("validate: exit %d\n%s\n%s", code, stdout, stderr)
 	}
