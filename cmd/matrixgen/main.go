@@ -109,7 +109,7 @@ func newFlagSet(name string) *flag.FlagSet {
 // help is `matrixgen help [command]`.
 func help(args []string, stdout, stderr io.Writer) int {
 	switch {
-	case len(args) == 0:
+	case len(args) == 0 || len(args) == 1 && args[0] == "help":
 		usage(stdout)
 		return 0
 	case len(args) > 1:

@@ -14,7 +14,7 @@ import (
 // 0, nothing on stderr, and each command's help names every option with
 // what it means and shows examples.
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{nil, {"-h"}, {"-help"}, {"--help"}, {"help"}} {
+	for _, args := range [][]string{nil, {"-h"}, {"-help"}, {"--help"}, {"help"}, {"help", "help"}} {
 		code, stdout, stderr := matrixgenCmd(t, args...)
 		if code != 0 || stderr != "" {
 			t.Errorf("%q: exit %d, stderr %q", args, code, stderr)

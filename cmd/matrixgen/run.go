@@ -53,97 +53,116 @@ An API key, when the server wants one, is read from the variable
   matrixgen run -o 's3://lab/runs/?region=eu-west-1'
 `,
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
-		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
-		out := fs.String("o", "", "run `file` to write (default runs/<date>-<model>-<host>.json), or a bucket URL s3://lab/runs/ to copy it to after every save")
-		resume := fs.String("resume", "", "continue the run in this `file`, with its own sweep (a local file, or one in a bucket: s3://lab/runs/<id>.json)")
-		force := fs.Bool("force", false, "with -resume: continue even against another server, model or settings, recording the differences in the run")
-		baseURL := fs.String("base-url", "", "server `URL` without /v1 (overrides [server] base_url; default http://127.0.0.1:8000)")
-		model := fs.String("model", "", "served `model` (overrides [server] model; default: the only one the server serves)")
-		keyEnv := fs.String("api-key-env", "", "`variable` holding the API key, used when set (overrides [server] api_key_env)")
-		var contexts, prefill []string
-		var concurrency []int
+		f := runFlags{fs: fs}
+		f.cfgFile = fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
+		f.out = fs.String("o", "", "run `file` to write (default runs/<date>-<model>-<host>.json), or a bucket URL s3://lab/runs/ to copy it to after every save")
+		f.resume = fs.String("resume", "", "continue the run in this `file`, with its own sweep (a local file, or one in a bucket: s3://lab/runs/<id>.json)")
+		f.force = fs.Bool("force", false, "with -resume: continue even against another server, model or settings, recording the differences in the run")
+		f.baseURL = fs.String("base-url", "", "server `URL` without /v1 (overrides [server] base_url; default http://127.0.0.1:8000)")
+		f.model = fs.String("model", "", "served `model` (overrides [server] model; default: the only one the server serves)")
+		f.keyEnv = fs.String("api-key-env", "", "`variable` holding the API key, used when set (overrides [server] api_key_env)")
 		fs.Func("contexts", "comma-separated `contexts`, e.g. 8K,32K,max (overrides [sweep] contexts; limits the prefill contexts too unless -prefill-contexts is given; default 8K,16K,…,512K,max)", func(v string) (err error) {
-			contexts, err = contextList(v)
+			f.contexts, err = contextList(v)
 			return err
 		})
 		fs.Func("concurrency", "comma-separated `levels`, e.g. 1,8,64 (overrides [sweep] concurrency; default 1,2,4,…,128)", func(v string) (err error) {
-			concurrency, err = levelList(v)
+			f.concurrency, err = levelList(v)
 			return err
 		})
 		fs.Func("prefill-contexts", "comma-separated prefill `contexts` (overrides [sweep] prefill_contexts; default: the contexts)", func(v string) (err error) {
-			prefill, err = contextList(v)
+			f.prefill, err = contextList(v)
 			return err
 		})
-		duration := fs.Duration("duration", 0, "decode window per cell (overrides [sweep] duration; default 30s)")
-		maxOutput := fs.Int("max-output", 0, "max output `tokens` per request (overrides [sweep] max_output; default 4096)")
-		kv := fs.Int("kv-cache-tokens", 0, "KV capacity in `tokens` (overrides what the probe finds)")
-		var sets listFlag
-		fs.Var(&sets, "set", "override any config key, `section.key=value` (repeatable), e.g. -set sweep.cache_mode=distinct")
-		return func(args []string, stdout, stderr io.Writer) error {
-			if err := noArguments(args); err != nil {
-				return err
-			}
-			cfg, err := loadConfig(fs, *cfgFile)
-			if err != nil {
-				return err
-			}
-			w := runWork{stdout: stdout, stderr: stderr, resume: *resume, out: *out, force: *force}
-			if w.resume != "" && w.out != "" {
-				return usagef("-o and -resume: a resumed run is written where it is")
-			}
-			if err := w.openPlace(); err != nil {
-				return err
-			}
-			defer w.close()
-			if w.resume != "" {
-				// The run's own sweep, over the config's: flags still override it.
-				if err := sweepOfRun(&cfg, w.file); err != nil {
-					return err
-				}
-			}
-			override(&cfg.Server.BaseURL, *baseURL)
-			override(&cfg.Server.Model, *model)
-			override(&cfg.Server.APIKeyEnv, *keyEnv)
-			if flagSet(fs, "contexts") {
-				cfg.Sweep.Contexts = contexts
-			}
-			if flagSet(fs, "concurrency") {
-				cfg.Sweep.Concurrency = concurrency
-			}
-			if flagSet(fs, "prefill-contexts") {
-				cfg.Sweep.PrefillContexts = prefill
-			}
-			// New contexts with no prefill contexts of their own limit the
-			// prefill too: a config's longer list must not measure 1M when
-			// -contexts asked for 8K.
-			if (flagSet(fs, "contexts") || sets.has("sweep.contexts")) && !flagSet(fs, "prefill-contexts") && !sets.has("sweep.prefill_contexts") {
-				cfg.Sweep.PrefillContexts = nil
-			}
-			if *duration != 0 {
-				cfg.Sweep.Duration.Duration = *duration
-			}
-			if *maxOutput != 0 {
-				cfg.Sweep.MaxOutput = *maxOutput
-			}
-			if *kv != 0 {
-				cfg.Sweep.KVCacheTokens = *kv
-			}
-			if err := cfg.Set(sets); err != nil {
-				return err
-			}
-			w.hintFlags = serverFlags(fs)
-			err = w.sweep(cfg.Settings())
-			var setting *runner.SettingError
-			if errors.As(err, &setting) {
-				where := cfg.Where(setting.Key)
-				if setting.Key == "sweep.contexts" && flagSet(fs, "contexts") {
-					where = "-contexts"
-				}
-				return fmt.Errorf("%s: %w", where, err)
-			}
+		f.duration = fs.Duration("duration", 0, "decode window per cell (overrides [sweep] duration; default 30s)")
+		f.maxOutput = fs.Int("max-output", 0, "max output `tokens` per request (overrides [sweep] max_output; default 4096)")
+		f.kv = fs.Int("kv-cache-tokens", 0, "KV capacity in `tokens` (overrides what the probe finds)")
+		fs.Var(&f.sets, "set", "override any config key, `section.key=value` (repeatable), e.g. -set sweep.cache_mode=distinct")
+		return f.run
+	},
+}
+
+// runFlags are `matrixgen run`'s flags.
+type runFlags struct {
+	fs                                           *flag.FlagSet
+	cfgFile, out, resume, baseURL, model, keyEnv *string
+	force                                        *bool
+	contexts, prefill                            []string
+	concurrency                                  []int
+	duration                                     *time.Duration
+	maxOutput, kv                                *int
+	sets                                         listFlag
+}
+
+// run is `matrixgen run` once its flags are parsed.
+func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
+	if err := noArguments(args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(f.fs, *f.cfgFile)
+	if err != nil {
+		return err
+	}
+	w := runWork{stdout: stdout, stderr: stderr, resume: *f.resume, out: *f.out, force: *f.force}
+	if w.resume != "" && w.out != "" {
+		return usagef("-o and -resume: a resumed run is written where it is")
+	}
+	if err := w.openPlace(); err != nil {
+		return err
+	}
+	defer w.close()
+	if w.resume != "" {
+		// The run's own sweep, over the config's: flags still override it.
+		if err := sweepOfRun(&cfg, w.file); err != nil {
 			return err
 		}
-	},
+	}
+	if err := f.apply(&cfg); err != nil {
+		return err
+	}
+	w.hintFlags = serverFlags(f.fs)
+	err = w.sweep(cfg.Settings())
+	var setting *runner.SettingError
+	if errors.As(err, &setting) {
+		where := cfg.Where(setting.Key)
+		if setting.Key == "sweep.contexts" && flagSet(f.fs, "contexts") {
+			where = "-contexts"
+		}
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	return err
+}
+
+// apply puts the flags over the configuration, checked as the file is.
+func (f *runFlags) apply(cfg *config.Config) error {
+	override(&cfg.Server.BaseURL, *f.baseURL)
+	override(&cfg.Server.Model, *f.model)
+	override(&cfg.Server.APIKeyEnv, *f.keyEnv)
+	given := func(name string) bool { return flagSet(f.fs, name) }
+	if given("contexts") {
+		cfg.Sweep.Contexts = f.contexts
+	}
+	if given("concurrency") {
+		cfg.Sweep.Concurrency = f.concurrency
+	}
+	if given("prefill-contexts") {
+		cfg.Sweep.PrefillContexts = f.prefill
+	}
+	// New contexts with no prefill contexts of their own limit the prefill
+	// too: a config's longer list must not measure 1M when -contexts asked
+	// for 8K.
+	if (given("contexts") || f.sets.has("sweep.contexts")) && !given("prefill-contexts") && !f.sets.has("sweep.prefill_contexts") {
+		cfg.Sweep.PrefillContexts = nil
+	}
+	if *f.duration != 0 {
+		cfg.Sweep.Duration.Duration = *f.duration
+	}
+	if *f.maxOutput != 0 {
+		cfg.Sweep.MaxOutput = *f.maxOutput
+	}
+	if *f.kv != 0 {
+		cfg.Sweep.KVCacheTokens = *f.kv
+	}
+	return cfg.Set(f.sets)
 }
 
 // listFlag collects a repeatable flag's values.
@@ -385,16 +404,30 @@ func (w *runWork) sweep(s runner.Settings) error {
 		measured := run.CountStatuses(func(s matrixgen.Status) bool { return s != matrixgen.StatusNotRun })
 		state := "complete"
 		if run.Incomplete {
-			state = "incomplete: continue with " + resumeHint(w.file, w.hintFlags)
+			state = "incomplete: continue with " + w.resumeHint()
 		}
 		fmt.Fprintf(w.stdout, "matrixgen run: %d of %s in %s (%s)\n", measured, plural.Count(total, "measurement", "measurements"), w.file, state)
 	}
-	return w.failed(run, err)
+	return w.failed(err)
+}
+
+// resumeHint is the command that continues this run. A run copied to a
+// bucket resumes from the bucket, whose URL is printed without its query
+// (it may hold keys), so the hint says to add it back.
+func (w *runWork) resumeHint() string {
+	if w.up == nil {
+		return resumeHint(w.file, w.hintFlags)
+	}
+	hint := resumeHint(w.up.target(), w.hintFlags)
+	if u, err := url.Parse(cmp.Or(w.resume, w.out)); err == nil && u.RawQuery != "" {
+		hint += ", the bucket URL's query added back"
+	}
+	return hint
 }
 
 // failed is the error a run ended with, saying what became of the run
 // file: nothing written, left as it was, or saved as far as it got.
-func (w *runWork) failed(run *matrixgen.Run, err error) error {
+func (w *runWork) failed(err error) error {
 	if err == nil {
 		return nil
 	}
