@@ -235,31 +235,31 @@ func TestResumeHintWorksAsPrinted(t *testing.T) {
 // escaping the next character.
 func shellWords(t *testing.T, line string) []string {
 	var words []string
-	var word strings.Builder
+	var word []byte
 	inWord, quoted, escaped := false, false, false
-	for _, r := range line {
+	for i := 0; i < len(line); i++ { // by byte: every special character is ASCII
+		c := line[i]
 		switch {
 		case escaped:
-			word.WriteRune(r)
+			word = append(word, c)
 			escaped = false
-		case !quoted && r == '\\':
+		case !quoted && c == '\\':
 			escaped, inWord = true, true
-		case quoted && r == '\'':
+		case quoted && c == '\'':
 			quoted = false
 		case quoted:
-			word.WriteRune(r)
-		case r == '\'':
+			word = append(word, c)
+		case c == '\'':
 			quoted, inWord = true, true
-		case r == ' ':
+		case c == ' ':
 			if inWord {
-				words = append(words, word.String())
-				word.Reset()
-				inWord = false
+				words = append(words, string(word))
+				word, inWord = nil, false
 			}
-		case strings.ContainsRune("\"\\$`;&|<>(){}*?[]#~!", r):
-			t.Fatalf("%q: %q unquoted", line, r)
+		case strings.IndexByte("\"\\$`;&|<>(){}*?[]#~!\t\n", c) >= 0:
+			t.Fatalf("%q: %q unquoted", line, c)
 		default:
-			word.WriteRune(r)
+			word = append(word, c)
 			inWord = true
 		}
 	}
@@ -267,7 +267,7 @@ func shellWords(t *testing.T, line string) []string {
 		t.Fatalf("%q: a quote or escape left open", line)
 	}
 	if inWord {
-		words = append(words, word.String())
+		words = append(words, string(word))
 	}
 	return words
 }
