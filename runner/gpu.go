@@ -181,11 +181,8 @@ func describeGPUs(h *matrixgen.Hardware, gpus []gpuInfo) {
 // a page shows those as given, never as detected. A typed value that says
 // what detection found already is detected, not given.
 func giveHardware(h *matrixgen.Hardware, d Describe) {
-	give := func(field string, typed bool, same bool, set func()) {
-		if !typed {
-			return
-		}
-		if !same {
+	give := func(field string, typed, same bool, set func()) {
+		if typed && !same {
 			set()
 			h.Given = append(h.Given, field)
 		}
