@@ -96,7 +96,7 @@ func cellOrder(r *matrixgen.Run) []orderedCell {
 
 func newCellDetail(d *matrixgen.Decode) cellDetail {
 	c := cellDetail{
-		Heading: d.ContextLabel() + " context × " + plural.Count(d.Concurrency, "request", "simultaneous requests"),
+		Heading: d.ContextLabel() + " context × " + strconv.Itoa(d.Concurrency) + " " + plural.Noun(d.Concurrency, "request", "simultaneous requests"),
 		Status:  statusMarks[d.Status] + " " + d.Status.Label(),
 		Reason:  d.Reason,
 		Loop:    d.Loop,
