@@ -83,7 +83,21 @@ type Hardware struct {
 	// IdlePowerW is the board power of all GPUs together, measured once
 	// before the sweep while the server was idle.
 	IdlePowerW *float64 `json:"idle_power_w,omitempty"`
+	// Given names the fields above that the person running the benchmark
+	// typed (`matrixgen run`'s [describe]) rather than the runner detected,
+	// by their JSON names ("gpu", "vram_gb"): a page shows them as given,
+	// never as measured. Absent for runs of other tools, whose pages say
+	// where they came from.
+	Given []string `json:"given,omitempty"`
 }
+
+// GivenHardwareFields are the hardware fields a person may give by hand,
+// by their JSON names, in the order a page shows them.
+var GivenHardwareFields = []string{"type", "gpu", "gpu_count", "vram_gb", "cpu", "os"}
+
+// IsGiven reports whether the hardware field of that JSON name was given
+// by hand rather than detected.
+func (h Hardware) IsGiven(field string) bool { return slices.Contains(h.Given, field) }
 
 // Engine describes the inference server software.
 type Engine struct {
@@ -152,7 +166,17 @@ type Sweep struct {
 	// IgnoreEOS records whether requests asked the server to ignore end of
 	// sequence, so every stream runs to its maximum output.
 	IgnoreEOS *bool `json:"ignore_eos,omitempty"`
+	// CacheMode is what the decode streams of a cell were sent: "shared"
+	// (all on the context the prefill request warmed) or "distinct" (each
+	// its own context); absent where the tool did not say.
+	CacheMode string `json:"cache_mode,omitempty"`
 }
+
+// CacheMode values.
+const (
+	CacheShared   = "shared"
+	CacheDistinct = "distinct"
+)
 
 // DecodeTest and PrefillMode values.
 const (

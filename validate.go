@@ -39,6 +39,7 @@ func (r *Run) Validate() []Problem {
 	v.nonNegative("", "hardware.power_limit_w", &r.Hardware.PowerLimitW)
 	v.nonNegative("", "hardware.default_power_limit_w", &r.Hardware.DefaultPowerLimitW)
 	v.nonNegative("", "hardware.idle_power_w", r.Hardware.IdlePowerW)
+	v.given(r.Hardware.Given)
 	v.count("", "model.max_model_len", r.Model.MaxModelLen)
 	v.sweep(&r.Sweep)
 	v.prefill(r.Prefill, r.Sweep.PrefillContexts)
@@ -92,12 +93,29 @@ func (v *validator) contexts(field string, xs []int) {
 var knownDecodeTests = []string{"", DecodeFixedDuration, DecodeFixedCount}
 var knownPrefillModes = []string{"", PrefillDecodeWarmup, PrefillSeparate}
 
+// given checks hardware.given names hardware fields a person can give,
+// each once.
+func (v *validator) given(fields []string) {
+	for i, f := range fields {
+		at := fmt.Sprintf("hardware.given[%d]", i)
+		switch {
+		case !slices.Contains(GivenHardwareFields, f):
+			v.add(at, fmt.Sprintf("unknown %q (want one of %s)", f, strings.Join(GivenHardwareFields, ", ")))
+		case slices.Contains(fields[:i], f):
+			v.add(at, fmt.Sprintf("%q is named twice", f))
+		}
+	}
+}
+
 func (v *validator) sweep(s *Sweep) {
 	if !slices.Contains(knownDecodeTests, s.DecodeTest) {
 		v.add("sweep.decode_test", fmt.Sprintf("unknown %q (want fixed_duration or fixed_count)", s.DecodeTest))
 	}
 	if !slices.Contains(knownPrefillModes, s.PrefillMode) {
 		v.add("sweep.prefill_mode", fmt.Sprintf("unknown %q (want decode_warmup or separate)", s.PrefillMode))
+	}
+	if s.CacheMode != "" && s.CacheMode != CacheShared && s.CacheMode != CacheDistinct {
+		v.add("sweep.cache_mode", fmt.Sprintf("unknown %q (want shared or distinct)", s.CacheMode))
 	}
 	v.nonNegative("", "sweep.duration_seconds", &s.DurationSeconds)
 	v.count("", "sweep.max_output_tokens", s.MaxOutputTokens)

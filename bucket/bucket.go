@@ -44,10 +44,26 @@ func IsURL(place string) bool {
 type Store struct {
 	b    *blob.Bucket
 	name string // the place without its query, for messages
+	// local is a file:// folder, which keeps no MD5 of its files: reading
+	// one to compare costs less than writing it again.
+	local bool
 }
 
-// Open opens place, a URL such as s3://bucket/runs/?region=eu-west-1.
+// Open opens place, a URL such as s3://bucket/runs/?region=eu-west-1. A
+// file:// folder gets plain files only: no attribute files (*.attrs) beside
+// them, which a web server serving the folder would publish.
 func Open(ctx context.Context, place string) (*Store, error) {
+	return open(ctx, place, false)
+}
+
+// OpenForWriting opens place as Open does, creating a file:// folder that
+// is not there yet: where a site is published or runs are copied to. Open
+// leaves a missing folder an error, as a place to read from.
+func OpenForWriting(ctx context.Context, place string) (*Store, error) {
+	return open(ctx, place, true)
+}
+
+func open(ctx context.Context, place string, create bool) (*Store, error) {
 	u, err := url.Parse(place)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a URL: %v", Redact(place), err)
@@ -58,9 +74,19 @@ func Open(ctx context.Context, place string) (*Store, error) {
 	}
 	bucketURL := *u
 	bucketURL.Path = ""
-	if u.Scheme == "file" {
-		// fileblob's bucket is the folder itself.
+	local := u.Scheme == "file"
+	if local {
+		// fileblob's bucket is the folder itself; its sidecar files would
+		// sit beside every page, so none are written.
 		bucketURL.Path, prefix = u.Path, ""
+		q := bucketURL.Query()
+		if !q.Has("metadata") {
+			q.Set("metadata", "skip")
+		}
+		if create {
+			q.Set("create_dir", "true")
+		}
+		bucketURL.RawQuery = q.Encode()
 	}
 	b, err := blob.OpenBucket(ctx, bucketURL.String())
 	if err != nil {
@@ -69,7 +95,7 @@ func Open(ctx context.Context, place string) (*Store, error) {
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	return &Store{b: b, name: Redact(place)}, nil
+	return &Store{b: b, name: Redact(place), local: local}, nil
 }
 
 // Close closes the store.
@@ -269,7 +295,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		if err != nil {
 			return p, err
 		}
-		if attrs, err := s.b.Attributes(ctx, key); err == nil && sameBytes(attrs, data) {
+		if s.holds(ctx, key, data) {
 			p.Unchanged++
 			continue
 		}
@@ -337,6 +363,19 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 		return nil, fmt.Errorf("%s: listing: %v", s.name, err)
 	}
 	return old, nil
+}
+
+// holds reports whether the object key holds data already.
+func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
+	attrs, err := s.b.Attributes(ctx, key)
+	switch {
+	case err != nil:
+		return false
+	case len(attrs.MD5) == 0 && s.local && attrs.Size == int64(len(data)):
+		have, err := s.b.ReadAll(ctx, key)
+		return err == nil && bytes.Equal(have, data)
+	}
+	return sameBytes(attrs, data)
 }
 
 // sameBytes reports whether an object holds data, by its MD5 where the

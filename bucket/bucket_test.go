@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +106,9 @@ func TestPublish(t *testing.T) {
 		if err != nil || p.Written != 5 || p.Removed != 0 {
 			t.Fatalf("%s: first publish %+v, %v", place, p, err)
 		}
-		if attrs, err := s.b.Attributes(ctx, "runs/a/index.html"); err != nil || attrs.ContentType != "text/html; charset=utf-8" {
+		// A folder keeps no content types (a web server serving it says
+		// them); a store does.
+		if attrs, err := s.b.Attributes(ctx, "runs/a/index.html"); err != nil || place == "mem://" && attrs.ContentType != "text/html; charset=utf-8" {
 			t.Errorf("%s: content type %v, %v", place, attrs, err)
 		}
 		if err := s.Put(ctx, "CNAME", []byte("bench.example.org")); err != nil {
@@ -195,5 +198,44 @@ func TestPublishOrder(t *testing.T) {
 	}
 	if keys[0] != "index.html" {
 		t.Error("publishOrder reordered its argument")
+	}
+}
+
+// TestPublishToANewFolder: publishing to file://DIR creates DIR when it is
+// not there yet, leaves plain files only (no *.attrs beside the pages),
+// and a second publish of the same site writes nothing. Reading from a
+// folder that is not there stays an error.
+func TestPublishToANewFolder(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "not", "there", "yet")
+	place := "file://" + filepath.ToSlash(dir) + "/"
+	if s, err := Open(ctx, place); err == nil {
+		s.Close()
+		t.Fatalf("Open of a missing folder succeeded")
+	}
+	s, err := OpenForWriting(ctx, place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	site := map[string]string{"index.html": "<p>1</p>", "runs/a/index.html": "a", "runs/a/run.json": "{}", "assets/matrixgen.css": "p{}"}
+	built := writeSite(t, site)
+	if p, err := s.Publish(ctx, built); err != nil || p.Written != 5 {
+		t.Fatalf("first publish %+v, %v", p, err)
+	}
+	if p, err := s.Publish(ctx, built); err != nil || p.Written != 1 || p.Unchanged != 4 {
+		t.Errorf("the same site again: %+v, %v; want only the marker written", p, err)
+	}
+	var files []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, path)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	slices.Sort(files)
+	if want := []string{SiteMarker, "assets/matrixgen.css", "index.html", "runs/a/index.html", "runs/a/run.json"}; !slices.Equal(files, want) {
+		t.Errorf("the folder holds %v, want %v", files, want)
 	}
 }

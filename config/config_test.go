@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/matrixgen/matrixgen/runner"
 )
 
 func TestParse(t *testing.T) {
@@ -84,9 +86,13 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestExampleConfig keeps examples/matrixgen.toml loading, with the sample run's sweep.
+// TestExampleConfig keeps examples/matrixgen.toml loading, with the sample
+// run's sweep, and no trap for a newcomer: no model another server may not
+// serve, and no hardware described that a copy of it would claim. Its
+// [describe] lines, uncommented, still load.
 func TestExampleConfig(t *testing.T) {
-	c, err := Load(filepath.Join("..", "examples", "matrixgen.toml"), false)
+	name := filepath.Join("..", "examples", "matrixgen.toml")
+	c, err := Load(name, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +100,21 @@ func TestExampleConfig(t *testing.T) {
 	if len(s.Sweep.Contexts) != 8 || len(s.Sweep.Concurrency) != 8 || s.Sweep.Duration.Seconds() != 30 || s.Sweep.MaxOutput != 4096 {
 		t.Errorf("the example is not the sample run's sweep: %+v", s.Sweep)
 	}
-	if s.Server.APIKeyEnv != "VLLM_API_KEY" || s.Describe.GPU == "" {
+	if s.Server.APIKeyEnv != "VLLM_API_KEY" || s.Server.Model != "" || s.Describe != (runner.Describe{}) {
 		t.Errorf("server %+v, describe %+v", s.Server, s.Describe)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, describe, _ := strings.Cut(string(data), "[describe]")
+	uncommented := strings.ReplaceAll(string(data), describe, strings.ReplaceAll(describe, "\n# ", "\n"))
+	c, err = Parse(name+" (describe uncommented)", []byte(uncommented))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Settings().Describe; d.GPU == "" || d.LaunchCommand == "" {
+		t.Errorf("the example's [describe], uncommented: %+v", d)
 	}
 }
 

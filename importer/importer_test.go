@@ -49,7 +49,7 @@ func TestLLMInferenceBench(t *testing.T) {
 	if r.Decode[3].Reason != "server returned 500" || r.Decode[1].TotalTokS == nil {
 		t.Errorf("the error's reason %q, the looped figure %v", r.Decode[3].Reason, r.Decode[1].TotalTokS)
 	}
-	if !strings.Contains(strings.Join(res.Notes, " "), "1 results without a context length") {
+	if !strings.Contains(strings.Join(res.Notes, " "), "1 result without a context length or concurrency (context 0 is the tool's short-prompt test) was left out") {
 		t.Errorf("notes %q do not say what was left out", res.Notes)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // LLMInferenceBench converts llm-inference-bench's benchmark_results.json
@@ -71,7 +72,8 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 		r.Decode = append(r.Decode, d)
 	}
 	if skipped > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d results without a context length or concurrency (context 0 is the tool's short-prompt test) were left out.", skipped))
+		res.Notes = append(res.Notes, fmt.Sprintf("%s without a context length or concurrency (context 0 is the tool's short-prompt test) %s left out.",
+			plural.Count(skipped, "result", "results"), plural.Noun(skipped, "was", "were")))
 	}
 	r.Sweep.Contexts = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.ContextTokens })
 	r.Sweep.Concurrency = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.Concurrency })
@@ -167,7 +169,7 @@ func llmBenchCell(c object) (matrixgen.Decode, bool) {
 		d.Status, d.Reason = matrixgen.StatusError, "no aggregate_tps in the source"
 	}
 	if n, ok := c.intField("num_errors"); ok && n > 0 && d.Status == matrixgen.StatusValid {
-		d.Status, d.Reason = matrixgen.StatusError, fmt.Sprintf("%d requests failed", n)
+		d.Status, d.Reason = matrixgen.StatusError, plural.Count(n, "request", "requests")+" failed"
 	}
 	return d, true
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // VLLMBenchServe converts `vllm bench serve --save-result` files: each is
@@ -98,7 +99,7 @@ func vllmPoint(name string, doc object) (matrixgen.Decode, error) {
 		d.Status, d.Reason = matrixgen.StatusError, "no output_throughput in the source"
 	}
 	if failed, ok := doc.intField("failed"); ok && failed > 0 {
-		d.Status, d.Reason = matrixgen.StatusError, fmt.Sprintf("%d of %d requests failed", failed, failed+completed)
+		d.Status, d.Reason = matrixgen.StatusError, fmt.Sprintf("%d of %s failed", failed, plural.Count(failed+completed, "request", "requests"))
 	}
 	return d, nil
 }

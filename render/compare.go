@@ -157,9 +157,15 @@ func differences(a, b *matrixgen.Run) []difference {
 		label string
 		get   func(*matrixgen.Run) string
 	}{
-		{"GPU", func(r *matrixgen.Run) string { return r.Hardware.GPU }},
-		{"VRAM", func(r *matrixgen.Run) string { return vram(r.Hardware.VRAMGB) }},
-		{"CPU", func(r *matrixgen.Run) string { return r.Hardware.CPU }},
+		{"Measured against", func(r *matrixgen.Run) string {
+			if r.Simulated {
+				return simulatedServer + " (simulated)"
+			}
+			return ""
+		}},
+		{"GPU", func(r *matrixgen.Run) string { return asGiven(r.Hardware, "gpu", r.Hardware.GPU) }},
+		{"VRAM", func(r *matrixgen.Run) string { return asGiven(r.Hardware, "vram_gb", vram(r.Hardware.VRAMGB)) }},
+		{"CPU", func(r *matrixgen.Run) string { return asGiven(r.Hardware, "cpu", r.Hardware.CPU) }},
 		{"Model", func(r *matrixgen.Run) string { return r.Model.Name }},
 		{"Engine", func(r *matrixgen.Run) string { return r.Engine.Name }},
 		{"Version", func(r *matrixgen.Run) string { return r.Engine.Version }},
@@ -171,7 +177,7 @@ func differences(a, b *matrixgen.Run) []difference {
 		{"Decode test", func(r *matrixgen.Run) string { return decodeTestLabel(r.Sweep.DecodeTest) }},
 		{"Time per measurement", func(r *matrixgen.Run) string { return secondsIf(r.Sweep.DurationSeconds) }},
 		{"Max output", func(r *matrixgen.Run) string {
-			return countIf(r.Sweep.MaxOutputTokens > 0, r.Sweep.MaxOutputTokens, " tokens")
+			return tokensIf(r.Sweep.MaxOutputTokens)
 		}},
 		{"Power limit", func(r *matrixgen.Run) string {
 			return powerLimit(r.Hardware.PowerLimitW, r.Hardware.DefaultPowerLimitW)

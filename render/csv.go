@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -88,7 +89,9 @@ func csvNeedsQuotes(f string) bool {
 }
 
 // siteCSVHeader is runs.csv's: which run, then the measurement columns.
-var siteCSVHeader = append([]string{"run_id", "model", "gpu", "engine", "engine_version", "quantization", "started_at"}, csvHeader...)
+// simulated is "true" for a run measured against the sim; hardware_given
+// names the hardware fields a person typed (gpu, vram_gb, …), space apart.
+var siteCSVHeader = append([]string{"run_id", "model", "gpu", "engine", "engine_version", "quantization", "started_at", "simulated", "hardware_given"}, csvHeader...)
 
 // siteCSVRows are one run's rows of runs.csv: its measurement rows with
 // the run's identity in front.
@@ -97,7 +100,8 @@ func siteCSVRows(id string, r *matrixgen.Run, measurements [][]string) [][]strin
 	if !r.StartedAt.IsZero() {
 		started = r.StartedAt.UTC().Format("2006-01-02T15:04:05Z")
 	}
-	prefix := []string{id, csvSafe(r.Model.Name), csvSafe(r.Hardware.GPU), csvSafe(r.Engine.Name), csvSafe(r.Engine.Version), csvSafe(r.Engine.Quantization), started}
+	prefix := []string{id, csvSafe(r.Model.Name), csvSafe(r.Hardware.GPU), csvSafe(r.Engine.Name), csvSafe(r.Engine.Version), csvSafe(r.Engine.Quantization), started,
+		strconv.FormatBool(r.Simulated), strings.Join(r.Hardware.Given, " ")}
 	rows := make([][]string, len(measurements))
 	for i, row := range measurements {
 		rows[i] = append(slices.Clone(prefix), row...)

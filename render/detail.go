@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // cellDetail is everything a run recorded for one decode cell, formatted,
@@ -95,7 +96,7 @@ func cellOrder(r *matrixgen.Run) []orderedCell {
 
 func newCellDetail(d *matrixgen.Decode) cellDetail {
 	c := cellDetail{
-		Heading: d.ContextLabel() + " context × " + strconv.Itoa(d.Concurrency) + " simultaneous requests",
+		Heading: d.ContextLabel() + " context × " + strconv.Itoa(d.Concurrency) + " " + plural.Noun(d.Concurrency, "request", "simultaneous requests"),
 		Status:  statusMarks[d.Status] + " " + d.Status.Label(),
 		Reason:  d.Reason,
 		Loop:    d.Loop,
@@ -175,7 +176,7 @@ func serverCountText(c *matrixgen.ServerCount) string {
 	if c == nil {
 		return ""
 	}
-	s := Count(c.ServerTokens) + " tokens; ours " + Count(c.ClientTokens) + " (" + signedPercent(c.Deviation()) + "), by " + c.Source
+	s := Count(c.ServerTokens) + " " + plural.Noun(c.ServerTokens, "token", "tokens") + "; ours " + Count(c.ClientTokens) + " (" + signedPercent(c.Deviation()) + "), by " + c.Source
 	if c.Disagrees() {
 		s = "⚠ " + s + ": more than 2 % apart"
 	}

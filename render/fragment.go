@@ -171,7 +171,11 @@ func runOptionsHTML(rows []indexRow) template.HTML {
 	var b strings.Builder
 	for _, r := range rows {
 		id := esc(r.ID)
-		b.WriteString("<option value=\"" + id + "\">" + id + "</option>")
+		b.WriteString("<option value=\"" + id + "\">" + id)
+		if r.Simulated {
+			b.WriteString(" (simulated)")
+		}
+		b.WriteString("</option>")
 	}
 	return template.HTML(b.String())
 }

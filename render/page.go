@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // pageBase is what every page's layout needs.
@@ -30,8 +31,10 @@ type runPage struct {
 	Heading, Subtitle, Shape string
 	Simulated, Incomplete    bool
 	// Disagreements lists the cells where our count and the server's own
-	// differ by more than matrixgen.CountDisagreement.
-	Disagreements []string
+	// differ by more than matrixgen.CountDisagreement; DisagreementCells
+	// counts them ("1 cell").
+	Disagreements     []string
+	DisagreementCells string
 	// PrefillNotes are what the prefill rows say beside their figures: a
 	// prompt one token short, the server's own prefill speed, a wait.
 	PrefillNotes []string
@@ -132,6 +135,7 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		LaunchArgs:     strings.Fields(r.LaunchCommand),
 		Measurements:   measurementRows(r),
 	}
+	p.DisagreementCells = plural.Count(len(p.Disagreements), "cell", "cells")
 	if len(r.Prefill) > 0 {
 		p.Chart, p.ChartLabel = prefillChart(r)
 	}
@@ -161,21 +165,47 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 }
 
 // runTitle is the page's heading as published matrices word it: "<model> on <GPU> 96GB".
+// runTitle names a run: its model and what served it. A simulated run
+// names the sim, not the machine's hardware, which served nothing; hardware
+// a person typed is said to be given.
 func runTitle(r *matrixgen.Run) string {
-	gpu := r.Hardware.GPU
-	if r.Hardware.GPUCount > 1 {
-		gpu = strconv.Itoa(r.Hardware.GPUCount) + "× " + gpu
+	if r.Simulated {
+		return r.Model.Name + " on " + simulatedServer
 	}
-	if r.Hardware.VRAMGB > 0 && gpu != "" {
-		gpu += " " + strconv.FormatFloat(r.Hardware.VRAMGB, 'f', -1, 64) + "GB"
+	h := r.Hardware
+	gpu, given := h.GPU, h.IsGiven("gpu")
+	if h.GPUCount > 1 {
+		gpu, given = strconv.Itoa(h.GPUCount)+"× "+gpu, given || h.IsGiven("gpu_count")
 	}
-	if gpu == "" && r.Hardware.CPU != "" {
-		gpu = r.Hardware.CPU + " (no GPU)"
+	if h.VRAMGB > 0 && gpu != "" {
+		gpu, given = gpu+" "+strconv.FormatFloat(h.VRAMGB, 'f', -1, 64)+"GB", given || h.IsGiven("vram_gb")
+	}
+	if gpu == "" && h.CPU != "" {
+		gpu, given = h.CPU+" (no GPU)", h.IsGiven("cpu")
 	}
 	if gpu == "" {
 		return r.Model.Name
 	}
+	if given {
+		gpu += givenMark
+	}
 	return r.Model.Name + " on " + gpu
+}
+
+// simulatedServer is what served a simulated run, as pages name it.
+const simulatedServer = "matrixgen sim"
+
+// givenMark follows a hardware value a person typed rather than the runner
+// detected.
+const givenMark = " (as given)"
+
+// asGiven is a hardware value as a page shows it: marked when a person
+// typed it (field is its JSON name).
+func asGiven(h matrixgen.Hardware, field, value string) string {
+	if value != "" && h.IsGiven(field) {
+		return value + givenMark
+	}
+	return value
 }
 
 func runDescription(r *matrixgen.Run) string {
@@ -196,9 +226,9 @@ func sweepShape(r *matrixgen.Run) string {
 	contexts, levels := r.Contexts(), r.ConcurrencyLevels()
 	if len(contexts) > 0 && len(levels) > 0 {
 		parts = append(parts, fmt.Sprintf("%s (%s) × %s (%s)",
-			plural(len(contexts), "context", "contexts"),
+			plural.Count(len(contexts), "context", "contexts"),
 			span(matrixgen.ContextLabel(contexts[0]), matrixgen.ContextLabel(contexts[len(contexts)-1])),
-			plural(len(levels), "concurrency level", "concurrency levels"),
+			plural.Count(len(levels), "concurrency level", "concurrency levels"),
 			span(strconv.Itoa(levels[0]), strconv.Itoa(levels[len(levels)-1]))))
 	}
 	if pre := r.PrefillContexts(); len(pre) > 0 {
@@ -218,21 +248,15 @@ func span(lo, hi string) string {
 	return lo + "–" + hi
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
 func runPanels(r *matrixgen.Run) panels {
+	h := r.Hardware
 	hw := panel{Title: "Hardware", Rows: rows(
-		"Type", r.Hardware.Type,
-		"GPU", r.Hardware.GPU,
-		"GPUs", countIf(r.Hardware.GPUCount > 1, r.Hardware.GPUCount),
-		"VRAM", vram(r.Hardware.VRAMGB),
-		"CPU", r.Hardware.CPU,
-		"OS", r.Hardware.OS,
+		"Type", asGiven(h, "type", h.Type),
+		"GPU", asGiven(h, "gpu", h.GPU),
+		"GPUs", asGiven(h, "gpu_count", countIf(h.GPUCount > 1, h.GPUCount)),
+		"VRAM", asGiven(h, "vram_gb", vram(h.VRAMGB)),
+		"CPU", asGiven(h, "cpu", h.CPU),
+		"OS", asGiven(h, "os", h.OS),
 		"Kernel", r.Hardware.Kernel,
 		"Driver", r.Hardware.Driver,
 		"CUDA", r.Hardware.CUDA,
@@ -253,12 +277,12 @@ func runPanels(r *matrixgen.Run) panels {
 	run := panel{Title: "Run", Rows: rows(
 		"Served model", r.Model.ServedName,
 		"Revision", r.Model.Revision,
-		"Max model length", countIf(r.Model.MaxModelLen > 0, r.Model.MaxModelLen, " tokens"),
+		"Max model length", tokensIf(r.Model.MaxModelLen),
 		"Benchmark tool", joinNonEmpty(" ", r.Tool.Name, r.Tool.Version),
 		"Decode test", decodeTestLabel(s.DecodeTest),
 		"Prefill mode", prefillModeLabel(s.PrefillMode),
 		"Time per measurement", secondsIf(s.DurationSeconds),
-		"Max output", countIf(s.MaxOutputTokens > 0, s.MaxOutputTokens, " tokens"),
+		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
 		"Started", dateTime(r.StartedAt),
 		"Finished", dateTime(r.FinishedAt),
@@ -283,11 +307,19 @@ func rows(pairs ...string) []panelRow {
 	return out
 }
 
-func countIf(ok bool, n int, unit ...string) string {
+func countIf(ok bool, n int) string {
 	if !ok {
 		return ""
 	}
-	return Count(n) + strings.Join(unit, "")
+	return Count(n)
+}
+
+// tokensIf is "4,096 tokens" ("1 token"), or "" for none.
+func tokensIf(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return Count(n) + " " + plural.Noun(n, "token", "tokens")
 }
 
 func vram(gb float64) string {
@@ -350,8 +382,8 @@ func disagreements(r *matrixgen.Run) []string {
 	var out []string
 	for _, d := range r.Sorted().Decode {
 		if c := d.ServerCount; c != nil && c.Disagrees() {
-			out = append(out, fmt.Sprintf("%s × %d: %s tokens by us, %s by the server (%s)",
-				d.ContextLabel(), d.Concurrency, Count(c.ClientTokens), Count(c.ServerTokens), signedPercent(c.Deviation())))
+			out = append(out, fmt.Sprintf("%s × %d: %s %s by us, %s by the server (%s)",
+				d.ContextLabel(), d.Concurrency, Count(c.ClientTokens), plural.Noun(c.ClientTokens, "token", "tokens"), Count(c.ServerTokens), signedPercent(c.Deviation())))
 		}
 	}
 	return out

@@ -755,11 +755,15 @@ func forComparing(r *matrixgen.Run) *matrixgen.Run {
 }
 
 // gpuOrNone is the index's GPU: the GPU, or "none (CPU)" for a machine
-// without one, so a CPU's name never passes for a GPU in the filter.
-func gpuOrNone(h matrixgen.Hardware) string {
+// without one, so a CPU's name never passes for a GPU in the filter; for a
+// simulated run the sim, and a GPU a person typed marked as given.
+func gpuOrNone(r *matrixgen.Run) string {
+	h := r.Hardware
 	switch {
+	case r.Simulated:
+		return simulatedServer
 	case h.GPU != "":
-		return h.GPU
+		return asGiven(h, "gpu", h.GPU)
 	case h.CPU != "" || h.Type == "CPU":
 		return "none (CPU)"
 	}
@@ -772,7 +776,7 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 	peak, okPeak := r.PeakTotal()
 	return indexRow{
 		ID: e.ID, Href: "runs/" + e.ID + "/index.html",
-		Model: r.Model.Name, GPU: gpuOrNone(r.Hardware),
+		Model: r.Model.Name, GPU: gpuOrNone(r),
 		Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), dash),
 		Quantization: cmp.Or(r.Engine.Quantization, dash),
 		Date:         date(r.StartedAt),

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/measure"
 )
 
@@ -164,7 +165,7 @@ func (c *Client) failed(d matrixgen.Decode, run *cellRun) (matrixgen.Decode, win
 		d.Status = matrixgen.StatusOverCapacity
 	}
 	if n > 1 {
-		d.Reason += fmt.Sprintf(" (and %d more failed requests)", n-1)
+		d.Reason += fmt.Sprintf(" (and %d more failed %s)", n-1, plural.Noun(n-1, "request", "requests"))
 	}
 	run.mu.Lock()
 	w := window{streams: run.streams}
@@ -287,7 +288,7 @@ func showLive(p cellPlan, run *cellRun, windowStart *atomic.Int64) func() {
 			run.mu.Lock()
 			producing := run.producing
 			run.mu.Unlock()
-			status := fmt.Sprintf("warming up, %d of %d streams producing", producing, p.concurrency)
+			status := fmt.Sprintf("warming up, %d of %s producing", producing, plural.Count(p.concurrency, "stream", "streams"))
 			if ns := windowStart.Load(); ns > 0 {
 				elapsed := time.Since(time.Unix(0, ns)).Truncate(time.Second)
 				status = fmt.Sprintf("window %v of %v", elapsed, p.duration)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -140,6 +141,36 @@ func errorText(r io.Reader) string {
 	return term.Line(string(bytes.TrimSpace(data)))
 }
 
+// StatusError is a server's answer with an HTTP error status.
+type StatusError struct {
+	What   string // "GET /v1/models"
+	Code   int
+	Status string // "401 Unauthorized"
+}
+
+func (e *StatusError) Error() string { return e.What + ": " + e.Status }
+
+// keyHint adds to a probe refused for want of an API key (401, 403) what
+// to do: set the variable that holds it, or name one.
+func keyHint(err error, keyEnv string, keySent bool) error {
+	if !wantsKey(err) {
+		return err
+	}
+	switch {
+	case keySent:
+		return fmt.Errorf("%w: the server refused the API key in %s", err, keyEnv)
+	case keyEnv != "":
+		return fmt.Errorf("%w: the server wants an API key; set %s to it ([server] api_key_env names that variable)", err, keyEnv)
+	}
+	return fmt.Errorf("%w: the server wants an API key; put it in a variable and name that with -api-key-env or [server] api_key_env", err)
+}
+
+// wantsKey reports whether err is a server's refusal for want of a key.
+func wantsKey(err error) bool {
+	var status *StatusError
+	return errors.As(err, &status) && (status.Code == http.StatusUnauthorized || status.Code == http.StatusForbidden)
+}
+
 // getJSON GETs path into v; an HTTP error status is an error.
 func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
@@ -150,7 +181,7 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
+		return &StatusError{What: "GET " + path, Code: resp.StatusCode, Status: resp.Status}
 	}
 	data, err := readLimited(resp.Body, maxJSONAnswer, "GET "+path)
 	if err != nil {

@@ -175,3 +175,26 @@ func describeGPUs(h *matrixgen.Hardware, gpus []gpuInfo) {
 		h.PCIe = fmt.Sprintf("Gen %g x%g", *g.pcieGen, *g.pcieWidth)
 	}
 }
+
+// giveHardware puts the hardware the settings describe ([describe]) over
+// what this machine said, recording in h.Given each field a person typed:
+// a page shows those as given, never as detected. A typed value that says
+// what detection found already is detected, not given.
+func giveHardware(h *matrixgen.Hardware, d Describe) {
+	give := func(field string, typed, same bool, set func()) {
+		if typed && !same {
+			set()
+			h.Given = append(h.Given, field)
+		}
+	}
+	sameText := func(typed, found string) bool {
+		norm := func(s string) string { return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "NVIDIA ")) }
+		return norm(typed) == norm(found)
+	}
+	give("type", d.HardwareType != "", sameText(d.HardwareType, h.Type), func() { h.Type = d.HardwareType })
+	give("gpu", d.GPU != "", sameText(d.GPU, h.GPU), func() { h.GPU = d.GPU })
+	give("gpu_count", d.GPUCount > 0, d.GPUCount == h.GPUCount, func() { h.GPUCount = d.GPUCount })
+	give("vram_gb", d.VRAMGB > 0, d.VRAMGB == h.VRAMGB, func() { h.VRAMGB = d.VRAMGB })
+	give("cpu", d.CPU != "", sameText(d.CPU, h.CPU), func() { h.CPU = d.CPU })
+	give("os", d.OS != "", sameText(d.OS, h.OS), func() { h.OS = d.OS })
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"time"
 )
 
@@ -87,7 +88,7 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 			return new(waited.Seconds()), nil
 		}
 		if waited >= limit {
-			sw.logf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idle)
+			sw.warnf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idle)
 			sw.cut = 0
 			return new(waited.Seconds()), nil
 		}
@@ -167,7 +168,7 @@ func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
 		return o.serverTokS, nil
 	}
 	if len(o.events) < 2 {
-		return 0, fmt.Errorf("the idle probe produced %d chunks", len(o.events))
+		return 0, fmt.Errorf("the idle probe produced %s", plural.Count(len(o.events), "chunk", "chunks"))
 	}
 	first, last := o.events[0], o.events[len(o.events)-1]
 	if !last.at.After(first.at) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/measure"
 )
 
@@ -50,7 +51,7 @@ func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt bu
 	}
 	body := strings.TrimPrefix(prompt.text, h.measured)
 	repeats := sw.prefillRepeats()
-	sw.logf("%s warming %s up, then measuring its prefill on %s", sw.progress(), matrixgen.ContextLabel(n), plural(repeats, "fresh prompt"))
+	sw.logf("%s warming %s up, then measuring its prefill on %s", sw.progress(), matrixgen.ContextLabel(n), plural.Count(repeats, "fresh prompt", "fresh prompts"))
 	shots := make([]prefillShot, 0, repeats)
 	warm := sw.prefillShot(ctx, n, h.fresh(0)+body, salt, false)
 	if ctx.Err() != nil {
@@ -252,12 +253,4 @@ func describePrefill(p matrixgen.Prefill) string {
 		s += fmt.Sprintf(" — not the server's prefill speed: %.0f ms of the TTFT were outside its prompt processing", outside)
 	}
 	return s
-}
-
-// plural is "1 request" or "3 requests".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprint(n) + " " + noun + "s"
 }

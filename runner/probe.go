@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // probe asks the server what it is and what it offers, before any
@@ -25,17 +27,26 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		} `json:"data"`
 	}
 	if err := c.getJSON(ctx, "/v1/models", &models); err != nil {
+		if wantsKey(err) {
+			return nil, fmt.Errorf("probe: %w", err) // a server, asking for a key: Run says which
+		}
 		return nil, fmt.Errorf("probe: %w (is an OpenAI-compatible server at %s?)", err, RedactURL(c.base))
+	}
+	ids := make([]string, 0, min(len(models.Data), maxModelsListed))
+	for _, m := range models.Data[:min(len(models.Data), maxModelsListed)] {
+		ids = append(ids, strconv.Quote(capText(m.ID, maxNameText)))
+	}
+	if more := len(models.Data) - len(ids); more > 0 {
+		ids = append(ids, fmt.Sprintf("and %d more", more))
 	}
 	switch {
 	case c.model == "" && len(models.Data) == 1:
 		c.model = models.Data[0].ID
+	case c.model == "" && len(models.Data) == 0:
+		return nil, errors.New("probe: the server lists no models at /v1/models")
 	case c.model == "":
-		ids := make([]string, len(models.Data))
-		for i, m := range models.Data {
-			ids[i] = m.ID
-		}
-		return nil, fmt.Errorf("probe: the server serves %d models (%s); name the one to measure", len(ids), strings.Join(ids, ", "))
+		return nil, fmt.Errorf("probe: the server serves %s: %s; name the one to measure (-model or [server] model)",
+			plural.Count(len(models.Data), "model", "models"), strings.Join(ids, ", "))
 	}
 	for _, m := range models.Data {
 		if m.ID == c.model {
@@ -43,7 +54,11 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		}
 	}
 	if p.Model == "" {
-		return nil, fmt.Errorf("probe: the server does not serve model %q", c.model)
+		served := "none"
+		if len(ids) > 0 {
+			served = strings.Join(ids, ", ")
+		}
+		return nil, fmt.Errorf("probe: the server does not serve model %q; it serves %s (name one with -model or [server] model, or leave both out when it serves one)", c.model, served)
 	}
 	c.eng = recogniseEngine(ctx, c, p)
 	c.eng.prepare(c)
@@ -138,6 +153,9 @@ func (c *Client) healthy(ctx context.Context) bool {
 	var models struct{ Data []any }
 	return c.getJSON(ctx, "/v1/models", &models) == nil && len(models.Data) > 0
 }
+
+// maxModelsListed bounds the served models an error lists.
+const maxModelsListed = 20
 
 // probeStreamTimeout bounds the probe's 4-token request, which may wait for
 // the server to load the model.

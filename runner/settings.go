@@ -95,6 +95,10 @@ type Describe struct {
 	LaunchCommand string
 }
 
+// KVGivenByHand is the probe's KV source when the settings gave the
+// capacity (kv_cache_tokens): a resume gives it again.
+const KVGivenByHand = "given by hand (kv_cache_tokens)"
+
 // Defaults fills what the settings leave out with the sample run's sweep.
 func (s *Settings) Defaults() {
 	if s.Server.BaseURL == "" {

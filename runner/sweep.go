@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -34,6 +35,11 @@ type Options struct {
 	Simulated bool
 	// Log receives progress lines.
 	Log io.Writer
+	// Warn receives the lines about steps skipped or figures in doubt (no
+	// GPU telemetry, a copy that failed, counts that disagree, a server
+	// that stayed busy or stopped answering), each saying what was not
+	// done and why: the command's stderr, so CI logs keep them. Log when nil.
+	Warn io.Writer
 	// Saved, when set, is told after every save of the run file: the
 	// command copies it on to a bucket there. Its error is said in the log
 	// and the run goes on, the file safe where it was saved; an error that
@@ -70,21 +76,27 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	c := newClient(s.Server.BaseURL, o.APIKey, maxStreams, o.dial)
 	c.model = s.Server.Model
 	c.chat = chatOptionsOf(s)
-	logf := func(format string, args ...any) {
-		if o.Live != nil {
-			fmt.Fprint(o.Live, "\r\033[K") // clear the live line first
+	logTo := func(w io.Writer) func(string, ...any) {
+		return func(format string, args ...any) {
+			if o.Live != nil {
+				fmt.Fprint(o.Live, "\r\033[K") // clear the live line first
+			}
+			// A line can carry a server's words (its errors, its version):
+			// control characters in them are shown, not obeyed by the terminal.
+			fmt.Fprintln(w, term.Clean(redactSecret(fmt.Sprintf(format, args...), o.APIKey)))
 		}
-		// A line can carry a server's words (its errors, its version):
-		// control characters in them are shown, not obeyed by the terminal.
-		fmt.Fprintln(o.Log, term.Clean(redactSecret(fmt.Sprintf(format, args...), o.APIKey)))
+	}
+	logf, warnf := logTo(o.Log), logTo(o.Log)
+	if o.Warn != nil {
+		warnf = logTo(o.Warn)
 	}
 
 	probe, err := c.probe(ctx, s.Server.MetricsURL)
 	if err != nil {
-		return nil, err
+		return nil, keyHint(err, s.Server.APIKeyEnv, o.APIKey != "")
 	}
 	if s.Sweep.KVCacheTokens > 0 {
-		probe.KVCacheTokens, probe.KVSource = s.Sweep.KVCacheTokens, "given by hand (kv_cache_tokens)"
+		probe.KVCacheTokens, probe.KVSource = s.Sweep.KVCacheTokens, KVGivenByHand
 	}
 	logf("server: %s %s, model %s, max length %d, KV cache %d tokens (%s)",
 		probe.Engine, probe.EngineVersion, probe.Model, probe.MaxModelLen, probe.KVCacheTokens, cmp.Or(probe.KVSource, "unknown"))
@@ -104,7 +116,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 			return nil, err
 		}
 	}
-	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf,
+	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf, warnf: warnf,
 		sampler: &metricsSampler{c: c, url: s.Server.MetricsURL, enabled: probe.Metrics, interval: time.Second},
 		started: time.Now(), nonce: rand.Uint64(),
 		etaModel: etaModel{window: s.Sweep.Duration, maxAttempts: 1 + *s.Sweep.LoopRetries}}
@@ -220,16 +232,7 @@ func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 	s := o.Settings
 	d := s.Describe
 	hw := detectHardware(cmp.Or(o.gpuTool, defaultGPUTool()))
-	hw.Type = cmp.Or(d.HardwareType, hw.Type)
-	hw.GPU = cmp.Or(d.GPU, hw.GPU)
-	hw.CPU = cmp.Or(d.CPU, hw.CPU)
-	hw.OS = cmp.Or(d.OS, hw.OS)
-	if d.GPUCount > 0 {
-		hw.GPUCount = d.GPUCount
-	}
-	if d.VRAMGB > 0 {
-		hw.VRAMGB = d.VRAMGB
-	}
+	giveHardware(&hw, d)
 	r := &matrixgen.Run{
 		Schema:    matrixgen.SchemaVersion,
 		StartedAt: time.Now().UTC().Truncate(time.Second),
@@ -250,7 +253,7 @@ func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 			DecodeTest: matrixgen.DecodeFixedDuration, PrefillMode: matrixgen.PrefillDecodeWarmup,
 			DurationSeconds: s.Sweep.Duration.Seconds(), MaxOutputTokens: s.Sweep.MaxOutput,
 			Contexts: p.contexts, Concurrency: p.concurrency, PrefillContexts: p.prefill,
-			IgnoreEOS: s.Sweep.IgnoreEOS,
+			IgnoreEOS: s.Sweep.IgnoreEOS, CacheMode: s.Sweep.CacheMode,
 		},
 	}
 	for _, n := range p.prefill {
@@ -315,6 +318,9 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 	differ("window seconds", os.DurationSeconds, ns.DurationSeconds)
 	differ("max output tokens", os.MaxOutputTokens, ns.MaxOutputTokens)
 	differ("ignore_eos", deref(os.IgnoreEOS), deref(ns.IgnoreEOS))
+	if os.CacheMode != "" { // files from before it was recorded say nothing
+		differ("cache mode", os.CacheMode, ns.CacheMode)
+	}
 	return diffs
 }
 
@@ -343,6 +349,9 @@ type sweeper struct {
 	// nonce makes this process's prompts its own: no server has seen their
 	// first tokens, not even in an earlier attempt at the same run.
 	nonce uint64
+
+	// warnf says what was skipped or is in doubt, where logf says progress.
+	warnf func(string, ...any)
 
 	// tel is the GPUs' telemetry, nil on a machine without; telLost says
 	// the sampler's end was reported.
@@ -526,8 +535,8 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 	}
 	sw.logf("%s decode %s × %d: %s", sw.progress(), matrixgen.ContextLabel(n), cc, describeDecode(*d))
 	if c := d.ServerCount; c != nil && c.Disagrees() {
-		sw.logf("warning: %s × %d: we counted %d tokens, the server %d (%+.1f%%, by %s)",
-			matrixgen.ContextLabel(n), cc, c.ClientTokens, c.ServerTokens, 100*c.Deviation(), c.Source)
+		sw.warnf("warning: %s × %d: we counted %s, the server %d (%+.1f%%, by %s)",
+			matrixgen.ContextLabel(n), cc, plural.Count(c.ClientTokens, "token", "tokens"), c.ServerTokens, 100*c.Deviation(), c.Source)
 	}
 	return sw.save()
 }
@@ -548,7 +557,7 @@ func (sw *sweeper) baselineActive(n, cc int) float64 {
 // without /health).
 func (sw *sweeper) waitForServer(ctx context.Context, lost *lostServer) error {
 	limit := sw.s.Sweep.ServerWait
-	sw.logf("the server stopped answering (%v); waiting up to %v for it to come back", lost.cause, limit)
+	sw.warnf("the server stopped answering (%v); waiting up to %v for it to come back", lost.cause, limit)
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		probe, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -606,7 +615,7 @@ func describeDecode(d matrixgen.Decode) string {
 	if d.TotalTokS == nil {
 		return d.Status.Label() + ": " + d.Reason
 	}
-	s := fmt.Sprintf("%.1f tok/s total, %d tokens in %.1f s", *d.TotalTokS, *d.OutputTokens, *d.WindowSeconds)
+	s := fmt.Sprintf("%.1f tok/s total, %s in %.1f s", *d.TotalTokS, plural.Count(*d.OutputTokens, "token", "tokens"), *d.WindowSeconds)
 	if d.TTFTMs != nil {
 		s += fmt.Sprintf(", TTFT %.0f ms", d.TTFTMs.P50)
 	}
@@ -631,7 +640,7 @@ func (sw *sweeper) save() error {
 		if err := sw.o.Saved(sw.o.File); errors.Is(err, ErrSaveRefused) {
 			return err
 		} else if err != nil {
-			sw.logf("%v; the run file %s is kept, and the next save tries again", err, sw.o.File)
+			sw.warnf("%v; the run file %s is kept, and the next save tries again", err, sw.o.File)
 		}
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // telemetryFields are what each sample reads of each GPU, in order.
@@ -352,7 +353,7 @@ func maxPtr(p *float64, v float64) *float64 {
 func (sw *sweeper) startTelemetry(ctx context.Context) {
 	t, err := startTelemetry(ctx, sw.gpuTool())
 	if err != nil {
-		sw.logf("no GPU telemetry (%v): cells get no power figures", err)
+		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
 		return
 	}
 	sw.tel = t
@@ -367,9 +368,9 @@ func (sw *sweeper) startTelemetry(ctx context.Context) {
 	end := time.Now()
 	if p := powerFigures(t.take(start, end), start, end, 0); p != nil && p.MeanPowerW > 0 {
 		sw.run.Hardware.IdlePowerW = new(math.Round(p.MeanPowerW*10) / 10)
-		sw.logf("GPU telemetry: %d GPUs, %.1f W together when idle", len(p.GPUs), p.MeanPowerW)
+		sw.logf("GPU telemetry: %s, %.1f W when idle", plural.Count(len(p.GPUs), "GPU", "GPUs together"), p.MeanPowerW)
 	} else if err := t.stopped(); err != nil {
-		sw.logf("no GPU telemetry (%v): cells get no power figures", err)
+		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
 		sw.tel = nil
 	}
 }
@@ -396,7 +397,7 @@ func (sw *sweeper) power(d matrixgen.Decode) *matrixgen.Power {
 	}
 	if err := sw.tel.stopped(); err != nil && !sw.telLost {
 		sw.telLost = true
-		sw.logf("GPU telemetry stopped (%v): the cells from here on have no power figures", err)
+		sw.warnf("GPU telemetry stopped (%v): the cells from here on have no power figures", err)
 	}
 	start := d.WindowStart
 	end := start.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))

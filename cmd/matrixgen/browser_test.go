@@ -116,7 +116,7 @@ func TestPagesInABrowser(t *testing.T) {
 	var heading string
 	eval(`(() => { location.hash = "#cell-8K-1"; window.dispatchEvent(new HashChangeEvent("hashchange"));
 		const p = document.getElementById("cell-detail"); return p.hidden ? "" : document.getElementById("cell-detail-heading").textContent; })()`, &heading)
-	if heading != "8K context × 1 simultaneous requests" {
+	if heading != "8K context × 1 request" {
 		t.Errorf("selecting a cell shows %q", heading)
 	}
 	// The matrix's views: TTFT colours the cells by their own figure and

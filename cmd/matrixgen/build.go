@@ -19,6 +19,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/render"
 )
 
@@ -32,19 +33,19 @@ Reads every run file in the runs folder (and the Markdown notes beside each,
 with its run.json and measurements.csv. Pages link relatively, so the site
 works opened from disk and under any URL prefix. A failed build lists every
 bad file and leaves the previous site untouched.
-
-Examples:
+`,
+	examples: `
   matrixgen build
   matrixgen build -runs runs -o public -base-url https://example.org/bench/
 `,
-	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
-		runs := fs.String("runs", "runs", "folder of run files, or a bucket URL such as s3://lab/runs/ (`place`)")
-		out := fs.String("o", "public", "output folder, replaced as a whole, or a bucket URL to publish to (`place`)")
-		baseURL := fs.String("base-url", "", "URL the site is published at, for canonical links (overrides [site] base_url)")
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
+		runs := fs.String("runs", "runs", "`place` of the run files: a folder, or a bucket URL such as s3://lab/runs/")
+		out := fs.String("o", "public", "`place` to write the site: a folder, replaced as a whole, or a bucket URL to publish to (s3://lab/site/, file:///srv/site/)")
+		baseURL := fs.String("base-url", "", "`URL` the site is published at, for canonical links and a sitemap (overrides [site] base_url)")
 		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
-		return func(args []string, stdout io.Writer) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unexpected arguments %q", args)
+		return func(args []string, stdout, stderr io.Writer) error {
+			if err := noArguments(args); err != nil {
+				return err
 			}
 			cfg, err := loadConfig(fs, *cfgFile)
 			if err != nil {
@@ -95,9 +96,9 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	}
 	reused := ""
 	if stats.Reused > 0 {
-		reused = fmt.Sprintf(" (%d runs unchanged: their pages kept)", stats.Reused)
+		reused = fmt.Sprintf(" (%s unchanged: %s kept)", plural.Count(stats.Reused, "run", "runs"), plural.Noun(stats.Reused, "its pages", "their pages"))
 	}
-	fmt.Fprintf(stdout, "built %d pages from %d runs in %d ms%s\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds(), reused)
+	fmt.Fprintf(stdout, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reused)
 	if len(stats.Kept) > 0 {
 		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", strings.Join(stats.Kept, ", "))
 	}
@@ -155,7 +156,7 @@ func runFiles(ctx context.Context, place string) (files []string, cleanup func()
 // bucket at place: changed objects written, then the ones it no longer has
 // removed.
 func publish(ctx context.Context, files []string, site config.Site, place string, start time.Time, stdout io.Writer) error {
-	store, err := bucket.Open(ctx, place)
+	store, err := bucket.OpenForWriting(ctx, place)
 	if err != nil {
 		return err
 	}
@@ -179,8 +180,9 @@ func publish(ctx context.Context, files []string, site config.Site, place string
 	if err != nil {
 		return fmt.Errorf("publishing to %s: %w (the objects written so far are the new site's; run the build again)", store, err)
 	}
-	fmt.Fprintf(stdout, "built %d pages from %d runs (%d unchanged since the last publish from here) and published them to %s in %d ms: %d objects written, %d unchanged, %d removed\n",
-		stats.Pages, stats.Runs, stats.Reused, store, time.Since(start).Milliseconds(), p.Written, p.Unchanged, p.Removed)
+	fmt.Fprintf(stdout, "built %s from %s (%d unchanged since the last publish from here) and published them to %s in %d ms: %s written, %d unchanged, %d removed\n",
+		plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), stats.Reused, store, time.Since(start).Milliseconds(),
+		plural.Count(p.Written, "object", "objects"), p.Unchanged, p.Removed)
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/importer"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 var importCommand = command{
@@ -26,26 +26,26 @@ Formats:
 Figures are carried over as the tool measured them (seconds become
 milliseconds); what the format lacks is left empty. The run file gets notes
 (<id>.md) saying where it came from.
-
-Examples:
+`,
+	examples: `
   matrixgen import llm-inference-bench benchmark_results.json
   matrixgen import vllm-bench-serve results/*.json -engine sglang -id sglang-h100
 `,
-	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		out := fs.String("o", "runs", "runs `folder` to write into")
 		id := fs.String("id", "", "run `id` (file name); default: <date>-<model>-<tool>")
-		engine := fs.String("engine", "", "the engine that served the results, when the files do not say")
-		return func(args []string, stdout io.Writer) error {
+		engine := fs.String("engine", "", "the `engine` that served the results (vllm, sglang, …), when the files do not say")
+		return func(args []string, stdout, stderr io.Writer) error {
 			args, err := reorderFlags(fs, args)
 			if err != nil {
 				return err
 			}
 			if len(args) < 2 {
-				return errors.New("name a format and at least one file")
+				return usagef("name a format and at least one file")
 			}
 			format, files := args[0], args[1:]
 			if format != "llm-inference-bench" && format != "vllm-bench-serve" {
-				return fmt.Errorf("unknown format %q (want llm-inference-bench or vllm-bench-serve)", format)
+				return usagef("unknown format %q (want llm-inference-bench or vllm-bench-serve)", format)
 			}
 			datas := make([][]byte, len(files))
 			for i, f := range files {
@@ -58,7 +58,7 @@ Examples:
 			switch format {
 			case "llm-inference-bench":
 				if len(files) != 1 {
-					return errors.New("llm-inference-bench: one benchmark_results.json at a time")
+					return usagef("llm-inference-bench: one benchmark_results.json at a time")
 				}
 				res, err = importer.LLMInferenceBench(files[0], datas[0])
 			case "vllm-bench-serve":
@@ -87,18 +87,21 @@ func reorderFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			continue
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "h" || name == "help" {
+			return nil, flag.ErrHelp
+		}
 		if fs.Lookup(name) == nil {
-			return nil, fmt.Errorf("flag provided but not defined: %s (see matrixgen import -h)", a)
+			return nil, usagef("flag provided but not defined: %s", a)
 		}
 		if !hasValue {
 			if i+1 >= len(args) {
-				return nil, fmt.Errorf("flag needs an argument: %s", a)
+				return nil, usagef("flag needs an argument: %s", a)
 			}
 			i++
 			value = args[i]
 		}
 		if err := fs.Set(name, value); err != nil {
-			return nil, fmt.Errorf("flag %s: %v", a, err)
+			return nil, usagef("invalid value %q for flag %s: %v", value, a, err)
 		}
 	}
 	return positional, nil
@@ -109,9 +112,9 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 	if id == "" {
 		date := "undated"
 		if !r.StartedAt.IsZero() {
-			date = r.StartedAt.Format("20060102-150405")
+			date = r.StartedAt.UTC().Format("2006-01-02-1504")
 		}
-		id = strings.Trim(unsafeID.ReplaceAllString(date+"-"+r.Model.Name+"-"+format, "-"), "-.")
+		id = date + "-" + idPart(r.Model.Name, 64, "model") + "-" + format
 	}
 	if !matrixgen.ValidID(id) {
 		return fmt.Errorf("run id %q: letters, digits, '.', '_' and '-' only", id)
@@ -127,7 +130,7 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 	if err := os.WriteFile(filepath.Join(dir, id+".md"), []byte(notes), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "imported %d prefill rows and %d decode cells into %s\n", len(r.Prefill), len(r.Decode), file)
+	fmt.Fprintf(stdout, "imported %s and %s into %s\n", plural.Count(len(r.Prefill), "prefill row", "prefill rows"), plural.Count(len(r.Decode), "decode cell", "decode cells"), file)
 	return nil
 }
 

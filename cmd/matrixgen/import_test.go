@@ -37,7 +37,7 @@ func TestImportThenBuild(t *testing.T) {
 	if code, _, stderr := matrixgenCmd(t, "import", "vllm-bench-serve", filepath.Join(td, "vllm-c1.json"), "-o", runs, "-id", "vllm-points"); code != 1 || !strings.Contains(stderr, "exists") {
 		t.Errorf("overwriting an import: exit %d %s", code, stderr)
 	}
-	if code, _, stderr := matrixgenCmd(t, "import", "guidellm", "x.json"); code != 1 || !strings.Contains(stderr, "unknown format") {
+	if code, _, stderr := matrixgenCmd(t, "import", "guidellm", "x.json"); code != 2 || !strings.Contains(stderr, "unknown format") {
 		t.Errorf("unknown format: exit %d %s", code, stderr)
 	}
 }

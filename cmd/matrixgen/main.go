@@ -5,22 +5,28 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
-	"github.com/matrixgen/matrixgen/internal/term"
 	"io"
 	"os"
-	"sort"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 
+	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/config"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // command is one subcommand: its flags, what it is for, and what it does.
 type command struct {
 	summary string
-	usage   string
-	flags   func(fs *flag.FlagSet) func(args []string, stdout io.Writer) error
+	// usage is the synopsis and what the command does, shown above its
+	// options; examples are command lines, shown below them.
+	usage, examples string
+	flags           func(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) error
 }
 
 var commands = map[string]command{
@@ -31,60 +37,197 @@ var commands = map[string]command{
 	"serve":    serveCommand,
 	"schema":   schemaCommand,
 	"validate": validateCommand,
+	"version":  versionCommand,
 }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run is main without the exit, so tests can call it.
+// Exit codes: a failure of the work itself, and a command line that
+// could not be understood.
+const (
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+// run is main without the exit, so tests can call it. Help asked for goes
+// to stdout with exit 0, as gh, hugo and kubectl do; a command line it
+// cannot understand gets one line on stderr naming the mistake and where
+// help is, and exit 2.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stderr)
-		return 2
+	if len(args) == 0 {
+		usage(stdout)
+		return 0
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	case "help":
+		return help(args[1:], stdout, stderr)
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
+	}
+	name := args[0]
+	cmd, ok := commands[name]
+	if !ok {
+		return mistake(stderr, "matrixgen", fmt.Errorf("unknown command %q; the commands are %s", name, strings.Join(commandNames(), ", ")), "matrixgen -h")
+	}
+	fs := newFlagSet(name)
+	do := cmd.flags(fs)
+	err := fs.Parse(args[1:])
+	if err != nil {
+		err = usageError{err}
+	} else {
+		err = do(fs.Args(), stdout, stderr)
+	}
+	var misuse usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		cmd.help(name, fs, stdout)
+		return 0
+	case errors.As(err, &misuse):
+		return mistake(stderr, "matrixgen "+name, misuse.err, "matrixgen "+name+" -h")
+	}
+	// An error can carry a server's or a file's words: printed, not obeyed.
+	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, term.Clean(err.Error()))
+	return exitFailed
+}
+
+// newFlagSet is a command's flag set: it says nothing itself, so that a
+// mistake is one line and help goes where it was asked for.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("matrixgen "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// help is `matrixgen help [command]`.
+func help(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0 || len(args) == 1 && args[0] == "help":
+		usage(stdout)
+		return 0
+	case len(args) > 1:
+		return mistake(stderr, "matrixgen help", fmt.Errorf("one command at a time, not %q", args), "matrixgen -h")
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "matrixgen: unknown command %q\n\n", args[0])
-		usage(stderr)
-		return 2
+		return mistake(stderr, "matrixgen help", fmt.Errorf("unknown command %q; the commands are %s", args[0], strings.Join(commandNames(), ", ")), "matrixgen -h")
 	}
-	fs := flag.NewFlagSet("matrixgen "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "%s\nOptions:\n", strings.TrimSpace(cmd.usage))
-		fs.PrintDefaults()
-	}
-	do := cmd.flags(fs)
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	if err := do(fs.Args(), stdout); err != nil {
-		// An error can carry a server's or a file's words: printed, not obeyed.
-		fmt.Fprintf(stderr, "matrixgen %s: %s\n", args[0], term.Clean(err.Error()))
-		return 1
-	}
+	fs := newFlagSet(args[0])
+	cmd.flags(fs)
+	cmd.help(args[0], fs, stdout)
 	return 0
+}
+
+// mistake says, in one line, what in the command line was not understood
+// and where help is.
+func mistake(stderr io.Writer, who string, err error, helpCmd string) int {
+	msg := strings.Join(strings.Fields(err.Error()), " ") // one line, whatever the error held
+	fmt.Fprintf(stderr, "%s: %s (see '%s')\n", who, term.Clean(msg), helpCmd)
+	return exitUsage
+}
+
+// usageError is a command line the command cannot understand: an unknown
+// flag, a bad value, a missing or extra argument. It exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef makes a usageError.
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// help writes a command's help: what it does, every option with its
+// default, and examples.
+func (c command) help(name string, fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, "%s\n\nOptions:\n", strings.TrimSpace(c.usage))
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprintf(w, "  -h, -help\n    \tprint this help\n\nExamples:\n%s\n", strings.TrimRight(strings.TrimLeft(c.examples, "\n"), "\n "))
+}
+
+func commandNames() []string {
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "matrixgen measures LLM inference servers and publishes speed test matrices.")
 	fmt.Fprintln(w, "\nUsage: matrixgen <command> [options]\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for name := range commands {
-		names = append(names, name)
+	for _, name := range commandNames() {
+		fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
+	fmt.Fprintln(w, "\nRun 'matrixgen help <command>' or 'matrixgen <command> -h' for a command's options and examples.")
+}
+
+var versionCommand = command{
+	summary: "print matrixgen's version",
+	usage: `
+Usage: matrixgen version
+
+Prints matrixgen's version (the one every run it writes records), the
+commit it was built from when the build knew it, and the Go toolchain.
+'matrixgen -version' does the same.
+`,
+	examples: `
+  matrixgen version
+  matrixgen -version
+`,
+	flags: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) error {
+		return func(args []string, stdout, stderr io.Writer) error {
+			if len(args) > 0 {
+				return usagef("unexpected arguments %q", args)
+			}
+			_, err := fmt.Fprintln(stdout, versionLine())
+			return err
+		}
+	},
+}
+
+// versionLine is "matrixgen 0.1.0-dev (commit 0123456789ab, go1.26.0 linux/amd64)".
+func versionLine() string {
+	details := []string{}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		var revision, modified string
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value[:min(len(s.Value), 12)]
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = ", modified"
+				}
+			}
+		}
+		if revision != "" {
+			details = append(details, "commit "+revision+modified)
+		}
 	}
-	fmt.Fprintln(w, "\nRun 'matrixgen <command> -h' for a command's options.")
+	details = append(details, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)
+	return "matrixgen " + matrixgen.Version + " (" + strings.Join(details, ", ") + ")"
 }
 
 // loadConfig reads the configuration file: the default may be absent, one
 // named with -config may not.
 func loadConfig(fs *flag.FlagSet, name string) (config.Config, error) {
-	named := false
-	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "config" })
-	return config.Load(name, !named)
+	return config.Load(name, !flagSet(fs, "config"))
+}
+
+// noArguments refuses positional arguments a command does not take.
+func noArguments(args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected arguments %q", args)
+	}
+	return nil
 }

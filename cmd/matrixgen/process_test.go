@@ -142,7 +142,9 @@ func TestInterruptExitsCleanly(t *testing.T) {
 	sent := time.Now()
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
-	if took := time.Since(sent); took > 5*time.Second {
+	// The goal is 2 s; the test fails only far past it (a busy machine is
+	// not a failure of the command).
+	if took := time.Since(sent); took > 20*time.Second {
 		t.Errorf("stopping took %v", took)
 	}
 	if err == nil {
@@ -152,7 +154,7 @@ func TestInterruptExitsCleanly(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.Contains(last, "interrupted; what was measured is saved") {
 		t.Errorf("last line %q", last)
 	}
-	if !strings.Contains(out.String(), "(incomplete: continue with -resume "+file+")") {
+	if !strings.Contains(out.String(), "(incomplete: continue with matrixgen run -resume "+file+" -base-url="+url+")") {
 		t.Errorf("no summary with the resume hint:\n%s", out)
 	}
 	e, lerr := matrixgen.LoadFile(file)
@@ -162,4 +164,110 @@ func TestInterruptExitsCleanly(t *testing.T) {
 	if !e.Run.Incomplete {
 		t.Error("the saved file does not say it is incomplete")
 	}
+}
+
+// TestResumeHintWorksAsPrinted interrupts a run against the sim, named as
+// a newcomer's run is (no -o), and runs the hint it printed, exactly as
+// printed: the run completes, keeping what was measured before. Flags that
+// change the sweep are refused on a resume, listing the differences.
+func TestResumeHintWorksAsPrinted(t *testing.T) {
+	url := quickSim(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "run", "-base-url", url, "-contexts", "1K,2K", "-concurrency", "1,2", "-duration", "1s", "-max-output", "256")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "MATRIXGEN_MAIN=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once a measurement is saved; the deadline is far past any
+	// machine's time for one.
+	var file string
+	for deadline := time.Now().Add(2 * time.Minute); file == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		names, _ := filepath.Glob(filepath.Join(dir, "runs", "*.json"))
+		if len(names) == 1 && len(finishedCells(t, names[0])) > 0 {
+			file = names[0]
+		}
+	}
+	if file == "" {
+		cmd.Process.Kill()
+		t.Fatalf("no measurement was saved:\n%s", out.String())
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("an interrupted run exited 0")
+	}
+	_, hint, ok := strings.Cut(out.String(), "(incomplete: continue with ")
+	hint, _, _ = strings.Cut(hint, "\n")
+	hint, ok2 := strings.CutSuffix(hint, ")")
+	if !ok || !ok2 {
+		t.Fatalf("no resume hint:\n%s", out.String())
+	}
+	args := shellWords(t, hint)
+	if len(args) < 4 || args[0] != "matrixgen" || args[1] != "run" || args[2] != "-resume" || args[3] != filepath.Join("runs", filepath.Base(file)) {
+		t.Fatalf("hint %q", hint)
+	}
+	before := finishedCells(t, file)
+	t.Chdir(dir)
+	saved, _ := os.ReadFile(file)
+	code, stdout, stderr := matrixgenCmd(t, append(args[1:], "-contexts", "4K")...)
+	if now, _ := os.ReadFile(file); code != 1 || !strings.Contains(stderr, "contexts: [1024 2048] then, [4096] now") || !bytes.Equal(saved, now) {
+		t.Errorf("a resume with other contexts: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = matrixgenCmd(t, args[1:]...)
+	if code != 0 || !strings.Contains(stdout, "6 of 6 measurements") || !strings.Contains(stdout, "(complete)") {
+		t.Fatalf("the hint %q: exit %d\n%s\n%s", hint, code, stdout, stderr)
+	}
+	after := finishedCells(t, file)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("%s was %q before the resume and is %q after", k, v, after[k])
+		}
+	}
+	if len(after) != 6 {
+		t.Errorf("%d measurements after the resume: %v", len(after), after)
+	}
+}
+
+// shellWords splits a command line as a POSIX shell would the ones
+// shellQuote writes: words apart by spaces, '…' quoting anything, \
+// escaping the next character.
+func shellWords(t *testing.T, line string) []string {
+	var words []string
+	var word []byte
+	inWord, quoted, escaped := false, false, false
+	for i := 0; i < len(line); i++ { // by byte: every special character is ASCII
+		c := line[i]
+		switch {
+		case escaped:
+			word = append(word, c)
+			escaped = false
+		case !quoted && c == '\\':
+			escaped, inWord = true, true
+		case quoted && c == '\'':
+			quoted = false
+		case quoted:
+			word = append(word, c)
+		case c == '\'':
+			quoted, inWord = true, true
+		case c == ' ':
+			if inWord {
+				words = append(words, string(word))
+				word, inWord = nil, false
+			}
+		case strings.IndexByte("\"\\$`;&|<>(){}*?[]#~!\t\n", c) >= 0:
+			t.Fatalf("%q: %q unquoted", line, c)
+		default:
+			word = append(word, c)
+			inWord = true
+		}
+	}
+	if quoted || escaped {
+		t.Fatalf("%q: a quote or escape left open", line)
+	}
+	if inWord {
+		words = append(words, string(word))
+	}
+	return words
 }

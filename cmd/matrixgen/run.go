@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/matrixgen/matrixgen/bucket"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"os/signal"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/config"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/runner"
 )
 
@@ -32,76 +34,135 @@ Usage: matrixgen run [options]
 Probes the OpenAI-compatible server at [server] base_url, then measures
 prefill at each context and sustained decode for each context × concurrency
 cell of the sweep in matrixgen.toml, saving the run file after every
-measurement. Ctrl-C stops within seconds and keeps what was measured;
--resume continues an interrupted run, re-running only missing or failed
-cells. The API key is read from the variable [server] api_key_env names and
-is never written anywhere.
+measurement. Ctrl-C stops within seconds and keeps what was measured.
 
-Examples:
+-resume continues an interrupted run, re-running only missing or failed
+cells: the sweep's settings (contexts, concurrency, window, max output,
+model) come from the run file itself; the server is found as for any run,
+from the config and flags, and the hint an interrupted run prints repeats
+the flags that named it.
+
+An API key, when the server wants one, is read from the variable
+[server] api_key_env names (or -api-key-env) and never written anywhere.
+`,
+	examples: `
   matrixgen run
   matrixgen run -base-url http://127.0.0.1:8000 -contexts 8K,32K -concurrency 1,8 -duration 10s
-  matrixgen run -resume runs/20261202-170000-nemotron.json
+  matrixgen run -resume runs/2026-12-02-1700-nemotron-gpubox.json
   matrixgen run -set sweep.cache_mode=distinct -set 'describe.gpu="RTX 4090"'
-
+  matrixgen run -o 's3://lab/runs/?region=eu-west-1'
 `,
-	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
-		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
-		out := fs.String("o", "", "run `file` to write (default runs/<date>-<model>.json), or a bucket URL s3://lab/runs/ to copy it to after every save")
-		resume := fs.String("resume", "", "continue the run in this `file` (a local one, or one in a bucket: s3://lab/runs/<id>.json)")
-		force := fs.Bool("force", false, "with -resume: continue even against another server, model or settings, recording the differences in the run")
-		baseURL := fs.String("base-url", "", "server `URL` (overrides [server] base_url)")
-		model := fs.String("model", "", "served `model` (overrides [server] model)")
-		keyEnv := fs.String("api-key-env", "", "`variable` holding the API key (overrides [server] api_key_env)")
-		contexts := fs.String("contexts", "", "comma-separated `contexts`, e.g. 8K,32K,max (overrides [sweep] contexts)")
-		concurrency := fs.String("concurrency", "", "comma-separated `levels`, e.g. 1,8,64 (overrides [sweep] concurrency)")
-		prefill := fs.String("prefill-contexts", "", "comma-separated prefill `contexts` (overrides [sweep] prefill_contexts)")
-		duration := fs.Duration("duration", 0, "decode window per cell (overrides [sweep] duration)")
-		maxOutput := fs.Int("max-output", 0, "max output `tokens` per request (overrides [sweep] max_output)")
-		kv := fs.Int("kv-cache-tokens", 0, "KV capacity in `tokens` (overrides what the probe finds)")
-		var sets listFlag
-		fs.Var(&sets, "set", "override any config key, `section.key=value` (repeatable), e.g. -set sweep.cache_mode=distinct")
-		return func(args []string, stdout io.Writer) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unexpected arguments %q", args)
-			}
-			cfg, err := loadConfig(fs, *cfgFile)
-			if err != nil {
-				return err
-			}
-			override(&cfg.Server.BaseURL, *baseURL)
-			override(&cfg.Server.Model, *model)
-			override(&cfg.Server.APIKeyEnv, *keyEnv)
-			if *contexts != "" {
-				cfg.Sweep.Contexts = splitList(*contexts)
-			}
-			if *prefill != "" {
-				cfg.Sweep.PrefillContexts = splitList(*prefill)
-			}
-			if *concurrency != "" {
-				if cfg.Sweep.Concurrency, err = intList(*concurrency); err != nil {
-					return fmt.Errorf("-concurrency: %w", err)
-				}
-			}
-			if *duration != 0 {
-				cfg.Sweep.Duration.Duration = *duration
-			}
-			if *maxOutput != 0 {
-				cfg.Sweep.MaxOutput = *maxOutput
-			}
-			if *kv != 0 {
-				cfg.Sweep.KVCacheTokens = *kv
-			}
-			if err := cfg.Set(sets); err != nil {
-				return err
-			}
-			err = runSweep(cfg.Settings(), *out, *resume, *force, stdout)
-			var setting *runner.SettingError
-			if errors.As(err, &setting) {
-				return fmt.Errorf("%s: %w", cfg.Where(setting.Key), err)
-			}
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
+		f := runFlags{fs: fs}
+		f.cfgFile = fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
+		f.out = fs.String("o", "", "run `file` to write (default runs/<date>-<model>-<host>.json), or a bucket URL s3://lab/runs/ to copy it to after every save")
+		f.resume = fs.String("resume", "", "continue the run in this `file`, with its own sweep (a local file, or one in a bucket: s3://lab/runs/<id>.json)")
+		f.force = fs.Bool("force", false, "with -resume: continue even against another server, model or settings, recording the differences in the run")
+		f.baseURL = fs.String("base-url", "", "server `URL` without /v1 (overrides [server] base_url; default http://127.0.0.1:8000)")
+		f.model = fs.String("model", "", "served `model` (overrides [server] model; default: the only one the server serves)")
+		f.keyEnv = fs.String("api-key-env", "", "`variable` holding the API key, used when set (overrides [server] api_key_env)")
+		fs.Func("contexts", "comma-separated `contexts`, e.g. 8K,32K,max (overrides [sweep] contexts; limits the prefill contexts too unless -prefill-contexts is given; default 8K,16K,…,512K,max)", func(v string) (err error) {
+			f.contexts, err = contextList(v)
+			return err
+		})
+		fs.Func("concurrency", "comma-separated `levels`, e.g. 1,8,64 (overrides [sweep] concurrency; default 1,2,4,…,128)", func(v string) (err error) {
+			f.concurrency, err = levelList(v)
+			return err
+		})
+		fs.Func("prefill-contexts", "comma-separated prefill `contexts` (overrides [sweep] prefill_contexts; default: the contexts)", func(v string) (err error) {
+			f.prefill, err = contextList(v)
+			return err
+		})
+		f.duration = fs.Duration("duration", 0, "decode window per cell (overrides [sweep] duration; default 30s)")
+		f.maxOutput = fs.Int("max-output", 0, "max output `tokens` per request (overrides [sweep] max_output; default 4096)")
+		f.kv = fs.Int("kv-cache-tokens", 0, "KV capacity in `tokens` (overrides what the probe finds)")
+		fs.Var(&f.sets, "set", "override any config key, `section.key=value` (repeatable), e.g. -set sweep.cache_mode=distinct")
+		return f.run
+	},
+}
+
+// runFlags are `matrixgen run`'s flags.
+type runFlags struct {
+	fs                                           *flag.FlagSet
+	cfgFile, out, resume, baseURL, model, keyEnv *string
+	force                                        *bool
+	contexts, prefill                            []string
+	concurrency                                  []int
+	duration                                     *time.Duration
+	maxOutput, kv                                *int
+	sets                                         listFlag
+}
+
+// run is `matrixgen run` once its flags are parsed.
+func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
+	if err := noArguments(args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(f.fs, *f.cfgFile)
+	if err != nil {
+		return err
+	}
+	w := runWork{stdout: stdout, stderr: stderr, resume: *f.resume, out: *f.out, force: *f.force}
+	if w.resume != "" && w.out != "" {
+		return usagef("-o and -resume: a resumed run is written where it is")
+	}
+	if err := w.openPlace(); err != nil {
+		return err
+	}
+	defer w.close()
+	if w.resume != "" {
+		// The run's own sweep, over the config's: flags still override it.
+		if err := sweepOfRun(&cfg, w.file); err != nil {
 			return err
 		}
-	},
+	}
+	if err := f.apply(&cfg); err != nil {
+		return err
+	}
+	w.hintFlags = serverFlags(f.fs)
+	err = w.sweep(cfg.Settings())
+	var setting *runner.SettingError
+	if errors.As(err, &setting) {
+		where := cfg.Where(setting.Key)
+		if setting.Key == "sweep.contexts" && flagSet(f.fs, "contexts") {
+			where = "-contexts"
+		}
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	return err
+}
+
+// apply puts the flags over the configuration, checked as the file is.
+func (f *runFlags) apply(cfg *config.Config) error {
+	override(&cfg.Server.BaseURL, *f.baseURL)
+	override(&cfg.Server.Model, *f.model)
+	override(&cfg.Server.APIKeyEnv, *f.keyEnv)
+	given := func(name string) bool { return flagSet(f.fs, name) }
+	if given("contexts") {
+		cfg.Sweep.Contexts = f.contexts
+	}
+	if given("concurrency") {
+		cfg.Sweep.Concurrency = f.concurrency
+	}
+	if given("prefill-contexts") {
+		cfg.Sweep.PrefillContexts = f.prefill
+	}
+	// New contexts with no prefill contexts of their own limit the prefill
+	// too: a config's longer list must not measure 1M when -contexts asked
+	// for 8K.
+	if (given("contexts") || f.sets.has("sweep.contexts")) && !given("prefill-contexts") && !f.sets.has("sweep.prefill_contexts") {
+		cfg.Sweep.PrefillContexts = nil
+	}
+	if *f.duration != 0 {
+		cfg.Sweep.Duration.Duration = *f.duration
+	}
+	if *f.maxOutput != 0 {
+		cfg.Sweep.MaxOutput = *f.maxOutput
+	}
+	if *f.kv != 0 {
+		cfg.Sweep.KVCacheTokens = *f.kv
+	}
+	return cfg.Set(f.sets)
 }
 
 // listFlag collects a repeatable flag's values.
@@ -109,6 +170,16 @@ type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// has reports whether one of the -set overrides sets key.
+func (l listFlag) has(key string) bool {
+	for _, o := range l {
+		if k, _, _ := strings.Cut(o, "="); strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
+}
 
 func override(dst *string, v string) {
 	if v != "" {
@@ -126,14 +197,35 @@ func splitList(s string) []string {
 	return out
 }
 
-func intList(s string) ([]int, error) {
+// contextList reads -contexts: labels such as 8K, token counts, or max.
+func contextList(s string) ([]string, error) {
+	list := splitList(s)
+	if len(list) == 0 {
+		return nil, errors.New("no contexts")
+	}
+	for _, l := range list {
+		if strings.EqualFold(l, "max") {
+			continue
+		}
+		if _, err := matrixgen.ParseContext(l); err != nil {
+			return nil, err
+		}
+	}
+	return list, nil
+}
+
+// levelList reads -concurrency: whole numbers from 1 up.
+func levelList(s string) ([]int, error) {
 	var out []int
 	for _, f := range splitList(s) {
 		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a whole number", f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a whole number from 1 up", f)
 		}
 		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no levels")
 	}
 	return out, nil
 }
@@ -149,98 +241,291 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// defaultRunFile names a new run: runs/<UTC date and time>-<model>.json.
-func defaultRunFile(model string) string {
-	name := strings.Trim(unsafeID.ReplaceAllString(filepath.Base(model), "-"), "-.")
-	if name == "" {
-		name = "run"
+// sweepOfRun puts the sweep a run file was measured with into cfg, so a
+// resume measures the same cells the same way, whatever the config says
+// now: contexts, concurrency, prefill contexts, window, max output,
+// ignore_eos, cache mode, a KV capacity given by hand, and the model.
+func sweepOfRun(cfg *config.Config, file string) error {
+	e, err := matrixgen.LoadFile(file)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
 	}
-	return filepath.Join("runs", time.Now().UTC().Format("20060102-150405")+"-"+name+".json")
+	r := e.Run
+	labels := func(ns []int) []string {
+		out := make([]string, len(ns))
+		for i, n := range ns {
+			out[i] = matrixgen.ContextLabel(n)
+		}
+		return out
+	}
+	w := &cfg.Sweep
+	w.Contexts, w.Concurrency, w.PrefillContexts = labels(r.Contexts()), r.ConcurrencyLevels(), labels(r.PrefillContexts())
+	if r.Sweep.DurationSeconds > 0 {
+		w.Duration.Duration = time.Duration(math.Round(r.Sweep.DurationSeconds * float64(time.Second)))
+	}
+	if r.Sweep.MaxOutputTokens > 0 {
+		w.MaxOutput = r.Sweep.MaxOutputTokens
+	}
+	if r.Sweep.IgnoreEOS != nil {
+		w.IgnoreEOS = new(*r.Sweep.IgnoreEOS)
+	}
+	if r.Sweep.CacheMode != "" {
+		w.CacheMode = r.Sweep.CacheMode
+	}
+	if p := r.Probe; p != nil && strings.HasPrefix(p.KVSource, runner.KVGivenByHand) {
+		w.KVCacheTokens = p.KVCacheTokens
+	}
+	served := r.Model.ServedName
+	if served == "" && r.Probe != nil {
+		served = r.Probe.Model
+	}
+	override(&cfg.Server.Model, served)
+	return nil
 }
 
-func runSweep(s runner.Settings, out, resume string, force bool, stdout io.Writer) error {
-	file := out
-	if resume != "" {
-		file = resume
-	}
-	// A bucket: the run is saved in runs/ here as ever, and copied to the
-	// bucket after every save.
-	var up *uploader
-	if bucket.IsURL(file) {
-		var err error
-		if up, file, err = newUploader(file, resume != "", stdout); err != nil {
-			return err
+// serverFlags are the flags that said where the server is and how to
+// reach it, as given: a resume needs them again (the sweep is in the file).
+func serverFlags(fs *flag.FlagSet) []string {
+	var args []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "config", "base-url", "api-key-env", "force":
+			args = append(args, "-"+f.Name+"="+f.Value.String())
+		case "set":
+			for _, o := range *f.Value.(*listFlag) {
+				if strings.HasPrefix(strings.TrimSpace(o), "server.") {
+					args = append(args, "-set", o)
+				}
+			}
 		}
-		defer up.close()
+	})
+	return args
+}
+
+// resumeHint is the command that continues the run in file, as an
+// interrupted run prints it, quoted for a shell.
+func resumeHint(file string, serverFlags []string) string {
+	args := append([]string{"matrixgen", "run", "-resume", file}, serverFlags...)
+	for i, a := range args {
+		args[i] = shellQuote(a)
 	}
+	return strings.Join(args, " ")
+}
+
+// shellSafe are the arguments a POSIX shell reads as they are.
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
+
+// shellQuote quotes an argument for a POSIX shell where it needs it, so a
+// printed command line can be pasted.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// runWork is one `matrixgen run`: where the run file is, where it is
+// copied, and where the command speaks.
+type runWork struct {
+	stdout, stderr io.Writer
+	out, resume    string
+	force          bool
+	// file is the local run file: -o's, -resume's, or runs/<id>.json for a
+	// bucket's; "" until a new run's id is chosen.
+	file string
+	up   *uploader
+	// hintFlags are the flags a resume needs again.
+	hintFlags []string
+	// saved is set once the run file was first written.
+	saved bool
+}
+
+// openPlace finds the run file: a bucket's is fetched for a resume, and
+// saved in runs/ here as ever.
+func (w *runWork) openPlace() error {
+	w.file = w.out
+	if w.resume != "" {
+		w.file = w.resume
+	}
+	if !bucket.IsURL(w.file) {
+		return nil
+	}
+	var err error
+	w.up, w.file, err = newUploader(w.file, w.resume != "", w.stdout)
+	return err
+}
+
+func (w *runWork) close() {
+	if w.up != nil {
+		w.up.close()
+	}
+}
+
+// sweep runs the sweep with settings s and says what it wrote.
+func (w *runWork) sweep(s runner.Settings) error {
 	apiKey := ""
 	if s.Server.APIKeyEnv != "" {
+		// Used when set, not required: a server without a key (the sim, a
+		// local vLLM) answers anyway, and one that wants it says so.
 		apiKey = os.Getenv(s.Server.APIKeyEnv)
-		if apiKey == "" {
-			return fmt.Errorf("[server] api_key_env names %s, which is not set", s.Server.APIKeyEnv)
-		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if file == "" {
-		model := s.Server.Model
-		if model == "" {
-			probe, cancel := context.WithTimeout(ctx, 30*time.Second)
-			model = runner.ServedModel(probe, cmp.Or(s.Server.BaseURL, "http://127.0.0.1:8000"), apiKey)
-			cancel()
-		}
-		file = defaultRunFile(model)
-	}
-	if up != nil && up.key == "" {
-		// A new run in a shared bucket: its id names the box it ran on too.
-		file = strings.TrimSuffix(file, ".json") + "-" + hostID() + ".json"
-		up.key = filepath.Base(file)
-	}
-	if id := strings.TrimSuffix(filepath.Base(file), ".json"); !strings.HasSuffix(file, ".json") || !matrixgen.ValidID(id) {
-		return fmt.Errorf("run file %q: want <id>.json, the id of letters, digits, '.', '_' and '-'", file)
-	}
-	if resume == "" {
-		if _, err := os.Stat(file); err == nil {
-			return fmt.Errorf("%s exists; use -resume %s to continue it, or -o for a new file", file, file)
+	if w.file == "" {
+		if err := w.name(ctx, s, apiKey); err != nil {
+			return err
 		}
 	}
-	fmt.Fprintf(stdout, "matrixgen run: writing %s\n", file)
+	if id := strings.TrimSuffix(filepath.Base(w.file), ".json"); !strings.HasSuffix(w.file, ".json") || !matrixgen.ValidID(id) {
+		return usagef("run file %q: want <id>.json, the id of letters, digits, '.', '_' and '-'", w.file)
+	}
+	if w.resume == "" {
+		if _, err := os.Stat(w.file); err == nil {
+			return fmt.Errorf("%s exists; use -resume %s to continue it, or -o for a new file", w.file, w.file)
+		}
+	}
 	opts := runner.Options{
-		Settings: s, APIKey: apiKey, File: file, Resume: resume != "", Force: force, Log: stdout, Version: matrixgen.Version,
+		Settings: s, APIKey: apiKey, File: w.file, Resume: w.resume != "", Force: w.force,
+		Log: w.stdout, Warn: w.stderr, Version: matrixgen.Version, Saved: w.savedOnce,
 	}
-	if up != nil {
-		opts.Saved = up.saved
-		fmt.Fprintf(stdout, "matrixgen run: copying it to %s after every save\n", up.target())
-	}
-	if isTerminal(stdout) {
-		opts.Live = stdout
+	if isTerminal(w.stdout) {
+		opts.Live = w.stdout
 	}
 	run, err := runner.Run(ctx, opts)
-	if up != nil && up.failed != nil && run != nil {
+	if w.up != nil && w.up.failed != nil && run != nil {
 		// One more try now the run is over; failing that, say where it is.
-		if again := up.saved(file); again != nil {
-			return fmt.Errorf("%v; the run is saved in %s: continue with -resume %s once the bucket answers, or copy the file there", again, file, up.target())
+		if again := w.up.saved(w.file); again != nil {
+			return fmt.Errorf("%v; the run is saved in %s: continue with -resume %s once the bucket answers, or copy the file there", again, w.file, w.up.target())
 		}
-		fmt.Fprintf(stdout, "matrixgen run: copied to %s at last\n", up.target())
+		fmt.Fprintf(w.stdout, "matrixgen run: copied to %s at last\n", w.up.target())
 	}
-	if run != nil {
+	if run != nil && w.saved {
 		total := len(run.Prefill) + len(run.Decode)
 		measured := run.CountStatuses(func(s matrixgen.Status) bool { return s != matrixgen.StatusNotRun })
 		state := "complete"
 		if run.Incomplete {
-			state = "incomplete: continue with -resume " + file
+			state = "incomplete: continue with " + w.resumeHint()
 		}
-		fmt.Fprintf(stdout, "matrixgen run: %d of %d measurements in %s (%s)\n", measured, total, file, state)
+		fmt.Fprintf(w.stdout, "matrixgen run: %d of %s in %s (%s)\n", measured, plural.Count(total, "measurement", "measurements"), w.file, state)
 	}
-	if errors.Is(err, context.Canceled) {
-		if run == nil {
-			return errors.New("interrupted before anything was measured; no run file was written")
-		}
+	return w.failed(err)
+}
+
+// resumeHint is the command that continues this run. A run copied to a
+// bucket resumes from the bucket, whose URL is printed without its query
+// (it may hold keys), so the hint says to add it back.
+func (w *runWork) resumeHint() string {
+	if w.up == nil {
+		return resumeHint(w.file, w.hintFlags)
+	}
+	hint := resumeHint(w.up.target(), w.hintFlags)
+	if u, err := url.Parse(cmp.Or(w.resume, w.out)); err == nil && u.RawQuery != "" {
+		hint += ", the bucket URL's query added back"
+	}
+	return hint
+}
+
+// failed is the error a run ended with, saying what became of the run
+// file: nothing written, left as it was, or saved as far as it got.
+func (w *runWork) failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	interrupted := errors.Is(err, context.Canceled)
+	switch {
+	case w.saved && interrupted:
 		return errors.New("interrupted; what was measured is saved")
+	case w.saved:
+		return err
+	case w.resume != "" && interrupted:
+		return fmt.Errorf("interrupted before anything was measured; %s is as it was", w.file)
+	case w.resume != "":
+		return fmt.Errorf("%w\n%s is as it was: nothing was measured", err, w.file)
+	case interrupted:
+		return errors.New("interrupted before anything was measured; no run file was written")
 	}
-	return err
+	return fmt.Errorf("%w\nno run file was written: nothing was measured", err)
+}
+
+// savedOnce is told of every save: the first says where the run goes, and
+// each is copied on to the bucket, if any.
+func (w *runWork) savedOnce(file string) error {
+	if !w.saved {
+		w.saved = true
+		fmt.Fprintf(w.stdout, "matrixgen run: saving %s after every measurement\n", file)
+		if w.up != nil {
+			fmt.Fprintf(w.stdout, "matrixgen run: copying it to %s after every save\n", w.up.target())
+		}
+	}
+	if w.up != nil {
+		return w.up.saved(file)
+	}
+	return nil
+}
+
+// name chooses a new run's file: runs/<date>-<model>-<host>.json, the
+// model as the server names it.
+func (w *runWork) name(ctx context.Context, s runner.Settings, apiKey string) error {
+	model := s.Server.Model
+	if model == "" {
+		probe, cancel := context.WithTimeout(ctx, 30*time.Second)
+		model = runner.ServedModel(probe, cmp.Or(s.Server.BaseURL, "http://127.0.0.1:8000"), apiKey)
+		cancel()
+	}
+	host, _ := os.Hostname()
+	id, err := freeRunID("runs", newRunID(time.Now(), model, host))
+	if err != nil {
+		return err
+	}
+	w.file = filepath.Join("runs", id+".json")
+	if w.up != nil {
+		w.up.key = id + ".json"
+	}
+	return nil
+}
+
+// idUnsafe are the characters a run id part loses: runs of anything but
+// lower-case letters, digits, '.' and '_' become one '-'.
+var idUnsafe = regexp.MustCompile(`[^a-z0-9._]+`)
+
+// idPart is text made fit for a run id: lower case, safe characters only,
+// no "..", at most max bytes, never empty.
+func idPart(s string, max int, fallback string) string {
+	s = idUnsafe.ReplaceAllString(strings.ToLower(s), "-")
+	for strings.Contains(s, "..") {
+		s = strings.ReplaceAll(s, "..", ".")
+	}
+	s = strings.Trim(s, "-._")
+	if len(s) > max {
+		s = strings.TrimRight(s[:max], "-._")
+	}
+	return cmp.Or(s, fallback)
+}
+
+// newRunID names a run a person can read and sort:
+// <UTC date and time to the minute>-<model>-<host>, e.g.
+// 2026-12-04-1624-nemotron-gpubox. The model is the last part of its path
+// (org/model-name → model-name).
+func newRunID(now time.Time, model, host string) string {
+	return now.UTC().Format("2006-01-02-1504") + "-" + idPart(lastPathPart(model), 64, "model") + "-" + idPart(host, 40, "host")
+}
+
+func lastPathPart(s string) string { return s[strings.LastIndexByte(s, '/')+1:] }
+
+// freeRunID is id, or id-2, id-3… when a run of that id is already in dir
+// (the same model on the same box within the same minute).
+func freeRunID(dir, id string) (string, error) {
+	for n := 1; n < 1000; n++ {
+		candidate := id
+		if n > 1 {
+			candidate = id + "-" + strconv.Itoa(n)
+		}
+		if _, err := os.Stat(filepath.Join(dir, candidate+".json")); err == nil {
+			continue
+		}
+		return candidate, nil
+	}
+	return "", fmt.Errorf("%s holds runs %s to %s-999 already; name the run with -o", dir, id, id)
 }
 
 // uploader copies a run file to a bucket after every save: the first copy
@@ -275,7 +560,11 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	store, err := bucket.Open(ctx, folder)
+	open := bucket.OpenForWriting
+	if resume {
+		open = bucket.Open // the run is there, or the place is wrong
+	}
+	store, err := open(ctx, folder)
 	if err != nil {
 		return nil, "", err
 	}
@@ -341,11 +630,4 @@ func (u *uploader) saved(file string) error {
 		}
 		time.Sleep(u.retries[attempt])
 	}
-}
-
-// hostID is this machine's name as a run id may carry it.
-func hostID() string {
-	name, _ := os.Hostname()
-	name = strings.Trim(unsafeID.ReplaceAllString(strings.ToLower(name), "-"), "-.")
-	return cmp.Or(name, "host")
 }

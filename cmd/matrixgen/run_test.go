@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +77,10 @@ launch_command = "vllm serve m --api-key `+key+` -api-key `+key+` --api-keys `+k
 	if !strings.Contains(string(page), "Simulated: measured against") || !strings.Contains(string(page), "1K") {
 		t.Error("the page of the new run lacks its simulated mark or its matrix")
 	}
+	// The GPU typed in [describe] is recorded and shown as given.
+	if !e.Run.Hardware.IsGiven("gpu") || !strings.Contains(string(page), "<dt>GPU</dt><dd>Loopback (as given)</dd>") {
+		t.Errorf("the typed GPU is not shown as given: %v", e.Run.Hardware.Given)
+	}
 	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() && path != cfg {
 			data, _ := os.ReadFile(path)
@@ -82,25 +92,6 @@ launch_command = "vllm serve m --api-key `+key+` -api-key `+key+` --api-keys `+k
 	})
 	if strings.Contains(stdout+stderr, key) {
 		t.Error("the command's output contains the API key")
-	}
-}
-
-func TestRunRefusesBadInput(t *testing.T) {
-	dir := t.TempDir()
-	for _, tt := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"-concurrency", "1,x"}, `-concurrency: "x" is not a whole number`},
-		{[]string{"-concurrency", "0"}, "sweep.concurrency: want levels from 1 up"},
-		{[]string{"-contexts", "lots"}, `context "lots"`},
-		{[]string{"-o", filepath.Join(dir, "../x y.json")}, "want <id>.json"},
-		{[]string{"-api-key-env", "MATRIXGEN_SURELY_UNSET"}, "MATRIXGEN_SURELY_UNSET, which is not set"},
-	} {
-		code, _, stderr := matrixgenCmd(t, append([]string{"run", "-base-url", "http://127.0.0.1:1"}, tt.args...)...)
-		if code != 1 || !strings.Contains(stderr, tt.want) {
-			t.Errorf("%v: exit %d, %q; want %q", tt.args, code, stderr, tt.want)
-		}
 	}
 }
 
@@ -153,4 +144,303 @@ func TestEscapeSequencesArePrinted(t *testing.T) {
 	if !strings.Contains(out, `\x1b]0;pwned`) {
 		t.Errorf("the server's words should still be shown, escaped:\n%s", out)
 	}
+}
+
+// sweepFlags is a small, quick sweep.
+var sweepFlags = []string{"-contexts", "1K", "-concurrency", "1", "-duration", "300ms", "-max-output", "64"}
+
+// TestExampleConfigAgainstTheSim copies examples/matrixgen.toml beside an
+// empty runs folder, as the README says, and runs it against the sim with
+// no API key set: it works, -contexts limits the config's longer prefill
+// list too, the run claims no hardware by hand, and its id reads
+// <date>-<model>-<host>.
+func TestExampleConfigAgainstTheSim(t *testing.T) {
+	url := quickSim(t)
+	dir := t.TempDir()
+	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "matrixgen.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "matrixgen.toml"), example)
+	t.Chdir(dir)
+	t.Setenv("VLLM_API_KEY", "")
+	os.Unsetenv("VLLM_API_KEY")
+	code, stdout, stderr := matrixgenCmd(t, append([]string{"run", "-base-url", url}, sweepFlags...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join("runs", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("run files: %v", files)
+	}
+	host, _ := os.Hostname()
+	id := strings.TrimSuffix(filepath.Base(files[0]), ".json")
+	if !regexp.MustCompile(`^\d{4}-\d\d-\d\d-\d{4}-sim-30b-a3b-` + regexp.QuoteMeta(idPart(host, 40, "host")) + `$`).MatchString(id) {
+		t.Errorf("run id %q, want <date>-<model>-<host>", id)
+	}
+	e, err := matrixgen.LoadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Run.PrefillContexts(); len(got) != 1 || got[0] != 1024 {
+		t.Errorf("prefill contexts %v: -contexts 1K should limit the config's list", got)
+	}
+	if len(e.Run.Hardware.Given) != 0 || !e.Run.Simulated {
+		t.Errorf("hardware given %v, simulated %v", e.Run.Hardware.Given, e.Run.Simulated)
+	}
+	if !strings.Contains(stdout, "1 of 2 measurements") && !strings.Contains(stdout, "2 of 2 measurements") {
+		t.Errorf("summary: %s", stdout)
+	}
+}
+
+// TestPrefillContextsFollowTheContexts: new contexts, from -contexts or
+// -set, replace the config's prefill list unless the prefill contexts are
+// given too.
+func TestPrefillContextsFollowTheContexts(t *testing.T) {
+	url := quickSim(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "matrixgen.toml")
+	writeFile(t, cfg, []byte("[sweep]\ncontexts = [\"2K\"]\nprefill_contexts = [\"2K\", \"4K\"]\nconcurrency = [1]\nduration = \"300ms\"\nmax_output = 64\n"))
+	for i, tt := range []struct {
+		args []string
+		want []int
+	}{
+		{nil, []int{2048, 4096}},
+		{[]string{"-contexts", "1K"}, []int{1024}},
+		{[]string{"-set", `sweep.contexts=["1K"]`}, []int{1024}},
+		{[]string{"-contexts", "1K", "-prefill-contexts", "1K,2K"}, []int{1024, 2048}},
+		{[]string{"-set", `sweep.contexts=["1K"]`, "-set", `sweep.prefill_contexts=["4K"]`}, []int{4096}},
+	} {
+		file := filepath.Join(dir, "runs", fmt.Sprintf("p%d.json", i))
+		code, stdout, stderr := matrixgenCmd(t, append([]string{"run", "-config", cfg, "-base-url", url, "-o", file}, tt.args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d\n%s\n%s", tt.args, code, stdout, stderr)
+		}
+		e, err := matrixgen.LoadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := e.Run.PrefillContexts(); !slices.Equal(got, tt.want) {
+			t.Errorf("%q: prefill at %v, want %v", tt.args, got, tt.want)
+		}
+	}
+}
+
+// TestModelNotServed: asking for a model the server does not serve names
+// the ones it does.
+func TestModelNotServed(t *testing.T) {
+	url := quickSim(t)
+	dir := t.TempDir()
+	code, stdout, stderr := matrixgenCmd(t, append([]string{"run", "-base-url", url, "-model", "nemotron", "-o", filepath.Join(dir, "r.json")}, sweepFlags...)...)
+	if code != 1 || !strings.Contains(stderr, `does not serve model "nemotron"; it serves "sim"`) || !strings.Contains(stderr, "no run file was written") {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestAPIKeyOnlyWhenAsked: an API key is used when its variable is set,
+// not required; a server that wants one and did not get it is told apart,
+// naming the variable to set.
+func TestAPIKeyOnlyWhenAsked(t *testing.T) {
+	s, err := sim.New(quickProfile(), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "sk-wanted-0123456789"
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, `{"error":"Unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		s.ServeHTTP(w, r)
+	}))
+	defer func() { ts.Close(); s.Close() }()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "runs", "keyed.json")
+	args := append([]string{"run", "-base-url", ts.URL, "-api-key-env", "MATRIXGEN_TEST_WANTED_KEY", "-o", file}, sweepFlags...)
+	t.Setenv("MATRIXGEN_TEST_WANTED_KEY", "")
+	os.Unsetenv("MATRIXGEN_TEST_WANTED_KEY")
+	code, stdout, stderr := matrixgenCmd(t, args...)
+	if code != 1 || !strings.Contains(stderr, "401 Unauthorized: the server wants an API key; set MATRIXGEN_TEST_WANTED_KEY to it") {
+		t.Errorf("without the key: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Setenv("MATRIXGEN_TEST_WANTED_KEY", "sk-wrong")
+	if code, stdout, stderr := matrixgenCmd(t, args...); code != 1 || !strings.Contains(stderr, "refused the API key in MATRIXGEN_TEST_WANTED_KEY") {
+		t.Errorf("a wrong key: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Setenv("MATRIXGEN_TEST_WANTED_KEY", key)
+	if code, stdout, stderr := matrixgenCmd(t, args...); code != 0 {
+		t.Errorf("with the key: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestDeadServerWritesNothing: against a server that does not answer, run
+// says on stderr that no file was written and why, claims on stdout to be
+// writing nothing, and leaves no file; a resume leaves its file as it was.
+func TestDeadServerWritesNothing(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	dead := ts.URL
+	ts.Close()
+	sample := sampleRuns(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, stdout, stderr := matrixgenCmd(t, append([]string{"run", "-base-url", dead}, sweepFlags...)...)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "connection refused") || !strings.HasSuffix(stderr, "no run file was written: nothing was measured\n") {
+		t.Errorf("exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat("runs"); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir("runs")
+		t.Errorf("a dead server left files: %v", entries)
+	}
+	file := filepath.Join(sample, sampleID+".json")
+	before, _ := os.ReadFile(file)
+	code, stdout, stderr = matrixgenCmd(t, "run", "-base-url", dead, "-resume", file)
+	after, _ := os.ReadFile(file)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, file+" is as it was: nothing was measured") || !bytes.Equal(before, after) {
+		t.Errorf("resume: exit %d\nstdout %q\nstderr %q\nchanged: %v", code, stdout, stderr, !bytes.Equal(before, after))
+	}
+}
+
+// TestSkippedStepsOnStderr: what a run could not do (here: read GPU
+// telemetry, on a machine without nvidia-smi) is said on stderr, where CI
+// logs keep it, with what the run lacks for it; progress stays on stdout.
+func TestSkippedStepsOnStderr(t *testing.T) {
+	url := quickSim(t)
+	t.Setenv("PATH", t.TempDir()) // no nvidia-smi, no rocm-smi
+	dir := t.TempDir()
+	code, stdout, stderr := matrixgenCmd(t, append([]string{"run", "-base-url", url, "-o", filepath.Join(dir, "runs", "r.json")}, sweepFlags...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "no GPU telemetry (") || !strings.Contains(stderr, "cells get no power figures") || strings.Contains(stdout, "no GPU telemetry") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stdout, "decode 1K × 1:") {
+		t.Errorf("progress is not on stdout:\n%s", stdout)
+	}
+}
+
+func quickProfile() sim.Profile {
+	p := sim.DefaultProfile()
+	p.Decode = sim.DecodeProfile{BaseMs: 5, MaxBatchedTokens: 8192}
+	p.Prefill.RequestOverheadMs = 20
+	return p
+}
+
+// TestRunIDs: a new run's id is <date>-<model>-<host>, valid by the
+// build's rules whatever the model and host are called, and sorts by time.
+func TestRunIDs(t *testing.T) {
+	now := time.Date(2026, 12, 4, 16, 24, 59, 0, time.FixedZone("CET", 3600))
+	if got := newRunID(now, "nvidia/NVIDIA-Nemotron-3.5-Lightning", "GPU-Box.lab"); got != "2026-12-04-1524-nvidia-nemotron-3.5-lightning-gpu-box.lab" {
+		t.Errorf("id %q", got)
+	}
+	if got := newRunID(now, "", ""); got != "2026-12-04-1524-model-host" {
+		t.Errorf("id %q", got)
+	}
+	rng := rand.New(rand.NewPCG(6, 23))
+	text := func() string {
+		b := make([]byte, rng.IntN(300))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		if rng.IntN(3) == 0 {
+			return "../" + string(b) + "/.."
+		}
+		return string(b)
+	}
+	earlier := ""
+	for i := range 5000 {
+		at := now.Add(time.Duration(i) * time.Minute)
+		id := newRunID(at, text(), text())
+		if !matrixgen.ValidID(id) {
+			t.Fatalf("invalid id %q", id)
+		}
+		stamp := id[:len("2006-01-02-1504")]
+		if stamp <= earlier {
+			t.Fatalf("%q does not sort after %q", stamp, earlier)
+		}
+		earlier = stamp
+	}
+	dir := t.TempDir()
+	for _, want := range []string{"a", "a-2", "a-3"} {
+		id, err := freeRunID(dir, "a")
+		if err != nil || id != want {
+			t.Fatalf("free id %q %v, want %q", id, err, want)
+		}
+		writeFile(t, filepath.Join(dir, id+".json"), nil)
+	}
+}
+
+// TestShellQuote: any argument, quoted for a printed command line, reads
+// back as itself.
+func TestShellQuote(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	const alphabet = "aZ09_./:@%+=,- '\"\\$`;&|<>(){}*?[]#~!\téλ"
+	runes := []rune(alphabet)
+	for range 3000 {
+		b := make([]rune, rng.IntN(20))
+		for i := range b {
+			b[i] = runes[rng.IntN(len(runes))]
+		}
+		s := string(b)
+		if got := shellWords(t, shellQuote(s)); len(got) != 1 || got[0] != s {
+			t.Fatalf("%q quoted as %q reads back as %q", s, shellQuote(s), got)
+		}
+	}
+}
+
+// onePlural is "1" followed by a plural noun: "1 runs", "1 measurements".
+var onePlural = regexp.MustCompile(`(^|[^0-9.,])1 (simultaneous )?(runs|pages|measurements|files|cells|rows|objects|models|requests|tokens|GPUs|streams|steps|results|contexts|levels|chunks|prefill rows|decode cells|concurrency levels)\b`)
+
+// TestOneIsSingular runs a sweep of one context at one level, builds a
+// site of that one run, builds it again, validates and imports, and reads
+// every line the commands printed and every page and CSV they wrote: no
+// count of one says "1 runs".
+func TestOneIsSingular(t *testing.T) {
+	url := quickSim(t)
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	var said []string
+	do := func(args ...string) {
+		t.Helper()
+		code, stdout, stderr := matrixgenCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d\n%s\n%s", args, code, stdout, stderr)
+		}
+		said = append(said, stdout, stderr)
+	}
+	do(append([]string{"run", "-base-url", url, "-o", filepath.Join(runs, "one.json")}, sweepFlags...)...)
+	out := filepath.Join(dir, "public")
+	do("build", "-runs", runs, "-o", out)
+	do("build", "-runs", runs, "-o", out)
+	do("validate", filepath.Join(runs, "one.json"))
+	writeFile(t, filepath.Join(dir, "bad.json"), []byte("{}"))
+	code, _, stderr := matrixgenCmd(t, "validate", filepath.Join(dir, "bad.json"))
+	if code != 1 || !strings.Contains(stderr, "1 of 1 file is not a valid run") {
+		t.Errorf("validate one bad file: exit %d, %s", code, stderr)
+	}
+	said = append(said, stderr)
+	all := strings.Join(said, "\n")
+	for _, want := range []string{"from 1 run in", "(1 run unchanged: its pages kept)", "2 of 2 measurements"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the output lacks %q:\n%s", want, all)
+		}
+	}
+	for _, line := range strings.Split(all, "\n") {
+		if m := onePlural.FindString(line); m != "" {
+			t.Errorf("%q in %q", m, line)
+		}
+	}
+	if page, _ := os.ReadFile(filepath.Join(out, "runs", "one", "index.html")); !strings.Contains(string(page), "1 context (1K) × 1 concurrency level (1)") {
+		t.Error("the run page does not say its sweep's shape in the singular")
+	}
+	filepath.Walk(out, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || !strings.HasSuffix(path, ".html") && !strings.HasSuffix(path, ".csv") {
+			return err
+		}
+		data, _ := os.ReadFile(path)
+		for _, m := range onePlural.FindAllString(string(data), -1) {
+			t.Errorf("%s: %q", path, m)
+		}
+		return nil
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 var schemaCommand = command{
@@ -22,10 +23,13 @@ Prints the JSON Schema of run files (schema 1), derived from the Go types
 matrixgen decodes, for other tools that write runs matrixgen publishes.
 Check files with 'matrixgen validate'.
 `,
-	flags: func(*flag.FlagSet) func([]string, io.Writer) error {
-		return func(args []string, stdout io.Writer) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unexpected arguments %q", args)
+	examples: `
+  matrixgen schema > schema/run.schema.json
+`,
+	flags: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) error {
+		return func(args []string, stdout, stderr io.Writer) error {
+			if err := noArguments(args); err != nil {
+				return err
 			}
 			s, err := matrixgen.Schema()
 			if err != nil {
@@ -46,10 +50,14 @@ Decodes each run file as 'matrixgen build' does and reports every problem
 with its file, line, column and field. A bucket URL (s3://lab/runs/) checks
 every run file in it. Exits 1 if any file is bad.
 `,
-	flags: func(*flag.FlagSet) func([]string, io.Writer) error {
-		return func(args []string, stdout io.Writer) error {
+	examples: `
+  matrixgen validate runs/*.json
+  matrixgen validate 's3://lab/runs/?region=eu-west-1'
+`,
+	flags: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) error {
+		return func(args []string, stdout, stderr io.Writer) error {
 			if len(args) == 0 {
-				return errors.New("name the run files to check")
+				return usagef("name the run files to check")
 			}
 			var bad []error
 			checked := 0
@@ -79,7 +87,8 @@ every run file in it. Exits 1 if any file is bad.
 				cleanup()
 			}
 			if len(bad) > 0 {
-				return fmt.Errorf("%d of %d files are not valid runs:\n%w", len(bad), checked, indent(errors.Join(bad...)))
+				return fmt.Errorf("%d of %s %s:\n%w", len(bad), plural.Count(checked, "file", "files"),
+					plural.Noun(len(bad), "is not a valid run", "are not valid runs"), indent(errors.Join(bad...)))
 			}
 			return nil
 		}

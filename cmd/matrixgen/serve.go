@@ -23,6 +23,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/render"
 )
 
@@ -36,19 +37,19 @@ file, a note or the config changes (and a template or static file, when run
 in a checkout, with render/templates/ and render/static/ there). Open pages reload
 themselves after each rebuild. A failed rebuild keeps serving the last good
 site and prints every bad file.
-
-Examples:
+`,
+	examples: `
   matrixgen serve
   matrixgen serve -addr 127.0.0.1:8080 -runs runs
 `,
-	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		addr := fs.String("addr", "127.0.0.1:1313", "`host:port` to serve on")
-		runs := fs.String("runs", "runs", "folder of run files, or a bucket URL such as s3://lab/runs/ (`place`)")
-		out := fs.String("o", "", "output folder (`dir`); default a temporary one")
+		runs := fs.String("runs", "runs", "`place` of the run files: a folder, or a bucket URL such as s3://lab/runs/")
+		out := fs.String("o", "", "`folder` to build the site into (default: a temporary one, removed on exit)")
 		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
-		return func(args []string, stdout io.Writer) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unexpected arguments %q", args)
+		return func(args []string, stdout, stderr io.Writer) error {
+			if err := noArguments(args); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -148,7 +149,7 @@ func (s *server) build() bool {
 			if live, stats, err = render.NewLive(context.Background(), files, site, s.out); err == nil {
 				s.site = live
 				s.version.Add(1)
-				fmt.Fprintf(s.log, "built %d pages from %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
+				fmt.Fprintf(s.log, "built %s from %s in %d ms\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds())
 				return true
 			}
 		}
@@ -171,7 +172,7 @@ func (s *server) update() bool {
 		var stats render.Stats
 		if stats, err = s.site.Update(files); err == nil {
 			s.version.Add(1)
-			fmt.Fprintf(s.log, "updated %d pages of %d runs in %d ms\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds())
+			fmt.Fprintf(s.log, "updated %s of %s in %d ms\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds())
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"io"
 	"net"
 	"net/http"
@@ -31,18 +32,18 @@ try matrixgen without a GPU, or to check what a client measures against
 what the server knows it sent (GET /sim/trace, with -trace).
 
 It warns when this machine cannot keep to the profile's timing.
-
-Examples:
+`,
+	examples: `
   matrixgen sim
   matrixgen sim -addr 127.0.0.1:8000 -profile examples/sim-profile.toml -trace 1000
 `,
-	flags: func(fs *flag.FlagSet) func([]string, io.Writer) error {
+	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		addr := fs.String("addr", "127.0.0.1:8000", "`host:port` to listen on")
-		profile := fs.String("profile", "", "profile `file` (TOML); the defaults without it")
+		profile := fs.String("profile", "", "profile `file` (TOML, as examples/sim-profile.toml; default: the built-in profile)")
 		trace := fs.Int("trace", 0, "keep the trace of the last `n` requests for GET /sim/trace (0: off)")
-		return func(args []string, stdout io.Writer) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unexpected arguments %q", args)
+		return func(args []string, stdout, stderr io.Writer) error {
+			if err := noArguments(args); err != nil {
+				return err
 			}
 			p := sim.DefaultProfile()
 			if *profile != "" {
@@ -76,8 +77,8 @@ func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit in
 	defer s.Close()
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "matrixgen sim: serving %q (%s dialect) on http://%s\n", p.Model, cmp.Or(p.Flavour, sim.FlavourVLLM), ln.Addr())
-	fmt.Fprintf(stdout, "  single stream about %.0f tok/s, KV cache %d tokens, %d requests at once\n",
-		p.SingleStreamTokS(), p.KV.CapacityTokens, p.KV.MaxRunning)
+	fmt.Fprintf(stdout, "  single stream about %.0f tok/s, KV cache %s, %s at once\n",
+		p.SingleStreamTokS(), plural.Count(p.KV.CapacityTokens, "token", "tokens"), plural.Count(p.KV.MaxRunning, "request", "requests"))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	tick := time.NewTicker(10 * time.Second)
@@ -90,8 +91,8 @@ func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit in
 		case <-tick.C:
 			t := s.Timing()
 			if lost := t.Lost - warned.Lost; lost > 0 && !t.KeepingUp() {
-				fmt.Fprintf(stdout, "matrixgen sim: this machine cannot keep up with the profile: %v of %v behind schedule (%d late steps); its figures run slow\n",
-					t.Lost.Round(time.Millisecond), t.Scheduled.Round(time.Millisecond), t.LateSteps)
+				fmt.Fprintf(stdout, "matrixgen sim: this machine cannot keep up with the profile: %v of %v behind schedule (%s); its figures run slow\n",
+					t.Lost.Round(time.Millisecond), t.Scheduled.Round(time.Millisecond), plural.Count(t.LateSteps, "late step", "late steps"))
 				warned = t
 			}
 		case <-ctx.Done():

@@ -243,7 +243,7 @@
       sorted.forEach(function (r) { body.appendChild(r); });
       markTops(rows.filter(function (r) { return !r.hidden; }));
       showIndexRuns(sorted.filter(function (r) { return !r.hidden; }).map(function (r) { return r.dataset.id; }));
-      document.getElementById("filter-count").textContent = shown + " of " + rows.length + " runs";
+      document.getElementById("filter-count").textContent = shown + " of " + rows.length + (rows.length === 1 ? " run" : " runs");
       var q = keep.toString();
       history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
     }
