@@ -26,8 +26,8 @@ type etaModel struct {
 }
 
 // remaining estimates the time the prefill rows and decode cells left will
-// take.
-func (m etaModel) remaining(prefillLeft, cellsLeft int) time.Duration {
+// take, and retries more attempts of a cell under way.
+func (m etaModel) remaining(prefillLeft, cellsLeft, retries int) time.Duration {
 	perRow := time.Duration(0)
 	if m.prefillRows > 0 {
 		perRow = m.prefillTime / time.Duration(m.prefillRows)
@@ -41,7 +41,7 @@ func (m etaModel) remaining(prefillLeft, cellsLeft int) time.Duration {
 		attempts = min(max(float64(m.attempts)/float64(m.cells), 1), float64(m.maxAttempts))
 	}
 	perCell := time.Duration(attempts * float64(m.window+overhead))
-	return time.Duration(prefillLeft)*perRow + time.Duration(cellsLeft)*perCell
+	return time.Duration(prefillLeft)*perRow + time.Duration(cellsLeft)*perCell + time.Duration(retries)*(m.window+overhead)
 }
 
 // eta is the sweep's estimate of its remaining time; cells the server has
@@ -58,10 +58,11 @@ func (sw *sweeper) eta() time.Duration {
 			cellsLeft++
 		}
 	}
+	retries := 0
 	if sw.retrying {
-		cellsLeft++ // the cell about to run again is marked looped already
+		retries = 1 // the cell about to run again, marked looped already
 	}
-	return sw.etaModel.remaining(prefillLeft, cellsLeft)
+	return sw.etaModel.remaining(prefillLeft, cellsLeft, retries)
 }
 
 // progress is "[done/total, ETA]" for log lines.

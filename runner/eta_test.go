@@ -19,20 +19,23 @@ func TestETAModel(t *testing.T) {
 		name                  string
 		m                     etaModel
 		prefillLeft, cellLeft int
+		retries               int
 		want                  time.Duration
 	}{
-		{"nothing measured: the planned windows", etaModel{window: window, maxAttempts: 2}, 2, 3, 90 * time.Second},
+		{"nothing measured: the planned windows", etaModel{window: window, maxAttempts: 2}, 2, 3, 0, 90 * time.Second},
 		{"every cell looped and ran twice, 5 s around each window",
-			etaModel{window: window, maxAttempts: 2, cells: 2, attempts: 4, cellTime: 4 * 35 * time.Second}, 0, 3, 3 * 2 * 35 * time.Second},
+			etaModel{window: window, maxAttempts: 2, cells: 2, attempts: 4, cellTime: 4 * 35 * time.Second}, 0, 3, 0, 3 * 2 * 35 * time.Second},
+		{"a cell about to run again adds one attempt, not a cell",
+			etaModel{window: window, maxAttempts: 2, cells: 2, attempts: 5, cellTime: 5 * 35 * time.Second}, 0, 0, 1, 35 * time.Second},
 		{"never more attempts than the retries allow",
-			etaModel{window: window, maxAttempts: 2, cells: 1, attempts: 5, cellTime: 5 * 30 * time.Second}, 0, 1, 2 * 30 * time.Second},
+			etaModel{window: window, maxAttempts: 2, cells: 1, attempts: 5, cellTime: 5 * 30 * time.Second}, 0, 1, 0, 2 * 30 * time.Second},
 		{"prefill rows at what they took",
-			etaModel{window: window, maxAttempts: 2, prefillRows: 2, prefillTime: 10 * time.Second}, 3, 0, 15 * time.Second},
+			etaModel{window: window, maxAttempts: 2, prefillRows: 2, prefillTime: 10 * time.Second}, 3, 0, 0, 15 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.m.remaining(tt.prefillLeft, tt.cellLeft); got != tt.want {
-				t.Errorf("remaining(%d, %d) = %v, want %v", tt.prefillLeft, tt.cellLeft, got, tt.want)
+			if got := tt.m.remaining(tt.prefillLeft, tt.cellLeft, tt.retries); got != tt.want {
+				t.Errorf("remaining(%d, %d, %d) = %v, want %v", tt.prefillLeft, tt.cellLeft, tt.retries, got, tt.want)
 			}
 		})
 	}
