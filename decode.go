@@ -2,16 +2,19 @@ package matrixgen
 
 import (
 	"bytes"
+	"cmp"
+	"encoding"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
-	"unicode/utf8"
-)
 
-// maxDepth bounds nesting in a run file. The format nests four deep; anything
-// far deeper is hostile input, refused before it can exhaust the stack.
-const maxDepth = 32
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // DecodeError is one problem in a run file, placed so a person can go to it:
 // file, line, column, and the field's path (decode[3].total_tok_s).
@@ -38,65 +41,466 @@ func (e *DecodeError) Error() string {
 	return b.String()
 }
 
+// strict is how a run file is read: unknown members refused, besides what
+// the library refuses by default (duplicate names, invalid UTF-8, data
+// after the value). Names match exactly: "Schema" is not "schema".
+var strict = json.JoinOptions(
+	json.RejectUnknownMembers(true),
+	jsontext.AllowDuplicateNames(false),
+	jsontext.AllowInvalidUTF8(false),
+)
+
 // DecodeRun reads a run file strictly. Unknown or duplicate fields, wrong
 // types, trailing data, invalid UTF-8 and impossible values are all errors
-// naming file, line:column and field; several problems come back joined.
+// naming file, line:column and field; all of a file's problems come back
+// joined, not only the first.
 //
-// It reads the file in one pass (parse.go) and then checks values with
-// Validate; only when Validate finds a problem is the file read again,
-// noting where each field starts, to place it.
+// A file that decodes and validates is read once, by the library. Only a
+// file with a problem is read again, member by member, to find all of them
+// (diagnose).
 func DecodeRun(file string, data []byte) (*Run, error) {
-	src := source{file: file, data: data}
-	if i := invalidUTF8(data); i >= 0 {
-		return nil, src.errAt(int64(i), "", "invalid UTF-8")
-	}
-	p, err := runPlan()
-	if err != nil {
-		return nil, err
-	}
 	var run Run
-	if err := (&decoder{src: src, data: data}).document(reflect.ValueOf(&run).Elem(), p); err != nil {
-		return nil, err
-	}
-	if problems := run.Validate(); len(problems) > 0 {
-		places := src.places(p)
+	err := json.Unmarshal(data, &run, strict)
+	if err == nil {
+		problems := run.Validate()
+		if len(problems) == 0 {
+			return &run, nil
+		}
+		src := source{file: file, data: data}
 		errs := make([]error, len(problems))
-		for i, pr := range problems {
-			errs[i] = src.errAt(place(places, pr.Field), pr.Field, pr.Msg)
+		for i, p := range problems {
+			errs[i] = src.errAt(src.locate(p.Field), p.Field, p.Msg)
 		}
 		return nil, errors.Join(errs...)
 	}
-	return &run, nil
+	return nil, diagnose(file, data, err)
 }
 
-// places maps every field path of a document that decodes to where it
-// starts. It is built only when there is an error to place.
-func (s source) places(p *plan) map[string]int64 {
-	d := &decoder{src: s, data: s.data, places: map[string]int64{}}
-	var scratch Run
-	_ = d.document(reflect.ValueOf(&scratch).Elem(), p) // the document already decoded
-	return d.places
-}
-
-// place returns where a field starts, or where its nearest recorded parent
-// does, so a missing field is reported at the object that lacks it.
-func place(places map[string]int64, field string) int64 {
-	for {
-		if off, ok := places[field]; ok {
-			return off
-		}
-		i := strings.LastIndexAny(field, ".[")
-		if i < 0 {
-			return places[""]
-		}
-		field = field[:i]
+// diagnose finds every problem of a run file the library refused (with
+// err, its first): each value the library refuses is noted and the reading
+// goes on past it; then the values that did decode are validated. Only a
+// syntax error, after which nothing can be read, ends the search early.
+func diagnose(file string, data []byte, err error) error {
+	d := newDiagnosis(file, data)
+	problems := d.run()
+	if len(problems) == 0 {
+		// Never reached while diagnosis and library agree (the fuzz tests
+		// hold them to it); if they ever part, the file is still refused.
+		problems = []*DecodeError{d.libraryError(err)}
 	}
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+// diagnosis is one re-reading of a refused run file.
+type diagnosis struct {
+	src      source
+	dec      *jsontext.Decoder
+	problems []*DecodeError
+	// undecoded are the fields whose values the library refused: the run
+	// lacks them, so Validate's complaints about them would repeat the
+	// problem in other words.
+	undecoded []string
+	syntax    bool // a syntax error ended the reading
+}
+
+func newDiagnosis(file string, data []byte) *diagnosis {
+	// Duplicate names are looked for member by member below, so that one
+	// does not end the reading.
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
+	return &diagnosis{src: source{file: file, data: data}, dec: dec}
+}
+
+// run reads the whole file into a run, validates what decoded and returns
+// every problem in file order, at most maxProblems of them.
+func (d *diagnosis) run() []*DecodeError {
+	var run Run
+	err := d.value(reflect.ValueOf(&run).Elem(), "", d.next())
+	if err == nil {
+		err = d.end()
+	}
+	if err != nil {
+		d.syntaxError(err)
+	}
+	if !d.syntax {
+		for _, p := range run.Validate() {
+			if !slices.ContainsFunc(d.undecoded, func(f string) bool { return related(f, p.Field) }) {
+				d.problems = append(d.problems, d.src.errAt(d.src.locate(p.Field), p.Field, p.Msg))
+			}
+		}
+	}
+	slices.SortStableFunc(d.problems, func(a, b *DecodeError) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+	})
+	return d.problems[:min(len(d.problems), maxProblems)]
+}
+
+// value reads the next value into v, the field at path whose name starts
+// at offset at. It returns only errors that end the reading: syntax.
+func (d *diagnosis) value(v reflect.Value, path string, at int64) error {
+	kind := d.dec.PeekKind()
+	t := v.Type()
+	switch {
+	case kind == 0: // a syntax error or the end of the file, which reading reports
+		_, err := d.dec.ReadToken()
+		return cmp.Or(err, io.ErrUnexpectedEOF)
+	case kind == 'n' || decodesItself(t):
+	case t.Kind() == reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(t.Elem()))
+		}
+		return d.value(v.Elem(), path, at)
+	case t.Kind() == reflect.Struct && kind == '{':
+		return d.object(v, path)
+	case t.Kind() == reflect.Slice && kind == '[':
+		return d.array(v, path)
+	}
+	if want := jsonKind(t); kind != 'n' && kind != want && !(kind == 'f' && want == 't') {
+		d.add(at, path, fmt.Sprintf("want %s, got %s", goKindName(t), jsonKindName(kind)))
+		d.undecoded = append(d.undecoded, path)
+		return d.dec.SkipValue()
+	}
+	raw, err := d.dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, v.Addr().Interface(), strict); err != nil {
+		d.add(at, path, valueMessage(err))
+		d.undecoded = append(d.undecoded, path)
+	}
+	return nil
+}
+
+// object reads an object's members into the struct v: unknown and
+// repeated names are noted and their values skipped.
+func (d *diagnosis) object(v reflect.Value, path string) error {
+	if _, err := d.dec.ReadToken(); err != nil {
+		return err
+	}
+	fields := fieldsOf(v.Type())
+	seen := make([]bool, v.NumField())
+	for d.dec.PeekKind() != '}' {
+		at := d.next()
+		tok, err := d.dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String()
+		field := name
+		if path != "" {
+			field = path + "." + name
+		}
+		i, known := fields[name]
+		switch {
+		case !known:
+			d.add(at, field, "unknown field")
+		case seen[i]:
+			d.add(at, field, "field appears twice")
+		default:
+			seen[i] = true
+			if err := d.value(v.Field(i), field, at); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := d.dec.SkipValue(); err != nil {
+			return err
+		}
+	}
+	_, err := d.dec.ReadToken()
+	return err
+}
+
+// array reads an array's elements into the slice v.
+func (d *diagnosis) array(v reflect.Value, path string) error {
+	if _, err := d.dec.ReadToken(); err != nil {
+		return err
+	}
+	v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+	for i := 0; d.dec.PeekKind() != ']'; i++ {
+		at := d.next()
+		v.Grow(1)
+		v.SetLen(i + 1)
+		if err := d.value(v.Index(i), path+"["+strconv.Itoa(i)+"]", at); err != nil {
+			return err
+		}
+	}
+	_, err := d.dec.ReadToken()
+	return err
+}
+
+// end checks that nothing follows the run object.
+func (d *diagnosis) end() error {
+	at := d.next()
+	_, err := d.dec.ReadToken()
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	d.add(at, "", "unexpected data after the run object")
+	return nil
+}
+
+// syntaxError notes the error that ended the reading, at its place.
+func (d *diagnosis) syntaxError(err error) {
+	d.syntax = true
+	var serr *jsontext.SyntacticError
+	if !errors.As(err, &serr) {
+		d.add(int64(len(d.src.data)), "", "unexpected end of file")
+		return
+	}
+	_, field := Locate(d.src.data, serr.JSONPointer)
+	if len(field) > maxFieldShown { // within hostile nesting
+		field = field[:max(strings.LastIndexAny(field[:maxFieldShown], ".["), 1)] + "…"
+	}
+	msg := "syntax error"
+	switch {
+	case errors.Is(serr.Err, io.ErrUnexpectedEOF):
+		msg = "unexpected end of file"
+	case serr.Err != nil:
+		msg = serr.Err.Error()
+	}
+	d.add(serr.ByteOffset, field, msg)
+}
+
+// maxFieldShown bounds a field path in an error: a syntax error deep in
+// hostile nesting would otherwise name ten thousand levels.
+const maxFieldShown = 100
+
+// libraryError places the library's own report of a problem.
+func (d *diagnosis) libraryError(err error) *DecodeError {
+	var serr *json.SemanticError
+	if errors.As(err, &serr) {
+		_, field := Locate(d.src.data, serr.JSONPointer)
+		return d.src.errAt(serr.ByteOffset, field, valueMessage(err))
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		_, field := Locate(d.src.data, syn.JSONPointer)
+		return d.src.errAt(syn.ByteOffset, field, syn.Err.Error())
+	}
+	return d.src.errAt(-1, "", err.Error())
+}
+
+func (d *diagnosis) add(at int64, field, msg string) {
+	d.problems = append(d.problems, d.src.errAt(at, field, msg))
+}
+
+// next is where the next token starts: past the whitespace and the
+// separator after the last one read.
+func (d *diagnosis) next() int64 { return nextToken(d.src.data, d.dec.InputOffset()) }
+
+func nextToken(data []byte, off int64) int64 {
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+// valueMessage says what was wrong with a value the library refused: what
+// was wanted for a number out of range or not whole, otherwise the
+// type's own complaint (an unknown status, a time that is not RFC 3339).
+func valueMessage(err error) string {
+	var serr *json.SemanticError
+	if !errors.As(err, &serr) {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	want := "a value"
+	if serr.GoType != nil {
+		want = goKindName(serr.GoType)
+	}
+	switch {
+	case errors.Is(serr.Err, strconv.ErrRange):
+		return fmt.Sprintf("want %s, got %s: out of range", want, serr.JSONValue)
+	case errors.Is(serr.Err, strconv.ErrSyntax):
+		return fmt.Sprintf("want %s, got %s", want, serr.JSONValue)
+	case errors.Is(serr.Err, json.ErrUnknownName):
+		return "unknown field"
+	case serr.Err != nil:
+		return serr.Err.Error()
+	case serr.JSONKind != 0:
+		return fmt.Sprintf("want %s, got %s", want, jsonKindName(serr.JSONKind))
+	}
+	return strings.TrimPrefix(serr.Error(), "json: ")
+}
+
+// related reports whether one field path is the other or holds it.
+func related(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == "" || a == b || strings.HasPrefix(b, a) && (b[len(a)] == '.' || b[len(a)] == '[')
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// decodesItself reports whether values of t read themselves from a JSON
+// string (a status, a time): the library reads them whole.
+func decodesItself(t reflect.Type) bool {
+	return t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshaler)
+}
+
+// fieldsOf maps a struct's JSON names to its fields' indexes.
+func fieldsOf(t reflect.Type) map[string]int {
+	out := map[string]int{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		out[cmp.Or(name, f.Name)] = i
+	}
+	return out
+}
+
+// jsonKind is the kind of JSON value a Go type reads from.
+func jsonKind(t reflect.Type) jsontext.Kind {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case decodesItself(t) || t.Kind() == reflect.String:
+		return '"'
+	case t.Kind() == reflect.Bool:
+		return 't'
+	case t.Kind() == reflect.Struct:
+		return '{'
+	case t.Kind() == reflect.Slice:
+		return '['
+	}
+	return '0'
+}
+
+// goKindName says what a Go type wants, in the words of an error.
+func goKindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return jsonKindName(jsonKind(t))
+}
+
+func jsonKindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "true or false"
+	case '0':
+		return "a number"
+	}
+	return "null"
+}
+
+// Locate finds the value ptr names in a JSON document and returns where a
+// person should look for it, the start of its member name (or of the
+// element, in an array), and its path as errors name it
+// (decode[3].total_tok_s). Where ptr leads past what the document holds,
+// or past a syntax error, the offset is the deepest value on the way: a
+// missing field is placed at the object that lacks it.
+func Locate(data []byte, ptr jsontext.Pointer) (offset int64, field string) {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	offset = nextToken(data, 0)
+	var path strings.Builder
+	found := true
+	for tok := range ptr.Tokens() {
+		kind := jsontext.Kind(0)
+		if found {
+			kind = dec.PeekKind()
+		}
+		if kind == '[' || kind == 0 && isIndex(tok) {
+			path.WriteString("[" + tok + "]")
+		} else {
+			if path.Len() > 0 {
+				path.WriteByte('.')
+			}
+			path.WriteString(tok)
+		}
+		if found {
+			found = enter(dec, data, kind, tok, &offset)
+		}
+	}
+	return offset, path.String()
+}
+
+// enter reads into the object or array at hand up to its member or
+// element tok, and says whether it is there.
+func enter(dec *jsontext.Decoder, data []byte, kind jsontext.Kind, tok string, offset *int64) bool {
+	if kind != '{' && kind != '[' {
+		return false
+	}
+	index, err := strconv.Atoi(tok)
+	if kind == '[' && err != nil {
+		return false
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return false
+	}
+	for i := 0; ; i++ {
+		if k := dec.PeekKind(); k == 0 || k == '}' || k == ']' {
+			return false
+		}
+		at := nextToken(data, dec.InputOffset())
+		if kind == '[' && i == index {
+			*offset = at
+			return true
+		}
+		if kind == '{' {
+			name, err := dec.ReadToken()
+			if err != nil {
+				return false
+			}
+			if name.String() == tok {
+				*offset = at
+				return true
+			}
+		}
+		if dec.SkipValue() != nil {
+			return false
+		}
+	}
+}
+
+func isIndex(tok string) bool {
+	_, err := strconv.ParseUint(tok, 10, 64)
+	return err == nil && tok != ""
+}
+
+// pointerOf turns a field path (decode[3].total_tok_s) into a JSON
+// pointer (/decode/3/total_tok_s). The run's names hold no '.' or '['.
+func pointerOf(field string) jsontext.Pointer {
+	var p jsontext.Pointer
+	for part := range strings.SplitSeq(strings.ReplaceAll(field, "[", ".["), ".") {
+		if part != "" {
+			p = p.AppendToken(strings.Trim(part, "[]"))
+		}
+	}
+	return p
 }
 
 // source is a file's name and bytes, for turning offsets into line:column.
 type source struct {
 	file string
 	data []byte
+}
+
+// locate is where a field of the file starts, or the nearest field above
+// it that the file has.
+func (s source) locate(field string) int64 {
+	off, _ := Locate(s.data, pointerOf(field))
+	return off
 }
 
 func (s source) errAt(off int64, field, msg string) *DecodeError {
@@ -115,18 +519,4 @@ func LineCol(data []byte, off int64) (line, col int) {
 	line = bytes.Count(before, []byte{'\n'}) + 1
 	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 	return line, col
-}
-
-func invalidUTF8(data []byte) int {
-	if utf8.Valid(data) {
-		return -1
-	}
-	for i := 0; i < len(data); {
-		r, n := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
 }
