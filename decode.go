@@ -104,8 +104,11 @@ type diagnosis struct {
 	// lacks them, so Validate's complaints about them would repeat the
 	// problem in other words.
 	undecoded []string
-	syntax    bool // a syntax error ended the reading
 }
+
+// errEnough ends a diagnosis that has found maxProblems: the rest would be
+// noise, and a hostile file could hold millions.
+var errEnough = errors.New("enough problems")
 
 func newDiagnosis(file string, data []byte) *diagnosis {
 	// Duplicate names are looked for member by member below, so that one
@@ -119,18 +122,16 @@ func newDiagnosis(file string, data []byte) *diagnosis {
 func (d *diagnosis) run() []*DecodeError {
 	var run Run
 	err := d.value(reflect.ValueOf(&run).Elem(), "", d.next())
-	if err == nil {
-		err = d.end()
-	}
-	if err != nil {
-		d.syntaxError(err)
-	}
-	if !d.syntax {
+	switch {
+	case err == nil:
+		d.end()
 		for _, p := range run.Validate() {
 			if !slices.ContainsFunc(d.undecoded, func(f string) bool { return related(f, p.Field) }) {
 				d.problems = append(d.problems, d.src.errAt(d.src.locate(p.Field), p.Field, p.Msg))
 			}
 		}
+	case !errors.Is(err, errEnough):
+		d.syntaxError(err)
 	}
 	slices.SortStableFunc(d.problems, func(a, b *DecodeError) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
@@ -139,7 +140,8 @@ func (d *diagnosis) run() []*DecodeError {
 }
 
 // value reads the next value into v, the field at path whose name starts
-// at offset at. It returns only errors that end the reading: syntax.
+// at offset at. It returns only errors that end the reading: syntax, or
+// errEnough.
 func (d *diagnosis) value(v reflect.Value, path string, at int64) error {
 	kind := d.dec.PeekKind()
 	t := v.Type()
@@ -159,8 +161,10 @@ func (d *diagnosis) value(v reflect.Value, path string, at int64) error {
 		return d.array(v, path)
 	}
 	if want := jsonKind(t); kind != 'n' && kind != want && !(kind == 'f' && want == 't') {
-		d.add(at, path, fmt.Sprintf("want %s, got %s", goKindName(t), jsonKindName(kind)))
 		d.undecoded = append(d.undecoded, path)
+		if err := d.add(at, path, fmt.Sprintf("want %s, got %s", goKindName(t), jsonKindName(kind))); err != nil {
+			return err
+		}
 		return d.dec.SkipValue()
 	}
 	raw, err := d.dec.ReadValue()
@@ -168,8 +172,8 @@ func (d *diagnosis) value(v reflect.Value, path string, at int64) error {
 		return err
 	}
 	if err := json.Unmarshal(raw, v.Addr().Interface(), strict); err != nil {
-		d.add(at, path, valueMessage(err))
 		d.undecoded = append(d.undecoded, path)
+		return d.add(at, path, valueMessage(err))
 	}
 	return nil
 }
@@ -194,17 +198,19 @@ func (d *diagnosis) object(v reflect.Value, path string) error {
 			field = path + "." + name
 		}
 		i, known := fields[name]
-		switch {
-		case !known:
-			d.add(at, field, "unknown field")
-		case seen[i]:
-			d.add(at, field, "field appears twice")
-		default:
+		if known && !seen[i] {
 			seen[i] = true
 			if err := d.value(v.Field(i), field, at); err != nil {
 				return err
 			}
 			continue
+		}
+		problem := "unknown field"
+		if known {
+			problem = "field appears twice"
+		}
+		if err := d.add(at, field, problem); err != nil {
+			return err
 		}
 		if err := d.dec.SkipValue(); err != nil {
 			return err
@@ -233,19 +239,15 @@ func (d *diagnosis) array(v reflect.Value, path string) error {
 }
 
 // end checks that nothing follows the run object.
-func (d *diagnosis) end() error {
+func (d *diagnosis) end() {
 	at := d.next()
-	_, err := d.dec.ReadToken()
-	if errors.Is(err, io.EOF) {
-		return nil
+	if _, err := d.dec.ReadToken(); !errors.Is(err, io.EOF) {
+		d.add(at, "", "unexpected data after the run object")
 	}
-	d.add(at, "", "unexpected data after the run object")
-	return nil
 }
 
 // syntaxError notes the error that ended the reading, at its place.
 func (d *diagnosis) syntaxError(err error) {
-	d.syntax = true
 	var serr *jsontext.SyntacticError
 	if !errors.As(err, &serr) {
 		d.add(int64(len(d.src.data)), "", "unexpected end of file")
@@ -284,8 +286,14 @@ func (d *diagnosis) libraryError(err error) *DecodeError {
 	return d.src.errAt(-1, "", err.Error())
 }
 
-func (d *diagnosis) add(at int64, field, msg string) {
+// add notes a problem, and says errEnough when it is the last one a file
+// reports.
+func (d *diagnosis) add(at int64, field, msg string) error {
 	d.problems = append(d.problems, d.src.errAt(at, field, msg))
+	if len(d.problems) >= maxProblems {
+		return errEnough
+	}
+	return nil
 }
 
 // next is where the next token starts: past the whitespace and the

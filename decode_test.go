@@ -3,6 +3,7 @@ package matrixgen
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -180,6 +181,23 @@ func TestProblemsHideNoOthers(t *testing.T) {
 		if !strings.HasPrefix(lines[i], w) {
 			t.Errorf("problem %d = %q\nwant it to start %q", i, lines[i], w)
 		}
+	}
+}
+
+// TestProblemsAreCapped: a file of a hundred thousand unknown fields
+// reports the first maxProblems of them, in file order, and the reading
+// stops there rather than placing every one.
+func TestProblemsAreCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"schema": 1`)
+	for i := range 100000 {
+		fmt.Fprintf(&b, `, "x%d": [1]`, i)
+	}
+	b.WriteString("}")
+	_, err := DecodeRun("f.json", []byte(b.String()))
+	lines := strings.Split(fmt.Sprint(err), "\n")
+	if len(lines) != maxProblems || !strings.HasPrefix(lines[0], "f.json:1:15: x0: unknown field") || !strings.Contains(lines[maxProblems-1], fmt.Sprintf("x%d: unknown field", maxProblems-1)) {
+		t.Errorf("%d problems:\n%v", len(lines), err)
 	}
 }
 
