@@ -78,11 +78,12 @@ func (cells byID[T]) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
 		return err
 	}
-	for _, c := range cells {
+	for i := range cells {
+		c := &cells[i] // a pointer: a value would be copied into an interface
 		if err := enc.WriteToken(jsontext.String(c.ID)); err != nil {
 			return err
 		}
-		if err := json.MarshalEncode(enc, c.Value); err != nil {
+		if err := json.MarshalEncode(enc, &c.Value); err != nil {
 			return fmt.Errorf("cell %s: %w", c.ID, err)
 		}
 	}
@@ -92,13 +93,16 @@ func (cells byID[T]) MarshalJSONTo(enc *jsontext.Encoder) error {
 // scriptJSONOptions write a page's JSON blocks as encoding/json writes
 // them, byte for byte: <, >, &, U+2028 and U+2029 escaped, so nothing in a
 // <script type="application/json"> block can close it or read as markup,
-// and an empty list null.
+// and an empty list null. Names are not checked for repeats: the blocks'
+// are struct fields and cellOrder's ids, each once, and the check was a
+// tenth of the writing.
 var scriptJSONOptions = json.JoinOptions(
 	jsontext.EscapeForHTML(true),
 	jsontext.EscapeForJS(true),
 	json.FormatNilSliceAsNull(true),
 	json.FormatNilMapAsNull(true),
 	jsontext.AllowInvalidUTF8(true),
+	jsontext.AllowDuplicateNames(true),
 )
 
 // scriptJSON is v as a JSON block for a page.

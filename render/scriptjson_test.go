@@ -145,3 +145,20 @@ func FuzzScriptJSON(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkJSONBlocks writes a full run page's two JSON blocks, the cell
+// details and the matrix views.
+func BenchmarkJSONBlocks(b *testing.B) {
+	r := testrun.Full(1).Sorted()
+	cells := cellOrder(r)
+	details, views := cellDetails(r, cells), matrixViews(cells)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := scriptJSON(details); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := scriptJSON(views); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
