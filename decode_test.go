@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 const sampleRun = "runs/nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"
@@ -253,5 +255,35 @@ func TestValidID(t *testing.T) {
 		if got := ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
 		}
+	}
+}
+
+// TestLocate: a JSON pointer's place in a document and its path as errors
+// name it, for members, elements, escaped and odd names, and pointers that
+// lead past what the document holds or past a syntax error.
+func TestLocate(t *testing.T) {
+	doc := "{\n  \"a\": {\"b\": [10, {\"c\": 1}]},\n  \"x\\u002fy~\": [], \"a\": 2\n}"
+	for _, tt := range []struct {
+		ptr       jsontext.Pointer
+		line, col int
+		field     string
+	}{
+		{"", 1, 1, ""},
+		{"/a", 2, 3, "a"},
+		{"/a/b/0", 2, 15, "a.b[0]"},
+		{"/a/b/1/c", 2, 20, "a.b[1].c"},
+		{"/a/b/1/d", 2, 19, "a.b[1].d"},    // missing: at the object that lacks it
+		{"/a/b/7", 2, 9, "a.b[7]"},         // past the end of the array: at the array's member
+		{"/x~1y~0", 3, 3, "x/y~"},          // escaped in the document and in the pointer
+		{"/missing/3", 1, 1, "missing[3]"}, // nothing of it there: at the document
+	} {
+		off, field := Locate([]byte(doc), tt.ptr)
+		if line, col := LineCol([]byte(doc), off); line != tt.line || col != tt.col || field != tt.field {
+			t.Errorf("Locate(%q) = %d:%d %q, want %d:%d %q", tt.ptr, line, col, field, tt.line, tt.col, tt.field)
+		}
+	}
+	broken := `{"a": [1, 2, {"b" 3}]}`
+	if off, field := Locate([]byte(broken), "/a/2/b"); off != 14 || field != "a[2].b" {
+		t.Errorf("in a broken document: %d %q, want 14 a[2].b", off, field)
 	}
 }
