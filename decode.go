@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"reflect"
+	"strconv"
 	"strings"
-	"unicode/utf8"
-)
 
-// maxDepth bounds nesting in a run file. The format nests four deep; anything
-// far deeper is hostile input, refused before it can exhaust the stack.
-const maxDepth = 32
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // DecodeError is one problem in a run file, placed so a person can go to it:
 // file, line, column, and the field's path (decode[3].total_tok_s).
@@ -38,65 +36,138 @@ func (e *DecodeError) Error() string {
 	return b.String()
 }
 
+// strict is how a run file is read: unknown members refused, besides what
+// the library refuses by default (duplicate names, invalid UTF-8, data
+// after the value). Names match exactly: "Schema" is not "schema".
+var strict = json.JoinOptions(
+	json.RejectUnknownMembers(true),
+	jsontext.AllowDuplicateNames(false),
+	jsontext.AllowInvalidUTF8(false),
+)
+
 // DecodeRun reads a run file strictly. Unknown or duplicate fields, wrong
 // types, trailing data, invalid UTF-8 and impossible values are all errors
-// naming file, line:column and field; several problems come back joined.
+// naming file, line:column and field; all of a file's problems come back
+// joined, not only the first.
 //
-// It reads the file in one pass (parse.go) and then checks values with
-// Validate; only when Validate finds a problem is the file read again,
-// noting where each field starts, to place it.
+// A file that decodes and validates is read once, by the library. Only a
+// file with a problem is read again, member by member, to find all of them
+// (diagnose).
 func DecodeRun(file string, data []byte) (*Run, error) {
-	src := source{file: file, data: data}
-	if i := invalidUTF8(data); i >= 0 {
-		return nil, src.errAt(int64(i), "", "invalid UTF-8")
-	}
-	p, err := runPlan()
-	if err != nil {
-		return nil, err
-	}
 	var run Run
-	if err := (&decoder{src: src, data: data}).document(reflect.ValueOf(&run).Elem(), p); err != nil {
-		return nil, err
-	}
-	if problems := run.Validate(); len(problems) > 0 {
-		places := src.places(p)
+	err := json.Unmarshal(data, &run, strict)
+	if err == nil {
+		problems := run.Validate()
+		if len(problems) == 0 {
+			return &run, nil
+		}
+		src := source{file: file, data: data}
 		errs := make([]error, len(problems))
-		for i, pr := range problems {
-			errs[i] = src.errAt(place(places, pr.Field), pr.Field, pr.Msg)
+		for i, p := range problems {
+			errs[i] = src.errAt(src.locate(p.Field), p.Field, p.Msg)
 		}
 		return nil, errors.Join(errs...)
 	}
-	return &run, nil
+	return nil, diagnose(file, data, err)
 }
 
-// places maps every field path of a document that decodes to where it
-// starts. It is built only when there is an error to place.
-func (s source) places(p *plan) map[string]int64 {
-	d := &decoder{src: s, data: s.data, places: map[string]int64{}}
-	var scratch Run
-	_ = d.document(reflect.ValueOf(&scratch).Elem(), p) // the document already decoded
-	return d.places
-}
-
-// place returns where a field starts, or where its nearest recorded parent
-// does, so a missing field is reported at the object that lacks it.
-func place(places map[string]int64, field string) int64 {
-	for {
-		if off, ok := places[field]; ok {
-			return off
+// Locate finds the value ptr names in a JSON document and returns where a
+// person should look for it, the start of its member name (or of the
+// element, in an array), and its path as errors name it
+// (decode[3].total_tok_s). Where ptr leads past what the document holds,
+// or past a syntax error, the offset is the deepest value on the way: a
+// missing field is placed at the object that lacks it.
+func Locate(data []byte, ptr jsontext.Pointer) (offset int64, field string) {
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	offset = nextToken(data, 0)
+	var path strings.Builder
+	found := true
+	for tok := range ptr.Tokens() {
+		kind := jsontext.Kind(0)
+		if found {
+			kind = dec.PeekKind()
 		}
-		i := strings.LastIndexAny(field, ".[")
-		if i < 0 {
-			return places[""]
+		if kind == '[' || kind == 0 && isIndex(tok) {
+			path.WriteString("[" + tok + "]")
+		} else {
+			if path.Len() > 0 {
+				path.WriteByte('.')
+			}
+			path.WriteString(tok)
 		}
-		field = field[:i]
+		if found {
+			found = enter(dec, data, kind, tok, &offset)
+		}
 	}
+	return offset, path.String()
+}
+
+// enter reads into the object or array at hand up to its member or
+// element tok, and says whether it is there.
+func enter(dec *jsontext.Decoder, data []byte, kind jsontext.Kind, tok string, offset *int64) bool {
+	if kind != '{' && kind != '[' {
+		return false
+	}
+	index, err := strconv.Atoi(tok)
+	if kind == '[' && err != nil {
+		return false
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return false
+	}
+	for i := 0; ; i++ {
+		if k := dec.PeekKind(); k == 0 || k == '}' || k == ']' {
+			return false
+		}
+		at := nextToken(data, dec.InputOffset())
+		if kind == '[' && i == index {
+			*offset = at
+			return true
+		}
+		if kind == '{' {
+			name, err := dec.ReadToken()
+			if err != nil {
+				return false
+			}
+			if name.String() == tok {
+				*offset = at
+				return true
+			}
+		}
+		if dec.SkipValue() != nil {
+			return false
+		}
+	}
+}
+
+func isIndex(tok string) bool {
+	_, err := strconv.ParseUint(tok, 10, 64)
+	return err == nil && tok != ""
+}
+
+// pointerOf turns a field path (decode[3].total_tok_s) into a JSON
+// pointer (/decode/3/total_tok_s). The run's names hold no '.' or '['.
+func pointerOf(field string) jsontext.Pointer {
+	var p jsontext.Pointer
+	for part := range strings.SplitSeq(strings.ReplaceAll(field, "[", ".["), ".") {
+		if part != "" {
+			p = p.AppendToken(strings.Trim(part, "[]"))
+		}
+	}
+	return p
 }
 
 // source is a file's name and bytes, for turning offsets into line:column.
 type source struct {
 	file string
 	data []byte
+}
+
+// locate is where a field of the file starts, or the nearest field above
+// it that the file has.
+func (s source) locate(field string) int64 {
+	off, _ := Locate(s.data, pointerOf(field))
+	return off
 }
 
 func (s source) errAt(off int64, field, msg string) *DecodeError {
@@ -115,18 +186,4 @@ func LineCol(data []byte, off int64) (line, col int) {
 	line = bytes.Count(before, []byte{'\n'}) + 1
 	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 	return line, col
-}
-
-func invalidUTF8(data []byte) int {
-	if utf8.Valid(data) {
-		return -1
-	}
-	for i := 0; i < len(data); {
-		r, n := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
 }

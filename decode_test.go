@@ -3,10 +3,15 @@ package matrixgen
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 const sampleRun = "runs/nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"
@@ -106,7 +111,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"not an object", `[1, 2]`, "f.json:1:1: want an object, got an array"},
 		{"bad time", strings.Replace(minimal, `"schema": 1,`, `"schema": 1, "started_at": "yesterday",`, 1), "f.json:2:16: started_at:"},
 		{"deep nesting", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpu": `+strings.Repeat("[", 100000)+strings.Repeat("]", 100000)+`}`, 1), "f.json:6:16: hardware.gpu: want a string, got an array"},
-		{"invalid utf-8", strings.Replace(minimal, `"m"`, "\"m\xff\"", 1), "f.json:5:23: invalid UTF-8"},
+		{"invalid utf-8", strings.Replace(minimal, `"m"`, "\"m\xff\"", 1), "f.json:5:23: model.name: invalid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,6 +154,73 @@ func TestDecodeListsEveryProblem(t *testing.T) {
 	}
 }
 
+// TestProblemsHideNoOthers: an unknown field once hid a file's other errors.
+// Refused values, unknown and repeated fields and impossible figures are
+// all listed, each at its place, in file order; a value the file got wrong
+// is reported once, not again by the checks of what it would have held.
+func TestProblemsHideNoOthers(t *testing.T) {
+	doc := strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpus": 2, "vram_gb": "96", "os": "linux", "os": "mac"}`, 1)
+	doc = strings.Replace(doc, `"concurrency": [1, 2]`, `"concurrency": [1, 2], "contexts": [1]`, 1)
+	doc = strings.Replace(doc, `"status": "valid", "total_tok_s": 10`, `"status": "fast", "total_tok_s": -1, "psu": "1600W"`, 1)
+	_, err := DecodeRun("f.json", []byte(doc))
+	want := []string{
+		"f.json:6:16: hardware.gpus: unknown field",
+		`f.json:6:27: hardware.vram_gb: want a number, got a string`,
+		"f.json:6:59: hardware.os: field appears twice",
+		"f.json:7:56: sweep.contexts: field appears twice",
+		`f.json:9:48: decode[0].status: unknown status "fast"`,
+		"f.json:9:66: decode[0].total_tok_s: must not be negative, got -1",
+		"f.json:9:85: decode[0].psu: unknown field",
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%v", len(lines), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("problem %d = %q\nwant it to start %q", i, lines[i], w)
+		}
+	}
+}
+
+// TestProblemsAreCapped: a file of a hundred thousand unknown fields
+// reports the first maxProblems of them, in file order, and the reading
+// stops there rather than placing every one.
+func TestProblemsAreCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"schema": 1`)
+	for i := range 100000 {
+		fmt.Fprintf(&b, `, "x%d": [1]`, i)
+	}
+	b.WriteString("}")
+	_, err := DecodeRun("f.json", []byte(b.String()))
+	lines := strings.Split(fmt.Sprint(err), "\n")
+	if len(lines) != maxProblems || !strings.HasPrefix(lines[0], "f.json:1:15: x0: unknown field") || !strings.Contains(lines[maxProblems-1], fmt.Sprintf("x%d: unknown field", maxProblems-1)) {
+		t.Errorf("%d problems:\n%v", len(lines), err)
+	}
+}
+
+// TestDecodeReadsWhatJSONSays: two bugs of the hand-written decoder. The
+// smallest int64 is a whole number like any other, and a string's \u
+// escapes mean their characters, in a time as anywhere.
+func TestDecodeReadsWhatJSONSays(t *testing.T) {
+	doc := strings.Replace(minimal, `"schema": 1,`, `"schema": 1, "started_at": "2026\u002d01-02T03:04:05\u005a",`, 1)
+	doc = strings.Replace(doc, `"status": "valid",`, `"status": "valid", "loop": {"unit": "\u0041", "start_offset": -9223372036854775808},`, 1)
+	r, err := DecodeRun("f.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC); !r.StartedAt.Equal(want) {
+		t.Errorf("started_at = %v, want %v", r.StartedAt, want)
+	}
+	if l := r.Decode[0].Loop; l.StartOffset != math.MinInt64 || l.Unit != "A" {
+		t.Errorf("loop = %+v, want unit A at %d", l, math.MinInt64)
+	}
+}
+
 func TestLoadDirReportsEveryBadFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, doc string) {
@@ -183,5 +255,35 @@ func TestValidID(t *testing.T) {
 		if got := ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
 		}
+	}
+}
+
+// TestLocate: a JSON pointer's place in a document and its path as errors
+// name it, for members, elements, escaped and odd names, and pointers that
+// lead past what the document holds or past a syntax error.
+func TestLocate(t *testing.T) {
+	doc := "{\n  \"a\": {\"b\": [10, {\"c\": 1}]},\n  \"x\\u002fy~\": [], \"a\": 2\n}"
+	for _, tt := range []struct {
+		ptr       jsontext.Pointer
+		line, col int
+		field     string
+	}{
+		{"", 1, 1, ""},
+		{"/a", 2, 3, "a"},
+		{"/a/b/0", 2, 15, "a.b[0]"},
+		{"/a/b/1/c", 2, 20, "a.b[1].c"},
+		{"/a/b/1/d", 2, 19, "a.b[1].d"},    // missing: at the object that lacks it
+		{"/a/b/7", 2, 9, "a.b[7]"},         // past the end of the array: at the array's member
+		{"/x~1y~0", 3, 3, "x/y~"},          // escaped in the document and in the pointer
+		{"/missing/3", 1, 1, "missing[3]"}, // nothing of it there: at the document
+	} {
+		off, field := Locate([]byte(doc), tt.ptr)
+		if line, col := LineCol([]byte(doc), off); line != tt.line || col != tt.col || field != tt.field {
+			t.Errorf("Locate(%q) = %d:%d %q, want %d:%d %q", tt.ptr, line, col, field, tt.line, tt.col, tt.field)
+		}
+	}
+	broken := `{"a": [1, 2, {"b" 3}]}`
+	if off, field := Locate([]byte(broken), "/a/2/b"); off != 14 || field != "a[2].b" {
+		t.Errorf("in a broken document: %d %q, want 14 a[2].b", off, field)
 	}
 }

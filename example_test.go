@@ -40,11 +40,11 @@ func TestFormatReferenceNamesEveryField(t *testing.T) {
 			return
 		}
 		seen[rt] = true
-		for name, f := range jsonFields(rt) {
+		for name, i := range fieldsOf(rt) {
 			if !strings.Contains(string(doc), "`"+name+"`") {
 				t.Errorf("runs/README.md does not document %s.%s", rt.Name(), name)
 			}
-			walk(f.Type)
+			walk(rt.Field(i).Type)
 		}
 	}
 	walk(reflect.TypeFor[Run]())

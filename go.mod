@@ -12,6 +12,8 @@ require github.com/sashabaranov/go-openai v1.43.0
 
 require golang.org/x/net v0.63.0
 
+require github.com/go-json-experiment/json v1.27.2
+
 require (
 	github.com/aws/aws-sdk-go-v2 v1.47.3 // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.22 // indirect

@@ -5,7 +5,6 @@
 package importer
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 )
 
@@ -87,20 +88,39 @@ func positive(v float64, ok bool) *float64 {
 	return &v
 }
 
+// decodeObject reads another tool's result file. A key an object repeats
+// is an error, placed (encoding/json let the last one win silently; which
+// one is meant?); invalid UTF-8 is read as U+FFFD, as encoding/json did.
 func decodeObject(name string, data []byte) (object, error) {
-	if _, err := places(name, data); err != nil && !isSyntax(err) {
-		return nil, err
-	}
 	var o object
-	if err := json.Unmarshal(data, &o); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			line, col := matrixgen.LineCol(data, syn.Offset)
-			return nil, fmt.Errorf("%s:%d:%d: %v", name, line, col, err)
-		}
-		return nil, fmt.Errorf("%s: want a JSON object: %v", name, err)
+	err := json.Unmarshal(data, &o, jsontext.AllowInvalidUTF8(true))
+	if err == nil {
+		return o, nil
 	}
-	return o, nil
+	var syn *jsontext.SyntacticError
+	var sem *json.SemanticError
+	switch {
+	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
+		return nil, fmt.Errorf("%s: the key %q appears twice in one object; which one is meant?", place(name, data, syn.ByteOffset, syn.JSONPointer), syn.JSONPointer.LastToken())
+	case errors.As(err, &syn) && errors.Is(syn.Err, io.ErrUnexpectedEOF):
+		return nil, fmt.Errorf("%s: unexpected end of file", place(name, data, syn.ByteOffset, syn.JSONPointer))
+	case errors.As(err, &syn):
+		return nil, fmt.Errorf("%s: %v", place(name, data, syn.ByteOffset, syn.JSONPointer), syn.Err)
+	case errors.As(err, &sem) && sem.JSONPointer != "":
+		return nil, fmt.Errorf("%s: %v", place(name, data, sem.ByteOffset, sem.JSONPointer), sem.Err)
+	}
+	return nil, fmt.Errorf("%s: want a JSON object: %v", name, err)
+}
+
+// place names where in a file something is: file:line:col, and the field
+// path when there is one (results[3].aggregate_tps).
+func place(name string, data []byte, offset int64, ptr jsontext.Pointer) string {
+	line, col := matrixgen.LineCol(data, offset)
+	at := fmt.Sprintf("%s:%d:%d", name, line, col)
+	if _, field := matrixgen.Locate(data, ptr); field != "" {
+		at += ": " + field
+	}
+	return at
 }
 
 // parseTime reads the timestamps tools write: RFC 3339, "2006-01-02
@@ -121,27 +141,15 @@ func parseTime(v any) time.Time {
 	return time.Time{}
 }
 
-// isSyntax reports whether err is encoding/json's, which decodeObject
-// reports with its place.
-func isSyntax(err error) bool {
-	var syn *json.SyntaxError
-	return errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
 // negativeFigures finds a negative number among the fields of the objects
-// at the given paths: every figure these formats hold (speeds, times,
+// at the given places: every figure these formats hold (speeds, times,
 // counts) is at least zero, so a negative one is an error, not "missing".
-func negativeFigures(name string, data []byte, objs map[string]object) error {
-	at, err := places(name, data)
-	if err != nil {
-		return err
-	}
-	for _, path := range slices.Sorted(maps.Keys(objs)) {
-		for _, key := range slices.Sorted(maps.Keys(objs[path])) {
-			if v, ok := objs[path][key].(float64); ok && v < 0 {
-				p := path + "." + key
-				line, col := matrixgen.LineCol(data, at[p])
-				return fmt.Errorf("%s:%d:%d: %s: %g is negative; a speed, time or count cannot be", name, line, col, p, v)
+func negativeFigures(name string, data []byte, objs map[jsontext.Pointer]object) error {
+	for _, at := range slices.Sorted(maps.Keys(objs)) {
+		for _, key := range slices.Sorted(maps.Keys(objs[at])) {
+			if v, ok := objs[at][key].(float64); ok && v < 0 {
+				off, _ := matrixgen.Locate(data, at.AppendToken(key))
+				return fmt.Errorf("%s: %g is negative; a speed, time or count cannot be", place(name, data, off, at.AppendToken(key)), v)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/plural"
 )
@@ -48,10 +49,10 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 	if m, ok := meta.intField("max_tokens"); ok {
 		r.Sweep.MaxOutputTokens = m
 	}
-	figures := map[string]object{"prefill": doc.obj("prefill")}
+	figures := map[jsontext.Pointer]object{"/prefill": doc.obj("prefill")}
 	for i, raw := range results {
 		if cell, ok := raw.(map[string]any); ok {
-			figures["results["+strconv.Itoa(i)+"]"] = cell
+			figures[jsontext.Pointer("/results").AppendToken(strconv.Itoa(i))] = cell
 		}
 	}
 	if err := negativeFigures(name, data, figures); err != nil {

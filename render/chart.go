@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 )
 
@@ -28,7 +29,7 @@ func prefillChart(r *matrixgen.Run) (template.JS, string) {
 		b = append(b, parts.text[i]...)
 		switch data {
 		case 0:
-			b = appendJSONStrings(b, contexts)
+			b = appendMarshalled(b, contexts)
 		case 1:
 			b = appendMarshalled(b, rates)
 		case 2:
@@ -306,14 +307,14 @@ func indexBar(raw, text string) opts.BarData {
 // with no data: the page's script puts the chosen cell's series in and
 // draws, so no chart is defined twice.
 type cellCharts struct {
-	PerSecond json.RawMessage `json:"per_second"`
-	Power     json.RawMessage `json:"power"`
+	PerSecond jsontext.Value `json:"per_second"`
+	Power     jsontext.Value `json:"power"`
 }
 
 // cellChartOptions are the same for every page: built and marshalled once
 // a process.
 var cellChartOptions = sync.OnceValue(func() cellCharts {
-	return cellCharts{PerSecond: json.RawMessage(chartJS(perSecondChart())), Power: json.RawMessage(chartJS(powerChart()))}
+	return cellCharts{PerSecond: jsontext.Value(chartJS(perSecondChart())), Power: jsontext.Value(chartJS(powerChart()))}
 })
 
 // detailChartOpts are what the panel's charts share.

@@ -2,11 +2,10 @@ package render
 
 import (
 	"bytes"
+	"encoding/csv"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -29,63 +28,21 @@ func measurementsCSV(r *matrixgen.Run) []byte {
 	return csvBytes(csvHeader, csvRows(r))
 }
 
-// csvBytes writes a header (if any) and rows as CSV.
+// csvBytes writes a header (if any) and rows as CSV, with encoding/csv:
+// comma-separated, "\n" line ends, quoted only where a field needs it.
+// Its writer fails only when what it writes to does or its comma is
+// invalid, and a bytes.Buffer with the default comma does neither.
 func csvBytes(header []string, rows [][]string) []byte {
-	var b []byte
+	var b bytes.Buffer
 	if len(rows) > 0 {
-		b = make([]byte, 0, (len(rows)+1)*12*len(rows[0])) // about a dozen bytes a field
+		b.Grow((len(rows) + 1) * 12 * len(rows[0])) // about a dozen bytes a field
 	}
+	w := csv.NewWriter(&b)
 	if header != nil {
-		b = appendCSV(b, header)
+		_ = w.Write(header)
 	}
-	for _, row := range rows {
-		b = appendCSV(b, row)
-	}
-	return b
-}
-
-// appendCSV writes one record as encoding/csv writes it (comma-separated,
-// "\n" line ends, quoted only where a field needs it), without its
-// Writer's buffering and interfaces: a build writes a few hundred
-// thousand fields.
-func appendCSV(b []byte, fields []string) []byte {
-	for i, f := range fields {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if !csvNeedsQuotes(f) {
-			b = append(b, f...)
-			continue
-		}
-		b = append(b, '"')
-		for j := range len(f) {
-			if f[j] == '"' {
-				b = append(b, '"')
-			}
-			b = append(b, f[j])
-		}
-		b = append(b, '"')
-	}
-	return append(b, '\n')
-}
-
-// csvNeedsQuotes is encoding/csv's rule: a field with a quote, a comma or
-// a line break, one that starts with a space, and \. are quoted.
-func csvNeedsQuotes(f string) bool {
-	if f == "" {
-		return false
-	}
-	if f == `\.` {
-		return true
-	}
-	for i := range len(f) {
-		switch f[i] {
-		case '"', '\r', '\n', ',':
-			return true
-		}
-	}
-	r, _ := utf8.DecodeRuneInString(f)
-	return unicode.IsSpace(r)
+	_ = w.WriteAll(rows) // and flushes
+	return b.Bytes()
 }
 
 // siteCSVHeader is runs.csv's: which run, then the measurement columns.

@@ -3,23 +3,88 @@ package render
 import (
 	"bytes"
 	"encoding/csv"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
-// FuzzCSV holds appendCSV to encoding/csv's output, field for field.
+// FuzzCSV: whatever text a run carries (a server's reason, a model or GPU
+// name), measurements.csv and the run's rows of runs.csv read back with
+// encoding/csv as one record a measurement, every field as written, and
+// no text field starts as a spreadsheet formula unless it is defused with
+// a leading quote.
 func FuzzCSV(f *testing.F) {
-	for _, s := range []string{"", "plain", `a "quoted" word`, "a,b", "line\nbreak", "cr\r", " leading", "\u00a0nbsp", `\.`, "=SUM(A1)"} {
-		f.Add(s, "x", "")
+	for _, s := range []string{"", "plain", `a "quoted" word`, "a,b", "line\nbreak", "cr\r", " leading", "\u00a0nbsp", `\.`, "=SUM(A1)", "+1", "-1", "@x", "\tx", "\rx", `=HYPERLINK("http://x","y")`} {
+		f.Add(s, "model")
 	}
-	f.Fuzz(func(t *testing.T, a, b, c string) {
-		var want bytes.Buffer
-		w := csv.NewWriter(&want)
-		if err := w.Write([]string{a, b, c}); err != nil {
-			t.Fatal(err)
+	f.Fuzz(func(t *testing.T, reason, name string) {
+		r := &matrixgen.Run{
+			Model:    matrixgen.Model{Name: name},
+			Hardware: matrixgen.Hardware{GPU: name},
+			Engine:   matrixgen.Engine{Name: name, Version: reason, Quantization: name},
+			Prefill:  []matrixgen.Prefill{{ContextTokens: 8192, Status: matrixgen.StatusError, Reason: reason}},
+			Decode: []matrixgen.Decode{
+				{ContextTokens: 8192, Concurrency: 1, Status: matrixgen.StatusError, Reason: reason},
+				{ContextTokens: 8192, Concurrency: 2, Status: matrixgen.StatusLooped, Reason: name},
+			},
 		}
-		w.Flush()
-		if got := appendCSV(nil, []string{a, b, c}); string(got) != want.String() {
-			t.Fatalf("%q %q %q:\n got %q\nwant %q", a, b, c, got, want.String())
+		rows := csvRows(r)
+		for _, c := range []struct {
+			name   string
+			header []string
+			rows   [][]string
+			text   []int // the columns of free text
+		}{
+			{"measurements.csv", csvHeader, rows, []int{5}},
+			{"runs.csv", siteCSVHeader, siteCSVRows("run", r, rows), []int{1, 2, 3, 4, 5, 12}},
+		} {
+			data := csvBytes(c.header, c.rows)
+			back, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+			if err != nil {
+				t.Fatalf("%s does not read back: %v\n%q", c.name, err, data)
+			}
+			// encoding/csv reads a quoted "\r\n" as "\n", as spreadsheets do.
+			want := append([][]string{c.header}, c.rows...)
+			readsAs := func(written, read []string) bool {
+				return slices.EqualFunc(written, read, func(w, r string) bool { return strings.ReplaceAll(w, "\r\n", "\n") == r })
+			}
+			if !slices.EqualFunc(want, back, readsAs) {
+				t.Fatalf("%s read back as\n%q\nwant\n%q", c.name, back, want)
+			}
+			for _, row := range back[1:] {
+				for _, col := range c.text {
+					if field := row[col]; field != "" && strings.ContainsRune("=+-@\t\r", rune(field[0])) {
+						t.Fatalf("%s: column %s is a formula: %q", c.name, c.header[col], field)
+					}
+				}
+			}
+		}
+		if got := csvSafe(reason); reason != "" && strings.ContainsRune("=+-@\t\r", rune(reason[0])) != (got == "'"+reason) {
+			t.Fatalf("csvSafe(%q) = %q", reason, got)
 		}
 	})
+}
+
+// BenchmarkCSV1000 writes the CSV of 1,000 full runs as a build does, each
+// run's measurements.csv and its rows of runs.csv, from rows made before:
+// what encoding/csv does for a build.
+func BenchmarkCSV1000(b *testing.B) {
+	measurements := make([][][]string, 1000)
+	site := make([][][]string, 1000)
+	for i := range measurements {
+		r := testrun.Full(uint64(i))
+		measurements[i] = csvRows(r)
+		site[i] = siteCSVRows(strconv.Itoa(i), r, measurements[i])
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range measurements {
+			_ = csvBytes(csvHeader, measurements[i])
+			_ = csvBytes(nil, site[i])
+		}
+	}
 }

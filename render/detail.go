@@ -1,11 +1,15 @@
 package render
 
 import (
+	"fmt"
+	"html/template"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/plural"
 )
@@ -44,9 +48,9 @@ var detailLabels = []string{
 // detailsData is a page's cell details: the figure labels once, and each
 // measured cell's detail by id.
 type detailsData struct {
-	Labels []string
-	Cells  []detailEntry // in cellOrder; the block maps id to detail
-	Charts cellCharts
+	Labels []string         `json:"labels"`
+	Cells  byID[cellDetail] `json:"cells"`
+	Charts cellCharts       `json:"charts"`
 }
 
 // cellDetails maps each measured cell's id to its detail.
@@ -54,16 +58,58 @@ func cellDetails(r *matrixgen.Run, cells []orderedCell) *detailsData {
 	if len(r.Decode) == 0 {
 		return nil
 	}
-	out := &detailsData{Labels: detailLabels, Cells: make([]detailEntry, len(cells)), Charts: cellChartOptions()}
+	out := &detailsData{Labels: detailLabels, Cells: make(byID[cellDetail], len(cells)), Charts: cellChartOptions()}
 	for i, c := range cells {
-		out.Cells[i] = detailEntry{c.id, newCellDetail(c.d)}
+		out.Cells[i] = idValue[cellDetail]{c.id, newCellDetail(c.d)}
 	}
 	return out
 }
 
-type detailEntry struct {
-	ID     string
-	Detail cellDetail
+// byID is a page's cells in a JSON block: one object from cell id to
+// value, written in cellOrder, the ids' sorted order, as a map's would be.
+type byID[T any] []idValue[T]
+
+type idValue[T any] struct {
+	ID    string
+	Value T
+}
+
+// MarshalJSONTo writes the cells as one object; json.Marshal calls it.
+func (cells byID[T]) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	for i := range cells {
+		c := &cells[i] // a pointer: a value would be copied into an interface
+		if err := enc.WriteToken(jsontext.String(c.ID)); err != nil {
+			return err
+		}
+		if err := json.MarshalEncode(enc, &c.Value); err != nil {
+			return fmt.Errorf("cell %s: %w", c.ID, err)
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// scriptJSONOptions write a page's JSON blocks as encoding/json writes
+// them, byte for byte: <, >, &, U+2028 and U+2029 escaped, so nothing in a
+// <script type="application/json"> block can close it or read as markup,
+// and an empty list null. Names are not checked for repeats: the blocks'
+// are struct fields and cellOrder's ids, each once, and the check was a
+// tenth of the writing.
+var scriptJSONOptions = json.JoinOptions(
+	jsontext.EscapeForHTML(true),
+	jsontext.EscapeForJS(true),
+	json.FormatNilSliceAsNull(true),
+	json.FormatNilMapAsNull(true),
+	jsontext.AllowInvalidUTF8(true),
+	jsontext.AllowDuplicateNames(true),
+)
+
+// scriptJSON is v as a JSON block for a page.
+func scriptJSON(v any) (template.JS, error) {
+	js, err := json.Marshal(v, scriptJSONOptions)
+	return template.JS(js), err
 }
 
 // orderedCell is a measured cell and its id.

@@ -144,14 +144,18 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	cells := cellOrder(r)
 	p.Views = matrixViews(cells)
 	if p.Views != nil {
-		p.ViewsJSON = template.JS(appendViewsJSON(nil, p.Views))
+		js, err := scriptJSON(p.Views)
+		if err != nil {
+			return nil, fmt.Errorf("%s: matrix views: %w", e.ID, err)
+		}
+		p.ViewsJSON = js
 	}
 	if d := cellDetails(r, cells); d != nil {
-		js, err := d.appendJSON(make([]byte, 0, 64<<10))
+		js, err := scriptJSON(d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: cell details: %w", e.ID, err)
 		}
-		p.Details = template.JS(js)
+		p.Details = js
 	}
 	p.MeasurementsHTML = measurementsHTML(p.Measurements)
 	if len(e.Notes) > 0 {

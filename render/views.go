@@ -13,18 +13,13 @@ import (
 
 // matrixView is one way of colouring the matrix.
 type matrixView struct {
-	Name  string // in the address: ?view=ttft
-	Label string // in the picker and the legend's title
+	Name  string `json:"name"`  // in the address: ?view=ttft
+	Label string `json:"label"` // in the picker and the legend's title
 	// Legend is the view's colour steps, best last as for throughput.
-	Legend []legendBin
+	Legend []legendBin `json:"legend"`
 	// Cells are each measured cell's figure and colour class in this view,
 	// in cellOrder: the block maps a cell's id to them.
-	Cells []viewCell
-}
-
-type viewCell struct {
-	ID    string
-	Shown [2]string // figure, colour class
+	Cells byID[[2]string] `json:"cells"`
 }
 
 // viewSpec says how to read and show one view's figure.
@@ -74,7 +69,7 @@ func matrixViews(cells []orderedCell) []matrixView {
 		if !ok {
 			continue
 		}
-		v := matrixView{Name: spec.name, Label: spec.label, Cells: make([]viewCell, 0, len(cells))}
+		v := matrixView{Name: spec.name, Label: spec.label, Cells: make(byID[[2]string], 0, len(cells))}
 		single := hi <= lo
 		if single {
 			v.Legend = []legendBin{{Class: binClass(Bins - 1), Range: spec.format(hi)}}
@@ -92,14 +87,14 @@ func matrixViews(cells []orderedCell) []matrixView {
 			d := c.d
 			x := spec.value(d)
 			if !showsFigure(*d) || x == nil || *x <= 0 {
-				v.Cells = append(v.Cells, viewCell{c.id, [2]string{dash, ""}})
+				v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{dash, ""}})
 				continue
 			}
 			bin := Bin(*x, lo, hi, Bins)
 			if spec.lowerBetter && !single {
 				bin = Bins - 1 - bin
 			}
-			v.Cells = append(v.Cells, viewCell{c.id, [2]string{spec.format(*x), binClass(bin)}})
+			v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{spec.format(*x), binClass(bin)}})
 		}
 		views = append(views, v)
 	}

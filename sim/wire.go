@@ -3,16 +3,21 @@ package sim
 import (
 	"strconv"
 
-	"github.com/matrixgen/matrixgen/internal/jsonw"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The chunk writers below build vLLM's SSE payloads by appending bytes, in
 // vLLM's field order, because a sim holding a thousand streams writes a
 // hundred thousand of them a second.
 
-// appendString appends s as a JSON string, as encoding/json writes it
-// with HTML escaping off (as servers send text).
-func appendString(b []byte, s string) []byte { return jsonw.AppendString(b, s, false) }
+// appendString appends s as a JSON string, quoted by jsontext: minimal
+// escaping, no HTML escaping, as servers send text. Invalid UTF-8, which
+// the sim's own text never holds, becomes U+FFFD, and the error saying so
+// is of no use to a chunk already promised.
+func appendString(b []byte, s string) []byte {
+	b, _ = jsontext.AppendQuote(b, s)
+	return b
+}
 
 // chunkHead starts a chat.completion.chunk up to its choices array.
 func appendChunkHead(b []byte, id string, created int64, model string) []byte {

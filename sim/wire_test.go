@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -239,4 +240,38 @@ func TestMetricsNames(t *testing.T) {
 			t.Errorf("cache_config_info lacks %s", label)
 		}
 	}
+}
+
+// FuzzChunkText: whatever text, model name, id or error message a chunk
+// carries, it is one SSE event of valid JSON (no raw line break can split
+// it) that reads back as that text, invalid UTF-8 as U+FFFD, one a byte.
+func FuzzChunkText(f *testing.F) {
+	for _, s := range []string{"", "plain", "line\nbreak\r\n\ndata: [DONE]", `"\`, "\x00\x1f\x7f\b\f", "\u2028\u2029", "<&>", "\xff\xfe", "é😀"} {
+		f.Add(s, "model")
+	}
+	f.Fuzz(func(t *testing.T, text, model string) {
+		want := string([]rune(text))
+		u := usage{prompt: 1, completion: 2}
+		for _, event := range [][]byte{
+			appendDeltaChunk(nil, text, 1, model, deltaChunk{field: "content", text: text, finish: text, usage: &u}),
+			appendErrorEvent(nil, text, text, 500),
+		} {
+			data, ok := bytes.CutPrefix(event, []byte("data: "))
+			if !ok || !bytes.HasSuffix(data, []byte("\n\n")) || bytes.Count(event, []byte("\n")) != 2 {
+				t.Fatalf("not one SSE event: %q", event)
+			}
+			c := decodeChunk(t, string(data))
+			switch {
+			case c.Error != nil:
+				if c.Error.Message != want {
+					t.Fatalf("%q read back as %q", text, c.Error.Message)
+				}
+			case len(c.Choices) != 1 || *c.Choices[0].Delta.Content != want:
+				t.Fatalf("%q read back as %+v", text, c)
+			case text == "" && c.Choices[0].FinishReason != nil, // "" is no finish: null
+				text != "" && *c.Choices[0].FinishReason != want:
+				t.Fatalf("finish %q read back as %v", text, c.Choices[0].FinishReason)
+			}
+		}
+	})
 }

@@ -1,0 +1,328 @@
+package matrixgen
+
+import (
+	"bytes"
+	"cmp"
+	"encoding"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// diagnose finds every problem of a run file the library refused (with
+// err, its first): each value the library refuses is noted and the reading
+// goes on past it; then the values that did decode are validated. Only a
+// syntax error, after which nothing can be read, ends the search early.
+func diagnose(file string, data []byte, err error) error {
+	d := newDiagnosis(file, data)
+	problems := d.run()
+	if len(problems) == 0 {
+		// Never reached while diagnosis and library agree (the fuzz tests
+		// hold them to it); if they ever part, the file is still refused,
+		// in the library's words.
+		problems = []*DecodeError{d.src.errAt(0, "", err.Error())}
+	}
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+// diagnosis is one re-reading of a refused run file.
+type diagnosis struct {
+	src      source
+	dec      *jsontext.Decoder
+	problems []*DecodeError
+	// undecoded are the fields whose values the library refused: the run
+	// lacks them, so Validate's complaints about them would repeat the
+	// problem in other words.
+	undecoded []string
+}
+
+// errEnough ends a diagnosis that has found maxProblems: the rest would be
+// noise, and a hostile file could hold millions.
+var errEnough = errors.New("enough problems")
+
+func newDiagnosis(file string, data []byte) *diagnosis {
+	// Duplicate names are looked for member by member below, so that one
+	// does not end the reading.
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
+	return &diagnosis{src: source{file: file, data: data}, dec: dec}
+}
+
+// run reads the whole file into a run, validates what decoded and returns
+// every problem in file order, at most maxProblems of them.
+func (d *diagnosis) run() []*DecodeError {
+	var run Run
+	err := d.value(reflect.ValueOf(&run).Elem(), "", d.next())
+	switch {
+	case err == nil:
+		d.end()
+		for _, p := range run.Validate() {
+			if !slices.ContainsFunc(d.undecoded, func(f string) bool { return related(f, p.Field) }) {
+				d.problems = append(d.problems, d.src.errAt(d.src.locate(p.Field), p.Field, p.Msg))
+			}
+		}
+	case !errors.Is(err, errEnough):
+		d.syntaxError(err)
+	}
+	slices.SortStableFunc(d.problems, func(a, b *DecodeError) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+	})
+	return d.problems[:min(len(d.problems), maxProblems)]
+}
+
+// value reads the next value into v, the field at path whose name starts
+// at offset at. It returns only errors that end the reading: syntax, or
+// errEnough.
+func (d *diagnosis) value(v reflect.Value, path string, at int64) error {
+	kind := d.dec.PeekKind()
+	t := v.Type()
+	switch {
+	case kind == 0: // a syntax error or the end of the file, which reading reports
+		_, err := d.dec.ReadToken()
+		return cmp.Or(err, io.ErrUnexpectedEOF)
+	case kind == 'n' || decodesItself(t):
+	case t.Kind() == reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(t.Elem()))
+		}
+		return d.value(v.Elem(), path, at)
+	case t.Kind() == reflect.Struct && kind == '{':
+		return d.object(v, path)
+	case t.Kind() == reflect.Slice && kind == '[':
+		return d.array(v, path)
+	}
+	if want := jsonKind(t); kind != 'n' && kind != want && !(kind == 'f' && want == 't') {
+		d.undecoded = append(d.undecoded, path)
+		if err := d.add(at, path, fmt.Sprintf("want %s, got %s", goKindName(t), jsonKindName(kind))); err != nil {
+			return err
+		}
+		return d.dec.SkipValue()
+	}
+	raw, err := d.dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, v.Addr().Interface(), strict); err != nil {
+		d.undecoded = append(d.undecoded, path)
+		return d.add(at, path, valueMessage(err))
+	}
+	return nil
+}
+
+// object reads an object's members into the struct v: unknown and
+// repeated names are noted and their values skipped.
+func (d *diagnosis) object(v reflect.Value, path string) error {
+	if _, err := d.dec.ReadToken(); err != nil {
+		return err
+	}
+	fields := fieldsOf(v.Type())
+	seen := make([]bool, v.NumField())
+	for d.dec.PeekKind() != '}' {
+		at := d.next()
+		tok, err := d.dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String()
+		field := name
+		if path != "" {
+			field = path + "." + name
+		}
+		i, known := fields[name]
+		if known && !seen[i] {
+			seen[i] = true
+			if err := d.value(v.Field(i), field, at); err != nil {
+				return err
+			}
+			continue
+		}
+		problem := "unknown field"
+		if known {
+			problem = "field appears twice"
+		}
+		if err := d.add(at, field, problem); err != nil {
+			return err
+		}
+		if err := d.dec.SkipValue(); err != nil {
+			return err
+		}
+	}
+	_, err := d.dec.ReadToken()
+	return err
+}
+
+// array reads an array's elements into the slice v.
+func (d *diagnosis) array(v reflect.Value, path string) error {
+	if _, err := d.dec.ReadToken(); err != nil {
+		return err
+	}
+	v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+	for i := 0; d.dec.PeekKind() != ']'; i++ {
+		at := d.next()
+		v.Grow(1)
+		v.SetLen(i + 1)
+		if err := d.value(v.Index(i), path+"["+strconv.Itoa(i)+"]", at); err != nil {
+			return err
+		}
+	}
+	_, err := d.dec.ReadToken()
+	return err
+}
+
+// end checks that nothing follows the run object.
+func (d *diagnosis) end() {
+	at := d.next()
+	if _, err := d.dec.ReadToken(); !errors.Is(err, io.EOF) {
+		d.add(at, "", "unexpected data after the run object")
+	}
+}
+
+// syntaxError notes the error that ended the reading, at its place.
+func (d *diagnosis) syntaxError(err error) {
+	var serr *jsontext.SyntacticError
+	if !errors.As(err, &serr) {
+		d.add(int64(len(d.src.data)), "", "unexpected end of file")
+		return
+	}
+	_, field := Locate(d.src.data, serr.JSONPointer)
+	if len(field) > maxFieldShown { // within hostile nesting
+		field = field[:max(strings.LastIndexAny(field[:maxFieldShown], ".["), 1)] + "…"
+	}
+	msg := "syntax error"
+	switch {
+	case errors.Is(serr.Err, io.ErrUnexpectedEOF):
+		msg = "unexpected end of file"
+	case serr.Err != nil:
+		msg = serr.Err.Error()
+	}
+	d.add(serr.ByteOffset, field, msg)
+}
+
+// maxFieldShown bounds a field path in an error: a syntax error deep in
+// hostile nesting would otherwise name ten thousand levels.
+const maxFieldShown = 100
+
+// add notes a problem, and says errEnough when it is the last one a file
+// reports.
+func (d *diagnosis) add(at int64, field, msg string) error {
+	d.problems = append(d.problems, d.src.errAt(at, field, msg))
+	if len(d.problems) >= maxProblems {
+		return errEnough
+	}
+	return nil
+}
+
+// next is where the next token starts: past the whitespace and the
+// separator after the last one read.
+func (d *diagnosis) next() int64 { return nextToken(d.src.data, d.dec.InputOffset()) }
+
+func nextToken(data []byte, off int64) int64 {
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+// valueMessage says what was wrong with a value the library refused: what
+// was wanted for a number out of range or not whole, otherwise the
+// type's own complaint (an unknown status, a time that is not RFC 3339).
+func valueMessage(err error) string {
+	var serr *json.SemanticError
+	switch {
+	case !errors.As(err, &serr) || serr.Err == nil || serr.GoType == nil:
+		return strings.TrimPrefix(err.Error(), "json: ")
+	case errors.Is(serr.Err, strconv.ErrRange):
+		return fmt.Sprintf("want %s, got %s: out of range", goKindName(serr.GoType), serr.JSONValue)
+	case errors.Is(serr.Err, strconv.ErrSyntax):
+		return fmt.Sprintf("want %s, got %s", goKindName(serr.GoType), serr.JSONValue)
+	}
+	return serr.Err.Error()
+}
+
+// related reports whether one field path is the other or holds it.
+func related(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == "" || a == b || strings.HasPrefix(b, a) && (b[len(a)] == '.' || b[len(a)] == '[')
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// decodesItself reports whether values of t read themselves from a JSON
+// string (a status, a time): the library reads them whole.
+func decodesItself(t reflect.Type) bool {
+	return t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshaler)
+}
+
+// fieldsOf maps a struct's JSON names to its fields' indexes.
+func fieldsOf(t reflect.Type) map[string]int {
+	out := map[string]int{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		out[cmp.Or(name, f.Name)] = i
+	}
+	return out
+}
+
+// jsonKind is the kind of JSON value a Go type reads from.
+func jsonKind(t reflect.Type) jsontext.Kind {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case decodesItself(t) || t.Kind() == reflect.String:
+		return '"'
+	case t.Kind() == reflect.Bool:
+		return 't'
+	case t.Kind() == reflect.Struct:
+		return '{'
+	case t.Kind() == reflect.Slice:
+		return '['
+	}
+	return '0'
+}
+
+// goKindName says what a Go type wants, in the words of an error.
+func goKindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return jsonKindName(jsonKind(t))
+}
+
+func jsonKindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "true or false"
+	case '0':
+		return "a number"
+	}
+	return "null"
+}
