@@ -173,12 +173,16 @@ func (c *Client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error)), at
 			return obs
 		}
-		obs.readOllama(&ch, at, h)
+		if err := obs.readOllama(&ch, at, h); err != nil {
+			obs.err, obs.end = err, at
+			return obs
+		}
 	}
 }
 
-// readOllama folds one line into the observation.
-func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) {
+// readOllama folds one line into the observation; counts no server could
+// mean are refused.
+func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 	text := ch.Message.Thinking + ch.Message.Content
 	if text != "" {
 		if o.firstText.IsZero() {
@@ -199,9 +203,12 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) {
 		}
 	}
 	if !ch.Done {
-		return
+		return nil
 	}
 	o.finishReason = cmp.Or(ch.DoneReason, "stop")
+	if ch.PromptEvalCount < 0 || ch.EvalCount < 0 {
+		return fmt.Errorf("impossible counts from the server: prompt_eval_count %d, eval_count %d", ch.PromptEvalCount, ch.EvalCount)
+	}
 	o.promptTokens = ch.PromptEvalCount
 	o.finalTokens = ch.EvalCount
 	o.serverTokens = ch.EvalCount
@@ -213,6 +220,7 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) {
 		o.serverPromptMs = float64(ch.PromptEvalDuration) / 1e6
 		o.serverPromptTokens, o.serverClock = ch.PromptEvalCount, "Ollama prompt_eval_duration"
 	}
+	return nil
 }
 
 // ollamaError reads Ollama's {"error": "..."} answer to a failed request.

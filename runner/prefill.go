@@ -59,7 +59,13 @@ func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt bu
 	}
 	// The row is filled aside: a sweep stopped halfway leaves it not run.
 	r := matrixgen.Prefill{ContextTokens: n, IdleWaitSeconds: waited}
-	failed := sw.prefillFailure(warm.obs, prompt, &r)
+	// The warm-up is untimed: only a prompt the server cannot take ends the
+	// row there; any other failure is the repeats' to confirm.
+	failed := sw.prefillFailure(warm.obs, prompt, &r) && r.Status == matrixgen.StatusOverCapacity
+	if !failed && r.Status != "" {
+		sw.logf("note: %s warm-up: %s; measuring anyway", matrixgen.ContextLabel(n), r.Reason)
+		r.Status, r.Reason = "", ""
+	}
 	for k := 1; !failed && k <= repeats; k++ {
 		text := h.fresh(k) + body
 		if k == repeats {
@@ -73,12 +79,14 @@ func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt bu
 			shots = append(shots, shot)
 		}
 	}
-	if !warm.obs.firstText.IsZero() {
-		r.ColdTTFTMs = new(ms(warm.obs.firstText.Sub(warm.obs.sent)))
-	}
-	summarizePrefill(&r, shots, prompt)
 	if !failed {
+		// A failed row keeps its reason and no figures: a chart or a
+		// table must not show a rate beside an error.
 		r.Status = matrixgen.StatusValid
+		if ttft, ok := warm.ttft(); ok {
+			r.ColdTTFTMs = new(ttft)
+		}
+		summarizePrefill(&r, shots, prompt, sw.logf)
 	}
 	if prompt.tokens != n {
 		r.Note = fmt.Sprintf("the prompt is %d tokens, not %d: the server's tokenizer could not land on %s exactly", prompt.tokens, n, matrixgen.ContextLabel(n))
@@ -119,17 +127,50 @@ func (sw *sweeper) prefillShot(ctx context.Context, n int, text, salt string, cl
 	obs := sw.c.stream(ctx, chatRequest{prompt: text, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout, hooks{})
 	shot := prefillShot{obs: obs, serverMs: obs.serverPromptMs, serverTokens: obs.serverPromptTokens, clock: obs.serverClock}
 	if len(before) > 0 && obs.err == nil && shot.serverMs == 0 {
-		if seconds, ok := sw.oneMoreObservation(ctx, hist, before); ok && seconds > 0 {
+		if seconds, ok := sw.oneMoreObservation(ctx, hist, before); ok {
 			shot.serverMs, shot.serverTokens, shot.clock = seconds*1000, obs.promptTokens, hist.String()
 		}
 	}
 	return shot
 }
 
+// ttft is the request's time to first token, when it has a plausible one:
+// a first token that came before the request was on the wire (a server
+// answering before it read the prompt) gives none.
+func (s prefillShot) ttft() (float64, bool) {
+	o := s.obs
+	if o == nil || o.firstText.IsZero() || !o.firstText.After(o.sent) {
+		return 0, false
+	}
+	return ms(o.firstText.Sub(o.sent)), true
+}
+
+// maxPrefillTokS bounds a prefill rate any server could reach, a hundred
+// times the fastest published: a server's own timing beyond it is not a
+// reading but a broken or hostile clock.
+const maxPrefillTokS = 1e8
+
+// serverReading is the server's own timing of the request's prompt, when it
+// is one a server could give: a positive time within the request's TTFT
+// (the prompt is processed between its sending and its first token), for
+// at most the prompt's tokens, at a rate below maxPrefillTokS.
+func (s prefillShot) serverReading(ttft float64, tokens int) (ms float64, tokS float64, ok bool) {
+	n := cmp.Or(s.serverTokens, tokens)
+	if !(s.serverMs > 0) || s.serverMs > ttft || n <= 0 || n > tokens {
+		return 0, 0, false
+	}
+	tokS = float64(n) / (s.serverMs / 1000)
+	return s.serverMs, tokS, tokS <= maxPrefillTokS
+}
+
+// clockBudget bounds the time spent reading the server's clock around one
+// request: a slow or endless /metrics must not stretch a row by minutes.
+const clockBudget = 2 * time.Second
+
 // promptHistogram reads the engine's prompt-time histogram; empty when the
 // server keeps none or /metrics does not answer.
 func (sw *sweeper) promptHistogram(ctx context.Context, h promHistogram) histogramTotals {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, clockBudget)
 	defer cancel()
 	samples, err := sw.c.metrics(ctx, sw.s.Server.MetricsURL)
 	if err != nil {
@@ -149,6 +190,8 @@ const (
 // oneMoreObservation waits for the histogram to take in the request just
 // finished, and returns the value it took in.
 func (sw *sweeper) oneMoreObservation(ctx context.Context, h promHistogram, before histogramTotals) (float64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, clockBudget)
+	defer cancel()
 	for try := 0; try < clockTries; try++ {
 		if try > 0 {
 			select {
@@ -195,6 +238,12 @@ func (sw *sweeper) prefillFailure(obs *observation, prompt builtPrompt, row *mat
 	case obs.promptTokens > 0 && obs.promptTokens < prompt.tokens-slack:
 		row.Status = matrixgen.StatusError
 		row.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for %d sent", obs.promptTokens, prompt.tokens)
+	case obs.promptTokens > prompt.tokens+slack:
+		row.Status = matrixgen.StatusError
+		row.Reason = fmt.Sprintf("impossible usage from the server: %d prompt tokens for a prompt of %d", obs.promptTokens, prompt.tokens)
+	case !obs.firstText.After(obs.sent):
+		row.Status = matrixgen.StatusError
+		row.Reason = "the server sent its first token before the prompt was on the wire: no time to first token can be taken"
 	default:
 		return false
 	}
@@ -202,22 +251,25 @@ func (sw *sweeper) prefillFailure(obs *observation, prompt builtPrompt, row *mat
 }
 
 // summarizePrefill sets the row's figures from its measured requests: the
-// medians of the client's and of the server's.
-func summarizePrefill(row *matrixgen.Prefill, shots []prefillShot, prompt builtPrompt) {
+// medians of the client's and, where the server timed every one of them,
+// of the server's, so both medians are over the same requests. A reading
+// no server could give is dropped, and said once.
+func summarizePrefill(row *matrixgen.Prefill, shots []prefillShot, prompt builtPrompt, logf func(string, ...any)) {
 	if len(shots) == 0 {
 		return
 	}
 	var rates, ttfts, serverMs, serverRates []float64
 	for _, s := range shots {
-		o := s.obs
-		ttft := ms(o.firstText.Sub(o.sent))
-		tokens := cmp.Or(o.promptTokens, prompt.tokens)
+		ttft, _ := s.ttft() // prefillFailure refused those without
+		tokens := cmp.Or(s.obs.promptTokens, prompt.tokens)
 		req := matrixgen.PrefillRequest{PromptTokens: tokens, TTFTMs: ttft, PromptTokS: float64(tokens) / (ttft / 1000)}
-		if s.serverMs > 0 {
-			req.ServerPromptMs = new(s.serverMs)
-			req.ServerPromptTokS = new(float64(cmp.Or(s.serverTokens, tokens)) / (s.serverMs / 1000))
-			serverMs, serverRates = append(serverMs, s.serverMs), append(serverRates, *req.ServerPromptTokS)
+		if sms, tokS, ok := s.serverReading(ttft, tokens); ok {
+			req.ServerPromptMs, req.ServerPromptTokS = new(sms), new(tokS)
+			serverMs, serverRates = append(serverMs, sms), append(serverRates, tokS)
 			row.ServerClock = s.clock
+		} else if s.serverMs != 0 && logf != nil {
+			logf("note: %s prefill: the server's own timing (%g ms for %d tokens, by %s) is impossible beside a TTFT of %.1f ms; not used",
+				matrixgen.ContextLabel(row.ContextTokens), s.serverMs, s.serverTokens, s.clock, ttft)
 		}
 		rates, ttfts = append(rates, req.PromptTokS), append(ttfts, ttft)
 		row.Requests = append(row.Requests, req)
@@ -225,8 +277,10 @@ func summarizePrefill(row *matrixgen.Prefill, shots []prefillShot, prompt builtP
 	}
 	row.PromptTokS, row.TTFTMs = new(measure.Median(rates)), new(measure.Median(ttfts))
 	row.Completed = new(len(shots))
-	if len(serverMs) > 0 {
+	if len(serverMs) == len(shots) {
 		row.ServerPromptMs, row.ServerPromptTokS = new(measure.Median(serverMs)), new(measure.Median(serverRates))
+	} else {
+		row.ServerClock = ""
 	}
 	if len(shots) == 1 {
 		row.Requests = nil // the row's own figures say it all

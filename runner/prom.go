@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -178,20 +179,30 @@ func seriesKey(labels map[string]string) string {
 // their values are averaged). Anything else (another request finishing in
 // between, a restart resetting the counts) leaves the figure unknown.
 func oneObservation(before, after histogramTotals) (float64, bool) {
-	total, moved := 0.0, 0
+	var values []float64
 	for key, a := range after {
-		b := before[key]
+		b, seen := before[key]
 		switch dc := a.count - b.count; {
 		case dc == 0:
-		case dc == 1 && a.sum >= b.sum:
-			total += a.sum - b.sum
-			moved++
-		default:
+		case dc == 1 && seen && a.sum >= b.sum && !math.IsInf(a.sum, 0):
+			values = append(values, a.sum-b.sum)
+		default: // a series born since, or one that moved otherwise
 			return 0, false
 		}
 	}
-	if moved == 0 {
+	if len(values) == 0 {
 		return 0, false
 	}
-	return total / float64(moved), true
+	// Ranks observe one request alike; series that disagree observed
+	// different ones.
+	mean := 0.0
+	for _, v := range values {
+		mean += v / float64(len(values))
+	}
+	for _, v := range values {
+		if math.Abs(v-mean) > 0.05*mean {
+			return 0, false
+		}
+	}
+	return mean, mean > 0 && !math.IsInf(mean, 0)
 }
