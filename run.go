@@ -151,9 +151,14 @@ type Sweep struct {
 	// DecodeTest is how long each decode cell ran: "fixed_duration" (a time
 	// window) or "fixed_count" (a number of requests).
 	DecodeTest string `json:"decode_test,omitempty"`
-	// PrefillMode is how prefill was measured: "decode_warmup" (the scout
-	// request that warms each context) or "separate".
+	// PrefillMode is how prefill was measured: "warmed_repeats" (an untimed
+	// warm-up, then PrefillRepeats fresh prompts, the last of which warms
+	// the context for its decode cells), "decode_warmup" (one request that
+	// also warms the context, as other tools and older runs measure) or
+	// "separate".
 	PrefillMode string `json:"prefill_mode,omitempty"`
+	// PrefillRepeats is how many fresh prompts each prefill row measured.
+	PrefillRepeats int `json:"prefill_repeats,omitempty"`
 	// DurationSeconds is the planned window of each decode cell.
 	DurationSeconds float64 `json:"duration_seconds,omitempty"`
 	// MaxOutputTokens caps each request's output.
@@ -184,7 +189,15 @@ const (
 	DecodeFixedCount    = "fixed_count"
 	PrefillDecodeWarmup = "decode_warmup"
 	PrefillSeparate     = "separate"
+	PrefillWarmed       = "warmed_repeats"
 )
+
+// WarmsDecodeCache reports whether the prefill requests left each context
+// in the prompt cache for its decode cells, so their TTFT mostly excludes
+// prefill.
+func (s Sweep) WarmsDecodeCache() bool {
+	return s.PrefillMode == PrefillDecodeWarmup || s.PrefillMode == PrefillWarmed
+}
 
 // Prefill is one prefill measurement at a context: requests of exactly
 // ContextTokens prompt tokens, each on a prompt no cache holds, asking for

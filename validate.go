@@ -91,7 +91,7 @@ func (v *validator) contexts(field string, xs []int) {
 }
 
 var knownDecodeTests = []string{"", DecodeFixedDuration, DecodeFixedCount}
-var knownPrefillModes = []string{"", PrefillDecodeWarmup, PrefillSeparate}
+var knownPrefillModes = []string{"", PrefillDecodeWarmup, PrefillSeparate, PrefillWarmed}
 
 // given checks hardware.given names hardware fields a person can give,
 // each once.
@@ -112,13 +112,14 @@ func (v *validator) sweep(s *Sweep) {
 		v.add("sweep.decode_test", fmt.Sprintf("unknown %q (want fixed_duration or fixed_count)", s.DecodeTest))
 	}
 	if !slices.Contains(knownPrefillModes, s.PrefillMode) {
-		v.add("sweep.prefill_mode", fmt.Sprintf("unknown %q (want decode_warmup or separate)", s.PrefillMode))
+		v.add("sweep.prefill_mode", fmt.Sprintf("unknown %q (want warmed_repeats, decode_warmup or separate)", s.PrefillMode))
 	}
 	if s.CacheMode != "" && s.CacheMode != CacheShared && s.CacheMode != CacheDistinct {
 		v.add("sweep.cache_mode", fmt.Sprintf("unknown %q (want shared or distinct)", s.CacheMode))
 	}
 	v.nonNegative("", "sweep.duration_seconds", &s.DurationSeconds)
 	v.count("", "sweep.max_output_tokens", s.MaxOutputTokens)
+	v.count("", "sweep.prefill_repeats", s.PrefillRepeats)
 	v.contexts("sweep.contexts", s.Contexts)
 	v.contexts("sweep.prefill_contexts", s.PrefillContexts)
 	for i, c := range s.Concurrency {

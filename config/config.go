@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/matrixgen/matrixgen/runner"
 	"io/fs"
 	"net/url"
 	"os"
@@ -220,8 +221,8 @@ func (c Config) validate() error {
 	if s.KVCacheTokens < 0 {
 		bad("sweep.kv_cache_tokens", "must not be negative, got %d", s.KVCacheTokens)
 	}
-	if s.PrefillRepeats < 0 || c.lines["sweep.prefill_repeats"] > 0 && s.PrefillRepeats == 0 {
-		bad("sweep.prefill_repeats", "must be at least 1, got %d", s.PrefillRepeats)
+	if s.PrefillRepeats < 0 || s.PrefillRepeats > runner.MaxPrefillRepeats || c.lines["sweep.prefill_repeats"] > 0 && s.PrefillRepeats == 0 {
+		bad("sweep.prefill_repeats", "want 1 to %d fresh prompts a prefill row, got %d", runner.MaxPrefillRepeats, s.PrefillRepeats)
 	}
 	if s.LoopRetries != nil && *s.LoopRetries < 0 {
 		bad("sweep.loop_retries", "must not be negative, got %d", *s.LoopRetries)

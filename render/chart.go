@@ -206,6 +206,9 @@ func barLabel(p matrixgen.Prefill) *opts.Label {
 		return nil
 	}
 	text := tokS(*p.PromptTokS)
+	if _, beyond, _ := p.OutsidePrompt(); beyond {
+		text += notServerMark // the notes under the table say why
+	}
 	if p.TTFTMs != nil {
 		text += "\n" + ttftText(*p.TTFTMs)
 	}

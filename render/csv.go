@@ -20,6 +20,7 @@ var csvHeader = []string{
 	// Prefill rows only: the server's own timing of its prompt processing,
 	// the warm-up's TTFT, and the spread of the measured requests.
 	"server_prompt_tok_s", "server_prompt_ms", "cold_ttft_ms", "prompt_tok_s_min", "prompt_tok_s_max",
+	"server_clock", "not_server_prefill",
 }
 
 // measurementsCSV writes every measurement of a run as CSV, one row each, in
@@ -81,6 +82,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
 			integer(p.Completed), "", "", "", positive(p.PromptTokens),
 			num(p.ServerPromptTokS), num(p.ServerPromptMs), num(p.ColdTTFTMs), low, high,
+			csvSafe(p.ServerClock), notServerPrefill(p),
 		})
 	}
 	for _, d := range run.Decode {
@@ -90,7 +92,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 			string(d.Status), csvSafe(d.Reason),
 			num(d.TotalTokS), num(d.PerRequestTokS), ttft[0], ttft[1], ttft[2], tbt[0], tbt[1], tbt[2],
 			num(d.AvgActive), integer(d.Completed), integer(d.OutputTokens), num(d.WindowSeconds),
-			string(d.TokenSource), "", "", "", "", "", "",
+			string(d.TokenSource), "", "", "", "", "", "", "", "",
 		})
 	}
 	return rows
@@ -131,4 +133,14 @@ func csvSafe(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// notServerPrefill is "true" for a prefill figure that is not the server's
+// prefill speed (Prefill.OutsidePrompt), "false" where the server's clock
+// says it is, and empty where there is no clock to tell.
+func notServerPrefill(p matrixgen.Prefill) string {
+	if _, beyond, ok := p.OutsidePrompt(); ok {
+		return strconv.FormatBool(beyond)
+	}
+	return ""
 }

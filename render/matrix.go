@@ -64,7 +64,7 @@ func scaledMatrix(r *matrixgen.Run, lo, hi float64, measured bool, linkPrefix st
 			})
 		}
 	}
-	lg.WarmupNote = r.Sweep.PrefillMode == matrixgen.PrefillDecodeWarmup && len(m.Rows) > 0
+	lg.WarmupNote = r.Sweep.WarmsDecodeCache() && len(m.Rows) > 0
 	return m, lg
 }
 

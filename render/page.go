@@ -38,6 +38,8 @@ type runPage struct {
 	// PrefillNotes are what the prefill rows say beside their figures: a
 	// prompt one token short, the server's own prefill speed, a wait.
 	PrefillNotes []string
+	// PrefillMarked: a prefill figure is not the server's prefill speed.
+	PrefillMarked bool
 	// ResumedDespite lists what differed when the run was resumed by force.
 	ResumedDespite []string
 	Panels         panels
@@ -129,6 +131,7 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		Incomplete:     r.Incomplete,
 		Disagreements:  disagreements(r),
 		PrefillNotes:   prefillNotes(r),
+		PrefillMarked:  anyNotServersPrefill(r),
 		ResumedDespite: r.ResumedDespite,
 		Panels:         runPanels(r),
 		LaunchCommand:  r.LaunchCommand,
@@ -284,7 +287,7 @@ func runPanels(r *matrixgen.Run) panels {
 		"Max model length", tokensIf(r.Model.MaxModelLen),
 		"Benchmark tool", joinNonEmpty(" ", r.Tool.Name, r.Tool.Version),
 		"Decode test", decodeTestLabel(s.DecodeTest),
-		"Prefill mode", prefillModeLabel(s.PrefillMode),
+		"Prefill mode", prefillModeLabel(s),
 		"Time per measurement", secondsIf(s.DurationSeconds),
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
@@ -360,14 +363,19 @@ func decodeTestLabel(s string) string {
 	return s
 }
 
-func prefillModeLabel(s string) string {
-	switch s {
+func prefillModeLabel(s matrixgen.Sweep) string {
+	switch s.PrefillMode {
+	case matrixgen.PrefillWarmed:
+		if s.PrefillRepeats > 1 {
+			return fmt.Sprintf("After a warm-up, the median of %d fresh prompts", s.PrefillRepeats)
+		}
+		return "After a warm-up, one fresh prompt"
 	case matrixgen.PrefillDecodeWarmup:
 		return "Measured during decode warm-up"
 	case matrixgen.PrefillSeparate:
 		return "Separate cold requests"
 	}
-	return s
+	return s.PrefillMode
 }
 
 func joinNonEmpty(sep string, parts ...string) string {
@@ -419,11 +427,11 @@ func prefillNotes(r *matrixgen.Run) []string {
 			parts = append(parts, "the server timed its prefill at "+tokS(*p.ServerPromptTokS)+" tok/s"+serverClockNote(p))
 		}
 		if outside, beyond, ok := p.OutsidePrompt(); ok && beyond {
-			parts = append(parts, fmt.Sprintf("%snot the server's prefill speed: the server took %s; its prompt processing took %s (%s outside it)",
+			parts = append(parts, fmt.Sprintf("%snot the server's prefill speed: its first token came %s after the request; its prompt processing took %s (%s outside it)",
 				strings.TrimSpace(notServerMark)+" ", millis(*p.TTFTMs), millis(*p.ServerPromptMs), millis(outside)))
 		}
 		if p.ColdTTFTMs != nil {
-			parts = append(parts, "the first request of this length (cold start) took "+millis(*p.ColdTTFTMs))
+			parts = append(parts, "the sweep's first request of this length (cold start, with any one-time cost it met) took "+millis(*p.ColdTTFTMs))
 		}
 		if p.IdleWaitSeconds != nil && *p.IdleWaitSeconds >= 0.5 {
 			parts = append(parts, "measured after waiting "+Seconds(*p.IdleWaitSeconds)+" for the server to finish earlier work")
@@ -467,4 +475,15 @@ func wattsIf(w *float64) string {
 		return ""
 	}
 	return decimal1(*w) + " W"
+}
+
+// anyNotServersPrefill reports whether a prefill figure of the run is not
+// the server's prefill speed (Prefill.OutsidePrompt).
+func anyNotServersPrefill(r *matrixgen.Run) bool {
+	for _, p := range r.Prefill {
+		if _, beyond, _ := p.OutsidePrompt(); beyond {
+			return true
+		}
+	}
+	return false
 }

@@ -56,17 +56,20 @@ func TestPrefillNotServersSpeedIsMarkedAndSaysWhy(t *testing.T) {
 	if got := prefillRows(cold)[0].Total; got != "1,577.3"+notServerMark {
 		t.Errorf("the cold row's figure %q is not marked", got)
 	}
+	if label := barLabel(cold); !strings.HasPrefix(label.Formatter, "1,577.3"+notServerMark) {
+		t.Errorf("the chart's bar reads %q: unmarked", label.Formatter)
+	}
 	run := &matrixgen.Run{Prefill: []matrixgen.Prefill{cold, warmRow()}}
 	notes := prefillNotes(run)
 	if len(notes) != 2 {
 		t.Fatalf("notes %q", notes)
 	}
-	for _, want := range []string{"8K prefill", "not the server's prefill speed", "the server took 5,194 ms; its prompt processing took 169 ms", "llama.cpp timings.prompt_ms"} {
+	for _, want := range []string{"8K prefill", "not the server's prefill speed", "its first token came 5,194 ms after the request; its prompt processing took 169 ms", "llama.cpp timings.prompt_ms"} {
 		if !strings.Contains(notes[0], want) {
 			t.Errorf("the cold row's note %q lacks %q", notes[0], want)
 		}
 	}
-	for _, want := range []string{"median of 3 fresh prompts", "13.9K–14.4K tok/s", "cold start) took 320 ms"} {
+	for _, want := range []string{"median of 3 fresh prompts", "13.9K–14.4K tok/s", "cold start, with any one-time cost it met) took 320 ms"} {
 		if !strings.Contains(notes[1], want) {
 			t.Errorf("the warm row's note %q lacks %q", notes[1], want)
 		}

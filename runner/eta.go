@@ -9,7 +9,8 @@ import (
 // left costs its planned window and the overhead measured around each
 // window so far (streams warming up, waiting for the server to idle), as
 // many times as cells have needed attempts (a looped cell runs again), and
-// every prefill row left what rows took so far. Dividing the time so far
+// every prefill row left what rows took so far per token of context (a
+// 128K row takes far longer than an 8K one). Dividing the time so far
 // by the measurements done, as the runner once did, said "12 s" for a
 // sweep in which every cell looped and ran twice.
 
@@ -18,19 +19,19 @@ type etaModel struct {
 	window      time.Duration // each decode attempt's planned window
 	maxAttempts int           // 1 + the loop retries
 
-	prefillRows int
-	prefillTime time.Duration
-	cells       int // decode cells finished
-	attempts    int // decode attempts started, the current one's included
-	cellTime    time.Duration
+	prefillTokens int // the contexts of the prefill rows measured
+	prefillTime   time.Duration
+	cells         int // decode cells finished
+	attempts      int // decode attempts started, the current one's included
+	cellTime      time.Duration
 }
 
 // remaining estimates the time the prefill rows and decode cells left will
 // take, and retries more attempts of a cell under way.
-func (m etaModel) remaining(prefillLeft, cellsLeft, retries int) time.Duration {
-	perRow := time.Duration(0)
-	if m.prefillRows > 0 {
-		perRow = m.prefillTime / time.Duration(m.prefillRows)
+func (m etaModel) remaining(prefillTokensLeft, cellsLeft, retries int) time.Duration {
+	prefill := time.Duration(0)
+	if m.prefillTokens > 0 {
+		prefill = time.Duration(float64(m.prefillTime) * float64(prefillTokensLeft) / float64(m.prefillTokens))
 	}
 	overhead := time.Duration(0)
 	if m.attempts > 0 {
@@ -41,7 +42,7 @@ func (m etaModel) remaining(prefillLeft, cellsLeft, retries int) time.Duration {
 		attempts = min(max(float64(m.attempts)/float64(m.cells), 1), float64(m.maxAttempts))
 	}
 	perCell := time.Duration(attempts * float64(m.window+overhead))
-	return time.Duration(prefillLeft)*perRow + time.Duration(cellsLeft)*perCell + time.Duration(retries)*(m.window+overhead)
+	return prefill + time.Duration(cellsLeft)*perCell + time.Duration(retries)*(m.window+overhead)
 }
 
 // eta is the sweep's estimate of its remaining time; cells the server has
@@ -50,7 +51,7 @@ func (sw *sweeper) eta() time.Duration {
 	prefillLeft, cellsLeft := 0, 0
 	for _, p := range sw.run.Prefill {
 		if !finished(p.Status) {
-			prefillLeft++
+			prefillLeft += p.ContextTokens
 		}
 	}
 	for _, d := range sw.run.Decode {

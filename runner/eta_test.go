@@ -18,7 +18,7 @@ func TestETAModel(t *testing.T) {
 	tests := []struct {
 		name                  string
 		m                     etaModel
-		prefillLeft, cellLeft int
+		prefillLeft, cellLeft int // prefill: tokens of context
 		retries               int
 		want                  time.Duration
 	}{
@@ -29,8 +29,8 @@ func TestETAModel(t *testing.T) {
 			etaModel{window: window, maxAttempts: 2, cells: 2, attempts: 5, cellTime: 5 * 35 * time.Second}, 0, 0, 1, 35 * time.Second},
 		{"never more attempts than the retries allow",
 			etaModel{window: window, maxAttempts: 2, cells: 1, attempts: 5, cellTime: 5 * 30 * time.Second}, 0, 1, 0, 2 * 30 * time.Second},
-		{"prefill rows at what they took",
-			etaModel{window: window, maxAttempts: 2, prefillRows: 2, prefillTime: 10 * time.Second}, 3, 0, 0, 15 * time.Second},
+		{"prefill rows at what they took a token: 8K and 16K took 6 s, so 64K takes 16 s",
+			etaModel{window: window, maxAttempts: 2, prefillTokens: 24 << 10, prefillTime: 6 * time.Second}, 64 << 10, 0, 0, 16 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,7 +93,7 @@ func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt bu
 	}
 	*row = r
 	sw.done++
-	sw.etaModel.prefillRows++
+	sw.etaModel.prefillTokens += n
 	sw.etaModel.prefillTime += time.Since(start)
 	sw.logf("%s prefill %s: %s", sw.progress(), matrixgen.ContextLabel(n), describePrefill(*row))
 	return sw.save()
@@ -300,11 +300,11 @@ func describePrefill(p matrixgen.Prefill) string {
 	if p.ServerPromptTokS != nil {
 		s += fmt.Sprintf("; the server's own %.0f tok/s (%.0f ms)", *p.ServerPromptTokS, *p.ServerPromptMs)
 	}
-	if p.ColdTTFTMs != nil {
-		s += fmt.Sprintf("; cold start %.0f ms", *p.ColdTTFTMs)
-	}
 	if outside, beyond, ok := p.OutsidePrompt(); ok && beyond {
 		s += fmt.Sprintf(" — not the server's prefill speed: %.0f ms of the TTFT were outside its prompt processing", outside)
+	}
+	if p.ColdTTFTMs != nil {
+		s += fmt.Sprintf("; the first request of this length (cold start) %.0f ms", *p.ColdTTFTMs)
 	}
 	return s
 }

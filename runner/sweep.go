@@ -250,7 +250,7 @@ func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 		LaunchCommand: RedactCommand(d.LaunchCommand),
 		Probe:         probe,
 		Sweep: matrixgen.Sweep{
-			DecodeTest: matrixgen.DecodeFixedDuration, PrefillMode: matrixgen.PrefillDecodeWarmup,
+			DecodeTest: matrixgen.DecodeFixedDuration, PrefillMode: matrixgen.PrefillWarmed, PrefillRepeats: cmp.Or(s.Sweep.PrefillRepeats, DefaultPrefillRepeats),
 			DurationSeconds: s.Sweep.Duration.Seconds(), MaxOutputTokens: s.Sweep.MaxOutput,
 			Contexts: p.contexts, Concurrency: p.concurrency, PrefillContexts: p.prefill,
 			IgnoreEOS: s.Sweep.IgnoreEOS, CacheMode: s.Sweep.CacheMode,
@@ -320,6 +320,9 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 	differ("ignore_eos", deref(os.IgnoreEOS), deref(ns.IgnoreEOS))
 	if os.CacheMode != "" { // files from before it was recorded say nothing
 		differ("cache mode", os.CacheMode, ns.CacheMode)
+	}
+	if os.PrefillRepeats != 0 { // likewise
+		differ("prefill repeats", os.PrefillRepeats, ns.PrefillRepeats)
 	}
 	return diffs
 }

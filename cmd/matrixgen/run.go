@@ -272,6 +272,9 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	if r.Sweep.CacheMode != "" {
 		w.CacheMode = r.Sweep.CacheMode
 	}
+	if r.Sweep.PrefillRepeats > 0 {
+		w.PrefillRepeats = r.Sweep.PrefillRepeats
+	}
 	if p := r.Probe; p != nil && strings.HasPrefix(p.KVSource, runner.KVGivenByHand) {
 		w.KVCacheTokens = p.KVCacheTokens
 	}
