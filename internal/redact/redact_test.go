@@ -107,9 +107,9 @@ func TestErrorKeepsItsChain(t *testing.T) {
 
 func TestWithoutUserinfo(t *testing.T) {
 	for in, want := range map[string]string{
-		"https://user:pass@github.com/o/r":   "https://github.com/o/r",
-		"https://TOKEN@github.com/o/r":       "https://github.com/o/r",
-		"https://u:p@ss@github.com/o/r":      "https://github.com/o/r",
+		"https://user:pass@github.com/o/r":     "https://github.com/o/r",
+		"https://TOKEN@github.com/o/r":         "https://github.com/o/r",
+		"https://u:p@ss@github.com/o/r":        "https://github.com/o/r",
 		"https://github.com/vllm-project/vllm": "https://github.com/vllm-project/vllm",
 	} {
 		if got := WithoutUserinfo(in); got != want {
