@@ -32,6 +32,9 @@ import (
 	_ "gocloud.dev/blob/memblob"  // mem:// places, for tests
 	_ "gocloud.dev/blob/s3blob"   // s3:// places
 	"gocloud.dev/gcerrors"
+
+	"github.com/matrixgen/matrixgen/internal/redact"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // IsURL reports whether place names a store rather than a local folder.
@@ -44,13 +47,17 @@ func IsURL(place string) bool {
 type Store struct {
 	b    *blob.Bucket
 	name string // the place without its query, for messages
+	// secrets are what the place's URL carries beyond where it is (its
+	// query's values, its user and password), hidden in every message.
+	secrets []string
 }
 
 // Open opens place, a URL such as s3://bucket/runs/?region=eu-west-1.
 func Open(ctx context.Context, place string) (*Store, error) {
 	u, err := url.Parse(place)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a URL: %v", Redact(place), err)
+		// url.Parse's error repeats the whole URL, query and all.
+		return nil, fmt.Errorf("%s: not a URL", Redact(place))
 	}
 	prefix := strings.TrimPrefix(u.Path, "/")
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
@@ -62,15 +69,64 @@ func Open(ctx context.Context, place string) (*Store, error) {
 		// fileblob's bucket is the folder itself.
 		bucketURL.Path, prefix = u.Path, ""
 	}
+	s := &Store{name: Redact(place), secrets: urlSecrets(u)}
 	b, err := blob.OpenBucket(ctx, bucketURL.String())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", Redact(place), redactErr(err, place))
+		return nil, s.fail("", err)
 	}
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	return &Store{b: b, name: Redact(place)}, nil
+	s.b = b
+	return s, nil
 }
+
+// urlSecrets are the parts of a place's URL that may be credentials: the
+// query, and each of its values (or bare words, "?TOKEN"), raw and
+// decoded, and the user information.
+func urlSecrets(u *url.URL) []string {
+	out := []string{u.RawQuery}
+	for _, pair := range strings.Split(u.RawQuery, "&") {
+		name, raw, ok := strings.Cut(pair, "=")
+		if !ok {
+			raw = name
+		}
+		out = append(out, raw)
+		if v, err := url.QueryUnescape(raw); err == nil && v != raw {
+			out = append(out, v)
+		}
+	}
+	if u.User != nil {
+		out = append(out, u.User.Username(), u.User.String())
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+	}
+	// The longest first, so a value that holds another is hidden whole.
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	return out
+}
+
+// fail is the one way a store's error becomes a message: the place as
+// shown (no query, no user), what was done and the store's words with
+// every secret of the URL hidden; the kind of error is kept for errors.Is.
+func (s *Store) fail(what string, err error) error {
+	if what != "" {
+		what = ": " + what
+	}
+	return &storeError{msg: s.name + what + ": " + redact.Positional(redact.Values(err.Error(), s.secrets...)), err: err}
+}
+
+type storeError struct {
+	msg string
+	err error
+}
+
+func (e *storeError) Error() string { return e.msg }
+
+// Unwrap gives the store's error for errors.Is and gcerrors.Code, not for
+// printing: its message may hold the URL's secrets.
+func (e *storeError) Unwrap() error { return e.err }
 
 // Close closes the store.
 func (s *Store) Close() error { return s.b.Close() }
@@ -87,20 +143,6 @@ func Redact(place string) string {
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	return u.String()
-}
-
-// redactErr keeps a store's error from repeating the URL's secrets.
-func redactErr(err error, place string) error {
-	msg := err.Error()
-	if u, perr := url.Parse(place); perr == nil {
-		if u.RawQuery != "" {
-			msg = strings.ReplaceAll(msg, u.RawQuery, "…")
-		}
-		if u.User != nil {
-			msg = strings.ReplaceAll(msg, u.User.String(), "…")
-		}
-	}
-	return errors.New(msg)
 }
 
 // FetchRuns makes dir hold the run files (*.json) and notes (*.md) at the
@@ -122,7 +164,7 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) ([]string, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: listing: %v", s.name, err)
+			return nil, s.fail("listing", err)
 		}
 		name := obj.Key
 		if obj.IsDir || (!strings.HasSuffix(name, ".json") && !strings.HasSuffix(name, ".md")) || strings.HasPrefix(name, ".") {
@@ -140,7 +182,7 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) ([]string, error) {
 		}
 		data, err := s.b.ReadAll(ctx, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", s.name, name, err)
+			return nil, s.fail(term.Quote(name), err)
 		}
 		if err := os.WriteFile(local, data, 0o644); err != nil {
 			return nil, err
@@ -163,7 +205,7 @@ func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, e
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %s: %v", s.name, key, err)
+		return nil, false, s.fail(term.Quote(key), err)
 	}
 	return data, true, nil
 }
@@ -190,9 +232,9 @@ func (s *Store) put(ctx context.Context, key string, data []byte, create bool) e
 	case err == nil:
 		return nil
 	case create && gcerrors.Code(err) == gcerrors.FailedPrecondition:
-		return fmt.Errorf("%s: %s: %w", s.name, key, ErrExists)
+		return fmt.Errorf("%s: %s: %w", s.name, term.Quote(key), ErrExists)
 	}
-	return fmt.Errorf("%s: %s: %v", s.name, key, err)
+	return s.fail(term.Quote(key), err)
 }
 
 // contentType is what a browser needs to be told of a site's file.
@@ -293,7 +335,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	slices.Sort(stale)
 	for _, key := range stale {
 		if err := s.b.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-			return p, fmt.Errorf("%s: removing %s: %v", s.name, key, err)
+			return p, s.fail("removing "+term.Quote(key), err)
 		}
 		p.Removed++
 	}
@@ -332,9 +374,9 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 	}
 	it := s.b.List(nil)
 	if obj, err := it.Next(ctx); err == nil {
-		return nil, fmt.Errorf("%s holds objects (%s, …) that matrixgen did not publish: publish to an empty prefix, or to one matrixgen published before", s.name, obj.Key)
+		return nil, fmt.Errorf("%s holds objects (%s, …) that matrixgen did not publish: publish to an empty prefix, or to one matrixgen published before", s.name, term.Quote(obj.Key))
 	} else if !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: listing: %v", s.name, err)
+		return nil, s.fail("listing", err)
 	}
 	return old, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/redact"
 )
 
 // probe asks the server what it is and what it offers, before any
@@ -25,7 +26,7 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		} `json:"data"`
 	}
 	if err := c.getJSON(ctx, "/v1/models", &models); err != nil {
-		return nil, fmt.Errorf("probe: %w (is an OpenAI-compatible server at %s?)", err, RedactURL(c.base))
+		return nil, fmt.Errorf("probe: %w (is an OpenAI-compatible server at %s?)", err, redact.Positional(c.base))
 	}
 	switch {
 	case c.model == "" && len(models.Data) == 1:

@@ -80,8 +80,8 @@ func (r *Redactor) Warning() string {
 		return ""
 	}
 	return "warning: the API key " + r.weak + ", so matrixgen cannot tell it from names and figures: " +
-		"it is hidden where it stands as a secret (Authorization headers, --api-key and similar flags, " +
-		"*_KEY= assignments, URL passwords) but not wherever else a server may repeat it; " +
+		"it is hidden where it stands as a secret (Authorization headers, flags such as --api-key, " +
+		"variables such as *_KEY, URL passwords) but not wherever else a server may repeat it; " +
 		"a long random key is safer"
 }
 
@@ -151,6 +151,39 @@ func (r *Redactor) hideKey(s string) string {
 	}
 	b.WriteString(s[copied:])
 	return b.String()
+}
+
+// Values hides each of values (of two characters or more) where it stands
+// as a whole token in s: the known secrets of a place, such as a bucket
+// URL's query values, in a message that may repeat them in any form.
+func Values(s string, values ...string) string {
+	for _, v := range values {
+		if len(v) < 2 {
+			continue
+		}
+		var b strings.Builder
+		copied := 0
+		for from := 0; ; {
+			at := strings.Index(s[from:], v)
+			if at < 0 {
+				break
+			}
+			start, end := from+at, from+at+len(v)
+			if tokenStart(s, start, v) && tokenEnd(s, end, v) {
+				b.WriteString(s[copied:start])
+				b.WriteString(Mark)
+				copied = end
+				from = end
+				continue
+			}
+			from = start + 1
+		}
+		if copied > 0 {
+			b.WriteString(s[copied:])
+			s = b.String()
+		}
+	}
+	return s
 }
 
 // tokenStart reports whether the key found at i starts a token: nothing

@@ -87,6 +87,9 @@ func TestWeakKeysAreWarnedNotSearched(t *testing.T) {
 			t.Errorf("key %q rewrote\n %q\nto\n %q", key, text, got)
 		}
 		w := r.Warning()
+		if Positional(w) != w {
+			t.Errorf("the warning is itself redacted: %s", Positional(w))
+		}
 		if w == "" {
 			t.Errorf("key %q: no warning", key)
 		}

@@ -35,6 +35,15 @@ func Line(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(Clean(s))
 }
 
+// Quote is how every outside name (a file's, a run's id, a bucket's key)
+// is printed in a message: in double quotes, with Go's escapes for every
+// character that is not printable, so a newline in a name cannot forge a
+// line of the program's and a right-to-left override (U+202E) or any other
+// format character cannot reorder what a reader sees.
+func Quote(name string) string {
+	return strconv.Quote(name)
+}
+
 func needsEscape(r rune) bool {
 	return r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029')
 }
