@@ -14,6 +14,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // Pair names two runs to compare: A is the baseline, B is read against it.
@@ -55,7 +56,7 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	for _, p := range configured {
 		for _, id := range []string{p.A, p.B} {
 			if _, ok := byID[id]; !ok {
-				return nil, fmt.Errorf("[[site.compare]] names run %q, which is not in the runs folder", id)
+				return nil, fmt.Errorf("[[site.compare]] names run %s, which is not in the runs folder", term.Name(id))
 			}
 		}
 		add(p)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/parallel"
+	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 )
@@ -277,7 +278,7 @@ func keepUserFiles(out, tmp string) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("look for files of yours in %s: %w", out, err)
+		return nil, fmt.Errorf("look for files of yours in %s: %w", term.Name(out), err)
 	}
 	var clash []string
 	for _, rel := range user {
@@ -286,7 +287,7 @@ func keepUserFiles(out, tmp string) ([]string, error) {
 		}
 	}
 	if len(clash) > 0 {
-		return nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", out, strings.Join(clash, ", "))
+		return nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", term.Name(out), Names(clash))
 	}
 	var moved []string
 	for _, rel := range user {
@@ -296,11 +297,21 @@ func keepUserFiles(out, tmp string) ([]string, error) {
 		}
 		if err != nil {
 			returnUserFiles(tmp, out, moved)
-			return nil, fmt.Errorf("keep %s: %w (nothing was changed)", rel, err)
+			return nil, fmt.Errorf("keep %s: %w (nothing was changed)", term.Name(rel), err)
 		}
 		moved = append(moved, rel)
 	}
 	return moved, nil
+}
+
+// Names lists outside names (files, ids) for a message, each as term.Name
+// prints it.
+func Names(list []string) string {
+	shown := make([]string, len(list))
+	for i, n := range list {
+		shown[i] = term.Name(n)
+	}
+	return strings.Join(shown, ", ")
 }
 
 // returnUserFiles moves kept files back from tmp into out, when the build
@@ -331,7 +342,7 @@ func replaceable(out string) error {
 		return fmt.Errorf("output folder: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(out, siteMarker)); err != nil {
-		return fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", out, siteMarker)
+		return fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", term.Name(out), siteMarker)
 	}
 	return nil
 }
@@ -630,7 +641,7 @@ type siteFile struct {
 // renderRun makes a run's files and its lines of the site's runs.csv.
 func (b *builder) renderRun(e matrixgen.Entry) ([]siteFile, []byte, error) {
 	if !matrixgen.ValidID(e.ID) {
-		return nil, nil, fmt.Errorf("run id %q cannot name a folder", e.ID)
+		return nil, nil, fmt.Errorf("run id %s cannot name a folder", term.Name(e.ID))
 	}
 	page, err := b.newRunPage(e)
 	if err != nil {
@@ -1067,7 +1078,7 @@ func copyAssets(assets fs.FS, dir string) error {
 // package and validated ids only; the check is a last guard all the same.
 func writeFile(dir, rel string, data []byte) error {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
-		return fmt.Errorf("refusing to write %q outside the site", rel)
+		return fmt.Errorf("refusing to write %s outside the site", term.Name(rel))
 	}
 	name := filepath.Join(dir, filepath.FromSlash(rel))
 	err := createFile(name, data)

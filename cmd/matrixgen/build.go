@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
@@ -72,7 +71,7 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	files, cleanup, err := runFiles(ctx, runsDir)
+	files, cleanup, err := runFiles(ctx, runsDir, stdout)
 	if err != nil {
 		return err
 	}
@@ -99,7 +98,7 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "built %d pages from %d runs in %d ms%s\n", stats.Pages, stats.Runs, time.Since(start).Milliseconds(), reused)
 	if len(stats.Kept) > 0 {
-		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", strings.Join(stats.Kept, ", "))
+		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", render.Names(stats.Kept))
 	}
 	return nil
 }
@@ -128,8 +127,9 @@ func renderSite(site config.Site) render.Site {
 
 // runFiles lists the run files of place: a local folder, or a bucket whose
 // runs are fetched into a temporary folder (a snapshot of one listing),
-// removed by cleanup.
-func runFiles(ctx context.Context, place string) (files []string, cleanup func(), err error) {
+// removed by cleanup; a key of the bucket the build does not expect gets a
+// line in log.
+func runFiles(ctx context.Context, place string, log io.Writer) (files []string, cleanup func(), err error) {
 	if !bucket.IsURL(place) {
 		files, err = matrixgen.RunFiles(place)
 		return files, func() {}, err
@@ -143,12 +143,15 @@ func runFiles(ctx context.Context, place string) (files []string, cleanup func()
 	if err != nil {
 		return nil, nil, err
 	}
-	files, err = store.FetchRuns(ctx, tmp)
+	fetched, err := store.FetchRuns(ctx, tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, nil, err
 	}
-	return files, func() { os.RemoveAll(tmp) }, nil
+	for _, line := range fetched.Skipped {
+		fmt.Fprintln(log, line)
+	}
+	return fetched.Runs, func() { os.RemoveAll(tmp) }, nil
 }
 
 // publish builds the site into a temporary folder and publishes it to the

@@ -80,7 +80,7 @@ Examples:
 				}
 				defer os.RemoveAll(mirror)
 				s.runs = mirror
-				s.mirror = func() error { _, err := store.FetchRuns(ctx, mirror); return err }
+				s.mirror = mirrorOf(ctx, store, mirror, stdout)
 				if err := s.mirror(); err != nil {
 					return err
 				}
@@ -88,6 +88,22 @@ Examples:
 			return s.serve(ctx, ln, 500*time.Millisecond)
 		}
 	},
+}
+
+// mirrorOf brings the local folder mirror up to date with the runs of
+// store, saying once each key it skips.
+func mirrorOf(ctx context.Context, store *bucket.Store, mirror string, log io.Writer) func() error {
+	said := map[string]bool{}
+	return func() error {
+		fetched, err := store.FetchRuns(ctx, mirror)
+		for _, line := range fetched.Skipped {
+			if !said[line] {
+				fmt.Fprintln(log, line)
+				said[line] = true
+			}
+		}
+		return err
+	}
 }
 
 func flagSet(fs *flag.FlagSet, name string) bool {
