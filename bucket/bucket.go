@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net/url"
 	"os"
@@ -388,17 +389,20 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	if err != nil {
 		return p, err
 	}
+	// Only regular files inside the site are published: a link (to /etc,
+	// say) is neither followed nor sent.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return p, err
+	}
+	defer root.Close()
+	site := root.FS()
 	want := map[string]bool{}
 	var keys []string
-	err = filepath.WalkDir(dir, func(name string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	err = fs.WalkDir(site, ".", func(key string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
 			return err
 		}
-		rel, err := filepath.Rel(dir, name)
-		if err != nil {
-			return err
-		}
-		key := filepath.ToSlash(rel)
 		want[key] = true
 		if key != SiteMarker { // written last, once every page is there
 			keys = append(keys, key)
@@ -409,7 +413,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		return p, err
 	}
 	for _, key := range publishOrder(keys) {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(key)))
+		data, err := fs.ReadFile(site, key)
 		if err != nil {
 			return p, err
 		}
@@ -422,7 +426,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		}
 		p.Written++
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, SiteMarker)); err == nil {
+	if data, err := fs.ReadFile(site, SiteMarker); err == nil && want[SiteMarker] {
 		if err := s.Put(ctx, SiteMarker, data); err != nil {
 			return p, err
 		}

@@ -306,3 +306,26 @@ func TestFetchRunsBoundsEachObject(t *testing.T) {
 		t.Errorf("the mirror holds %d files after refusals", len(entries))
 	}
 }
+
+// TestPublishSendsOnlyRegularFiles: a link in the built folder to a file
+// or a folder outside it is neither followed nor sent.
+func TestPublishSendsOnlyRegularFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := writeSite(t, map[string]string{"index.html": "<p>1</p>"})
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "shadow"), []byte("root:secret"), 0o644)
+	os.Symlink(filepath.Join(outside, "shadow"), filepath.Join(dir, "shadow"))
+	os.Symlink(outside, filepath.Join(dir, "etc"))
+	s := memStore(t, "mem://")
+	if _, err := s.Publish(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"shadow", "etc/shadow", "etc"} {
+		if data, found, _ := s.Get(ctx, key); found {
+			t.Errorf("published %s: %q", key, data)
+		}
+	}
+	if _, found, _ := s.Get(ctx, "index.html"); !found {
+		t.Error("index.html was not published")
+	}
+}

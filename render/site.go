@@ -62,8 +62,13 @@ type Stats struct {
 	// Reused counts the runs whose pages came unchanged from the site the
 	// build replaced (reuse.go).
 	Reused int
-	// Kept are files of the output folder no build wrote, carried over.
+	// Kept are files of the output folder no build wrote, carried over
+	// (a folder a line).
 	Kept []string
+	// Left are what the output folder held that no build wrote and that is
+	// not a regular file (a link, a pipe): not carried into the new site,
+	// which holds only regular files that resolve inside it.
+	Left []string
 }
 
 // echartsVersion is the vendored ECharts, shown in the footer; the VERSION
@@ -150,19 +155,19 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 	if err == nil {
 		err = os.Chmod(tmp, 0o755)
 	}
-	var kept []string
+	var kept, moved, left []string
 	if err == nil {
-		kept, err = keepUserFiles(out, tmp)
+		kept, moved, left, err = keepUserFiles(out, tmp)
 	}
 	if err == nil {
 		err = swapDir(tmp, out)
 	}
 	if err != nil {
-		returnUserFiles(tmp, out, kept)
+		returnUserFiles(tmp, out, moved)
 		os.RemoveAll(tmp)
 		return nil, Stats{}, err
 	}
-	stats.Kept = kept
+	stats.Kept, stats.Left = kept, left
 	return b, stats, nil
 }
 
@@ -243,15 +248,21 @@ func builtFiles(out string) (files map[string]bool, ok bool) {
 	return files, true
 }
 
-// keepUserFiles moves the files and folders of the old site out that no
-// build wrote into the new site tmp, and returns them. For an older site
-// whose marker lists nothing, whatever the new build does not write is
-// kept. A name the new build also writes is an error naming it: neither
-// file is lost.
-func keepUserFiles(out, tmp string) ([]string, error) {
+// keepUserFiles moves the files of the old site out that no build wrote
+// into the new site tmp. It returns what it kept, a file or a whole
+// folder a line, for the message; the files it moved, to move back should
+// the build fail after all; and what it left out: links and anything else
+// that is not a regular file (a link to /etc would carry /etc into the
+// new site, and serve and publish it). For an older site whose marker
+// lists nothing, whatever the new build does not write is kept. A name
+// the new build also writes is an error naming it: neither file is lost.
+func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
 	built, listed := builtFiles(out)
-	var user []string
-	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+	var files, clash []string
+	inKept := func(rel string) bool {
+		return len(kept) > 0 && strings.HasPrefix(rel, kept[len(kept)-1]+"/")
+	}
+	err = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == out {
 				return fs.SkipAll
@@ -268,40 +279,42 @@ func keepUserFiles(out, tmp string) ([]string, error) {
 			_, statErr := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel)))
 			ours = statErr == nil && !d.IsDir() || d.IsDir() && statErr == nil
 		}
-		if ours {
+		switch {
+		case ours:
+			return nil
+		case !d.Type().IsRegular() && !d.IsDir():
+			left = append(left, rel)
 			return nil
 		}
-		user = append(user, rel)
-		if d.IsDir() {
-			return fs.SkipDir // kept whole
+		if !inKept(rel) {
+			kept = append(kept, rel)
+		}
+		if info, err := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel))); err == nil && (!d.IsDir() || !info.IsDir()) {
+			clash = append(clash, rel)
+		}
+		if !d.IsDir() {
+			files = append(files, rel)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("look for files of yours in %s: %w", term.Name(out), err)
-	}
-	var clash []string
-	for _, rel := range user {
-		if _, err := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel))); err == nil {
-			clash = append(clash, rel)
-		}
+		return nil, nil, nil, fmt.Errorf("look for files of yours in %s: %w", term.Name(out), err)
 	}
 	if len(clash) > 0 {
-		return nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", term.Name(out), Names(clash))
+		return nil, nil, nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", term.Name(out), Names(clash))
 	}
-	var moved []string
-	for _, rel := range user {
+	for _, rel := range files {
 		dst := filepath.Join(tmp, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
 			err = os.Rename(filepath.Join(out, filepath.FromSlash(rel)), dst)
 		}
 		if err != nil {
 			returnUserFiles(tmp, out, moved)
-			return nil, fmt.Errorf("keep %s: %w (nothing was changed)", term.Name(rel), err)
+			return nil, nil, nil, fmt.Errorf("keep %s: %w (nothing was changed)", term.Name(rel), err)
 		}
 		moved = append(moved, rel)
 	}
-	return moved, nil
+	return kept, moved, left, nil
 }
 
 // Names lists outside names (files, ids) for a message, each as term.Name

@@ -100,6 +100,9 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	if len(stats.Kept) > 0 {
 		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", render.Names(stats.Kept))
 	}
+	if len(stats.Left) > 0 {
+		fmt.Fprintf(stdout, "left out of the new site, not regular files: %s\n", render.Names(stats.Left))
+	}
 	return nil
 }
 
