@@ -136,10 +136,12 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 		return nil, Stats{}, err
 	}
 	removeDebris(parent, filepath.Base(out))
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+debrisMark)
+	work, err := newWorkFolder(parent, filepath.Base(out))
 	if err != nil {
 		return nil, Stats{}, err
 	}
+	defer work.release()
+	tmp := work.dir
 	b.key = reuseKey(site)
 	if IsSite(out) {
 		b.previous = out
@@ -160,6 +162,10 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 		kept, moved, left, err = keepUserFiles(out, tmp)
 	}
 	if err == nil {
+		// A build cancelled up to here swaps nothing in.
+		err = ctx.Err()
+	}
+	if err == nil {
 		err = swapDir(tmp, out)
 	}
 	if err != nil {
@@ -170,33 +176,6 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 	stats.Kept, stats.Left = kept, left
 	return b, stats, nil
 }
-
-// debrisMark is in the name of a build's working folders beside the site:
-// ".public.building-123" while it builds, "….old" while it swaps.
-const debrisMark = ".building-"
-
-// removeDebris removes working folders an earlier build left beside the
-// site when it was killed (or could not remove the old site): they are
-// matrixgen's by their names, and nothing else uses them once a day has
-// passed. A build running now has its own, younger one.
-func removeDebris(parent, base string) {
-	entries, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "."+base+debrisMark) {
-			continue
-		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > debrisAge {
-			os.RemoveAll(filepath.Join(parent, e.Name()))
-		}
-	}
-}
-
-// debrisAge is how old a working folder must be before a build removes it:
-// older than any build, so two builds side by side leave each other alone.
-var debrisAge = 10 * time.Minute
 
 // siteMarker is written at the root of every site, so a later build knows
 // the folder it replaces is one it made and not, say, a home directory. It

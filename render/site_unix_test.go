@@ -65,3 +65,43 @@ func TestBuildCarriesOnlyRegularFiles(t *testing.T) {
 		t.Error("removing the old site removed what a link pointed to")
 	}
 }
+
+// TestKilledBuildsDebrisIsCleared: kill -9 during a build left its
+// .public.building-* folder for ever (for ten minutes, by its age). A
+// build clears at once the working folders whose lock it can take (their
+// build is dead) and leaves alone one whose lock a live build holds.
+func TestKilledBuildsDebrisIsCleared(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "public")
+	runs := Entries{{ID: "a", Run: testrun.Full(1)}}
+	// What killed builds leave: a signed lock file nobody holds and its
+	// folder (mid-build), or its folder's ".old" (mid-swap).
+	for _, stem := range []string{".public.building-111", ".public.building-222"} {
+		os.WriteFile(filepath.Join(parent, stem+".lock"), []byte("4242\n"), 0o600)
+	}
+	os.MkdirAll(filepath.Join(parent, ".public.building-111", "runs", "a"), 0o755)
+	os.WriteFile(filepath.Join(parent, ".public.building-111", "runs", "a", "index.html"), []byte("half"), 0o644)
+	os.MkdirAll(filepath.Join(parent, ".public.building-222.old", "runs"), 0o755)
+	// A live build's: its lock held.
+	live, err := newWorkFolder(parent, "public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.release()
+	// Not matrixgen's: another site's, and a link with our prefix.
+	os.Mkdir(filepath.Join(parent, ".other.building-1"), 0o755)
+	os.Symlink(t.TempDir(), filepath.Join(parent, ".public.building-333"))
+	if _, err := Build(runs, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{".other.building-1", ".public.building-333", filepath.Base(live.dir), filepath.Base(live.lock.Name()), "public"}
+	slices.Sort(want)
+	if !slices.Equal(left, want) {
+		t.Errorf("beside the site: %q, want %q", left, want)
+	}
+}

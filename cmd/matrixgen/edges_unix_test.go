@@ -77,3 +77,45 @@ func TestServeStaysInsideItsSite(t *testing.T) {
 		}
 	}
 }
+
+// TestKill9DuringBuildLeavesNoDebris: kill -9 during `matrixgen build`
+// left its .public.building-* folder beside the site; the next build
+// clears it at once (its lock, freed by the kernel, proves it abandoned).
+func TestKill9DuringBuildLeavesNoDebris(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 300 runs in a process of its own")
+	}
+	runs := writeBenchRuns(t, 300)
+	parent := t.TempDir()
+	out := filepath.Join(parent, "public")
+	cmd, log := startCommand(t, "build", "-runs", runs, "-o", out)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	debris := func() []string { m, _ := filepath.Glob(filepath.Join(parent, ".public.building-*")); return m }
+	working := func() bool {
+		for _, d := range debris() {
+			if info, err := os.Stat(d); err == nil && info.IsDir() {
+				return true
+			}
+		}
+		return false
+	}
+	for !working() {
+		select {
+		case <-exited:
+			t.Skipf("the build finished before it could be killed:\n%s", log)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cmd.Process.Kill()
+	<-exited
+	if len(debris()) == 0 {
+		t.Fatal("kill -9 left nothing to clear: the test proves nothing")
+	}
+	if code, stdout, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out); code != 0 {
+		t.Fatalf("the next build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if left := debris(); len(left) > 0 {
+		t.Errorf("after the next build, still beside the site: %q", left)
+	}
+}
