@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"html"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -521,6 +522,47 @@ func TestPrefillBarsCarryTheirFigures(t *testing.T) {
 	}{{491, "491 ms"}, {9999, "9,999 ms"}, {15700, "15.7 s"}, {170400, "170 s"}} {
 		if got := ttftText(tt.ms); got != tt.want {
 			t.Errorf("ttftText(%g) = %q, want %q", tt.ms, got, tt.want)
+		}
+	}
+}
+
+// TestCompareNamesAreUnambiguous: "m--m" vs "n" and "m" vs "m--n" got one
+// compare page's name. Over generated pairs of ids heavy in '-' (and the
+// reported ones), no two pairs share a name, and every name is one folder
+// within the file system's limit.
+func TestCompareNamesAreUnambiguous(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 6))
+	pieces := []string{"m", "n", "-", "--", "---", ".", "_", "1"}
+	randomID := func() string {
+		for {
+			var b strings.Builder
+			for n := 1 + rng.IntN(6); n > 0; n-- {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			if rng.IntN(20) == 0 {
+				b.WriteString(strings.Repeat("x-", 40)) // a long one
+			}
+			if id := b.String(); matrixgen.ValidID(id) {
+				return id
+			}
+		}
+	}
+	pairs := []Pair{{"m--m", "n"}, {"m", "m--n"}, {"m-", "n"}, {"m", "-n"}, {"m", "n"}}
+	for range 50000 {
+		pairs = append(pairs, Pair{randomID(), randomID()})
+	}
+	seen := map[string]Pair{}
+	for _, p := range pairs {
+		if !matrixgen.ValidID(p.A) || !matrixgen.ValidID(p.B) {
+			continue
+		}
+		name := compareID(p)
+		if other, ok := seen[name]; ok && other != p {
+			t.Fatalf("%v and %v share the compare page %q", other, p, name)
+		}
+		seen[name] = p
+		if len(name) > maxCompareID || !filepath.IsLocal(name) || strings.ContainsAny(name, `/\`) {
+			t.Fatalf("%v: compare page %q", p, name)
 		}
 	}
 }
