@@ -142,10 +142,10 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 	}
 	defer work.release()
 	tmp := work.dir
-	b.key = reuseKey(site)
+	b.key, b.secret = reuseKey(site), cacheSecret()
 	if IsSite(out) {
 		b.previous = out
-		b.reuse = loadReuse(out, b.key)
+		b.reuse = loadReuse(out, b.key, b.secret)
 	}
 	stats, err := b.write(src, tmp)
 	if err == nil {
@@ -384,6 +384,7 @@ type builder struct {
 	// reuse the previous site's cache when it was built with the same;
 	// inputs each run's inputs as this build read them.
 	key    string
+	secret []byte // signs the cache (cacheSecret)
 	reuse  *reuseCache
 	inputs map[string]string
 	reused int
@@ -556,15 +557,16 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 				e.Run = shownRun(e.Run)
 			}
 			var siteCSV []byte
+			var sums pageSums
 			if err == nil {
-				siteCSV, err = w.writeRun(dir, e)
+				siteCSV, sums, err = w.writeRun(dir, e)
 			}
 			if err != nil {
 				errs[i] = err
 				return
 			}
 			rows[i] = newIndexRow(e)
-			rows[i].csv = siteCSV
+			rows[i].csv, rows[i].sums = siteCSV, sums
 			rows[i].run = forComparing(e.Run)
 		}
 	})
@@ -599,11 +601,12 @@ func (b *builder) worker() *builder {
 }
 
 // writeRun writes a run's folder (page, run.json, measurements.csv) and
-// returns its lines of the site's runs.csv, made here, on the worker.
-func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, error) {
+// returns its lines of the site's runs.csv, made here, on the worker, and
+// its files' hashes for the cache.
+func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, pageSums, error) {
 	files, siteCSV, err := b.renderRun(e)
 	if err != nil {
-		return nil, err
+		return nil, pageSums{}, err
 	}
 	if !b.inPlace {
 		// A fresh folder: nothing to replace, one directory to make
@@ -614,14 +617,14 @@ func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, error) {
 			err = os.MkdirAll(folder, 0o755)
 		}
 		if err != nil {
-			return nil, err
+			return nil, pageSums{}, err
 		}
 	}
 	var errs []error
 	for _, f := range files {
 		errs = append(errs, b.writeFile(dir, f.rel, f.data))
 	}
-	return siteCSV, errors.Join(errs...)
+	return siteCSV, sumsOf(files), errors.Join(errs...)
 }
 
 // siteFile is one file of the site and its content.
@@ -736,6 +739,7 @@ type indexRow struct {
 	run                          *matrixgen.Run // what a compare page needs of it; nil for a reused page (runFor reads it)
 	file                         string         // the run file, "" for a run given in memory
 	contexts                     []int          // its decode contexts, for the compare page's labels
+	sums                         pageSums       // its files' hashes, for the reuse cache
 }
 
 // forComparing keeps what a compare page shows of a run and drops the
