@@ -395,7 +395,7 @@ func TestTooHardForMarkdown(t *testing.T) {
 		{strings.Repeat("[a](", 5000), true},
 		{strings.Repeat(" ", 300) + "- deep", true},
 		{strings.Repeat("| a | b |\n", 10000), false}, // tables cost their length
-		{strings.Repeat("> - ", 80000), true},             // 42 s of goldmark
+		{strings.Repeat("> - ", 80000), true},         // 42 s of goldmark
 		{strings.Repeat("+ ", 33) + "x", true},
 		{strings.Repeat("1. ", 33) + "x", true},
 		{strings.Repeat("> ", 31) + "- x\n" + strings.Repeat("  ", 90) + "x", false},
