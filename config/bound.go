@@ -97,7 +97,7 @@ func tooDeep(data []byte) int {
 }
 
 // stringEnd finds the last byte of the TOML string that opens at i
-// ("basic", 'literal', """multi-line""" or '''multi-line'''), and the
+// ("basic", 'literal', """multi-line""" or ”'multi-line”'), and the
 // newlines inside it; an unterminated string runs to the end.
 func stringEnd(data []byte, i int) (end, lines int) {
 	q := data[i]
