@@ -883,6 +883,9 @@ func (b *builder) writeComparisons(dir string, rows []indexRow, pairs []Pair) er
 	}
 	runs := map[string]*matrixgen.Run{}
 	for _, p := range pairs {
+		if err := b.ctx.Err(); err != nil {
+			return err
+		}
 		for _, id := range []string{p.A, p.B} {
 			if _, ok := runs[id]; !ok {
 				run, err := runFor(byID[id])
@@ -896,6 +899,10 @@ func (b *builder) writeComparisons(dir string, rows []indexRow, pairs []Pair) er
 	errs := make([]error, len(pairs))
 	parallel.EachWorker(len(pairs), func() func(int) {
 		return func(i int) {
+			if err := b.ctx.Err(); err != nil {
+				errs[i] = err
+				return
+			}
 			p := pairs[i]
 			html, err := execute(b.compare, b.newComparePage(p, runs[p.A], runs[p.B]))
 			if err == nil {

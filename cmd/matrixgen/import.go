@@ -131,9 +131,14 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 	return nil
 }
 
+// maxImportBytes bounds a result file to import: other tools' files
+// (per-request details of thousands of requests) run larger than a run
+// file.
+const maxImportBytes = 64 << 20
+
 // readInput reads a result file to import: a regular file of at most
-// matrixgen.MaxRunFileBytes. A device, a FIFO or standard input could feed
-// it without end.
+// maxImportBytes. A device, a FIFO or standard input could feed it without
+// end.
 func readInput(name string) ([]byte, error) {
 	info, err := os.Stat(name)
 	if err != nil {
@@ -147,12 +152,12 @@ func readInput(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, matrixgen.MaxRunFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxImportBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > matrixgen.MaxRunFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, matrixgen.MaxRunFileBytes)
+	if len(data) > maxImportBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxImportBytes)
 	}
 	return data, nil
 }
