@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/matrixgen/matrixgen/internal/parallel"
 	"github.com/matrixgen/matrixgen/internal/term"
@@ -20,7 +19,7 @@ import (
 // per-second samples is a few hundred kilobytes, 8 MiB twenty times the
 // largest sweep yet. Decoding costs up to twenty times a file's bytes (a
 // 64 MiB file of small numbers took 1.2 GB), so the bound is what keeps a
-// build's memory: see also decodeBudget.
+// build's memory (with render's budget of run bytes in flight).
 const MaxRunFileBytes = 8 << 20
 
 // Entry is a run file as found on disk: its id (the file name without
@@ -108,57 +107,14 @@ func ReadFile(name string) (Entry, error) {
 	return Entry{ID: id, File: name, Raw: data, Notes: notes}, nil
 }
 
-// Decode decodes the entry's run from its bytes, strictly. Decodes at once
-// (a build's workers) share decodeBudget: a run file near the bound is
-// decoded alone.
+// Decode decodes the entry's run from its bytes, strictly.
 func (e *Entry) Decode() error {
-	decoding.acquire(int64(len(e.Raw)))
-	defer decoding.release(int64(len(e.Raw)))
 	run, err := DecodeRun(term.Name(e.File), e.Raw)
 	if err != nil {
 		return err
 	}
 	e.Run = run
 	return nil
-}
-
-// decodeBudget is how many bytes of run files are decoded at once, all
-// decodes together: a build decodes on every core, and sixteen hostile
-// files at the bound decoded together would take gigabytes.
-const decodeBudget = MaxRunFileBytes
-
-// decoding holds the bytes being decoded now against decodeBudget.
-var decoding = budget{limit: decodeBudget}
-
-// budget is a weighted semaphore: acquire waits while what is held and
-// what is asked would pass the limit, unless nothing is held (one request
-// larger than the limit runs alone).
-type budget struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	held  int64
-	limit int64
-}
-
-func (b *budget) acquire(n int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.cond == nil {
-		b.cond = sync.NewCond(&b.mu)
-	}
-	for b.held > 0 && b.held+n > b.limit {
-		b.cond.Wait()
-	}
-	b.held += n
-}
-
-func (b *budget) release(n int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.held -= n
-	if b.cond != nil {
-		b.cond.Broadcast()
-	}
 }
 
 // MaxNotesBytes bounds a run's notes: a page's worth of Markdown is a few

@@ -578,6 +578,7 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 	inputs := make([]string, src.Len())
 	files, fromFiles := src.(Files)
 	var reused atomic.Int64
+	inFlight := &budget{limit: runBytesInFlight}
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
 		return func(i int) {
@@ -587,6 +588,17 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			}
 			var e matrixgen.Entry
 			var err error
+			if fromFiles {
+				// The file's bytes, from now until its page is written,
+				// count against the build's budget.
+				size := fileSize(files[i])
+				inFlight.acquire(size)
+				defer inFlight.release(size)
+				if err := b.ctx.Err(); err != nil { // it may have waited
+					errs[i] = err
+					return
+				}
+			}
 			if fromFiles && b.key != "" {
 				// Read, and decode only a run whose page cannot be reused.
 				if e, err = matrixgen.ReadFile(files[i]); err == nil {
@@ -610,6 +622,9 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 					e.Raw, err = e.JSON()
 				}
 				e.Run = shownRun(e.Run)
+			}
+			if err == nil {
+				err = b.ctx.Err() // decoding may have taken a while
 			}
 			var siteCSV []byte
 			var sums pageSums
@@ -660,6 +675,9 @@ func (b *builder) worker() *builder {
 // its files' hashes for the cache.
 func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, pageSums, error) {
 	files, siteCSV, err := b.renderRun(e)
+	if err == nil {
+		err = b.ctx.Err() // laying a page out may have taken a while
+	}
 	if err != nil {
 		return nil, pageSums{}, err
 	}

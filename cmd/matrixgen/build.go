@@ -69,6 +69,12 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(200))
 	}
+	// And within the memory a build may take whatever its runs hold: the
+	// collector works harder as the heap nears buildMemory, rather than
+	// let it grow with GOGC's headroom (unless the person set GOMEMLIMIT).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(buildMemory))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	files, cleanup, err := runFiles(ctx, runsDir, stdout)
@@ -105,6 +111,10 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	}
 	return nil
 }
+
+// buildMemory is the soft limit of a build's heap: the goal for a build
+// whatever its inputs is 256 MB of memory in all.
+const buildMemory = 192 << 20
 
 // indent lists joined errors one per line under the message above them.
 func indent(err error) error {

@@ -1,10 +1,13 @@
-// Package hostile is an inference server that attacks its client, for
-// tests: bodies without end, lines without newlines, floods of keep-alive
+// Package hostile attacks matrixgen from every source of outside bytes,
+// for tests. Server is an inference server that attacks its client:
+// bodies without end, lines without newlines, floods of keep-alive
 // comments, answers one byte a second, counts that jump or go backwards,
-// terminal escape sequences in its errors. Every answer ends by its
-// deadline or when the client goes away, and the server counts the bytes
-// it managed to write, so a test can tell that its client stopped reading
-// without measuring memory.
+// terminal escape sequences in its errors, the API key echoed back. Every
+// answer ends by its deadline or when the client goes away, and the server
+// counts the bytes it managed to write, so a test can tell that its client
+// stopped reading without measuring memory. The files a build reads (run
+// files, notes, the configuration, a bucket's objects) are attacked by the
+// inputs in files.go.
 package hostile
 
 import (
