@@ -110,7 +110,10 @@ func BenchmarkCancelBuild(b *testing.B) {
 	for b.Loop() {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { _, err := BuildContext(ctx, Files(files), Site{}, filepath.Join(parent, "public")); done <- err }()
+		go func() {
+			_, err := BuildContext(ctx, Files(files), Site{}, filepath.Join(parent, "public"))
+			done <- err
+		}()
 		for working := false; !working; time.Sleep(time.Millisecond) {
 			m, _ := filepath.Glob(filepath.Join(parent, ".public.building-*"))
 			working = len(m) > 0
