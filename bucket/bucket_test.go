@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -293,7 +295,7 @@ func TestFetchRunsBoundsEachObject(t *testing.T) {
 	s := memStore(t, "file://"+root)
 	dir := t.TempDir()
 	_, err = s.FetchRuns(context.Background(), dir)
-	if err == nil || !strings.Contains(err.Error(), "67108864") {
+	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(matrixgen.MaxRunFileBytes)) {
 		t.Fatalf("a 1.5 GB run file: %v", err)
 	}
 	os.Remove(huge)
