@@ -11,6 +11,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/importer"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 var importCommand = command{
@@ -145,7 +146,7 @@ func readInput(name string) ([]byte, error) {
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (import reads result files, not devices, pipes or standard input)", name)
+		return nil, fmt.Errorf("%s: not a regular file (import reads result files, not devices, pipes or standard input)", term.Name(name))
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -157,7 +158,7 @@ func readInput(name string) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > maxImportBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxImportBytes)
+		return nil, fmt.Errorf("%s: larger than %d bytes", term.Name(name), maxImportBytes)
 	}
 	return data, nil
 }

@@ -218,7 +218,9 @@ func (s *server) fingerprint() (runs, site string) {
 	for _, pattern := range []string{"*.json", "*.md"} {
 		names, _ := filepath.Glob(filepath.Join(s.runs, pattern))
 		for _, n := range names {
-			add(n)
+			if !strings.HasPrefix(filepath.Base(n), ".") { // not runs, as the build says
+				add(n)
+			}
 		}
 	}
 	runs = b.String()
