@@ -644,3 +644,22 @@ func TestCompareNamesAreUnambiguous(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTooHardForMarkdown: whatever a note holds, the budget check answers
+// (it is linear in the note), and a note it passes nests no line past the
+// budget.
+func FuzzTooHardForMarkdown(f *testing.F) {
+	f.Add([]byte("# Notes\n\n- a\n  - b\n> c\n"))
+	f.Add([]byte(strings.Repeat("> - ", 40)))
+	f.Add([]byte("1) 2. 3) - * + x\n\t\t>"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if tooHardForMarkdown(src) != "" {
+			return
+		}
+		for line := range bytes.Lines(src) {
+			if depth, width := containers(line); depth > maxNesting || width > maxIndent {
+				t.Fatalf("passed a line %d deep, %d wide: %q", depth, width, line)
+			}
+		}
+	})
+}
