@@ -12,11 +12,15 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen/internal/parallel"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // MaxRunFileBytes bounds one run file. A full 1M-context sweep with
-// per-second samples is a few hundred kilobytes; 64 MiB is hostile.
-const MaxRunFileBytes = 64 << 20
+// per-second samples is a few hundred kilobytes, 8 MiB twenty times the
+// largest sweep yet. Decoding costs up to twenty times a file's bytes (a
+// 64 MiB file of small numbers took 1.2 GB), so the bound is what keeps a
+// build's memory (with render's budget of run bytes in flight).
+const MaxRunFileBytes = 8 << 20
 
 // Entry is a run file as found on disk: its id (the file name without
 // .json), the run, its bytes as written, and the Markdown notes kept beside
@@ -39,7 +43,9 @@ func (e Entry) JSON() ([]byte, error) {
 	return EncodeRun(e.Run)
 }
 
-// RunFiles lists the run files in dir, by name.
+// RunFiles lists the run files in dir, by name. Names starting with a dot
+// are not runs: editors' and systems' files (macOS leaves ._a.json beside
+// a.json on some disks) are ignored, as static-site generators do.
 func RunFiles(dir string) ([]string, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("runs folder: %w", err)
@@ -48,6 +54,7 @@ func RunFiles(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(filepath.Base(n), ".") })
 	sort.Strings(names)
 	return names, nil
 }
@@ -86,7 +93,7 @@ func LoadFile(name string) (Entry, error) {
 func ReadFile(name string) (Entry, error) {
 	id := strings.TrimSuffix(filepath.Base(name), ".json")
 	if !ValidID(id) {
-		return Entry{}, fmt.Errorf("%s: the file name must be a run id of letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)", name)
+		return Entry{}, fmt.Errorf("%s: the file name must be a run id of letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)", term.Name(name))
 	}
 	data, err := readBounded(name, MaxRunFileBytes, "a run file")
 	if err != nil {
@@ -102,7 +109,7 @@ func ReadFile(name string) (Entry, error) {
 
 // Decode decodes the entry's run from its bytes, strictly.
 func (e *Entry) Decode() error {
-	run, err := DecodeRun(e.File, e.Raw)
+	run, err := DecodeRun(term.Name(e.File), e.Raw)
 	if err != nil {
 		return err
 	}
@@ -136,14 +143,31 @@ func readUpTo(r io.Reader, buf []byte, limit int64) ([]byte, error) {
 // folder: a link that resolves elsewhere is refused, so a build from
 // contributed run files cannot publish the build machine's files.
 func readBounded(name string, limit int64, what string) ([]byte, error) {
+	data, err := readBoundedFile(name, limit, what)
+	return data, namedErr(err)
+}
+
+// namedErr is err with the path of a file system error printed as every
+// outside name is (term.Name): a newline in a file's name cannot forge a
+// line of the build's message.
+func namedErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %s: %w", pe.Op, term.Name(pe.Path), pe.Err)
+	}
+	return err
+}
+
+func readBoundedFile(name string, limit int64, what string) ([]byte, error) {
 	if err := insideItsFolder(name); err != nil {
 		return nil, err
 	}
+	shown := term.Name(name)
 	// Stat before opening: opening a FIFO would wait for a writer.
 	if info, err := os.Stat(name); err != nil {
 		return nil, err
 	} else if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", name)
+		return nil, fmt.Errorf("%s: not a regular file", shown)
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -155,10 +179,10 @@ func readBounded(name string, limit int64, what string) ([]byte, error) {
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", name)
+		return nil, fmt.Errorf("%s: not a regular file", shown)
 	}
 	if info.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes is larger than the %d %s may be", name, info.Size(), limit, what)
+		return nil, fmt.Errorf("%s: %d bytes is larger than the %d %s may be", shown, info.Size(), limit, what)
 	}
 	// Its size is known: one allocation, and one byte more to see a file
 	// that grew while being read.
@@ -168,7 +192,7 @@ func readBounded(name string, limit int64, what string) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit { // it grew while being read
-		return nil, fmt.Errorf("%s: larger than the %d bytes %s may be", name, limit, what)
+		return nil, fmt.Errorf("%s: larger than the %d bytes %s may be", shown, limit, what)
 	}
 	return data, nil
 }
@@ -189,7 +213,7 @@ func insideItsFolder(name string) error {
 		return err
 	}
 	if rel, err := filepath.Rel(dir, target); err != nil || !filepath.IsLocal(rel) {
-		return fmt.Errorf("%s: a link to %s, outside the runs folder: refused, so a build publishes only what the folder holds", name, target)
+		return fmt.Errorf("%s: a link to %s, outside the runs folder: refused, so a build publishes only what the folder holds", term.Name(name), term.Name(target))
 	}
 	return nil
 }

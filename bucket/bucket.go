@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net/url"
 	"os"
@@ -32,6 +33,10 @@ import (
 	_ "gocloud.dev/blob/memblob"  // mem:// places, for tests
 	_ "gocloud.dev/blob/s3blob"   // s3:// places
 	"gocloud.dev/gcerrors"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/redact"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // IsURL reports whether place names a store rather than a local folder.
@@ -47,6 +52,9 @@ type Store struct {
 	// local is a file:// folder, which keeps no MD5 of its files: reading
 	// one to compare costs less than writing it again.
 	local bool
+	// secrets are what the place's URL carries beyond where it is (its
+	// query's values, its user and password), hidden in every message.
+	secrets []string
 }
 
 // Open opens place, a URL such as s3://bucket/runs/?region=eu-west-1. A
@@ -66,7 +74,8 @@ func OpenForWriting(ctx context.Context, place string) (*Store, error) {
 func open(ctx context.Context, place string, create bool) (*Store, error) {
 	u, err := url.Parse(place)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a URL: %v", Redact(place), err)
+		// url.Parse's error repeats the whole URL, query and all.
+		return nil, fmt.Errorf("%s: not a URL", Redact(place))
 	}
 	prefix := strings.TrimPrefix(u.Path, "/")
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
@@ -88,15 +97,64 @@ func open(ctx context.Context, place string, create bool) (*Store, error) {
 		}
 		bucketURL.RawQuery = q.Encode()
 	}
+	s := &Store{name: Redact(place), secrets: urlSecrets(u)}
 	b, err := blob.OpenBucket(ctx, bucketURL.String())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", Redact(place), redactErr(err, place))
+		return nil, s.fail("", err)
 	}
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	return &Store{b: b, name: Redact(place), local: local}, nil
+	s.b, s.local = b, local
+	return s, nil
 }
+
+// urlSecrets are the parts of a place's URL that may be credentials: the
+// query, and each of its values (or bare words, "?TOKEN"), raw and
+// decoded, and the user information.
+func urlSecrets(u *url.URL) []string {
+	out := []string{u.RawQuery}
+	for _, pair := range strings.Split(u.RawQuery, "&") {
+		name, raw, ok := strings.Cut(pair, "=")
+		if !ok {
+			raw = name
+		}
+		out = append(out, raw)
+		if v, err := url.QueryUnescape(raw); err == nil && v != raw {
+			out = append(out, v)
+		}
+	}
+	if u.User != nil {
+		out = append(out, u.User.Username(), u.User.String())
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+	}
+	// The longest first, so a value that holds another is hidden whole.
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	return out
+}
+
+// fail is the one way a store's error becomes a message: the place as
+// shown (no query, no user), what was done and the store's words with
+// every secret of the URL hidden; the kind of error is kept for errors.Is.
+func (s *Store) fail(what string, err error) error {
+	if what != "" {
+		what = ": " + what
+	}
+	return &storeError{msg: s.name + what + ": " + redact.Positional(redact.Values(err.Error(), s.secrets...)), err: err}
+}
+
+type storeError struct {
+	msg string
+	err error
+}
+
+func (e *storeError) Error() string { return e.msg }
+
+// Unwrap gives the store's error for errors.Is and gcerrors.Code, not for
+// printing: its message may hold the URL's secrets.
+func (e *storeError) Unwrap() error { return e.err }
 
 // Close closes the store.
 func (s *Store) Close() error { return s.b.Close() }
@@ -115,61 +173,61 @@ func Redact(place string) string {
 	return u.String()
 }
 
-// redactErr keeps a store's error from repeating the URL's secrets.
-func redactErr(err error, place string) error {
-	msg := err.Error()
-	if u, perr := url.Parse(place); perr == nil {
-		if u.RawQuery != "" {
-			msg = strings.ReplaceAll(msg, u.RawQuery, "…")
-		}
-		if u.User != nil {
-			msg = strings.ReplaceAll(msg, u.User.String(), "…")
-		}
-	}
-	return errors.New(msg)
+// Fetched is what FetchRuns brought: the run files, sorted, and a line for
+// each key it skipped.
+type Fetched struct {
+	Runs    []string
+	Skipped []string
 }
 
-// FetchRuns makes dir hold the run files (*.json) and notes (*.md) at the
-// top of the store, a snapshot of one listing: a build reads what the
-// store held at one moment, whatever writers do meanwhile. A file dir
+// FetchRuns makes dir hold the run files (<id>.json) and notes (<id>.md)
+// at the top of the store, a snapshot of one listing: a build reads what
+// the store held at one moment, whatever writers do meanwhile. A file dir
 // already holds with the same bytes is not fetched again, and one the
 // store no longer lists is removed, so a mirror kept by calling it again
-// costs only what changed. It returns the run files, sorted.
-func (s *Store) FetchRuns(ctx context.Context, dir string) ([]string, error) {
+// costs only what changed.
+//
+// Every key under the prefix is looked at, whatever the store makes of the
+// listing's delimiter (not every S3-compatible store honours it). Names
+// starting with a dot, and folders so named, are ignored, as a local runs
+// folder's are; any other .json or .md key the build does not expect (in
+// a folder below the top, a name no run id can have, the same name twice)
+// is skipped with a line saying why, never failing the build. Each object
+// is read with the bound of its kind, in its error.
+func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
+	var f Fetched
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return f, err
 	}
-	var runs []string
 	listed := map[string]bool{}
-	it := s.b.List(&blob.ListOptions{Delimiter: "/"})
+	it := s.b.List(nil)
 	for {
 		obj, err := it.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: listing: %v", s.name, err)
+			return f, s.fail("listing", err)
 		}
 		name := obj.Key
-		if obj.IsDir || (!strings.HasSuffix(name, ".json") && !strings.HasSuffix(name, ".md")) || strings.HasPrefix(name, ".") {
+		ext := path.Ext(name)
+		if obj.IsDir || ext != ".json" && ext != ".md" || strings.HasPrefix(name, ".") {
 			continue
 		}
-		local := filepath.Join(dir, filepath.Base(name))
-		listed[filepath.Base(name)] = true
-		if strings.HasSuffix(name, ".json") {
-			runs = append(runs, local)
+		if why := unexpected(name, listed); why != "" {
+			f.Skipped = append(f.Skipped, fmt.Sprintf("skipped %s in %s: %s", term.Name(name), s.name, why))
+			continue
 		}
-		if have, err := os.ReadFile(local); err == nil && len(obj.MD5) > 0 {
-			if sum := md5.Sum(have); int64(len(have)) == obj.Size && bytes.Equal(sum[:], obj.MD5) {
-				continue
-			}
+		listed[name] = true
+		local := filepath.Join(dir, name)
+		if ext == ".json" {
+			f.Runs = append(f.Runs, local)
 		}
-		data, err := s.b.ReadAll(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", s.name, name, err)
+		if sameFile(local, obj) {
+			continue
 		}
-		if err := os.WriteFile(local, data, 0o644); err != nil {
-			return nil, err
+		if err := s.fetch(ctx, obj, local); err != nil {
+			return f, err
 		}
 	}
 	entries, _ := os.ReadDir(dir)
@@ -178,18 +236,105 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) ([]string, error) {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
-	slices.Sort(runs)
-	return runs, nil
+	slices.Sort(f.Runs)
+	return f, nil
 }
 
-// Get reads one object; found is false when there is none.
+// unexpected says why a .json or .md key is not a run file or notes the
+// build reads, or "".
+func unexpected(key string, listed map[string]bool) string {
+	switch {
+	case strings.Contains(key, "/"):
+		return "in a folder below the runs; a build reads the top only"
+	case !matrixgen.ValidID(strings.TrimSuffix(key, path.Ext(key))):
+		return "not a run id (letters, digits, '.', '_' and '-', starting with a letter or digit)"
+	case listed[key]:
+		return "listed twice"
+	}
+	return ""
+}
+
+// sameFile reports whether local holds the object's bytes already.
+func sameFile(local string, obj *blob.ListObject) bool {
+	info, err := os.Lstat(local)
+	if err != nil || !info.Mode().IsRegular() || info.Size() != obj.Size || len(obj.MD5) == 0 {
+		return false
+	}
+	have, err := os.ReadFile(local)
+	if err != nil {
+		return false
+	}
+	sum := md5.Sum(have)
+	return bytes.Equal(sum[:], obj.MD5)
+}
+
+// boundOf is the most a key of its kind may hold: a run file's or notes'
+// bound, the same a local runs folder has.
+func boundOf(key string) (limit int64, what string) {
+	if path.Ext(key) == ".md" {
+		return matrixgen.MaxNotesBytes, "a note"
+	}
+	return matrixgen.MaxRunFileBytes, "a run file"
+}
+
+// fetch copies an object into the file local, never holding more than its
+// bound: an object larger than it (by the listing, or by what it turns out
+// to hold) is an error that says the bound, and local is left as it was.
+func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, local string) error {
+	limit, what := boundOf(obj.Key)
+	if obj.Size > limit {
+		return fmt.Errorf("%s: %s: %d bytes is larger than the %d %s may be", s.name, term.Name(obj.Key), obj.Size, limit, what)
+	}
+	r, err := s.b.NewReader(ctx, obj.Key, nil)
+	if err != nil {
+		return s.fail(term.Name(obj.Key), err)
+	}
+	defer r.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(local), ".fetch-*")
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(tmp, io.LimitReader(r, limit+1))
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	switch {
+	case err != nil:
+		err = s.fail(term.Name(obj.Key), err)
+	case n > limit:
+		err = fmt.Errorf("%s: %s: larger than the %d bytes %s may be", s.name, term.Name(obj.Key), limit, what)
+	default:
+		err = os.Rename(tmp.Name(), local)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// maxGet bounds what Get reads: a run file to resume, a site's marker.
+const maxGet = matrixgen.MaxRunFileBytes
+
+// Get reads one object of at most maxGet bytes; found is false when there
+// is none.
 func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, err error) {
-	data, err = s.b.ReadAll(ctx, key)
+	r, err := s.b.NewReader(ctx, key, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %s: %v", s.name, key, err)
+		return nil, false, s.fail(term.Name(key), err)
+	}
+	defer r.Close()
+	if r.Size() > maxGet {
+		return nil, false, fmt.Errorf("%s: %s: %d bytes is larger than the %d an object read whole may be", s.name, term.Name(key), r.Size(), maxGet)
+	}
+	data, err = io.ReadAll(io.LimitReader(r, maxGet+1))
+	if err != nil {
+		return nil, false, s.fail(term.Name(key), err)
+	}
+	if len(data) > maxGet {
+		return nil, false, fmt.Errorf("%s: %s: larger than the %d bytes an object read whole may be", s.name, term.Name(key), maxGet)
 	}
 	return data, true, nil
 }
@@ -216,9 +361,9 @@ func (s *Store) put(ctx context.Context, key string, data []byte, create bool) e
 	case err == nil:
 		return nil
 	case create && gcerrors.Code(err) == gcerrors.FailedPrecondition:
-		return fmt.Errorf("%s: %s: %w", s.name, key, ErrExists)
+		return fmt.Errorf("%s: %s: %w", s.name, term.Name(key), ErrExists)
 	}
-	return fmt.Errorf("%s: %s: %v", s.name, key, err)
+	return s.fail(term.Name(key), err)
 }
 
 // contentType is what a browser needs to be told of a site's file.
@@ -270,17 +415,20 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	if err != nil {
 		return p, err
 	}
+	// Only regular files inside the site are published: a link (to /etc,
+	// say) is neither followed nor sent.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return p, err
+	}
+	defer root.Close()
+	site := root.FS()
 	want := map[string]bool{}
 	var keys []string
-	err = filepath.WalkDir(dir, func(name string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	err = fs.WalkDir(site, ".", func(key string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
 			return err
 		}
-		rel, err := filepath.Rel(dir, name)
-		if err != nil {
-			return err
-		}
-		key := filepath.ToSlash(rel)
 		want[key] = true
 		if key != SiteMarker { // written last, once every page is there
 			keys = append(keys, key)
@@ -291,7 +439,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		return p, err
 	}
 	for _, key := range publishOrder(keys) {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(key)))
+		data, err := fs.ReadFile(site, key)
 		if err != nil {
 			return p, err
 		}
@@ -304,7 +452,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		}
 		p.Written++
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, SiteMarker)); err == nil {
+	if data, err := fs.ReadFile(site, SiteMarker); err == nil && want[SiteMarker] {
 		if err := s.Put(ctx, SiteMarker, data); err != nil {
 			return p, err
 		}
@@ -319,7 +467,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	slices.Sort(stale)
 	for _, key := range stale {
 		if err := s.b.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-			return p, fmt.Errorf("%s: removing %s: %v", s.name, key, err)
+			return p, s.fail("removing "+term.Name(key), err)
 		}
 		p.Removed++
 	}
@@ -358,9 +506,9 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 	}
 	it := s.b.List(nil)
 	if obj, err := it.Next(ctx); err == nil {
-		return nil, fmt.Errorf("%s holds objects (%s, …) that matrixgen did not publish: publish to an empty prefix, or to one matrixgen published before", s.name, obj.Key)
+		return nil, fmt.Errorf("%s holds objects (%s, …) that matrixgen did not publish: publish to an empty prefix, or to one matrixgen published before", s.name, term.Name(obj.Key))
 	} else if !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: listing: %v", s.name, err)
+		return nil, s.fail("listing", err)
 	}
 	return old, nil
 }

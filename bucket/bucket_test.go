@@ -3,12 +3,18 @@ package bucket
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 func memStore(t *testing.T, place string) *Store {
@@ -46,10 +52,11 @@ func TestFetchRuns(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	runs, err := s.FetchRuns(ctx, dir)
+	fetched, err := s.FetchRuns(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	runs := fetched.Runs
 	if len(runs) != 2 || filepath.Base(runs[0]) != "a.json" || filepath.Base(runs[1]) != "b.json" {
 		t.Errorf("runs %v", runs)
 	}
@@ -157,9 +164,9 @@ func TestFetchRunsKeepsAMirror(t *testing.T) {
 	s.b.Delete(ctx, "a.json")
 	s.Put(ctx, "c.json", []byte(`{}`))
 	os.Chtimes(filepath.Join(dir, "c.json"), old, old)
-	runs, err := s.FetchRuns(ctx, dir)
-	if err != nil || len(runs) != 2 {
-		t.Fatalf("%v, %v", runs, err)
+	fetched, err := s.FetchRuns(ctx, dir)
+	if err != nil || len(fetched.Runs) != 2 {
+		t.Fatalf("%v, %v", fetched.Runs, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a.json")); !os.IsNotExist(err) {
 		t.Error("a.json, gone from the store, is still in the mirror")
@@ -237,5 +244,132 @@ func TestPublishToANewFolder(t *testing.T) {
 	slices.Sort(files)
 	if want := []string{SiteMarker, "assets/matrixgen.css", "index.html", "runs/a/index.html", "runs/a/run.json"}; !slices.Equal(files, want) {
 		t.Errorf("the folder holds %v, want %v", files, want)
+	}
+}
+
+// TestURLSecretsNeverInMessages: a store's driver repeats the values of a
+// place's query in its errors ("parsing \"…\": invalid syntax"); random
+// secrets under every parameter that does, and in the user information
+// and in a place that does not parse, appear in no message.
+func TestURLSecretsNeverInMessages(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~"
+	places := []string{
+		"s3://b/runs/?anonymous=%s&region=us-east-1", "s3://b/runs/?use_path_style=%s", "s3://b/runs/?dualstack=%s",
+		"s3://b/runs/?fips=%s", "s3://b/runs/?ssetype=%s", "s3://b/runs/?profile=%s&region=x",
+		"s3://b/runs/?rate_limiter_capacity=%s", "file:///nonexistent/?secret_key_path=/nonexistent/%s",
+		"mem://?access_key=%s", "s3://b/runs/?region=x&%s", "s3://%s@b/runs/?anonymous=no", "s3://u:%s@b/runs/?anonymous=no",
+		"s3://b/runs/?endpoint=%%zz%s", "s3://b/ru\x7fns/?access_key=%s",
+	}
+	for i := range 200 {
+		secret := make([]byte, 10+rng.IntN(20))
+		for j := range secret {
+			secret[j] = chars[rng.IntN(len(chars))]
+		}
+		place := fmt.Sprintf(places[i%len(places)], secret)
+		s, err := Open(context.Background(), place)
+		if err == nil {
+			s.Close()
+			continue // a driver that took the value says nothing of it
+		}
+		if strings.Contains(err.Error(), string(secret)) {
+			t.Errorf("%s:\n%v", place, err)
+		}
+	}
+}
+
+// TestFetchRunsSkipsWhatItDoesNotExpect: keys below the top (a dot file in
+// a folder, one base name under two prefixes), names no run id can have
+// (a newline, a right-to-left override) and dot files at the top once
+// failed a build or were fetched over each other. Each is skipped, the
+// unexpected ones with one line naming them quoted; the build goes on
+// with the run files it expects.
+func TestFetchRunsSkipsWhatItDoesNotExpect(t *testing.T) {
+	ctx := context.Background()
+	for _, place := range []string{"mem://", "file://" + t.TempDir()} {
+		s := memStore(t, place)
+		keys := map[string]string{
+			"a.json": "{}", "a.md": "notes", "b.json": "{}",
+			"sub/.hidden.json": "x", "x/c.json": "x", "y/c.json": "y", "sub/deep/d.md": "x",
+			"._a.json": "\x00\x05", ".a.json.tmp": "x", ".git/config.json": "x", "readme.txt": "x",
+			"bad name.json": "x", "e\nforged line.json": "x", "f\u202egnp.json": "x",
+		}
+		for key, body := range keys {
+			if err := s.Put(ctx, key, []byte(body)); err != nil {
+				t.Fatalf("%s: %s: %v", place, key, err)
+			}
+		}
+		fetched, err := s.FetchRuns(ctx, t.TempDir())
+		if err != nil {
+			t.Fatalf("%s: %v", place, err)
+		}
+		if len(fetched.Runs) != 2 || filepath.Base(fetched.Runs[0]) != "a.json" || filepath.Base(fetched.Runs[1]) != "b.json" {
+			t.Errorf("%s: runs %v", place, fetched.Runs)
+		}
+		said := strings.Join(fetched.Skipped, "\n")
+		for _, key := range []string{"sub/.hidden.json", "x/c.json", "y/c.json", "sub/deep/d.md", "bad name.json", "e\nforged line.json", "f\u202egnp.json"} {
+			if _, stored := keys[key]; stored && !strings.Contains(said, term.Name(key)) {
+				t.Errorf("%s: no line for %q:\n%s", place, key, said)
+			}
+		}
+		if len(fetched.Skipped) > 7 || strings.Contains(said, "._a") || strings.Contains(said, ".git") || strings.ContainsRune(said, '\u202e') {
+			t.Errorf("%s: skipped lines:\n%s", place, said)
+		}
+	}
+}
+
+// TestFetchRunsBoundsEachObject: a 1.5 GB object in the bucket was read
+// whole (3.1 GB of memory). Each object is read with its kind's bound, a
+// larger one refused with the bound in the error; the local copy is left
+// as it was. The object is sparse: it costs the disk nothing.
+func TestFetchRunsBoundsEachObject(t *testing.T) {
+	root := t.TempDir()
+	huge := filepath.Join(root, "huge.json")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1536 << 20); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	os.WriteFile(filepath.Join(root, "notes.md"), []byte(strings.Repeat("n", 2<<20)), 0o644)
+	s := memStore(t, "file://"+root)
+	dir := t.TempDir()
+	_, err = s.FetchRuns(context.Background(), dir)
+	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(matrixgen.MaxRunFileBytes)) {
+		t.Fatalf("a 1.5 GB run file: %v", err)
+	}
+	os.Remove(huge)
+	_, err = s.FetchRuns(context.Background(), dir)
+	if err == nil || !strings.Contains(err.Error(), "notes.md") || !strings.Contains(err.Error(), "1048576") {
+		t.Fatalf("2 MB notes: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Errorf("the mirror holds %d files after refusals", len(entries))
+	}
+}
+
+// TestPublishSendsOnlyRegularFiles: a link in the built folder to a file
+// or a folder outside it is neither followed nor sent.
+func TestPublishSendsOnlyRegularFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := writeSite(t, map[string]string{"index.html": "<p>1</p>"})
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "shadow"), []byte("root:secret"), 0o644)
+	os.Symlink(filepath.Join(outside, "shadow"), filepath.Join(dir, "shadow"))
+	os.Symlink(outside, filepath.Join(dir, "etc"))
+	s := memStore(t, "mem://")
+	if _, err := s.Publish(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"shadow", "etc/shadow", "etc"} {
+		if data, found, _ := s.Get(ctx, key); found {
+			t.Errorf("published %s: %q", key, data)
+		}
+	}
+	if _, found, _ := s.Get(ctx, "index.html"); !found {
+		t.Error("index.html was not published")
 	}
 }

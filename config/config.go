@@ -8,7 +8,6 @@ import (
 	"github.com/matrixgen/matrixgen/runner"
 	"io/fs"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -63,7 +62,7 @@ type ComparePair struct {
 // Load reads a config file. A missing file is not an error when optional is
 // set (the default file may be absent); it gives the zero Config.
 func Load(name string, optional bool) (Config, error) {
-	data, err := os.ReadFile(name)
+	data, err := readBounded(name)
 	if err != nil {
 		if optional && errors.Is(err, fs.ErrNotExist) {
 			return Config{}, nil
@@ -91,7 +90,7 @@ func Parse(name string, data []byte) (Config, error) {
 // the same strictness as the config file.
 func LoadSimProfile(name string) (sim.Profile, error) {
 	file := profileFile(sim.DefaultProfile())
-	data, err := os.ReadFile(name)
+	data, err := readBounded(name)
 	if err != nil {
 		return sim.Profile{}, err
 	}
@@ -139,7 +138,14 @@ func placeProfileErrors(name string, data []byte, err error) error {
 
 // decodeStrict decodes TOML into v; syntax errors, wrong types and unknown
 // keys are errors naming the file and the line.
+// maxUnknownKeys is how many unknown keys an error lists: a file of
+// nothing else says so in a screenful, not in a hundred thousand lines.
+const maxUnknownKeys = 20
+
 func decodeStrict(name string, data []byte, v any) error {
+	if err := checkBounds(name, data); err != nil {
+		return err
+	}
 	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		var perr toml.ParseError
@@ -160,10 +166,14 @@ func decodeStrict(name string, data []byte, v any) error {
 		var errs []error
 		reported := map[string]bool{}
 		for _, k := range unknown {
-			if len(k) > 1 && reported[k[:len(k)-1].String()] {
-				continue // inside an unknown table already reported
+			if reported[k.String()] || len(k) > 1 && reported[k[:len(k)-1].String()] {
+				continue // reported already, or inside an unknown table that is
 			}
 			reported[k.String()] = true
+			if len(errs) == maxUnknownKeys {
+				errs = append(errs, fmt.Errorf("%s: and more unknown keys", name))
+				break
+			}
 			errs = append(errs, fmt.Errorf("%s:%d: unknown key %q", name, lines[k.String()], k.String()))
 		}
 		return errors.Join(errs...)

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,5 +155,63 @@ func TestSet(t *testing.T) {
 		if err := c.Set([]string{bad}); err == nil {
 			t.Errorf("-set %s was accepted", bad)
 		}
+	}
+}
+
+// TestHostileConfigsAreBoundedBeforeDecoding: a megabyte of nested arrays
+// took the TOML decoder 13 s and 1 GB; nested inline tables had not
+// finished after ten minutes; a key of 300,000 dotted parts neither.
+// Generated nestings of arrays, inline tables and dotted keys past the
+// bound are refused with their line before the decoder sees them; the
+// same brackets inside strings and comments, and nesting within the bound,
+// are not; a file past the size bound is refused with the bound.
+func TestHostileConfigsAreBoundedBeforeDecoding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 8))
+	opens := []string{"[", "{a=", "{ a = ", "[ ", "[1,", "{x.y="}
+	for range 500 {
+		deep := maxNesting + 1 + rng.IntN(5000)
+		var b strings.Builder
+		b.WriteString("[site]\ntitle = \"t\"\n")
+		line := 3 + rng.IntN(3)
+		for range line - 3 {
+			b.WriteString("# a comment [[[{{{\n")
+		}
+		switch rng.IntN(3) {
+		case 0:
+			b.WriteString("x = ")
+			for range deep {
+				b.WriteString(opens[rng.IntN(len(opens))])
+			}
+		case 1:
+			for range deep {
+				b.WriteString("k.")
+			}
+			b.WriteString("v = 1")
+		default:
+			b.WriteString("[")
+			for range deep {
+				b.WriteString(`"q".`)
+			}
+			b.WriteString("t]")
+		}
+		_, err := Parse("x.toml", []byte(b.String()))
+		if want := fmt.Sprintf("x.toml:%d: arrays and inline tables nested", line); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%.60q…: %v, want %q", b.String(), err, want)
+		}
+	}
+	shallow := "[site]\ntitle = \"" + strings.Repeat("[{", 500) + "\"\n" + "description = '''" + strings.Repeat("[\n", 100) + "'''\n" +
+		"# " + strings.Repeat("{", 100) + "\n[sweep]\ncontexts = [\"8K\", \"16K\"]\n"
+	if _, err := Parse("x.toml", []byte(shallow)); err != nil {
+		t.Errorf("a config within the bounds: %v", err)
+	}
+	for _, within := range []string{"x = " + strings.Repeat("[", maxNesting), strings.Repeat("k.", maxNesting-1) + "v = 1", "x = " + strings.Repeat("{a=", maxNesting)} {
+		if line := tooDeep([]byte(within)); line != 0 {
+			t.Errorf("%.40q… (within the bound) refused at line %d", within, line)
+		}
+	}
+	big := filepath.Join(t.TempDir(), "big.toml")
+	os.WriteFile(big, []byte("# "+strings.Repeat("x", maxFileBytes)+"\n"), 0o644)
+	if _, err := Load(big, false); err == nil || !strings.Contains(err.Error(), "1048576") {
+		t.Errorf("a config past the size bound: %v", err)
 	}
 }

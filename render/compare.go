@@ -14,21 +14,26 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // Pair names two runs to compare: A is the baseline, B is read against it.
 type Pair struct{ A, B string }
 
-// compareID names a comparison's folder: "<a>--<b>".
+// compareID names a pair's compare page: "a--b" for two ids without "--"
+// (ids may hold '-', so "m--m" vs "n" and "m" vs "m--n" would both be
+// "m--m--n"), and otherwise, or when that name is long, the start of each
+// id and a hash of both: "a…--b…--<32 hex digits>". The names cannot meet:
+// in the first kind "--" is followed by a letter or digit once (an id
+// starts with one, and neither holds "--"), in the second twice; and two
+// of the second kind differ in their hash of both whole ids.
 func compareID(p Pair) string {
 	id := p.A + "--" + p.B
-	if len(id) <= maxCompareID {
+	if len(id) <= maxCompareID && !strings.Contains(p.A, "--") && !strings.Contains(p.B, "--") {
 		return id
 	}
-	// Two ids of 128 characters make a name past the file system's limit:
-	// long pairs keep a readable start and a hash that tells them apart.
-	sum := sha256.Sum256([]byte(id))
-	return p.A[:min(len(p.A), 48)] + "--" + p.B[:min(len(p.B), 48)] + "-" + hex.EncodeToString(sum[:8])
+	sum := sha256.Sum256([]byte(p.A + "\x00" + p.B))
+	return p.A[:min(len(p.A), 40)] + "--" + p.B[:min(len(p.B), 40)] + "--" + hex.EncodeToString(sum[:16])
 }
 
 // maxCompareID keeps a compare page's folder name well inside the 255
@@ -55,7 +60,7 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	for _, p := range configured {
 		for _, id := range []string{p.A, p.B} {
 			if _, ok := byID[id]; !ok {
-				return nil, fmt.Errorf("[[site.compare]] names run %q, which is not in the runs folder", id)
+				return nil, fmt.Errorf("[[site.compare]] names run %s, which is not in the runs folder", term.Name(id))
 			}
 		}
 		add(p)

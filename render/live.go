@@ -188,7 +188,7 @@ func (l *Live) render(file string) (renderedRun, error) {
 		return renderedRun{}, err
 	}
 	row := newIndexRow(e)
-	row.csv = siteCSV
+	row.csv, row.sums = siteCSV, sumsOf(files)
 	row.run = forComparing(e.Run)
 	return renderedRun{row: row, files: files, input: inputHash(e)}, nil
 }

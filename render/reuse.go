@@ -3,6 +3,8 @@ package render
 import (
 	"bytes"
 	"cmp"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/binary"
@@ -10,6 +12,7 @@ import (
 	"encoding/hex"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -25,6 +28,14 @@ import (
 // without reading the run again, and their line on the index comes from the
 // old site's cache. The result is the same bytes a full build writes; a
 // test holds it to that.
+//
+// The cache lies in the site, where anyone who can write the site can
+// write it too; a cache may speed a build up, never change what it
+// publishes. So it is signed (HMAC-SHA256) with a key of this user's that
+// never leaves this machine's cache folder, and a cache whose signature
+// does not check is dropped unread; and it records a hash of each page it
+// stands for, checked before the page is linked, so a page changed in the
+// old site is built again.
 
 // cacheFile is the previous build's record of each run's inputs and index
 // line, at the site's root.
@@ -47,6 +58,10 @@ type cachedRun struct {
 	Row       cachedRow
 }
 
+// pageSums are the SHA-256 of a run's files as a build wrote them, in
+// runFolderFiles' order.
+type pageSums [3][sha256.Size]byte
+
 // cachedRow is an index row as the cache keeps it.
 type cachedRow struct {
 	Model, GPU, Engine, Quantization, Date, BestSingle, Peak, BestPerWatt string
@@ -56,20 +71,21 @@ type cachedRow struct {
 	// csv is kept beside the gob, not in it (see writeReuse).
 	csv      []byte
 	Contexts []int
+	Sums     pageSums
 }
 
 func cacheRow(r indexRow) cachedRow {
 	return cachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
 		BestSingle: r.BestSingle, Peak: r.Peak, BestPerWatt: r.BestPerWatt, EngineName: r.EngineName,
 		BestValue: r.BestValue, PeakValue: r.PeakValue, PerWattValue: r.PerWattValue, Simulated: r.Simulated,
-		Started: r.started, csv: r.csv, Contexts: r.contexts}
+		Started: r.started, csv: r.csv, Contexts: r.contexts, Sums: r.sums}
 }
 
 func (c cachedRow) indexRow(id, file string) indexRow {
 	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: c.Model, GPU: c.GPU, Engine: c.Engine,
 		Quantization: c.Quantization, Date: c.Date, BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
 		EngineName: c.EngineName, BestValue: c.BestValue, PeakValue: c.PeakValue, PerWattValue: c.PerWattValue,
-		Simulated: c.Simulated, started: c.Started, csv: c.csv, contexts: c.Contexts, file: file}
+		Simulated: c.Simulated, started: c.Started, csv: c.csv, contexts: c.Contexts, file: file, sums: c.Sums}
 }
 
 // executableHash identifies the running program's bytes, once: any change
@@ -154,15 +170,27 @@ func inputHash(e matrixgen.Entry) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// maxCacheBytes bounds the cache a build reads: 10,000 runs' is 90 MB; a
+// larger one is not read, and every page is built.
+const maxCacheBytes = 256 << 20
+
 // loadReuse reads the cache of the site at out, if it was built by the
-// same matrixgen with the same settings.
-func loadReuse(out, key string) *reuseCache {
-	if key == "" {
+// same matrixgen with the same settings and signed with secret.
+func loadReuse(out, key string, secret []byte) *reuseCache {
+	if key == "" || secret == nil {
 		return nil
 	}
-	data, err := os.ReadFile(filepath.Join(out, cacheFile))
-	if err != nil {
+	name := filepath.Join(out, cacheFile)
+	if info, err := os.Lstat(name); err != nil || !info.Mode().IsRegular() || info.Size() > maxCacheBytes {
 		return nil
+	}
+	signed, err := os.ReadFile(name)
+	if err != nil || len(signed) < sha256.Size {
+		return nil
+	}
+	data, sig := signed[:len(signed)-sha256.Size], signed[len(signed)-sha256.Size:]
+	if !hmac.Equal(sig, sign(secret, data)) {
+		return nil // not a cache this user's builds wrote: build everything
 	}
 	var c reuseCache
 	r := bytes.NewReader(data)
@@ -184,23 +212,88 @@ func loadReuse(out, key string) *reuseCache {
 	return &c
 }
 
+// sign is the cache's signature of data.
+func sign(secret, data []byte) []byte {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(data)
+	return mac.Sum(nil)
+}
+
+// cacheSecret is this user's key for signing caches: 32 random bytes in
+// the user's cache folder (~/.cache/matrixgen/reuse-key), made on first
+// use, readable by this user alone; nil where there is no such folder, and
+// then nothing is reused.
+var cacheSecret = sync.OnceValue(func() []byte {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return nil
+	}
+	return readOrMakeSecret(filepath.Join(dir, "matrixgen", "reuse-key"))
+})
+
+// readOrMakeSecret reads the key in name, or makes it.
+func readOrMakeSecret(name string) []byte {
+	if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
+		return key
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		// Another build made it meanwhile: its key is the one.
+		if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
+			return key
+		}
+		return nil
+	}
+	_, err = f.Write(key)
+	if closeErr := f.Close(); err != nil || closeErr != nil {
+		os.Remove(name)
+		return nil
+	}
+	return key
+}
+
 // runFolderFiles are a run's files in its folder, as renderRun makes them.
 var runFolderFiles = []string{"index.html", "run.json", "measurements.csv"}
 
+// sumsOf are the hashes of a run's files, from renderRun.
+func sumsOf(files []siteFile) pageSums {
+	var sums pageSums
+	for _, f := range files {
+		for i, name := range runFolderFiles {
+			if path.Base(f.rel) == name {
+				sums[i] = sha256.Sum256(f.data)
+			}
+		}
+	}
+	return sums
+}
+
 // reuseRun links a run's folder from the site being replaced into the new
-// one when its inputs are the ones the cache recorded, and gives its index
-// line; false when it must be built.
+// one when its inputs are the ones the cache recorded and its files the
+// ones the cache's build wrote, and gives its index line; false when it
+// must be built.
 func (b *builder) reuseRun(dir string, e matrixgen.Entry, input string) (indexRow, bool) {
 	c, ok := b.reuse.Runs[e.ID]
 	if !ok || c.Input != input {
 		return indexRow{}, false
+	}
+	old := filepath.Join(b.previous, "runs", e.ID)
+	for i, name := range runFolderFiles {
+		if !fileHasSum(filepath.Join(old, name), c.Row.Sums[i]) {
+			return indexRow{}, false
+		}
 	}
 	folder := filepath.Join(dir, "runs", e.ID)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return indexRow{}, false
 	}
 	for _, name := range runFolderFiles {
-		if os.Link(filepath.Join(b.previous, "runs", e.ID, name), filepath.Join(folder, name)) != nil {
+		if os.Link(filepath.Join(old, name), filepath.Join(folder, name)) != nil {
 			os.RemoveAll(folder)
 			return indexRow{}, false
 		}
@@ -208,9 +301,27 @@ func (b *builder) reuseRun(dir string, e matrixgen.Entry, input string) (indexRo
 	return c.Row.indexRow(e.ID, e.File), true
 }
 
+// fileHasSum reports whether name is a regular file whose bytes hash to
+// sum.
+func fileHasSum(name string, sum [sha256.Size]byte) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
+	}
+	return bytes.Equal(h.Sum(nil), sum[:])
+}
+
 // writeReuse records, for the next build, each run's inputs and index line.
 func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]string) error {
-	if b.key == "" {
+	if b.key == "" || b.secret == nil {
 		return nil
 	}
 	c := reuseCache{Key: b.key}
@@ -224,7 +335,7 @@ func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]stri
 	if err := gob.NewEncoder(&data).Encode(c); err != nil {
 		return err
 	}
-	size := data.Len()
+	size := data.Len() + sha256.Size
 	for _, r := range c.List {
 		size += binary.MaxVarintLen64 + len(r.Row.csv)
 	}
@@ -234,5 +345,5 @@ func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]stri
 		out = binary.AppendUvarint(out, uint64(len(r.Row.csv)))
 		out = append(out, r.Row.csv...)
 	}
-	return b.writeFile(dir, cacheFile, out)
+	return b.writeFile(dir, cacheFile, append(out, sign(b.secret, out)...))
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,4 +78,91 @@ func TestExecutableHashIsTheBuildID(t *testing.T) {
 	if got, want := executableHash(), "go-build-id:"+strings.TrimSpace(string(out)); got != want {
 		t.Errorf("executableHash() = %q, want %q", got, want)
 	}
+}
+
+// TestForgedCacheChangesNothing: a well-formed cache written into the site
+// by someone else (every run's inputs right, its index line and CSV lines
+// forged: a model that is a spreadsheet formula) made the build publish an
+// index matching no run. A cache not signed with this user's key is
+// dropped, whether it carries another key's signature or none; and a page
+// changed in the old site is built again, not linked. After each, the
+// site is the bytes a fresh build writes.
+func TestForgedCacheChangesNothing(t *testing.T) {
+	runs := t.TempDir()
+	for i := range 3 {
+		writeRunFile(t, runs, fmt.Sprintf("run-%d", i), testrun.Full(uint64(i)), "")
+	}
+	site := Site{Title: "Reuse"}
+	out := filepath.Join(t.TempDir(), "public")
+	files, err := matrixgen.RunFiles(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func() Stats {
+		t.Helper()
+		stats, err := Build(Files(files), site, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stats
+	}
+	build()
+	forged := forgeCache(t, files, site, out)
+	for _, cache := range [][]byte{forged, forged[:len(forged)-sha256.Size]} {
+		os.Remove(filepath.Join(out, cacheFile))
+		if err := os.WriteFile(filepath.Join(out, cacheFile), cache, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if s := build(); s.Reused != 0 {
+			t.Errorf("a forged cache was trusted: %d runs reused", s.Reused)
+		}
+		sameAsAFreshBuild(t, runs, out, site)
+	}
+	if s := build(); s.Reused != 3 {
+		t.Fatalf("a cache of this user's own: %d of 3 runs reused", s.Reused)
+	}
+	page := filepath.Join(out, "runs", "run-1", "index.html")
+	os.Remove(page) // its bytes are linked into the site before: leave them
+	os.WriteFile(page, []byte("<script>forged</script>"), 0o644)
+	if s := build(); s.Reused != 2 {
+		t.Errorf("with one page changed in the old site: %d runs reused, want 2", s.Reused)
+	}
+	sameAsAFreshBuild(t, runs, out, site)
+}
+
+// forgeCache writes what someone without this user's key could: a cache in
+// the right format, for the right inputs and pages, signed with their own
+// key, whose index lines and CSV lines are theirs.
+func forgeCache(t *testing.T, files []string, site Site, out string) []byte {
+	t.Helper()
+	forger := &builder{key: reuseKey(site), secret: []byte("not this user's key, 32 bytes..")}
+	var rows []indexRow
+	inputs := map[string]string{}
+	for _, f := range files {
+		e, err := matrixgen.LoadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := newIndexRow(e)
+		row.Model = `=HYPERLINK("https://evil.example/","click")`
+		row.csv = []byte("=cmd|' /C calc'!A0,forged\n")
+		for i, name := range runFolderFiles {
+			data, err := os.ReadFile(filepath.Join(out, "runs", e.ID, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row.sums[i] = sha256.Sum256(data)
+		}
+		rows = append(rows, row)
+		inputs[e.ID] = inputHash(e)
+	}
+	dir := t.TempDir()
+	if err := forger.writeReuse(dir, rows, inputs); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, cacheFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

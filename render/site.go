@@ -23,6 +23,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/parallel"
+	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 )
@@ -61,8 +62,13 @@ type Stats struct {
 	// Reused counts the runs whose pages came unchanged from the site the
 	// build replaced (reuse.go).
 	Reused int
-	// Kept are files of the output folder no build wrote, carried over.
+	// Kept are files of the output folder no build wrote, carried over
+	// (a folder a line).
 	Kept []string
+	// Left are what the output folder held that no build wrote and that is
+	// not a regular file (a link, a pipe): not carried into the new site,
+	// which holds only regular files that resolve inside it.
+	Left []string
 }
 
 // echartsVersion is the vendored ECharts, shown in the footer; the VERSION
@@ -130,14 +136,16 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 		return nil, Stats{}, err
 	}
 	removeDebris(parent, filepath.Base(out))
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+debrisMark)
+	work, err := newWorkFolder(parent, filepath.Base(out))
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	b.key = reuseKey(site)
+	defer work.release()
+	tmp := work.dir
+	b.key, b.secret = reuseKey(site), cacheSecret()
 	if IsSite(out) {
 		b.previous = out
-		b.reuse = loadReuse(out, b.key)
+		b.reuse = loadReuse(out, b.key, b.secret)
 	}
 	stats, err := b.write(src, tmp)
 	if err == nil {
@@ -149,48 +157,25 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 	if err == nil {
 		err = os.Chmod(tmp, 0o755)
 	}
-	var kept []string
+	var kept, moved, left []string
 	if err == nil {
-		kept, err = keepUserFiles(out, tmp)
+		kept, moved, left, err = keepUserFiles(out, tmp)
+	}
+	if err == nil {
+		// A build cancelled up to here swaps nothing in.
+		err = ctx.Err()
 	}
 	if err == nil {
 		err = swapDir(tmp, out)
 	}
 	if err != nil {
-		returnUserFiles(tmp, out, kept)
+		returnUserFiles(tmp, out, moved)
 		os.RemoveAll(tmp)
 		return nil, Stats{}, err
 	}
-	stats.Kept = kept
+	stats.Kept, stats.Left = kept, left
 	return b, stats, nil
 }
-
-// debrisMark is in the name of a build's working folders beside the site:
-// ".public.building-123" while it builds, "….old" while it swaps.
-const debrisMark = ".building-"
-
-// removeDebris removes working folders an earlier build left beside the
-// site when it was killed (or could not remove the old site): they are
-// matrixgen's by their names, and nothing else uses them once a day has
-// passed. A build running now has its own, younger one.
-func removeDebris(parent, base string) {
-	entries, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "."+base+debrisMark) {
-			continue
-		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > debrisAge {
-			os.RemoveAll(filepath.Join(parent, e.Name()))
-		}
-	}
-}
-
-// debrisAge is how old a working folder must be before a build removes it:
-// older than any build, so two builds side by side leave each other alone.
-var debrisAge = 10 * time.Minute
 
 // siteMarker is written at the root of every site, so a later build knows
 // the folder it replaces is one it made and not, say, a home directory. It
@@ -242,15 +227,21 @@ func builtFiles(out string) (files map[string]bool, ok bool) {
 	return files, true
 }
 
-// keepUserFiles moves the files and folders of the old site out that no
-// build wrote into the new site tmp, and returns them. For an older site
-// whose marker lists nothing, whatever the new build does not write is
-// kept. A name the new build also writes is an error naming it: neither
-// file is lost.
-func keepUserFiles(out, tmp string) ([]string, error) {
+// keepUserFiles moves the files of the old site out that no build wrote
+// into the new site tmp. It returns what it kept, a file or a whole
+// folder a line, for the message; the files it moved, to move back should
+// the build fail after all; and what it left out: links and anything else
+// that is not a regular file (a link to /etc would carry /etc into the
+// new site, and serve and publish it). For an older site whose marker
+// lists nothing, whatever the new build does not write is kept. A name
+// the new build also writes is an error naming it: neither file is lost.
+func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
 	built, listed := builtFiles(out)
-	var user []string
-	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+	var files, clash []string
+	inKept := func(rel string) bool {
+		return len(kept) > 0 && strings.HasPrefix(rel, kept[len(kept)-1]+"/")
+	}
+	err = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == out {
 				return fs.SkipAll
@@ -267,40 +258,52 @@ func keepUserFiles(out, tmp string) ([]string, error) {
 			_, statErr := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel)))
 			ours = statErr == nil && !d.IsDir() || d.IsDir() && statErr == nil
 		}
-		if ours {
+		switch {
+		case ours:
+			return nil
+		case !d.Type().IsRegular() && !d.IsDir():
+			left = append(left, rel)
 			return nil
 		}
-		user = append(user, rel)
-		if d.IsDir() {
-			return fs.SkipDir // kept whole
+		if !inKept(rel) {
+			kept = append(kept, rel)
+		}
+		if info, err := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel))); err == nil && (!d.IsDir() || !info.IsDir()) {
+			clash = append(clash, rel)
+		}
+		if !d.IsDir() {
+			files = append(files, rel)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("look for files of yours in %s: %w", out, err)
-	}
-	var clash []string
-	for _, rel := range user {
-		if _, err := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel))); err == nil {
-			clash = append(clash, rel)
-		}
+		return nil, nil, nil, fmt.Errorf("look for files of yours in %s: %w", term.Name(out), err)
 	}
 	if len(clash) > 0 {
-		return nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", out, strings.Join(clash, ", "))
+		return nil, nil, nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", term.Name(out), Names(clash))
 	}
-	var moved []string
-	for _, rel := range user {
+	for _, rel := range files {
 		dst := filepath.Join(tmp, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
 			err = os.Rename(filepath.Join(out, filepath.FromSlash(rel)), dst)
 		}
 		if err != nil {
 			returnUserFiles(tmp, out, moved)
-			return nil, fmt.Errorf("keep %s: %w (nothing was changed)", rel, err)
+			return nil, nil, nil, fmt.Errorf("keep %s: %w (nothing was changed)", term.Name(rel), err)
 		}
 		moved = append(moved, rel)
 	}
-	return moved, nil
+	return kept, moved, left, nil
+}
+
+// Names lists outside names (files, ids) for a message, each as term.Name
+// prints it.
+func Names(list []string) string {
+	shown := make([]string, len(list))
+	for i, n := range list {
+		shown[i] = term.Name(n)
+	}
+	return strings.Join(shown, ", ")
 }
 
 // returnUserFiles moves kept files back from tmp into out, when the build
@@ -331,7 +334,7 @@ func replaceable(out string) error {
 		return fmt.Errorf("output folder: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(out, siteMarker)); err != nil {
-		return fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", out, siteMarker)
+		return fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", term.Name(out), siteMarker)
 	}
 	return nil
 }
@@ -381,6 +384,7 @@ type builder struct {
 	// reuse the previous site's cache when it was built with the same;
 	// inputs each run's inputs as this build read them.
 	key    string
+	secret []byte // signs the cache (cacheSecret)
 	reuse  *reuseCache
 	inputs map[string]string
 	reused int
@@ -457,15 +461,21 @@ func (b *builder) markdown(src []byte) (template.HTML, error) {
 // Budgets of the Markdown constructs whose cost grows faster than the text:
 // a note of any size within them renders in milliseconds (measured: 10,000
 // emphasis marks 24 ms, 30,000 a third of a second, 60,000 nearly three;
-// a thousand nested list levels over a second).
+// a thousand nested list levels over a second; "> - " 80,000 times, one
+// line nested 160,000 deep, 42 s, and "+ " or "1. " as long, 40 s and 23 s).
 const (
 	maxEmphasisMarks = 4000
 	maxLinkBrackets  = 4000
-	maxIndent        = 200 // leading spaces, tabs and '>' of one line
+	maxIndent        = 200 // the width of one line's containers: indentation, '>' and list markers
+	maxNesting       = 32  // the containers one line opens: '>' and list markers
+	maxNoteLines     = 20000
 )
 
 // tooHardForMarkdown says why a note would be too costly to render as
-// Markdown, or "" when it is not.
+// Markdown, or "" when it is not. Nesting is measured line by line: a block
+// is nested by the markers and the indentation its line starts with
+// (lazy continuation lines nest no deeper), so a line's prefix bounds the
+// depth of the whole note.
 func tooHardForMarkdown(src []byte) string {
 	if n := bytes.Count(src, []byte("*")) + bytes.Count(src, []byte("_")); n > maxEmphasisMarks {
 		return fmt.Sprintf("they hold %d emphasis marks, more than the %d a page renders", n, maxEmphasisMarks)
@@ -473,13 +483,62 @@ func tooHardForMarkdown(src []byte) string {
 	if n := bytes.Count(src, []byte("[")); n > maxLinkBrackets {
 		return fmt.Sprintf("they hold %d link brackets, more than the %d a page renders", n, maxLinkBrackets)
 	}
-	for line := range bytes.Lines(src) {
-		indent := len(line) - len(bytes.TrimLeft(line, " \t>"))
-		if indent > maxIndent {
-			return fmt.Sprintf("a line is nested %d levels deep, more than the %d a page renders", indent, maxIndent)
+	if n := bytes.Count(src, []byte("\n")); n > maxNoteLines {
+		// Each line can be a block (an empty list item, a heading):
+		// half a million of them took a second.
+		return fmt.Sprintf("they hold %d lines, more than the %d a page renders", n, maxNoteLines)
+	}
+	line := 0
+	for text := range bytes.Lines(src) {
+		line++
+		depth, width := containers(text)
+		if depth > maxNesting {
+			return fmt.Sprintf("line %d is nested %d levels deep, more than the %d a page renders", line, depth, maxNesting)
+		}
+		if width > maxIndent {
+			return fmt.Sprintf("line %d is indented %d characters deep, more than the %d a page renders", line, width, maxIndent)
 		}
 	}
 	return ""
+}
+
+// containers measures the block containers a line of Markdown starts
+// with: how many it opens ('>' and list markers: "-", "*", "+", "1." or
+// "1)" followed by a space, a tab or the line's end) and how wide their
+// prefix is, indentation included.
+func containers(line []byte) (depth, width int) {
+	i := 0
+	for i < len(line) {
+		switch c := line[i]; {
+		case c == ' ' || c == '\t':
+			i++
+		case c == '>':
+			depth++
+			i++
+		case (c == '-' || c == '*' || c == '+') && markerEnds(line, i+1):
+			depth++
+			i++
+		case '0' <= c && c <= '9':
+			j := i
+			for j < len(line) && j-i < 9 && '0' <= line[j] && line[j] <= '9' {
+				j++
+			}
+			if j == len(line) || line[j] != '.' && line[j] != ')' || !markerEnds(line, j+1) {
+				return depth, i
+			}
+			depth++
+			i = j + 1
+		default:
+			return depth, i
+		}
+	}
+	return depth, i
+}
+
+// markerEnds reports whether a list marker ending before i is followed by
+// a space, a tab or the line's end, as a list item's marker must be.
+func markerEnds(line []byte, i int) bool {
+	return i == len(line) || line[i] == ' ' || line[i] == '\t' || line[i] == '\n' || line[i] == '\r'
 }
 
 func (b *builder) write(src Source, dir string) (Stats, error) {
@@ -519,6 +578,7 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 	inputs := make([]string, src.Len())
 	files, fromFiles := src.(Files)
 	var reused atomic.Int64
+	inFlight := &budget{limit: runBytesInFlight}
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
 		return func(i int) {
@@ -528,6 +588,17 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			}
 			var e matrixgen.Entry
 			var err error
+			if fromFiles {
+				// The file's bytes, from now until its page is written,
+				// count against the build's budget.
+				size := fileSize(files[i])
+				inFlight.acquire(size)
+				defer inFlight.release(size)
+				if err := b.ctx.Err(); err != nil { // it may have waited
+					errs[i] = err
+					return
+				}
+			}
 			if fromFiles && b.key != "" {
 				// Read, and decode only a run whose page cannot be reused.
 				if e, err = matrixgen.ReadFile(files[i]); err == nil {
@@ -552,16 +623,20 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 				}
 				e.Run = shownRun(e.Run)
 			}
-			var siteCSV []byte
 			if err == nil {
-				siteCSV, err = w.writeRun(dir, e)
+				err = b.ctx.Err() // decoding may have taken a while
+			}
+			var siteCSV []byte
+			var sums pageSums
+			if err == nil {
+				siteCSV, sums, err = w.writeRun(dir, e)
 			}
 			if err != nil {
 				errs[i] = err
 				return
 			}
 			rows[i] = newIndexRow(e)
-			rows[i].csv = siteCSV
+			rows[i].csv, rows[i].sums = siteCSV, sums
 			rows[i].run = forComparing(e.Run)
 		}
 	})
@@ -596,11 +671,15 @@ func (b *builder) worker() *builder {
 }
 
 // writeRun writes a run's folder (page, run.json, measurements.csv) and
-// returns its lines of the site's runs.csv, made here, on the worker.
-func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, error) {
+// returns its lines of the site's runs.csv, made here, on the worker, and
+// its files' hashes for the cache.
+func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, pageSums, error) {
 	files, siteCSV, err := b.renderRun(e)
+	if err == nil {
+		err = b.ctx.Err() // laying a page out may have taken a while
+	}
 	if err != nil {
-		return nil, err
+		return nil, pageSums{}, err
 	}
 	if !b.inPlace {
 		// A fresh folder: nothing to replace, one directory to make
@@ -611,14 +690,14 @@ func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, error) {
 			err = os.MkdirAll(folder, 0o755)
 		}
 		if err != nil {
-			return nil, err
+			return nil, pageSums{}, err
 		}
 	}
 	var errs []error
 	for _, f := range files {
 		errs = append(errs, b.writeFile(dir, f.rel, f.data))
 	}
-	return siteCSV, errors.Join(errs...)
+	return siteCSV, sumsOf(files), errors.Join(errs...)
 }
 
 // siteFile is one file of the site and its content.
@@ -630,7 +709,7 @@ type siteFile struct {
 // renderRun makes a run's files and its lines of the site's runs.csv.
 func (b *builder) renderRun(e matrixgen.Entry) ([]siteFile, []byte, error) {
 	if !matrixgen.ValidID(e.ID) {
-		return nil, nil, fmt.Errorf("run id %q cannot name a folder", e.ID)
+		return nil, nil, fmt.Errorf("run id %s cannot name a folder", term.Name(e.ID))
 	}
 	page, err := b.newRunPage(e)
 	if err != nil {
@@ -733,6 +812,7 @@ type indexRow struct {
 	run                          *matrixgen.Run // what a compare page needs of it; nil for a reused page (runFor reads it)
 	file                         string         // the run file, "" for a run given in memory
 	contexts                     []int          // its decode contexts, for the compare page's labels
+	sums                         pageSums       // its files' hashes, for the reuse cache
 }
 
 // forComparing keeps what a compare page shows of a run and drops the
@@ -825,6 +905,9 @@ func (b *builder) writeComparisons(dir string, rows []indexRow, pairs []Pair) er
 	}
 	runs := map[string]*matrixgen.Run{}
 	for _, p := range pairs {
+		if err := b.ctx.Err(); err != nil {
+			return err
+		}
 		for _, id := range []string{p.A, p.B} {
 			if _, ok := runs[id]; !ok {
 				run, err := runFor(byID[id])
@@ -838,6 +921,10 @@ func (b *builder) writeComparisons(dir string, rows []indexRow, pairs []Pair) er
 	errs := make([]error, len(pairs))
 	parallel.EachWorker(len(pairs), func() func(int) {
 		return func(i int) {
+			if err := b.ctx.Err(); err != nil {
+				errs[i] = err
+				return
+			}
 			p := pairs[i]
 			html, err := execute(b.compare, b.newComparePage(p, runs[p.A], runs[p.B]))
 			if err == nil {
@@ -1071,7 +1158,7 @@ func copyAssets(assets fs.FS, dir string) error {
 // package and validated ids only; the check is a last guard all the same.
 func writeFile(dir, rel string, data []byte) error {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
-		return fmt.Errorf("refusing to write %q outside the site", rel)
+		return fmt.Errorf("refusing to write %s outside the site", term.Name(rel))
 	}
 	name := filepath.Join(dir, filepath.FromSlash(rel))
 	err := createFile(name, data)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"html"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -394,10 +395,88 @@ func TestTooHardForMarkdown(t *testing.T) {
 		{strings.Repeat("[a](", 5000), true},
 		{strings.Repeat(" ", 300) + "- deep", true},
 		{strings.Repeat("| a | b |\n", 10000), false}, // tables cost their length
+		{strings.Repeat("> - ", 80000), true},         // 42 s of goldmark
+		{strings.Repeat("+ ", 33) + "x", true},
+		{strings.Repeat("1. ", 33) + "x", true},
+		{strings.Repeat("> ", 31) + "- x\n" + strings.Repeat("  ", 90) + "x", false},
+		{"- a\n- b\n\n1) c\n2) d\n\n> quote\n> - in it\n>   1. deeper\n", false},
+		{"-1 is not a list, 2024. is a year\n", false},
 	} {
 		if got := tooHardForMarkdown([]byte(tt.src)) != ""; got != tt.hard {
 			t.Errorf("%.40q…: too hard %v, want %v", tt.src, got, tt.hard)
 		}
+	}
+}
+
+// TestGeneratedDeepNotesAreShownPlain: lines nested past the budget by any
+// mix of block quotes, bullets and numbered items, with any spacing, at any
+// line of a note, are shown as plain text; notes within it, of the same
+// pieces, as Markdown. Each is built into a page whose notes, either way,
+// cost no more than their length: the benchmark beside it measures that.
+func TestGeneratedDeepNotesAreShownPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 7))
+	markers := []string{">", "> ", "-", "- ", "*", "* ", "+", "+ ", "1.", "1. ", "12)", "  ", "\t"}
+	line := func(depth int) string {
+		var b strings.Builder
+		for n := 0; n < depth; {
+			m := markers[rng.IntN(len(markers))]
+			if strings.TrimSpace(m) == "" {
+				b.WriteString(m)
+				continue
+			}
+			b.WriteString(m + " ")
+			n++
+		}
+		return b.String() + "text"
+	}
+	for range 2000 {
+		deep := maxNesting + 1 + rng.IntN(200)
+		var doc []string
+		for range rng.IntN(20) {
+			doc = append(doc, line(rng.IntN(4)))
+		}
+		at := rng.IntN(len(doc) + 1)
+		doc = append(doc[:at], append([]string{line(deep)}, doc[at:]...)...)
+		if why := tooHardForMarkdown([]byte(strings.Join(doc, "\n"))); why == "" {
+			t.Fatalf("%d levels at line %d shown as Markdown:\n%.200q", deep, at+1, doc[at])
+		}
+		shallow := line(rng.IntN(8))
+		if why := tooHardForMarkdown([]byte(shallow)); why != "" {
+			t.Fatalf("%.80q: %s", shallow, why)
+		}
+	}
+}
+
+// BenchmarkHostileNotes measures one run page with each of the notes that
+// took goldmark seconds or minutes (a megabyte of "> - ", "+ ", "1. ", of
+// lines indented ever deeper), and of the costliest notes within the
+// budgets. Goal: each under a second, so Ctrl-C stops a build within two.
+func BenchmarkHostileNotes(b *testing.B) {
+	bld, err := newBuilder(Site{Title: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	indented := func() string {
+		var s strings.Builder
+		for i := 0; s.Len() < matrixgen.MaxNotesBytes-400; i++ {
+			s.WriteString(strings.Repeat(" ", 2*(i%100)) + "- a\n")
+		}
+		return s.String()
+	}()
+	fill := func(unit string) string { return strings.Repeat(unit, matrixgen.MaxNotesBytes/len(unit)) }
+	for _, notes := range []struct{ name, text string }{
+		{"quote-list", fill("> - ")}, {"plus", fill("+ ")}, {"numbered", fill("1. ")}, {"indented", indented},
+		{"empty-items", fill("-\n")}, {"headings", fill("# a\n")}, {"html", fill("<a ")}, {"code", fill("    a\n")},
+	} {
+		e := matrixgen.Entry{ID: "a", Run: testrun.Full(1), Notes: []byte(notes.text)}
+		e.Raw, _ = e.JSON()
+		b.Run(notes.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := bld.renderRun(e); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -523,4 +602,64 @@ func TestPrefillBarsCarryTheirFigures(t *testing.T) {
 			t.Errorf("ttftText(%g) = %q, want %q", tt.ms, got, tt.want)
 		}
 	}
+}
+
+// TestCompareNamesAreUnambiguous: "m--m" vs "n" and "m" vs "m--n" got one
+// compare page's name. Over generated pairs of ids heavy in '-' (and the
+// reported ones), no two pairs share a name, and every name is one folder
+// within the file system's limit.
+func TestCompareNamesAreUnambiguous(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 6))
+	pieces := []string{"m", "n", "-", "--", "---", ".", "_", "1"}
+	randomID := func() string {
+		for {
+			var b strings.Builder
+			for n := 1 + rng.IntN(6); n > 0; n-- {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			if rng.IntN(20) == 0 {
+				b.WriteString(strings.Repeat("x-", 40)) // a long one
+			}
+			if id := b.String(); matrixgen.ValidID(id) {
+				return id
+			}
+		}
+	}
+	pairs := []Pair{{"m--m", "n"}, {"m", "m--n"}, {"m-", "n"}, {"m", "-n"}, {"m", "n"}}
+	for range 50000 {
+		pairs = append(pairs, Pair{randomID(), randomID()})
+	}
+	seen := map[string]Pair{}
+	for _, p := range pairs {
+		if !matrixgen.ValidID(p.A) || !matrixgen.ValidID(p.B) {
+			continue
+		}
+		name := compareID(p)
+		if other, ok := seen[name]; ok && other != p {
+			t.Fatalf("%v and %v share the compare page %q", other, p, name)
+		}
+		seen[name] = p
+		if len(name) > maxCompareID || !filepath.IsLocal(name) || strings.ContainsAny(name, `/\`) {
+			t.Fatalf("%v: compare page %q", p, name)
+		}
+	}
+}
+
+// FuzzTooHardForMarkdown: whatever a note holds, the budget check answers
+// (it is linear in the note), and a note it passes nests no line past the
+// budget.
+func FuzzTooHardForMarkdown(f *testing.F) {
+	f.Add([]byte("# Notes\n\n- a\n  - b\n> c\n"))
+	f.Add([]byte(strings.Repeat("> - ", 40)))
+	f.Add([]byte("1) 2. 3) - * + x\n\t\t>"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if tooHardForMarkdown(src) != "" {
+			return
+		}
+		for line := range bytes.Lines(src) {
+			if depth, width := containers(line); depth > maxNesting || width > maxIndent {
+				t.Fatalf("passed a line %d deep, %d wide: %q", depth, width, line)
+			}
+		}
+	})
 }

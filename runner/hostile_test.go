@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
+	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -232,4 +234,97 @@ func TestResumeRefusesAnotherServer(t *testing.T) {
 			t.Errorf("forced resume recorded %q", run.ResumedDespite)
 		}
 	})
+}
+
+// TestEchoedKeyIsNeverShown: a server that repeats the API key in its
+// error bodies, in the probe or in a cell, around the lengths where the
+// runner cuts such text, cannot put the key, or the piece of it a cut
+// leaves, in the run's error, its log or its run file.
+func TestEchoedKeyIsNeverShown(t *testing.T) {
+	const key = "sk-live-0123456789abcdefghij"
+	for _, attack := range []hostile.Attack{hostile.EchoKeyAtOnce, hostile.EchoKey} {
+		t.Run(string(attack), func(t *testing.T) {
+			ts := httptest.NewServer(&hostile.Server{Attack: attack, Deadline: 20 * time.Second})
+			defer ts.Close()
+			settings := testSettings(ts.URL, []string{"1K"}, []int{1}, time.Second)
+			settings.Sweep.KVCacheTokens = 1 << 20
+			file := filepath.Join(t.TempDir(), "run.json")
+			var log bytes.Buffer
+			run, err := Run(context.Background(), Options{Settings: settings, File: file, Log: &log, APIKey: key})
+			said := log.String()
+			if err != nil {
+				said += err.Error()
+			}
+			if data, rerr := os.ReadFile(file); rerr == nil {
+				said += string(data)
+			}
+			if !strings.Contains(said, "401") {
+				t.Fatalf("the server's 401 was not reported:\n%s", said)
+			}
+			if attack == hostile.EchoKey && (run == nil || run.Prefill[0].Status != matrixgen.StatusError) {
+				t.Fatalf("the cell did not fail on the 401: %v", err)
+			}
+			if i := strings.Index(said, key[:len(key)/2]); i >= 0 {
+				t.Errorf("the key (or what a cut left of it) was shown: …%s…", said[max(0, i-80):min(len(said), i+80)])
+			}
+		})
+	}
+}
+
+// TestRedactedBeforeCut: a server's reason of any length, with the key at
+// every offset around where the run file cuts it: the key is hidden before
+// the cut, so no piece of it is kept.
+func TestRedactedBeforeCut(t *testing.T) {
+	const key = "sk-live-0123456789abcdefghij"
+	red := redact.New(key)
+	for at := maxReasonText - 2*len(key); at < maxReasonText+len(key); at++ {
+		r := &matrixgen.Run{Prefill: []matrixgen.Prefill{{Reason: strings.Repeat("e", at-1) + " " + key + " more"}}}
+		cleanServerText(r, red)
+		if got := r.Prefill[0].Reason; strings.Contains(got, key[:8]) {
+			t.Fatalf("key at byte %d: kept as %q", at, got[max(0, len(got)-60):])
+		}
+	}
+}
+
+// TestWeakKeyRewritesNothing: with VLLM_API_KEY=vllm the engine's name
+// became <redacted> and the repository github.com/<redacted>-project/…;
+// with a one-letter key "matrixgen" became matri<redacted>gen. A key too
+// short or too ordinary to be told from names is warned about, once, and
+// hidden only where it stands as a secret; a URL's credentials leave the
+// repository whatever the key.
+func TestWeakKeyRewritesNothing(t *testing.T) {
+	for _, key := range []string{"vllm", "x", "m", "1", "sim"} {
+		t.Run(key, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				_, url, dial := startMemSim(t, testProfile())
+				s := testSettings(url, []string{"1K"}, []int{1}, time.Second)
+				s.Describe.Repository = "https://user:pa55@github.com/vllm-project/vllm"
+				s.Describe.LaunchCommand = "VLLM_API_KEY=" + key + " vllm serve sim --api-key " + key + " # matrixgen x 1 m"
+				var log bytes.Buffer
+				file := filepath.Join(t.TempDir(), "run.json")
+				run, err := Run(context.Background(), Options{Settings: s, File: file, Log: &log, APIKey: key, dial: dial})
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, err := matrixgen.LoadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range []*matrixgen.Run{run, e.Run} {
+					if r.Engine.Name != "vllm" || !strings.HasPrefix(r.Model.Name, "sim") || r.Engine.Repository != "https://github.com/vllm-project/vllm" {
+						t.Errorf("engine %q, model %q, repository %q", r.Engine.Name, r.Model.Name, r.Engine.Repository)
+					}
+					if want := "VLLM_API_KEY=<redacted> vllm serve sim --api-key <redacted> # matrixgen x 1 m"; r.LaunchCommand != want {
+						t.Errorf("launch command %q, want %q", r.LaunchCommand, want)
+					}
+				}
+				if n := strings.Count(log.String(), "warning: the API key"); n != 1 {
+					t.Errorf("warned %d times about the key:\n%s", n, log.String())
+				}
+				if strings.Contains(log.String(), "<redacted>") {
+					t.Errorf("the log hid something:\n%s", log.String())
+				}
+			})
+		})
+	}
 }

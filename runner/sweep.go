@@ -15,6 +15,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -62,8 +63,17 @@ type Options struct {
 
 // Run probes the server and measures every prefill context and decode
 // cell, saving the run file after each. On cancellation it saves what it
-// has, marked incomplete, and returns the context's error.
+// has, marked incomplete, and returns the context's error. Its error, its
+// log lines and its run file pass through one redaction step
+// (internal/redact) with the live key: a server that repeats the key
+// cannot make the run print or keep it.
 func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
+	red := redact.New(o.APIKey)
+	run, err := sweepAll(ctx, o, red)
+	return run, red.Error(err)
+}
+
+func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.Run, error) {
 	o.Settings.Defaults()
 	if o.dial != nil && o.gpuTool == "" {
 		o.gpuTool = noGPUTool // in memory means in virtual time: no processes to wait on
@@ -82,13 +92,17 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 				fmt.Fprint(o.Live, "\r\033[K") // clear the live line first
 			}
 			// A line can carry a server's words (its errors, its version):
-			// control characters in them are shown, not obeyed by the terminal.
-			fmt.Fprintln(w, term.Clean(redactSecret(fmt.Sprintf(format, args...), o.APIKey)))
+			// secrets in them are hidden, and control characters shown, not
+			// obeyed by the terminal.
+			fmt.Fprintln(w, term.Clean(red.Text(fmt.Sprintf(format, args...))))
 		}
 	}
 	logf, warnf := logTo(o.Log), logTo(o.Log)
 	if o.Warn != nil {
 		warnf = logTo(o.Warn)
+	}
+	if w := red.Warning(); w != "" {
+		warnf("%s", w)
 	}
 
 	probe, err := c.probe(ctx, s.Server.MetricsURL)
@@ -116,7 +130,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 			return nil, err
 		}
 	}
-	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf, warnf: warnf,
+	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf, warnf: warnf, red: red,
 		sampler: &metricsSampler{c: c, url: s.Server.MetricsURL, enabled: probe.Metrics, interval: time.Second},
 		started: time.Now(), nonce: rand.Uint64(),
 		etaModel: etaModel{window: s.Sweep.Duration, maxAttempts: 1 + *s.Sweep.LoopRetries}}
@@ -241,13 +255,13 @@ func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 		Hardware:  hw,
 		Engine: matrixgen.Engine{
 			Name: cmp.Or(d.Engine, probe.Engine), Version: cmp.Or(d.EngineVersion, probe.EngineVersion),
-			Quantization: d.Quantization, Backend: d.Backend, Repository: d.Repository, Build: d.Build, Commit: d.Commit,
+			Quantization: d.Quantization, Backend: d.Backend, Repository: redact.WithoutUserinfo(d.Repository), Build: d.Build, Commit: d.Commit,
 		},
 		Model: matrixgen.Model{
 			Name: cmp.Or(d.ModelName, cmp.Or(lastSegment(probe.ModelRoot), probe.Model)), ServedName: probe.Model,
 			Revision: d.Revision, MaxModelLen: probe.MaxModelLen,
 		},
-		LaunchCommand: RedactCommand(d.LaunchCommand),
+		LaunchCommand: strings.TrimSpace(redact.Positional(d.LaunchCommand)),
 		Probe:         probe,
 		Sweep: matrixgen.Sweep{
 			DecodeTest: matrixgen.DecodeFixedDuration, PrefillMode: matrixgen.PrefillWarmed, PrefillRepeats: cmp.Or(s.Sweep.PrefillRepeats, DefaultPrefillRepeats),
@@ -343,6 +357,7 @@ type sweeper struct {
 	tok     tokenizer
 	sampler *metricsSampler
 	logf    func(string, ...any)
+	red     *redact.Redactor // the one redaction step, for the run file
 	started time.Time
 	done    int
 	// etaModel learns from each measurement how long the rest will take;
@@ -577,7 +592,7 @@ func (sw *sweeper) waitForServer(ctx context.Context, lost *lostServer) error {
 		}
 	}
 	return fmt.Errorf("the server at %s stopped answering (%v) and did not come back within %v; what was measured is saved, continue with -resume once it is up",
-		RedactURL(sw.s.Server.BaseURL), lost.cause, limit)
+		redact.Positional(sw.s.Server.BaseURL), lost.cause, limit)
 }
 
 // overCapacity says why a cell cannot run, before sending anything: C
@@ -634,8 +649,7 @@ func describeDecode(d matrixgen.Decode) string {
 // save writes the run file atomically: a temporary file beside it, synced,
 // then renamed over it, so the file is a whole valid run at every moment.
 func (sw *sweeper) save() error {
-	capServerText(sw.run)
-	redactRun(sw.run, sw.o.APIKey)
+	cleanServerText(sw.run, sw.red)
 	if err := matrixgen.SaveRun(sw.o.File, sw.run); err != nil {
 		return err
 	}
@@ -660,22 +674,16 @@ const (
 	maxReasonText = 4000 // error messages and other explanations
 )
 
-// capServerText cuts every string of the run a server could have chosen.
-func capServerText(r *matrixgen.Run) {
+// cleanServerText passes every string of the run a server, a tool or a
+// person chose through the redaction step, then cuts it to its length:
+// in that order, so a key a cut would split is whole when it is hidden.
+func cleanServerText(r *matrixgen.Run, red *redact.Redactor) {
 	eachText(r, func(s *string, limit int) {
+		*s = red.Text(*s)
 		if limit > 0 {
 			*s = capText(*s, limit)
 		}
 	})
-}
-
-// redactRun replaces the live API key wherever the run's text holds it: in
-// the launch command under any flag, in a server's error that echoed it.
-func redactRun(r *matrixgen.Run, key string) {
-	if key == "" {
-		return
-	}
-	eachText(r, func(s *string, _ int) { *s = redactSecret(*s, key) })
 }
 
 // eachText calls f with each string of the run a server or a person chose,
@@ -683,10 +691,14 @@ func redactRun(r *matrixgen.Run, key string) {
 // launch command, not cut).
 func eachText(r *matrixgen.Run, f func(s *string, limit int)) {
 	for _, s := range []*string{&r.Engine.Name, &r.Engine.Version, &r.Engine.Repository, &r.Engine.Build,
-		&r.Engine.Commit, &r.Model.Name, &r.Model.ServedName} {
+		&r.Engine.Commit, &r.Engine.Quantization, &r.Engine.Backend, &r.Model.Name, &r.Model.ServedName, &r.Model.Revision,
+		&r.Hardware.Type, &r.Hardware.GPU, &r.Hardware.CPU, &r.Hardware.OS, &r.Hardware.Driver, &r.Hardware.Kernel, &r.Hardware.CUDA} {
 		f(s, maxNameText)
 	}
 	f(&r.LaunchCommand, 0)
+	for i := range r.ResumedDespite {
+		f(&r.ResumedDespite[i], maxReasonText)
+	}
 	if p := r.Probe; p != nil {
 		for _, s := range []*string{&p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot} {
 			f(s, maxNameText)
@@ -696,6 +708,7 @@ func eachText(r *matrixgen.Run, f func(s *string, limit int)) {
 	}
 	for i := range r.Prefill {
 		f(&r.Prefill[i].Reason, maxReasonText)
+		f(&r.Prefill[i].Note, maxReasonText)
 	}
 	for i := range r.Decode {
 		d := &r.Decode[i]

@@ -45,7 +45,7 @@ func BenchmarkBuildFresh1000(b *testing.B) {
 
 // writeBenchRuns writes n synthetic full runs, a model each, and returns
 // their folder.
-func writeBenchRuns(b *testing.B, n int) string {
+func writeBenchRuns(b testing.TB, n int) string {
 	runs := filepath.Join(b.TempDir(), "runs")
 	if err := os.MkdirAll(runs, 0o755); err != nil {
 		b.Fatal(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -170,7 +171,7 @@ func TestServeFromABucket(t *testing.T) {
 	}
 	log := &lockedBuffer{}
 	s := &server{runs: mirror, out: filepath.Join(t.TempDir(), "public"), cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: log,
-		mirror: func() error { _, err := store.FetchRuns(context.Background(), mirror); return err }}
+		mirror: mirrorOf(context.Background(), store, mirror, io.Discard)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.serve(ctx, ln, 20*time.Millisecond) }()

@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
@@ -71,9 +70,15 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(200))
 	}
+	// And within the memory a build may take whatever its runs hold: the
+	// collector works harder as the heap nears buildMemory, rather than
+	// let it grow with GOGC's headroom (unless the person set GOMEMLIMIT).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(buildMemory))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	files, cleanup, err := runFiles(ctx, runsDir)
+	files, cleanup, err := runFiles(ctx, runsDir, stdout)
 	if err != nil {
 		return err
 	}
@@ -100,10 +105,17 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reused)
 	if len(stats.Kept) > 0 {
-		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", strings.Join(stats.Kept, ", "))
+		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", render.Names(stats.Kept))
+	}
+	if len(stats.Left) > 0 {
+		fmt.Fprintf(stdout, "left out of the new site, not regular files: %s\n", render.Names(stats.Left))
 	}
 	return nil
 }
+
+// buildMemory is the soft limit of a build's heap: the goal for a build
+// whatever its inputs is 256 MB of memory in all.
+const buildMemory = 192 << 20
 
 // indent lists joined errors one per line under the message above them.
 func indent(err error) error {
@@ -129,8 +141,9 @@ func renderSite(site config.Site) render.Site {
 
 // runFiles lists the run files of place: a local folder, or a bucket whose
 // runs are fetched into a temporary folder (a snapshot of one listing),
-// removed by cleanup.
-func runFiles(ctx context.Context, place string) (files []string, cleanup func(), err error) {
+// removed by cleanup; a key of the bucket the build does not expect gets a
+// line in log.
+func runFiles(ctx context.Context, place string, log io.Writer) (files []string, cleanup func(), err error) {
 	if !bucket.IsURL(place) {
 		files, err = matrixgen.RunFiles(place)
 		return files, func() {}, err
@@ -144,12 +157,15 @@ func runFiles(ctx context.Context, place string) (files []string, cleanup func()
 	if err != nil {
 		return nil, nil, err
 	}
-	files, err = store.FetchRuns(ctx, tmp)
+	fetched, err := store.FetchRuns(ctx, tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, nil, err
 	}
-	return files, func() { os.RemoveAll(tmp) }, nil
+	for _, line := range fetched.Skipped {
+		fmt.Fprintln(log, line)
+	}
+	return fetched.Runs, func() { os.RemoveAll(tmp) }, nil
 }
 
 // publish builds the site into a temporary folder and publishes it to the

@@ -534,7 +534,7 @@ func TestComparePages(t *testing.T) {
 	}
 	cfg := filepath.Join(t.TempDir(), "matrixgen.toml")
 	writeFile(t, cfg, []byte("[[site.compare]]\na = \"faster\"\nb = \"missing\"\n"))
-	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-config", cfg); code != 1 || !strings.Contains(stderr, `names run "missing"`) {
+	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-config", cfg); code != 1 || !strings.Contains(stderr, "names run missing, which") {
 		t.Errorf("a pair naming a missing run: exit %d, %s", code, stderr)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
+	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
 // TestHostileServersFromOutside runs `matrixgen run` as its own process
@@ -70,4 +72,160 @@ func TestHostileServersFromOutside(t *testing.T) {
 func fileExists(name string) bool {
 	_, err := os.Stat(name)
 	return err == nil
+}
+
+// fileAttack is hostile input for the files `matrixgen build` reads,
+// written into dir; args are the build's arguments; interrupt sends
+// Ctrl-C once the build has begun its site.
+type fileAttack struct {
+	name      string
+	setup     func(t *testing.T, dir string) (args []string)
+	interrupt bool
+	want      string // in the output; "" for a build that succeeds
+}
+
+// TestHostileFilesFromOutside runs `matrixgen build` as its own process on
+// the costliest inputs each source allows (notes, run files, the
+// configuration, a bucket's objects) and reads what the process used: its
+// peak memory stays under 256 MB, and on Ctrl-C it ends having written
+// nothing. How fast it ends is logged; the test fails only far past the
+// goal of 2 s (at 20 s), and BenchmarkHostileNotes measures the goal.
+func TestHostileFilesFromOutside(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and builds hundreds of megabytes of hostile input")
+	}
+	sample, err := os.ReadFile(filepath.Join("..", "..", "runs", sampleID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := matrixgen.EncodeRun(testrun.Full(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runsWith := func(t *testing.T, dir string, n int, run, notes []byte) string {
+		runs := filepath.Join(dir, "runs")
+		os.MkdirAll(runs, 0o755)
+		for i := range n {
+			writeFile(t, filepath.Join(runs, fmt.Sprintf("run-%03d.json", i)), run)
+			if notes != nil {
+				writeFile(t, filepath.Join(runs, fmt.Sprintf("run-%03d.md", i)), notes)
+			}
+		}
+		return runs
+	}
+	out := func(dir string) string { return filepath.Join(dir, "site", "public") }
+	attacks := []fileAttack{
+		{name: "notes nested 80,000 deep", setup: func(t *testing.T, dir string) []string {
+			return []string{"-runs", runsWith(t, dir, 20, sample, hostile.DeepNotes(80000))}
+		}},
+		{name: "notes nested 80,000 deep, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
+			return []string{"-runs", runsWith(t, dir, 300, full, hostile.DeepNotes(80000))}
+		}},
+		{name: "notes at the budget, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
+			return []string{"-runs", runsWith(t, dir, 60, full, hostile.CostlyNotes(matrixgen.MaxNotesBytes))}
+		}},
+		{name: "run files of numbers at the bound", setup: func(t *testing.T, dir string) []string {
+			flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes-1024)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []string{"-runs", runsWith(t, dir, 6, flood, nil)}
+		}},
+		{name: "run files of numbers, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
+			flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes-1024)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []string{"-runs", runsWith(t, dir, 40, flood, nil)}
+		}},
+		{name: "a run file past the bound", want: "8388608", setup: func(t *testing.T, dir string) []string {
+			flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return []string{"-runs", runsWith(t, dir, 1, flood, nil)}
+		}},
+		{name: "config of nested arrays", want: "nested", setup: func(t *testing.T, dir string) []string {
+			cfg := filepath.Join(dir, "deep.toml")
+			writeFile(t, cfg, hostile.DeepConfig(1<<20-64))
+			return []string{"-runs", runsWith(t, dir, 1, sample, nil), "-config", cfg}
+		}},
+		{name: "config of a dotted key", want: "nested", setup: func(t *testing.T, dir string) []string {
+			cfg := filepath.Join(dir, "dotted.toml")
+			writeFile(t, cfg, hostile.DottedConfig(300000))
+			return []string{"-runs", runsWith(t, dir, 1, sample, nil), "-config", cfg}
+		}},
+		{name: "a 1.5 GB bucket object", want: "8388608", setup: func(t *testing.T, dir string) []string {
+			store := filepath.Join(dir, "bucket")
+			os.MkdirAll(store, 0o755)
+			if err := hostile.SparseFile(filepath.Join(store, "huge.json"), 1536<<20); err != nil {
+				t.Skip("no sparse files here:", err)
+			}
+			return []string{"-runs", "file://" + store + "/"}
+		}},
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "attack | peak RSS | exit after Ctrl-C | exit code\n")
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"build", "-o", out(dir)}, a.setup(t, dir)...)
+			cmd, log := startCommand(t, args...)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var exitAfter time.Duration
+			if a.interrupt {
+				if !waitForWork(filepath.Dir(out(dir)), done) {
+					t.Skipf("the build ended before it could be interrupted:\n%s", log)
+				}
+				time.Sleep(300 * time.Millisecond)
+				cmd.Process.Signal(syscall.SIGINT)
+				start := time.Now()
+				select {
+				case <-done:
+					exitAfter = time.Since(start)
+				case <-time.After(20 * time.Second): // 10× the goal: only a hang fails
+					cmd.Process.Kill()
+					<-done
+					t.Fatalf("still running 20 s after Ctrl-C:\n%s", log)
+				}
+			} else {
+				<-done
+			}
+			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+			fmt.Fprintf(&table, "%s | %d MB | %v | %d\n", a.name, rss>>20, exitAfter.Round(time.Millisecond), cmd.ProcessState.ExitCode())
+			if rss > 256<<20 {
+				t.Errorf("peak RSS %d MB\n%s", rss>>20, log)
+			}
+			said := log.String()
+			switch {
+			case a.want == "" && cmd.ProcessState.ExitCode() != 0:
+				t.Errorf("the build failed:\n%s", said)
+			case a.want != "" && (cmd.ProcessState.ExitCode() == 0 || !strings.Contains(said, a.want)):
+				t.Errorf("exit %d; want %q in:\n%.2000s", cmd.ProcessState.ExitCode(), a.want, said)
+			}
+			if a.want != "" {
+				if entries, _ := os.ReadDir(filepath.Dir(out(dir))); len(entries) > 0 {
+					t.Errorf("a failed or interrupted build left %d entries beside the site (%s, …)", len(entries), entries[0].Name())
+				}
+			}
+		})
+	}
+	t.Logf("\n%s", table.String())
+}
+
+// waitForWork waits until a build has begun its site in parent (its
+// working folder is there), or the build ends; false if it ended.
+func waitForWork(parent string, done chan error) bool {
+	for {
+		if m, _ := filepath.Glob(filepath.Join(parent, ".public.building-*")); len(m) > 0 {
+			return true
+		}
+		select {
+		case err := <-done:
+			done <- err
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

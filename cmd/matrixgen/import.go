@@ -11,6 +11,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/importer"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 var importCommand = command{
@@ -134,28 +135,33 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 	return nil
 }
 
+// maxImportBytes bounds a result file to import: other tools' files
+// (per-request details of thousands of requests) run larger than a run
+// file.
+const maxImportBytes = 64 << 20
+
 // readInput reads a result file to import: a regular file of at most
-// matrixgen.MaxRunFileBytes. A device, a FIFO or standard input could feed
-// it without end.
+// maxImportBytes. A device, a FIFO or standard input could feed it without
+// end.
 func readInput(name string) ([]byte, error) {
 	info, err := os.Stat(name)
 	if err != nil {
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (import reads result files, not devices, pipes or standard input)", name)
+		return nil, fmt.Errorf("%s: not a regular file (import reads result files, not devices, pipes or standard input)", term.Name(name))
 	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, matrixgen.MaxRunFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxImportBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > matrixgen.MaxRunFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, matrixgen.MaxRunFileBytes)
+	if len(data) > maxImportBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", term.Name(name), maxImportBytes)
 	}
 	return data, nil
 }

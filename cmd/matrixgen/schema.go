@@ -12,6 +12,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 var schemaCommand = command{
@@ -67,7 +68,7 @@ every run file in it. Exits 1 if any file is bad.
 					bad = append(bad, errors.New(rename(err.Error())))
 					return
 				}
-				fmt.Fprintf(stdout, "ok  %s\n", shown)
+				fmt.Fprintf(stdout, "ok  %s\n", term.Name(shown))
 			}
 			same := func(s string) string { return s }
 			for _, arg := range args {
@@ -75,7 +76,7 @@ every run file in it. Exits 1 if any file is bad.
 					check(arg, arg, same)
 					continue
 				}
-				files, cleanup, err := runFiles(context.Background(), arg)
+				files, cleanup, err := runFiles(context.Background(), arg, stdout)
 				if err != nil {
 					return err
 				}

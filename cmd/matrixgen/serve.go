@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,7 +82,7 @@ site and prints every bad file.
 				}
 				defer os.RemoveAll(mirror)
 				s.runs = mirror
-				s.mirror = func() error { _, err := store.FetchRuns(ctx, mirror); return err }
+				s.mirror = mirrorOf(ctx, store, mirror, stdout)
 				if err := s.mirror(); err != nil {
 					return err
 				}
@@ -89,6 +90,22 @@ site and prints every bad file.
 			return s.serve(ctx, ln, 500*time.Millisecond)
 		}
 	},
+}
+
+// mirrorOf brings the local folder mirror up to date with the runs of
+// store, saying once each key it skips.
+func mirrorOf(ctx context.Context, store *bucket.Store, mirror string, log io.Writer) func() error {
+	said := map[string]bool{}
+	return func() error {
+		fetched, err := store.FetchRuns(ctx, mirror)
+		for _, line := range fetched.Skipped {
+			if !said[line] {
+				fmt.Fprintln(log, line)
+				said[line] = true
+			}
+		}
+		return err
+	}
 }
 
 func flagSet(fs *flag.FlagSet, name string) bool {
@@ -202,7 +219,9 @@ func (s *server) fingerprint() (runs, site string) {
 	for _, pattern := range []string{"*.json", "*.md"} {
 		names, _ := filepath.Glob(filepath.Join(s.runs, pattern))
 		for _, n := range names {
-			add(n)
+			if !strings.HasPrefix(filepath.Base(n), ".") { // not runs, as the build says
+				add(n)
+			}
 		}
 	}
 	runs = b.String()
@@ -232,7 +251,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte(strconv.FormatInt(s.version.Load(), 10)))
 	})
-	mux.Handle("/", s.live(noDotFiles(http.FileServer(http.Dir(s.out)))))
+	mux.Handle("/", s.live(siteFiles(s.out)))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(s.log, "serving http://%s/ (Ctrl-C to stop)\n", ln.Addr())
 	done := make(chan error, 1)
@@ -304,16 +323,64 @@ func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
 
-// noDotFiles answers 404 for any path with a part starting with a dot: the
-// site's marker, and files kept from the output folder such as .git/.
-func noDotFiles(h http.Handler) http.Handler {
+// siteFiles serves the site in dir: only regular files and folders that
+// resolve inside it (os.Root refuses a link out of it, say to /etc), never
+// a name starting with a dot (the site's marker, a kept .git folder), never
+// a device or a pipe; a folder's listing shows only what may be served.
+// The folder is opened for each request: a build swaps a new one in under
+// the same name.
+func siteFiles(dir string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, part := range strings.Split(r.URL.Path, "/") {
-			if strings.HasPrefix(part, ".") {
-				http.NotFound(w, r)
-				return
-			}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			http.Error(w, "no site", http.StatusServiceUnavailable)
+			return
 		}
-		h.ServeHTTP(w, r)
+		defer root.Close()
+		http.FileServerFS(siteFS{root}).ServeHTTP(w, r)
 	})
+}
+
+// siteFS is a site's folder as serve may show it.
+type siteFS struct{ root *os.Root }
+
+func (s siteFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) || hasDotPart(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	// Stat first, following links only inside the root: opening a pipe
+	// would wait for a writer.
+	info, err := s.root.Stat(name)
+	if err != nil || !info.Mode().IsRegular() && !info.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	f, err := s.root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() {
+		return servedDir{f}, nil
+	}
+	return f, nil
+}
+
+// servedDir lists only the entries siteFS would open.
+type servedDir struct{ *os.File }
+
+func (d servedDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	entries, err := d.File.ReadDir(n)
+	return slices.DeleteFunc(entries, func(e fs.DirEntry) bool {
+		return strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() && !e.IsDir()
+	}), err
+}
+
+// hasDotPart reports whether a slash-separated path has a part starting
+// with a dot.
+func hasDotPart(name string) bool {
+	for part := range strings.SplitSeq(name, "/") {
+		if strings.HasPrefix(part, ".") && part != "." {
+			return true
+		}
+	}
+	return false
 }

@@ -1,10 +1,13 @@
-// Package hostile is an inference server that attacks its client, for
-// tests: bodies without end, lines without newlines, floods of keep-alive
+// Package hostile attacks matrixgen from every source of outside bytes,
+// for tests. Server is an inference server that attacks its client:
+// bodies without end, lines without newlines, floods of keep-alive
 // comments, answers one byte a second, counts that jump or go backwards,
-// terminal escape sequences in its errors. Every answer ends by its
-// deadline or when the client goes away, and the server counts the bytes
-// it managed to write, so a test can tell that its client stopped reading
-// without measuring memory.
+// terminal escape sequences in its errors, the API key echoed back. Every
+// answer ends by its deadline or when the client goes away, and the server
+// counts the bytes it managed to write, so a test can tell that its client
+// stopped reading without measuring memory. The files a build reads (run
+// files, notes, the configuration, a bucket's objects) are attacked by the
+// inputs in files.go.
 package hostile
 
 import (
@@ -44,7 +47,20 @@ const (
 	// with an error whose text holds terminal escape sequences and a forged
 	// progress line.
 	EscapeError Attack = "escape-error"
+	// EchoKey answers the chat endpoint, from its second request on, with
+	// a 401 whose body repeats the request's API key: in the Authorization
+	// header it came in, alone in a sentence, again and again around 4,000
+	// bytes (where a run file cuts a reason, after a prefix the server
+	// cannot know), and split by the 64 KiB where a client stops reading
+	// an error.
+	EchoKey Attack = "echo-key"
+	// EchoKeyAtOnce is EchoKey from the first request: the probe's.
+	EchoKeyAtOnce Attack = "echo-key-at-once"
 )
+
+// EchoCut is the length of an EchoKey body a client reads: the key
+// straddles it.
+const EchoCut = 64 << 10
 
 // Server serves one attack; everything else it answers as a small, plain
 // OpenAI-compatible server would.
@@ -86,6 +102,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.flood(ctx, w, "1,", -1)
 	case path == "/metrics" && s.Attack == EndlessMetrics:
 		s.flood(ctx, w, "vllm:num_requests_running{engine=\"0\"} 0\n", -1)
+	case path == "/tokenize" && s.Attack == EchoKey:
+		// A tokenizer of one token a word, so that the second chat request
+		// is a measurement's, not one counting a prompt.
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req)
+		words := 0
+		for _, m := range req.Messages {
+			words += len(strings.Fields(m.Content))
+		}
+		fmt.Fprintf(w, `{"count":%d}`, words)
+	case path == "/v1/chat/completions" && (s.Attack == EchoKeyAtOnce || s.Attack == EchoKey && s.chats.Add(1) > 1):
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write(echoKey(r.Header.Get("Authorization")))
 	case path == "/v1/chat/completions":
 		s.chat(ctx, w)
 	default:
@@ -122,6 +153,23 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter) {
 	default:
 		s.counts(ctx, w)
 	}
+}
+
+// echoKey is the body of an EchoKey answer.
+func echoKey(auth string) []byte {
+	key := strings.TrimPrefix(auth, "Bearer ")
+	body := []byte("invalid API key; the request carried Authorization: " + auth + "; the key " + key + " is unknown.\n")
+	for len(body) < 4000-4*len(key) {
+		body = append(body, "padding "...)
+	}
+	for len(body) < 4000+4*len(key) {
+		body = append(body, key+" "...)
+	}
+	for len(body) < EchoCut-len(key)/2 {
+		body = append(body, ' ')
+	}
+	body = append(body[:EchoCut-len(key)/2], key...)
+	return append(body, " is what you sent"...)
 }
 
 // counts streams a short answer whose usage does what the attack says.

@@ -8,10 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Clean returns s with every control character but newline and tab written
-// as a Go escape (\x1b, \r, \u009b), so it prints as text.
+// as a Go escape (\x1b, \r, \u009b), so it prints as text; so are the
+// characters that reorder text (U+202E and the other bidirectional
+// controls), which would make a line read otherwise than it is.
 func Clean(s string) string {
 	if strings.IndexFunc(s, needsEscape) < 0 {
 		return s
@@ -35,6 +38,24 @@ func Line(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(Clean(s))
 }
 
+// Name is how every outside name (a file's, a run's id, a bucket's key,
+// a page's) is printed in a message: as it is when it is plain, otherwise
+// in double quotes with Go's escapes for every character that is not
+// printable, so a newline in a name cannot forge a line of the program's
+// and a right-to-left override (U+202E) or any other format character
+// cannot reorder what a reader sees. Plain is printable, with no space,
+// quote or backslash, and not empty.
+func Name(name string) string {
+	if name == "" || strings.IndexFunc(name, notPlain) >= 0 {
+		return strconv.Quote(name)
+	}
+	return name
+}
+
+func notPlain(r rune) bool {
+	return !unicode.IsPrint(r) || r == ' ' || r == '"' || r == '\\' || r == '\'' || r == utf8.RuneError
+}
+
 func needsEscape(r rune) bool {
-	return r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029')
+	return r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.In(r, unicode.Bidi_Control))
 }

@@ -1,0 +1,125 @@
+package config
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Bounds on a configuration file, checked before the TOML decoder sees it:
+// matrixgen.toml and a sim profile are a few kilobytes with a few levels
+// of tables; the decoder takes seconds and gigabytes on a megabyte of
+// nested arrays ("a = [[[[…": 13 s and 1 GB) and had not finished nested
+// inline tables after ten minutes.
+const (
+	maxFileBytes = 1 << 20
+	maxNesting   = 32 // arrays and inline tables within one another, parts of a dotted key
+)
+
+// readBounded reads a configuration file: a regular file (a pipe would
+// wait for a writer) of at most maxFileBytes.
+func readBounded(name string) ([]byte, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	if info.Size() > maxFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes is larger than the %d a configuration file may be", name, info.Size(), maxFileBytes)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("%s: larger than the %d bytes a configuration file may be", name, maxFileBytes)
+	}
+	return data, nil
+}
+
+// checkBounds refuses what the TOML decoder should not be given: more
+// than maxFileBytes, or arrays and inline tables nested more than
+// maxNesting deep, with the line where the nesting passes it.
+func checkBounds(name string, data []byte) error {
+	if len(data) > maxFileBytes {
+		return fmt.Errorf("%s: %d bytes is larger than the %d a configuration file may be", name, len(data), maxFileBytes)
+	}
+	if line := tooDeep(data); line > 0 {
+		return fmt.Errorf("%s:%d: arrays and inline tables nested, or a dotted key's parts, more than %d deep", name, line, maxNesting)
+	}
+	return nil
+}
+
+// tooDeep is the line where brackets and braces outside strings and
+// comments first nest past maxNesting, or where a dotted key (a.b.c = 1,
+// [a.b.c]) has more than maxNesting parts, or 0. Table headers ([a],
+// [[a]]) count as the brackets they are and close on their line. Dots are
+// counted from each place a key may start; a value's dots (1.5) are few.
+func tooDeep(data []byte) int {
+	line, depth, dots := 1, 0, 0
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '.':
+			if dots++; dots >= maxNesting {
+				return line
+			}
+		case '=', ',':
+			dots = 0
+		case '\n':
+			line++
+			dots = 0
+		case '#':
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+			i-- // the newline is counted above
+		case '"', '\'':
+			end, lines := stringEnd(data, i)
+			line += lines
+			i = end
+		case '[', '{':
+			dots = 0
+			if depth++; depth > maxNesting {
+				return line
+			}
+		case ']', '}':
+			depth = max(0, depth-1)
+		}
+	}
+	return 0
+}
+
+// stringEnd finds the last byte of the TOML string that opens at i (a
+// basic or a literal string, on one line or, with three quotes, on many),
+// and the newlines inside it; an unterminated string runs to the end.
+func stringEnd(data []byte, i int) (end, lines int) {
+	q := data[i]
+	delim := 1
+	if i+2 < len(data) && data[i+1] == q && data[i+2] == q {
+		delim = 3
+	}
+	for j := i + delim; j < len(data); j++ {
+		switch {
+		case data[j] == '\\' && q == '"':
+			if j+1 < len(data) && data[j+1] == '\n' {
+				lines++
+			}
+			j++
+		case data[j] == '\n':
+			if delim == 1 {
+				return j - 1, lines // a one-line string ends at its line
+			}
+			lines++
+		case data[j] == q && (delim == 1 || j+2 < len(data) && data[j+1] == q && data[j+2] == q):
+			return j + delim - 1, lines
+		}
+	}
+	return len(data) - 1, lines
+}

@@ -1,0 +1,107 @@
+//go:build unix
+
+package render
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+
+	"github.com/matrixgen/matrixgen/internal/testrun"
+)
+
+// TestBuildCarriesOnlyRegularFiles: a link in the output folder to /etc
+// was carried into the new site (and served and published from it). Of
+// what no build wrote, only regular files are kept, in folders of their
+// own or the build's; links (to files, to folders, inside a kept folder)
+// and pipes are left out and said.
+func TestBuildCarriesOnlyRegularFiles(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "public")
+	runs := Entries{{ID: "a", Run: testrun.Full(1)}}
+	if _, err := Build(runs, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "shadow"), []byte("root:secret"), 0o644)
+	os.MkdirAll(filepath.Join(out, ".git", "hooks"), 0o755)
+	os.WriteFile(filepath.Join(out, ".git", "config"), []byte("[core]\n"), 0o644)
+	os.WriteFile(filepath.Join(out, "CNAME"), []byte("x\n"), 0o644)
+	links := []string{"etc", "shadow", ".git/hooks/evil", "runs/a/leak"}
+	for i, link := range links {
+		target := outside
+		if i%2 == 1 {
+			target = filepath.Join(outside, "shadow")
+		}
+		if err := os.Symlink(target, filepath.Join(out, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(out, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stats, err := Build(runs, Site{}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !d.Type().IsRegular() {
+			t.Errorf("the new site holds %s, not a regular file", p)
+		}
+		return nil
+	})
+	for _, kept := range []string{".git/config", "CNAME"} {
+		if _, err := os.Stat(filepath.Join(out, kept)); err != nil {
+			t.Errorf("%s was not kept: %v", kept, err)
+		}
+	}
+	slices.Sort(stats.Left)
+	if want := []string{".git/hooks/evil", "etc", "pipe", "runs/a/leak", "shadow"}; !slices.Equal(stats.Left, want) {
+		t.Errorf("left out %q, want %q", stats.Left, want)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "shadow")); err != nil {
+		t.Error("removing the old site removed what a link pointed to")
+	}
+}
+
+// TestKilledBuildsDebrisIsCleared: kill -9 during a build left its
+// .public.building-* folder for ever (for ten minutes, by its age). A
+// build clears at once the working folders whose lock it can take (their
+// build is dead) and leaves alone one whose lock a live build holds.
+func TestKilledBuildsDebrisIsCleared(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "public")
+	runs := Entries{{ID: "a", Run: testrun.Full(1)}}
+	// What killed builds leave: a signed lock file nobody holds and its
+	// folder (mid-build), or its folder's ".old" (mid-swap).
+	for _, stem := range []string{".public.building-111", ".public.building-222"} {
+		os.WriteFile(filepath.Join(parent, stem+".lock"), []byte("4242\n"), 0o600)
+	}
+	os.MkdirAll(filepath.Join(parent, ".public.building-111", "runs", "a"), 0o755)
+	os.WriteFile(filepath.Join(parent, ".public.building-111", "runs", "a", "index.html"), []byte("half"), 0o644)
+	os.MkdirAll(filepath.Join(parent, ".public.building-222.old", "runs"), 0o755)
+	// A live build's: its lock held.
+	live, err := newWorkFolder(parent, "public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.release()
+	// Not matrixgen's: another site's, and a link with our prefix.
+	os.Mkdir(filepath.Join(parent, ".other.building-1"), 0o755)
+	os.Symlink(t.TempDir(), filepath.Join(parent, ".public.building-333"))
+	if _, err := Build(runs, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	want := []string{".other.building-1", ".public.building-333", filepath.Base(live.dir), filepath.Base(live.lock.Name()), "public"}
+	slices.Sort(want)
+	if !slices.Equal(left, want) {
+		t.Errorf("beside the site: %q, want %q", left, want)
+	}
+}
