@@ -120,8 +120,11 @@ func urlSecrets(u *url.URL) []string {
 			raw = name
 		}
 		out = append(out, raw)
-		if v, err := url.QueryUnescape(raw); err == nil && v != raw {
-			out = append(out, v)
+		// As given, as read, and as written again: a file:// place's query
+		// is encoded anew (metadata=skip joins it), and the driver's errors
+		// repeat the new form.
+		if v, err := url.QueryUnescape(raw); err == nil {
+			out = append(out, v, url.QueryEscape(v))
 		}
 	}
 	if u.User != nil {
