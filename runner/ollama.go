@@ -110,7 +110,7 @@ func (c *Client) ollamaRequest(req chatRequest) ([]byte, error) {
 // ollamaStream sends req to /api/chat and reads its stream: a line per
 // token, then a final line with the server's own counts.
 func (c *Client) ollamaStream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
-	obs := &observation{source: matrixgen.TokensChunks}
+	obs := newObservation(req, matrixgen.TokensChunks)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	body, err := c.ollamaRequest(req)
@@ -173,12 +173,16 @@ func (c *Client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error)), at
 			return obs
 		}
-		obs.readOllama(&ch, at, h)
+		if err := obs.readOllama(&ch, at, h); err != nil {
+			obs.err, obs.end = err, at
+			return obs
+		}
 	}
 }
 
-// readOllama folds one line into the observation.
-func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) {
+// readOllama folds one line into the observation. A stream past its
+// budget, or a final count no request of it could have, is an error.
+func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 	text := ch.Message.Thinking + ch.Message.Content
 	if text != "" {
 		if o.firstText.IsZero() {
@@ -187,8 +191,9 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) {
 				h.onFirst()
 			}
 		}
-		o.events = append(o.events, tokenEvent{at, 1})
-		o.clientTokens++
+		if err := o.addTokens(at, 1); err != nil {
+			return err
+		}
 		if h.onTokens != nil {
 			h.onTokens(1)
 		}
@@ -199,7 +204,13 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) {
 		}
 	}
 	if !ch.Done {
-		return
+		return nil
+	}
+	if ch.EvalCount < 0 {
+		return fmt.Errorf("impossible count from the server: eval_count %d", ch.EvalCount)
+	}
+	if err := o.checkFinal(ch.EvalCount); err != nil {
+		return err
 	}
 	o.finishReason = cmp.Or(ch.DoneReason, "stop")
 	o.promptTokens = ch.PromptEvalCount
@@ -213,6 +224,7 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) {
 		o.serverPromptMs = float64(ch.PromptEvalDuration) / 1e6
 		o.serverPromptTokens, o.serverClock = ch.PromptEvalCount, "Ollama prompt_eval_duration"
 	}
+	return nil
 }
 
 // ollamaError reads Ollama's {"error": "..."} answer to a failed request.

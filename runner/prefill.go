@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -179,7 +180,8 @@ func moved(before, after histogramTotals) bool {
 
 // prefillFailure records why a prefill request failed in row, and reports
 // whether it did: the server refused a prompt too long (over capacity),
-// failed, produced nothing, or cut the prompt short.
+// failed, produced nothing, answered in no time (no rate can be had of
+// that), or cut the prompt short.
 func (sw *sweeper) prefillFailure(obs *observation, prompt builtPrompt, row *matrixgen.Prefill) bool {
 	// A fresh head is the measured one's words in another order, which a
 	// tokenizer may count a token or two apart.
@@ -191,6 +193,8 @@ func (sw *sweeper) prefillFailure(obs *observation, prompt builtPrompt, row *mat
 		row.Status, row.Reason = matrixgen.StatusError, obs.err.Error()
 	case obs.firstText.IsZero():
 		row.Status, row.Reason = matrixgen.StatusError, "the prefill request produced no token"
+	case !obs.firstText.After(obs.sent):
+		row.Status, row.Reason = matrixgen.StatusError, "the first token came no time after the request was sent: no prefill rate can be had of that"
 	case obs.promptTokens > 0 && obs.promptTokens < prompt.tokens-slack:
 		row.Status = matrixgen.StatusError
 		row.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for %d sent", obs.promptTokens, prompt.tokens)
@@ -212,7 +216,7 @@ func summarizePrefill(row *matrixgen.Prefill, shots []prefillShot, prompt builtP
 		ttft := ms(o.firstText.Sub(o.sent))
 		tokens := cmp.Or(o.promptTokens, prompt.tokens)
 		req := matrixgen.PrefillRequest{PromptTokens: tokens, TTFTMs: ttft, PromptTokS: float64(tokens) / (ttft / 1000)}
-		if s.serverMs > 0 {
+		if s.serverMs > 0 && !math.IsInf(float64(cmp.Or(s.serverTokens, tokens))/(s.serverMs/1000), 0) {
 			req.ServerPromptMs = new(s.serverMs)
 			req.ServerPromptTokS = new(float64(cmp.Or(s.serverTokens, tokens)) / (s.serverMs / 1000))
 			serverMs, serverRates = append(serverMs, s.serverMs), append(serverRates, *req.ServerPromptTokS)
