@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode"
 )
 
 // An event stream (text/event-stream) is lines: "data: …" carries a
@@ -48,7 +49,7 @@ func (s *sseReader) next() ([]byte, error) {
 		if len(head) == 0 && err != nil {
 			return nil, s.ended(err)
 		}
-		trimmed := bytes.TrimLeft(head, " \t\r\n")
+		trimmed := bytes.TrimLeftFunc(head, unicode.IsSpace)
 		if !bytes.HasPrefix(trimmed, []byte("data:")) && !bytes.HasPrefix(trimmed, []byte("{")) {
 			if err := s.skip(head, err); err != nil {
 				return nil, err

@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"testing/synctest"
 	"time"
 )
@@ -170,4 +172,63 @@ func TestServerRateFromVLLMMetrics(t *testing.T) {
 	if obs := streamBody(t, body); obs.serverTokS != 321.5 || !obs.complete() {
 		t.Errorf("server rate %v, complete %v", obs.serverTokS, obs.complete())
 	}
+}
+
+// FuzzSSEReader holds the event-stream reader to the plainest reading of
+// the same bytes (split into lines, each trimmed; a data line's payload,
+// or a JSON object's line) wherever no bound is passed, however the bytes
+// come in reads: the bounds skip and refuse, they never change a payload.
+func FuzzSSEReader(f *testing.F) {
+	f.Add(goodSSE, uint8(7))
+	f.Add("event: x\nid: 3\nretry: 10\n\n"+goodSSE, uint8(1))
+	f.Add(": "+strings.Repeat("x", 70<<10)+"\ndata: {}\n", uint8(200))
+	f.Add("data: a\r\n  data: b\n{\"error\":1}\ndata:[DONE]\ndata: after\n", uint8(3))
+	f.Fuzz(func(t *testing.T, body string, cut uint8) {
+		var want []string
+		for _, line := range strings.Split(body, "\n") {
+			line = strings.TrimSpace(line)
+			payload, isData := strings.CutPrefix(line, "data:")
+			if !isData && !strings.HasPrefix(line, "{") {
+				continue
+			}
+			if payload = strings.TrimSpace(payload); payload == "[DONE]" {
+				break
+			} else if payload != "" {
+				want = append(want, payload)
+			}
+		}
+		r := newSSEReader(iotest.OneByteReader(strings.NewReader(body)))
+		if cut%2 == 0 {
+			r = newSSEReader(&chunkedReader{s: body, n: 1 + int(cut)})
+		}
+		var got []string
+		for {
+			payload, err := r.next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					return // a bound passed: refused, and said
+				}
+				break
+			}
+			got = append(got, string(payload))
+		}
+		if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+			t.Fatalf("payloads %q, want %q", got, want)
+		}
+	})
+}
+
+// chunkedReader gives s n bytes a read.
+type chunkedReader struct {
+	s string
+	n int
+}
+
+func (c *chunkedReader) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.s)
+	c.s = c.s[k:]
+	return k, nil
 }
