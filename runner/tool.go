@@ -101,9 +101,10 @@ func finish(cmd *exec.Cmd, err error) error {
 }
 
 // lineWriter hands a tool's output on line by line, as it comes; a line
-// longer than maxToolLine stops the tool.
+// longer than limit stops the tool.
 type lineWriter struct {
 	partial []byte
+	limit   int
 	line    func([]byte)
 	stop    func()
 	over    bool
@@ -114,13 +115,13 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(w.partial)+len(p) > maxToolLine {
+			if len(w.partial)+len(p) > w.limit {
 				return 0, w.tooLong()
 			}
 			w.partial = append(w.partial, p...)
 			break
 		}
-		if len(w.partial)+i > maxToolLine {
+		if len(w.partial)+i > w.limit {
 			return 0, w.tooLong()
 		}
 		line := p[:i]
@@ -149,7 +150,7 @@ func (w *lineWriter) tooLong() error {
 func streamTool(ctx context.Context, path string, args []string, line func([]byte)) (wait func() error, err error) {
 	name := filepath.Base(path)
 	ctx, cancel := context.WithCancel(ctx)
-	out := &lineWriter{line: line, stop: cancel}
+	out := &lineWriter{limit: maxToolLine, line: line, stop: cancel}
 	cmd := toolCommand(ctx, path, args)
 	cmd.Stdout = out
 	if err := cmd.Start(); err != nil {

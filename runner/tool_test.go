@@ -108,7 +108,7 @@ func TestToolLines(t *testing.T) {
 		}
 		var got []string
 		stopped := false
-		w := &lineWriter{line: func(b []byte) { got = append(got, string(b)) }, stop: func() { stopped = true }}
+		w := &lineWriter{limit: maxToolLine, line: func(b []byte) { got = append(got, string(b)) }, stop: func() { stopped = true }}
 		var err error
 		for rest := text.String(); rest != "" && err == nil; {
 			n := min(len(rest), 1+rng.IntN(3*maxToolLine))
@@ -185,4 +185,42 @@ func TestTelemetryWithoutReading(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzToolLines holds the tool's line reader to strings.Split over the
+// same bytes, cut into writes every way, wherever no line passes the
+// bound (here fuzzLineLimit, that short inputs reach it).
+func FuzzToolLines(f *testing.F) {
+	const fuzzLineLimit = 24
+	f.Add("0, 300.00, 2400\n1, [N/A], 2400\n", uint8(5))
+	f.Add("\n\n  \r\nx", uint8(1))
+	f.Add(strings.Repeat("y", fuzzLineLimit+1)+"\n", uint8(7))
+	f.Fuzz(func(t *testing.T, text string, cut uint8) {
+		var want []string
+		tooLong := false
+		lines := strings.Split(text, "\n")
+		for i, line := range lines {
+			tooLong = tooLong || len(line) > fuzzLineLimit
+			if i == len(lines)-1 || tooLong {
+				break // a last line without its newline waits for it
+			}
+			if line = strings.TrimSpace(line); line != "" {
+				want = append(want, line)
+			}
+		}
+		var got []string
+		w := &lineWriter{limit: fuzzLineLimit, line: func(b []byte) { got = append(got, string(b)) }, stop: func() {}}
+		var err error
+		for rest, n := text, 1+int(cut); rest != "" && err == nil; {
+			k := min(len(rest), n)
+			_, err = w.Write([]byte(rest[:k]))
+			rest = rest[k:]
+		}
+		if (err != nil) != tooLong {
+			t.Fatalf("error %v, a line past the bound: %v", err, tooLong)
+		}
+		if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+			t.Fatalf("lines %q, want %q", got, want)
+		}
+	})
 }
