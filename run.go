@@ -144,6 +144,10 @@ type Probe struct {
 	// from (a metric, the config, or a caveat).
 	KVCacheTokens int    `json:"kv_cache_tokens,omitempty"`
 	KVSource      string `json:"kv_source,omitempty"`
+	// BaseURL is the server's address as the run reached it, without user
+	// information, query or fragment: a resume against another address is
+	// another server.
+	BaseURL string `json:"base_url,omitempty"`
 }
 
 // Sweep is the configuration that produced the measurements.
@@ -346,6 +350,11 @@ type Decode struct {
 	// Power is the GPUs' own telemetry through the window, and the energy
 	// figures derived from it; absent when the machine has none.
 	Power *Power `json:"power,omitempty"`
+	// PowerMissing says why a cell measured where GPU telemetry was
+	// expected has no power figures: the tool stopped answering, its
+	// answers were refused, no GPU reported its power. No reading, never a
+	// zero.
+	PowerMissing string `json:"power_missing,omitempty"`
 }
 
 // Power is what the GPUs reported through a cell's window (board power

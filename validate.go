@@ -40,10 +40,17 @@ func (r *Run) Validate() []Problem {
 	v.nonNegative("", "hardware.default_power_limit_w", &r.Hardware.DefaultPowerLimitW)
 	v.nonNegative("", "hardware.idle_power_w", r.Hardware.IdlePowerW)
 	v.given(r.Hardware.Given)
+	v.boardPower(r)
 	v.count("", "model.max_model_len", r.Model.MaxModelLen)
 	v.sweep(&r.Sweep)
 	v.prefill(r.Prefill, r.Sweep.PrefillContexts)
 	v.decode(r.Decode, &r.Sweep)
+	for i := range r.Decode {
+		at := "decode[" + strconv.Itoa(i) + "]."
+		for _, p := range r.Decode[i].Impossible(r.Sweep.MaxOutputTokens, r.Hardware.GPUCount) {
+			v.add(at+p.Field, p.Msg)
+		}
+	}
 	return v.problems
 }
 
@@ -281,3 +288,129 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // ValidID reports whether id can name a run's folder and URL safely.
 func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Contains(id, "..") }
+
+// What is physically possible, checked by Validate for every run file and
+// by the runner for every cell before it is saved: a figure past these is
+// an error, not a measurement.
+
+// MaxBoardPowerW bounds the board power one GPU can draw. The largest
+// accelerators draw about 1.4 kW (NVIDIA's B300, AMD's MI355X); 5 kW is
+// past any board made, and a tool that reports more is wrong.
+const MaxBoardPowerW = 5000
+
+// RequestTokenSlack is how many tokens past its max_tokens one request may
+// yield and still be believed: a server may count an end-of-sequence or a
+// stop token it does not print. Sixteen is more than any server adds.
+const RequestTokenSlack = 16
+
+// TokenBudget is the most output tokens n requests of at most maxOutput
+// tokens each can yield, RequestTokenSlack included; math.MaxInt where the
+// product would not fit.
+func TokenBudget(n, maxOutput int) int {
+	if n <= 0 || maxOutput < 0 {
+		return 0
+	}
+	per := maxOutput + RequestTokenSlack
+	if per < maxOutput || n > math.MaxInt/per {
+		return math.MaxInt
+	}
+	return n * per
+}
+
+// Impossible lists the figures of a decode cell that cannot be true, each
+// named by its field within the cell: more output tokens than the
+// requests that produced them could yield, a rate of more, power past
+// what the cell's GPUs can draw. maxOutput is the sweep's max output
+// tokens (0: unknown, no token bound); gpus the machine's GPU count (0:
+// unknown, the cell's own count of them).
+func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
+	var out []Problem
+	add := func(field, format string, args ...any) {
+		out = append(out, Problem{field, fmt.Sprintf(format, args...)})
+	}
+	if maxOutput > 0 && d.Completed != nil && *d.Completed >= 0 && d.Concurrency > 0 {
+		// The requests that produced inside the window: those that
+		// completed in it, and at most one still going per stream.
+		requests := *d.Completed + d.Concurrency
+		budget := TokenBudget(requests, maxOutput)
+		if d.OutputTokens != nil && *d.OutputTokens > budget {
+			add("output_tokens", "%d tokens, more than %d requests of max_tokens %d can yield (%d)", *d.OutputTokens, requests, maxOutput, budget)
+		}
+		if d.TotalTokS != nil && d.WindowSeconds != nil && *d.WindowSeconds > 0 && *d.TotalTokS*(*d.WindowSeconds) > float64(budget)*(1+1e-9) {
+			add("total_tok_s", "%s tok/s over %s s is more than %d requests of max_tokens %d can yield (%d)",
+				strconv.FormatFloat(*d.TotalTokS, 'g', 6, 64), strconv.FormatFloat(*d.WindowSeconds, 'g', 6, 64), requests, maxOutput, budget)
+		}
+	}
+	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds > 0) {
+		add("window_seconds", "a measured cell's window must be longer than 0 s, got %s", strconv.FormatFloat(*d.WindowSeconds, 'g', -1, 64))
+	}
+	if p := d.Power; p != nil {
+		out = append(out, p.impossible(gpus, d.WindowSeconds)...)
+	}
+	return out
+}
+
+// impossible lists the power figures past what gpus GPUs can draw (at
+// least the GPUs the figures name), over a window of seconds where known.
+func (p *Power) impossible(gpus int, seconds *float64) []Problem {
+	var out []Problem
+	over := func(field string, watts, limit float64) {
+		if watts > limit {
+			out = append(out, Problem{field, fmt.Sprintf("%s W is more than %s can draw (%g W a GPU at most)",
+				strconv.FormatFloat(watts, 'g', 6, 64), gpuCount(limit), float64(MaxBoardPowerW))})
+		}
+	}
+	all := float64(max(gpus, len(p.GPUs), 1)) * MaxBoardPowerW
+	over("power.mean_power_w", p.MeanPowerW, all)
+	for j, g := range p.GPUs {
+		at := "power.gpus[" + strconv.Itoa(j) + "]"
+		if g.MeanPowerW != nil {
+			over(at+".mean_power_w", *g.MeanPowerW, MaxBoardPowerW)
+		}
+		if g.PeakPowerW != nil {
+			over(at+".peak_power_w", *g.PeakPowerW, MaxBoardPowerW)
+		}
+	}
+	for j, t := range p.Trace {
+		over("power.trace["+strconv.Itoa(j)+"].power_w", t.PowerW, all)
+	}
+	if seconds != nil && *seconds > 0 && p.EnergyJoules > all**seconds*(1+1e-9) {
+		out = append(out, Problem{"power.energy_joules", fmt.Sprintf("%s J in %s s is more than %s can draw",
+			strconv.FormatFloat(p.EnergyJoules, 'g', 6, 64), strconv.FormatFloat(*seconds, 'g', 6, 64), gpuCount(all))})
+	}
+	return out
+}
+
+// gpuCount names how many GPUs a power limit stands for: "1 GPU", "8 GPUs".
+func gpuCount(limit float64) string {
+	if n := int(limit / MaxBoardPowerW); n != 1 {
+		return strconv.Itoa(n) + " GPUs"
+	}
+	return "1 GPU"
+}
+
+// boardPower checks the hardware's power figures against what its GPUs
+// can draw.
+func (v *validator) boardPower(r *Run) {
+	h := &r.Hardware
+	for _, f := range []struct {
+		name  string
+		watts float64
+	}{{"hardware.power_limit_w", h.PowerLimitW}, {"hardware.default_power_limit_w", h.DefaultPowerLimitW}} {
+		if f.watts > MaxBoardPowerW {
+			v.add(f.name, fmt.Sprintf("%s W is more than a GPU can draw (%d W at most)", strconv.FormatFloat(f.watts, 'g', 6, 64), MaxBoardPowerW))
+		}
+	}
+	if h.IdlePowerW != nil {
+		gpus := max(h.GPUCount, 1)
+		for _, d := range r.Decode {
+			if d.Power != nil {
+				gpus = max(gpus, len(d.Power.GPUs))
+			}
+		}
+		if limit := float64(gpus) * MaxBoardPowerW; *h.IdlePowerW > limit {
+			v.add("hardware.idle_power_w", fmt.Sprintf("%s W is more than %s can draw (%d W a GPU at most; is hardware.gpu_count right?)",
+				strconv.FormatFloat(*h.IdlePowerW, 'g', 6, 64), gpuCount(limit), MaxBoardPowerW))
+		}
+	}
+}

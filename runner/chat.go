@@ -1,11 +1,9 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -149,32 +147,4 @@ func errorMessage(body []byte) string {
 		}
 	}
 	return strings.TrimSpace(string(body))
-}
-
-// sseEvents reads an event stream's data payloads (the transport has
-// already dropped comments and bounded lines).
-type sseEvents struct{ r *bufio.Reader }
-
-// next is the next payload; io.EOF after "data: [DONE]" or at the end. A
-// line without the data field's name that is a JSON object is a payload
-// too: some servers send an error that way.
-func (s sseEvents) next() ([]byte, error) {
-	for {
-		line, err := readLine(s.r, maxSSELine)
-		if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
-			return nil, err
-		}
-		line = bytes.TrimSpace(line)
-		payload, isData := bytes.CutPrefix(line, []byte("data:"))
-		if !isData && !bytes.HasPrefix(line, []byte("{")) {
-			continue // blank, or event:, id:, retry:
-		}
-		payload = bytes.TrimSpace(payload)
-		switch {
-		case string(payload) == "[DONE]":
-			return nil, io.EOF
-		case len(payload) > 0:
-			return payload, nil
-		}
-	}
 }

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -105,7 +103,9 @@ const noGPUTool = "-"
 // detectHardware fills the hardware panel from what this machine says:
 // the CPU and kernel from /proc, the OS, and the GPUs from nvidia-smi (or
 // rocm-smi). A machine without either is a CPU machine: no GPU is named.
-func detectHardware(tool string) matrixgen.Hardware {
+// A tool that does not answer within its bounds (askTool) names none
+// either, and ctx ending stops it.
+func detectHardware(ctx context.Context, tool string) matrixgen.Hardware {
 	h := matrixgen.Hardware{Type: "CPU", OS: runtime.GOOS}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(f)
@@ -124,12 +124,10 @@ func detectHardware(tool string) matrixgen.Hardware {
 		return h
 	}
 	if isROCm(tool) {
-		detectROCm(&h, tool)
+		detectROCm(ctx, &h, tool)
 		return h
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, tool, "--query-gpu="+gpuInfoFields, "--format=csv,noheader,nounits").Output()
+	out, err := askTool(ctx, tool, "--query-gpu="+gpuInfoFields, "--format=csv,noheader,nounits")
 	if err != nil {
 		return h
 	}
@@ -138,7 +136,7 @@ func detectHardware(tool string) matrixgen.Hardware {
 		return h
 	}
 	describeGPUs(&h, gpus)
-	if header, err := exec.CommandContext(ctx, tool).Output(); err == nil {
+	if header, err := askTool(ctx, tool); err == nil {
 		if m := cudaVersion.FindSubmatch(header); m != nil {
 			h.CUDA = string(m[1])
 		}

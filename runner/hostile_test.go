@@ -125,7 +125,7 @@ func TestHostileServers(t *testing.T) {
 	}{
 		{hostile.HugeError, "HTTP 500"},
 		{hostile.LongSSELine, "longer than"},
-		{hostile.KeepAliveFlood, "comments and no data"},
+		{hostile.KeepAliveFlood, "without data"},
 		{hostile.EndlessMetrics, ""},
 		{hostile.UsageJump, "impossible usage"},
 		{hostile.UsageBackwards, "impossible usage"},

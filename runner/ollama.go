@@ -110,7 +110,7 @@ func (c *Client) ollamaRequest(req chatRequest) ([]byte, error) {
 // ollamaStream sends req to /api/chat and reads its stream: a line per
 // token, then a final line with the server's own counts.
 func (c *Client) ollamaStream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
-	obs := &observation{source: matrixgen.TokensChunks}
+	obs := newObservation(req, matrixgen.TokensChunks)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	body, err := c.ollamaRequest(req)
@@ -180,8 +180,8 @@ func (c *Client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 	}
 }
 
-// readOllama folds one line into the observation; counts no server could
-// mean are refused.
+// readOllama folds one line into the observation. A stream past its
+// budget, or a count no server could mean, is an error.
 func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 	text := ch.Message.Thinking + ch.Message.Content
 	if text != "" {
@@ -191,8 +191,9 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 				h.onFirst()
 			}
 		}
-		o.events = append(o.events, tokenEvent{at, 1})
-		o.clientTokens++
+		if err := o.addTokens(at, 1); err != nil {
+			return err
+		}
 		if h.onTokens != nil {
 			h.onTokens(1)
 		}
@@ -204,6 +205,12 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 	}
 	if !ch.Done {
 		return nil
+	}
+	if ch.EvalCount < 0 {
+		return fmt.Errorf("impossible count from the server: eval_count %d", ch.EvalCount)
+	}
+	if err := o.checkFinal(ch.EvalCount); err != nil {
+		return err
 	}
 	o.finishReason = cmp.Or(ch.DoneReason, "stop")
 	if ch.PromptEvalCount < 0 || ch.EvalCount < 0 {

@@ -223,7 +223,8 @@ func moved(before, after histogramTotals) bool {
 
 // prefillFailure records why a prefill request failed in row, and reports
 // whether it did: the server refused a prompt too long (over capacity),
-// failed, produced nothing, or cut the prompt short.
+// failed, produced nothing, answered in no time (no rate can be had of
+// that), or cut the prompt short.
 func (sw *sweeper) prefillFailure(obs *observation, prompt builtPrompt, row *matrixgen.Prefill) bool {
 	// A fresh head is the measured one's words in another order, which a
 	// tokenizer may count a token or two apart.
@@ -235,6 +236,8 @@ func (sw *sweeper) prefillFailure(obs *observation, prompt builtPrompt, row *mat
 		row.Status, row.Reason = matrixgen.StatusError, obs.err.Error()
 	case obs.firstText.IsZero():
 		row.Status, row.Reason = matrixgen.StatusError, "the prefill request produced no token"
+	case !obs.firstText.After(obs.sent):
+		row.Status, row.Reason = matrixgen.StatusError, "the first token came no time after the request was sent: no prefill rate can be had of that"
 	case obs.promptTokens > 0 && obs.promptTokens < prompt.tokens-slack:
 		row.Status = matrixgen.StatusError
 		row.Reason = fmt.Sprintf("the server cut the prompt: it reported %d prompt tokens for %d sent", obs.promptTokens, prompt.tokens)

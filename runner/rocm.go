@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -44,15 +43,9 @@ type rocmCard struct {
 	fields map[string]string
 }
 
-// maxROCmAnswer bounds what the runner reads of one rocm-smi answer.
-const maxROCmAnswer = 1 << 20
-
 // parseROCm reads one --json answer: its cards in index order, and the
 // driver version where it says one.
 func parseROCm(b []byte) (cards []rocmCard, driver string, err error) {
-	if len(b) > maxROCmAnswer {
-		return nil, "", fmt.Errorf("rocm-smi answered %d bytes, more than %d", len(b), maxROCmAnswer)
-	}
 	var doc map[string]map[string]any
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, "", fmt.Errorf("rocm-smi --json: %v", err)
@@ -156,20 +149,19 @@ func (c rocmCard) info(driver string) gpuInfo {
 	}
 }
 
-// askROCm runs rocm-smi with args and reads its answer.
+// askROCm runs rocm-smi with args (within askTool's bounds) and reads its
+// answer.
 func askROCm(ctx context.Context, tool string, args []string) ([]rocmCard, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, tool, args...).Output()
+	out, err := askTool(ctx, tool, args...)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %v", filepath.Base(tool), err)
+		return nil, "", err
 	}
 	return parseROCm(out)
 }
 
 // detectROCm fills the panel's GPU fields from rocm-smi.
-func detectROCm(h *matrixgen.Hardware, tool string) {
-	cards, driver, err := askROCm(context.Background(), tool, rocmInfoArgs)
+func detectROCm(ctx context.Context, h *matrixgen.Hardware, tool string) {
+	cards, driver, err := askROCm(ctx, tool, rocmInfoArgs)
 	if err != nil || len(cards) == 0 {
 		return
 	}

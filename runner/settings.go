@@ -5,6 +5,9 @@
 package runner
 
 import (
+	"fmt"
+	"github.com/matrixgen/matrixgen/internal/redact"
+	"net/url"
 	"time"
 )
 
@@ -138,4 +141,58 @@ func (s *Settings) Defaults() {
 	if sw.IdleTimeout == 0 {
 		sw.IdleTimeout = 2 * time.Minute
 	}
+}
+
+// maxConcurrency bounds a concurrency level: each stream is a connection
+// and a goroutine, and no server batches more.
+const maxConcurrency = 100000
+
+// Check refuses settings no sweep can be measured with, before any
+// request is sent: a window or a timeout that is not positive, a level or
+// a count below its least, a base URL that is not one. Flags and the
+// config both end up here. The *SettingError names the config key, so the
+// command can point at its line. Zero values are the defaults' to fill
+// (Defaults), so they pass.
+func (s Settings) Check() error {
+	bad := func(key, format string, args ...any) error {
+		return &SettingError{Key: key, Err: fmt.Errorf(format, args...)}
+	}
+	if u, err := url.Parse(s.Server.BaseURL); s.Server.BaseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return bad("server.base_url", "want an http:// or https:// URL, got %q", redact.Positional(s.Server.BaseURL))
+	}
+	sw := s.Sweep
+	for _, n := range sw.Concurrency {
+		if n < 1 || n > maxConcurrency {
+			return bad("sweep.concurrency", "want levels from 1 to %d, got %d", maxConcurrency, n)
+		}
+	}
+	for _, d := range []struct {
+		key string
+		d   time.Duration
+	}{
+		{"sweep.duration", sw.Duration}, {"sweep.warmup_timeout", sw.WarmupTimeout}, {"sweep.stall_timeout", sw.StallTimeout},
+		{"sweep.server_wait", sw.ServerWait}, {"sweep.idle_timeout", sw.IdleTimeout},
+	} {
+		if d.d < 0 {
+			return bad(d.key, "must be positive, got %v", d.d)
+		}
+	}
+	for _, n := range []struct {
+		key string
+		n   int
+	}{{"sweep.max_output", sw.MaxOutput}, {"sweep.kv_cache_tokens", sw.KVCacheTokens}} {
+		if n.n < 0 {
+			return bad(n.key, "must not be negative, got %d", n.n)
+		}
+	}
+	if r := sw.PrefillRepeats; r < 0 || r > MaxPrefillRepeats {
+		return bad("sweep.prefill_repeats", "want 1 to %d fresh prompts a prefill row, got %d", MaxPrefillRepeats, r)
+	}
+	if r := sw.LoopRetries; r != nil && *r < 0 {
+		return bad("sweep.loop_retries", "must not be negative, got %d", *r)
+	}
+	if m := sw.CacheMode; m != "" && m != "shared" && m != "distinct" {
+		return bad("sweep.cache_mode", "want shared or distinct, got %q", m)
+	}
+	return nil
 }

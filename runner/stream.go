@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,12 +66,58 @@ type observation struct {
 	clientTokens  int
 	serverTokens  int
 	serverCounted bool
-	err           error
+	// budget is the most tokens the request can yield: its max_tokens and
+	// the slack servers take (matrixgen.TokenBudget). A stream past it is
+	// an error, whatever the server says it is doing.
+	budget int
+	err    error
 }
 
 type tokenEvent struct {
 	at     time.Time
 	tokens int
+}
+
+// coalesceWithin is how close token events of one stream may arrive and
+// still be kept apart: tokens arriving within this of the event before
+// them are added to it, at its time. A server flooding tiny chunks so
+// cannot make a stream keep more than one event a millisecond, whatever
+// its speed. A large model's decode step is several milliseconds, so for
+// it nothing merges and every figure is as it was; a tiny model on a fast
+// GPU may send tokens closer, and then a token is counted up to a
+// millisecond early: its figures move by less than a millisecond's tokens
+// at a window's edges.
+const coalesceWithin = time.Millisecond
+
+// newObservation starts what the client sees of req's stream.
+func newObservation(req chatRequest, source matrixgen.TokenSource) *observation {
+	return &observation{source: source, budget: matrixgen.TokenBudget(1, req.maxTokens)}
+}
+
+// addTokens records n tokens arriving at at, the one place a stream's
+// token events are kept: past the request's budget they are an error, and
+// events closer than coalesceWithin are one.
+func (o *observation) addTokens(at time.Time, n int) error {
+	if n > o.budget-o.clientTokens {
+		return fmt.Errorf("the server sent more than %d tokens for a request of max_tokens %d (%d, then %d more)",
+			o.budget, o.budget-matrixgen.RequestTokenSlack, o.clientTokens, n)
+	}
+	o.clientTokens += n
+	if k := len(o.events); k > 0 && at.Sub(o.events[k-1].at) < coalesceWithin {
+		o.events[k-1].tokens += n
+		return nil
+	}
+	o.events = append(o.events, tokenEvent{at, n})
+	return nil
+}
+
+// checkFinal refuses a server's final count of the request's tokens that
+// no request of its budget could have.
+func (o *observation) checkFinal(n int) error {
+	if n > o.budget {
+		return fmt.Errorf("impossible usage from the server: %d completion tokens for a request of max_tokens %d", n, o.budget-matrixgen.RequestTokenSlack)
+	}
+	return nil
 }
 
 // errCut is the cause a stream is cancelled with when its cell's window
@@ -138,7 +183,7 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 	if native, ok := c.eng.(nativeStreamer); ok {
 		return native.stream(ctx, c, req, stall, h)
 	}
-	obs := &observation{source: matrixgen.TokensChunks}
+	obs := newObservation(req, matrixgen.TokensChunks)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	body, err := json.Marshal(c.chatBody(req))
@@ -156,7 +201,7 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 		return obs
 	}
 	defer resp.Body.Close()
-	s := sseEvents{r: bufio.NewReaderSize(resp.Body, 64<<10)}
+	s := newSSEReader(resp.Body)
 
 	wd := startWatchdog(ctx, cancel, stall)
 	cum := 0
@@ -267,8 +312,11 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error
 	if len(ch.Choices) == 0 {
 		if ch.Usage != nil {
 			o.finalTokens = ch.Usage.CompletionTokens
-			if limit := o.outputBytes + len(o.events) + heldTokens; o.finalTokens > limit {
+			if limit := o.outputBytes + o.clientTokens + heldTokens; o.finalTokens > limit {
 				return fmt.Errorf("impossible usage from the server: %d completion tokens for %d bytes of text", o.finalTokens, o.outputBytes)
+			}
+			if err := o.checkFinal(o.finalTokens); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -301,8 +349,9 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error
 		}
 	}
 	if tokens > 0 {
-		o.clientTokens += tokens
-		o.events = append(o.events, tokenEvent{at, tokens})
+		if err := o.addTokens(at, tokens); err != nil {
+			return err
+		}
 		if h.onTokens != nil {
 			h.onTokens(tokens)
 		}

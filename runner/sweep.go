@@ -79,8 +79,8 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 		o.gpuTool = noGPUTool // in memory means in virtual time: no processes to wait on
 	}
 	s := o.Settings
-	if r := s.Sweep.PrefillRepeats; r < 0 || r > MaxPrefillRepeats {
-		return nil, &SettingError{Key: "sweep.prefill_repeats", Err: fmt.Errorf("want 1 to %d fresh prompts a prefill row, got %d", MaxPrefillRepeats, r)}
+	if err := s.Check(); err != nil {
+		return nil, err
 	}
 	maxStreams := slices.Max(s.Sweep.Concurrency)
 	c := newClient(s.Server.BaseURL, o.APIKey, maxStreams, o.dial)
@@ -112,6 +112,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	if s.Sweep.KVCacheTokens > 0 {
 		probe.KVCacheTokens, probe.KVSource = s.Sweep.KVCacheTokens, KVGivenByHand
 	}
+	probe.BaseURL = serverAddress(s.Server.BaseURL)
 	logf("server: %s %s, model %s, max length %d, KV cache %d tokens (%s)",
 		probe.Engine, probe.EngineVersion, probe.Model, probe.MaxModelLen, probe.KVCacheTokens, cmp.Or(probe.KVSource, "unknown"))
 	plan, err := resolvePlan(s.Sweep, probe.MaxModelLen)
@@ -121,7 +122,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	if err := plan.fits(probe.MaxModelLen, s.Sweep.MaxOutput); err != nil {
 		return nil, err
 	}
-	run := newRun(o, probe, plan)
+	run := newRun(ctx, o, probe, plan)
 	// Incomplete from the first save to the last measurement: a run killed
 	// in between must not look finished.
 	run.Incomplete = true
@@ -141,8 +142,8 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	sw.chooseIdleSignal(ctx)
 	logf("idle before each measurement: by %s", sw.idle)
 	telCtx, stopTelemetry := context.WithCancel(ctx)
-	defer stopTelemetry()
-	sw.startTelemetry(telCtx)
+	tel := sw.startTelemetry(telCtx)
+	defer func() { stopTelemetry(); tel.wait() }()
 	if err := sw.save(); err != nil {
 		return nil, err
 	}
@@ -169,8 +170,9 @@ type plan struct {
 	contexts, prefill, concurrency []int
 }
 
-// SettingError is a setting the server shows to be impossible, found after
-// the probe and before any measurement; Key names it for the config's line.
+// SettingError is a setting that cannot be: found before any request
+// (Settings.Check), or shown impossible by the probe before any
+// measurement. Key names it as the config does, for the config's line.
 type SettingError struct {
 	Key string
 	Err error
@@ -242,10 +244,10 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 	return p, nil
 }
 
-func newRun(o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
+func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 	s := o.Settings
 	d := s.Describe
-	hw := detectHardware(cmp.Or(o.gpuTool, defaultGPUTool()))
+	hw := detectHardware(ctx, cmp.Or(o.gpuTool, defaultGPUTool()))
 	giveHardware(&hw, d)
 	r := &matrixgen.Run{
 		Schema:    matrixgen.SchemaVersion,
@@ -303,6 +305,9 @@ func resumeRun(file string, fresh *matrixgen.Run, force bool) (*matrixgen.Run, e
 		}
 		old.ResumedDespite = append(old.ResumedDespite, diffs...)
 	}
+	if old.Probe != nil && old.Probe.BaseURL == "" && fresh.Probe != nil {
+		old.Probe.BaseURL = fresh.Probe.BaseURL // a run from before addresses were kept
+	}
 	old.Incomplete = true
 	return old, nil
 }
@@ -319,6 +324,9 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 	op, np := old.Probe, fresh.Probe
 	if op == nil {
 		op = &matrixgen.Probe{}
+	}
+	if op.BaseURL != "" { // runs before base_url was recorded cannot say
+		differ("server address", op.BaseURL, np.BaseURL)
 	}
 	differ("engine", op.Engine, np.Engine)
 	differ("engine version", op.EngineVersion, np.EngineVersion)
@@ -372,9 +380,13 @@ type sweeper struct {
 	warnf func(string, ...any)
 
 	// tel is the GPUs' telemetry, nil on a machine without; telLost says
-	// the sampler's end was reported.
-	tel     *telemetry
-	telLost bool
+	// the sampler's end was reported. noPower is why a machine whose GPU
+	// tool failed has no power readings; noReadingSaid that a window
+	// without one was reported.
+	tel           *telemetry
+	telLost       bool
+	noPower       string
+	noReadingSaid bool
 
 	// How the server tells it is idle, and what the last cell left running.
 	idle      idleSignal
@@ -512,7 +524,8 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 			}, sw.sampler)
 			sw.noteCut(w, sw.s.Sweep.MaxOutput)
 			got.IdleWaitSeconds = waited
-			got.Power = sw.power(got)
+			got.Power, got.PowerMissing = sw.power(got)
+			checkFigures(&got, sw.s.Sweep.MaxOutput, sw.run.Hardware.GPUCount)
 			var lost *lostServer
 			if errors.As(err, &lost) {
 				*d = got

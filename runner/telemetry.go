@@ -1,15 +1,14 @@
 package runner
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,9 +76,13 @@ func parseTelemetryLine(line string, at time.Time) (gpuSample, error) {
 // telemetry runs one nvidia-smi sampler for the whole run and keeps its
 // samples until the cell they belong to has taken them.
 type telemetry struct {
+	tool    string // the tool's name, for what is said of it
 	mu      sync.Mutex
 	samples []gpuSample
 	err     error // why the sampler stopped, once it has
+	// refused is why the last answer or sample the runner refused was
+	// refused, "" while none was: a window without power says it.
+	refused string
 	done    chan struct{}
 }
 
@@ -87,76 +90,96 @@ type telemetry struct {
 // (a long prefill): an hour of eight GPUs at two samples a second.
 const maxSamples = 8 * 2 * 3600
 
-// startTelemetry starts the sampler; nil when this machine has no
-// nvidia-smi. It stops with ctx.
+// errNoTool is a machine without the GPU tool: no telemetry to expect.
+var errNoTool = errors.New("no GPU tool")
+
+// startTelemetry starts the sampler. Its error wraps errNoTool when this
+// machine has no such tool. It stops with ctx.
 func startTelemetry(ctx context.Context, tool string) (*telemetry, error) {
 	if tool == noGPUTool {
-		return nil, errors.New("not asked for")
+		return nil, fmt.Errorf("%w: not asked for", errNoTool)
 	}
 	path, err := exec.LookPath(tool)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errNoTool, err)
 	}
+	t := &telemetry{tool: filepath.Base(path), done: make(chan struct{})}
 	if isROCm(tool) {
-		return pollTelemetry(ctx, func(ctx context.Context) ([]gpuSample, error) { return rocmSamples(ctx, path) })
+		return t, t.poll(ctx, func(ctx context.Context) ([]gpuSample, error) { return rocmSamples(ctx, path) })
 	}
-	cmd := exec.CommandContext(ctx, path, "--query-gpu="+telemetryFields, "--format=csv,noheader,nounits",
-		"-lms", strconv.Itoa(int(telemetryInterval/time.Millisecond)))
-	out, err := cmd.StdoutPipe()
+	wait, err := streamTool(ctx, path, []string{"--query-gpu=" + telemetryFields, "--format=csv,noheader,nounits",
+		"-lms", strconv.Itoa(int(telemetryInterval / time.Millisecond))}, t.line)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	t := &telemetry{done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
-		err := t.read(out)
-		werr := cmd.Wait()
+		err := wait()
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		switch {
-		case ctx.Err() != nil:
+		t.err = err
+		if ctx.Err() != nil {
 			t.err = ctx.Err()
-		case err != nil:
-			t.err = err
-		case werr != nil:
-			t.err = fmt.Errorf("nvidia-smi stopped: %v", werr)
-		default:
-			t.err = errors.New("nvidia-smi stopped")
 		}
 	}()
 	return t, nil
 }
 
-// read takes the sampler's lines as they come; a line it cannot read is
-// skipped, not fatal (a driver message among the samples).
-func (t *telemetry) read(r io.Reader) error {
-	br := bufio.NewReaderSize(r, 4096)
-	for {
-		line, err := readLine(br, 4096)
-		if len(line) > 0 {
-			if s, perr := parseTelemetryLine(string(line), time.Now()); perr == nil {
-				t.add(s)
-			}
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
+// line takes one line of the sampler as it comes; a line it cannot read is
+// refused, not fatal (a driver message among the samples).
+func (t *telemetry) line(line []byte) {
+	s, err := parseTelemetryLine(string(line), time.Now())
+	if err != nil {
+		t.refuse(err)
+		return
 	}
+	t.add(s)
 }
 
-// add keeps samples, at most maxSamples of them.
+// refuse notes why an answer was not taken.
+func (t *telemetry) refuse(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.refused = err.Error()
+}
+
+// add keeps the samples a GPU can give (check), at most maxSamples of
+// them, and refuses the others: every sample passes here, whichever tool
+// gave it.
 func (t *telemetry) add(samples ...gpuSample) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.samples = append(t.samples, samples...)
+	for _, s := range samples {
+		if err := s.check(); err != nil {
+			t.refused = fmt.Sprintf("GPU %d: %v", s.index, err)
+			continue
+		}
+		t.samples = append(t.samples, s)
+	}
 	if len(t.samples) > maxSamples {
 		t.samples = slices.Delete(t.samples, 0, len(t.samples)-maxSamples)
+	}
+}
+
+// check refuses a sample no GPU can give: a value that is not a finite
+// number of at least zero, or board power past matrixgen.MaxBoardPowerW.
+func (s gpuSample) check() error {
+	for _, v := range []*float64{s.power, s.smClock, s.memClock, s.util, s.memUsed, s.temperature} {
+		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0) {
+			return fmt.Errorf("impossible value %v", *v)
+		}
+	}
+	if s.power != nil && *s.power > matrixgen.MaxBoardPowerW {
+		return fmt.Errorf("%g W is more than a GPU can draw (%d W at most)", *s.power, matrixgen.MaxBoardPowerW)
+	}
+	return nil
+}
+
+// wait waits for the sampler to end, once it was told to; nil waits for
+// nothing.
+func (t *telemetry) wait() {
+	if t != nil {
+		<-t.done
 	}
 }
 
@@ -164,15 +187,14 @@ func (t *telemetry) add(samples ...gpuSample) {
 // before the sampler counts as stopped.
 const maxPollFailures = 3
 
-// pollTelemetry samples by asking a tool that answers once a call (as
-// rocm-smi does) every telemetryInterval, or as soon as the last answer
-// came when an answer takes longer.
-func pollTelemetry(ctx context.Context, round func(context.Context) ([]gpuSample, error)) (*telemetry, error) {
+// poll samples by asking a tool that answers once a call (as rocm-smi
+// does) every telemetryInterval, or as soon as the last answer came when
+// an answer takes longer. The first answer must come.
+func (t *telemetry) poll(ctx context.Context, round func(context.Context) ([]gpuSample, error)) error {
 	first, err := round(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	t := &telemetry{done: make(chan struct{})}
 	t.add(first...)
 	go func() {
 		defer close(t.done)
@@ -194,15 +216,16 @@ func pollTelemetry(ctx context.Context, round func(context.Context) ([]gpuSample
 				t.add(samples...)
 				continue
 			}
+			t.refuse(err)
 			if failures++; failures >= maxPollFailures && ctx.Err() == nil {
 				t.mu.Lock()
-				t.err = fmt.Errorf("%d answers in a row failed, the last: %v", failures, err)
+				t.err = fmt.Errorf("%s: %d answers in a row failed, the last: %v", t.tool, failures, err)
 				t.mu.Unlock()
 				return
 			}
 		}
 	}()
-	return t, nil
+	return nil
 }
 
 // stopped says why the sampler stopped, or nil while it runs.
@@ -294,7 +317,7 @@ func powerFigures(samples []gpuSample, start, end time.Time, outputTokens int) *
 		p.GPUs = append(p.GPUs, w)
 	}
 	if p.EnergyJoules == 0 {
-		return p // no GPU reported its power: the rest still tells
+		return nil // no GPU reported its power: no reading, not a zero
 	}
 	p.MeanPowerW = p.EnergyJoules / length
 	if outputTokens > 0 {
@@ -349,12 +372,16 @@ func maxPtr(p *float64, v float64) *float64 {
 }
 
 // startTelemetry starts the GPUs' sampler for the run and measures their
-// idle power, or says once that there is none.
-func (sw *sweeper) startTelemetry(ctx context.Context) {
+// idle power, or says once that there is none. It returns the sampler, for
+// Run to wait on once it stopped it.
+func (sw *sweeper) startTelemetry(ctx context.Context) *telemetry {
 	t, err := startTelemetry(ctx, sw.gpuTool())
 	if err != nil {
 		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
-		return
+		if !errors.Is(err, errNoTool) {
+			sw.noPower = "no reading: " + err.Error()
+		}
+		return nil
 	}
 	sw.tel = t
 	// Idle power: the server is idle now (the probe waited for it); a few
@@ -362,17 +389,41 @@ func (sw *sweeper) startTelemetry(ctx context.Context) {
 	start := time.Now()
 	select {
 	case <-ctx.Done():
-		return
+		return t
 	case <-time.After(4 * telemetryInterval):
 	}
 	end := time.Now()
-	if p := powerFigures(t.take(start, end), start, end, 0); p != nil && p.MeanPowerW > 0 {
+	samples := t.take(start, end)
+	if p := powerFigures(samples, start, end, 0); p != nil {
 		sw.run.Hardware.IdlePowerW = new(math.Round(p.MeanPowerW*10) / 10)
 		sw.logf("GPU telemetry: %s, %.1f W when idle", plural.Count(len(p.GPUs), "GPU", "GPUs together"), p.MeanPowerW)
 	} else if err := t.stopped(); err != nil {
 		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
+		sw.noPower = "no reading: " + err.Error()
 		sw.tel = nil
+	} else {
+		sw.logf("GPU telemetry: no idle power (%s)", t.missing(len(samples), nil))
 	}
+	return t
+}
+
+// missing says why a window got no power reading from the sampler, which
+// gave it samples samples and has stopped with stopped (nil: it runs).
+func (t *telemetry) missing(samples int, stopped error) string {
+	t.mu.Lock()
+	refused := t.refused
+	t.mu.Unlock()
+	why := "no reading: " + t.tool + " gave no sample in the window"
+	if samples > 0 {
+		why = "no reading: no GPU reported its power in the window"
+	}
+	if stopped != nil {
+		why += "; " + stopped.Error()
+	}
+	if refused != "" {
+		why += "; its last answer refused: " + refused
+	}
+	return why
 }
 
 // gpuTool is the command for the GPUs' telemetry.
@@ -389,15 +440,21 @@ func defaultGPUTool() string {
 	return nvidiaSMI
 }
 
-// power is the cell's telemetry, or nil; a sampler that stopped is said
-// once.
-func (sw *sweeper) power(d matrixgen.Decode) *matrixgen.Power {
-	if sw.tel == nil || !d.Measured() || d.WindowSeconds == nil {
-		return nil
+// power is the cell's telemetry; or nil, and why there is none where
+// telemetry was expected ("" on a machine without a GPU tool): no reading,
+// never a zero. A sampler that stopped, and the first window without a
+// reading, are said in the log once.
+func (sw *sweeper) power(d matrixgen.Decode) (*matrixgen.Power, string) {
+	if !d.Measured() || d.WindowSeconds == nil {
+		return nil, ""
 	}
-	if err := sw.tel.stopped(); err != nil && !sw.telLost {
+	if sw.tel == nil {
+		return nil, sw.noPower
+	}
+	stopped := sw.tel.stopped()
+	if stopped != nil && !sw.telLost {
 		sw.telLost = true
-		sw.warnf("GPU telemetry stopped (%v): the cells from here on have no power figures", err)
+		sw.warnf("GPU telemetry stopped (%v): the cells from here on have no power figures", stopped)
 	}
 	start := d.WindowStart
 	end := start.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))
@@ -405,5 +462,14 @@ func (sw *sweeper) power(d matrixgen.Decode) *matrixgen.Power {
 	if d.OutputTokens != nil {
 		tokens = *d.OutputTokens
 	}
-	return powerFigures(sw.tel.take(start, end), start, end, tokens)
+	samples := sw.tel.take(start, end)
+	if p := powerFigures(samples, start, end, tokens); p != nil {
+		return p, ""
+	}
+	why := sw.tel.missing(len(samples), stopped)
+	if !sw.noReadingSaid && stopped == nil {
+		sw.noReadingSaid = true
+		sw.logf("GPU telemetry gave a window no power reading (%s): such cells have no power figures and say why", why)
+	}
+	return nil, why
 }

@@ -28,8 +28,15 @@ func TestMain(m *testing.M) {
 // startCommand starts `matrixgen args…` as a separate process.
 func startCommand(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	return startCommandWith(t, nil, args...)
+}
+
+// startCommandWith starts `matrixgen args…` as a separate process, with
+// env (KEY=value) over this one's environment.
+func startCommandWith(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "MATRIXGEN_MAIN=1")
+	cmd.Env = append(append(os.Environ(), "MATRIXGEN_MAIN=1"), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -132,21 +139,24 @@ func TestKill9AndResume(t *testing.T) {
 	t.Logf("%d kills", kills)
 }
 
+// ctrlCGoal is how soon a run should end after Ctrl-C, and ctrlCHung how
+// long after it a test calls it hung: ten times the goal, so a slow
+// machine never fails and a hang always does. How long it took is logged.
+const (
+	ctrlCGoal = 2 * time.Second
+	ctrlCHung = 10 * ctrlCGoal
+)
+
 // TestInterruptExitsCleanly sends Ctrl-C mid-sweep: the command stops
-// within a few seconds, saves, says what it has and exits non-zero.
+// (within ctrlCGoal, logged; a test failure only past ctrlCHung), saves,
+// says what it has and exits non-zero.
 func TestInterruptExitsCleanly(t *testing.T) {
 	url := quickSim(t)
 	file := filepath.Join(t.TempDir(), "runs", "interrupted.json")
 	cmd, out := startCommand(t, "run", "-o", file, "-base-url", url, "-contexts", "1K", "-concurrency", "1,2,4,8", "-duration", "3s")
 	time.Sleep(2 * time.Second)
-	sent := time.Now()
-	cmd.Process.Signal(os.Interrupt)
-	err := cmd.Wait()
-	// The goal is 2 s; the test fails only far past it (a busy machine is
-	// not a failure of the command).
-	if took := time.Since(sent); took > 20*time.Second {
-		t.Errorf("stopping took %v", took)
-	}
+	took, err := interrupt(t, cmd, waitFor(cmd), out)
+	t.Logf("stopping took %v (goal %v)", took.Round(time.Millisecond), ctrlCGoal)
 	if err == nil {
 		t.Error("an interrupted run exited 0")
 	}
@@ -270,4 +280,31 @@ func shellWords(t *testing.T, line string) []string {
 		words = append(words, string(word))
 	}
 	return words
+
+}
+
+// interrupt sends Ctrl-C to a running command, whose end done will tell,
+// and waits for that end: the command is killed, and the test fails, when
+// it is still running ctrlCHung after. It returns how long it took to end
+// and how it ended.
+func interrupt(t *testing.T, cmd *exec.Cmd, done <-chan error, out *bytes.Buffer) (time.Duration, error) {
+	t.Helper()
+	sent := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-done:
+		return time.Since(sent), err
+	case <-time.After(ctrlCHung):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running %v after Ctrl-C, far past the goal of %v:\n%s", ctrlCHung, ctrlCGoal, out)
+		return 0, nil
+	}
+}
+
+// waitFor waits for cmd to end, and tells how on the channel it returns.
+func waitFor(cmd *exec.Cmd) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done
 }

@@ -8,13 +8,21 @@
 // stopped reading without measuring memory. The files a build reads (run
 // files, notes, the configuration, a bucket's objects) are attacked by the
 // inputs in files.go.
+//
+// It also writes stand-ins for the GPU tools (WriteTool) that attack the
+// program that runs them: output without end, or a hang with a child
+// holding the output open.
 package hostile
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -56,11 +64,23 @@ const (
 	EchoKey Attack = "echo-key"
 	// EchoKeyAtOnce is EchoKey from the first request: the probe's.
 	EchoKeyAtOnce Attack = "echo-key-at-once"
+	// TinyChunkFlood streams chunks of one token each, as fast as the
+	// client reads them, with a usage count that grows by one a chunk,
+	// and never finishes: far past any max_tokens.
+	TinyChunkFlood Attack = "tiny-chunk-flood"
+	// LongEventLines streams, before each chunk of an ordinary answer, a
+	// line of nearly a megabyte that carries no data: event:, id:, retry:
+	// or a field no one knows, in turn.
+	LongEventLines Attack = "long-event-lines"
 )
 
 // EchoCut is the length of an EchoKey body a client reads: the key
 // straddles it.
 const EchoCut = 64 << 10
+
+// EventLineBytes is the length of each LongEventLines line, newline
+// included: just under a megabyte.
+const EventLineBytes = 1<<20 - 64
 
 // Server serves one attack; everything else it answers as a small, plain
 // OpenAI-compatible server would.
@@ -118,13 +138,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		w.Write(echoKey(r.Header.Get("Authorization")))
 	case path == "/v1/chat/completions":
-		s.chat(ctx, w)
+		s.chat(ctx, w, maxTokens(r))
 	default:
 		http.NotFound(w, r)
 	}
 }
 
-func (s *Server) chat(ctx context.Context, w http.ResponseWriter) {
+// answerTokens is how many tokens an ordinary answer streams, at most.
+const answerTokens = 40
+
+// maxTokens is how many tokens a chat request asks for at most, or
+// answerTokens when it does not say.
+func maxTokens(r *http.Request) int {
+	var req struct {
+		MaxTokens           int `json:"max_tokens"`
+		MaxCompletionTokens int `json:"max_completion_tokens"`
+	}
+	_ = json.NewDecoder(io.LimitReader(r.Body, 64<<20)).Decode(&req)
+	return cmp.Or(req.MaxTokens, req.MaxCompletionTokens, answerTokens)
+}
+
+// chat answers a chat request that asks for at most asked tokens.
+func (s *Server) chat(ctx context.Context, w http.ResponseWriter, asked int) {
 	switch s.Attack {
 	case HugeError:
 		w.WriteHeader(http.StatusInternalServerError)
@@ -148,10 +183,14 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter) {
 		s.flood(ctx, w, "aaaaaaaaaaaaaaaa", -1)
 	case KeepAliveFlood:
 		s.flood(ctx, w, ": keep-alive\n\n", -1)
-	case UsageJump, UsageBackwards:
-		s.counts(ctx, w)
+	case TinyChunkFlood:
+		if asked > answerTokens { // a decode request: the probe's pass
+			s.tinyChunks(ctx, w)
+			return
+		}
+		s.counts(ctx, w, asked)
 	default:
-		s.counts(ctx, w)
+		s.counts(ctx, w, asked)
 	}
 }
 
@@ -172,16 +211,22 @@ func echoKey(auth string) []byte {
 	return append(body, " is what you sent"...)
 }
 
-// counts streams a short answer whose usage does what the attack says.
-func (s *Server) counts(ctx context.Context, w http.ResponseWriter) {
+// counts streams a short answer, as many tokens as asked up to
+// answerTokens, whose usage does what the attack says.
+func (s *Server) counts(ctx context.Context, w http.ResponseWriter, asked int) {
 	flusher, _ := w.(http.Flusher)
-	for i := 1; i <= 40 && ctx.Err() == nil; i++ {
+	fields := []string{"event", "id", "retry", "x-unknown"}
+	tokens := min(asked, answerTokens)
+	for i := 1; i <= tokens && ctx.Err() == nil; i++ {
+		if s.Attack == LongEventLines {
+			s.eventLine(w, fields[i%len(fields)])
+		}
 		n := i
 		switch {
 		case s.Attack == UsageJump && i == 20:
 			n = 1 << 62
 		case s.Attack == UsageBackwards && i > 20:
-			n = 40 - 2*i // falls, then goes negative
+			n = answerTokens - 2*i // falls, then goes negative
 		}
 		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w%d\"},\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", i, n)
 		if flusher != nil {
@@ -189,12 +234,41 @@ func (s *Server) counts(ctx context.Context, w http.ResponseWriter) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	final := 40
-	if s.Attack == UsageBackwards {
+	final := tokens
+	if s.Attack == UsageBackwards && tokens > 20 {
 		final = -4
 	}
 	fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", final)
 	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", final)
+}
+
+// eventLine writes one line of EventLineBytes that carries no data.
+func (s *Server) eventLine(w http.ResponseWriter, field string) {
+	line := field + ": " + strings.Repeat("x", EventLineBytes-len(field)-3) + "\n"
+	n, _ := w.Write([]byte(line))
+	s.written.Add(int64(n))
+}
+
+// tinyChunks streams one-token chunks without end, until the deadline or
+// the client leaves.
+func (s *Server) tinyChunks(ctx context.Context, w http.ResponseWriter) {
+	flusher, _ := w.(http.Flusher)
+	var batch []byte
+	for i := 1; ctx.Err() == nil; i++ {
+		batch = fmt.Appendf(batch, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", i)
+		if len(batch) < 16<<10 {
+			continue
+		}
+		n, err := w.Write(batch)
+		s.written.Add(int64(n))
+		if err != nil {
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		batch = batch[:0]
+	}
 }
 
 // flood writes unit again and again, up to limit bytes (-1: no limit),
@@ -229,4 +303,40 @@ func (s *Server) trickle(ctx context.Context, w http.ResponseWriter, text string
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// ToolAttack names what a stand-in GPU tool does.
+type ToolAttack string
+
+// The tools' attacks.
+const (
+	// EndlessTool answers every question with lines without end, as fast
+	// as it can: well-formed telemetry lines for nvidia-smi, JSON objects
+	// for rocm-smi.
+	EndlessTool ToolAttack = "endless-tool"
+	// HungTool starts a child that holds its output open, and waits for
+	// it: it never answers, and killing the tool alone does not close its
+	// output.
+	HungTool ToolAttack = "hung-tool"
+)
+
+// WriteTool writes a stand-in for the GPU tool name ("nvidia-smi" or
+// "rocm-smi") into dir that does attack, and returns its path. It is a
+// shell script: Unix only.
+func WriteTool(dir, name string, attack ToolAttack) (string, error) {
+	var script string
+	switch attack {
+	case EndlessTool:
+		line := "0, 300.00, 2400, 12000, 95, 80213, 61, 0x0000000000000000"
+		if strings.HasPrefix(name, "rocm-smi") {
+			line = `{"card0": {"Current Socket Graphics Package Power (W)": "300.0"}}`
+		}
+		script = "exec yes '" + line + "'\n"
+	case HungTool:
+		script = "sleep 3600 &\nwait\n"
+	default:
+		return "", fmt.Errorf("unknown tool attack %q", attack)
+	}
+	path := filepath.Join(dir, name)
+	return path, os.WriteFile(path, []byte("#!/bin/sh\n"+script), 0o755)
 }

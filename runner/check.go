@@ -1,0 +1,55 @@
+package runner
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// checkFigures holds a measured cell to what is physically possible
+// (matrixgen's Decode.Impossible: tokens within its requests' budget,
+// power within what its GPUs can draw), and to having measured anything:
+// a cell that fails is an Error with the reason, its figures dropped, so
+// that nothing impossible is saved or shown. Power alone past the bound
+// costs the cell its power figures, not its speed. maxOutput is each
+// request's max_tokens; gpus the machine's GPU count (0: unknown).
+func checkFigures(d *matrixgen.Decode, maxOutput, gpus int) {
+	if !d.Measured() {
+		return
+	}
+	var speed, power []string
+	for _, p := range d.Impossible(maxOutput, gpus) {
+		if strings.HasPrefix(p.Field, "power.") {
+			power = append(power, p.Field+": "+p.Msg)
+		} else {
+			speed = append(speed, p.Field+": "+p.Msg)
+		}
+	}
+	if d.OutputTokens != nil && *d.OutputTokens == 0 {
+		speed = append(speed, fmt.Sprintf("output_tokens: no token arrived in the %.3g s window: it measured nothing", *d.WindowSeconds))
+	}
+	if len(power) > 0 {
+		d.Power, d.PowerMissing = nil, "no reading: impossible power figures: "+strings.Join(power, "; ")
+	}
+	if len(speed) == 0 {
+		return
+	}
+	*d = matrixgen.Decode{ContextTokens: d.ContextTokens, Concurrency: d.Concurrency, Attempts: d.Attempts,
+		IdleWaitSeconds: d.IdleWaitSeconds, WindowStart: d.WindowStart,
+		Status: matrixgen.StatusError, Reason: "impossible figures, not a measurement: " + strings.Join(speed, "; ")}
+}
+
+// serverAddress is the server's base URL as a run records it: without
+// user information (a password), query (a token) or fragment, and without
+// a trailing slash, so that one server has one address.
+func serverAddress(base string) string {
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	return strings.TrimRight(u.String(), "/")
+}

@@ -1,0 +1,171 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// The GPUs' telemetry comes from other programs (nvidia-smi, rocm-smi),
+// and another program can hang, print without end, or leave a child
+// holding its output open after it exits. Every tool the runner asks goes
+// through this file, the one place that bounds them: a tool runs in a
+// process group of its own, killed whole when its deadline passes or the
+// run is interrupted; the wait for its output to close after that is
+// bounded; and what it prints is read up to a bound, past which the tool
+// is stopped and the error names the bound.
+
+// toolTimeout bounds one answer of a tool asked once.
+const toolTimeout = 10 * time.Second
+
+// toolWaitDelay bounds the wait, once a tool has exited or been killed,
+// for its output to close: a child that left its process group may hold
+// it open for ever.
+const toolWaitDelay = time.Second
+
+// maxToolAnswer bounds an answer read whole: nvidia-smi writes a hundred
+// bytes a GPU, rocm-smi's JSON a few kilobytes a card.
+const maxToolAnswer = 1 << 20
+
+// maxToolLine bounds one line of a tool that answers line by line (the
+// sampler): one GPU's fields are a hundred bytes.
+const maxToolLine = 4096
+
+// toolCommand is path with args, to run in its own process group, which
+// is killed when ctx ends.
+func toolCommand(ctx context.Context, path string, args []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, path, args...)
+	ownProcessGroup(cmd)
+	cmd.WaitDelay = toolWaitDelay
+	return cmd
+}
+
+// errPastBound stops copying a tool's output once it passed its bound.
+var errPastBound = errors.New("past its bound")
+
+// boundedAnswer keeps at most limit bytes of an answer; past them it
+// calls stop (which kills the tool) and refuses the rest.
+type boundedAnswer struct {
+	buf   bytes.Buffer
+	limit int
+	stop  func()
+	over  bool
+}
+
+func (w *boundedAnswer) Write(p []byte) (int, error) {
+	if w.over || w.buf.Len()+len(p) > w.limit {
+		w.over = true
+		w.stop()
+		return 0, errPastBound
+	}
+	return w.buf.Write(p)
+}
+
+// askTool runs a tool once and returns what it printed: within
+// toolTimeout, at most maxToolAnswer bytes, the tool and whatever it
+// started killed when ctx ends.
+func askTool(ctx context.Context, path string, args ...string) ([]byte, error) {
+	name := filepath.Base(path)
+	tctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	defer cancel()
+	out := &boundedAnswer{limit: maxToolAnswer, stop: cancel}
+	cmd := toolCommand(tctx, path, args)
+	cmd.Stdout = out
+	err := finish(cmd, cmd.Run())
+	switch {
+	case out.over:
+		return nil, fmt.Errorf("%s printed more than %s, which is no answer", name, byteSize(maxToolAnswer))
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case tctx.Err() != nil:
+		return nil, fmt.Errorf("%s did not answer within %v", name, toolTimeout)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out.buf.Bytes(), nil
+}
+
+// finish is err, the end of cmd, once a tool that left a child holding
+// its output has had that child killed: the tool itself answered, and its
+// answer stands.
+func finish(cmd *exec.Cmd, err error) error {
+	if errors.Is(err, exec.ErrWaitDelay) {
+		killProcessGroup(cmd)
+		return nil
+	}
+	return err
+}
+
+// lineWriter hands a tool's output on line by line, as it comes; a line
+// longer than limit stops the tool.
+type lineWriter struct {
+	partial []byte
+	limit   int
+	line    func([]byte)
+	stop    func()
+	over    bool
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(w.partial)+len(p) > w.limit {
+				return 0, w.tooLong()
+			}
+			w.partial = append(w.partial, p...)
+			break
+		}
+		if len(w.partial)+i > w.limit {
+			return 0, w.tooLong()
+		}
+		line := p[:i]
+		if len(w.partial) > 0 {
+			line = append(w.partial, line...)
+			w.partial = w.partial[:0]
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			w.line(line)
+		}
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *lineWriter) tooLong() error {
+	w.over = true
+	w.stop()
+	return errPastBound
+}
+
+// streamTool starts a tool that answers line by line until it is stopped,
+// and calls line with each line as it comes (from one goroutine). The
+// tool is killed, with whatever it started, when ctx ends or a line is
+// longer than maxToolLine. wait waits for its end and says why it ended.
+func streamTool(ctx context.Context, path string, args []string, line func([]byte)) (wait func() error, err error) {
+	name := filepath.Base(path)
+	ctx, cancel := context.WithCancel(ctx)
+	out := &lineWriter{limit: maxToolLine, line: line, stop: cancel}
+	cmd := toolCommand(ctx, path, args)
+	cmd.Stdout = out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return func() error {
+		defer cancel()
+		err := finish(cmd, cmd.Wait())
+		switch {
+		case out.over:
+			return fmt.Errorf("%s printed a line longer than %d bytes", name, maxToolLine)
+		case err != nil:
+			return fmt.Errorf("%s stopped: %w", name, err)
+		}
+		return fmt.Errorf("%s stopped", name)
+	}, nil
+}

@@ -1,0 +1,75 @@
+package matrixgen
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestImpossibleFigures: 1e300 W passed validate, and so did more tokens
+// than a cell's requests could produce. Generated at the bounds' edges: a
+// figure on the bound passes, one past it is a problem naming its field.
+func TestImpossibleFigures(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 5))
+	for trial := range 500 {
+		cc, completed, maxOut := 1+rng.IntN(256), rng.IntN(1000), 1+rng.IntN(32768)
+		gpus := rng.IntN(9)
+		budget := TokenBudget(completed+cc, maxOut)
+		tokens, tokensOver := budget-rng.IntN(budget+1), trial%2 == 1
+		if tokensOver {
+			tokens = budget + 1 + rng.IntN(budget)
+		}
+		n := float64(max(gpus, 1))
+		watts, powerOver := n*MaxBoardPowerW*rng.Float64(), trial%3 == 2
+		if powerOver {
+			watts = n*MaxBoardPowerW*(1+1e-6) + rng.Float64()*1e300
+		}
+		window := 0.5 + rng.Float64()*120
+		d := Decode{ContextTokens: 8192, Concurrency: cc, Status: StatusValid, OutputTokens: &tokens, Completed: &completed,
+			WindowSeconds: &window, TotalTokS: new(float64(tokens) / window),
+			Power: &Power{MeanPowerW: watts, EnergyJoules: watts * window, GPUs: make([]GPUWindow, gpus)}}
+		fields := map[string]bool{}
+		for _, p := range d.Impossible(maxOut, gpus) {
+			fields[p.Field] = true
+		}
+		name := fmt.Sprintf("trial %d: %d tokens for %d requests of %d, %g W on %d GPUs", trial, tokens, completed+cc, maxOut, watts, gpus)
+		if fields["output_tokens"] != tokensOver || fields["total_tok_s"] != tokensOver {
+			t.Errorf("%s: problems %v", name, fields)
+		}
+		if fields["power.mean_power_w"] != powerOver || fields["power.energy_joules"] != powerOver {
+			t.Errorf("%s: problems %v", name, fields)
+		}
+	}
+	if TokenBudget(math.MaxInt/2, math.MaxInt/2) != math.MaxInt || TokenBudget(2, 10) != 2*(10+RequestTokenSlack) || TokenBudget(0, 10) != 0 {
+		t.Error("TokenBudget does not hold at its edges")
+	}
+}
+
+// TestValidateRefusesImpossibleRuns: the same problems in a run file are
+// errors that name the field and its line.
+func TestValidateRefusesImpossibleRuns(t *testing.T) {
+	for _, tt := range []struct{ name, from, to, want string }{
+		{"1e300 W", `"total_tok_s": 10`, `"total_tok_s": 10, "window_seconds": 2, "power": {"energy_joules": 2e300, "mean_power_w": 1e300, "gpus": []}`,
+			"decode[0].power.mean_power_w: 1e+300 W is more than 1 GPU can draw"},
+		{"a GPU past 5 kW", `"total_tok_s": 10`, `"total_tok_s": 10, "power": {"energy_joules": 1, "mean_power_w": 1, "gpus": [{"index": 0, "samples": 1, "peak_power_w": 5001}]}`,
+			"decode[0].power.gpus[0].peak_power_w: 5001 W"},
+		{"idle power past the GPUs", `"hardware": {}`, `"hardware": {"gpu_count": 2, "idle_power_w": 10001}`, "hardware.idle_power_w: 10001 W is more than 2 GPUs can draw"},
+		{"a power limit past any board", `"hardware": {}`, `"hardware": {"power_limit_w": 60000}`, "hardware.power_limit_w: 60000 W"},
+		{"more tokens than the requests", `"total_tok_s": 10`, `"total_tok_s": 10, "completed": 3, "output_tokens": 4065`,
+			"decode[0].output_tokens: 4065 tokens, more than 4 requests of max_tokens 1000 can yield (4064)"},
+		{"a rate of more", `"total_tok_s": 10`, `"total_tok_s": 344000, "completed": 0, "window_seconds": 2`, "decode[0].total_tok_s: 344000 tok/s over 2 s"},
+		{"a window of 0 s", `"total_tok_s": 10`, `"total_tok_s": 0, "window_seconds": 0`, "decode[0].window_seconds: a measured cell's window must be longer than 0 s"},
+	} {
+		doc := strings.Replace(minimal, tt.from, tt.to, 1)
+		doc = strings.Replace(doc, `"concurrency": [1, 2]}`, `"concurrency": [1, 2], "max_output_tokens": 1000}`, 1)
+		_, err := DecodeRun("f.json", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "f.json:") {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := DecodeRun("f.json", []byte(strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "completed": 3, "output_tokens": 4000`, 1))); err != nil {
+		t.Errorf("a run without max_output_tokens has no token bound: %v", err)
+	}
+}
