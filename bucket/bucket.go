@@ -84,8 +84,9 @@ func Open(ctx context.Context, place string) (*Store, error) {
 }
 
 // urlSecrets are the parts of a place's URL that may be credentials: the
-// query, and each of its values (or bare words, "?TOKEN"), raw and
-// decoded, and the user information.
+// query, and each of its values (or bare words, "?TOKEN"), raw, decoded
+// and encoded again as a driver may pass them on (url.Values.Encode, or
+// escaped as a path), and the user information.
 func urlSecrets(u *url.URL) []string {
 	out := []string{u.RawQuery}
 	for _, pair := range strings.Split(u.RawQuery, "&") {
@@ -94,9 +95,11 @@ func urlSecrets(u *url.URL) []string {
 			raw = name
 		}
 		out = append(out, raw)
-		if v, err := url.QueryUnescape(raw); err == nil && v != raw {
-			out = append(out, v)
+		v, err := url.QueryUnescape(raw)
+		if err != nil {
+			v = raw
 		}
+		out = append(out, v, url.QueryEscape(v), url.PathEscape(v))
 	}
 	if u.User != nil {
 		out = append(out, u.User.Username(), u.User.String())
