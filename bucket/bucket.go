@@ -110,8 +110,9 @@ func open(ctx context.Context, place string, create bool) (*Store, error) {
 }
 
 // urlSecrets are the parts of a place's URL that may be credentials: the
-// query, and each of its values (or bare words, "?TOKEN"), raw and
-// decoded, and the user information.
+// query, and each of its values (or bare words, "?TOKEN"), raw, decoded
+// and encoded again as a driver may pass them on (url.Values.Encode, or
+// escaped as a path), and the user information.
 func urlSecrets(u *url.URL) []string {
 	out := []string{u.RawQuery}
 	for _, pair := range strings.Split(u.RawQuery, "&") {
@@ -120,12 +121,11 @@ func urlSecrets(u *url.URL) []string {
 			raw = name
 		}
 		out = append(out, raw)
-		// As given, as read, and as written again: a file:// place's query
-		// is encoded anew (metadata=skip joins it), and the driver's errors
-		// repeat the new form.
-		if v, err := url.QueryUnescape(raw); err == nil {
-			out = append(out, v, url.QueryEscape(v))
+		v, err := url.QueryUnescape(raw)
+		if err != nil {
+			v = raw
 		}
+		out = append(out, v, url.QueryEscape(v), url.PathEscape(v))
 	}
 	if u.User != nil {
 		out = append(out, u.User.Username(), u.User.String())

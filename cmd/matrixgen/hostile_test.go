@@ -200,7 +200,7 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			return []string{"-runs", runsWith(t, dir, 20, sample, hostile.DeepNotes(80000))}
 		}},
 		{name: "notes nested 80,000 deep, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
-			return []string{"-runs", runsWith(t, dir, 300, full, hostile.DeepNotes(80000))}
+			return []string{"-runs", runsWith(t, dir, 200, full, hostile.DeepNotes(80000))}
 		}},
 		{name: "notes at the budget, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
 			return []string{"-runs", runsWith(t, dir, 60, full, hostile.CostlyNotes(matrixgen.MaxNotesBytes))}
@@ -217,7 +217,7 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return []string{"-runs", runsWith(t, dir, 40, flood, nil)}
+			return []string{"-runs", runsWith(t, dir, 12, flood, nil)}
 		}},
 		{name: "a run file past the bound", want: "8388608", setup: func(t *testing.T, dir string) []string {
 			flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes+1)
