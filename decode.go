@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -99,7 +100,30 @@ func Locate(data []byte, ptr jsontext.Pointer) (offset int64, field string) {
 			found = enter(dec, data, kind, tok, &offset)
 		}
 	}
-	return offset, path.String()
+	return offset, shortPath(path.String(), ptr)
+}
+
+// maxPathText bounds a field path in a message: a file nested ten
+// thousand deep must not make a message of thirty thousand bytes.
+const maxPathText = 160
+
+// shortPath cuts a long field path in its middle, saying how deep it went.
+func shortPath(path string, ptr jsontext.Pointer) string {
+	if len(path) <= maxPathText {
+		return path
+	}
+	depth := 0
+	for range ptr.Tokens() {
+		depth++
+	}
+	head, tail := path[:maxPathText/2], path[len(path)-maxPathText/4:]
+	for !utf8.RuneStart(head[len(head)-1]) && len(head) > 1 {
+		head = head[:len(head)-1]
+	}
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return fmt.Sprintf("%s…%s (%d levels deep)", head, tail, depth)
 }
 
 // enter reads into the object or array at hand up to its member or

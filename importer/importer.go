@@ -5,6 +5,7 @@
 package importer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -92,10 +93,10 @@ func positive(v float64, ok bool) *float64 {
 // is an error, placed (encoding/json let the last one win silently; which
 // one is meant?); invalid UTF-8 is read as U+FFFD, as encoding/json did.
 func decodeObject(name string, data []byte) (object, error) {
-	var o object
-	err := json.Unmarshal(data, &o, jsontext.AllowInvalidUTF8(true))
+	var members map[string]jsontext.Value
+	err := json.Unmarshal(data, &members, jsontext.AllowInvalidUTF8(true))
 	if err == nil {
-		return o, nil
+		return materialize(members)
 	}
 	var syn *jsontext.SyntacticError
 	var sem *json.SemanticError
@@ -110,6 +111,62 @@ func decodeObject(name string, data []byte) (object, error) {
 		return nil, fmt.Errorf("%s: %v", place(name, data, sem.ByteOffset, sem.JSONPointer), sem.Err)
 	}
 	return nil, fmt.Errorf("%s: want a JSON object: %v", name, err)
+}
+
+// maxMemberValues bounds the JSON values of one top-level member that is
+// read into Go values: boxed as any, each costs some fifty bytes, and a
+// file of 60 MB of numbers took 800 MB. The sections an import reads
+// (metadata, prefill, results, a summary's figures) hold a few thousand;
+// larger ones (vLLM's per-request itls) stay as bytes, never read.
+const maxMemberValues = 1_000_000
+
+// oversized stands for a member too large to read: its count of values,
+// for the format that needs it to say so.
+type oversized int
+
+// materialize reads each top-level member into Go values, but those past
+// maxMemberValues, which stay oversized.
+func materialize(members map[string]jsontext.Value) (object, error) {
+	o := make(object, len(members))
+	for key, raw := range members {
+		if n := countValues(raw, maxMemberValues); n > maxMemberValues {
+			o[key] = oversized(n)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v, jsontext.AllowInvalidUTF8(true)); err != nil {
+			return nil, err
+		}
+		o[key] = v
+	}
+	return o, nil
+}
+
+// countValues counts the JSON values in raw, up to one past limit.
+func countValues(raw jsontext.Value, limit int) int {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	n := 0
+	for n <= limit {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		if k := tok.Kind(); k != ']' && k != '}' {
+			n++
+		}
+	}
+	return n
+}
+
+// tooLarge says which of the members a format reads were too large to
+// read, naming the bound.
+func (o object) tooLarge(name string, keys ...string) error {
+	for _, k := range keys {
+		if n, big := o[k].(oversized); big {
+			return fmt.Errorf("%s: %q holds more than %d values (%d+): not a result file of the tool's", name, k, maxMemberValues, int(n))
+		}
+	}
+	return nil
 }
 
 // place names where in a file something is: file:line:col, and the field

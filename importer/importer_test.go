@@ -158,3 +158,24 @@ func FuzzLLMInferenceBench(f *testing.F) {
 		LLMInferenceBench("f.json", data)
 	})
 }
+
+// TestLargeMembersStayBytes: a member of more than maxMemberValues values
+// is not read into Go values (10 million numbers took 800 MB boxed); a
+// format that needs it says so, one that does not (vLLM's per-request
+// itls) imports as before.
+func TestLargeMembersStayBytes(t *testing.T) {
+	big := "[" + strings.Repeat("0.5,", maxMemberValues) + "1]"
+	if _, err := LLMInferenceBench("b.json", []byte(`{"metadata":{"model":"m"},"results":`+big+`}`)); err == nil || !strings.Contains(err.Error(), `"results" holds more than 1000000 values`) {
+		t.Errorf("a results member of a million numbers: %v", err)
+	}
+	doc, err := decodeObject("v.json", []byte(`{"model_id":"m","itls":[`+big+`],"completed":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, big := doc["itls"].(oversized); !big || doc.str("model_id") != "m" {
+		t.Errorf("itls %T, model %q", doc["itls"], doc.str("model_id"))
+	}
+	if n, ok := doc.intField("completed"); !ok || n != 3 {
+		t.Errorf("completed %d, %v", n, ok)
+	}
+}

@@ -19,6 +19,9 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := doc.tooLarge(name, "results", "metadata", "prefill"); err != nil {
+		return Result{}, err
+	}
 	results, ok := doc["results"].([]any)
 	if !ok {
 		return Result{}, fmt.Errorf("%s: no \"results\" array: not an llm-inference-bench benchmark_results.json", name)

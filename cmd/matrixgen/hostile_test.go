@@ -159,7 +159,9 @@ func fileExists(name string) bool {
 // written into dir; args are the build's arguments; interrupt sends
 // Ctrl-C once the build has begun its site.
 type fileAttack struct {
-	name      string
+	name string
+	// command is what runs instead of build, when set: import.
+	command   string
 	setup     func(t *testing.T, dir string) (args []string)
 	interrupt bool
 	want      string // in the output; "" for a build that succeeds
@@ -236,6 +238,17 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			writeFile(t, cfg, hostile.DottedConfig(300000))
 			return []string{"-runs", runsWith(t, dir, 1, sample, nil), "-config", cfg}
 		}},
+		// Other tools' files: 80,000 nested arrays once took 7.9 GB to import.
+		{name: "an import nested 80,000 deep", command: "import", want: "exceeded max depth", setup: func(t *testing.T, dir string) []string {
+			file := filepath.Join(dir, "benchmark_results.json")
+			writeFile(t, file, []byte(`{"metadata":`+strings.Repeat("[", 80000)))
+			return []string{"llm-inference-bench", file, "-o", filepath.Join(dir, "runs")}
+		}},
+		{name: "an import of 60 MB of numbers", command: "import", want: "more than 1000000 values", setup: func(t *testing.T, dir string) []string {
+			file := filepath.Join(dir, "benchmark_results.json")
+			writeFile(t, file, []byte(`{"results":[`+strings.Repeat("1e300,", 10<<20)+`1]}`))
+			return []string{"llm-inference-bench", file, "-o", filepath.Join(dir, "runs")}
+		}},
 		{name: "a 1.5 GB bucket object", want: "8388608", setup: func(t *testing.T, dir string) []string {
 			store := filepath.Join(dir, "bucket")
 			os.MkdirAll(store, 0o755)
@@ -251,6 +264,9 @@ func TestHostileFilesFromOutside(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"build", "-o", out(dir)}, a.setup(t, dir)...)
+			if a.command != "" {
+				args = append([]string{a.command}, a.setup(t, dir)...)
+			}
 			cmd, log := startCommand(t, args...)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
