@@ -212,12 +212,12 @@ func TestPrefillFailures(t *testing.T) {
 // of reaching the run file as a valid row of -5 prompt tokens.
 func TestOllamaCountsThatCannotBe(t *testing.T) {
 	for _, ch := range []ollamaChunk{{Done: true, PromptEvalCount: -5, EvalCount: 1}, {Done: true, PromptEvalCount: 5, EvalCount: -1}} {
-		var o observation
+		o := newObservation(chatRequest{maxTokens: 1}, matrixgen.TokensChunks)
 		if err := o.readOllama(&ch, time.Now(), hooks{}); err == nil {
 			t.Errorf("%+v was read without an error", ch)
 		}
 	}
-	var o observation
+	o := newObservation(chatRequest{maxTokens: 1}, matrixgen.TokensChunks)
 	if err := o.readOllama(&ollamaChunk{Done: true, PromptEvalCount: 1024, PromptEvalDuration: 50e6, EvalCount: 1}, time.Now(), hooks{}); err != nil || o.serverPromptMs != 50 {
 		t.Errorf("a plain final line: %v, prompt %v ms", err, o.serverPromptMs)
 	}

@@ -162,7 +162,8 @@ func TestTelemetryWithoutReading(t *testing.T) {
 			t.Parallel()
 			tool := fakeTool(t, tt.tool, tt.body)
 			var log strings.Builder
-			sw := &sweeper{o: Options{gpuTool: tool}, run: &matrixgen.Run{}, logf: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }}
+			say := func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }
+			sw := &sweeper{o: Options{gpuTool: tool}, run: &matrixgen.Run{}, logf: say, warnf: say}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var tel *telemetry
