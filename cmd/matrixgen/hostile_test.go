@@ -268,6 +268,7 @@ func TestHostileFilesFromOutside(t *testing.T) {
 				args = append([]string{a.command}, a.setup(t, dir)...)
 			}
 			cmd, log := startCommand(t, args...)
+			peak := followPeakRSS(cmd.Process.Pid)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			var exitAfter time.Duration
@@ -289,7 +290,7 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			} else {
 				<-done
 			}
-			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+			rss := peak(cmd)
 			fmt.Fprintf(&table, "%s | %d MB | %v | %d\n", a.name, rss>>20, exitAfter.Round(time.Millisecond), cmd.ProcessState.ExitCode())
 			if rss > 256<<20 {
 				t.Errorf("peak RSS %d MB\n%s", rss>>20, log)
