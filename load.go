@@ -48,7 +48,13 @@ func (e Entry) JSON() ([]byte, error) {
 // a.json on some disks) are ignored, as static-site generators do.
 func RunFiles(dir string) ([]string, error) {
 	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("runs folder: %w", err)
+		// The path error would print the name raw: a newline in it could
+		// forge a line of output.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("runs folder %s: %w", term.Name(dir), err)
 	}
 	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {

@@ -57,3 +57,12 @@ func TestNotesAreBounded(t *testing.T) {
 		t.Errorf("a FIFO for notes: %v", err)
 	}
 }
+
+// TestRunsFolderNameCannotForgeALine: a runs folder that is not there is
+// named quoted, so a newline in its name cannot print a line of its own.
+func TestRunsFolderNameCannotForgeALine(t *testing.T) {
+	_, err := RunFiles("nope\nmatrixgen build: built 99 pages")
+	if err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("%q", err)
+	}
+}

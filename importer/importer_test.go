@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -177,5 +178,30 @@ func TestLargeMembersStayBytes(t *testing.T) {
 	}
 	if n, ok := doc.intField("completed"); !ok || n != 3 {
 		t.Errorf("completed %d, %v", n, ok)
+	}
+}
+
+// TestValuesAreBoundedForTheWholeFile: the bound is the file's, not a
+// member's: 33 members of nearly a million values each took 1.1 GB.
+func TestValuesAreBoundedForTheWholeFile(t *testing.T) {
+	member := "[" + strings.Repeat("0,", maxMemberValues/4) + "0]"
+	var b strings.Builder
+	b.WriteString(`{"metadata":{"model":"m"}`)
+	for i := range 8 {
+		fmt.Fprintf(&b, `,"m%d":%s`, i, member)
+	}
+	b.WriteString(`,"results":[]}`)
+	doc, err := decodeObject("b.json", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	for k, v := range doc {
+		if _, big := v.(oversized); !big && strings.HasPrefix(k, "m") && k != "metadata" {
+			read++
+		}
+	}
+	if read > 4 {
+		t.Errorf("%d members of a quarter million values each were read; the file's bound allows 3", read)
 	}
 }

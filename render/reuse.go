@@ -293,7 +293,7 @@ func (b *builder) reuseRun(dir string, e matrixgen.Entry, input string) (indexRo
 		return indexRow{}, false
 	}
 	for _, name := range runFolderFiles {
-		if os.Link(filepath.Join(old, name), filepath.Join(folder, name)) != nil {
+		if !linkRegular(filepath.Join(old, name), filepath.Join(folder, name)) {
 			os.RemoveAll(folder)
 			return indexRow{}, false
 		}
@@ -304,12 +304,16 @@ func (b *builder) reuseRun(dir string, e matrixgen.Entry, input string) (indexRo
 // fileHasSum reports whether name is a regular file whose bytes hash to
 // sum.
 func fileHasSum(name string, sum [sha256.Size]byte) bool {
+	link, err := os.Lstat(name)
+	if err != nil || !link.Mode().IsRegular() {
+		return false // a link, however it resolves, is not a page of ours
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+	if info, err := f.Stat(); err != nil || !os.SameFile(info, link) {
 		return false
 	}
 	h := sha256.New()
@@ -346,4 +350,25 @@ func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]stri
 		out = append(out, r.Row.csv...)
 	}
 	return b.writeFile(dir, cacheFile, append(out, sign(b.secret, out)...))
+}
+
+// linkRegular links a regular file of the old site into the new one, and
+// reports whether that is what it did: a symbolic link in the old site is
+// refused (os.Link on Linux links the link itself, carrying a pointer out
+// of the site into it), and so is a file swapped for one between the look
+// and the link.
+func linkRegular(old, name string) bool {
+	before, err := os.Lstat(old)
+	if err != nil || !before.Mode().IsRegular() {
+		return false
+	}
+	if os.Link(old, name) != nil {
+		return false
+	}
+	after, err := os.Lstat(name)
+	if err != nil || !after.Mode().IsRegular() || !os.SameFile(before, after) {
+		os.Remove(name)
+		return false
+	}
+	return true
 }

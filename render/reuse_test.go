@@ -166,3 +166,49 @@ func forgeCache(t *testing.T, files []string, site Site, out string) []byte {
 	}
 	return data
 }
+
+// TestReuseLinksNoLinkOutOfTheSite: a page of the old site replaced by a
+// symbolic link to a copy of itself outside the site has the right bytes,
+// but os.Link would link the link: the new site would point out of
+// itself. No file of the new site is a link.
+func TestReuseLinksNoLinkOutOfTheSite(t *testing.T) {
+	runs := t.TempDir()
+	for i := range 2 {
+		writeRunFile(t, runs, fmt.Sprintf("run-%d", i), testrun.Full(uint64(i)), "")
+	}
+	site := Site{Title: "Reuse"}
+	out := filepath.Join(t.TempDir(), "public")
+	files, err := matrixgen.RunFiles(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(Files(files), site, out); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "copies")
+	os.MkdirAll(outside, 0o755)
+	for _, rel := range []string{"runs/run-0/index.html", "runs/run-0/run.json", "index.html", "methodology.html"} {
+		page := filepath.Join(out, filepath.FromSlash(rel))
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyOut := filepath.Join(outside, strings.ReplaceAll(rel, "/", "_"))
+		os.WriteFile(copyOut, data, 0o644)
+		os.Remove(page)
+		if err := os.Symlink(copyOut, page); err != nil {
+			t.Skip("no symbolic links here:", err)
+		}
+	}
+	if _, err := Build(Files(files), site, out); err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Type()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(path)
+			t.Errorf("%s is a link to %s", path, target)
+		}
+		return err
+	})
+	sameAsAFreshBuild(t, runs, out, site)
+}

@@ -1196,7 +1196,7 @@ func (b *builder) linkUnchanged(dir, rel string, data []byte) bool {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return false
 	}
-	return os.Link(old, name) == nil
+	return linkRegular(old, name)
 }
 
 // writeFile writes one file of the site: straight into a fresh build's

@@ -7,8 +7,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -387,5 +389,19 @@ func TestServerAddress(t *testing.T) {
 		if got := serverAddress(in); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestServerInfoIsBounded: what a server says of itself is read up to
+// maxJSONInfo (a 32 MB list of empty models decoded to 2 GB).
+func TestServerInfoIsBounded(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"data":[`+strings.Repeat("{},", maxJSONInfo/3)+`{"id":"m"}]}`)
+	}))
+	defer ts.Close()
+	c := NewClient(ts.URL, "", 1)
+	var models struct{ Data []struct{ ID string } }
+	if err := c.getJSON(context.Background(), "/v1/models", &models); err == nil || !strings.Contains(err.Error(), strconv.Itoa(maxJSONInfo)) && !strings.Contains(err.Error(), byteSize(maxJSONInfo)) {
+		t.Errorf("a %d-byte /v1/models: %v", maxJSONInfo, err)
 	}
 }

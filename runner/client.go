@@ -112,8 +112,12 @@ func (c *Client) sameOrigin(u *neturl.URL) bool {
 // purpose: a server that sends gigabytes gets an error, not the memory.
 const (
 	maxJSONAnswer = 32 << 20 // /tokenize of a million-token prompt lists a million ids
+	// maxJSONInfo bounds what a server says of itself (/v1/models, /props,
+	// /slots, /version, …): decoded, a byte of JSON can cost forty (a
+	// 32 MB list of empty models took 2 GB).
+	maxJSONInfo = 1 << 20
 	maxErrorBody  = 64 << 10 // an error's text, as much as anyone reads
-	maxMetrics    = 16 << 20 // Prometheus text of a large server
+	maxMetrics    = 4 << 20 // Prometheus text of a large server, with room to spare
 )
 
 // readLimited reads all of r, failing when it holds more than limit bytes.
@@ -183,7 +187,7 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	if resp.StatusCode != 200 {
 		return &StatusError{What: "GET " + path, Code: resp.StatusCode, Status: resp.Status}
 	}
-	data, err := readLimited(resp.Body, maxJSONAnswer, "GET "+path)
+	data, err := readLimited(resp.Body, maxJSONInfo, "GET "+path)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,11 @@ type sample struct {
 	value  float64
 }
 
+// maxPromSamples bounds the samples kept of one answer: a sample costs far
+// more than its line (16 MB of `a{b=""} 1` took 600 MB), and a server
+// that reports more than this is not one the runner reads for hints.
+const maxPromSamples = 50_000
+
 // parseProm reads Prometheus text exposition format: comments and blank
 // lines skipped, `name{label="v",…} value [timestamp]` read, lines that do
 // not parse skipped (a metrics endpoint is read for hints, never trusted to
@@ -24,7 +29,7 @@ func parseProm(r io.Reader) []sample {
 	var out []sample
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
+	for len(out) < maxPromSamples && sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' {
 			continue

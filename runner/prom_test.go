@@ -61,3 +61,15 @@ func FuzzParseProm(f *testing.F) {
 		}
 	})
 }
+
+// TestPromKeepsBoundedSamples: a sample costs far more than its line (16 MB
+// of `a{b=""} 1` lines took 600 MB); past maxPromSamples the rest of an
+// answer is not read into samples.
+func TestPromKeepsBoundedSamples(t *testing.T) {
+	for _, line := range []string{"a 1\n", "a{} 1\n", `a{b=""} 1` + "\n", `vllm:x{a="1",b="2",c="3",d="4"} 5` + "\n"} {
+		text := strings.Repeat(line, maxMetrics/len(line))
+		if got := len(parseProm(strings.NewReader(text))); got != maxPromSamples {
+			t.Errorf("%q × %d: %d samples kept, want %d", line, maxMetrics/len(line), got, maxPromSamples)
+		}
+	}
+}

@@ -52,25 +52,35 @@ const minKeyLength = 8
 
 // weakness says why key cannot be told from ordinary text, or "".
 func weakness(key string) string {
-	letters, digits := 0, 0
+	lower, upper, digits := 0, 0, 0
 	for i := 0; i < len(key); i++ {
 		switch c := key[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
-			letters++
+		case 'a' <= c && c <= 'z':
+			lower++
+		case 'A' <= c && c <= 'Z':
+			upper++
 		case '0' <= c && c <= '9':
 			digits++
 		}
 	}
+	// A word is letters of one case, or a short mix ("Secret"); random
+	// letters in both cases, as long as a key, are no word (a 32-letter
+	// key was once left unsearched for being letters only).
+	word := lower+upper == len(key) && (lower == 0 || upper == 0 || len(key) < strongLetters)
 	switch {
 	case len(key) < minKeyLength:
 		return fmt.Sprintf("is only %d characters long", len(key))
-	case letters == len(key):
+	case word:
 		return "is an ordinary word (letters only)"
-	case digits == len(key):
+	case digits == len(key) && len(key) < strongLetters:
 		return "is a number (digits only)"
 	}
 	return ""
 }
+
+// strongLetters is how long a key of letters in both cases, or of digits,
+// must be to be told from words and figures.
+const strongLetters = 16
 
 // Warning is a sentence for the person when the key is too short or too
 // ordinary to be found by its value, "" otherwise. It names no part of the

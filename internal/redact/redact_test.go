@@ -304,3 +304,31 @@ func BenchmarkText(b *testing.B) {
 		}
 	}
 }
+
+// TestRandomLetterKeysAreSearched: a key of random letters in both cases,
+// as long as a real key, is no word: it is hidden by its value wherever it
+// stands (a 32-letter key was left unsearched, and a server's echo of it
+// printed raw), while words of one case stay weak.
+func TestRandomLetterKeysAreSearched(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	for range 200 {
+		key := make([]byte, strongLetters+rng.IntN(32))
+		for i := range key {
+			key[i] = letters[rng.IntN(len(letters))]
+		}
+		key[0], key[1] = 'a', 'Z' // both cases, whatever the draw
+		r := New(string(key))
+		if w := r.Warning(); w != "" {
+			t.Errorf("%s: %s", key, w)
+		}
+		if got := r.Text("boom user=" + string(key) + " ok"); strings.Contains(got, string(key)) {
+			t.Errorf("%s: kept in %q", key, got)
+		}
+	}
+	for _, word := range []string{"internationalization", "SECRETSECRETSECRET", "Password"} {
+		if New(word).Warning() == "" {
+			t.Errorf("%q is not warned about", word)
+		}
+	}
+}
