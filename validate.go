@@ -36,6 +36,9 @@ func (r *Run) Validate() []Problem {
 	}
 	v.nonNegative("", "hardware.vram_gb", &r.Hardware.VRAMGB)
 	v.count("", "hardware.gpu_count", r.Hardware.GPUCount)
+	if r.Hardware.GPUCount > maxGPUs {
+		v.add("hardware.gpu_count", fmt.Sprintf("%d GPUs serve no one model (%d at most)", r.Hardware.GPUCount, maxGPUs))
+	}
 	v.nonNegative("", "hardware.power_limit_w", &r.Hardware.PowerLimitW)
 	v.nonNegative("", "hardware.default_power_limit_w", &r.Hardware.DefaultPowerLimitW)
 	v.nonNegative("", "hardware.idle_power_w", r.Hardware.IdlePowerW)
@@ -74,8 +77,11 @@ func (v *validator) count(at, name string, n int) {
 	}
 }
 
-// nonNegative checks an optional figure. The field's name comes in two
-// parts, joined only for a problem: a run has thousands of figures.
+// nonNegative checks an optional figure: finite, not negative, and below
+// MaxFigure, past any figure a benchmark measures in the units the run
+// file keeps (1e300 passed once, and a page printed it). The field's name
+// comes in two parts, joined only for a problem: a run has thousands of
+// figures.
 func (v *validator) nonNegative(at, name string, x *float64) {
 	switch {
 	case fine(x):
@@ -83,6 +89,29 @@ func (v *validator) nonNegative(at, name string, x *float64) {
 		v.add(at+name, "must be a finite number")
 	case *x < 0:
 		v.add(at+name, fmt.Sprintf("must not be negative, got %s", strconv.FormatFloat(*x, 'g', -1, 64)))
+	default:
+		v.add(at+name, fmt.Sprintf("%s is past any figure a benchmark measures (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(MaxFigure)))
+	}
+}
+
+// maxGPUs bounds hardware.gpu_count: the power a run's GPUs may draw grows
+// with it.
+const maxGPUs = 4096
+
+// MaxFigure bounds every figure of a run file: a trillion (milliseconds,
+// tokens per second, watts, seconds alike).
+const MaxFigure = 1e12
+
+// MaxTokS bounds a rate of tokens: a hundred million a second, far past
+// any server's prefill or decode.
+const MaxTokS = 1e8
+
+// rate checks an optional tokens-per-second figure: a figure, and within
+// MaxTokS.
+func (v *validator) rate(at, name string, x *float64) {
+	v.nonNegative(at, name, x)
+	if fine(x) && x != nil && *x > MaxTokS {
+		v.add(at+name, fmt.Sprintf("%s tok/s is past any server's (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(MaxTokS)))
 	}
 }
 
@@ -150,10 +179,11 @@ func (v *validator) prefill(ps []Prefill, planned []int) {
 		seen[p.ContextTokens] = true
 		v.status(at, p.Status, p.PromptTokS, "prompt_tok_s")
 		v.count(at, ".prompt_tokens", p.PromptTokens)
-		v.nonNegative(at, ".prompt_tok_s", p.PromptTokS)
+		v.rate(at, ".prompt_tok_s", p.PromptTokS)
 		v.nonNegative(at, ".ttft_ms", p.TTFTMs)
+		v.promptRate(at, p)
 		v.countPtr(at, ".completed", p.Completed)
-		v.nonNegative(at, ".server_prompt_tok_s", p.ServerPromptTokS)
+		v.rate(at, ".server_prompt_tok_s", p.ServerPromptTokS)
 		v.nonNegative(at, ".server_prompt_ms", p.ServerPromptMs)
 		v.nonNegative(at, ".cold_ttft_ms", p.ColdTTFTMs)
 		v.nonNegative(at, ".idle_wait_seconds", p.IdleWaitSeconds)
@@ -161,10 +191,24 @@ func (v *validator) prefill(ps []Prefill, planned []int) {
 			req := at + ".requests[" + strconv.Itoa(j) + "]"
 			v.count(req, ".prompt_tokens", r.PromptTokens)
 			v.nonNegative(req, ".ttft_ms", &r.TTFTMs)
-			v.nonNegative(req, ".prompt_tok_s", &r.PromptTokS)
+			v.rate(req, ".prompt_tok_s", &r.PromptTokS)
 			v.nonNegative(req, ".server_prompt_ms", r.ServerPromptMs)
-			v.nonNegative(req, ".server_prompt_tok_s", r.ServerPromptTokS)
+			v.rate(req, ".server_prompt_tok_s", r.ServerPromptTokS)
 		}
+	}
+}
+
+// promptRate checks a prefill row's rate against its own tokens and TTFT:
+// prompt tokens / TTFT, within a tenth (a page rounds "33K"; a median of
+// repeats is not quite the median TTFT's rate).
+func (v *validator) promptRate(at string, p Prefill) {
+	if p.PromptTokS == nil || p.TTFTMs == nil || p.PromptTokens <= 0 || !(*p.TTFTMs > 0) || !fine(p.PromptTokS) || !fine(p.TTFTMs) {
+		return
+	}
+	want := float64(p.PromptTokens) / (*p.TTFTMs / 1000)
+	if math.Abs(*p.PromptTokS-want) > 0.1*want {
+		v.add(at+".prompt_tok_s", fmt.Sprintf("%s tok/s is not its %d prompt tokens in %s ms (%s tok/s)",
+			strconv.FormatFloat(*p.PromptTokS, 'g', 6, 64), p.PromptTokens, strconv.FormatFloat(*p.TTFTMs, 'g', 6, 64), strconv.FormatFloat(want, 'g', 6, 64)))
 	}
 }
 
@@ -184,10 +228,10 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		}
 		seen[key] = true
 		v.status(at, d.Status, d.TotalTokS, "total_tok_s")
-		v.nonNegative(at, ".total_tok_s", d.TotalTokS)
-		v.nonNegative(at, ".per_request_tok_s", d.PerRequestTokS)
-		v.nonNegative(at, ".server_per_request_tok_s", d.ServerPerRequestTokS)
-		v.nonNegative(at, ".client_rate_of_server_timed", d.ClientRateOfServerTimed)
+		v.rate(at, ".total_tok_s", d.TotalTokS)
+		v.rate(at, ".per_request_tok_s", d.PerRequestTokS)
+		v.rate(at, ".server_per_request_tok_s", d.ServerPerRequestTokS)
+		v.rate(at, ".client_rate_of_server_timed", d.ClientRateOfServerTimed)
 		v.nonNegative(at, ".avg_active", d.AvgActive)
 		v.nonNegative(at, ".window_seconds", d.WindowSeconds)
 		if d.AvgActive != nil && *d.AvgActive > float64(d.Concurrency)*1.05 {
@@ -270,7 +314,7 @@ func (v *validator) countPtr(at, name string, n *int) {
 // fine says whether an optional figure is absent or a finite number of at
 // least zero.
 func fine(x *float64) bool {
-	return x == nil || *x >= 0 && !math.IsInf(*x, 1)
+	return x == nil || *x >= 0 && *x <= MaxFigure
 }
 
 func (v *validator) percentiles(at, name string, p *Percentiles) {
@@ -292,6 +336,10 @@ func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Cont
 // What is physically possible, checked by Validate for every run file and
 // by the runner for every cell before it is saved: a figure past these is
 // an error, not a measurement.
+
+// minWindowSeconds is the shortest window a measured cell may have: a
+// millisecond.
+const minWindowSeconds = 0.001
 
 // MaxBoardPowerW bounds the board power one GPU can draw. The largest
 // accelerators draw about 1.4 kW (NVIDIA's B300, AMD's MI355X); 5 kW is
@@ -341,8 +389,11 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 				strconv.FormatFloat(*d.TotalTokS, 'g', 6, 64), strconv.FormatFloat(*d.WindowSeconds, 'g', 6, 64), requests, maxOutput, budget)
 		}
 	}
-	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds > 0) {
-		add("window_seconds", "a measured cell's window must be longer than 0 s, got %s", strconv.FormatFloat(*d.WindowSeconds, 'g', -1, 64))
+	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds >= minWindowSeconds) {
+		add("window_seconds", "a measured cell's window must be at least %g s, got %s", minWindowSeconds, strconv.FormatFloat(*d.WindowSeconds, 'g', -1, 64))
+	}
+	if d.Completed != nil && d.OutputTokens != nil && *d.Completed > *d.OutputTokens {
+		add("completed", "%d requests completed in the window, but only %d tokens arrived in it: each brings at least one", *d.Completed, *d.OutputTokens)
 	}
 	if p := d.Power; p != nil {
 		out = append(out, p.impossible(gpus, d.WindowSeconds)...)

@@ -60,7 +60,17 @@ func TestValidateRefusesImpossibleRuns(t *testing.T) {
 		{"more tokens than the requests", `"total_tok_s": 10`, `"total_tok_s": 10, "completed": 3, "output_tokens": 4065`,
 			"decode[0].output_tokens: 4065 tokens, more than 4 requests of max_tokens 1000 can yield (4064)"},
 		{"a rate of more", `"total_tok_s": 10`, `"total_tok_s": 344000, "completed": 0, "window_seconds": 2`, "decode[0].total_tok_s: 344000 tok/s over 2 s"},
-		{"a window of 0 s", `"total_tok_s": 10`, `"total_tok_s": 0, "window_seconds": 0`, "decode[0].window_seconds: a measured cell's window must be longer than 0 s"},
+		{"a window of 0 s", `"total_tok_s": 10`, `"total_tok_s": 0, "window_seconds": 0`, "decode[0].window_seconds: a measured cell's window must be at least 0.001 s"},
+		// What an attack on the edges found validate let through:
+		{"no completed count, a rate past any server", `"total_tok_s": 10`, `"total_tok_s": 3.3e9, "output_tokens": 99000000000, "window_seconds": 30`, "decode[0].total_tok_s: 3.3e+09 tok/s is past any server's"},
+		{"more completed than tokens", `"total_tok_s": 10`, `"total_tok_s": 10, "completed": 1000000000000, "output_tokens": 300, "window_seconds": 30`, "decode[0].completed: 1000000000000 requests completed in the window, but only 300 tokens"},
+		{"ten million GPUs", `"hardware": {}`, `"hardware": {"gpu_count": 10000000}`, "hardware.gpu_count: 10000000 GPUs serve no one model"},
+		{"a window of 1e-300 s", `"total_tok_s": 10`, `"total_tok_s": 10, "window_seconds": 1e-300`, "decode[0].window_seconds: a measured cell's window must be at least 0.001 s"},
+		{"a per-request rate of 1e300", `"total_tok_s": 10`, `"total_tok_s": 10, "per_request_tok_s": 1e300`, "decode[0].per_request_tok_s: 1e+300 is past any figure"},
+		{"a VRAM of 1e300 GB", `"hardware": {}`, `"hardware": {"vram_gb": 1e300}`, "hardware.vram_gb: 1e+300 is past any figure"},
+		{"a prefill of 1e300 tok/s", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tok_s": 1e300, "ttft_ms": 1e-300}], "decode": [`, "prefill[0].prompt_tok_s: 1e+300 is past any figure"},
+		{"a prefill rate its tokens and TTFT deny", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 8192, "prompt_tok_s": 1e9, "ttft_ms": 1778}], "decode": [`, "prefill[0].prompt_tok_s: 1e+09 tok/s is past any server's"},
+		{"a prefill rate off its own figures", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 8192, "prompt_tok_s": 46010, "ttft_ms": 1778}], "decode": [`, "prefill[0].prompt_tok_s: 46010 tok/s is not its 8192 prompt tokens in 1778 ms"},
 	} {
 		doc := strings.Replace(minimal, tt.from, tt.to, 1)
 		doc = strings.Replace(doc, `"concurrency": [1, 2]}`, `"concurrency": [1, 2], "max_output_tokens": 1000}`, 1)

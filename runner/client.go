@@ -115,9 +115,9 @@ const (
 	// maxJSONInfo bounds what a server says of itself (/v1/models, /props,
 	// /slots, /version, …): decoded, a byte of JSON can cost forty (a
 	// 32 MB list of empty models took 2 GB).
-	maxJSONInfo = 1 << 20
-	maxErrorBody  = 64 << 10 // an error's text, as much as anyone reads
-	maxMetrics    = 4 << 20 // Prometheus text of a large server, with room to spare
+	maxJSONInfo  = 1 << 20
+	maxErrorBody = 64 << 10 // an error's text, as much as anyone reads
+	maxMetrics   = 4 << 20  // Prometheus text of a large server, with room to spare
 )
 
 // readLimited reads all of r, failing when it holds more than limit bytes.
