@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -239,10 +240,14 @@ func isAlnum(c byte) bool {
 //   - the token after Bearer (one with a digit or a sign: a word after
 //     "bearer" is prose).
 //
-// A name says secret when its last part (split at '-', '_' and '.') ends
-// with key, keys, token, secret, password, passwd, pwd, auth,
-// authorization, credential(s) or cookie: --max-num-batched-tokens 8192,
-// --tokenizer-mode and --num-api-key-retries 2 keep their values.
+// A name says secret when any of its parts (split at '-', '_', '.' and
+// where lower case turns upper) ends with key, keys, token, secret,
+// password, passwd, pwd, passphrase, auth, authorization, credential(s) or
+// cookie, or is pass, jwt, pat, sig, signature, session or sas; a plain
+// number after a name whose secret word is not its last part is a count
+// (--num-api-key-retries 2), and --max-num-batched-tokens 8192 and
+// --tokenizer-mode keep their values. A user's flag (-u, --user) hides
+// what follows the colon of user:password.
 func Positional(s string) string {
 	if !strings.ContainsAny(s, "-:=@") && !strings.Contains(strings.ToLower(s), "bearer") {
 		return s // nothing here can hold a secret by position
@@ -293,10 +298,16 @@ var (
 func replaceNamed(s string, re *regexp.Regexp) string {
 	return re.ReplaceAllStringFunc(s, func(m string) string {
 		sub := re.FindStringSubmatch(m)
-		if !SecretName(sub[2]) || re == flagSpaced && switchFlag(sub[2]) {
-			return m
+		name, value := sub[2], sub[3]
+		last, secret := secretWordAt(name)
+		if userFlag(name) && strings.Contains(value, ":") && re != fieldValue {
+			user, _, _ := strings.Cut(value, ":") // curl -u user:password
+			return sub[1] + user + ":" + Mark
 		}
-		return sub[1] + hideValue(sub[3])
+		if !secret || re == flagSpaced && switchFlag(name) || !last && plainNumber(value) {
+			return m // a count beside a secret's word (--num-api-key-retries 2) is a count
+		}
+		return sub[1] + hideValue(value)
 	})
 }
 
@@ -319,25 +330,92 @@ func switchFlag(name string) bool {
 	return false
 }
 
-// secretEndings are how the last part of a secret's name ends.
-var secretEndings = []string{"key", "keys", "token", "secret", "secrets", "password", "passwd", "pwd",
-	"auth", "authorization", "credential", "credentials", "cookie"}
+// secretEndings are how a part of a secret's name ends; secretParts are
+// whole parts that say secret.
+var (
+	secretEndings = []string{"key", "keys", "token", "secret", "secrets", "password", "passwd", "pwd",
+		"auth", "authorization", "credential", "credentials", "cookie", "passphrase"}
+	secretParts = []string{"pass", "jwt", "pat", "sig", "signature", "session", "sas"}
+)
 
 // SecretName reports whether a flag's, header's, variable's or field's
-// name says its value is a secret.
+// name says its value is a secret: any part of it (split at '-', '_', '.'
+// and where lower case turns upper) is a secret's word.
 func SecretName(name string) bool {
-	name = strings.ToLower(strings.TrimLeft(name, "-"))
-	last := name[strings.LastIndexAny(name, "-_.")+1:]
+	_, found := secretWordAt(name)
+	return found
+}
+
+// secretWordAt reports whether the name holds a secret's word and whether
+// it is the name's last part (--api-key) or a part before another
+// (--num-api-key-retries, whose value is a count).
+func secretWordAt(name string) (last, found bool) {
+	parts := nameParts(name)
+	for i, p := range parts {
+		if secretWord(p) {
+			found, last = true, i == len(parts)-1
+		}
+	}
+	return last, found
+}
+
+func secretWord(part string) bool {
 	for _, end := range secretEndings {
-		if strings.HasSuffix(last, end) {
+		if strings.HasSuffix(part, end) {
 			return true
 		}
 	}
-	return false
+	return slices.Contains(secretParts, part)
+}
+
+// nameParts splits a name into its lower-cased words.
+func nameParts(name string) []string {
+	var parts []string
+	var cur []byte
+	flush := func() {
+		if len(cur) > 0 {
+			parts = append(parts, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '-' || c == '_' || c == '.':
+			flush()
+		case 'A' <= c && c <= 'Z' && i > 0 && 'a' <= name[i-1] && name[i-1] <= 'z':
+			flush()
+			cur = append(cur, c)
+		default:
+			cur = append(cur, c)
+		}
+	}
+	flush()
+	return parts
 }
 
 // WithoutUserinfo drops a URL's user information: a repository's address
 // says where the code is, never whose clone it was.
 func WithoutUserinfo(s string) string {
 	return userinfo.ReplaceAllString(s, "${1}")
+}
+
+// userFlag reports whether a flag names a user, whose value may carry the
+// password after a colon (curl -u user:password, --user).
+func userFlag(name string) bool {
+	n := strings.ToLower(strings.TrimLeft(name, "-"))
+	return n == "u" || n == "user"
+}
+
+// plainNumber reports whether v is digits, with a point at most.
+func plainNumber(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if (v[i] < '0' || v[i] > '9') && v[i] != '.' {
+			return false
+		}
+	}
+	return true
 }

@@ -332,3 +332,25 @@ func TestRandomLetterKeysAreSearched(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretWordsAnywhereInAName: an attack found secrets whose word was
+// not the last part of the name, or a word the list lacked; a count beside
+// a secret's word stays a count.
+func TestSecretWordsAnywhereInAName(t *testing.T) {
+	const secret = "Zq7vLm2Xc9Rt"
+	for _, form := range []string{
+		"curl -u admin:%s http://x", "curl --user admin:%s", "--passphrase %s", "--pass %s", "--jwt %s",
+		"--secret-value %s", "--key-value %s", "--tokenValue %s", "GITHUB_PAT=%s", "https://x.blob/c?sv=1&sig=%s",
+		"X-Amz-Signature=%s", "Cookie: a=1; session=%s", "--api-key=%s --port 8000",
+	} {
+		in := fmt.Sprintf(form, secret)
+		if got := Positional(in); strings.Contains(got, secret) {
+			t.Errorf("%q kept the secret: %q", in, got)
+		}
+	}
+	for _, kept := range []string{"--num-api-key-retries 2", "--max-num-batched-tokens 8192", "--tokenizer-mode auto", "python -u serve.py", "--session-count 4"} {
+		if got := Positional(kept); got != kept {
+			t.Errorf("%q became %q", kept, got)
+		}
+	}
+}
