@@ -286,8 +286,9 @@ var (
 	// fieldValue is a header or a JSON field, name: value, with an
 	// authentication scheme kept (Bearer, Basic, Token).
 	fieldValue = regexp.MustCompile(`(?i)((?:^|[^a-z0-9_.-])["']?([a-z][a-z0-9_.-]*)["']?[ \t]*:[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?)(` + quoted + `|[^\s"',;{}\[\]][^\s"',;{}\[\]]*)`)
-	// assignment is NAME=value: an environment variable, a query parameter.
-	assignment = regexp.MustCompile(`(?i)((?:^|[\s"'?&;(,{])([a-z_][a-z0-9_.-]*)=)(` + quoted + `|[^\s"'&#]+)`)
+	// assignment is NAME=value: an environment variable, a query parameter,
+	// a URL fragment's (#access_token=…), a config line's (KEY = "…").
+	assignment = regexp.MustCompile(`(?i)((?:^|[\s"'?&;(,{#])([a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*)(` + quoted + `|[^\s"'&#]+)`)
 	// bearer is a bearer token wherever it stands.
 	bearer = regexp.MustCompile(`(?i)\b(bearer[ \t]+)([^\s"',;<]+)`)
 )

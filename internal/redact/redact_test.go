@@ -342,6 +342,7 @@ func TestSecretWordsAnywhereInAName(t *testing.T) {
 		"curl -u admin:%s http://x", "curl --user admin:%s", "--passphrase %s", "--pass %s", "--jwt %s",
 		"--secret-value %s", "--key-value %s", "--tokenValue %s", "GITHUB_PAT=%s", "https://x.blob/c?sv=1&sig=%s",
 		"X-Amz-Signature=%s", "Cookie: a=1; session=%s", "--api-key=%s --port 8000",
+		"Location: https://app/cb#access_token=%s&x=1", `OPENAI_API_KEY = "%s"`,
 	} {
 		in := fmt.Sprintf(form, secret)
 		if got := Positional(in); strings.Contains(got, secret) {
