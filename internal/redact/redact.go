@@ -135,33 +135,16 @@ func (e *redactedError) Is(target error) bool { return errors.Is(e.err, target) 
 // straddled it.
 func (r *Redactor) hideKey(s string) string {
 	k, head := r.key, r.key[:r.frag]
-	var b strings.Builder
-	copied := 0
-	for from := 0; ; {
-		at := strings.Index(s[from:], head)
-		if at < 0 {
-			break
-		}
-		start := from + at
+	return markWhere(s, head, func(start int) (int, bool) {
 		n := len(head)
 		for n < len(k) && start+n < len(s) && s[start+n] == k[n] {
 			n++
 		}
 		end := start + n
-		if tokenStart(s, start, k) && (n == len(k) && tokenEnd(s, end, k) || n < len(k) && (end == len(s) || !isAlnum(s[end]))) {
-			b.WriteString(s[copied:start])
-			b.WriteString(Mark)
-			copied = end
-			from = end
-			continue
-		}
-		from = start + 1
-	}
-	if copied == 0 {
-		return s
-	}
-	b.WriteString(s[copied:])
-	return b.String()
+		whole := n == len(k) && tokenEnd(s, end, k)
+		cut := n < len(k) && (end == len(s) || !isAlnum(s[end]))
+		return end, tokenStart(s, start, k) && (whole || cut)
+	})
 }
 
 // Values hides each of values (of two characters or more) where it stands
@@ -172,29 +155,39 @@ func Values(s string, values ...string) string {
 		if len(v) < 2 {
 			continue
 		}
-		var b strings.Builder
-		copied := 0
-		for from := 0; ; {
-			at := strings.Index(s[from:], v)
-			if at < 0 {
-				break
-			}
-			start, end := from+at, from+at+len(v)
-			if tokenStart(s, start, v) && tokenEnd(s, end, v) {
-				b.WriteString(s[copied:start])
-				b.WriteString(Mark)
-				copied = end
-				from = end
-				continue
-			}
-			from = start + 1
-		}
-		if copied > 0 {
-			b.WriteString(s[copied:])
-			s = b.String()
-		}
+		s = markWhere(s, v, func(start int) (int, bool) {
+			end := start + len(v)
+			return end, tokenStart(s, start, v) && tokenEnd(s, end, v)
+		})
 	}
 	return s
+}
+
+// markWhere replaces with Mark each place needle is found in s whose
+// secret, by hide, runs from there to end; hide says false where the
+// needle is part of something else.
+func markWhere(s, needle string, hide func(start int) (end int, ok bool)) string {
+	var b strings.Builder
+	copied := 0
+	for from := 0; ; {
+		at := strings.Index(s[from:], needle)
+		if at < 0 {
+			break
+		}
+		start := from + at
+		if end, ok := hide(start); ok {
+			b.WriteString(s[copied:start])
+			b.WriteString(Mark)
+			copied, from = end, end
+			continue
+		}
+		from = start + 1
+	}
+	if copied == 0 {
+		return s
+	}
+	b.WriteString(s[copied:])
+	return b.String()
 }
 
 // tokenStart reports whether the key found at i starts a token: nothing
