@@ -88,16 +88,7 @@ func TestExecutableHashIsTheBuildID(t *testing.T) {
 // changed in the old site is built again, not linked. After each, the
 // site is the bytes a fresh build writes.
 func TestForgedCacheChangesNothing(t *testing.T) {
-	runs := t.TempDir()
-	for i := range 3 {
-		writeRunFile(t, runs, fmt.Sprintf("run-%d", i), testrun.Full(uint64(i)), "")
-	}
-	site := Site{Title: "Reuse"}
-	out := filepath.Join(t.TempDir(), "public")
-	files, err := matrixgen.RunFiles(runs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs, files, site, out := reuseFixture(t, 3)
 	build := func() Stats {
 		t.Helper()
 		stats, err := Build(Files(files), site, out)
@@ -172,16 +163,7 @@ func forgeCache(t *testing.T, files []string, site Site, out string) []byte {
 // but os.Link would link the link: the new site would point out of
 // itself. No file of the new site is a link.
 func TestReuseLinksNoLinkOutOfTheSite(t *testing.T) {
-	runs := t.TempDir()
-	for i := range 2 {
-		writeRunFile(t, runs, fmt.Sprintf("run-%d", i), testrun.Full(uint64(i)), "")
-	}
-	site := Site{Title: "Reuse"}
-	out := filepath.Join(t.TempDir(), "public")
-	files, err := matrixgen.RunFiles(runs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs, files, site, out := reuseFixture(t, 2)
 	if _, err := Build(Files(files), site, out); err != nil {
 		t.Fatal(err)
 	}
@@ -211,4 +193,18 @@ func TestReuseLinksNoLinkOutOfTheSite(t *testing.T) {
 		return err
 	})
 	sameAsAFreshBuild(t, runs, out, site)
+}
+
+// reuseFixture writes n full runs and names where their site goes.
+func reuseFixture(t *testing.T, n int) (runs string, files []string, site Site, out string) {
+	t.Helper()
+	runs = t.TempDir()
+	for i := range n {
+		writeRunFile(t, runs, fmt.Sprintf("run-%d", i), testrun.Full(uint64(i)), "")
+	}
+	files, err := matrixgen.RunFiles(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs, files, Site{Title: "Reuse"}, filepath.Join(t.TempDir(), "public")
 }
