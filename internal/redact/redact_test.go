@@ -50,9 +50,9 @@ func TestPositional(t *testing.T) {
 	}
 }
 
-// TestKeyByValue: the live key is hidden where it stands as a whole token,
-// also where a server's words around it were escaped for the terminal and
-// where a cut left only its start; never inside a longer word.
+// TestKeyByValue: the live key is hidden wherever it stands, also where a
+// server's words around it were escaped for the terminal, joined to a
+// word, and where a cut left only its start.
 func TestKeyByValue(t *testing.T) {
 	const key = "sk-live-0123456789abcdef"
 	r := New(key)
@@ -63,7 +63,7 @@ func TestKeyByValue(t *testing.T) {
 		{term.Line("bad:\n" + key + "\t!"), `bad:\n<redacted>\t!`},
 		{"cut: " + key[:12] + "… (9 more bytes)", "cut: <redacted>… (9 more bytes)"},
 		{"cut: " + key[:10], "cut: <redacted>"},
-		{"x" + key + "y", "x" + key + "y"}, // not a token of its own: not the key
+		{"x" + key + "y", "x<redacted>y"}, // joined to a word, still the key
 		{"sk-live-0123 is another", "<redacted> is another"},
 	}
 	for _, tt := range tests {
@@ -242,7 +242,8 @@ func TestGeneratedLiveKeyNeverSurvives(t *testing.T) {
 		start := strings.Index(text, key)
 		cut := start + len(key)/2 + rng.IntN(len(key)-len(key)/2)
 		got := r.Text(text[:cut] + "… (more)")
-		if strings.Contains(got, key[:min(8, len(key)/2)]) {
+		// Digits alone are a figure the key shares, and kept (key.go).
+		if head := key[:min(8, len(key)/2)]; strings.Contains(got, head) && strings.Trim(head, "0123456789") != "" {
 			t.Fatalf("case %d: the start of a cut key survived\n in:  %q\n out: %q", i, text[:cut], got)
 		}
 	}

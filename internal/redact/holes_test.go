@@ -1,0 +1,72 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// A live key of the shape providers issue, strong enough to be searched by
+// its value.
+const liveKey = "sk-Zq7vLm2Xc9Rt4WbN8kP3yH6d"
+
+// TestHoles: each family an attack found kept its secret; secret is the
+// part that must not survive.
+func TestHoles(t *testing.T) {
+	sig := "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
+	tests := []struct {
+		name, in, secret string
+	}{
+		{"sigv4 header", "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=" + sig, sig},
+		{"sigv4 header credential", "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=" + sig, "AKIAIOSFODNN7EXAMPLE"},
+		{"sigv4 url", "GET https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20260101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=" + sig, sig},
+		{"sigv4 url credential", "GET https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20260101&X-Amz-Signature=" + sig, "AKIAIOSFODNN7EXAMPLE"},
+		{"quoted in pieces", "vllm serve m --api-key 'Zq7vLm''2Xc9Rt4W' --port 8000", "2Xc9Rt4W"},
+		{"quoted in two kinds", `vllm serve m --api-key "Zq7vLm"'2Xc9Rt4W' --port 8000`, "2Xc9Rt4W"},
+		{"dash first", "vllm serve m --api-key -Zq7vLm2Xc9Rt4W --port 8000", "Zq7vLm2Xc9Rt4W"},
+		{"ansi-c", `vllm serve m --api-key $'Zq7vLm\x412Xc9Rt4W' --port 8000`, "2Xc9Rt4W"},
+		{"escaped json", `x --override "{\"api_key\": \"Zq7vLm2Xc9Rt4W\", \"n\": 1}"`, "Zq7vLm2Xc9Rt4W"},
+		{"ruby", `config = {'api_key' => 'Zq7vLm2Xc9Rt4W'}`, "Zq7vLm2Xc9Rt4W"},
+		{"ruby symbol", `{:api_key => "Zq7vLm2Xc9Rt4W"}`, "Zq7vLm2Xc9Rt4W"},
+		{"xml", `<config><password>Zq7vLm2Xc9Rt4W</password></config>`, "Zq7vLm2Xc9Rt4W"},
+		{"xml dashed", `<api-key>Zq7vLm2Xc9Rt4W</api-key>`, "Zq7vLm2Xc9Rt4W"},
+		{"url-encoded assignment", "GET /v1?q=api_key%3DZq7vLm2Xc9Rt4W", "Zq7vLm2Xc9Rt4W"},
+		{"url-encoded json", "body=%7B%22token%22%3A%22Zq7vLm2Xc9Rt4W%22%7D", "Zq7vLm2Xc9Rt4W"},
+		{"nbsp", "vllm serve m --api-key\u00a0Zq7vLm2X --port 8000", "Zq7vLm2X"},
+		{"ideographic space", "vllm serve m --api-key\u3000Zq7vLm2X --port 8000", "Zq7vLm2X"},
+		{"em space header", "Authorization:\u2003Bearer\u2003Zq7vLm2X", "Zq7vLm2X"},
+		{"go header map", "request headers map[Accept:[*/*] Authorization:[Bearer Zq7vLm2X]]", "Zq7vLm2X"},
+		{"json header map", `{"Authorization":["Bearer Zq7vLm2X"]}`, "Zq7vLm2X"},
+		{"go header literal", `http.Header{"X-Api-Key":[]string{"Zq7vLm2X"}}`, "Zq7vLm2X"},
+		{"scheme-relative", "see //admin:Zq7vLm2X@db.internal:5432/x", "Zq7vLm2X"},
+		{"userinfo with @", "git clone https://bot:Zq7@vLm2X@github.com/o/r", "vLm2X"},
+		{"userinfo with @ encoded", "git clone https://bot:Zq7%40vLm2X@github.com/o/r", "vLm2X"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := New("").Text(tt.in); strings.Contains(got, tt.secret) {
+				t.Errorf("kept %q:\n in:  %q\n out: %q", tt.secret, tt.in, got)
+			}
+		})
+	}
+}
+
+// TestLiveKeyPieces: pieces of the live key a cut or a neighbour left.
+func TestLiveKeyPieces(t *testing.T) {
+	tests := []struct{ name, in, piece string }{
+		{"head cut after 7", "error: invalid key " + liveKey[:7], liveKey[:7]},
+		{"head cut after 7 with marker", "error: invalid key " + liveKey[:7] + "…", liveKey[:7]},
+		{"tail only", liveKey[12:] + " is not a valid key", liveKey[12:]},
+		{"tail after marker", "…" + liveKey[14:] + "\"}", liveKey[14:]},
+		{"touching a letter", "x" + liveKey + " bad", liveKey[1:]},
+		{"touching letters both sides", "key" + liveKey[3:] + "def", liveKey[3:]},
+		{"middle piece", "got ..." + liveKey[5:15] + "...", liveKey[5:15]},
+	}
+	r := New(liveKey)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.Text(tt.in); strings.Contains(got, tt.piece) {
+				t.Errorf("kept %q:\n in:  %q\n out: %q", tt.piece, tt.in, got)
+			}
+		})
+	}
+}

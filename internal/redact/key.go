@@ -1,0 +1,100 @@
+package redact
+
+import "strings"
+
+// The live key is known by its value, and hidden wherever a piece of it
+// stands that is long enough to be its own and no word or figure:
+//
+//   - every piece of it of minPiece characters or more (half the key, for
+//     one shorter than twice that), anywhere, even inside a longer word
+//     (xsk-…, key…def): a server that joins the key to its words, or a cut
+//     that keeps its middle, shows no more of it than minPiece-1
+//     characters;
+//   - its start or its end of minEdge characters or more where it stands
+//     as a token of its own: what a cut (a bounded read, a server that
+//     shortens what it echoes) leaves of a key at the text's end, or of a
+//     key whose start was cut off at its start.
+//
+// A piece of digits alone is a figure the key happens to share, and kept;
+// so is a start or end shorter than minPiece of letters of one case, a
+// word as likely as a key's (vllm). A longer piece of letters is the
+// key's: a random key holds a word of eight letters as rarely as a text
+// holds eight of its letters by chance.
+const (
+	minPiece = 8
+	minEdge  = 4
+)
+
+// keyFinder finds pieces of the live key.
+type keyFinder struct {
+	key   string
+	piece int              // the shortest piece hidden anywhere
+	grams map[string][]int // each piece of that length: where it starts in the key
+}
+
+func newKeyFinder(key string) *keyFinder {
+	f := &keyFinder{key: key, piece: min(minPiece, len(key)/2), grams: map[string][]int{}}
+	for i := 0; i+f.piece <= len(key); i++ {
+		g := key[i : i+f.piece]
+		f.grams[g] = append(f.grams[g], i)
+	}
+	return f
+}
+
+// find calls hide with the span of each piece of the key in text.
+func (f *keyFinder) find(text string, hide func(start, end int)) {
+	for i := 0; i+f.piece <= len(text); {
+		starts, ok := f.grams[text[i:i+f.piece]]
+		if !ok {
+			i++
+			continue
+		}
+		n := 0
+		for _, j := range starts {
+			n = max(n, commonPrefix(text[i:], f.key[j:]))
+		}
+		if strings.Trim(text[i:i+n], "0123456789") != "" {
+			hide(i, i+n)
+		}
+		i += n
+	}
+	f.findEdges(text, hide)
+}
+
+// findEdges hides the key's start or end where it stands as a token.
+func (f *keyFinder) findEdges(text string, hide func(start, end int)) {
+	for n := minEdge; n < f.piece && n < len(f.key); n++ {
+		for _, piece := range []string{f.key[:n], f.key[len(f.key)-n:]} {
+			if ordinary(piece) {
+				continue
+			}
+			for from := 0; ; {
+				at := strings.Index(text[from:], piece)
+				if at < 0 {
+					break
+				}
+				s, e := from+at, from+at+n
+				if (s == 0 || !isAlnum(text[s-1]) || !isAlnum(piece[0])) &&
+					(e == len(text) || !isAlnum(text[e]) || !isAlnum(piece[n-1])) {
+					hide(s, e)
+				}
+				from = s + 1
+			}
+		}
+	}
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// ordinary reports whether a piece is a word or a figure: letters of one
+// case, or digits, and nothing else.
+func ordinary(p string) bool {
+	return strings.Trim(p, "abcdefghijklmnopqrstuvwxyz") == "" ||
+		strings.Trim(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" || strings.Trim(p, "0123456789") == ""
+}

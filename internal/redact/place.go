@@ -1,0 +1,246 @@
+package redact
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The shapes of a value that follows a secret's name.
+const (
+	// quotedPiece is one quoted piece of a shell word or a JSON string:
+	// '…', "…" (with its backslash escapes) or bash's ANSI-C $'…'.
+	quotedPiece = `\$'(?:[^'\\]|\\.)*'|'[^']*'|"(?:[^"\\]|\\.)*"`
+	// word is a shell word as a command line holds it: quoted pieces one
+	// after another ('ab''cd', "ab"'cd'), or unquoted characters with
+	// their backslash escapes. A quoted piece followed by unquoted text is
+	// taken as the piece alone: in a command quoted whole ("--key=x" "--port")
+	// the next quote is the next argument's.
+	word = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\])+`
+	// queryWord is a word that ends at a URL's '&' or '#' too.
+	queryWord = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\&#])+`
+	// fieldWord is a field's value: one quoted piece, or characters up to
+	// a separator of fields.
+	// Mark is a value already hidden (the text may be redacted twice).
+	fieldWord = `<redacted>|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"',;{}\[\]<>]+`
+)
+
+// A placeRule finds secrets by where they stand: its pattern's named
+// groups are "name" (what the value is called, when it has one) and
+// "value" (the secret); keep says whether a match's value is a secret.
+type placeRule struct {
+	re   *regexp.Regexp
+	keep func(name, value string) (hide bool)
+}
+
+// placeRules are the places secrets stand in. A value that follows a name
+// is a secret when the name says so (SecretName).
+var placeRules = []placeRule{
+	// A URL's user information, whole, to its last '@' before the host: a
+	// password may hold '@' and ':' (though not '/', '?' or '#', which no
+	// URL parser would take either). Scheme-relative URLs (//user:p@host)
+	// too.
+	{re: regexp.MustCompile(`(?i)(?:\b[a-z][a-z0-9+.-]*:|(?:^|[\s"'(=,;<>\[{|]))//(?P<value>[^\s/?#"'<>]+)@`)},
+	// --name=value.
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&])--?(?P<name>[a-z][a-z0-9_.-]*)=(?P<value>` + word + `)`), keep: flagValue},
+	// --name value, "--name", "value" (an argument list), and a value that
+	// starts with '-' after a name that takes one.
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&])--?(?P<name>[a-z][a-z0-9_.-]*)(?:["'][ \t]*,[ \t]*|[ \t]+)(?P<value>` + word + `)`), keep: spacedFlagValue},
+	// A header, a JSON, YAML, Python, Ruby or PHP field and a Go
+	// assignment: name: value, "name": "value", 'name' => 'value', name :=
+	// value; with Go's and JSON's dumps of a header (map[Name:[value]],
+	// {"Name":["value"]}, http.Header{"Name":[]string{"value"}}) and an
+	// authentication scheme kept (Bearer, Basic, Token).
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)[ \t]*(?:\[\]string\{|\[)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue},
+	// NAME=value: an environment variable, a query parameter, a URL
+	// fragment's (#access_token=…), a config line's (KEY = "…").
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[])(?P<name>[a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
+	// An XML element's text: <password>value</password>.
+	{re: regexp.MustCompile(`(?i)<(?P<name>[a-z_][a-z0-9_.:-]*)(?:\s[^<>]*)?>(?P<value>[^<]+)<`), keep: namedValue},
+	// The token after Bearer, wherever it stands (one with a digit or a
+	// sign: a word after "bearer" is prose).
+	{re: regexp.MustCompile(`(?i)\bbearer[ \t]+(?P<value>[^\s"',;<\]]+)`), keep: func(_, v string) bool {
+		return strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != ""
+	}},
+}
+
+// findPlaced calls hide with the span of each secret the place rules find
+// in text.
+func findPlaced(text string, hide func(start, end int)) {
+	if !strings.ContainsAny(text, "-:=@<") && !strings.Contains(strings.ToLower(text), "bearer") {
+		return // nothing here can hold a secret by place
+	}
+	for _, rule := range placeRules {
+		name, value := rule.re.SubexpIndex("name"), rule.re.SubexpIndex("value")
+		for pos := 0; pos < len(text); {
+			m := rule.re.FindStringSubmatchIndex(text[pos:])
+			if m == nil {
+				break
+			}
+			vs, ve := pos+m[2*value], pos+m[2*value+1]
+			n := ""
+			if name > 0 {
+				n = text[pos+m[2*name] : pos+m[2*name+1]]
+			}
+			if s, e, ok := secretOf(rule, n, text[vs:ve]); ok {
+				hide(vs+s, vs+e)
+			}
+			// The value may itself be a name (--no-auth --api-key k): look
+			// again from where it starts.
+			pos = max(vs, pos+1)
+		}
+	}
+}
+
+// secretOf returns the part of a matched value that is a secret: inside
+// its quotes when it is one quoted piece, the password after the colon of
+// a user's flag (curl -u user:password), else all of it.
+func secretOf(rule placeRule, name, value string) (start, end int, ok bool) {
+	if rule.keep != nil && !rule.keep(name, value) {
+		return 0, 0, false
+	}
+	if userFlag(name) {
+		_, password, _ := strings.Cut(value, ":")
+		return len(value) - len(password), len(value), true
+	}
+	if len(onePiece.FindString(value)) == len(value) {
+		return 1, len(value) - 1, true
+	}
+	return 0, len(value), true
+}
+
+// onePiece is a value quoted whole, in one piece: its quotes are kept.
+var onePiece = regexp.MustCompile(`^(?:"(?:[^"\\]|\\.)*"|'[^']*')`)
+
+// flagValue: --name=value is a secret when the name says so; a plain
+// number beside a secret's word that is not the name's last part is a
+// count (--num-api-key-retries=2).
+func flagValue(name, value string) bool {
+	if userFlag(name) {
+		return strings.Contains(value, ":")
+	}
+	last, secret := secretWordAt(name)
+	return secret && (last || !plainNumber(value))
+}
+
+// spacedFlagValue: as flagValue, and a flag that switches something on or
+// off (--no-auth, --disable-auth) takes no value after a space; a value
+// that starts with '-' is one only after a name whose last word says
+// secret (--api-key -abc123), never a long flag (--port).
+func spacedFlagValue(name, value string) bool {
+	if switchFlag(name) || !flagValue(name, value) {
+		return false
+	}
+	if value[0] != '-' {
+		return true
+	}
+	last, _ := secretWordAt(name)
+	return last && len(value) > 1 && value[1] != '-'
+}
+
+// namedValue: a field's or element's value is a secret when its name says
+// so, but a count beside a secret's word is a count.
+func namedValue(name, value string) bool {
+	last, secret := secretWordAt(name)
+	return secret && (last || !plainNumber(value))
+}
+
+// assignedValue: as namedValue; "=>" and "==" are not assignments.
+func assignedValue(name, value string) bool {
+	return value[0] != '>' && value[0] != '=' && namedValue(name, value)
+}
+
+// switchFlag reports whether a flag's name says it turns something on or
+// off, and so takes no value.
+func switchFlag(name string) bool {
+	first, _, _ := strings.Cut(strings.ToLower(name), "-")
+	switch first {
+	case "no", "disable", "enable", "skip", "allow", "require", "use", "with", "without", "trust":
+		return true
+	}
+	return false
+}
+
+// secretEndings are how a part of a secret's name ends; secretParts are
+// whole parts that say secret.
+var (
+	secretEndings = []string{"key", "keys", "token", "secret", "secrets", "password", "passwd", "pwd",
+		"auth", "authorization", "credential", "credentials", "cookie", "passphrase"}
+	secretParts = []string{"pass", "jwt", "pat", "sig", "signature", "session", "sas"}
+)
+
+// SecretName reports whether a flag's, header's, variable's or field's
+// name says its value is a secret: any part of it (split at '-', '_', '.'
+// and where lower case turns upper) is a secret's word.
+func SecretName(name string) bool {
+	_, found := secretWordAt(name)
+	return found
+}
+
+// secretWordAt reports whether the name holds a secret's word and whether
+// it is the name's last part (--api-key) or a part before another
+// (--num-api-key-retries, whose value is a count).
+func secretWordAt(name string) (last, found bool) {
+	parts := nameParts(name)
+	for i, p := range parts {
+		if secretWord(p) {
+			found, last = true, i == len(parts)-1
+		}
+	}
+	return last, found
+}
+
+func secretWord(part string) bool {
+	for _, end := range secretEndings {
+		if strings.HasSuffix(part, end) {
+			return true
+		}
+	}
+	return slices.Contains(secretParts, part)
+}
+
+// nameParts splits a name into its lower-cased words.
+func nameParts(name string) []string {
+	var parts []string
+	var cur []byte
+	flush := func() {
+		if len(cur) > 0 {
+			parts = append(parts, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '-' || c == '_' || c == '.':
+			flush()
+		case 'A' <= c && c <= 'Z' && i > 0 && 'a' <= name[i-1] && name[i-1] <= 'z':
+			flush()
+			cur = append(cur, c)
+		default:
+			cur = append(cur, c)
+		}
+	}
+	flush()
+	return parts
+}
+
+// userFlag reports whether a flag names a user, whose value may carry the
+// password after a colon (curl -u user:password, --user).
+func userFlag(name string) bool {
+	n := strings.ToLower(strings.TrimLeft(name, "-"))
+	return n == "u" || n == "user"
+}
+
+// plainNumber reports whether v is digits, with a point at most.
+func plainNumber(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if (v[i] < '0' || v[i] > '9') && v[i] != '.' {
+			return false
+		}
+	}
+	return true
+}

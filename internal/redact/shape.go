@@ -1,0 +1,266 @@
+package redact
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Secrets are found by their shape too, wherever they stand: a secret
+// whose place no rule knows (a header of a kind never seen, a server's
+// echo of a request, a log line quoting a config) still has the look of a
+// credential. Two shapes say secret:
+//
+//   - a provider's token prefix with the body that provider issues, which
+//     ordinary text does not carry: OpenAI's and Anthropic's sk-…
+//     (sk-proj-, sk-ant-), Stripe's sk_live_/rk_live_, Hugging Face's hf_,
+//     GitHub's ghp_/gho_/ghu_/ghs_/ghr_ and github_pat_, GitLab's glpat-,
+//     Slack's xoxa-/xoxb-/xoxp-/xoxr-/xoxs-, AWS access key ids (AKIA,
+//     ASIA + 16), Google's AIza + 35, JSON web tokens (eyJ….eyJ….…) and a
+//     PEM private key's body;
+//   - a random run (randomRun): a run of a token's characters holding a
+//     piece that reads as no word, figure or id.
+//
+// What a run legitimately carries never has these shapes, and stays:
+// figures (digits), dates, versions and model names (their pieces are
+// short, split at '-', '.', '/'), UUIDs (8-4-4-4-12 hex), git commits (a
+// 40-digit hex, kept: run files record the engine's commit and the model's
+// revision, and a commit is public), a content digest labelled by its
+// algorithm (sha256:…), file paths, and words written in camel case.
+var tokenShapes = regexp.MustCompile(`(?:^|[^A-Za-z0-9])(?P<value>` + strings.Join([]string{
+	`sk-[A-Za-z0-9_-]{20,}`, // with a digit and a letter: skKey
+	`[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`,
+	`hf_[A-Za-z0-9]{30,}`,
+	`gh[pousr]_[A-Za-z0-9]{30,}`,
+	`github_pat_[A-Za-z0-9_]{22,}`,
+	`glpat-[A-Za-z0-9_-]{20,}`,
+	`xox[aboprs]-[A-Za-z0-9-]{10,}`,
+	`(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}`,
+	`AIza[A-Za-z0-9_-]{35}`,
+	`eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?`,
+}, "|") + `)`)
+
+// privateKey is a PEM private key: its body is hidden, to its end or to
+// where the text was cut.
+var privateKey = regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?P<value>(?s:.*?))(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|$)`)
+
+// findShaped calls hide with the span of each secret found by its shape
+// in text.
+func findShaped(text string, hide func(start, end int)) {
+	v := tokenShapes.SubexpIndex("value")
+	for _, m := range tokenShapes.FindAllStringSubmatchIndex(text, -1) {
+		s, e := m[2*v], m[2*v+1]
+		if strings.HasPrefix(text[s:], "sk-") && !skKey(text[s+3:e]) {
+			continue
+		}
+		hide(s, e)
+	}
+	if strings.Contains(text, "PRIVATE KEY-----") {
+		v := privateKey.SubexpIndex("value")
+		for _, m := range privateKey.FindAllStringSubmatchIndex(text, -1) {
+			hide(m[2*v], m[2*v+1])
+		}
+	}
+	eachRun(text, func(start, end int) {
+		if randomRun(text, start, end) {
+			hide(start, end)
+		}
+	})
+}
+
+// skKey reports whether body, after "sk-", is a key's: with letters and
+// digits ("sk-learn-compatible-estimator" is a name).
+func skKey(body string) bool {
+	return strings.ContainsAny(body, "0123456789") &&
+		strings.ContainsAny(body, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+}
+
+// runChar reports whether c is a token's character: base64's and
+// base64url's alphabet, whose keys a run is cut into pieces of.
+func runChar(c byte) bool {
+	return isAlnum(c) || c == '+' || c == '/' || c == '_' || c == '-'
+}
+
+// eachRun calls f with each run of a token's characters in text, with up
+// to two '=' of base64's padding, less the separators at its ends.
+func eachRun(text string, f func(start, end int)) {
+	for i := 0; i < len(text); {
+		if !runChar(text[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(text) && runChar(text[i]) {
+			i++
+		}
+		end := i
+		for n := 0; n < 2 && i < len(text) && text[i] == '='; n++ {
+			i++
+		}
+		if i > end && (i == len(text) || !runChar(text[i])) {
+			end = i // padding, not an assignment's '='
+		}
+		for start < end && !isAlnum(text[start]) {
+			start++
+		}
+		for end > start && !isAlnum(text[end-1]) && text[end-1] != '=' {
+			end--
+		}
+		if end-start >= minRandomPiece {
+			f(start, end)
+		}
+	}
+}
+
+// randomRun reports whether the run text[start:end] holds a piece (a run
+// of letters and digits) that is random. The whole run is then hidden: a
+// base64 key holds '/', '+', '-' and '_', and half a key is a key. So a
+// file path with a random piece is hidden whole: that is the price.
+func randomRun(text string, start, end int) bool {
+	for i := start; i < end; {
+		if !isAlnum(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < end && isAlnum(text[j]) {
+			j++
+		}
+		if randomPiece(text[i:j], text[:i]) {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+// minRandomPiece is the shortest piece that can be random: a shorter one
+// is too likely a word, an abbreviation or a short id; a key is longer.
+const minRandomPiece = 20
+
+// minRandomHex is the shortest hex piece that can be random: shorter ones
+// are short hashes and ids (a 12-digit image id, a 16-digit trace span);
+// API keys in hex are 32 digits and more.
+const minRandomHex = 32
+
+// randomPiece reports whether a piece of letters and digits reads as no
+// word, figure or id; before is the text before it.
+//
+//   - Digits alone are a figure: never a secret by shape.
+//   - Hex digits (with both digits and letters) are a hash or a key:
+//     random from 32 digits on, but for a git commit's 40 and a digest
+//     labelled by its algorithm (sha256:…).
+//   - Otherwise a piece of 20 characters or more is random when digits
+//     break into it three times or more (random letters and digits mix;
+//     a name has a number or two: Qwen3, A3B, NVFP4), or when fewer than
+//     60% of its letters read as words (wordShare): camel case
+//     (procGetFullPathNameW) splits into words, a random mix of cases into
+//     single letters and unpronounceable clusters.
+func randomPiece(p, before string) bool {
+	if len(p) < minRandomPiece {
+		return false
+	}
+	letters, digits := 0, 0
+	for i := 0; i < len(p); i++ {
+		if isDigit(p[i]) {
+			digits++
+		} else {
+			letters++
+		}
+	}
+	switch {
+	case letters == 0:
+		return false
+	case digits > 0 && isHex(p):
+		return len(p) >= minRandomHex && len(p) != 40 && !labelledDigest(before)
+	case digitGroups(p) >= 3:
+		return true
+	}
+	return letters >= 8 && wordShare(p) < 0.6
+}
+
+// labelledDigest reports whether the text before a hex piece names a
+// digest's algorithm, as image references do (…@sha256:…).
+func labelledDigest(before string) bool {
+	before = strings.ToLower(before[max(0, len(before)-7):])
+	for _, algo := range []string{"sha256:", "sha512:", "sha384:", "sha1:", "md5:"} {
+		if strings.HasSuffix(before, algo) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isHex(p string) bool {
+	return strings.Trim(p, "0123456789abcdef") == "" || strings.Trim(p, "0123456789ABCDEF") == ""
+}
+
+// digitGroups counts the runs of digits in p.
+func digitGroups(p string) int {
+	n := 0
+	for i := 0; i < len(p); i++ {
+		if isDigit(p[i]) && (i == 0 || !isDigit(p[i-1])) {
+			n++
+		}
+	}
+	return n
+}
+
+// wordShare is the share of p's letters that lie in pieces reading as
+// words, p split as camel case splits (lower to upper, letters to digits,
+// HTTPServer to HTTP Server). A word is three letters or more with a
+// vowel and no more than four consonants in a row, or a lone capital (an
+// initial: IPv6's I, GetW's W).
+func wordShare(p string) float64 {
+	letters, inWords, start := 0, 0, 0
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && !camelBreak(p, i) {
+			continue
+		}
+		piece := p[start:i]
+		start = i
+		if isDigit(piece[0]) {
+			continue
+		}
+		letters += len(piece)
+		if readsAsWord(piece) {
+			inWords += len(piece)
+		}
+	}
+	if letters == 0 {
+		return 1
+	}
+	return float64(inWords) / float64(letters)
+}
+
+// camelBreak reports whether a new piece of p starts at i.
+func camelBreak(p string, i int) bool {
+	a, b := p[i-1], p[i]
+	lowerA, upperA, upperB := 'a' <= a && a <= 'z', 'A' <= a && a <= 'Z', 'A' <= b && b <= 'Z'
+	switch {
+	case isDigit(a) != isDigit(b):
+		return true
+	case lowerA && upperB:
+		return true
+	case upperA && upperB && i+1 < len(p) && 'a' <= p[i+1] && p[i+1] <= 'z':
+		return true
+	}
+	return false
+}
+
+func readsAsWord(piece string) bool {
+	if len(piece) < 3 {
+		return len(piece) == 1
+	}
+	consonants, vowels := 0, 0
+	for i := 0; i < len(piece); i++ {
+		if strings.IndexByte("aeiouyAEIOUY", piece[i]) >= 0 {
+			consonants = 0
+			vowels++
+		} else if consonants++; consonants > 4 {
+			return false
+		}
+	}
+	return vowels > 0
+}

@@ -1,0 +1,267 @@
+package redact
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A view is a text rewritten for matching, with where each of its bytes
+// came from. Every rule of this package reads views, never the text
+// itself, and says what to hide as a span of the view; the span is mapped
+// back and the original bytes are hidden. This is the one place where the
+// many ways of writing the same secret are made one: a rule is written
+// once, for the plain form, and finds the secret however it was spelled.
+type view struct {
+	text string
+	// from[i] is the offset in the original text of the bytes that became
+	// text[i]; from[len(text)] is the original's length. nil: text is the
+	// original.
+	from []int
+}
+
+// original maps the view's span [a, b) back to the original text.
+func (v view) original(a, b int) span {
+	if v.from == nil {
+		return span{a, b}
+	}
+	return span{v.from[a], v.from[b]}
+}
+
+// views returns the views every rule reads:
+//
+//   - as written, with every space a reader sees as one made a plain
+//     space: Unicode spaces (no-break, ideographic, em, zero-width …) and
+//     the escapes a message shows for a control character (\n, \t, \x1b,
+//     \u2028) with a terminal's control sequence after an escape character.
+//     A name and its value are apart, or a key stands alone, whichever
+//     space separates them.
+//   - decoded, further: percent-encoding (%3D, %22), backslash escapes of
+//     quotes and slashes (\" \/), \u00XX escapes and HTML's character
+//     references (&quot;), repeatedly for text encoded twice. A secret
+//     inside an argument's escaped JSON or a URL-encoded form stands where
+//     it would stand in plain text. The first view is kept beside it:
+//     there a quoted value's escaped quote (\") is still part of it.
+func views(s string) []view {
+	written := rewrite(view{text: s}, spaceAt)
+	out := []view{written}
+	decoded := written
+	for range 3 {
+		next := rewrite(decoded, decodedAt)
+		if next.text == decoded.text {
+			break
+		}
+		decoded = next
+	}
+	if decoded.text != written.text {
+		out = append(out, decoded)
+	}
+	return out
+}
+
+// rewrite returns v with each piece at returns replaced; at says, for the
+// text from i, what byte its piece reads as and how long it is (0: kept).
+func rewrite(v view, at func(s string, i int) (b byte, n int)) view {
+	s := v.text
+	var text []byte
+	var from []int
+	for i := 0; i < len(s); {
+		b, n := at(s, i)
+		if n == 0 {
+			if text != nil {
+				text, from = append(text, s[i]), append(from, i)
+			}
+			i++
+			continue
+		}
+		if text == nil { // the first change: copy what came before
+			text = append(make([]byte, 0, len(s)), s[:i]...)
+			from = make([]int, i, len(s)+1)
+			for j := range from {
+				from[j] = j
+			}
+		}
+		text, from = append(text, b), append(from, i)
+		i += n
+	}
+	if text == nil {
+		return v
+	}
+	from = append(from, len(s))
+	if v.from != nil { // compose with the view this one was made from
+		for i, f := range from {
+			from[i] = v.from[f]
+		}
+	}
+	return view{text: string(text), from: from}
+}
+
+// spaceAt reads a space a reader sees at s[i], however it is written.
+func spaceAt(s string, i int) (byte, int) {
+	c := s[i]
+	switch {
+	case c == '\\':
+		return ' ', escapedSpace(s[i:])
+	case c == 0x1b:
+		return ' ', 1 + controlSequence(s[i+1:])
+	case c < ' ' && c != '\t' && c != '\n' || c == 0x7f:
+		return ' ', 1
+	case c >= utf8.RuneSelf:
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == 0x9b { // a C1 control sequence introducer
+			return ' ', n + controlSequence("["+s[i+n:]) - 1
+		}
+		if unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || unicode.IsControl(r) {
+			return ' ', n
+		}
+	}
+	return 0, 0
+}
+
+// escapedSpace is the length of an escape at the start of s that stands
+// for a control or space character, with the terminal control sequence
+// that follows an escaped ESC; 0 when there is none.
+func escapedSpace(s string) int {
+	if len(s) >= 2 && strings.IndexByte("abfnrtv", s[1]) >= 0 {
+		return 2
+	}
+	for _, e := range []struct {
+		prefix string
+		digits int
+	}{{`\x`, 2}, {`\u`, 4}, {`\U`, 8}} {
+		if !strings.HasPrefix(s, e.prefix) || len(s) < 2+e.digits {
+			continue
+		}
+		r, ok := hexValue(s[2 : 2+e.digits])
+		if !ok {
+			return 0
+		}
+		n := 2 + e.digits
+		switch {
+		case r == 0x1b:
+			return n + controlSequence(s[n:])
+		case r == 0x9b:
+			return n + controlSequence("["+s[n:]) - 1
+		case r < ' ' || r == 0x7f || 0x80 <= r && r < 0xa0 || r < utf8.MaxRune && unicode.IsSpace(rune(r)):
+			return n
+		}
+		return 0
+	}
+	return 0
+}
+
+// controlSequence is the length of a terminal's control sequence at the
+// start of s, after its ESC: [ parameters and a final letter.
+func controlSequence(s string) int {
+	if len(s) < 2 || s[0] != '[' {
+		return 0
+	}
+	for i := 1; i < len(s) && i < 32; i++ {
+		switch c := s[i]; {
+		case '0' <= c && c <= '9' || c == ';' || c == '?':
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			return i + 1
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
+// decodedAt reads an encoded character at s[i]: a percent-encoding, a
+// backslash escape or a character reference that stands for a printable
+// ASCII character (or a space, as one). A secret is ASCII; decoding
+// nothing else keeps every other text as it is.
+func decodedAt(s string, i int) (byte, int) {
+	switch s[i] {
+	case '%':
+		if v, ok := hexValue(s[min(i+1, len(s)):min(i+3, len(s))]); ok && len(s) >= i+3 {
+			return printable(v, 3)
+		}
+	case '\\':
+		if i+1 < len(s) && strings.IndexByte(`"'\/`, s[i+1]) >= 0 {
+			return s[i+1], 2
+		}
+		if i+6 <= len(s) && s[i+1] == 'u' {
+			if v, ok := hexValue(s[i+2 : i+6]); ok {
+				return printable(v, 6)
+			}
+		}
+	case '&':
+		for ref, b := range references {
+			if strings.HasPrefix(s[i:], ref) {
+				return b, len(ref)
+			}
+		}
+	}
+	return 0, 0
+}
+
+// references are HTML's character references for the characters that
+// delimit a secret.
+var references = map[string]byte{"&quot;": '"', "&#34;": '"', "&#x22;": '"', "&apos;": '\'', "&#39;": '\'', "&#x27;": '\'',
+	"&amp;": '&', "&lt;": '<', "&gt;": '>', "&#61;": '=', "&#x3d;": '=', "&#x3D;": '='}
+
+// printable returns v as the byte it decodes to, for a printable ASCII
+// character, and a space for any other space or control character.
+func printable(v uint32, n int) (byte, int) {
+	switch {
+	case ' ' < v && v < 0x7f:
+		return byte(v), n
+	case v <= ' ' || v == 0x7f:
+		return ' ', n
+	}
+	return 0, 0
+}
+
+func hexValue(h string) (uint32, bool) {
+	if h == "" {
+		return 0, false
+	}
+	var v uint32
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint32(c)
+	}
+	return v, true
+}
+
+// A span is a secret's place in a text: bytes [start, end).
+type span struct{ start, end int }
+
+// hideSpans replaces each span of s (merged where they overlap or touch)
+// with Mark.
+func hideSpans(s string, spans []span) string {
+	if len(spans) == 0 {
+		return s
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+	var b strings.Builder
+	b.Grow(len(s))
+	copied := 0
+	for i := 0; i < len(spans); {
+		cur := spans[i]
+		for i++; i < len(spans) && spans[i].start <= cur.end; i++ {
+			cur.end = max(cur.end, spans[i].end)
+		}
+		if cur.end <= cur.start {
+			continue
+		}
+		b.WriteString(s[copied:cur.start])
+		b.WriteString(Mark)
+		copied = cur.end
+	}
+	b.WriteString(s[copied:])
+	return b.String()
+}
