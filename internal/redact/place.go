@@ -42,10 +42,10 @@ var placeRules = []placeRule{
 	// too.
 	{re: regexp.MustCompile(`(?i)(?:\b[a-z][a-z0-9+.-]*:|(?:^|[\s"'(=,;<>\[{|]))//(?P<value>[^\s/?#"'<>]+)@`)},
 	// --name=value.
-	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&])--?(?P<name>[a-z][a-z0-9_.-]*)=(?P<value>` + word + `)`), keep: flagValue},
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)=(?P<value>` + word + `)`), keep: flagValue},
 	// --name value, "--name", "value" (an argument list), and a value that
 	// starts with '-' after a name that takes one.
-	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&])--?(?P<name>[a-z][a-z0-9_.-]*)(?:["'][ \t]*,[ \t]*|[ \t]+)(?P<value>` + word + `)`), keep: spacedFlagValue},
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)(?:["'][ \t]*,[ \t]*|[ \t]+)(?P<value>` + word + `)`), keep: spacedFlagValue},
 	// A header, a JSON, YAML, Python, Ruby or PHP field and a Go
 	// assignment: name: value, "name": "value", 'name' => 'value', name :=
 	// value; with Go's and JSON's dumps of a header (map[Name:[value]],
@@ -54,7 +54,7 @@ var placeRules = []placeRule{
 	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)[ \t]*(?:\[\]string\{|\[)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue},
 	// NAME=value: an environment variable, a query parameter, a URL
 	// fragment's (#access_token=…), a config line's (KEY = "…").
-	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[])(?P<name>[a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[>])(?P<name>[a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
 	// An XML element's text: <password>value</password>.
 	{re: regexp.MustCompile(`(?i)<(?P<name>[a-z_][a-z0-9_.:-]*)(?:\s[^<>]*)?>(?P<value>[^<]+)<`), keep: namedValue},
 	// The token after Bearer, wherever it stands (one with a digit or a

@@ -116,8 +116,13 @@ func eachRun(text string, f func(start, end int)) {
 // base64 key holds '/', '+', '-' and '_', and half a key is a key. So a
 // file path with a random piece is hidden whole: that is the price.
 func randomRun(text string, start, end int) bool {
+	var joined []byte
+	seps := 0
 	for i := start; i < end; {
 		if !isAlnum(text[i]) {
+			if text[i] != '=' { // padding cuts nothing
+				seps++
+			}
 			i++
 			continue
 		}
@@ -128,9 +133,18 @@ func randomRun(text string, start, end int) bool {
 		if randomPiece(text[i:j], text[:i]) {
 			return true
 		}
+		if j-i < minIDHex || !isHex(text[i:j]) {
+			joined = append(joined, text[i:j]...)
+		}
 		i = j
 	}
-	return false
+	// Pieces each too short to tell, of a run as long as a key and cut
+	// seldom, as base64's '/' and '+' cut a key (once in 32 characters),
+	// not every few letters as a path or a model's name is: the run is
+	// read as one piece, but for its hex pieces, which are judged alone
+	// (a commit in a path). Hex cut by '-' is a UUID or another id: kept.
+	return len(joined) >= minRandomHex && seps*6 <= len(joined) && !isHex(string(joined)) &&
+		randomPiece(string(joined), "")
 }
 
 // minRandomPiece is the shortest piece that can be random: a shorter one
@@ -141,6 +155,10 @@ const minRandomPiece = 20
 // are short hashes and ids (a 12-digit image id, a 16-digit trace span);
 // API keys in hex are 32 digits and more.
 const minRandomHex = 32
+
+// minIDHex is the shortest hex piece of a run read as an id or a hash of
+// its own.
+const minIDHex = 12
 
 // randomPiece reports whether a piece of letters and digits reads as no
 // word, figure or id; before is the text before it.
@@ -213,7 +231,17 @@ func digitGroups(p string) int {
 // vowel and no more than four consonants in a row, or a lone capital (an
 // initial: IPv6's I, GetW's W).
 func wordShare(p string) float64 {
-	letters, inWords, start := 0, 0, 0
+	letters, inWords := wordLetters(p)
+	if letters == 0 {
+		return 1
+	}
+	return float64(inWords) / float64(letters)
+}
+
+// wordLetters counts p's letters, and those of its letters that lie in
+// pieces reading as words.
+func wordLetters(p string) (letters, inWords int) {
+	start := 0
 	for i := 1; i <= len(p); i++ {
 		if i < len(p) && !camelBreak(p, i) {
 			continue
@@ -228,10 +256,7 @@ func wordShare(p string) float64 {
 			inWords += len(piece)
 		}
 	}
-	if letters == 0 {
-		return 1
-	}
-	return float64(inWords) / float64(letters)
+	return letters, inWords
 }
 
 // camelBreak reports whether a new piece of p starts at i.

@@ -43,21 +43,42 @@ func (v view) original(a, b int) span {
 //     inside an argument's escaped JSON or a URL-encoded form stands where
 //     it would stand in plain text. The first view is kept beside it:
 //     there a quoted value's escaped quote (\") is still part of it.
+//   - for percent-encoded text, decoded with '+' read as a space, as a
+//     form or a query writes one (kept apart: a base64 key holds '+').
 func views(s string) []view {
 	written := rewrite(view{text: s}, spaceAt)
 	out := []view{written}
-	decoded := written
-	for range 3 {
-		next := rewrite(decoded, decodedAt)
-		if next.text == decoded.text {
-			break
-		}
-		decoded = next
-	}
-	if decoded.text != written.text {
+	// Decoded from the text as written, not from the spaced view: in
+	// "\\n" (an escaped backslash, then n) there is no \n.
+	if decoded := decodeAll(view{text: s}); decoded.text != written.text {
 		out = append(out, decoded)
 	}
+	if strings.Contains(s, "%") && strings.Contains(s, "+") {
+		// A form's or a query's '+' is a space, read before decoding: a
+		// base64 key's '+' is written %2B there.
+		out = append(out, decodeAll(rewrite(view{text: s}, plusAt)))
+	}
 	return out
+}
+
+// decodeAll decodes v, again while a round changes it (text encoded
+// twice), three rounds at most.
+func decodeAll(v view) view {
+	for range 3 {
+		next := rewrite(v, decodedAt)
+		if next.text == v.text {
+			break
+		}
+		v = next
+	}
+	return v
+}
+
+func plusAt(s string, i int) (byte, int) {
+	if s[i] == '+' {
+		return ' ', 1
+	}
+	return 0, 0
 }
 
 // rewrite returns v with each piece at returns replaced; at says, for the
@@ -171,12 +192,15 @@ func controlSequence(s string) int {
 
 // decodedAt reads an encoded character at s[i]: a percent-encoding, a
 // backslash escape or a character reference that stands for a printable
-// ASCII character (or a space, as one). A secret is ASCII; decoding
+// ASCII character (or a space, as one), and a space as spaceAt does. A secret is ASCII; decoding
 // nothing else keeps every other text as it is.
 func decodedAt(s string, i int) (byte, int) {
 	switch s[i] {
 	case '%':
 		if v, ok := hexValue(s[min(i+1, len(s)):min(i+3, len(s))]); ok && len(s) >= i+3 {
+			if v >= utf8.RuneSelf {
+				return encodedSpace(s[i:])
+			}
 			return printable(v, 3)
 		}
 	case '\\':
@@ -194,6 +218,26 @@ func decodedAt(s string, i int) (byte, int) {
 				return b, len(ref)
 			}
 		}
+	}
+	return spaceAt(s, i) // a space once decoded (%5Cn is \n)
+}
+
+// encodedSpace reads a percent-encoded UTF-8 space at the start of s (a
+// no-break space is %C2%A0) as a space.
+func encodedSpace(s string) (byte, int) {
+	var b []byte
+	for len(b) < utf8.UTFMax && len(s) >= 3*(len(b)+1) && s[3*len(b)] == '%' {
+		v, ok := hexValue(s[3*len(b)+1 : 3*len(b)+3])
+		if !ok {
+			break
+		}
+		b = append(b, byte(v))
+		if utf8.FullRune(b) {
+			break
+		}
+	}
+	if r, n := utf8.DecodeRune(b); n > 1 && (unicode.IsSpace(r) || unicode.Is(unicode.Cf, r)) {
+		return ' ', 3 * n
 	}
 	return 0, 0
 }
