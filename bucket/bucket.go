@@ -145,7 +145,7 @@ func (s *Store) fail(what string, err error) error {
 	if what != "" {
 		what = ": " + what
 	}
-	return &storeError{msg: s.name + what + ": " + redact.Positional(redact.Values(err.Error(), s.secrets...)), err: err}
+	return &storeError{msg: s.name + what + ": " + redact.Text(redact.Values(err.Error(), s.secrets...)), err: err}
 }
 
 type storeError struct {

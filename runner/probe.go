@@ -31,7 +31,7 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		if wantsKey(err) {
 			return nil, fmt.Errorf("probe: %w", err) // a server, asking for a key: Run says which
 		}
-		return nil, fmt.Errorf("probe: %w (is an OpenAI-compatible server at %s?)", err, redact.Positional(c.base))
+		return nil, fmt.Errorf("probe: %w (is an OpenAI-compatible server at %s?)", err, redact.Text(c.base))
 	}
 	ids := make([]string, 0, min(len(models.Data), maxModelsListed))
 	for _, m := range models.Data[:min(len(models.Data), maxModelsListed)] {

@@ -158,7 +158,7 @@ func (s Settings) Check() error {
 		return &SettingError{Key: key, Err: fmt.Errorf(format, args...)}
 	}
 	if u, err := url.Parse(s.Server.BaseURL); s.Server.BaseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		return bad("server.base_url", "want an http:// or https:// URL, got %q", redact.Positional(s.Server.BaseURL))
+		return bad("server.base_url", "want an http:// or https:// URL, got %q", redact.Text(s.Server.BaseURL))
 	}
 	sw := s.Sweep
 	for _, n := range sw.Concurrency {

@@ -263,7 +263,7 @@ func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *mat
 			Name: cmp.Or(d.ModelName, cmp.Or(lastSegment(probe.ModelRoot), probe.Model)), ServedName: probe.Model,
 			Revision: d.Revision, MaxModelLen: probe.MaxModelLen,
 		},
-		LaunchCommand: strings.TrimSpace(redact.Positional(d.LaunchCommand)),
+		LaunchCommand: strings.TrimSpace(redact.Text(d.LaunchCommand)),
 		Probe:         probe,
 		Sweep: matrixgen.Sweep{
 			DecodeTest: matrixgen.DecodeFixedDuration, PrefillMode: matrixgen.PrefillWarmed, PrefillRepeats: cmp.Or(s.Sweep.PrefillRepeats, DefaultPrefillRepeats),
@@ -605,7 +605,7 @@ func (sw *sweeper) waitForServer(ctx context.Context, lost *lostServer) error {
 		}
 	}
 	return fmt.Errorf("the server at %s stopped answering (%v) and did not come back within %v; what was measured is saved, continue with -resume once it is up",
-		redact.Positional(sw.s.Server.BaseURL), lost.cause, limit)
+		redact.Text(sw.s.Server.BaseURL), lost.cause, limit)
 }
 
 // overCapacity says why a cell cannot run, before sending anything: C

@@ -137,10 +137,14 @@ var shapedFamilies = []func(rng *rand.Rand) string{
 	func(rng *rand.Rand) string { return "sk-" + draw(rng, base62, 20+rng.IntN(40)) + "9" },
 	func(rng *rand.Rand) string { return "sk-proj-" + draw(rng, base64url, 40+rng.IntN(120)) + "a1" },
 	func(rng *rand.Rand) string { return "hf_" + draw(rng, letters, 34) },
-	func(rng *rand.Rand) string { return []string{"ghp_", "gho_", "ghs_", "ghu_"}[rng.IntN(4)] + draw(rng, base62, 36) },
+	func(rng *rand.Rand) string {
+		return []string{"ghp_", "gho_", "ghs_", "ghu_"}[rng.IntN(4)] + draw(rng, base62, 36)
+	},
 	func(rng *rand.Rand) string { return "github_pat_" + draw(rng, base62+"_", 82) },
 	func(rng *rand.Rand) string { return "glpat-" + draw(rng, base64url, 20) },
-	func(rng *rand.Rand) string { return "xoxb-" + draw(rng, "0123456789", 12) + "-" + draw(rng, base62, 24) },
+	func(rng *rand.Rand) string {
+		return "xoxb-" + draw(rng, "0123456789", 12) + "-" + draw(rng, base62, 24)
+	},
 	func(rng *rand.Rand) string { return []string{"AKIA", "ASIA"}[rng.IntN(2)] + draw(rng, upperDigits, 16) },
 	func(rng *rand.Rand) string { return "AIza" + draw(rng, base64url, 35) },
 	func(rng *rand.Rand) string {
