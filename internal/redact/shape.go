@@ -172,7 +172,9 @@ const minIDHex = 12
 //     a name has a number or two: Qwen3, A3B, NVFP4), or when fewer than
 //     60% of its letters read as words (wordShare): camel case
 //     (procGetFullPathNameW) splits into words, a random mix of cases into
-//     single letters and unpronounceable clusters.
+//     single letters and unpronounceable clusters; or fewer than 80% when
+//     the two cases share its letters evenly (evenCases), as they do in
+//     random letters and not in camel case.
 func randomPiece(p, before string) bool {
 	if len(p) < minRandomPiece {
 		return false
@@ -193,7 +195,28 @@ func randomPiece(p, before string) bool {
 	case digitGroups(p) >= 3:
 		return true
 	}
-	return letters >= 8 && wordShare(p) < 0.6
+	if letters < 8 {
+		return false
+	}
+	share := wordShare(p)
+	return share < 0.6 || share < 0.8 && evenCases(p)
+}
+
+// evenCases reports whether upper and lower case share p's letters about
+// evenly (35% to 65% each), as random letters do; camel case writes one
+// capital a word (AbstractBeanFactory: 16%), and a name of capitals writes
+// one case.
+func evenCases(p string) bool {
+	upper, lower := 0, 0
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case 'A' <= c && c <= 'Z':
+			upper++
+		case 'a' <= c && c <= 'z':
+			lower++
+		}
+	}
+	return 20*upper >= 7*(upper+lower) && 20*lower >= 7*(upper+lower)
 }
 
 // labelledDigest reports whether the text before a hex piece names a
