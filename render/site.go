@@ -69,6 +69,10 @@ type Stats struct {
 	// not a regular file (a link, a pipe): not carried into the new site,
 	// which holds only regular files that resolve inside it.
 	Left []string
+	// Unproven are the names beside the site that look like a build's
+	// working folder but that no lock file proves a killed build's: left
+	// alone (debris.go).
+	Unproven []string
 }
 
 // echartsVersion is the vendored ECharts, shown in the footer; the VERSION
@@ -135,7 +139,7 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, Stats{}, err
 	}
-	removeDebris(parent, filepath.Base(out))
+	unproven := removeDebris(parent, filepath.Base(out))
 	work, err := newWorkFolder(parent, filepath.Base(out))
 	if err != nil {
 		return nil, Stats{}, err
@@ -173,7 +177,7 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 		os.RemoveAll(tmp)
 		return nil, Stats{}, err
 	}
-	stats.Kept, stats.Left = kept, left
+	stats.Kept, stats.Left, stats.Unproven = kept, left, unproven
 	return b, stats, nil
 }
 
