@@ -88,6 +88,9 @@ func NewLive(ctx context.Context, files []string, site Site, out string) (*Live,
 // now. Runs whose file or notes changed are read again; if any cannot be
 // read, nothing is written and the error lists them all, as a build's does.
 func (l *Live) Update(files []string) (Stats, error) {
+	if errs := idClashes(Files(files)); len(errs) > 0 {
+		return Stats{}, &BadRunsError{Errs: errs}
+	}
 	states := make(map[string]fileState, len(files))
 	var changed []string
 	for _, f := range files {

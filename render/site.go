@@ -135,6 +135,9 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 	if err := replaceable(out); err != nil {
 		return nil, Stats{}, err
 	}
+	if errs := idClashes(src); len(errs) > 0 {
+		return nil, Stats{}, &BadRunsError{Errs: errs}
+	}
 	parent := filepath.Dir(out)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, Stats{}, err
