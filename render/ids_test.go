@@ -79,4 +79,3 @@ func flipSomeCase(rng *rand.Rand, id string) string {
 		}
 	}
 }
-
