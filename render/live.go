@@ -71,7 +71,7 @@ func NewLive(ctx context.Context, files []string, site Site, out string) (*Live,
 		l.rows[r.ID] = r
 	}
 	b.rows = nil
-	marker, err := os.ReadFile(filepath.Join(l.out, siteMarker))
+	marker, err := readMarker(l.out)
 	if err != nil {
 		return nil, Stats{}, err
 	}

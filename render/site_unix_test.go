@@ -143,3 +143,51 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// TestKeptFilesSwappedAfterListing: the files of the old site no build
+// wrote were listed, then moved by name, so one swapped for a link since
+// (or a folder on its way swapped for a link out) carried a link, or a
+// file from elsewhere, into the new site. Files are moved through an
+// os.Root and looked at where they landed: a swapped one is left out and
+// said, and nothing outside the site moves.
+func TestKeptFilesSwappedAfterListing(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "public")
+	runs := Entries{{ID: "a", Run: testrun.Full(1)}}
+	if _, err := Build(runs, Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "shadow"), []byte("root:secret"), 0o644)
+	os.WriteFile(filepath.Join(out, "CNAME"), []byte("x\n"), 0o644)
+	os.WriteFile(filepath.Join(out, "keep.txt"), []byte("mine\n"), 0o644)
+	os.MkdirAll(filepath.Join(out, "extra"), 0o755)
+	os.WriteFile(filepath.Join(out, "extra", "shadow"), []byte("mine\n"), 0o644)
+	beforeKeeping = func() {
+		os.Remove(filepath.Join(out, "CNAME"))
+		os.Symlink(filepath.Join(outside, "shadow"), filepath.Join(out, "CNAME"))
+		os.RemoveAll(filepath.Join(out, "extra"))
+		os.Symlink(outside, filepath.Join(out, "extra"))
+	}
+	defer func() { beforeKeeping = func() {} }()
+	stats, err := Build(runs, Site{}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !d.Type().IsRegular() {
+			t.Errorf("the new site holds %s, not a regular file", p)
+		}
+		return nil
+	})
+	if b, err := os.ReadFile(filepath.Join(outside, "shadow")); err != nil || string(b) != "root:secret" {
+		t.Errorf("the file outside the site moved: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "keep.txt")); err != nil || string(b) != "mine\n" {
+		t.Errorf("a file not swapped was not kept: %v", err)
+	}
+	slices.Sort(stats.Left)
+	if want := []string{"CNAME", "extra/shadow"}; !slices.Equal(stats.Left, want) {
+		t.Errorf("left out %q, want %q", stats.Left, want)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/render"
 )
 
@@ -348,20 +349,21 @@ func (s siteFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) || hasDotPart(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
-	// Stat first, following links only inside the root: opening a pipe
-	// would wait for a writer.
-	info, err := s.root.Stat(name)
-	if err != nil || !info.Mode().IsRegular() && !info.IsDir() {
+	// Opened once, without waiting (a pipe would wait for a writer),
+	// following links only inside the root; what was opened is what is
+	// checked, so nothing swapped in after a check is served.
+	f, info, err := regular.Open(s.root, name)
+	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
-	f, err := s.root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	if info.IsDir() {
+	switch {
+	case info.IsDir():
 		return servedDir{f}, nil
+	case info.Mode().IsRegular():
+		return f, nil
 	}
-	return f, nil
+	f.Close()
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
 // servedDir lists only the entries siteFS would open.
