@@ -51,6 +51,10 @@ type Site struct {
 	// Compare lists pairs of run ids to compare, beside the pairs of runs
 	// that share a model and a GPU, which always get a page.
 	Compare []ComparePair `toml:"compare"`
+	// PublishServerAddress puts each run's server address (probe.base_url)
+	// in the site's copies of the run files; left out by default, since
+	// it is often an address inside a lab's network.
+	PublishServerAddress bool `toml:"publish_server_address"`
 }
 
 // ComparePair is one [[site.compare]]: run A, the baseline, and run B.

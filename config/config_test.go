@@ -18,11 +18,12 @@ func TestParse(t *testing.T) {
 title = "GPU lab"
 description = "Numbers"
 base_url = "https://example.org/bench/"
+publish_server_address = true
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Site.Title != "GPU lab" || c.Site.BaseURL != "https://example.org/bench/" || c.Site.Description != "Numbers" {
+	if c.Site.Title != "GPU lab" || c.Site.BaseURL != "https://example.org/bench/" || c.Site.Description != "Numbers" || !c.Site.PublishServerAddress {
 		t.Errorf("got %+v", c.Site)
 	}
 }

@@ -185,6 +185,10 @@ func (l *Live) render(file string) (renderedRun, error) {
 	if err != nil {
 		return renderedRun{}, err
 	}
+	input := inputHash(e) // of the file as written, as a build's
+	if e.Raw, err = l.b.publishedJSON(e); err != nil {
+		return renderedRun{}, err
+	}
 	e.Run = shownRun(e.Run)
 	files, siteCSV, err := l.b.renderRun(e)
 	if err != nil {
@@ -193,7 +197,7 @@ func (l *Live) render(file string) (renderedRun, error) {
 	row := newIndexRow(e)
 	row.csv, row.sums = siteCSV, sumsOf(files)
 	row.run = forComparing(e.Run)
-	return renderedRun{row: row, files: files, input: inputHash(e)}, nil
+	return renderedRun{row: row, files: files, input: input}, nil
 }
 
 // maps2rows is the site's runs after an update: the kept ones, and the

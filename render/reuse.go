@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -155,7 +156,7 @@ func reuseKey(site Site) string {
 		return ""
 	}
 	h := sha256.New()
-	for _, part := range []string{exe, matrixgen.Version, site.Title, site.Description, site.BaseURL} {
+	for _, part := range []string{exe, matrixgen.Version, site.Title, site.Description, site.BaseURL, fmt.Sprint(site.PublishServerAddress)} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

@@ -41,6 +41,11 @@ type Site struct {
 	// Compare lists pairs of runs to compare beside those that share a model
 	// and a GPU.
 	Compare []Pair
+	// PublishServerAddress publishes each run's server address
+	// (probe.base_url) in the site's copy of its run file. Off, the
+	// address is left out: an address on a lab's network says where its
+	// machines are, and a reader needs only the server's engine and model.
+	PublishServerAddress bool
 	// Assets, when set, replaces the embedded templates/ and static/: `matrixgen
 	// serve` in a checkout reads them from disk so edits show at once.
 	Assets fs.FS
@@ -672,9 +677,7 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			if err == nil {
 				// Pages show a bounded part of each string; run.json, made
 				// from the entry before that, keeps them whole.
-				if e.Raw == nil {
-					e.Raw, err = e.JSON()
-				}
+				e.Raw, err = b.publishedJSON(e)
 				e.Run = shownRun(e.Run)
 			}
 			if err == nil {

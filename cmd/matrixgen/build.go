@@ -139,7 +139,7 @@ func renderSite(site config.Site) render.Site {
 	for _, p := range site.Compare {
 		pairs = append(pairs, render.Pair{A: p.A, B: p.B})
 	}
-	return render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs}
+	return render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs, PublishServerAddress: site.PublishServerAddress}
 }
 
 // runFiles lists the run files of place: a local folder, or a bucket whose

@@ -157,11 +157,8 @@ func (s *server) build() bool {
 	if err == nil {
 		var files []string
 		if files, err = matrixgen.RunFiles(s.runs); err == nil {
-			var pairs []render.Pair
-			for _, p := range cfg.Site.Compare {
-				pairs = append(pairs, render.Pair{A: p.A, B: p.B})
-			}
-			site := render.Site{Title: cfg.Site.Title, Description: cfg.Site.Description, Compare: pairs, Assets: liveAssets()}
+			site := renderSite(cfg.Site)
+			site.BaseURL, site.Assets = "", liveAssets() // served here, not where it will be published
 			var stats render.Stats
 			var live *render.Live
 			if live, stats, err = render.NewLive(context.Background(), files, site, s.out); err == nil {
