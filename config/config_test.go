@@ -216,3 +216,23 @@ func TestHostileConfigsAreBoundedBeforeDecoding(t *testing.T) {
 		t.Errorf("a config past the size bound: %v", err)
 	}
 }
+
+// TestSiteTextIsBounded: a title of a megabyte went on every page (60
+// runs made a site of 246 MB). The title and description are bounded in
+// characters, each length around the bound tried, in one and in
+// four-byte characters.
+func TestSiteTextIsBounded(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		most int
+	}{{"title", maxTitle}, {"description", maxDescription}} {
+		for _, char := range []string{"T", "𝕋"} {
+			for n := c.most - 1; n <= c.most+1; n++ {
+				_, err := Parse("m.toml", []byte("[site]\n"+c.key+" = \""+strings.Repeat(char, n)+"\"\n"))
+				if over := n > c.most; over != (err != nil) || over && !strings.Contains(err.Error(), "m.toml:2: site."+c.key) {
+					t.Errorf("%s of %d %q: %v", c.key, n, char, err)
+				}
+			}
+		}
+	}
+}
