@@ -25,13 +25,7 @@ const swapRounds, maxOpens = 300, 1_000_000
 // it can, no read ever returns the bytes outside the folder, nor waits on
 // a FIFO.
 func TestSwappedAfterListingIsNeverRead(t *testing.T) {
-	dir := t.TempDir()
-	runs := filepath.Join(dir, "runs")
-	os.Mkdir(runs, 0o755)
-	sample, err := os.ReadFile(filepath.Join("runs", "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, runs, sample := runsFolder(t)
 	secret := bytes.Replace(sample, []byte(`"schema"`), []byte(`"schema" `), 1) // a valid run, other bytes
 	outside := filepath.Join(dir, "secret.json")
 	os.WriteFile(outside, secret, 0o644)

@@ -47,12 +47,7 @@ func TestBuildCarriesOnlyRegularFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !d.Type().IsRegular() {
-			t.Errorf("the new site holds %s, not a regular file", p)
-		}
-		return nil
-	})
+	onlyRegularFiles(t, out)
 	for _, kept := range []string{".git/config", "CNAME"} {
 		if _, err := os.Stat(filepath.Join(out, kept)); err != nil {
 			t.Errorf("%s was not kept: %v", kept, err)
@@ -174,12 +169,7 @@ func TestKeptFilesSwappedAfterListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !d.Type().IsRegular() {
-			t.Errorf("the new site holds %s, not a regular file", p)
-		}
-		return nil
-	})
+	onlyRegularFiles(t, out)
 	if b, err := os.ReadFile(filepath.Join(outside, "shadow")); err != nil || string(b) != "root:secret" {
 		t.Errorf("the file outside the site moved: %v", err)
 	}
@@ -190,4 +180,16 @@ func TestKeptFilesSwappedAfterListing(t *testing.T) {
 	if want := []string{"CNAME", "extra/shadow"}; !slices.Equal(stats.Left, want) {
 		t.Errorf("left out %q, want %q", stats.Left, want)
 	}
+}
+
+// onlyRegularFiles fails t for anything in the site at out that is
+// neither a folder nor a regular file.
+func onlyRegularFiles(t *testing.T, out string) {
+	t.Helper()
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !d.Type().IsRegular() {
+			t.Errorf("the new site holds %s, not a regular file", p)
+		}
+		return nil
+	})
 }

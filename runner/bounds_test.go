@@ -342,14 +342,7 @@ func TestImpossibleFiguresAreErrors(t *testing.T) {
 // forced.
 func TestResumeRefusesAnotherAddress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, _, dial := startMemSim(t, testProfile())
-		file := filepath.Join(t.TempDir(), "run.json")
-		settings := testSettings("http://user:secret@sim.test", []string{"1K"}, []int{1, 2}, time.Second)
-		ctx, cancel := context.WithCancel(context.Background())
-		log := &cancelAfter{marker: "decode 1K × 1", cancel: cancel}
-		if _, err := Run(ctx, Options{Settings: settings, File: file, Log: log, dial: dial}); err == nil {
-			t.Fatal("the interrupted sweep did not stop")
-		}
+		file, _ := interruptedRun(t, testSettings("http://user:secret@sim.test", []string{"1K"}, []int{1, 2}, time.Second))
 		e, err := matrixgen.LoadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -417,14 +410,8 @@ func TestServerInfoIsBounded(t *testing.T) {
 // differences without rewriting the address the run was measured at.
 func TestResumeComparesTheMachine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, _, dial := startMemSim(t, testProfile())
-		file := filepath.Join(t.TempDir(), "run.json")
 		settings := testSettings("http://sim.test", []string{"1K"}, []int{1, 2}, time.Second)
-		ctx, cancel := context.WithCancel(context.Background())
-		log := &cancelAfter{marker: "decode 1K × 1", cancel: cancel}
-		if _, err := Run(ctx, Options{Settings: settings, File: file, Log: log, dial: dial}); err == nil {
-			t.Fatal("the interrupted sweep did not stop")
-		}
+		file, dial := interruptedRun(t, settings)
 		e, err := matrixgen.LoadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -481,4 +468,19 @@ func TestResumeComparesTheMachine(t *testing.T) {
 			}
 		}
 	})
+}
+
+// interruptedRun runs settings' sweep against the sim in memory until its
+// first decode cell is measured, then interrupts it (in a synctest
+// bubble), and gives the run file and the sim's dialer.
+func interruptedRun(t *testing.T, settings Settings) (string, dialFunc) {
+	t.Helper()
+	_, _, dial := startMemSim(t, testProfile())
+	file := filepath.Join(t.TempDir(), "run.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &cancelAfter{marker: "decode 1K × 1", cancel: cancel}
+	if _, err := Run(ctx, Options{Settings: settings, File: file, Log: log, dial: dial}); err == nil {
+		t.Fatal("the interrupted sweep did not stop")
+	}
+	return file, dial
 }
