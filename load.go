@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen/internal/parallel"
+	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -127,24 +128,6 @@ func (e *Entry) Decode() error {
 // kilobytes; a megabyte is plenty.
 const MaxNotesBytes = 1 << 20
 
-// readUpTo appends what r holds to buf, at most limit bytes in all.
-func readUpTo(r io.Reader, buf []byte, limit int64) ([]byte, error) {
-	for int64(len(buf)) < limit {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 4096)
-		}
-		n, err := r.Read(buf[len(buf):min(cap(buf), int(limit))])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return buf, nil
-}
-
 // readBounded reads a regular file of at most limit bytes inside its own
 // folder: a link that resolves elsewhere is refused, so a build from
 // contributed run files cannot publish the build machine's files.
@@ -164,64 +147,33 @@ func namedErr(err error) error {
 	return err
 }
 
+// readBoundedFile opens name once, through its folder as an os.Root (a
+// link resolving out of the folder is refused by the open itself), and
+// reads it only if the open file is regular and within limit: checking
+// the name first and opening it after let it be swapped in between.
 func readBoundedFile(name string, limit int64, what string) ([]byte, error) {
-	if err := insideItsFolder(name); err != nil {
-		return nil, err
-	}
-	shown := term.Name(name)
-	// Stat before opening: opening a FIFO would wait for a writer.
-	if info, err := os.Stat(name); err != nil {
-		return nil, err
-	} else if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", shown)
-	}
-	f, err := os.Open(name)
+	root, err := os.OpenRoot(filepath.Dir(name))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	info, err := f.Stat()
+	defer root.Close()
+	f, info, err := regular.Open(root, filepath.Base(name))
 	if err != nil {
-		return nil, err
+		return nil, linkOut(name, err)
 	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", shown)
-	}
-	if info.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes is larger than the %d %s may be", shown, info.Size(), limit, what)
-	}
-	// Its size is known: one allocation, and one byte more to see a file
-	// that grew while being read.
-	data := make([]byte, 0, info.Size()+1)
-	data, err = readUpTo(f, data, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit { // it grew while being read
-		return nil, fmt.Errorf("%s: larger than the %d bytes %s may be", shown, limit, what)
-	}
-	return data, nil
+	return regular.Read(f, info, limit, term.Name(name), what)
 }
 
-// insideItsFolder refuses name when it is a link that resolves outside the
-// folder it is in.
-func insideItsFolder(name string) error {
-	info, err := os.Lstat(name)
-	if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+// linkOut explains err, from opening name inside its folder, when name is
+// a link: the open refused it for leading out of the folder. The link is
+// read only for the message; the refusal was the open's.
+func linkOut(name string, err error) error {
+	info, lerr := os.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) || lerr != nil || info.Mode()&fs.ModeSymlink == 0 {
 		return err
 	}
-	target, err := filepath.EvalSymlinks(name)
-	if err != nil {
-		return err
-	}
-	dir, err := filepath.EvalSymlinks(filepath.Dir(name))
-	if err != nil {
-		return err
-	}
-	if rel, err := filepath.Rel(dir, target); err != nil || !filepath.IsLocal(rel) {
-		return fmt.Errorf("%s: a link to %s, outside the runs folder: refused, so a build publishes only what the folder holds", term.Name(name), term.Name(target))
-	}
-	return nil
+	target, _ := os.Readlink(name)
+	return fmt.Errorf("%s: a link to %s, outside the runs folder: refused, so a build publishes only what the folder holds", term.Name(name), term.Name(target))
 }
 
 // tempFile is what SaveRun needs of a file; tests substitute failing ones

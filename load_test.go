@@ -12,13 +12,7 @@ import (
 // published. A link that resolves outside the runs folder is refused, and
 // says which; a link inside it is fine.
 func TestLinksOutsideTheRunsFolder(t *testing.T) {
-	dir := t.TempDir()
-	runs := filepath.Join(dir, "runs")
-	os.Mkdir(runs, 0o755)
-	sample, err := os.ReadFile(filepath.Join("runs", "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, runs, sample := runsFolder(t)
 	secret := filepath.Join(dir, "secret.txt")
 	os.WriteFile(secret, []byte("root:x:0:0"), 0o644)
 	os.WriteFile(filepath.Join(runs, "a.json"), sample, 0o644)
@@ -65,4 +59,18 @@ func TestRunsFolderNameCannotForgeALine(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("%q", err)
 	}
+}
+
+// runsFolder makes a runs folder in a folder of the test's own, and gives
+// both and the seed run file's bytes to put in it.
+func runsFolder(t *testing.T) (dir, runs string, sample []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	runs = filepath.Join(dir, "runs")
+	os.Mkdir(runs, 0o755)
+	sample, err := os.ReadFile(filepath.Join("runs", "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, runs, sample
 }

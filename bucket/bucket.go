@@ -36,6 +36,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/redact"
+	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -259,11 +260,15 @@ func unexpected(key string, listed map[string]bool) string {
 
 // sameFile reports whether local holds the object's bytes already.
 func sameFile(local string, obj *blob.ListObject) bool {
-	info, err := os.Lstat(local)
-	if err != nil || !info.Mode().IsRegular() || info.Size() != obj.Size || len(obj.MD5) == 0 {
+	f, info, err := regular.OpenEntry(local)
+	if err != nil {
 		return false
 	}
-	have, err := os.ReadFile(local)
+	if info.Size() != obj.Size || len(obj.MD5) == 0 {
+		f.Close()
+		return false
+	}
+	have, err := regular.Read(f, info, obj.Size, term.Name(local), "a fetched object")
 	if err != nil {
 		return false
 	}
@@ -314,6 +319,11 @@ func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, local string) e
 	}
 	return err
 }
+
+// maxPublished bounds each file Publish reads whole to send: a site's
+// pages and data are at most a few megabytes, and a file kept in the site
+// (a CNAME, an image) should be small too.
+const maxPublished = 64 << 20
 
 // maxGet bounds what Get reads: a run file to resume, a site's marker.
 const maxGet = matrixgen.MaxRunFileBytes
@@ -442,7 +452,9 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		return p, err
 	}
 	for _, key := range publishOrder(keys) {
-		data, err := fs.ReadFile(site, key)
+		// Opened once and checked as opened: a file swapped since the
+		// listing for a link, a pipe or a larger file is refused.
+		data, err := regular.ReadFile(root, key, maxPublished, "a file to publish")
 		if err != nil {
 			return p, err
 		}
@@ -455,7 +467,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		}
 		p.Written++
 	}
-	if data, err := fs.ReadFile(site, SiteMarker); err == nil && want[SiteMarker] {
+	if data, err := regular.ReadFile(root, SiteMarker, maxPublished, "a file to publish"); err == nil && want[SiteMarker] {
 		if err := s.Put(ctx, SiteMarker, data); err != nil {
 			return p, err
 		}

@@ -2,8 +2,9 @@ package config
 
 import (
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/matrixgen/matrixgen/internal/regular"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // Bounds on a configuration file, checked before the TOML decoder sees it:
@@ -17,31 +18,14 @@ const (
 )
 
 // readBounded reads a configuration file: a regular file (a pipe would
-// wait for a writer) of at most maxFileBytes.
+// wait for a writer) of at most maxFileBytes, opened once and checked as
+// opened, so nothing swapped in after a check is read.
 func readBounded(name string) ([]byte, error) {
-	info, err := os.Stat(name)
+	f, info, err := regular.OpenPath(name)
 	if err != nil {
 		return nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", name)
-	}
-	if info.Size() > maxFileBytes {
-		return nil, fmt.Errorf("%s: %d bytes is larger than the %d a configuration file may be", name, info.Size(), maxFileBytes)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("%s: larger than the %d bytes a configuration file may be", name, maxFileBytes)
-	}
-	return data, nil
+	return regular.Read(f, info, maxFileBytes, term.Name(name), "a configuration file")
 }
 
 // checkBounds refuses what the TOML decoder should not be given: more

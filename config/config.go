@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"github.com/matrixgen/matrixgen"
@@ -51,6 +52,10 @@ type Site struct {
 	// Compare lists pairs of run ids to compare, beside the pairs of runs
 	// that share a model and a GPU, which always get a page.
 	Compare []ComparePair `toml:"compare"`
+	// PublishServerAddress puts each run's server address (probe.base_url)
+	// in the site's copies of the run files; left out by default, since
+	// it is often an address inside a lab's network.
+	PublishServerAddress bool `toml:"publish_server_address"`
 }
 
 // ComparePair is one [[site.compare]]: run A, the baseline, and run B.
@@ -181,6 +186,14 @@ func decodeStrict(name string, data []byte, v any) error {
 	return nil
 }
 
+// maxTitle and maxDescription bound the site's title and description in
+// characters: both are on every page, so a megabyte title made a site of
+// 60 runs 246 MB.
+const (
+	maxTitle       = 200
+	maxDescription = 2000
+)
+
 // validate checks every value that cannot be right whatever the server,
 // before any request is sent, each error placed at its key's line.
 func (c Config) validate() error {
@@ -195,6 +208,14 @@ func (c Config) validate() error {
 		}
 	}
 	checkURL("site.base_url", c.Site.BaseURL)
+	for _, f := range []struct {
+		key, value string
+		most       int
+	}{{"site.title", c.Site.Title, maxTitle}, {"site.description", c.Site.Description, maxDescription}} {
+		if n := utf8.RuneCountInString(f.value); n > f.most {
+			bad(f.key, "%d characters; at most %d (it is on every page)", n, f.most)
+		}
+	}
 	for _, p := range c.Site.Compare {
 		if p.A == "" || p.B == "" || p.A == p.B {
 			bad("site.compare", "each pair needs two different run ids, a and b")

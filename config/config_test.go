@@ -18,11 +18,12 @@ func TestParse(t *testing.T) {
 title = "GPU lab"
 description = "Numbers"
 base_url = "https://example.org/bench/"
+publish_server_address = true
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Site.Title != "GPU lab" || c.Site.BaseURL != "https://example.org/bench/" || c.Site.Description != "Numbers" {
+	if c.Site.Title != "GPU lab" || c.Site.BaseURL != "https://example.org/bench/" || c.Site.Description != "Numbers" || !c.Site.PublishServerAddress {
 		t.Errorf("got %+v", c.Site)
 	}
 }
@@ -199,7 +200,7 @@ func TestHostileConfigsAreBoundedBeforeDecoding(t *testing.T) {
 			t.Fatalf("%.60q…: %v, want %q", b.String(), err, want)
 		}
 	}
-	shallow := "[site]\ntitle = \"" + strings.Repeat("[{", 500) + "\"\n" + "description = '''" + strings.Repeat("[\n", 100) + "'''\n" +
+	shallow := "[site]\ntitle = \"" + strings.Repeat("[{", 100) + "\"\n" + "description = '''" + strings.Repeat("[\n", 100) + "'''\n" +
 		"# " + strings.Repeat("{", 100) + "\n[sweep]\ncontexts = [\"8K\", \"16K\"]\n"
 	if _, err := Parse("x.toml", []byte(shallow)); err != nil {
 		t.Errorf("a config within the bounds: %v", err)
@@ -213,5 +214,25 @@ func TestHostileConfigsAreBoundedBeforeDecoding(t *testing.T) {
 	os.WriteFile(big, []byte("# "+strings.Repeat("x", maxFileBytes)+"\n"), 0o644)
 	if _, err := Load(big, false); err == nil || !strings.Contains(err.Error(), "1048576") {
 		t.Errorf("a config past the size bound: %v", err)
+	}
+}
+
+// TestSiteTextIsBounded: a title of a megabyte went on every page (60
+// runs made a site of 246 MB). The title and description are bounded in
+// characters, each length around the bound tried, in one and in
+// four-byte characters.
+func TestSiteTextIsBounded(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		most int
+	}{{"title", maxTitle}, {"description", maxDescription}} {
+		for _, char := range []string{"T", "𝕋"} {
+			for n := c.most - 1; n <= c.most+1; n++ {
+				_, err := Parse("m.toml", []byte("[site]\n"+c.key+" = \""+strings.Repeat(char, n)+"\"\n"))
+				if over := n > c.most; over != (err != nil) || over && !strings.Contains(err.Error(), "m.toml:2: site."+c.key) {
+					t.Errorf("%s of %d %q: %v", c.key, n, char, err)
+				}
+			}
+		}
 	}
 }

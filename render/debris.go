@@ -2,10 +2,10 @@ package render
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
-	"time"
 )
 
 // A build works in a folder beside the site, ".public.building-123",
@@ -13,17 +13,23 @@ import (
 // is removed). A build killed (kill -9, a power cut) leaves that folder
 // behind. Each working folder has a lock file beside it, ".public.building-
 // 123.lock", which the build holds (the kernel's lock, freed when the
-// process dies) and in which it writes its process id: a later build that
-// can take the lock of a lock file with an id in it proves the folder is
-// matrixgen's and abandoned, and removes it at once. A working folder with
-// no lock file (an older matrixgen's, or one whose build died before
-// writing it) is removed once older than any build.
+// process dies) and in which it signs its name and process id
+// ("matrixgen build 123"). A later build removes a working folder only on
+// that proof: it can take the lock, so no process holds it, and the file
+// is signed, so the folder is matrixgen's. Anything else with the working
+// folders' prefix (no lock file, an unsigned one, a link) is left alone,
+// however old, and named in the build's stats: removing a folder on its
+// age alone removed what a slow build or another program was still using.
 
 // debrisMark is in the name of a build's working folders beside the site.
 const debrisMark = ".building-"
 
 // lockSuffix ends the name of a working folder's lock file.
 const lockSuffix = ".lock"
+
+// lockSignature begins a lock file a build holds, before its process id:
+// it says the folder beside it is matrixgen's.
+const lockSignature = "matrixgen build "
 
 // workFolder is a build's working folder and the lock that says it is in
 // use.
@@ -44,7 +50,7 @@ func newWorkFolder(parent, base string) (*workFolder, error) {
 		w.release()
 		return nil, fmt.Errorf("lock %s: the file system takes no lock", lock.Name())
 	}
-	if _, err := fmt.Fprintf(lock, "%d\n", os.Getpid()); err != nil {
+	if _, err := fmt.Fprintf(lock, "%s%d\n", lockSignature, os.Getpid()); err != nil {
 		w.release()
 		return nil, err
 	}
@@ -65,62 +71,95 @@ func (w *workFolder) release() {
 }
 
 // removeDebris removes the working folders earlier builds of the site base
-// left in parent: at once those whose lock it can take (their build is
-// gone), and those without a lock file once older than debrisAge. A build
-// running now holds its lock, and is left alone.
-func removeDebris(parent, base string) {
+// left in parent whose lock files prove them abandoned (abandonedLock),
+// and returns the names of those with the working folders' prefix it left
+// alone for want of proof. A build running now holds its lock: its folder
+// is neither removed nor named.
+func removeDebris(parent, base string) (unproven []string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return
+		return nil
 	}
 	prefix := "." + base + debrisMark
-	locked := map[string]bool{}
+	locks := map[string]lockState{} // by the working folder's name
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, lockSuffix) || !e.Type().IsRegular() {
 			continue
 		}
-		stem := filepath.Join(parent, strings.TrimSuffix(name, lockSuffix))
-		locked[stem] = true
-		if abandoned(filepath.Join(parent, name)) {
-			os.RemoveAll(stem)
-			os.RemoveAll(stem + ".old")
-			os.Remove(stem + lockSuffix)
-		}
+		locks[strings.TrimSuffix(name, lockSuffix)] = clearIfAbandoned(parent, strings.TrimSuffix(name, lockSuffix))
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || !strings.HasPrefix(name, prefix) || locked[filepath.Join(parent, strings.TrimSuffix(name, ".old"))] {
+		if !strings.HasPrefix(name, prefix) {
 			continue
 		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > debrisAge {
-			os.RemoveAll(filepath.Join(parent, name))
+		stem := strings.TrimSuffix(strings.TrimSuffix(name, lockSuffix), ".old")
+		if locks[stem] != lockUnproven || name == stem+lockSuffix && hasEntry(entries, stem) {
+			continue // removed, in use, or named by its folder
 		}
+		unproven = append(unproven, name)
 	}
+	return unproven
 }
 
-// abandoned reports whether the build that signed the lock file name is
-// gone: its lock can be taken, and it had written its process id (a lock
-// file still empty may be one a build has just made, unless it is older
-// than any build).
-func abandoned(name string) bool {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
+// hasEntry reports whether entries hold one named name.
+func hasEntry(entries []os.DirEntry, name string) bool {
+	for _, e := range entries {
+		if e.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// lockState is what a working folder's lock file proves.
+type lockState int
+
+const (
+	lockUnproven  lockState = iota // no lock file, or one that proves nothing
+	lockLive                       // a process holds it: a build is running
+	lockAbandoned                  // free and signed: removed
+)
+
+// clearIfAbandoned removes the working folder stem in parent, its ".old"
+// and its lock file when the lock file proves the build that made them
+// gone: the lock is free, and the file is signed by matrixgen. The lock is
+// held while they are removed, so no build can start using them meanwhile.
+func clearIfAbandoned(parent, stem string) lockState {
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		return lockUnproven
+	}
+	defer root.Close()
+	f, err := root.OpenFile(stem+lockSuffix, os.O_RDWR, 0)
+	if err != nil {
+		return lockUnproven
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return lockUnproven
+	}
+	if !tryLock(f) {
+		return lockLive
+	}
+	if !signed(f) {
+		return lockUnproven
+	}
+	root.RemoveAll(stem)
+	root.RemoveAll(stem + ".old")
+	root.Remove(stem + lockSuffix)
+	return lockAbandoned
+}
+
+// signed reports whether the lock file f was written by a build: its
+// signature and a process id, and nothing more.
+func signed(f *os.File) bool {
+	b, err := io.ReadAll(io.LimitReader(f, 64))
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	if !tryLock(f) {
-		return false
-	}
-	var pid int
-	if _, err := fmt.Fscan(f, &pid); err == nil && pid > 0 {
-		return true
-	}
-	info, err := f.Stat()
-	return err == nil && time.Since(info.ModTime()) > debrisAge
+	pid, ok := strings.CutPrefix(string(b), lockSignature)
+	n, err := strconv.Atoi(strings.TrimSuffix(pid, "\n"))
+	return ok && err == nil && n > 0 && strings.HasSuffix(pid, "\n")
 }
-
-// debrisAge is how old a working folder without a lock file must be before
-// a build removes it: older than any build, so two builds side by side
-// leave each other alone.
-var debrisAge = 10 * time.Minute

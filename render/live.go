@@ -71,7 +71,7 @@ func NewLive(ctx context.Context, files []string, site Site, out string) (*Live,
 		l.rows[r.ID] = r
 	}
 	b.rows = nil
-	marker, err := os.ReadFile(filepath.Join(l.out, siteMarker))
+	marker, err := readMarker(l.out)
 	if err != nil {
 		return nil, Stats{}, err
 	}
@@ -88,6 +88,9 @@ func NewLive(ctx context.Context, files []string, site Site, out string) (*Live,
 // now. Runs whose file or notes changed are read again; if any cannot be
 // read, nothing is written and the error lists them all, as a build's does.
 func (l *Live) Update(files []string) (Stats, error) {
+	if errs := idClashes(Files(files)); len(errs) > 0 {
+		return Stats{}, &BadRunsError{Errs: errs}
+	}
 	states := make(map[string]fileState, len(files))
 	var changed []string
 	for _, f := range files {
@@ -182,6 +185,10 @@ func (l *Live) render(file string) (renderedRun, error) {
 	if err != nil {
 		return renderedRun{}, err
 	}
+	input := inputHash(e) // of the file as written, as a build's
+	if e.Raw, err = l.b.publishedJSON(e); err != nil {
+		return renderedRun{}, err
+	}
 	e.Run = shownRun(e.Run)
 	files, siteCSV, err := l.b.renderRun(e)
 	if err != nil {
@@ -190,7 +197,7 @@ func (l *Live) render(file string) (renderedRun, error) {
 	row := newIndexRow(e)
 	row.csv, row.sums = siteCSV, sumsOf(files)
 	row.run = forComparing(e.Run)
-	return renderedRun{row: row, files: files, input: inputHash(e)}, nil
+	return renderedRun{row: row, files: files, input: input}, nil
 }
 
 // maps2rows is the site's runs after an update: the kept ones, and the

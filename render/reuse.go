@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/regular"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // A build reuses the pages of the runs whose inputs did not change since
@@ -153,7 +156,7 @@ func reuseKey(site Site) string {
 		return ""
 	}
 	h := sha256.New()
-	for _, part := range []string{exe, matrixgen.Version, site.Title, site.Description, site.BaseURL} {
+	for _, part := range []string{exe, matrixgen.Version, site.Title, site.Description, site.BaseURL, fmt.Sprint(site.PublishServerAddress)} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
@@ -181,10 +184,11 @@ func loadReuse(out, key string, secret []byte) *reuseCache {
 		return nil
 	}
 	name := filepath.Join(out, cacheFile)
-	if info, err := os.Lstat(name); err != nil || !info.Mode().IsRegular() || info.Size() > maxCacheBytes {
+	f, info, err := regular.OpenEntry(name)
+	if err != nil {
 		return nil
 	}
-	signed, err := os.ReadFile(name)
+	signed, err := regular.Read(f, info, maxCacheBytes, term.Name(name), "a reuse cache")
 	if err != nil || len(signed) < sha256.Size {
 		return nil
 	}
@@ -304,18 +308,11 @@ func (b *builder) reuseRun(dir string, e matrixgen.Entry, input string) (indexRo
 // fileHasSum reports whether name is a regular file whose bytes hash to
 // sum.
 func fileHasSum(name string, sum [sha256.Size]byte) bool {
-	link, err := os.Lstat(name)
-	if err != nil || !link.Mode().IsRegular() {
-		return false // a link, however it resolves, is not a page of ours
-	}
-	f, err := os.Open(name)
+	f, _, err := regular.OpenEntry(name) // a link, however it resolves, is not a page of ours
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil || !os.SameFile(info, link) {
-		return false
-	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return false

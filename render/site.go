@@ -23,6 +23,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/parallel"
+	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -40,6 +41,11 @@ type Site struct {
 	// Compare lists pairs of runs to compare beside those that share a model
 	// and a GPU.
 	Compare []Pair
+	// PublishServerAddress publishes each run's server address
+	// (probe.base_url) in the site's copy of its run file. Off, the
+	// address is left out: an address on a lab's network says where its
+	// machines are, and a reader needs only the server's engine and model.
+	PublishServerAddress bool
 	// Assets, when set, replaces the embedded templates/ and static/: `matrixgen
 	// serve` in a checkout reads them from disk so edits show at once.
 	Assets fs.FS
@@ -69,6 +75,10 @@ type Stats struct {
 	// not a regular file (a link, a pipe): not carried into the new site,
 	// which holds only regular files that resolve inside it.
 	Left []string
+	// Unproven are the names beside the site that look like a build's
+	// working folder but that no lock file proves a killed build's: left
+	// alone (debris.go).
+	Unproven []string
 }
 
 // echartsVersion is the vendored ECharts, shown in the footer; the VERSION
@@ -131,11 +141,14 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 	if err := replaceable(out); err != nil {
 		return nil, Stats{}, err
 	}
+	if errs := idClashes(src); len(errs) > 0 {
+		return nil, Stats{}, &BadRunsError{Errs: errs}
+	}
 	parent := filepath.Dir(out)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, Stats{}, err
 	}
-	removeDebris(parent, filepath.Base(out))
+	unproven := removeDebris(parent, filepath.Base(out))
 	work, err := newWorkFolder(parent, filepath.Base(out))
 	if err != nil {
 		return nil, Stats{}, err
@@ -173,7 +186,7 @@ func build(ctx context.Context, src Source, site Site, out string) (*builder, St
 		os.RemoveAll(tmp)
 		return nil, Stats{}, err
 	}
-	stats.Kept, stats.Left = kept, left
+	stats.Kept, stats.Left, stats.Unproven = kept, left, unproven
 	return b, stats, nil
 }
 
@@ -205,10 +218,25 @@ func writeManifest(dir string) error {
 	return writeFile(dir, siteMarker, []byte(b.String()))
 }
 
+// maxMarkerBytes bounds a site's marker, a line for each file the site
+// holds: tens of bytes for each of some files for each run.
+const maxMarkerBytes = 64 << 20
+
+// readMarker reads the marker of the site at out: the file itself, never
+// what a link there points to, nor a pipe that would block the build.
+func readMarker(out string) ([]byte, error) {
+	name := filepath.Join(out, siteMarker)
+	f, info, err := regular.OpenEntry(name)
+	if err != nil {
+		return nil, err
+	}
+	return regular.Read(f, info, maxMarkerBytes, term.Name(name), "a site's marker")
+}
+
 // builtFiles reads the list of files the build of site out wrote; ok is
 // false for a site whose marker lists none (an older matrixgen's).
 func builtFiles(out string) (files map[string]bool, ok bool) {
-	data, err := os.ReadFile(filepath.Join(out, siteMarker))
+	data, err := readMarker(out)
 	if err != nil || !strings.HasPrefix(string(data), markerHeader) {
 		return nil, false
 	}
@@ -282,14 +310,35 @@ func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
 	if len(clash) > 0 {
 		return nil, nil, nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", term.Name(out), Names(clash))
 	}
+	beforeKeeping()
+	// Each file is moved through the folder both sites are in, opened as
+	// an os.Root: a folder on the way swapped for a link out of it since
+	// the listing cannot move a file from elsewhere into the site. What
+	// was moved is looked at where it now is, in the build's own folder:
+	// one swapped for a link or a pipe goes back, left out.
+	both, err := os.OpenRoot(filepath.Dir(out))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer both.Close()
 	for _, rel := range files {
-		dst := filepath.Join(tmp, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-			err = os.Rename(filepath.Join(out, filepath.FromSlash(rel)), dst)
+		from, to := filepath.Join(filepath.Base(out), filepath.FromSlash(rel)), filepath.Join(filepath.Base(tmp), filepath.FromSlash(rel))
+		err := both.MkdirAll(filepath.Dir(to), 0o755)
+		if err == nil {
+			err = both.Rename(from, to)
 		}
 		if err != nil {
+			if info, lerr := both.Lstat(from); lerr != nil || !info.Mode().IsRegular() {
+				kept, left = slices.DeleteFunc(kept, func(k string) bool { return k == rel }), append(left, rel) // gone, or swapped, since the listing
+				continue
+			}
 			returnUserFiles(tmp, out, moved)
 			return nil, nil, nil, fmt.Errorf("keep %s: %w (nothing was changed)", term.Name(rel), err)
+		}
+		if info, err := both.Lstat(to); err != nil || !info.Mode().IsRegular() {
+			both.Rename(to, from)
+			kept, left = slices.DeleteFunc(kept, func(k string) bool { return k == rel }), append(left, rel)
+			continue
 		}
 		moved = append(moved, rel)
 	}
@@ -307,14 +356,24 @@ func Names(list []string) string {
 }
 
 // returnUserFiles moves kept files back from tmp into out, when the build
-// fails after keepUserFiles moved them.
+// fails after keepUserFiles moved them, through the folder both are in
+// (an os.Root), as they came.
 func returnUserFiles(tmp, out string, kept []string) {
+	both, err := os.OpenRoot(filepath.Dir(out))
+	if err != nil {
+		return
+	}
+	defer both.Close()
 	for _, rel := range kept {
-		dst := filepath.Join(out, filepath.FromSlash(rel))
-		os.MkdirAll(filepath.Dir(dst), 0o755)
-		os.Rename(filepath.Join(tmp, filepath.FromSlash(rel)), dst)
+		to := filepath.Join(filepath.Base(out), filepath.FromSlash(rel))
+		both.MkdirAll(filepath.Dir(to), 0o755)
+		both.Rename(filepath.Join(filepath.Base(tmp), filepath.FromSlash(rel)), to)
 	}
 }
+
+// beforeKeeping runs between keepUserFiles' listing of the old site and
+// its moves: tests swap files there.
+var beforeKeeping = func() {}
 
 // IsSite reports whether dir holds a site matrixgen built.
 func IsSite(dir string) bool {
@@ -618,9 +677,7 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			if err == nil {
 				// Pages show a bounded part of each string; run.json, made
 				// from the entry before that, keeps them whole.
-				if e.Raw == nil {
-					e.Raw, err = e.JSON()
-				}
+				e.Raw, err = b.publishedJSON(e)
 				e.Run = shownRun(e.Run)
 			}
 			if err == nil {
@@ -1184,11 +1241,15 @@ func (b *builder) linkUnchanged(dir, rel string, data []byte) bool {
 		return false
 	}
 	old := filepath.Join(b.previous, filepath.FromSlash(rel))
-	info, err := os.Lstat(old)
-	if err != nil || !info.Mode().IsRegular() || info.Size() != int64(len(data)) {
+	f, info, err := regular.OpenEntry(old)
+	if err != nil {
 		return false
 	}
-	have, err := os.ReadFile(old)
+	if info.Size() != int64(len(data)) {
+		f.Close()
+		return false
+	}
+	have, err := regular.Read(f, info, int64(len(data)), term.Name(old), "a page")
 	if err != nil || !bytes.Equal(have, data) {
 		return false
 	}

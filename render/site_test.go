@@ -320,10 +320,11 @@ func TestInterruptedBuildLeavesNothing(t *testing.T) {
 	if _, err := BuildContext(ctx, Entries{{ID: "a", Run: testrun.Full(1)}, {ID: "b", Run: testrun.Full(2)}}, Site{}, out); err == nil {
 		t.Fatal("a cancelled build succeeded")
 	}
-	killed := filepath.Join(parent, ".public.building-12345")
-	os.Mkdir(killed, 0o755)
-	old := time.Now().Add(-time.Hour)
-	os.Chtimes(killed, old, old)
+	killed, err := newWorkFolder(parent, "public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed.lock.Close() // as kill -9 closes it
 	if _, err := Build(Entries{{ID: "a", Run: testrun.Full(1)}}, Site{}, out); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -340,14 +342,7 @@ func TestImpossibleFiguresAreErrors(t *testing.T) {
 // forced.
 func TestResumeRefusesAnotherAddress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, _, dial := startMemSim(t, testProfile())
-		file := filepath.Join(t.TempDir(), "run.json")
-		settings := testSettings("http://user:secret@sim.test", []string{"1K"}, []int{1, 2}, time.Second)
-		ctx, cancel := context.WithCancel(context.Background())
-		log := &cancelAfter{marker: "decode 1K × 1", cancel: cancel}
-		if _, err := Run(ctx, Options{Settings: settings, File: file, Log: log, dial: dial}); err == nil {
-			t.Fatal("the interrupted sweep did not stop")
-		}
+		file, _ := interruptedRun(t, testSettings("http://user:secret@sim.test", []string{"1K"}, []int{1, 2}, time.Second))
 		e, err := matrixgen.LoadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -404,4 +399,88 @@ func TestServerInfoIsBounded(t *testing.T) {
 	if err := c.getJSON(context.Background(), "/v1/models", &models); err == nil || !strings.Contains(err.Error(), strconv.Itoa(maxJSONInfo)) && !strings.Contains(err.Error(), byteSize(maxJSONInfo)) {
 		t.Errorf("a %d-byte /v1/models: %v", maxJSONInfo, err)
 	}
+}
+
+// TestResumeComparesTheMachine: `run -resume` compared the server but not
+// the GPUs it ran on, and gave a run file from before addresses were kept
+// the new address as if it had been measured there. A resume on other
+// GPUs, or of a run that cannot say where it was measured, is refused
+// with each difference listed and the flag that overrides named; the
+// refused file is left as it was, and a forced resume records the
+// differences without rewriting the address the run was measured at.
+func TestResumeComparesTheMachine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		settings := testSettings("http://sim.test", []string{"1K"}, []int{1, 2}, time.Second)
+		file, dial := interruptedRun(t, settings)
+		e, err := matrixgen.LoadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name  string
+			edit  func(r *matrixgen.Run)
+			diffs []string
+		}{
+			{"another GPU", func(r *matrixgen.Run) { r.Hardware.GPU, r.Hardware.GPUCount = "NVIDIA H100 80GB HBM3", 1 },
+				[]string{"GPU: NVIDIA H100 80GB HBM3 then, none detected now", "GPU count: 1 then, 0 now"}},
+			{"more GPUs", func(r *matrixgen.Run) { r.Hardware.GPUCount = 4 },
+				[]string{"GPU count: 4 then, 0 now"}},
+			{"no address kept", func(r *matrixgen.Run) { r.Probe.BaseURL = "" },
+				[]string{"server address: not recorded then, http://sim.test now"}},
+			{"all of them", func(r *matrixgen.Run) {
+				r.Probe.BaseURL, r.Probe.Engine, r.Probe.EngineVersion = "", "sglang", "0.4"
+				r.Hardware.GPU, r.Hardware.GPUCount = "AMD Instinct MI300X", 8
+			}, []string{"server address: not recorded then", "engine: sglang then", "engine version: 0.4 then",
+				"GPU: AMD Instinct MI300X then", "GPU count: 8 then"}},
+		} {
+			old := *e.Run
+			probe := *old.Probe
+			old.Probe = &probe
+			c.edit(&old)
+			if err := matrixgen.SaveRun(file, &old); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.ReadFile(file)
+			_, err := Run(context.Background(), Options{Settings: settings, File: file, Resume: true, Log: io.Discard, dial: dial})
+			if err == nil {
+				t.Fatalf("%s: resumed", c.name)
+			}
+			for _, d := range c.diffs {
+				if !strings.Contains(err.Error(), d) {
+					t.Errorf("%s: the refusal does not say %q:\n%v", c.name, d, err)
+				}
+			}
+			if !strings.Contains(err.Error(), "-force") {
+				t.Errorf("%s: the refusal does not name the flag that overrides it:\n%v", c.name, err)
+			}
+			if after, _ := os.ReadFile(file); !bytes.Equal(before, after) {
+				t.Errorf("%s: a refused resume changed the file", c.name)
+			}
+			run, err := Run(context.Background(), Options{Settings: settings, File: file, Resume: true, Force: true, Log: io.Discard, dial: dial})
+			if err != nil {
+				t.Fatalf("%s: forced: %v", c.name, err)
+			}
+			if len(run.ResumedDespite) != len(c.diffs) {
+				t.Errorf("%s: forced, recorded %q", c.name, run.ResumedDespite)
+			}
+			if run.Probe.BaseURL != old.Probe.BaseURL {
+				t.Errorf("%s: forced, the address the run was measured at became %q", c.name, run.Probe.BaseURL)
+			}
+		}
+	})
+}
+
+// interruptedRun runs settings' sweep against the sim in memory until its
+// first decode cell is measured, then interrupts it (in a synctest
+// bubble), and gives the run file and the sim's dialer.
+func interruptedRun(t *testing.T, settings Settings) (string, dialFunc) {
+	t.Helper()
+	_, _, dial := startMemSim(t, testProfile())
+	file := filepath.Join(t.TempDir(), "run.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &cancelAfter{marker: "decode 1K × 1", cancel: cancel}
+	if _, err := Run(ctx, Options{Settings: settings, File: file, Log: log, dial: dial}); err == nil {
+		t.Fatal("the interrupted sweep did not stop")
+	}
+	return file, dial
 }

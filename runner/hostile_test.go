@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -326,5 +328,26 @@ func TestWeakKeyRewritesNothing(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestOllamaLineIsBounded: Ollama's native stream is read a line at a time;
+// a line that never ends is refused at maxOllamaLine, named in the cell's
+// error, holding no more than about that much: the rest of what the
+// server sends is never read.
+func TestOllamaLineIsBounded(t *testing.T) {
+	hs := &hostile.Server{Attack: hostile.EndlessNativeLine, Deadline: 20 * time.Second}
+	ts := httptest.NewServer(hs)
+	defer ts.Close()
+	c := NewClient(ts.URL, "", 1)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	obs := c.ollamaStream(context.Background(), chatRequest{prompt: "hi", maxTokens: 16}, 10*time.Second, hooks{})
+	runtime.ReadMemStats(&after)
+	if obs.err == nil || !strings.Contains(obs.err.Error(), "longer than "+strconv.Itoa(maxOllamaLine)) {
+		t.Errorf("an endless line: %v", obs.err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16*maxOllamaLine {
+		t.Errorf("reading a line bounded at %d bytes allocated %d MB", maxOllamaLine, got>>20)
 	}
 }

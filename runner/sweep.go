@@ -288,10 +288,12 @@ func lastSegment(path string) string {
 }
 
 // resumeRun takes the measurements of an earlier run of the same sweep
-// against the same server: every cell that finished (anything but not_run
-// and error) is kept. A different server, model or setting would mix two
-// runs under one's name, so any difference is refused, all of them listed,
-// unless force; then they are recorded in the run.
+// against the same server on the same GPUs: every cell that finished
+// (anything but not_run and error) is kept. A different server, machine,
+// model or setting would mix two runs under one's name, so any difference
+// is refused, all of them listed, unless force; then they are recorded in
+// the run. The old run's probe is kept as it was measured: a run that
+// did not record its address does not take the new one.
 func resumeRun(file string, fresh *matrixgen.Run, force bool) (*matrixgen.Run, error) {
 	e, err := matrixgen.LoadFile(file)
 	if err != nil {
@@ -305,15 +307,15 @@ func resumeRun(file string, fresh *matrixgen.Run, force bool) (*matrixgen.Run, e
 		}
 		old.ResumedDespite = append(old.ResumedDespite, diffs...)
 	}
-	if old.Probe != nil && old.Probe.BaseURL == "" && fresh.Probe != nil {
-		old.Probe.BaseURL = fresh.Probe.BaseURL // a run from before addresses were kept
-	}
 	old.Incomplete = true
 	return old, nil
 }
 
 // resumeDifferences lists what differs between a run and the run a resume
-// would measure now: the server as probed, and the sweep's settings.
+// would measure now: the server as probed, the GPUs as detected (or
+// given), and the sweep's settings. A run that did not record its
+// server's address cannot show it is the same server, so that is a
+// difference too.
 func resumeDifferences(old, fresh *matrixgen.Run) []string {
 	var diffs []string
 	differ := func(what string, a, b any) {
@@ -325,14 +327,14 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 	if op == nil {
 		op = &matrixgen.Probe{}
 	}
-	if op.BaseURL != "" { // runs before base_url was recorded cannot say
-		differ("server address", op.BaseURL, np.BaseURL)
-	}
+	differ("server address", cmp.Or(op.BaseURL, "not recorded"), np.BaseURL)
 	differ("engine", op.Engine, np.Engine)
 	differ("engine version", op.EngineVersion, np.EngineVersion)
 	differ("model", op.Model, np.Model)
 	differ("maximum length", op.MaxModelLen, np.MaxModelLen)
 	differ("KV cache tokens", op.KVCacheTokens, np.KVCacheTokens)
+	differ("GPU", cmp.Or(old.Hardware.GPU, "none detected"), cmp.Or(fresh.Hardware.GPU, "none detected"))
+	differ("GPU count", old.Hardware.GPUCount, fresh.Hardware.GPUCount)
 	os, ns := old.Sweep, fresh.Sweep
 	differ("contexts", os.Contexts, ns.Contexts)
 	differ("concurrency", os.Concurrency, ns.Concurrency)

@@ -110,6 +110,9 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	if len(stats.Left) > 0 {
 		fmt.Fprintf(stdout, "left out of the new site, not regular files: %s\n", render.Names(stats.Left))
 	}
+	if len(stats.Unproven) > 0 {
+		fmt.Fprintf(stdout, "left alone beside the site, named like a build's work but with no lock file that shows its build was killed (remove by hand if no build is running): %s\n", render.Names(stats.Unproven))
+	}
 	return nil
 }
 
@@ -136,7 +139,7 @@ func renderSite(site config.Site) render.Site {
 	for _, p := range site.Compare {
 		pairs = append(pairs, render.Pair{A: p.A, B: p.B})
 	}
-	return render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs}
+	return render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs, PublishServerAddress: site.PublishServerAddress}
 }
 
 // runFiles lists the run files of place: a local folder, or a bucket whose

@@ -3,7 +3,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/matrixgen/matrixgen/internal/hostile"
 )
 
 // TestServeStaysInsideItsSite: a link in the output folder to /etc listed
@@ -117,5 +121,49 @@ func TestKill9DuringBuildLeavesNoDebris(t *testing.T) {
 	}
 	if left := debris(); len(left) > 0 {
 		t.Errorf("after the next build, still beside the site: %q", left)
+	}
+}
+
+// TestServeOpensOnce: serve checked a name (regular? a folder?) and then
+// opened it by name again, so a page swapped in between for a FIFO hung
+// the request, and one swapped for a link was opened as the link. The open
+// is the check: while a page is swapped back and forth, each open gives
+// the page or nothing, never the file outside, and never waits.
+func TestServeOpensOnce(t *testing.T) {
+	site, outside := t.TempDir(), filepath.Join(t.TempDir(), "shadow")
+	os.WriteFile(outside, []byte("root:secret"), 0o644)
+	page := []byte("<!doctype html><title>page</title>")
+	name := filepath.Join(site, "page.html")
+	os.WriteFile(name, page, 0o644)
+	root, err := os.OpenRoot(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	swapper := hostile.SwapFile(name, page, outside)
+	defer func() { t.Logf("%d rounds of swaps", swapper.Stop()) }()
+	finished := make(chan error, 1)
+	go func() {
+		for i := 0; swapper.Rounds() < 300 && i < 1_000_000; i++ {
+			f, err := siteFS{root}.Open("page.html")
+			if err != nil {
+				continue
+			}
+			b, err := io.ReadAll(f)
+			f.Close()
+			if err == nil && !bytes.Equal(b, page) {
+				finished <- fmt.Errorf("served %q", b)
+				return
+			}
+		}
+		finished <- nil
+	}()
+	select {
+	case err := <-finished:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second): // far past any machine: a hang
+		t.Fatal("an open waited on a FIFO swapped in")
 	}
 }

@@ -233,6 +233,18 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			writeFile(t, cfg, hostile.DeepConfig(1<<20-64))
 			return []string{"-runs", runsWith(t, dir, 1, sample, nil), "-config", cfg}
 		}},
+		// A title of a megabyte was put on every page: 60 runs made a site
+		// of 246 MB.
+		{name: "config of a megabyte title", want: "site.title", setup: func(t *testing.T, dir string) []string {
+			cfg := filepath.Join(dir, "title.toml")
+			writeFile(t, cfg, []byte("[site]\ntitle = \""+strings.Repeat("T", 1<<20-64)+"\"\n"))
+			return []string{"-runs", runsWith(t, dir, 1, sample, nil), "-config", cfg}
+		}},
+		{name: "config at its bounds, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
+			cfg := filepath.Join(dir, "long.toml")
+			writeFile(t, cfg, fmt.Appendf(nil, "[site]\ntitle = %q\ndescription = %q\n", strings.Repeat("T", 200), strings.Repeat("D ", 1000)))
+			return []string{"-runs", runsWith(t, dir, 200, full, nil), "-config", cfg}
+		}},
 		{name: "config of a dotted key", want: "nested", setup: func(t *testing.T, dir string) []string {
 			cfg := filepath.Join(dir, "dotted.toml")
 			writeFile(t, cfg, hostile.DottedConfig(300000))
@@ -248,6 +260,19 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			file := filepath.Join(dir, "benchmark_results.json")
 			writeFile(t, file, []byte(`{"results":[`+strings.Repeat("1e300,", 10<<20)+`1]}`))
 			return []string{"llm-inference-bench", file, "-o", filepath.Join(dir, "runs")}
+		}},
+		{name: "an import of 60 MB of numbers, Ctrl-C", command: "import", interrupt: true, want: "interrupt", setup: func(t *testing.T, dir string) []string {
+			file := filepath.Join(dir, "benchmark_results.json")
+			writeFile(t, file, []byte(`{"results":[`+strings.Repeat("1e300,", 10<<20)+`1]}`))
+			return []string{"llm-inference-bench", file, "-o", filepath.Join(dir, "runs")}
+		}},
+		{name: "bucket objects of numbers at the bound, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
+			flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes-1024)
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := filepath.Dir(runsWith(t, filepath.Join(dir, "bucket"), 12, flood, nil))
+			return []string{"-runs", "file://" + store + "/runs/"}
 		}},
 		{name: "a 1.5 GB bucket object", want: "8388608", setup: func(t *testing.T, dir string) []string {
 			store := filepath.Join(dir, "bucket")
@@ -272,15 +297,21 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			var exitAfter time.Duration
+			var ended error
 			if a.interrupt {
-				if !waitForWork(filepath.Dir(out(dir)), done) {
+				// An import leaves no working folder: it is sent Ctrl-C
+				// while it reads.
+				if a.command != "import" && !waitForWork(filepath.Dir(out(dir)), done) {
 					t.Skipf("the build ended before it could be interrupted:\n%s", log)
 				}
 				time.Sleep(300 * time.Millisecond)
-				cmd.Process.Signal(syscall.SIGINT)
+				if cmd.Process.Signal(syscall.SIGINT) != nil {
+					<-done
+					t.Skipf("it ended before it could be interrupted:\n%s", log)
+				}
 				start := time.Now()
 				select {
-				case <-done:
+				case ended = <-done:
 					exitAfter = time.Since(start)
 				case <-time.After(20 * time.Second): // 10× the goal: only a hang fails
 					cmd.Process.Kill()
@@ -288,7 +319,7 @@ func TestHostileFilesFromOutside(t *testing.T) {
 					t.Fatalf("still running 20 s after Ctrl-C:\n%s", log)
 				}
 			} else {
-				<-done
+				ended = <-done
 			}
 			rss := peak(cmd)
 			fmt.Fprintf(&table, "%s | %d MB | %v | %d\n", a.name, rss>>20, exitAfter.Round(time.Millisecond), cmd.ProcessState.ExitCode())
@@ -296,6 +327,9 @@ func TestHostileFilesFromOutside(t *testing.T) {
 				t.Errorf("peak RSS %d MB\n%s", rss>>20, log)
 			}
 			said := log.String()
+			if ended != nil {
+				said += "\n" + ended.Error() // "signal: interrupt" for a command Go's default handler ended
+			}
 			switch {
 			case a.want == "" && cmd.ProcessState.ExitCode() != 0:
 				t.Errorf("the build failed:\n%s", said)
@@ -305,6 +339,9 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			if a.want != "" {
 				if entries, _ := os.ReadDir(filepath.Dir(out(dir))); len(entries) > 0 {
 					t.Errorf("a failed or interrupted build left %d entries beside the site (%s, …)", len(entries), entries[0].Name())
+				}
+				if entries, _ := os.ReadDir(filepath.Join(dir, "runs")); a.command == "import" && len(entries) > 0 {
+					t.Errorf("a failed or interrupted import left %s in its runs folder", entries[0].Name())
 				}
 			}
 		})

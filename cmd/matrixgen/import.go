@@ -11,6 +11,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/importer"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -142,26 +143,17 @@ const maxImportBytes = 64 << 20
 
 // readInput reads a result file to import: a regular file of at most
 // maxImportBytes. A device, a FIFO or standard input could feed it without
-// end.
+// end. The file is opened once, without waiting, and what was opened is
+// checked (regular.OpenPath): a name checked, then opened again, could be
+// swapped in between.
 func readInput(name string) ([]byte, error) {
-	info, err := os.Stat(name)
+	f, info, err := regular.OpenPath(name)
 	if err != nil {
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {
+		f.Close()
 		return nil, fmt.Errorf("%s: not a regular file (import reads result files, not devices, pipes or standard input)", term.Name(name))
 	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxImportBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxImportBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", term.Name(name), maxImportBytes)
-	}
-	return data, nil
+	return regular.Read(f, info, maxImportBytes, term.Name(name), "a file to import")
 }

@@ -40,7 +40,9 @@ measurement. Ctrl-C stops within seconds and keeps what was measured.
 cells: the sweep's settings (contexts, concurrency, window, max output,
 model) come from the run file itself; the server is found as for any run,
 from the config and flags, and the hint an interrupted run prints repeats
-the flags that named it.
+the flags that named it. A server (address, engine, version), GPUs (name,
+count), model or setting other than the run's is refused, each difference
+listed; -force continues anyway and records them in the run.
 
 An API key, when the server wants one, is read from the variable
 [server] api_key_env names (or -api-key-env) and never written anywhere.
@@ -57,7 +59,7 @@ An API key, when the server wants one, is read from the variable
 		f.cfgFile = fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
 		f.out = fs.String("o", "", "run `file` to write (default runs/<date>-<model>-<host>.json), or a bucket URL s3://lab/runs/ to copy it to after every save")
 		f.resume = fs.String("resume", "", "continue the run in this `file`, with its own sweep (a local file, or one in a bucket: s3://lab/runs/<id>.json)")
-		f.force = fs.Bool("force", false, "with -resume: continue even against another server, model or settings, recording the differences in the run")
+		f.force = fs.Bool("force", false, "with -resume: continue even against another server, GPUs, model or settings, recording the differences in the run")
 		f.baseURL = fs.String("base-url", "", "server `URL` without /v1 (overrides [server] base_url; default http://127.0.0.1:8000)")
 		f.model = fs.String("model", "", "served `model` (overrides [server] model; default: the only one the server serves)")
 		f.keyEnv = fs.String("api-key-env", "", "`variable` holding the API key, used when set (overrides [server] api_key_env)")

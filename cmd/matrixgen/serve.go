@@ -25,6 +25,7 @@ import (
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/render"
 )
 
@@ -156,11 +157,8 @@ func (s *server) build() bool {
 	if err == nil {
 		var files []string
 		if files, err = matrixgen.RunFiles(s.runs); err == nil {
-			var pairs []render.Pair
-			for _, p := range cfg.Site.Compare {
-				pairs = append(pairs, render.Pair{A: p.A, B: p.B})
-			}
-			site := render.Site{Title: cfg.Site.Title, Description: cfg.Site.Description, Compare: pairs, Assets: liveAssets()}
+			site := renderSite(cfg.Site)
+			site.BaseURL, site.Assets = "", liveAssets() // served here, not where it will be published
 			var stats render.Stats
 			var live *render.Live
 			if live, stats, err = render.NewLive(context.Background(), files, site, s.out); err == nil {
@@ -289,39 +287,96 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 
 // live marks HTML pages as served live, so the site script polls for new
 // builds and reloads. The mark is a meta element, not a script: pages keep
-// their Content-Security-Policy.
+// their Content-Security-Policy. Pages are marked as they pass (marker),
+// never held whole: a page of any size costs a request a few bytes.
 func (s *server) live(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/") && !strings.HasSuffix(r.URL.Path, ".html") {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rec := &recorder{header: http.Header{}, status: 200}
-		next.ServeHTTP(rec, r)
-		body := rec.body.Bytes()
-		if strings.HasPrefix(rec.header.Get("Content-Type"), "text/html") {
-			body = bytes.Replace(body, []byte("</head>"), []byte(`<meta name="matrixgen-live" content="/__matrixgen/version">`+"\n</head>"), 1)
-			rec.header.Del("Content-Length")
-		}
-		for k, v := range rec.header {
-			w.Header()[k] = v
-		}
+		// A page changes on its way: a part of it asked for by its
+		// offsets would be the wrong part.
+		r.Header.Del("Range")
 		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(rec.status)
-		w.Write(body)
+		m := &marker{ResponseWriter: w}
+		next.ServeHTTP(m, r)
+		m.finish()
 	})
 }
 
-// recorder holds a response so live can edit it.
-type recorder struct {
-	header http.Header
-	body   bytes.Buffer
-	status int
+// headEnd is what the live mark goes before, and markSearch how far into a
+// page it is looked for: every page's head ends in its first few
+// kilobytes.
+var headEnd = []byte("</head>")
+
+const (
+	liveMeta   = `<meta name="matrixgen-live" content="/__matrixgen/version">` + "\n"
+	markSearch = 64 << 10
+)
+
+// marker passes a response on, adding the live mark before the first
+// </head> of an HTML page that starts within markSearch bytes. It holds
+// back only the last bytes of each write that could begin a </head>.
+type marker struct {
+	http.ResponseWriter
+	started bool
+	marking bool
+	at      int    // how many bytes of the page were passed on
+	held    []byte // the bytes held back, at most len(headEnd)-1
 }
 
-func (r *recorder) Header() http.Header         { return r.header }
-func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
-func (r *recorder) WriteHeader(status int)      { r.status = status }
+func (m *marker) WriteHeader(status int) {
+	if !m.started {
+		m.started = true
+		if status == http.StatusOK && strings.HasPrefix(m.Header().Get("Content-Type"), "text/html") {
+			m.marking = true
+			m.Header().Del("Content-Length")
+		}
+	}
+	m.ResponseWriter.WriteHeader(status)
+}
+
+func (m *marker) Write(b []byte) (int, error) {
+	if !m.started {
+		m.WriteHeader(http.StatusOK)
+	}
+	if !m.marking {
+		return m.ResponseWriter.Write(b)
+	}
+	data := append(m.held, b...)
+	m.held = nil
+	if i := bytes.Index(data, headEnd); i >= 0 && m.at+i < markSearch {
+		m.marking = false
+		err := m.pass(data[:i], []byte(liveMeta), data[i:])
+		return len(b), err
+	}
+	keep := min(len(headEnd)-1, len(data))
+	if m.at+len(data)-keep >= markSearch { // no </head> can start in time now
+		m.marking = false
+		return len(b), m.pass(data)
+	}
+	m.at += len(data) - keep
+	m.held = append([]byte(nil), data[len(data)-keep:]...)
+	return len(b), m.pass(data[:len(data)-keep])
+}
+
+// pass sends parts on, in order.
+func (m *marker) pass(parts ...[]byte) error {
+	for _, p := range parts {
+		if _, err := m.ResponseWriter.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish sends what was held back at the end of a page without a mark.
+func (m *marker) finish() {
+	if len(m.held) > 0 {
+		m.ResponseWriter.Write(m.held)
+	}
+}
 
 // siteFiles serves the site in dir: only regular files and folders that
 // resolve inside it (os.Root refuses a link out of it, say to /etc), never
@@ -348,20 +403,21 @@ func (s siteFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) || hasDotPart(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
-	// Stat first, following links only inside the root: opening a pipe
-	// would wait for a writer.
-	info, err := s.root.Stat(name)
-	if err != nil || !info.Mode().IsRegular() && !info.IsDir() {
+	// Opened once, without waiting (a pipe would wait for a writer),
+	// following links only inside the root; what was opened is what is
+	// checked, so nothing swapped in after a check is served.
+	f, info, err := regular.Open(s.root, name)
+	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
-	f, err := s.root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	if info.IsDir() {
+	switch {
+	case info.IsDir():
 		return servedDir{f}, nil
+	case info.Mode().IsRegular():
+		return f, nil
 	}
-	return f, nil
+	f.Close()
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
 // servedDir lists only the entries siteFS would open.

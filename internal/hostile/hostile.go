@@ -72,6 +72,9 @@ const (
 	// line of nearly a megabyte that carries no data: event:, id:, retry:
 	// or a field no one knows, in turn.
 	LongEventLines Attack = "long-event-lines"
+	// EndlessNativeLine answers Ollama's native /api/chat with one line
+	// that never ends: a token's envelope whose content goes on for ever.
+	EndlessNativeLine Attack = "endless-native-line"
 )
 
 // EchoCut is the length of an EchoKey body a client reads: the key
@@ -137,6 +140,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/v1/chat/completions" && (s.Attack == EchoKeyAtOnce || s.Attack == EchoKey && s.chats.Add(1) > 1):
 		w.WriteHeader(http.StatusUnauthorized)
 		w.Write(echoKey(r.Header.Get("Authorization")))
+	case path == "/api/chat" && s.Attack == EndlessNativeLine:
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.Write([]byte(`{"model":"m","message":{"role":"assistant","content":"`))
+		s.flood(ctx, w, "token ", -1)
 	case path == "/v1/chat/completions":
 		s.chat(ctx, w, maxTokens(r))
 	default:

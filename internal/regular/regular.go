@@ -1,0 +1,123 @@
+// Package regular opens files that someone else may have put in place (a
+// contributed run file, a kept file of a site, a page being served), so
+// that the open itself is the check: a name is opened once, without
+// waiting (a FIFO would wait for a writer), and what was opened is
+// examined (fstat) before a byte is read. Checking a name and then
+// opening it by name again lets the file be swapped between the two, for
+// a link out of the folder, a pipe or a larger file.
+package regular
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+
+	"github.com/matrixgen/matrixgen/internal/term"
+)
+
+// Open opens name in root for reading without waiting, following links
+// only inside root, and gives what it opened: a file, a folder, a pipe
+// or a device, for the caller to accept or close.
+func Open(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|nonBlocking, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return withInfo(f)
+}
+
+// OpenPath is Open for a path a person named on the command line: links
+// are followed wherever they lead, as the person chose them.
+func OpenPath(name string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|nonBlocking, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return withInfo(f)
+}
+
+// OpenEntry opens the regular file that is name itself, never what a
+// link there points to, nor a pipe: what it opened is the very file the
+// name held when looked at (os.SameFile), whatever was swapped in
+// meanwhile.
+func OpenEntry(name string) (*os.File, fs.FileInfo, error) {
+	entry, err := os.Lstat(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !entry.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: not a regular file", term.Name(name))
+	}
+	f, info, err := OpenPath(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !os.SameFile(entry, info) {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: replaced while being opened", term.Name(name))
+	}
+	return f, info, nil
+}
+
+func withInfo(f *os.File) (*os.File, fs.FileInfo, error) {
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
+}
+
+// Read reads the file f, opened by Open or OpenPath, when it is a regular
+// file of at most limit bytes, and closes it. shown names it in errors
+// and what says what it is ("a run file"): "… is larger than the 8388608
+// bytes a run file may be".
+func Read(f *os.File, info fs.FileInfo, limit int64, shown, what string) ([]byte, error) {
+	defer f.Close()
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", shown)
+	}
+	if info.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes is larger than the %d bytes %s may be", shown, info.Size(), limit, what)
+	}
+	// Its size is known: one allocation, and one byte more to see a file
+	// that grew while being read.
+	data, err := readUpTo(f, make([]byte, 0, info.Size()+1), limit+1)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than the %d bytes %s may be", shown, limit, what)
+	}
+	return data, nil
+}
+
+// ReadFile reads name in root: Open, then Read, naming it as term.Name
+// prints it.
+func ReadFile(root *os.Root, name string, limit int64, what string) ([]byte, error) {
+	f, info, err := Open(root, name)
+	if err != nil {
+		return nil, err
+	}
+	return Read(f, info, limit, term.Name(name), what)
+}
+
+// readUpTo appends what r holds to buf, at most limit bytes in all.
+func readUpTo(r io.Reader, buf []byte, limit int64) ([]byte, error) {
+	for int64(len(buf)) < limit {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 4096)
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), int(limit))])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
