@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/matrixgen/matrixgen"
@@ -11,6 +12,8 @@ import (
 // per-slot context, /apply-template then /tokenize, /slots for idleness,
 // a token count on every chunk when asked (timings_per_token).
 type llamaCppEngine struct{}
+
+func init() { registerEngine(placeOwnEndpoint, llamaCppEngine{}) }
 
 func (llamaCppEngine) name() string { return "llama.cpp" }
 
@@ -56,6 +59,28 @@ func (llamaCppEngine) hasSlots() bool                           { return true }
 
 // tooLong: "request (20030 tokens) exceeds the available context size
 // (16384 tokens), try increasing it", of type exceed_context_size_error.
-func (llamaCppEngine) tooLong(m string) bool {
-	return containsAny(m, "exceeds the available context size", "exceed_context_size")
+func (llamaCppEngine) tooLong(status int, m string) bool {
+	return status == 400 && containsAny(m, "exceeds the available context size", "exceed_context_size")
+}
+
+// llamaTokenizer is llama-server's way: render the chat template with
+// /apply-template, then count the text with /tokenize.
+type llamaTokenizer struct{ c *Client }
+
+func (t llamaTokenizer) count(ctx context.Context, content string) (int, error) {
+	var tmpl struct {
+		Prompt string `json:"prompt"`
+	}
+	if err := t.c.postJSON(ctx, "/apply-template", map[string]any{
+		"messages": []map[string]string{{"role": "user", "content": content}},
+	}, &tmpl); err != nil {
+		return 0, err
+	}
+	var tok struct {
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if err := t.c.postJSON(ctx, "/tokenize", map[string]any{"content": tmpl.Prompt}, &tok); err != nil {
+		return 0, err
+	}
+	return len(tok.Tokens), nil
 }

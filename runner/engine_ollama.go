@@ -11,6 +11,8 @@ import (
 // final line of each stream is the server's own count and rates.
 type ollamaEngine struct{}
 
+func init() { registerEngine(placeLast, ollamaEngine{}) }
+
 func (ollamaEngine) name() string { return "ollama" }
 
 func (ollamaEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
@@ -37,7 +39,7 @@ func (ollamaEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
 func (ollamaEngine) hasSlots() bool                           { return false }
 
 // tooLong: Ollama cuts a prompt past its context silently; it refuses none.
-func (ollamaEngine) tooLong(string) bool { return false }
+func (ollamaEngine) tooLong(int, string) bool { return false }
 
 func (ollamaEngine) stream(ctx context.Context, c *Client, req chatRequest, stall time.Duration, h hooks) *observation {
 	return c.ollamaStream(ctx, req, stall, h)

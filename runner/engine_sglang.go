@@ -11,6 +11,8 @@ import (
 // capacity, /v1/tokenize for plain text, Prometheus metrics.
 type sglangEngine struct{}
 
+func init() { registerEngine(placeOwnEndpoint, sglangEngine{}) }
+
 func (sglangEngine) name() string { return "sglang" }
 
 func (sglangEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
@@ -33,7 +35,13 @@ func (sglangEngine) prepare(*Client) {}
 // counter: /v1/tokenize counts plain text; the chat template's own tokens
 // are measured once on usage and added.
 func (sglangEngine) counter(ctx context.Context, c *Client) (tokenizer, string, bool) {
-	t, err := newSGLangTokenizer(ctx, c)
+	t, err := newTemplatedTokenizer(ctx, c, func(ctx context.Context, text string) (int, error) {
+		var out struct {
+			Count int `json:"count"`
+		}
+		err := c.postJSON(ctx, "/v1/tokenize", map[string]any{"model": c.model, "prompt": text}, &out)
+		return out.Count, err
+	})
 	if err != nil {
 		return nil, "", false
 	}
@@ -57,4 +65,6 @@ func (sglangEngine) hasSlots() bool                           { return false }
 
 // tooLong: "The input (N tokens) is longer than the model's context length
 // (M tokens)."
-func (sglangEngine) tooLong(m string) bool { return containsAny(m, "context length") }
+func (sglangEngine) tooLong(status int, m string) bool {
+	return status == 400 && containsAny(m, "context length")
+}

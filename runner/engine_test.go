@@ -90,11 +90,12 @@ func TestTooLongInEachEnginesWords(t *testing.T) {
 		{sglangEngine{}, "The input (9000 tokens) is longer than the model's context length (8192 tokens)."},
 		{llamaCppEngine{}, "request (20030 tokens) exceeds the available context size (16384 tokens), try increasing it"},
 	} {
-		if !tt.e.tooLong(tt.msg) || !(genericEngine{}).tooLong(tt.msg) {
+		if !tt.e.tooLong(400, tt.msg) || !(genericEngine{}).tooLong(400, tt.msg) {
 			t.Errorf("%s does not know %q", tt.e.name(), tt.msg)
 		}
 	}
-	if (genericEngine{}).tooLong("model not found") || (ollamaEngine{}).tooLong("too long") {
+	if (genericEngine{}).tooLong(400, "model not found") || (ollamaEngine{}).tooLong(400, "too long") ||
+		(vllmEngine{}).tooLong(500, "maximum context length") {
 		t.Error("too long where nothing was")
 	}
 }

@@ -11,6 +11,8 @@ import (
 // with its KV capacity, per-request rates in its final chunk.
 type vllmEngine struct{}
 
+func init() { registerEngine(placeVersion, vllmEngine{}) }
+
 func (vllmEngine) name() string { return "vllm" }
 
 func (vllmEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
@@ -69,4 +71,6 @@ func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []sample) {
 func (vllmEngine) hasSlots() bool { return false }
 
 // tooLong: "This model's maximum context length is 8192 tokens. However, …".
-func (vllmEngine) tooLong(m string) bool { return containsAny(m, "maximum context length") }
+func (vllmEngine) tooLong(status int, m string) bool {
+	return status == 400 && containsAny(m, "maximum context length")
+}
