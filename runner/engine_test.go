@@ -25,6 +25,7 @@ func TestEachEngine(t *testing.T) {
 		{sim.FlavourLlamaCpp, "llama.cpp", true},
 		{sim.FlavourOllama, "ollama", false},
 		{sim.FlavourOpenAI, "openai-compatible", true},
+		{sim.FlavourTGI, "tgi", true},
 	} {
 		t.Run(tt.flavour, func(t *testing.T) {
 			p := testProfile()
@@ -89,8 +90,14 @@ func TestTooLongInEachEnginesWords(t *testing.T) {
 		{vllmEngine{}, "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8996 in the messages, 4 in the completion)."},
 		{sglangEngine{}, "The input (9000 tokens) is longer than the model's context length (8192 tokens)."},
 		{llamaCppEngine{}, "request (20030 tokens) exceeds the available context size (16384 tokens), try increasing it"},
+		{tgiEngine{}, "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 5000 `inputs` tokens and 4 `max_new_tokens`"},
+		{tgiEngine{}, "Input validation error: `inputs` must have less than 4095 tokens. Given: 5000"},
 	} {
-		if !tt.e.tooLong(400, tt.msg) || !(genericEngine{}).tooLong(400, tt.msg) {
+		status := 400
+		if tt.e.name() == "tgi" {
+			status = 422 // its validation errors
+		}
+		if !tt.e.tooLong(status, tt.msg) || !(genericEngine{}).tooLong(status, tt.msg) {
 			t.Errorf("%s does not know %q", tt.e.name(), tt.msg)
 		}
 	}

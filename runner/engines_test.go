@@ -34,6 +34,9 @@ func TestEngines(t *testing.T) {
 		{sim.FlavourOpenAI, "openai-compatible", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", "", ""},
 		// Ollama's native stream: a line per token, then its own eval_count.
 		{sim.FlavourOllama, "ollama", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", "num_ctx", "Ollama prompt_eval_duration"},
+		// TGI: no per-chunk count, a final usage; no KV capacity in TGI 3's
+		// /info.
+		{sim.FlavourTGI, "tgi", matrixgen.TokensChunks, "/chat_tokenize (chat form", "", `tgi_batch_inference_duration{method="prefill"}`},
 	} {
 		t.Run(tt.flavour, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

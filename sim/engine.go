@@ -82,6 +82,7 @@ type counters struct {
 	// completedTokens counts the output of requests that ran to their end,
 	// added when they end: llama-server's tokens_predicted_total.
 	completedTokens             float64
+	completed                   float64 // requests that ran to their end
 	preemptions                 float64
 	prefixQueries, prefixHits   float64
 	specDrafts, specDraftTokens float64
@@ -494,6 +495,7 @@ func (e *engine) produce(r *request, n int, end time.Time) {
 	}
 	if r.done {
 		e.c.completedTokens += float64(r.generated)
+		e.c.completed++
 	}
 	generated, done, reason := r.generated, r.done, r.reason
 	r.out.post(func(m *mailbox) {

@@ -14,7 +14,7 @@ import (
 // three speculative tokens on one large GPU), scaled down.
 type Profile struct {
 	// Flavour is the wire dialect: "vllm" (the default), "sglang",
-	// "llamacpp", "openai" or "ollama", each with its own endpoints, chunk
+	// "llamacpp", "openai", "ollama" or one a dialect file registers ("tgi"), each with its own endpoints, chunk
 	// shapes and metrics.
 	Flavour string
 	// Model is the id /v1/models answers with; Root its "path".
