@@ -21,13 +21,13 @@ type engine interface {
 	// recognise asks endpoints only this engine offers; when the server is
 	// this engine it fills the probe (version, KV capacity, per-request
 	// limit) and answers true.
-	recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool
+	recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool
 	// prepare sets what every request to it must carry.
-	prepare(c *Client)
+	prepare(c *client)
 	// counter is the engine's own way to count a chat prompt's tokens
 	// exactly when /tokenize does not take the chat form, and how the run
 	// names it; false when it has none (usage calibration then).
-	counter(ctx context.Context, c *Client) (tokenizer, string, bool)
+	counter(ctx context.Context, c *client) (tokenizer, string, bool)
 	// metrics are the Prometheus metrics it keeps.
 	metrics() engineMetrics
 	// kvFromMetrics reads the KV capacity from its metrics, where they say.
@@ -42,7 +42,7 @@ type engine interface {
 // nativeStreamer is an engine measured through its own API rather than the
 // OpenAI-compatible one.
 type nativeStreamer interface {
-	stream(ctx context.Context, c *Client, req chatRequest, stall time.Duration, h hooks) *observation
+	stream(ctx context.Context, c *client, req chatRequest, stall time.Duration, h hooks) *observation
 }
 
 // engineMetrics names an engine's Prometheus metrics.
@@ -100,7 +100,7 @@ func registerEngine(place int, e engine) {
 
 // recogniseEngine finds the server's engine; a server none recognises is
 // a generic OpenAI-compatible one.
-func recogniseEngine(ctx context.Context, c *Client, p *matrixgen.Probe) engine {
+func recogniseEngine(ctx context.Context, c *client, p *matrixgen.Probe) engine {
 	for _, e := range engines {
 		if e.recognise(ctx, c, p) {
 			p.Engine = e.name()
@@ -117,11 +117,11 @@ func recogniseEngine(ctx context.Context, c *Client, p *matrixgen.Probe) engine 
 type genericEngine struct{}
 
 func (genericEngine) name() string { return "openai-compatible" }
-func (genericEngine) recognise(context.Context, *Client, *matrixgen.Probe) bool {
+func (genericEngine) recognise(context.Context, *client, *matrixgen.Probe) bool {
 	return true
 }
-func (genericEngine) prepare(*Client) {}
-func (genericEngine) counter(context.Context, *Client) (tokenizer, string, bool) {
+func (genericEngine) prepare(*client) {}
+func (genericEngine) counter(context.Context, *client) (tokenizer, string, bool) {
 	return nil, "", false
 }
 func (genericEngine) metrics() engineMetrics {
@@ -151,8 +151,8 @@ func (genericEngine) tooLong(status int, message string) bool {
 
 // contextTooLong reports whether err is the server refusing a prompt that
 // does not fit the model's length, in its engine's words.
-func (c *Client) contextTooLong(err error) bool {
-	var se *ServerError
+func (c *client) contextTooLong(err error) bool {
+	var se *serverError
 	return errors.As(err, &se) && c.eng.tooLong(se.Status, se.Message)
 }
 

@@ -17,7 +17,7 @@ func init() { registerEngine(placeOwnEndpoint, llamaCppEngine{}) }
 
 func (llamaCppEngine) name() string { return "llama.cpp" }
 
-func (llamaCppEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+func (llamaCppEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var props struct {
 		TotalSlots int    `json:"total_slots"`
 		BuildInfo  string `json:"build_info"`
@@ -39,9 +39,9 @@ func (llamaCppEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Pro
 }
 
 // prepare: llama-server counts tokens per chunk only when asked.
-func (llamaCppEngine) prepare(c *Client) { c.chat.timingsPerToken = true }
+func (llamaCppEngine) prepare(c *client) { c.chat.timingsPerToken = true }
 
-func (llamaCppEngine) counter(_ context.Context, c *Client) (tokenizer, string, bool) {
+func (llamaCppEngine) counter(_ context.Context, c *client) (tokenizer, string, bool) {
 	return llamaTokenizer{c}, "/apply-template, then /tokenize", true
 }
 
@@ -65,7 +65,7 @@ func (llamaCppEngine) tooLong(status int, m string) bool {
 
 // llamaTokenizer is llama-server's way: render the chat template with
 // /apply-template, then count the text with /tokenize.
-type llamaTokenizer struct{ c *Client }
+type llamaTokenizer struct{ c *client }
 
 func (t llamaTokenizer) count(ctx context.Context, content string) (int, error) {
 	var tmpl struct {

@@ -15,7 +15,7 @@ func init() { registerEngine(placeOwnEndpoint, sglangEngine{}) }
 
 func (sglangEngine) name() string { return "sglang" }
 
-func (sglangEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+func (sglangEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var info struct {
 		Version           string `json:"version"`
 		MaxTotalNumTokens int    `json:"max_total_num_tokens"`
@@ -30,11 +30,11 @@ func (sglangEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe
 	return false
 }
 
-func (sglangEngine) prepare(*Client) {}
+func (sglangEngine) prepare(*client) {}
 
 // counter: /v1/tokenize counts plain text; the chat template's own tokens
 // are measured once on usage and added.
-func (sglangEngine) counter(ctx context.Context, c *Client) (tokenizer, string, bool) {
+func (sglangEngine) counter(ctx context.Context, c *client) (tokenizer, string, bool) {
 	t, err := newTemplatedTokenizer(ctx, c, func(ctx context.Context, text string) (int, error) {
 		var out struct {
 			Count int `json:"count"`

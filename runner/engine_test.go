@@ -35,7 +35,7 @@ func TestEachEngine(t *testing.T) {
 			_, url := startSim(t, p)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			c := NewClient(url, "", 2)
+			c := newClient(url, "", 2, nil)
 			probe, err := c.probe(ctx, "")
 			if err != nil {
 				t.Fatal(err)

@@ -20,7 +20,7 @@ func (tgiEngine) name() string { return "tgi" }
 // recognise reads /info. max_total_tokens bounds a request's prompt and
 // output together; max_batch_total_tokens, the KV capacity, is listed by
 // TGI 1 and 2 only (TGI 3 sizes it at warm-up and logs it).
-func (tgiEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+func (tgiEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var info struct {
 		ModelID             string `json:"model_id"`
 		Version             string `json:"version"`
@@ -38,12 +38,12 @@ func (tgiEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) b
 	return true
 }
 
-func (tgiEngine) prepare(*Client) {}
+func (tgiEngine) prepare(*client) {}
 
 // counter: /chat_tokenize templates and tokenizes a chat request as the
 // chat route does; without it (before TGI 2.2), /tokenize counts plain text
 // and the chat template's tokens are measured once on usage.
-func (tgiEngine) counter(ctx context.Context, c *Client) (tokenizer, string, bool) {
+func (tgiEngine) counter(ctx context.Context, c *client) (tokenizer, string, bool) {
 	if n, err := (tgiChatTokenizer{c}).count(ctx, "hello"); err == nil && n > 0 {
 		return tgiChatTokenizer{c}, "/chat_tokenize (chat form, template included)", true
 	}
@@ -60,7 +60,7 @@ func (tgiEngine) counter(ctx context.Context, c *Client) (tokenizer, string, boo
 
 // tgiChatTokenizer counts a user message with /chat_tokenize: a list of
 // tokens, each with its text and offsets.
-type tgiChatTokenizer struct{ c *Client }
+type tgiChatTokenizer struct{ c *client }
 
 func (t tgiChatTokenizer) count(ctx context.Context, content string) (int, error) {
 	var out struct {

@@ -34,7 +34,7 @@ func TestTGIBeforeChatTokenize(t *testing.T) {
 	defer old.Close()
 
 	ctx := context.Background()
-	c := NewClient(old.URL, "", 1)
+	c := newClient(old.URL, "", 1, nil)
 	probe, err := c.probe(ctx, "")
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestTGIBeforeChatTokenize(t *testing.T) {
 	}
 	// The same prompt as TGI 3 counts it, in the chat form.
 	_, url := startSim(t, p)
-	current := NewClient(url, "", 1)
+	current := newClient(url, "", 1, nil)
 	current.model = "sim"
 	if n, err := (tgiChatTokenizer{current}).count(ctx, text); err != nil || n != 3000 {
 		t.Errorf("/chat_tokenize counts %d tokens (%v), want 3000", n, err)

@@ -15,7 +15,7 @@ func init() { registerEngine(placeVersion, vllmEngine{}) }
 
 func (vllmEngine) name() string { return "vllm" }
 
-func (vllmEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+func (vllmEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var v struct {
 		Version string `json:"version"`
 	}
@@ -26,9 +26,9 @@ func (vllmEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) 
 	return true
 }
 
-func (vllmEngine) prepare(*Client) {}
+func (vllmEngine) prepare(*client) {}
 
-func (vllmEngine) counter(context.Context, *Client) (tokenizer, string, bool) { return nil, "", false }
+func (vllmEngine) counter(context.Context, *client) (tokenizer, string, bool) { return nil, "", false }
 
 func (vllmEngine) metrics() engineMetrics {
 	return engineMetrics{

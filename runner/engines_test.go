@@ -145,7 +145,7 @@ func TestOllamaProbe(t *testing.T) {
 	p.MaxModelLen = 8192
 	p.Version = "0.6.5"
 	_, url := startSim(t, p)
-	c := NewClient(url, "", 1)
+	c := newClient(url, "", 1, nil)
 	pr, err := c.probe(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestOllamaProbe(t *testing.T) {
 	})
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
-	if pr, err = NewClient(ts.URL, "", 1).probe(context.Background(), ""); err != nil {
+	if pr, err = newClient(ts.URL, "", 1, nil).probe(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if pr.MaxModelLen != 4096 || !strings.Contains(pr.KVSource, "OLLAMA_NUM_PARALLEL") {

@@ -166,7 +166,7 @@ func TestHostileServers(t *testing.T) {
 func TestSlowProbe(t *testing.T) {
 	ts := httptest.NewServer(&hostile.Server{Attack: hostile.SlowModels, Deadline: 20 * time.Second})
 	defer ts.Close()
-	c := NewClient(ts.URL, "", 1)
+	c := newClient(ts.URL, "", 1, nil)
 	c.jsonTimeout = time.Second
 	start := time.Now()
 	_, err := c.probe(context.Background(), "")
@@ -190,7 +190,7 @@ func TestKeyStaysWithItsServer(t *testing.T) {
 		got = append(got, r.Header.Get("Authorization"))
 	}))
 	defer own.Close()
-	c := NewClient(own.URL, "sk-secret", 1)
+	c := newClient(own.URL, "sk-secret", 1, nil)
 	c.metrics(context.Background(), other.URL+"/metrics")
 	c.metrics(context.Background(), "")
 	if len(got) != 2 || got[0] != "" || got[1] != "Bearer sk-secret" {

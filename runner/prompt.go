@@ -60,7 +60,7 @@ type tokenizer interface {
 }
 
 // serverTokenizer is vLLM's /tokenize in its chat form (template included).
-type serverTokenizer struct{ c *Client }
+type serverTokenizer struct{ c *client }
 
 func (t serverTokenizer) count(ctx context.Context, content string) (int, error) {
 	var out struct {
@@ -216,7 +216,7 @@ type templatedTokenizer struct {
 
 // newTemplatedTokenizer measures the chat template's tokens: a short
 // prompt's usage.prompt_tokens less its plain count.
-func newTemplatedTokenizer(ctx context.Context, c *Client, plain func(ctx context.Context, text string) (int, error)) (templatedTokenizer, error) {
+func newTemplatedTokenizer(ctx context.Context, c *client, plain func(ctx context.Context, text string) (int, error)) (templatedTokenizer, error) {
 	t := templatedTokenizer{plain: plain}
 	const probe = "Say hello."
 	n, err := plain(ctx, probe)
@@ -239,7 +239,7 @@ func (t templatedTokenizer) count(ctx context.Context, content string) (int, err
 // usageTokenizer is the last resort for servers that cannot tokenize: it
 // sends the prompt asking for one token and reads usage.prompt_tokens. Each
 // count costs a prefill, so exact prompts take longer to build.
-type usageTokenizer struct{ c *Client }
+type usageTokenizer struct{ c *client }
 
 func (t usageTokenizer) count(ctx context.Context, content string) (int, error) {
 	obs := t.c.stream(ctx, chatRequest{prompt: content, maxTokens: 1}, 30*time.Minute, hooks{})

@@ -432,8 +432,8 @@ func TestPrefillIsWarmedAndHeldToTheServersClock(t *testing.T) {
 			if row.ColdTTFTMs == nil || *row.ColdTTFTMs < cold[row.ContextTokens] {
 				t.Errorf("%s: cold start %s ms, want at least the %.0f ms the sim charged", label, figure(row.ColdTTFTMs), cold[row.ContextTokens])
 			}
-			if len(row.Requests) != DefaultPrefillRepeats || *row.Completed != DefaultPrefillRepeats {
-				t.Errorf("%s: %d requests measured, %d completed, want %d", label, len(row.Requests), *row.Completed, DefaultPrefillRepeats)
+			if len(row.Requests) != defaultPrefillRepeats || *row.Completed != defaultPrefillRepeats {
+				t.Errorf("%s: %d requests measured, %d completed, want %d", label, len(row.Requests), *row.Completed, defaultPrefillRepeats)
 			}
 		}
 	})
@@ -449,8 +449,8 @@ func TestPrefillPromptsShareNoCache(t *testing.T) {
 		run, _ := sweepWith(t, testSettings(url, []string{"2K"}, []int{1}, time.Second), dial)
 		n := run.Prefill[0].ContextTokens
 		prefill := prefillTraces(s.Trace(), n)
-		if len(prefill) != 1+DefaultPrefillRepeats {
-			t.Fatalf("%d prefill requests, want a warm-up and %d", len(prefill), DefaultPrefillRepeats)
+		if len(prefill) != 1+defaultPrefillRepeats {
+			t.Fatalf("%d prefill requests, want a warm-up and %d", len(prefill), defaultPrefillRepeats)
 		}
 		for i, rt := range prefill {
 			if rt.CachedTokens != 0 {

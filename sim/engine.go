@@ -145,7 +145,6 @@ type engine struct {
 	kv      *kvCache
 	c       counters
 	timing  Timing
-	seq     int
 	now     func() time.Time
 
 	// What the one-time costs remember: the highest bit of the longest
@@ -366,7 +365,7 @@ func (e *engine) plan() stepPlan {
 	}
 	seconds := 0.0
 	if len(p.decode) > 0 {
-		seconds = e.p.Decode.StepSeconds(len(p.decode), contextTokens)
+		seconds = e.p.Decode.stepSeconds(len(p.decode), contextTokens)
 	}
 	budget := e.p.Decode.MaxBatchedTokens - len(p.decode)
 	for _, r := range e.running {

@@ -54,7 +54,7 @@ func New(p Profile, opts Options) (*Server, error) {
 		return nil, err
 	}
 	if p.Flavour == FlavourLlamaCpp && p.Connections == (ConnectionProfile{}) {
-		p.Connections = LlamaServerConnections
+		p.Connections = llamaServerConnections
 	}
 	if p.Flavour == FlavourOllama {
 		p.FinishAbandoned = true
@@ -75,9 +75,9 @@ func New(p Profile, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// LlamaServerConnections is how llama-server's HTTP library treats
+// llamaServerConnections is how llama-server's HTTP library treats
 // keep-alive connections, the llamacpp flavour's default.
-var LlamaServerConnections = ConnectionProfile{IdleCloseSeconds: 5, MaxRequests: 100}
+var llamaServerConnections = ConnectionProfile{IdleCloseSeconds: 5, MaxRequests: 100}
 
 // Close stops the engine; requests in flight end.
 func (s *Server) Close() { s.once.Do(func() { close(s.e.stop) }) }
