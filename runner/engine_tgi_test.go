@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -19,22 +18,14 @@ import (
 func TestTGIBeforeChatTokenize(t *testing.T) {
 	p := testProfile()
 	p.Flavour, p.MaxModelLen, p.Version = sim.FlavourTGI, 32768, "2.0.4"
-	s, err := sim.New(p, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/", s)
-	mux.HandleFunc("POST /chat_tokenize", http.NotFound)
-	mux.HandleFunc("GET /info", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`{"model_id":"sim","max_input_tokens":32767,"max_total_tokens":32768,"max_batch_total_tokens":500000,"router":"text-generation-router","version":"2.0.4"}`))
+	old := startSimWith(t, p, func(mux *http.ServeMux) {
+		mux.HandleFunc("POST /chat_tokenize", http.NotFound)
+		mux.HandleFunc("GET /info", func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte(`{"model_id":"sim","max_input_tokens":32767,"max_total_tokens":32768,"max_batch_total_tokens":500000,"router":"text-generation-router","version":"2.0.4"}`))
+		})
 	})
-	old := httptest.NewServer(mux)
-	defer old.Close()
-
 	ctx := context.Background()
-	c := newClient(old.URL, "", 1, nil)
+	c := newClient(old, "", 1, nil)
 	probe, err := c.probe(ctx, "")
 	if err != nil {
 		t.Fatal(err)

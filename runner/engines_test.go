@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -156,20 +155,13 @@ func TestOllamaProbe(t *testing.T) {
 	}
 
 	// A newer Ollama without num_ctx in the model's parameters.
-	s, err := sim.New(p, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/", s)
-	mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"parameters":""}`)) })
-	mux.HandleFunc("GET /api/ps", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`{"models":[{"name":"sim","model":"sim","context_length":4096}]}`))
+	newer := startSimWith(t, p, func(mux *http.ServeMux) {
+		mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"parameters":""}`)) })
+		mux.HandleFunc("GET /api/ps", func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte(`{"models":[{"name":"sim","model":"sim","context_length":4096}]}`))
+		})
 	})
-	ts := httptest.NewServer(mux)
-	defer ts.Close()
-	if pr, err = newClient(ts.URL, "", 1, nil).probe(context.Background(), ""); err != nil {
+	if pr, err = newClient(newer, "", 1, nil).probe(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if pr.MaxModelLen != 4096 || !strings.Contains(pr.KVSource, "OLLAMA_NUM_PARALLEL") {

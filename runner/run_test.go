@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
@@ -41,6 +42,22 @@ func startSim(t testing.TB, p sim.Profile) (*sim.Server, string) {
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() { ts.Close(); s.Close() })
 	return s, ts.URL
+}
+
+// startSimWith serves the sim with some of its routes replaced (an older
+// version of its engine), and returns its URL.
+func startSimWith(t testing.TB, p sim.Profile, replace func(mux *http.ServeMux)) string {
+	t.Helper()
+	s, err := sim.New(p, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", s)
+	replace(mux)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	return ts.URL
 }
 
 func testSettings(url string, contexts []string, concurrency []int, window time.Duration) Settings {
