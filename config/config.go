@@ -8,6 +8,7 @@ import (
 	"github.com/matrixgen/matrixgen/runner"
 	"io/fs"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -159,12 +160,9 @@ func decodeStrict(name string, data []byte, v any) error {
 			if perr.LastKey != "" {
 				where = fmt.Sprintf(" key %q:", perr.LastKey)
 			}
-			return fmt.Errorf("%s:%d:%s %s", name, perr.Position.Line, where, perr.Message)
+			return fmt.Errorf("%s:%d:%d:%s %s", name, perr.Position.Line, perr.Position.Col, where, perr.Message)
 		}
-		if m := typeErrLine.FindStringSubmatch(err.Error()); m != nil {
-			return fmt.Errorf("%s:%s: key %q: %s", name, m[1], m[2], m[3])
-		}
-		return fmt.Errorf("%s: %w", name, err)
+		return misfit(name, data, v, err)
 	}
 	if unknown := md.Undecoded(); len(unknown) > 0 {
 		lines := keyLines(data)
@@ -276,9 +274,45 @@ func (c Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// typeErrLine reads BurntSushi/toml's type errors, which come as text:
-// `toml: line 3 (last key "site.title"): incompatible types: …`.
-var typeErrLine = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+// misfit places a value of the wrong type. BurntSushi/toml reports those as
+// plain text, not as a ParseError with a position, so the key is found
+// again: the first one, in the file's order, whose value alone does not
+// decode into a fresh v.
+func misfit(name string, data []byte, v any, err error) error {
+	var doc map[string]any
+	md, parseErr := toml.Decode(string(data), &doc)
+	if parseErr != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	for _, k := range md.Keys() {
+		typ := md.Type(k...)
+		if typ == "Hash" || len(k) > 1 && md.Type(k[:len(k)-1]...) == "ArrayHash" {
+			continue // a table: its keys are tried one by one
+		}
+		alone, value := map[string]any{}, any(doc)
+		for _, part := range k {
+			value = value.(map[string]any)[part] // k is in doc, through tables
+		}
+		inner := alone
+		for _, part := range k[:len(k)-1] {
+			inner[part] = map[string]any{}
+			inner = inner[part].(map[string]any)
+		}
+		inner[k[len(k)-1]] = value
+		var text strings.Builder
+		if toml.NewEncoder(&text).Encode(alone) != nil {
+			continue
+		}
+		if _, e := toml.Decode(text.String(), reflect.New(reflect.TypeOf(v).Elem()).Interface()); e != nil {
+			what := "a TOML " + strings.ToLower(typ)
+			if typ == "ArrayHash" {
+				what = "an array of tables"
+			}
+			return fmt.Errorf("%s:%d: key %q: %s does not fit this setting", name, keyLines(data)[k.String()], k.String(), what)
+		}
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
 
 var (
 	tableLine = regexp.MustCompile(`^\s*\[\[?\s*([^\]]+?)\s*\]\]?`)

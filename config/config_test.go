@@ -36,6 +36,8 @@ func TestParseErrors(t *testing.T) {
 		{"syntax", "[site\ntitle = 1\n", "to end table name"},
 		{"bad value", "[site]\ntitle = nope\n", "m.toml:2:"},
 		{"wrong type", "[site]\n\ntitle = 42\n", `m.toml:3: key "site.title":`},
+		{"wrong type in an array of tables", "[site]\ntitle = \"x\"\n[[site.compare]]\na = 1\nb = \"y\"\n", `m.toml:3: key "site.compare": an array of tables does not fit`},
+		{"wrong type in a dotted key", "site.title.x = 1\n", `m.toml:1: key "site.title.x": a TOML integer does not fit`},
 		{"bad base url", "[site]\nbase_url = \"javascript:alert(1)\"\n", "site.base_url: want an http:// or https:// URL"},
 		{"relative base url", "[site]\nbase_url = \"/bench\"\n", "site.base_url"},
 	}
@@ -124,7 +126,7 @@ func TestExampleConfig(t *testing.T) {
 func TestRunSettingsErrors(t *testing.T) {
 	tests := []struct{ doc, want string }{
 		{"[sweep]\nduration = \"0s\"\n", "m.toml:2: sweep.duration: must be positive"},
-		{"[sweep]\nduration = \"soon\"\n", `m.toml:2: key "sweep.duration"`},
+		{"[sweep]\nduration = \"soon\"\n", `m.toml:2:13: key "sweep.duration"`},
 		{"[sweep]\n\nconcurrency = [1, -1]\n", "m.toml:3: sweep.concurrency: want levels from 1 up, got -1"},
 		{"[sweep]\ncontexts = [\"8K\", \"lots\"]\n", `m.toml:2: sweep.contexts: context "lots"`},
 		{"[sweep]\ncache_mode = \"mixed\"\n", "m.toml:2: sweep.cache_mode"},

@@ -50,7 +50,7 @@ func clientAccuracy(b *testing.B, streams int, stepMs float64) (measured, truth 
 	srv := &http.Server{Handler: s}
 	go srv.Serve(ln)
 	defer func() { srv.Close(); s.Close() }()
-	c := NewClient("http://"+ln.Addr().String(), "", streams)
+	c := newClient("http://"+ln.Addr().String(), "", streams, nil)
 	c.model = p.Model
 	c.chat.ignoreEOS = true
 	d, w, err := c.decodeCell(context.Background(), cellPlan{

@@ -40,12 +40,6 @@ func serveInMemory(t *testing.T, h http.Handler) (string, dialFunc) {
 	return "http://hostile.test", ln.dial
 }
 
-// chunkLine is one streamed chunk of text carrying usage: n tokens in all
-// so far.
-func chunkLine(text string, n int) string {
-	return fmt.Sprintf("data: {\"choices\":[{\"delta\":{\"content\":%q}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":%d}}\n\n", text, n)
-}
-
 // TestTokenEventsBounded feeds streams of every chunk size and speed to
 // the client's reading of chunks: a stream never keeps more tokens than
 // its budget (one past it is an error), never more than one event a
@@ -285,7 +279,7 @@ func TestSettingsCheckedBeforeAnyRequest(t *testing.T) {
 		})
 	}
 	good := testSettings("http://127.0.0.1:8000", []string{"1K"}, []int{1, 100000}, time.Nanosecond)
-	good.Defaults()
+	good.defaults()
 	if err := good.Check(); err != nil {
 		t.Errorf("settings that can run: %v", err)
 	}
@@ -394,7 +388,7 @@ func TestServerInfoIsBounded(t *testing.T) {
 		io.WriteString(w, `{"data":[`+strings.Repeat("{},", maxJSONInfo/3)+`{"id":"m"}]}`)
 	}))
 	defer ts.Close()
-	c := NewClient(ts.URL, "", 1)
+	c := newClient(ts.URL, "", 1, nil)
 	var models struct{ Data []struct{ ID string } }
 	if err := c.getJSON(context.Background(), "/v1/models", &models); err == nil || !strings.Contains(err.Error(), strconv.Itoa(maxJSONInfo)) && !strings.Contains(err.Error(), byteSize(maxJSONInfo)) {
 		t.Errorf("a %d-byte /v1/models: %v", maxJSONInfo, err)

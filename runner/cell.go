@@ -73,7 +73,7 @@ func (r *cellRun) bump(delta int) {
 // finishes. The window opens when all C are producing tokens (or when the
 // warm-up times out) and closes on the clock; streams still going are cut
 // and what they delivered inside the window counts.
-func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSampler) (matrixgen.Decode, window, error) {
+func (c *client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSampler) (matrixgen.Decode, window, error) {
 	d := matrixgen.Decode{ContextTokens: p.context, Concurrency: p.concurrency, Status: matrixgen.StatusValid, Attempts: p.attempt}
 	run := &cellRun{changed: make(chan struct{}, 1)}
 	streamCtx, cut := context.WithCancelCause(ctx)
@@ -155,7 +155,7 @@ func (c *Client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 
 // failed marks a cell whose streams failed: over capacity when the server
 // said the prompt does not fit, error otherwise, in the server's words.
-func (c *Client) failed(d matrixgen.Decode, run *cellRun) (matrixgen.Decode, window, error) {
+func (c *client) failed(d matrixgen.Decode, run *cellRun) (matrixgen.Decode, window, error) {
 	run.mu.Lock()
 	err := run.errs[0]
 	n := len(run.errs)
@@ -186,7 +186,7 @@ func (e *lostServer) Unwrap() error { return e.cause }
 // connectionLost reports whether err means the connection or the server
 // went away (refused, reset, cut short), as opposed to an answer.
 func connectionLost(err error) bool {
-	var se *ServerError
+	var se *serverError
 	if err == nil || errors.As(err, &se) {
 		return false
 	}
@@ -204,7 +204,7 @@ func connectionLost(err error) bool {
 }
 
 // closedLoop keeps one stream in flight until the cell is cut.
-func (c *Client) closedLoop(ctx context.Context, p cellPlan, worker int, run *cellRun) {
+func (c *client) closedLoop(ctx context.Context, p cellPlan, worker int, run *cellRun) {
 	retries := 0
 	for seq := 0; ctx.Err() == nil; seq++ {
 		req := chatRequest{
@@ -252,7 +252,7 @@ const maxRetries = 5
 // how long: a 429 or 503 is the server asking to wait (Retry-After, or a
 // growing backoff), up to maxRetries times, and never more than a minute.
 func retryDelay(err error, retries *int) (time.Duration, bool) {
-	var se *ServerError
+	var se *serverError
 	if !errors.As(err, &se) || !se.retryable() || *retries >= maxRetries {
 		return 0, false
 	}

@@ -48,7 +48,7 @@ type streamOptions struct {
 }
 
 // chatBody is the request for req.
-func (c *Client) chatBody(req chatRequest) chatBody {
+func (c *client) chatBody(req chatRequest) chatBody {
 	o := c.chat
 	return chatBody{
 		ChatCompletionRequest: withOutputLimit(openai.ChatCompletionRequest{
@@ -99,9 +99,9 @@ func (b chatBody) MarshalJSON() ([]byte, error) {
 }
 
 // postStream POSTs body to path and returns the answer, or the server's
-// refusal as a *ServerError (its words, and the Retry-After of a 429 or
+// refusal as a *serverError (its words, and the Retry-After of a 429 or
 // 503).
-func (c *Client) postStream(ctx context.Context, path string, body []byte) (*http.Response, error) {
+func (c *client) postStream(ctx context.Context, path string, body []byte) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func (c *Client) postStream(ctx context.Context, path string, body []byte) (*htt
 	}
 	defer resp.Body.Close()
 	text, _ := io.ReadAll(resp.Body) // the transport bounds an error's body
-	return nil, &ServerError{Status: resp.StatusCode, Message: errorMessage(text),
+	return nil, &serverError{Status: resp.StatusCode, Message: errorMessage(text),
 		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
 }
 

@@ -17,9 +17,9 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// Client talks to one inference server: chat streams through go-openai, the
+// client talks to one inference server: chat streams through go-openai, the
 // engine's own endpoints (/tokenize, /metrics, /version) through net/http.
-type Client struct {
+type client struct {
 	base   string
 	apiKey string
 	http   *http.Client
@@ -32,18 +32,14 @@ type Client struct {
 	jsonTimeout time.Duration
 }
 
-// NewClient makes a client sized for a sweep: a connection per stream, no
-// overall or response-header timeout (a 1M-token prefill takes minutes and
-// some servers send headers only with the first token), per-request
-// deadlines instead.
-func NewClient(baseURL, apiKey string, maxStreams int) *Client {
-	return newClient(baseURL, apiKey, maxStreams, nil)
-}
-
 // dialFunc opens a connection; tests pass one that connects in memory.
 type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *Client {
+// newClient makes a client sized for a sweep: a connection per stream, no
+// overall or response-header timeout (a 1M-token prefill takes minutes and
+// some servers send headers only with the first token), per-request
+// deadlines instead. dial is nil but in tests that connect in memory.
+func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *client {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
@@ -58,7 +54,7 @@ func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *Client {
 		DisableCompression:  true,
 	}
 	hc := &http.Client{Transport: resendUnanswered{transport}}
-	return &Client{base: strings.TrimSuffix(baseURL, "/"), apiKey: apiKey, http: hc, jsonTimeout: defaultJSONTimeout, eng: genericEngine{}}
+	return &client{base: strings.TrimSuffix(baseURL, "/"), apiKey: apiKey, http: hc, jsonTimeout: defaultJSONTimeout, eng: genericEngine{}}
 }
 
 // parseRetryAfter reads a Retry-After of seconds or an HTTP date.
@@ -75,7 +71,7 @@ func parseRetryAfter(v string) time.Duration {
 	return 0
 }
 
-func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
+func (c *client) get(ctx context.Context, path string) (*http.Response, error) {
 	return c.getURL(ctx, c.base+path)
 }
 
@@ -86,7 +82,7 @@ const defaultJSONTimeout = time.Minute
 
 // getURL GETs a path of the server, or a full URL (a metrics_url elsewhere).
 // The answer's body must be read before cancel is called.
-func (c *Client) getURL(ctx context.Context, url string) (*http.Response, error) {
+func (c *client) getURL(ctx context.Context, url string) (*http.Response, error) {
 	if strings.HasPrefix(url, "/") {
 		url = c.base + url
 	}
@@ -103,7 +99,7 @@ func (c *Client) getURL(ctx context.Context, url string) (*http.Response, error)
 // sameOrigin reports whether u is on the server's own scheme, host and
 // port: the API key goes there and nowhere else (a metrics_url on another
 // host does not get it).
-func (c *Client) sameOrigin(u *neturl.URL) bool {
+func (c *client) sameOrigin(u *neturl.URL) bool {
 	base, err := neturl.Parse(c.base)
 	return err == nil && strings.EqualFold(base.Scheme, u.Scheme) && strings.EqualFold(base.Host, u.Host)
 }
@@ -145,14 +141,14 @@ func errorText(r io.Reader) string {
 	return term.Line(string(bytes.TrimSpace(data)))
 }
 
-// StatusError is a server's answer with an HTTP error status.
-type StatusError struct {
+// statusError is a server's answer with an HTTP error status.
+type statusError struct {
 	What   string // "GET /v1/models"
 	Code   int
 	Status string // "401 Unauthorized"
 }
 
-func (e *StatusError) Error() string { return e.What + ": " + e.Status }
+func (e *statusError) Error() string { return e.What + ": " + e.Status }
 
 // keyHint adds to a probe refused for want of an API key (401, 403) what
 // to do: set the variable that holds it, or name one.
@@ -171,12 +167,12 @@ func keyHint(err error, keyEnv string, keySent bool) error {
 
 // wantsKey reports whether err is a server's refusal for want of a key.
 func wantsKey(err error) bool {
-	var status *StatusError
+	var status *statusError
 	return errors.As(err, &status) && (status.Code == http.StatusUnauthorized || status.Code == http.StatusForbidden)
 }
 
 // getJSON GETs path into v; an HTTP error status is an error.
-func (c *Client) getJSON(ctx context.Context, path string, v any) error {
+func (c *client) getJSON(ctx context.Context, path string, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
 	defer cancel()
 	resp, err := c.get(ctx, path)
@@ -185,7 +181,7 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return &StatusError{What: "GET " + path, Code: resp.StatusCode, Status: resp.Status}
+		return &statusError{What: "GET " + path, Code: resp.StatusCode, Status: resp.Status}
 	}
 	data, err := readLimited(resp.Body, maxJSONInfo, "GET "+path)
 	if err != nil {
@@ -195,7 +191,7 @@ func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 }
 
 // postJSON POSTs a JSON body to path and decodes the answer into v.
-func (c *Client) postJSON(ctx context.Context, path string, body, v any) error {
+func (c *client) postJSON(ctx context.Context, path string, body, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
 	defer cancel()
 	data, err := json.Marshal(body)

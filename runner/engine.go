@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,38 +11,38 @@ import (
 )
 
 // engine is what the runner knows of one kind of inference server. Each
-// lives in a file of its own (engine_vllm.go, engine_sglang.go,
-// engine_llamacpp.go, engine_ollama.go; engine.go holds the generic
-// OpenAI-compatible one), and the sim speaks the same list of dialects.
-// Adding an engine is a file and a line in engines.
+// lives in a file of its own, engine_<name>.go, which registers it
+// (registerEngine, in its init); engine.go holds the generic
+// OpenAI-compatible one. Adding an engine is adding its file, and the sim's
+// dialect of it.
 type engine interface {
 	// name is how a run records it ("vllm").
 	name() string
 	// recognise asks endpoints only this engine offers; when the server is
 	// this engine it fills the probe (version, KV capacity, per-request
 	// limit) and answers true.
-	recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool
+	recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool
 	// prepare sets what every request to it must carry.
-	prepare(c *Client)
+	prepare(c *client)
 	// counter is the engine's own way to count a chat prompt's tokens
 	// exactly when /tokenize does not take the chat form, and how the run
 	// names it; false when it has none (usage calibration then).
-	counter(ctx context.Context, c *Client) (tokenizer, string, bool)
+	counter(ctx context.Context, c *client) (tokenizer, string, bool)
 	// metrics are the Prometheus metrics it keeps.
 	metrics() engineMetrics
 	// kvFromMetrics reads the KV capacity from its metrics, where they say.
 	kvFromMetrics(p *matrixgen.Probe, s []sample)
 	// hasSlots: it lists its slots at /slots, an idle signal without metrics.
 	hasSlots() bool
-	// tooLong reports whether a 400's message refuses a prompt longer than
-	// the request may be.
-	tooLong(message string) bool
+	// tooLong reports whether an error answer (its HTTP status and message)
+	// refuses a prompt longer than the request may be.
+	tooLong(status int, message string) bool
 }
 
 // nativeStreamer is an engine measured through its own API rather than the
 // OpenAI-compatible one.
 type nativeStreamer interface {
-	stream(ctx context.Context, c *Client, req chatRequest, stall time.Duration, h hooks) *observation
+	stream(ctx context.Context, c *client, req chatRequest, stall time.Duration, h hooks) *observation
 }
 
 // engineMetrics names an engine's Prometheus metrics.
@@ -71,13 +72,35 @@ func (h promHistogram) String() string {
 }
 
 // engines are tried in order; the first to recognise the server is it.
-// SGLang and llama.cpp answer on endpoints vLLM lacks, and Ollama answers
-// /version too on some versions, so the order matters.
-var engines = []engine{sglangEngine{}, llamaCppEngine{}, vllmEngine{}, ollamaEngine{}}
+// Each engine's file registers it with its place in that order.
+var engines []engine
+
+// enginePlaces are the engines' places in the order, beside engines.
+var enginePlaces []int
+
+// Places in the order of recognition: engines known by an endpoint of their
+// own first, then vLLM (its /version), then Ollama, which answers /version
+// too on some versions.
+const (
+	placeOwnEndpoint = 10
+	placeVersion     = 20
+	placeLast        = 30
+)
+
+// registerEngine adds e to the engines tried, at place (lower first; equal
+// places keep the order they registered in).
+func registerEngine(place int, e engine) {
+	i := 0
+	for i < len(enginePlaces) && enginePlaces[i] <= place {
+		i++
+	}
+	engines = slices.Insert(engines, i, e)
+	enginePlaces = slices.Insert(enginePlaces, i, place)
+}
 
 // recogniseEngine finds the server's engine; a server none recognises is
 // a generic OpenAI-compatible one.
-func recogniseEngine(ctx context.Context, c *Client, p *matrixgen.Probe) engine {
+func recogniseEngine(ctx context.Context, c *client, p *matrixgen.Probe) engine {
 	for _, e := range engines {
 		if e.recognise(ctx, c, p) {
 			p.Engine = e.name()
@@ -94,11 +117,11 @@ func recogniseEngine(ctx context.Context, c *Client, p *matrixgen.Probe) engine 
 type genericEngine struct{}
 
 func (genericEngine) name() string { return "openai-compatible" }
-func (genericEngine) recognise(context.Context, *Client, *matrixgen.Probe) bool {
+func (genericEngine) recognise(context.Context, *client, *matrixgen.Probe) bool {
 	return true
 }
-func (genericEngine) prepare(*Client) {}
-func (genericEngine) counter(context.Context, *Client) (tokenizer, string, bool) {
+func (genericEngine) prepare(*client) {}
+func (genericEngine) counter(context.Context, *client) (tokenizer, string, bool) {
 	return nil, "", false
 }
 func (genericEngine) metrics() engineMetrics {
@@ -117,23 +140,20 @@ func (genericEngine) metrics() engineMetrics {
 }
 func (genericEngine) kvFromMetrics(p *matrixgen.Probe, s []sample) { vllmEngine{}.kvFromMetrics(p, s) }
 func (genericEngine) hasSlots() bool                               { return false }
-func (genericEngine) tooLong(message string) bool {
+func (genericEngine) tooLong(status int, message string) bool {
 	for _, e := range engines {
-		if e.tooLong(message) {
+		if e.tooLong(status, message) {
 			return true
 		}
 	}
-	return strings.Contains(strings.ToLower(message), "too long")
+	return status == 400 && strings.Contains(strings.ToLower(message), "too long")
 }
 
 // contextTooLong reports whether err is the server refusing a prompt that
 // does not fit the model's length, in its engine's words.
-func (c *Client) contextTooLong(err error) bool {
-	var se *ServerError
-	if !errors.As(err, &se) || se.Status != 400 {
-		return false
-	}
-	return c.eng.tooLong(se.Message)
+func (c *client) contextTooLong(err error) bool {
+	var se *serverError
+	return errors.As(err, &se) && c.eng.tooLong(se.Status, se.Message)
 }
 
 // containsAny reports whether s, lowered, holds any of the phrases.

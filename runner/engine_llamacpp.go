@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/matrixgen/matrixgen"
@@ -12,9 +13,11 @@ import (
 // a token count on every chunk when asked (timings_per_token).
 type llamaCppEngine struct{}
 
+func init() { registerEngine(placeOwnEndpoint, llamaCppEngine{}) }
+
 func (llamaCppEngine) name() string { return "llama.cpp" }
 
-func (llamaCppEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+func (llamaCppEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var props struct {
 		TotalSlots int    `json:"total_slots"`
 		BuildInfo  string `json:"build_info"`
@@ -36,9 +39,9 @@ func (llamaCppEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Pro
 }
 
 // prepare: llama-server counts tokens per chunk only when asked.
-func (llamaCppEngine) prepare(c *Client) { c.chat.timingsPerToken = true }
+func (llamaCppEngine) prepare(c *client) { c.chat.timingsPerToken = true }
 
-func (llamaCppEngine) counter(_ context.Context, c *Client) (tokenizer, string, bool) {
+func (llamaCppEngine) counter(_ context.Context, c *client) (tokenizer, string, bool) {
 	return llamaTokenizer{c}, "/apply-template, then /tokenize", true
 }
 
@@ -56,6 +59,28 @@ func (llamaCppEngine) hasSlots() bool                           { return true }
 
 // tooLong: "request (20030 tokens) exceeds the available context size
 // (16384 tokens), try increasing it", of type exceed_context_size_error.
-func (llamaCppEngine) tooLong(m string) bool {
-	return containsAny(m, "exceeds the available context size", "exceed_context_size")
+func (llamaCppEngine) tooLong(status int, m string) bool {
+	return status == 400 && containsAny(m, "exceeds the available context size", "exceed_context_size")
+}
+
+// llamaTokenizer is llama-server's way: render the chat template with
+// /apply-template, then count the text with /tokenize.
+type llamaTokenizer struct{ c *client }
+
+func (t llamaTokenizer) count(ctx context.Context, content string) (int, error) {
+	var tmpl struct {
+		Prompt string `json:"prompt"`
+	}
+	if err := t.c.postJSON(ctx, "/apply-template", map[string]any{
+		"messages": []map[string]string{{"role": "user", "content": content}},
+	}, &tmpl); err != nil {
+		return 0, err
+	}
+	var tok struct {
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if err := t.c.postJSON(ctx, "/tokenize", map[string]any{"content": tmpl.Prompt}, &tok); err != nil {
+		return 0, err
+	}
+	return len(tok.Tokens), nil
 }

@@ -11,9 +11,11 @@ import (
 // final line of each stream is the server's own count and rates.
 type ollamaEngine struct{}
 
+func init() { registerEngine(placeLast, ollamaEngine{}) }
+
 func (ollamaEngine) name() string { return "ollama" }
 
-func (ollamaEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+func (ollamaEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var v struct {
 		Version string `json:"version"`
 	}
@@ -25,9 +27,9 @@ func (ollamaEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe
 	return true
 }
 
-func (ollamaEngine) prepare(*Client) {}
+func (ollamaEngine) prepare(*client) {}
 
-func (ollamaEngine) counter(context.Context, *Client) (tokenizer, string, bool) {
+func (ollamaEngine) counter(context.Context, *client) (tokenizer, string, bool) {
 	return nil, "", false
 }
 
@@ -37,8 +39,8 @@ func (ollamaEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
 func (ollamaEngine) hasSlots() bool                           { return false }
 
 // tooLong: Ollama cuts a prompt past its context silently; it refuses none.
-func (ollamaEngine) tooLong(string) bool { return false }
+func (ollamaEngine) tooLong(int, string) bool { return false }
 
-func (ollamaEngine) stream(ctx context.Context, c *Client, req chatRequest, stall time.Duration, h hooks) *observation {
+func (ollamaEngine) stream(ctx context.Context, c *client, req chatRequest, stall time.Duration, h hooks) *observation {
 	return c.ollamaStream(ctx, req, stall, h)
 }

@@ -11,9 +11,11 @@ import (
 // capacity, /v1/tokenize for plain text, Prometheus metrics.
 type sglangEngine struct{}
 
+func init() { registerEngine(placeOwnEndpoint, sglangEngine{}) }
+
 func (sglangEngine) name() string { return "sglang" }
 
-func (sglangEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+func (sglangEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var info struct {
 		Version           string `json:"version"`
 		MaxTotalNumTokens int    `json:"max_total_num_tokens"`
@@ -28,12 +30,18 @@ func (sglangEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe
 	return false
 }
 
-func (sglangEngine) prepare(*Client) {}
+func (sglangEngine) prepare(*client) {}
 
 // counter: /v1/tokenize counts plain text; the chat template's own tokens
 // are measured once on usage and added.
-func (sglangEngine) counter(ctx context.Context, c *Client) (tokenizer, string, bool) {
-	t, err := newSGLangTokenizer(ctx, c)
+func (sglangEngine) counter(ctx context.Context, c *client) (tokenizer, string, bool) {
+	t, err := newTemplatedTokenizer(ctx, c, func(ctx context.Context, text string) (int, error) {
+		var out struct {
+			Count int `json:"count"`
+		}
+		err := c.postJSON(ctx, "/v1/tokenize", map[string]any{"model": c.model, "prompt": text}, &out)
+		return out.Count, err
+	})
 	if err != nil {
 		return nil, "", false
 	}
@@ -57,4 +65,6 @@ func (sglangEngine) hasSlots() bool                           { return false }
 
 // tooLong: "The input (N tokens) is longer than the model's context length
 // (M tokens)."
-func (sglangEngine) tooLong(m string) bool { return containsAny(m, "context length") }
+func (sglangEngine) tooLong(status int, m string) bool {
+	return status == 400 && containsAny(m, "context length")
+}

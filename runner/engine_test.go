@@ -25,6 +25,7 @@ func TestEachEngine(t *testing.T) {
 		{sim.FlavourLlamaCpp, "llama.cpp", true},
 		{sim.FlavourOllama, "ollama", false},
 		{sim.FlavourOpenAI, "openai-compatible", true},
+		{sim.FlavourTGI, "tgi", true},
 	} {
 		t.Run(tt.flavour, func(t *testing.T) {
 			p := testProfile()
@@ -34,7 +35,7 @@ func TestEachEngine(t *testing.T) {
 			_, url := startSim(t, p)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			c := NewClient(url, "", 2)
+			c := newClient(url, "", 2, nil)
 			probe, err := c.probe(ctx, "")
 			if err != nil {
 				t.Fatal(err)
@@ -89,12 +90,19 @@ func TestTooLongInEachEnginesWords(t *testing.T) {
 		{vllmEngine{}, "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8996 in the messages, 4 in the completion)."},
 		{sglangEngine{}, "The input (9000 tokens) is longer than the model's context length (8192 tokens)."},
 		{llamaCppEngine{}, "request (20030 tokens) exceeds the available context size (16384 tokens), try increasing it"},
+		{tgiEngine{}, "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. Given: 5000 `inputs` tokens and 4 `max_new_tokens`"},
+		{tgiEngine{}, "Input validation error: `inputs` must have less than 4095 tokens. Given: 5000"},
 	} {
-		if !tt.e.tooLong(tt.msg) || !(genericEngine{}).tooLong(tt.msg) {
+		status := 400
+		if tt.e.name() == "tgi" {
+			status = 422 // its validation errors
+		}
+		if !tt.e.tooLong(status, tt.msg) || !(genericEngine{}).tooLong(status, tt.msg) {
 			t.Errorf("%s does not know %q", tt.e.name(), tt.msg)
 		}
 	}
-	if (genericEngine{}).tooLong("model not found") || (ollamaEngine{}).tooLong("too long") {
+	if (genericEngine{}).tooLong(400, "model not found") || (ollamaEngine{}).tooLong(400, "too long") ||
+		(vllmEngine{}).tooLong(500, "maximum context length") {
 		t.Error("too long where nothing was")
 	}
 }

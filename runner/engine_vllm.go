@@ -11,9 +11,11 @@ import (
 // with its KV capacity, per-request rates in its final chunk.
 type vllmEngine struct{}
 
+func init() { registerEngine(placeVersion, vllmEngine{}) }
+
 func (vllmEngine) name() string { return "vllm" }
 
-func (vllmEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) bool {
+func (vllmEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var v struct {
 		Version string `json:"version"`
 	}
@@ -24,9 +26,9 @@ func (vllmEngine) recognise(ctx context.Context, c *Client, p *matrixgen.Probe) 
 	return true
 }
 
-func (vllmEngine) prepare(*Client) {}
+func (vllmEngine) prepare(*client) {}
 
-func (vllmEngine) counter(context.Context, *Client) (tokenizer, string, bool) { return nil, "", false }
+func (vllmEngine) counter(context.Context, *client) (tokenizer, string, bool) { return nil, "", false }
 
 func (vllmEngine) metrics() engineMetrics {
 	return engineMetrics{
@@ -69,4 +71,6 @@ func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []sample) {
 func (vllmEngine) hasSlots() bool { return false }
 
 // tooLong: "This model's maximum context length is 8192 tokens. However, …".
-func (vllmEngine) tooLong(m string) bool { return containsAny(m, "maximum context length") }
+func (vllmEngine) tooLong(status int, m string) bool {
+	return status == 400 && containsAny(m, "maximum context length")
+}

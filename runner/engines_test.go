@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -34,6 +33,9 @@ func TestEngines(t *testing.T) {
 		{sim.FlavourOpenAI, "openai-compatible", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", "", ""},
 		// Ollama's native stream: a line per token, then its own eval_count.
 		{sim.FlavourOllama, "ollama", matrixgen.TokensChunks, "calibration on usage.prompt_tokens", "num_ctx", "Ollama prompt_eval_duration"},
+		// TGI: no per-chunk count, a final usage; no KV capacity in TGI 3's
+		// /info.
+		{sim.FlavourTGI, "tgi", matrixgen.TokensChunks, "/chat_tokenize (chat form", "", `tgi_batch_inference_duration{method="prefill"}`},
 	} {
 		t.Run(tt.flavour, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -142,7 +144,7 @@ func TestOllamaProbe(t *testing.T) {
 	p.MaxModelLen = 8192
 	p.Version = "0.6.5"
 	_, url := startSim(t, p)
-	c := NewClient(url, "", 1)
+	c := newClient(url, "", 1, nil)
 	pr, err := c.probe(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
@@ -153,20 +155,13 @@ func TestOllamaProbe(t *testing.T) {
 	}
 
 	// A newer Ollama without num_ctx in the model's parameters.
-	s, err := sim.New(p, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/", s)
-	mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"parameters":""}`)) })
-	mux.HandleFunc("GET /api/ps", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`{"models":[{"name":"sim","model":"sim","context_length":4096}]}`))
+	newer := startSimWith(t, p, func(mux *http.ServeMux) {
+		mux.HandleFunc("POST /api/show", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"parameters":""}`)) })
+		mux.HandleFunc("GET /api/ps", func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte(`{"models":[{"name":"sim","model":"sim","context_length":4096}]}`))
+		})
 	})
-	ts := httptest.NewServer(mux)
-	defer ts.Close()
-	if pr, err = NewClient(ts.URL, "", 1).probe(context.Background(), ""); err != nil {
+	if pr, err = newClient(newer, "", 1, nil).probe(context.Background(), ""); err != nil {
 		t.Fatal(err)
 	}
 	if pr.MaxModelLen != 4096 || !strings.Contains(pr.KVSource, "OLLAMA_NUM_PARALLEL") {

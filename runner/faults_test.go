@@ -83,17 +83,17 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 
 func TestRetryDelay(t *testing.T) {
 	retries := 0
-	if wait, ok := retryDelay(&ServerError{Status: 429, RetryAfter: 3 * time.Second}, &retries); !ok || wait != 3*time.Second {
+	if wait, ok := retryDelay(&serverError{Status: 429, RetryAfter: 3 * time.Second}, &retries); !ok || wait != 3*time.Second {
 		t.Errorf("429 with Retry-After 3: %v %v", wait, ok)
 	}
-	if wait, ok := retryDelay(&ServerError{Status: 503}, &retries); !ok || wait != time.Second {
+	if wait, ok := retryDelay(&serverError{Status: 503}, &retries); !ok || wait != time.Second {
 		t.Errorf("second 503 without Retry-After: %v %v, want the backoff's 1s", wait, ok)
 	}
-	if _, ok := retryDelay(&ServerError{Status: 500}, &retries); ok {
+	if _, ok := retryDelay(&serverError{Status: 500}, &retries); ok {
 		t.Error("a 500 was retried")
 	}
 	retries = maxRetries
-	if _, ok := retryDelay(&ServerError{Status: 429}, &retries); ok {
+	if _, ok := retryDelay(&serverError{Status: 429}, &retries); ok {
 		t.Error("retried past the bound")
 	}
 	if parseRetryAfter("7") != 7*time.Second || parseRetryAfter("soon") != 0 {
@@ -107,7 +107,7 @@ func TestContextTooLongIsOverCapacity(t *testing.T) {
 	p := testProfile()
 	p.MaxModelLen, p.KV.CapacityTokens = 2048, 100000
 	_, url := startSim(t, p)
-	c := NewClient(url, "", 1)
+	c := newClient(url, "", 1, nil)
 	c.model = "sim"
 	d, _, err := c.decodeCell(context.Background(), cellPlan{
 		context: 2000, concurrency: 1, prompt: strings.Repeat("word ", 2000), attempt: 1,

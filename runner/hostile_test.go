@@ -168,7 +168,7 @@ func TestHostileServers(t *testing.T) {
 func TestSlowProbe(t *testing.T) {
 	ts := httptest.NewServer(&hostile.Server{Attack: hostile.SlowModels, Deadline: 20 * time.Second})
 	defer ts.Close()
-	c := NewClient(ts.URL, "", 1)
+	c := newClient(ts.URL, "", 1, nil)
 	c.jsonTimeout = time.Second
 	start := time.Now()
 	_, err := c.probe(context.Background(), "")
@@ -192,7 +192,7 @@ func TestKeyStaysWithItsServer(t *testing.T) {
 		got = append(got, r.Header.Get("Authorization"))
 	}))
 	defer own.Close()
-	c := NewClient(own.URL, "sk-secret", 1)
+	c := newClient(own.URL, "sk-secret", 1, nil)
 	c.metrics(context.Background(), other.URL+"/metrics")
 	c.metrics(context.Background(), "")
 	if len(got) != 2 || got[0] != "" || got[1] != "Bearer sk-secret" {
@@ -339,7 +339,7 @@ func TestOllamaLineIsBounded(t *testing.T) {
 	hs := &hostile.Server{Attack: hostile.EndlessNativeLine, Deadline: 20 * time.Second}
 	ts := httptest.NewServer(hs)
 	defer ts.Close()
-	c := NewClient(ts.URL, "", 1)
+	c := newClient(ts.URL, "", 1, nil)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	obs := c.ollamaStream(context.Background(), chatRequest{prompt: "hi", maxTokens: 16}, 10*time.Second, hooks{})

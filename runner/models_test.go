@@ -42,7 +42,7 @@ func TestModelChoiceErrors(t *testing.T) {
 		{"a quote in a name", "x", []string{`a"b`}, `it serves "a\"b"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := NewClient(serving(tt.served...), "", 1)
+			c := newClient(serving(tt.served...), "", 1, nil)
 			c.model = tt.asked
 			_, err := c.probe(context.Background(), "")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -30,7 +30,7 @@ import (
 // model's num_ctx parameter (/api/show), or the context_length newer
 // versions list in /api/ps. Past it Ollama cuts prompts silently, so it is
 // the model's maximum length as far as a request is concerned.
-func (c *Client) ollamaLimits(ctx context.Context, p *matrixgen.Probe) {
+func (c *client) ollamaLimits(ctx context.Context, p *matrixgen.Probe) {
 	var show struct {
 		Parameters string `json:"parameters"`
 	}
@@ -94,7 +94,7 @@ type ollamaChunk struct {
 const maxOllamaLine = 1 << 20
 
 // ollamaRequest is the native request for req.
-func (c *Client) ollamaRequest(req chatRequest) ([]byte, error) {
+func (c *client) ollamaRequest(req chatRequest) ([]byte, error) {
 	options := map[string]any{"num_predict": req.maxTokens, "seed": int64(req.seed >> 1)}
 	if t := c.chat.temperature; t != nil {
 		options["temperature"] = *t
@@ -109,7 +109,7 @@ func (c *Client) ollamaRequest(req chatRequest) ([]byte, error) {
 
 // ollamaStream sends req to /api/chat and reads its stream: a line per
 // token, then a final line with the server's own counts.
-func (c *Client) ollamaStream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
+func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
 	obs := newObservation(req, matrixgen.TokensChunks)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -240,7 +240,7 @@ func ollamaError(resp *http.Response) error {
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
 		msg = e.Error
 	}
-	return &ServerError{Status: resp.StatusCode, Message: msg, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
+	return &serverError{Status: resp.StatusCode, Message: msg, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
 }
 
 // readLine reads one newline-ended line of at most limit bytes; a longer

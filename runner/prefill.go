@@ -23,8 +23,8 @@ import (
 // own (a fresh head before the same body), so none is in any prompt cache,
 // and each is held against the server's own clock where it keeps one.
 
-// DefaultPrefillRepeats is how many fresh prompts a prefill row measures.
-const DefaultPrefillRepeats = 3
+// defaultPrefillRepeats is how many fresh prompts a prefill row measures.
+const defaultPrefillRepeats = 3
 
 // MaxPrefillRepeats bounds the repeats: each needs a head of its own, and
 // the warm-up one more.
@@ -101,7 +101,7 @@ func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt bu
 
 // prefillRepeats is the configured number of repeats.
 func (sw *sweeper) prefillRepeats() int {
-	return cmp.Or(sw.s.Sweep.PrefillRepeats, DefaultPrefillRepeats) // checked by Run
+	return cmp.Or(sw.s.Sweep.PrefillRepeats, defaultPrefillRepeats) // checked by Run
 }
 
 // warmContext sends the context's own prompt once, untimed, for decode

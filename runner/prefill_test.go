@@ -191,7 +191,7 @@ func TestPrefillFailures(t *testing.T) {
 				run, _ := sweepWith(t, settings, ln.dial)
 				row := run.Prefill[0]
 				if tt.valid {
-					if row.Status != matrixgen.StatusValid || len(row.Requests) != DefaultPrefillRepeats {
+					if row.Status != matrixgen.StatusValid || len(row.Requests) != defaultPrefillRepeats {
 						t.Errorf("%s (%s), %d requests", row.Status, row.Reason, len(row.Requests))
 					}
 					return

@@ -17,7 +17,7 @@ import (
 
 // probe asks the server what it is and what it offers, before any
 // measurement, and records what it found in the run.
-func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe, error) {
+func (c *client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe, error) {
 	p := &matrixgen.Probe{}
 
 	var models struct {
@@ -89,7 +89,7 @@ func (c *Client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 
 // tokenizerFor picks the most exact way this server offers to count a
 // chat prompt's tokens, and records it in the probe.
-func (c *Client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenizer, error) {
+func (c *client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenizer, error) {
 	switch {
 	case p.Tokenize:
 		p.Tokenizer = "/tokenize (chat form, template included)"
@@ -104,7 +104,7 @@ func (c *Client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenize
 }
 
 // metrics reads the server's Prometheus text.
-func (c *Client) metrics(ctx context.Context, url string) ([]sample, error) {
+func (c *client) metrics(ctx context.Context, url string) ([]sample, error) {
 	path := "/metrics"
 	if url != "" {
 		path = url
@@ -129,7 +129,7 @@ func (c *Client) metrics(ctx context.Context, url string) ([]sample, error) {
 // ServedModel is the model a server serves when it serves exactly one, for
 // naming a run before it starts; "" otherwise.
 func ServedModel(ctx context.Context, baseURL, apiKey string) string {
-	c := NewClient(baseURL, apiKey, 1)
+	c := newClient(baseURL, apiKey, 1, nil)
 	var models struct {
 		Data []struct {
 			ID   string `json:"id"`
@@ -144,7 +144,7 @@ func ServedModel(ctx context.Context, baseURL, apiKey string) string {
 
 // healthy reports whether the server answers: /health with 200, or a model
 // list for servers that have no /health.
-func (c *Client) healthy(ctx context.Context) bool {
+func (c *client) healthy(ctx context.Context) bool {
 	if resp, err := c.get(ctx, "/health"); err == nil {
 		resp.Body.Close()
 		if resp.StatusCode == 200 {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -61,7 +60,7 @@ type tokenizer interface {
 }
 
 // serverTokenizer is vLLM's /tokenize in its chat form (template included).
-type serverTokenizer struct{ c *Client }
+type serverTokenizer struct{ c *client }
 
 func (t serverTokenizer) count(ctx context.Context, content string) (int, error) {
 	var out struct {
@@ -207,39 +206,20 @@ func exactPrompt(ctx context.Context, tok tokenizer, n int, h heads, seed uint64
 	return h.measured + tail, bestCount, !prefills(tok), nil
 }
 
-// llamaTokenizer is llama-server's way: render the chat template with
-// /apply-template, then count the text with /tokenize.
-type llamaTokenizer struct{ c *Client }
-
-func (t llamaTokenizer) count(ctx context.Context, content string) (int, error) {
-	var tmpl struct {
-		Prompt string `json:"prompt"`
-	}
-	if err := t.c.postJSON(ctx, "/apply-template", map[string]any{
-		"messages": []map[string]string{{"role": "user", "content": content}},
-	}, &tmpl); err != nil {
-		return 0, err
-	}
-	var tok struct {
-		Tokens []json.RawMessage `json:"tokens"`
-	}
-	if err := t.c.postJSON(ctx, "/tokenize", map[string]any{"content": tmpl.Prompt}, &tok); err != nil {
-		return 0, err
-	}
-	return len(tok.Tokens), nil
-}
-
-// sglangTokenizer counts plain text with SGLang's /v1/tokenize and adds the
-// chat template's tokens, measured once on a request's usage.
-type sglangTokenizer struct {
-	c        *Client
+// templatedTokenizer counts plain text with a server's own route and adds
+// the chat template's tokens, measured once on a request's usage: for
+// servers whose tokenizer does not take the chat form.
+type templatedTokenizer struct {
+	plain    func(ctx context.Context, text string) (int, error)
 	overhead int
 }
 
-func newSGLangTokenizer(ctx context.Context, c *Client) (sglangTokenizer, error) {
-	t := sglangTokenizer{c: c}
+// newTemplatedTokenizer measures the chat template's tokens: a short
+// prompt's usage.prompt_tokens less its plain count.
+func newTemplatedTokenizer(ctx context.Context, c *client, plain func(ctx context.Context, text string) (int, error)) (templatedTokenizer, error) {
+	t := templatedTokenizer{plain: plain}
 	const probe = "Say hello."
-	plain, err := t.plain(ctx, probe)
+	n, err := plain(ctx, probe)
 	if err != nil {
 		return t, err
 	}
@@ -247,19 +227,11 @@ func newSGLangTokenizer(ctx context.Context, c *Client) (sglangTokenizer, error)
 	if err != nil {
 		return t, err
 	}
-	t.overhead = total - plain
+	t.overhead = total - n
 	return t, nil
 }
 
-func (t sglangTokenizer) plain(ctx context.Context, text string) (int, error) {
-	var out struct {
-		Count int `json:"count"`
-	}
-	err := t.c.postJSON(ctx, "/v1/tokenize", map[string]any{"model": t.c.model, "prompt": text}, &out)
-	return out.Count, err
-}
-
-func (t sglangTokenizer) count(ctx context.Context, content string) (int, error) {
+func (t templatedTokenizer) count(ctx context.Context, content string) (int, error) {
 	n, err := t.plain(ctx, content)
 	return n + t.overhead, err
 }
@@ -267,7 +239,7 @@ func (t sglangTokenizer) count(ctx context.Context, content string) (int, error)
 // usageTokenizer is the last resort for servers that cannot tokenize: it
 // sends the prompt asking for one token and reads usage.prompt_tokens. Each
 // count costs a prefill, so exact prompts take longer to build.
-type usageTokenizer struct{ c *Client }
+type usageTokenizer struct{ c *client }
 
 func (t usageTokenizer) count(ctx context.Context, content string) (int, error) {
 	obs := t.c.stream(ctx, chatRequest{prompt: content, maxTokens: 1}, 30*time.Minute, hooks{})

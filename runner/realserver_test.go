@@ -52,7 +52,7 @@ func TestResendUnanswered(t *testing.T) {
 	p := testProfile()
 	p.Connections = sim.ConnectionProfile{IdleCloseSeconds: 0.05}
 	s, url := startSim(t, p)
-	c := NewClient(url, "", 1)
+	c := newClient(url, "", 1, nil)
 	var models struct{ Data []any }
 	for i := range 2 {
 		if err := c.getJSON(context.Background(), "/v1/models", &models); err != nil {
@@ -192,7 +192,7 @@ func TestSlotsIdle(t *testing.T) {
 	p.Flavour = sim.FlavourLlamaCpp
 	p.KV.MaxRunning = 2
 	_, url := startSim(t, p)
-	sw := &sweeper{c: NewClient(url, "", 4)}
+	sw := &sweeper{c: newClient(url, "", 4, nil)}
 	sw.c.model = "sim"
 	if idle, err := sw.slotsIdle(context.Background()); err != nil || !idle {
 		t.Fatalf("a fresh server: idle %v, %v", idle, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
@@ -41,6 +42,22 @@ func startSim(t testing.TB, p sim.Profile) (*sim.Server, string) {
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() { ts.Close(); s.Close() })
 	return s, ts.URL
+}
+
+// startSimWith serves the sim with some of its routes replaced (an older
+// version of its engine), and returns its URL.
+func startSimWith(t testing.TB, p sim.Profile, replace func(mux *http.ServeMux)) string {
+	t.Helper()
+	s, err := sim.New(p, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", s)
+	replace(mux)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	return ts.URL
 }
 
 func testSettings(url string, contexts []string, concurrency []int, window time.Duration) Settings {
@@ -432,8 +449,8 @@ func TestPrefillIsWarmedAndHeldToTheServersClock(t *testing.T) {
 			if row.ColdTTFTMs == nil || *row.ColdTTFTMs < cold[row.ContextTokens] {
 				t.Errorf("%s: cold start %s ms, want at least the %.0f ms the sim charged", label, figure(row.ColdTTFTMs), cold[row.ContextTokens])
 			}
-			if len(row.Requests) != DefaultPrefillRepeats || *row.Completed != DefaultPrefillRepeats {
-				t.Errorf("%s: %d requests measured, %d completed, want %d", label, len(row.Requests), *row.Completed, DefaultPrefillRepeats)
+			if len(row.Requests) != defaultPrefillRepeats || *row.Completed != defaultPrefillRepeats {
+				t.Errorf("%s: %d requests measured, %d completed, want %d", label, len(row.Requests), *row.Completed, defaultPrefillRepeats)
 			}
 		}
 	})
@@ -449,8 +466,8 @@ func TestPrefillPromptsShareNoCache(t *testing.T) {
 		run, _ := sweepWith(t, testSettings(url, []string{"2K"}, []int{1}, time.Second), dial)
 		n := run.Prefill[0].ContextTokens
 		prefill := prefillTraces(s.Trace(), n)
-		if len(prefill) != 1+DefaultPrefillRepeats {
-			t.Fatalf("%d prefill requests, want a warm-up and %d", len(prefill), DefaultPrefillRepeats)
+		if len(prefill) != 1+defaultPrefillRepeats {
+			t.Fatalf("%d prefill requests, want a warm-up and %d", len(prefill), defaultPrefillRepeats)
 		}
 		for i, rt := range prefill {
 			if rt.CachedTokens != 0 {

@@ -10,7 +10,7 @@ import (
 
 // metricsSampler reads the server's /metrics through a cell's window.
 type metricsSampler struct {
-	c        *Client
+	c        *client
 	url      string
 	enabled  bool
 	interval time.Duration

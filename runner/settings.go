@@ -49,7 +49,7 @@ type Sweep struct {
 	// PrefillContexts are where prefill is measured; empty: the contexts.
 	PrefillContexts []string
 	// PrefillRepeats is how many fresh prompts each prefill row measures,
-	// after its warm-up (0: DefaultPrefillRepeats; at most MaxPrefillRepeats).
+	// after its warm-up (0: defaultPrefillRepeats; at most MaxPrefillRepeats).
 	PrefillRepeats int
 	// Duration is each decode cell's window.
 	Duration time.Duration
@@ -102,8 +102,8 @@ type Describe struct {
 // capacity (kv_cache_tokens): a resume gives it again.
 const KVGivenByHand = "given by hand (kv_cache_tokens)"
 
-// Defaults fills what the settings leave out with the sample run's sweep.
-func (s *Settings) Defaults() {
+// defaults fills what the settings leave out with the sample run's sweep.
+func (s *Settings) defaults() {
 	if s.Server.BaseURL == "" {
 		s.Server.BaseURL = "http://127.0.0.1:8000"
 	}
@@ -152,7 +152,7 @@ const maxConcurrency = 100000
 // a count below its least, a base URL that is not one. Flags and the
 // config both end up here. The *SettingError names the config key, so the
 // command can point at its line. Zero values are the defaults' to fill
-// (Defaults), so they pass.
+// (defaults), so they pass.
 func (s Settings) Check() error {
 	bad := func(key, format string, args ...any) error {
 		return &SettingError{Key: key, Err: fmt.Errorf(format, args...)}

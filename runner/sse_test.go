@@ -73,7 +73,7 @@ func streamBody(t testing.TB, body string) *observation {
 
 // streamThrough reads one stream of at most maxTokens through transport.
 func streamThrough(transport http.RoundTripper, maxTokens int) *observation {
-	c := NewClient("http://sse.invalid", "", 1)
+	c := newClient("http://sse.invalid", "", 1, nil)
 	c.model = "m"
 	c.http.Transport = resendUnanswered{transport}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -247,7 +247,7 @@ func BenchmarkStreamReading(b *testing.B) {
 	}
 	body.WriteString("data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
 	text := body.String()
-	c := NewClient("http://sse.invalid", "", 1)
+	c := newClient("http://sse.invalid", "", 1, nil)
 	c.model = "m"
 	c.http.Transport = resendUnanswered{bodyTransport{body: text}}
 	b.ReportAllocs()

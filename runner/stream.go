@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/http/httptrace"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -179,7 +178,7 @@ type hooks struct {
 
 // stream sends req and reads its answer to the end, or until ctx ends (a
 // cut at the window's close: the observation keeps what arrived).
-func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
+func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
 	if native, ok := c.eng.(nativeStreamer); ok {
 		return native.stream(ctx, c, req, stall, h)
 	}
@@ -221,7 +220,7 @@ func (c *Client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 			case errors.Is(err, io.EOF):
 				obs.err = errors.New("stream ended without a finish_reason")
 			default:
-				obs.err = requestError(err)
+				obs.err = err
 			}
 			return obs
 		}
@@ -401,30 +400,17 @@ func advance(cum *int, now int) int {
 	return step
 }
 
-// requestError turns go-openai's errors into the server's own words.
-func requestError(err error) error {
-	var apiErr *openai.APIError
-	if errors.As(err, &apiErr) {
-		return &ServerError{Status: apiErr.HTTPStatusCode, Message: apiErr.Message}
-	}
-	var reqErr *openai.RequestError
-	if errors.As(err, &reqErr) {
-		return &ServerError{Status: reqErr.HTTPStatusCode, Message: strings.TrimSpace(string(reqErr.Body))}
-	}
-	return err
-}
-
-// ServerError is an HTTP error the server answered with.
-type ServerError struct {
+// serverError is an HTTP error the server answered with.
+type serverError struct {
 	Status     int
 	Message    string
 	RetryAfter time.Duration // from a 429 or 503's Retry-After
 }
 
 // retryable reports whether the server asked to be tried again later.
-func (e *ServerError) retryable() bool { return e.Status == 429 || e.Status == 503 }
+func (e *serverError) retryable() bool { return e.Status == 429 || e.Status == 503 }
 
 // Error gives the server's words on one line, control characters escaped.
-func (e *ServerError) Error() string {
+func (e *serverError) Error() string {
 	return fmt.Sprintf("HTTP %d: %s", e.Status, term.Line(e.Message))
 }

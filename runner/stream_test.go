@@ -95,7 +95,7 @@ func TestServerErrorWords(t *testing.T) {
 		c := newClient(srv.URL, "", 1, nil)
 		obs := c.stream(context.Background(), chatRequest{prompt: "p", maxTokens: 1}, time.Second, hooks{})
 		srv.Close()
-		var se *ServerError
+		var se *serverError
 		if !errors.As(obs.err, &se) || se.Status != 429 || se.Message != tt.want || se.RetryAfter != 7*time.Second {
 			t.Errorf("%s: %#v", tt.body, obs.err)
 		}

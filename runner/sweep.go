@@ -74,7 +74,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 }
 
 func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.Run, error) {
-	o.Settings.Defaults()
+	o.Settings.defaults()
 	if o.dial != nil && o.gpuTool == "" {
 		o.gpuTool = noGPUTool // in memory means in virtual time: no processes to wait on
 	}
@@ -266,7 +266,7 @@ func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *mat
 		LaunchCommand: strings.TrimSpace(redact.Text(d.LaunchCommand)),
 		Probe:         probe,
 		Sweep: matrixgen.Sweep{
-			DecodeTest: matrixgen.DecodeFixedDuration, PrefillMode: matrixgen.PrefillWarmed, PrefillRepeats: cmp.Or(s.Sweep.PrefillRepeats, DefaultPrefillRepeats),
+			DecodeTest: matrixgen.DecodeFixedDuration, PrefillMode: matrixgen.PrefillWarmed, PrefillRepeats: cmp.Or(s.Sweep.PrefillRepeats, defaultPrefillRepeats),
 			DurationSeconds: s.Sweep.Duration.Seconds(), MaxOutputTokens: s.Sweep.MaxOutput,
 			Contexts: p.contexts, Concurrency: p.concurrency, PrefillContexts: p.prefill,
 			IgnoreEOS: s.Sweep.IgnoreEOS, CacheMode: s.Sweep.CacheMode,
@@ -359,7 +359,7 @@ func finished(s matrixgen.Status) bool {
 
 // sweeper carries a sweep's state from cell to cell.
 type sweeper struct {
-	c       *Client
+	c       *client
 	o       Options
 	s       Settings
 	run     *matrixgen.Run

@@ -2,18 +2,46 @@ package sim
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
 )
 
-// The sim speaks three dialects of the same OpenAI-compatible API. vLLM's is
-// in wire.go and server.go; here are where SGLang and llama.cpp's
-// llama-server differ, as real llama-server traffic
-// show them.
+// The sim speaks several dialects of the same OpenAI-compatible API. vLLM's
+// is in wire.go and server.go; here are where SGLang and llama.cpp's
+// llama-server differ, as real llama-server traffic shows them. A dialect
+// in a file of its own (dialect_<name>.go) registers itself instead.
+
+// dialect is where a server's wire format differs from vLLM's, the sim's
+// default: a dialect file fills in what its server does otherwise.
+type dialect struct {
+	// routes adds the server's own endpoints.
+	routes func(s *Server)
+	// metrics writes its /metrics in its own names; nil: it has none.
+	metrics func(s *Server, w io.Writer, c counters)
+	// refuse answers a request whose prompt and output do not fit the
+	// model's length; nil: vLLM's 400.
+	refuse func(w http.ResponseWriter, s *Server, prompt, output int)
+	// model edits the model's entry in /v1/models.
+	model func(s *Server, entry map[string]any)
+}
+
+// dialects are the registered dialects, by flavour.
+var dialects = map[string]dialect{}
+
+// registerDialect adds a flavour the sim speaks, from the dialect's file.
+func registerDialect(flavour string, d dialect) {
+	dialects[flavour] = d
+	Flavours = append(Flavours, flavour)
+}
 
 // routes adds the endpoints of the profile's dialect.
 func (s *Server) routes() {
+	if d, ok := dialects[s.p.Flavour]; ok {
+		d.routes(s)
+		return
+	}
 	switch s.p.Flavour {
 	case FlavourSGLang:
 		s.mux.HandleFunc("GET /server_info", s.sglangServerInfo)

@@ -82,6 +82,7 @@ type counters struct {
 	// completedTokens counts the output of requests that ran to their end,
 	// added when they end: llama-server's tokens_predicted_total.
 	completedTokens             float64
+	completed                   float64 // requests that ran to their end
 	preemptions                 float64
 	prefixQueries, prefixHits   float64
 	specDrafts, specDraftTokens float64
@@ -144,7 +145,6 @@ type engine struct {
 	kv      *kvCache
 	c       counters
 	timing  Timing
-	seq     int
 	now     func() time.Time
 
 	// What the one-time costs remember: the highest bit of the longest
@@ -365,7 +365,7 @@ func (e *engine) plan() stepPlan {
 	}
 	seconds := 0.0
 	if len(p.decode) > 0 {
-		seconds = e.p.Decode.StepSeconds(len(p.decode), contextTokens)
+		seconds = e.p.Decode.stepSeconds(len(p.decode), contextTokens)
 	}
 	budget := e.p.Decode.MaxBatchedTokens - len(p.decode)
 	for _, r := range e.running {
@@ -494,6 +494,7 @@ func (e *engine) produce(r *request, n int, end time.Time) {
 	}
 	if r.done {
 		e.c.completedTokens += float64(r.generated)
+		e.c.completed++
 	}
 	generated, done, reason := r.generated, r.done, r.reason
 	r.out.post(func(m *mailbox) {

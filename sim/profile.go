@@ -14,7 +14,7 @@ import (
 // three speculative tokens on one large GPU), scaled down.
 type Profile struct {
 	// Flavour is the wire dialect: "vllm" (the default), "sglang",
-	// "llamacpp", "openai" or "ollama", each with its own endpoints, chunk
+	// "llamacpp", "openai", "ollama" or one a dialect file registers ("tgi"), each with its own endpoints, chunk
 	// shapes and metrics.
 	Flavour string
 	// Model is the id /v1/models answers with; Root its "path".
@@ -119,9 +119,9 @@ type DecodeProfile struct {
 	MaxBatchedTokens int
 }
 
-// StepSeconds is the duration of a decode step over batch sequences holding
+// stepSeconds is the duration of a decode step over batch sequences holding
 // contextTokens tokens in all.
-func (d DecodeProfile) StepSeconds(batch, contextTokens int) float64 {
+func (d DecodeProfile) stepSeconds(batch, contextTokens int) float64 {
 	return (d.BaseMs + d.PerSeqMs*float64(batch) + d.PerKTokenMs*float64(contextTokens)/1000) / 1000
 }
 
@@ -251,5 +251,5 @@ func (p Profile) SingleStreamTokS() float64 {
 		perStep += q
 		q *= p.Speculative.Acceptance
 	}
-	return perStep / p.Decode.StepSeconds(1, 0)
+	return perStep / p.Decode.stepSeconds(1, 0)
 }

@@ -11,7 +11,7 @@ func TestSingleStreamTokS(t *testing.T) {
 	p := DefaultProfile()
 	p.Speculative.DraftTokens = 0
 	base := p.SingleStreamTokS()
-	if want := 1 / p.Decode.StepSeconds(1, 0); base != want {
+	if want := 1 / p.Decode.stepSeconds(1, 0); base != want {
 		t.Errorf("without speculation %g tok/s, want %g", base, want)
 	}
 	p.Speculative.DraftTokens, p.Speculative.Acceptance = 2, 0.5

@@ -54,7 +54,7 @@ func New(p Profile, opts Options) (*Server, error) {
 		return nil, err
 	}
 	if p.Flavour == FlavourLlamaCpp && p.Connections == (ConnectionProfile{}) {
-		p.Connections = LlamaServerConnections
+		p.Connections = llamaServerConnections
 	}
 	if p.Flavour == FlavourOllama {
 		p.FinishAbandoned = true
@@ -75,9 +75,9 @@ func New(p Profile, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// LlamaServerConnections is how llama-server's HTTP library treats
+// llamaServerConnections is how llama-server's HTTP library treats
 // keep-alive connections, the llamacpp flavour's default.
-var LlamaServerConnections = ConnectionProfile{IdleCloseSeconds: 5, MaxRequests: 100}
+var llamaServerConnections = ConnectionProfile{IdleCloseSeconds: 5, MaxRequests: 100}
 
 // Close stops the engine; requests in flight end.
 func (s *Server) Close() { s.once.Do(func() { close(s.e.stop) }) }
@@ -213,10 +213,14 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, map[string]any{"object": "list", "data": []any{map[string]any{
+	entry := map[string]any{
 		"id": s.p.Model, "object": "model", "created": 1796230000, "owned_by": "vllm",
 		"root": s.p.Root, "parent": nil, "max_model_len": s.p.MaxModelLen,
-	}}})
+	}
+	if d := dialects[s.p.Flavour]; d.model != nil {
+		d.model(s, entry)
+	}
+	writeJSON(w, map[string]any{"object": "list", "data": []any{entry}})
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
@@ -347,6 +351,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 		}
 		maxTokens = max(maxTokens, 1)
 	} else if maxTokens < 1 || p.tokens+maxTokens > s.p.MaxModelLen {
+		if d := dialects[s.p.Flavour]; d.refuse != nil {
+			d.refuse(w, s, p.tokens, maxTokens)
+			return
+		}
 		apiError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
 			s.p.MaxModelLen, p.tokens+maxTokens, p.tokens, maxTokens))
@@ -738,10 +746,19 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	d, registered := dialects[s.p.Flavour]
+	if registered && d.metrics == nil {
+		http.NotFound(w, r)
+		return
+	}
 	c, _ := s.e.snapshot()
 	c.generationTokens *= 1 + s.p.CounterSkew
 	c.completedTokens *= 1 + s.p.CounterSkew
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if registered {
+		d.metrics(s, w, c)
+		return
+	}
 	labels := `{engine="0",model_name="` + s.p.Model + `"}`
 	metric := func(name, kind, help string, v float64) {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %s\n", name, help, name, kind, name, labels, strconv.FormatFloat(v, 'g', -1, 64))

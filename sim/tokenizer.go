@@ -70,13 +70,6 @@ func forEachWord(s string, f func(word string)) {
 	}
 }
 
-// countWords is the token count of plain text.
-func countWords(s string) int {
-	n := 0
-	forEachWord(s, func(string) { n++ })
-	return n
-}
-
 // tokenID is a stable id for a token, for /tokenize's "tokens".
 func tokenID(tok string) int {
 	h := fnv.New32a()

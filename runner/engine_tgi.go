@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// tgiEngine is Hugging Face's text-generation-inference: /info with its
+// per-request limits, /chat_tokenize (or /tokenize for plain text), its
+// router's Prometheus metrics. It keeps no per-chunk count: a completed
+// stream is counted from its final usage.
+type tgiEngine struct{}
+
+func init() { registerEngine(placeOwnEndpoint, tgiEngine{}) }
+
+func (tgiEngine) name() string { return "tgi" }
+
+// recognise reads /info. max_total_tokens bounds a request's prompt and
+// output together; max_batch_total_tokens, the KV capacity, is listed by
+// TGI 1 and 2 only (TGI 3 sizes it at warm-up and logs it).
+func (tgiEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
+	var info struct {
+		ModelID             string `json:"model_id"`
+		Version             string `json:"version"`
+		MaxTotalTokens      int    `json:"max_total_tokens"`
+		MaxBatchTotalTokens int    `json:"max_batch_total_tokens"`
+	}
+	if c.getJSON(ctx, "/info", &info) != nil || info.ModelID == "" || info.MaxTotalTokens <= 0 {
+		return false
+	}
+	p.EngineVersion = info.Version
+	p.MaxModelLen = info.MaxTotalTokens
+	if info.MaxBatchTotalTokens > 0 {
+		p.KVCacheTokens, p.KVSource = info.MaxBatchTotalTokens, "/info max_batch_total_tokens"
+	}
+	return true
+}
+
+func (tgiEngine) prepare(*client) {}
+
+// counter: /chat_tokenize templates and tokenizes a chat request as the
+// chat route does; without it (before TGI 2.2), /tokenize counts plain text
+// and the chat template's tokens are measured once on usage.
+func (tgiEngine) counter(ctx context.Context, c *client) (tokenizer, string, bool) {
+	if n, err := (tgiChatTokenizer{c}).count(ctx, "hello"); err == nil && n > 0 {
+		return tgiChatTokenizer{c}, "/chat_tokenize (chat form, template included)", true
+	}
+	t, err := newTemplatedTokenizer(ctx, c, func(ctx context.Context, text string) (int, error) {
+		var tokens []struct{}
+		err := c.postJSON(ctx, "/tokenize", map[string]any{"inputs": text}, &tokens)
+		return len(tokens), err
+	})
+	if err != nil {
+		return nil, "", false
+	}
+	return t, fmt.Sprintf("/tokenize plus the chat template's %d tokens (measured on usage)", t.overhead), true
+}
+
+// tgiChatTokenizer counts a user message with /chat_tokenize: a list of
+// tokens, each with its text and offsets.
+type tgiChatTokenizer struct{ c *client }
+
+func (t tgiChatTokenizer) count(ctx context.Context, content string) (int, error) {
+	var out struct {
+		Tokens []struct{} `json:"tokenize_response"`
+	}
+	err := t.c.postJSON(ctx, "/chat_tokenize", map[string]any{
+		"model": t.c.model, "messages": []map[string]string{{"role": "user", "content": content}},
+	}, &out)
+	return len(out.Tokens), err
+}
+
+func (tgiEngine) metrics() engineMetrics {
+	return engineMetrics{
+		running: []string{"tgi_batch_current_size"},
+		waiting: []string{"tgi_queue_size"},
+		// A histogram of each completed request's output: its sum grows
+		// when a request ends, by all its tokens.
+		tokens: serverCounter{metric: "tgi_request_generated_tokens_sum", completedOnly: true},
+		// Each prefill call of the router, from its start to the first
+		// tokens handed on: the prompt's processing, without the queue.
+		// It times a batch; the prefill is read around a lone request,
+		// whose batch it is.
+		promptTime: promHistogram{name: "tgi_batch_inference_duration", labelKey: "method", labelValue: "prefill"},
+	}
+}
+
+func (tgiEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
+func (tgiEngine) hasSlots() bool                           { return false }
+
+// tooLong: a 422, "Input validation error: `inputs` tokens +
+// `max_new_tokens` must be <= 4096. Given: …", or "`inputs` must have less
+// than 4095 tokens. Given: …".
+func (tgiEngine) tooLong(status int, m string) bool {
+	return status == 422 && containsAny(m, "`inputs` tokens + `max_new_tokens` must be <=", "`inputs` must have less than")
+}
