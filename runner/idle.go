@@ -43,6 +43,9 @@ func (s idleSignal) String() string {
 // no other signal is idle. Its prompt shares nothing with measured ones.
 var idleProbe = chatRequest{prompt: "Count slowly from one to one hundred, one number a line.", maxTokens: 24, seed: 7}
 
+// idleProbeTimeout bounds the idle probe's wait for each token.
+const idleProbeTimeout = time.Minute
+
 // busyShare is the share of its idle rate a probe must reach for the
 // server to count as idle.
 const busyShare = 0.8
@@ -62,6 +65,7 @@ func (sw *sweeper) chooseIdleSignal(ctx context.Context) {
 			return
 		}
 	}
+	sw.warnf("measuring the server's idle decode rate: a %d-token request, up to %v", idleProbe.maxTokens, idleProbeTimeout)
 	if rate, err := sw.probeRate(ctx); err == nil && rate > 0 {
 		sw.idle, sw.idleRate = idleByRate, rate
 	}
@@ -76,7 +80,7 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 	}
 	start := time.Now()
 	limit := sw.s.Sweep.IdleTimeout
-	prevRate := 0.0
+	prevRate, said := 0.0, false
 	for {
 		idle, rate, err := sw.isIdle(ctx, prevRate, time.Since(sw.cellEnded) >= sw.busyFor)
 		if ctx.Err() != nil {
@@ -91,6 +95,10 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 			sw.warnf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idle)
 			sw.cut = 0
 			return new(waited.Seconds()), nil
+		}
+		if !said {
+			sw.warnf("waiting for the server to idle (by %s), up to %v", sw.idle, limit)
+			said = true
 		}
 		prevRate = rate
 		select {
@@ -160,7 +168,7 @@ func (sw *sweeper) slotsIdle(ctx context.Context) (bool, error) {
 // own where it reports one (Ollama's eval rate), else the client's, from
 // its first token to its last.
 func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
-	o := sw.c.stream(ctx, idleProbe, time.Minute, hooks{})
+	o := sw.c.stream(ctx, idleProbe, idleProbeTimeout, hooks{})
 	if o.err != nil {
 		return 0, o.err
 	}

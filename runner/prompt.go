@@ -269,8 +269,11 @@ func (t sglangTokenizer) count(ctx context.Context, content string) (int, error)
 // count costs a prefill, so exact prompts take longer to build.
 type usageTokenizer struct{ c *Client }
 
+// usageCountTimeout bounds one count by calibration: a prompt's prefill.
+const usageCountTimeout = 30 * time.Minute
+
 func (t usageTokenizer) count(ctx context.Context, content string) (int, error) {
-	obs := t.c.stream(ctx, chatRequest{prompt: content, maxTokens: 1}, 30*time.Minute, hooks{})
+	obs := t.c.stream(ctx, chatRequest{prompt: content, maxTokens: 1}, usageCountTimeout, hooks{})
 	if obs.err != nil {
 		return 0, obs.err
 	}
