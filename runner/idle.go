@@ -4,15 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/matrixgen/matrixgen/internal/plural"
+	"slices"
 	"time"
+
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // Before each measurement the server must be idle. A cell ends by cutting
 // its streams; vLLM, SGLang and llama.cpp stop a request whose client left,
-// but Ollama went on generating for them: a request sent right after got
-// 10 tok/s instead of 56. So the runner waits, up to idle_timeout, until
-// the server's own signal says it is idle, and records how long it waited.
+// but Ollama (0.6.5) notices only when it next has text to send: a request
+// cut while its prompt is processed runs to the end of its prompt (a
+// request sent right after got 10 tok/s instead of 56). So the runner
+// waits, up to idle_timeout, until the server's own signal says it is
+// idle, and records how long it waited.
+//
+// Ollama has no signal but a short request's speed, held against its speed
+// when the run began; that speed also falls once long prompts fill the
+// cache, and varies by half from one short request to the next. The runner
+// once took a request cut before its first token as busy for the whole
+// idle timeout, so the rule for a speed that has fallen (below) never
+// applied, and before the last cell of a 1K/2K × 1/2 sweep it waited its
+// whole two minutes on an idle Ollama. A cut request is now counted busy
+// for what its prompt has left (the longest time to first token the cell
+// saw), and on Ollama not at all once it has produced.
 
 // idleSignal is how the runner tells that the server is idle.
 type idleSignal int
@@ -65,10 +79,30 @@ func (sw *sweeper) chooseIdleSignal(ctx context.Context) {
 			return
 		}
 	}
-	sw.warnf("measuring the server's idle decode rate: a %d-token request, up to %v", idleProbe.maxTokens, idleProbeTimeout)
-	if rate, err := sw.probeRate(ctx); err == nil && rate > 0 {
+	sw.warnf("measuring the server's idle decode rate: %d requests of %d tokens, each up to %v", idleReferenceProbes, idleProbe.maxTokens, idleProbeTimeout)
+	if rate := sw.idleReference(ctx); rate > 0 {
 		sw.idle, sw.idleRate = idleByRate, rate
 	}
+}
+
+// idleReferenceProbes is how many idle probes the idle rate is the median
+// of: one request's rate varied by half from one to the next on Ollama.
+const idleReferenceProbes = 3
+
+// idleReference is the median rate of the idle probes on the idle server;
+// 0 when none succeeded.
+func (sw *sweeper) idleReference(ctx context.Context) float64 {
+	var rates []float64
+	for range idleReferenceProbes {
+		if rate, err := sw.probeRate(ctx); err == nil && rate > 0 {
+			rates = append(rates, rate)
+		}
+	}
+	if len(rates) == 0 {
+		return 0
+	}
+	slices.Sort(rates)
+	return rates[len(rates)/2]
 }
 
 // waitIdle waits until the server is idle, up to the idle timeout, and
@@ -185,22 +219,52 @@ func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
 	return float64(o.tokens()-first.tokens) / last.at.Sub(first.at).Seconds(), nil
 }
 
-// noteCut remembers what a finished cell left running: how many streams it
-// cut and how long the longest would take to finish at its own pace.
+// noteCut remembers what a finished cell left running: how many requests
+// it cut and how long the server may go on with them. One cut before its
+// first token is in its prompt, which every server but vLLM, SGLang and
+// llama.cpp finishes: it has left the longest time to first token the cell
+// saw, less what it has had. One cut after it is dropped by Ollama at its
+// next token; a server that goes on with it (the rest unknown) would take
+// until max_output at its own pace. Each bounded by the idle timeout.
 func (sw *sweeper) noteCut(w window, maxOutput int) {
 	sw.cut, sw.busyFor, sw.cellEnded = 0, 0, time.Now()
+	_, dropsAtNextToken := sw.c.eng.(ollamaEngine)
+	prompt := longestTTFT(w)
 	for _, o := range w.streams {
 		if !errors.Is(o.err, errCut) {
 			continue
 		}
 		sw.cut++
 		n := o.tokens()
-		if n == 0 || o.firstText.IsZero() || !o.end.After(o.firstText) {
-			sw.busyFor = sw.s.Sweep.IdleTimeout
-			continue
+		var left time.Duration
+		switch {
+		case n == 0 || o.firstText.IsZero():
+			left = sw.s.Sweep.IdleTimeout // no prompt's time known
+			if prompt > 0 {
+				left = prompt - o.end.Sub(o.sent)
+				if left <= 0 { // longer than any seen: as long again
+					left = prompt
+				}
+			}
+		case dropsAtNextToken:
+		case !o.end.After(o.firstText):
+			left = sw.s.Sweep.IdleTimeout
+		default:
+			rate := float64(n) / o.end.Sub(o.firstText).Seconds()
+			left = time.Duration(float64(max(maxOutput-n, 0)) / rate * float64(time.Second))
 		}
-		rate := float64(n) / o.end.Sub(o.firstText).Seconds()
-		left := time.Duration(float64(max(maxOutput-n, 0)) / rate * float64(time.Second))
 		sw.busyFor = max(sw.busyFor, min(left, sw.s.Sweep.IdleTimeout))
 	}
+}
+
+// longestTTFT is the longest time to first token of the cell's requests
+// that had one; 0 when none did.
+func longestTTFT(w window) time.Duration {
+	longest := time.Duration(0)
+	for _, o := range w.streams {
+		if !o.firstText.IsZero() && !o.sent.IsZero() {
+			longest = max(longest, o.firstText.Sub(o.sent))
+		}
+	}
+	return longest
 }
