@@ -220,25 +220,25 @@ func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
 }
 
 // noteCut remembers what a finished cell left running: how many requests
-// it cut and how long the server may go on with them. One cut before its
-// first token is in its prompt, which every server but vLLM, SGLang and
-// llama.cpp finishes: it has left the longest time to first token the cell
-// saw, less what it has had. One cut after it is dropped by Ollama at its
-// next token; a server that goes on with it (the rest unknown) would take
-// until max_output at its own pace. Each bounded by the idle timeout.
+// it cut and how long the server may go on with them (it matters where only
+// a short request's speed tells, as on Ollama). One cut before its first
+// token is in its prompt: it has left the longest time to first token the
+// cell saw, less what it has had. Ollama then drops it at its first token,
+// as it drops one cut after it at its next; a server not known to do so
+// may go on to max_output at the pace of the cell's fastest request. Each
+// is bounded by the idle timeout, the whole of which an unknown rest takes.
 func (sw *sweeper) noteCut(w window, maxOutput int) {
 	sw.cut, sw.busyFor, sw.cellEnded = 0, 0, time.Now()
 	_, dropsAtNextToken := sw.c.eng.(ollamaEngine)
-	prompt := longestTTFT(w)
+	prompt, pace := longestTTFT(w), fastestRate(w)
 	for _, o := range w.streams {
 		if !errors.Is(o.err, errCut) {
 			continue
 		}
 		sw.cut++
 		n := o.tokens()
-		var left time.Duration
-		switch {
-		case n == 0 || o.firstText.IsZero():
+		left := time.Duration(0)
+		if n == 0 || o.firstText.IsZero() {
 			left = sw.s.Sweep.IdleTimeout // no prompt's time known
 			if prompt > 0 {
 				left = prompt - o.end.Sub(o.sent)
@@ -246,15 +246,28 @@ func (sw *sweeper) noteCut(w window, maxOutput int) {
 					left = prompt
 				}
 			}
-		case dropsAtNextToken:
-		case !o.end.After(o.firstText):
-			left = sw.s.Sweep.IdleTimeout
-		default:
-			rate := float64(n) / o.end.Sub(o.firstText).Seconds()
-			left = time.Duration(float64(max(maxOutput-n, 0)) / rate * float64(time.Second))
+		}
+		if !dropsAtNextToken {
+			if pace <= 0 {
+				left = sw.s.Sweep.IdleTimeout
+			} else {
+				left += time.Duration(float64(max(maxOutput-n, 0)) / pace * float64(time.Second))
+			}
 		}
 		sw.busyFor = max(sw.busyFor, min(left, sw.s.Sweep.IdleTimeout))
 	}
+}
+
+// fastestRate is the highest decode rate, tokens a second from the first
+// token to the last, of the cell's requests; 0 when none had two events.
+func fastestRate(w window) float64 {
+	fastest := 0.0
+	for _, o := range w.streams {
+		if n := o.tokens(); n > 1 && !o.firstText.IsZero() && o.end.After(o.firstText) {
+			fastest = max(fastest, float64(n)/o.end.Sub(o.firstText).Seconds())
+		}
+	}
+	return fastest
 }
 
 // longestTTFT is the longest time to first token of the cell's requests
