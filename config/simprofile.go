@@ -50,10 +50,11 @@ type simPrefillProfile struct {
 }
 
 type simDecodeProfile struct {
-	BaseMs           float64 `toml:"base_ms"`
-	PerSeqMs         float64 `toml:"per_seq_ms"`
-	PerKTokenMs      float64 `toml:"per_ktoken_ms"`
-	MaxBatchedTokens int     `toml:"max_batched_tokens"`
+	BaseMs            float64 `toml:"base_ms"`
+	PerSeqMs          float64 `toml:"per_seq_ms"`
+	PerKTokenMs       float64 `toml:"per_ktoken_ms"`
+	PerKCachedTokenMs float64 `toml:"per_kcached_token_ms"`
+	MaxBatchedTokens  int     `toml:"max_batched_tokens"`
 }
 
 type simSpeculativeProfile struct {

@@ -17,8 +17,11 @@ import (
 )
 
 // prefillChart builds the ECharts option of the prefill chart for a run
-// whose measurements are Sorted: prompt tok/s as bars by context, TTFT as a
-// line on a logarithmic second axis (it spans half a second to minutes).
+// whose measurements are Sorted: prompt tok/s as bars by context, each
+// labelled with its figures, and beneath them, on the same contexts, TTFT
+// as a line on a logarithmic axis of its own (it spans half a second to
+// minutes). In one panel the line crossed the bars' labels wherever TTFT
+// climbed past a bar's top; in two it cannot.
 // The option is plain data: the page's script hands it to ECharts, so no
 // run file string is ever executed.
 func prefillChart(r *matrixgen.Run) (template.JS, string) {
@@ -54,18 +57,22 @@ func prefillData(r *matrixgen.Run) (contexts []string, rates []opts.BarData, ttf
 	return contexts, rates, ttfts, described
 }
 
-// prefillOption is the prefill chart as go-echarts builds it.
+// prefillOption is the prefill chart as go-echarts builds it: two panels,
+// the bars above (grid 0, axes 0) and the TTFT line below (grid 1, axes
+// 1), sharing the contexts and one tooltip.
 func prefillOption(contexts []string, rates []opts.BarData, ttfts []opts.LineData) template.JS {
 	bar := charts.NewBar()
-	bar.SetGlobalOptions(prefillAxes("prefill-chart")...)
-	// TTFT in seconds: the right axis reads 0.1 … 1,000, not 100 … 1,000,000.
-	bar.ExtendYAxis(opts.YAxis{Name: "TTFT (s)", Type: "log", Position: "right",
-		SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
+	bar.SetGlobalOptions(prefillPanels("prefill-chart")...)
 	bar.SetXAxis(contexts).AddSeries("prompt tok/s", rates,
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}))
+	// The bottom panel's contexts, named and labelled for both panels.
+	bar.ExtendXAxis(opts.XAxis{GridIndex: 1, Type: "category", Data: contexts, Name: "context", NameLocation: "middle", NameGap: 36,
+		AxisLabel: &opts.AxisLabel{Interval: "0", HideOverlap: opts.Bool(false)}})
+	// TTFT in seconds: the axis reads 0.1 … 1,000, not 100 … 1,000,000.
+	bar.ExtendYAxis(opts.YAxis{GridIndex: 1, Name: "TTFT (s)", Type: "log"})
 	line := charts.NewLine()
 	line.AddSeries("TTFT (s)", ttfts,
-		charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}),
+		charts.WithLineChartOpts(opts.LineChart{XAxisIndex: 1, YAxisIndex: 1}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
 	bar.Overlap(line)
 	bar.Validate()
@@ -90,19 +97,31 @@ var prefillChartParts = sync.OnceValue(func() chartParts {
 	option := string(prefillOption([]string{mark + "0"},
 		[]opts.BarData{{Value: mark + "1"}}, []opts.LineData{{Value: mark + "2"}}))
 	arrays := []string{`["` + mark + `0"]`, `[{"value":"` + mark + `1"}]`, `[{"value":"` + mark + `2"}]`}
-	at := make([]int, len(arrays))
+	// Each array where it stands: the contexts twice (both panels' axes),
+	// the bars and the TTFT points once.
+	want := []int{2, 1, 1}
+	type place struct{ at, data int }
+	var places []place
 	for i, a := range arrays {
-		if at[i] = strings.Index(option, a); at[i] < 0 || strings.Count(option, a) != 1 {
-			panic("render: the prefill chart's data " + a + " is not in its option once")
+		for from := 0; ; {
+			j := strings.Index(option[from:], a)
+			if j < 0 {
+				break
+			}
+			places = append(places, place{from + j, i})
+			from += j + len(a)
+		}
+		if n := strings.Count(option, a); n != want[i] {
+			panic("render: the prefill chart's data " + a + " is in its option " + strconv.Itoa(n) + " times, not " + strconv.Itoa(want[i]))
 		}
 	}
+	slices.SortFunc(places, func(a, b place) int { return cmp.Compare(a.at, b.at) })
 	var parts chartParts
-	parts.order = []int{0, 1, 2}
-	slices.SortFunc(parts.order, func(a, b int) int { return cmp.Compare(at[a], at[b]) })
 	from := 0
-	for _, i := range parts.order {
-		parts.text = append(parts.text, option[from:at[i]])
-		from = at[i] + len(arrays[i])
+	for _, p := range places {
+		parts.order = append(parts.order, p.data)
+		parts.text = append(parts.text, option[from:p.at])
+		from = p.at + len(arrays[p.data])
 	}
 	parts.text = append(parts.text, option[from:])
 	return parts
@@ -124,13 +143,13 @@ var prefillMedia = sync.OnceValue(func() template.JS {
 	media := map[string]any{}
 	onPhones(media, map[string]any{
 		"series": []any{map[string]any{"label": uprightLabel()}, map[string]any{}},
-		"xAxis":  []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}},
+		"xAxis":  []any{map[string]any{}, map[string]any{"axisLabel": map[string]any{"rotate": 45}}},
 		// Room above the tallest bar for its upright label.
 		"yAxis": []any{map[string]any{"boundaryGap": []any{0, "40%"}}, map[string]any{}},
 	}, map[string]any{
 		"series": []any{map[string]any{"label": map[string]any{"rotate": 0, "align": "center", "verticalAlign": "bottom", "position": "top", "distance": 5}}, map[string]any{}},
-		"xAxis":  []any{map[string]any{"axisLabel": map[string]any{"rotate": 0}}},
-		"yAxis":  []any{map[string]any{"boundaryGap": []any{0, 0}}, map[string]any{}},
+		"xAxis":  []any{map[string]any{}, map[string]any{"axisLabel": map[string]any{"rotate": 0}}},
+		"yAxis":  []any{map[string]any{"boundaryGap": []any{0, "12%"}}, map[string]any{}},
 	})
 	return chartJS(media["media"])
 })
@@ -197,6 +216,21 @@ func prefillAxes(id string) []charts.GlobalOpts {
 		charts.WithYAxisOpts(opts.YAxis{Name: "prompt tok/s", Type: "value"}),
 		charts.WithAnimation(false),
 	}
+}
+
+// prefillPanels lays prefillAxes out in the run page's two panels: the
+// bars' above (its contexts unlabelled: the TTFT panel beneath labels
+// them), the TTFT panel's place below, one axis pointer over both.
+func prefillPanels(id string) []charts.GlobalOpts {
+	return append(prefillAxes(id),
+		func(bc *charts.BaseConfiguration) {
+			bc.GridList = []opts.Grid{
+				{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "40", Bottom: "46%"},
+				{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "62%", Bottom: "50"},
+			}
+		},
+		charts.WithAxisPointerOpts(&opts.AxisPointer{Link: []opts.AxisPointerLink{{XAxisIndex: []int{0, 1}}}}),
+		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}}))
 }
 
 // barLabel prints a prefill bar's figures on it, as the pages people

@@ -58,6 +58,33 @@ func Bin(v, lo, hi float64, n int) int {
 	return min(max(i, 0), n-1)
 }
 
+// MinScaleSpan is the least ratio the colour scale spans, counted from the
+// best figure: a scale from the lowest figure to the highest painted 445 and
+// 489 tok/s as worst and best, a difference of a tenth made to look like
+// the whole range. From the best down to at least a sixteenth of it, each
+// of the eight steps is a ratio of √2 at most, so figures within a tenth of
+// each other share a colour or sit in neighbouring ones.
+const MinScaleSpan = 16
+
+// anchoredLow is the low end of the colour scale for figures from lo to hi
+// where higher is better: hi / MinScaleSpan, or lo when the figures span
+// more. A single figure (hi ≤ lo) keeps its one-colour scale.
+func anchoredLow(lo, hi float64) float64 {
+	if hi <= lo {
+		return lo
+	}
+	return min(lo, hi/MinScaleSpan)
+}
+
+// anchoredHigh is the high end for figures where lower is better: the best
+// (lo) times MinScaleSpan, or hi when the figures span more.
+func anchoredHigh(lo, hi float64) float64 {
+	if hi <= lo {
+		return hi
+	}
+	return max(hi, lo*MinScaleSpan)
+}
+
 // binEdges returns the n+1 boundaries of Bin's bins, for the legend.
 func binEdges(lo, hi float64, n int) []float64 {
 	out := make([]float64, n+1)

@@ -186,7 +186,11 @@ func (ps panels) HTML() template.HTML {
 	for _, p := range ps {
 		b.WriteString("\n<div class=\"panel\">\n<h2>" + esc(p.Title) + "</h2>\n<dl>")
 		for _, r := range p.Rows {
-			b.WriteString("\n<dt>" + esc(r.Label) + "</dt><dd>" + esc(r.Value) + "</dd>")
+			dd := "<dd>"
+			if r.Whole {
+				dd = `<dd class="whole">`
+			}
+			b.WriteString("\n<dt>" + esc(r.Label) + "</dt>" + dd + esc(r.Value) + "</dd>")
 		}
 		b.WriteString("\n</dl>\n</div>")
 	}

@@ -20,10 +20,11 @@ var statusMarks = map[matrixgen.Status]string{
 }
 
 // decodeMatrix lays out the sustained decode cells by context and
-// concurrency, coloured by total tok/s on one logarithmic scale per run.
+// concurrency, coloured by total tok/s on one logarithmic scale per run,
+// anchored at its best figure (anchoredLow).
 func decodeMatrix(r *matrixgen.Run) (matrix, legend) {
 	lo, hi, measured := throughputRange(r)
-	return scaledMatrix(r, lo, hi, measured, "")
+	return scaledMatrix(r, anchoredLow(lo, hi), hi, measured, "")
 }
 
 // scaledMatrix lays out a run's matrix on a given colour scale (a compare
@@ -94,6 +95,12 @@ func showsFigure(d matrixgen.Decode) bool {
 	return d.TotalTokS != nil && (d.Status == matrixgen.StatusValid || d.Status == matrixgen.StatusQueued)
 }
 
+// loopedFigure reports whether a looped cell has a total tok/s to show
+// beside its mark, as the table of all measurements does.
+func loopedFigure(d matrixgen.Decode) bool {
+	return d.Status == matrixgen.StatusLooped && d.TotalTokS != nil
+}
+
 func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
 	if !ok {
 		return matrixCell{Class: "st-missing", Figure: dash, Title: "not measured"}
@@ -111,6 +118,10 @@ func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
 		if d.TTFTMs != nil {
 			c.TTFT = millis(d.TTFTMs.P50) + " TTFT"
 		}
+	} else if loopedFigure(d) {
+		// The figure the table shows, uncoloured beside its mark: what the
+		// server did, not a speed to rank.
+		c.Figure = decimal1(*d.TotalTokS)
 	}
 	if d.Status != matrixgen.StatusValid {
 		c.Class = strings.TrimSpace(c.Class + " st-" + string(d.Status))
@@ -188,11 +199,13 @@ func median(format func(float64) string) func(matrixgen.Percentiles) string {
 	return func(p matrixgen.Percentiles) string { return format(p.P50) }
 }
 
+// dateTime is a time as the pages show it, held on one line: its spaces
+// are no-break spaces (a panel's narrow column wrapped "UTC" alone).
 func dateTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
+	return t.UTC().Format("2006-01-02\u00a015:04\u00a0UTC")
 }
 
 func date(t time.Time) string {

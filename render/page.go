@@ -52,6 +52,8 @@ type runPage struct {
 	ChartLabel string
 	Matrix     matrix
 	Legend     legend
+	// LegendTitle names the matrix's figure and says how it is coloured.
+	LegendTitle string
 	// Views are the matrix coloured by other figures; nil: only total tok/s.
 	Views        []matrixView
 	ViewsJSON    template.JS
@@ -73,7 +75,12 @@ type panels []panel
 // launchArgs are a launch command split between its arguments.
 type launchArgs []string
 
-type panelRow struct{ Label, Value string }
+// panelRow is one figure of a panel; Whole keeps its value on one line (a
+// time: the panel's narrow column wrapped "UTC" alone).
+type panelRow struct {
+	Label, Value string
+	Whole        bool
+}
 
 type matrix struct {
 	Columns []int
@@ -137,6 +144,7 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		LaunchCommand:  r.LaunchCommand,
 		LaunchArgs:     strings.Fields(r.LaunchCommand),
 		Measurements:   measurementRows(r),
+		LegendTitle:    viewSpecs[0].label,
 	}
 	p.DisagreementCells = plural.Count(len(p.Disagreements), "cell", "cells")
 	if len(r.Prefill) > 0 {
@@ -291,9 +299,11 @@ func runPanels(r *matrixgen.Run) panels {
 		"Time per measurement", secondsIf(s.DurationSeconds),
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
-		"Started", dateTime(r.StartedAt),
-		"Finished", dateTime(r.FinishedAt),
 	)}
+	for _, t := range rows("Started", dateTime(r.StartedAt), "Finished", dateTime(r.FinishedAt)) {
+		t.Whole = true
+		run.Rows = append(run.Rows, t)
+	}
 	var out []panel
 	for _, p := range []panel{hw, engine, run} {
 		if len(p.Rows) > 0 {
@@ -308,7 +318,7 @@ func rows(pairs ...string) []panelRow {
 	var out []panelRow
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i+1] != "" {
-			out = append(out, panelRow{pairs[i], pairs[i+1]})
+			out = append(out, panelRow{Label: pairs[i], Value: pairs[i+1]})
 		}
 	}
 	return out

@@ -26,7 +26,11 @@ import (
 	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 // Site holds the settings of the whole site, from matrixgen.toml's [site].
@@ -490,9 +494,33 @@ func parseTemplates(site Site) (*builder, error) {
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
 // HTML and unsafe link targets; html.WithUnsafe is never set, so notes can
-// format but not inject.
+// format but not inject. Headings are demoted (noteHeadings).
 func newMarkdown() goldmark.Markdown {
-	return goldmark.New(goldmark.WithExtensions(extension.GFM))
+	return goldmark.New(goldmark.WithExtensions(extension.GFM),
+		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(noteHeadings{}, 100))))
+}
+
+// noteHeadings demotes a note's headings below the page's "Notes" (an h2):
+// the note's highest level becomes an h3 and the others follow it, down to
+// h6, so no level is skipped. As written, a note's "#" stood larger than
+// the section holding it.
+type noteHeadings struct{}
+
+func (noteHeadings) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
+	var headings []*ast.Heading
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if h, ok := n.(*ast.Heading); ok && entering {
+			headings = append(headings, h)
+		}
+		return ast.WalkContinue, nil
+	})
+	top := 6
+	for _, h := range headings {
+		top = min(top, h.Level)
+	}
+	for _, h := range headings {
+		h.Level = min(h.Level-top+3, 6)
+	}
 }
 
 func (b *builder) base(root, title, description, rel string) pageBase {

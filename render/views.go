@@ -2,6 +2,7 @@ package render
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -22,6 +23,13 @@ type matrixView struct {
 	Cells byID[[2]string] `json:"cells"`
 }
 
+// Choice is the view's name in the picker: its label without the scale's
+// explanation, which the legend's title gives.
+func (v matrixView) Choice() string {
+	name, _, _ := strings.Cut(v.Label, " (")
+	return name
+}
+
 // viewSpec says how to read and show one view's figure.
 type viewSpec struct {
 	name, label string
@@ -30,22 +38,26 @@ type viewSpec struct {
 	lowerBetter bool // TTFT and joules: the smallest figure is the best
 }
 
+// scaleNote says in each legend how the colours are scaled (anchoredLow):
+// from the best figure, over at least MinScaleSpan.
+const scaleNote = "colour: logarithmic steps from the best figure, over at least 16×, so close figures look alike"
+
 var viewSpecs = []viewSpec{
-	{"total", "Total tok/s (colour, logarithmic steps)", func(d *matrixgen.Decode) *float64 { return d.TotalTokS }, decimal1, false},
-	{"per-request", "Per request tok/s (colour, logarithmic steps)", func(d *matrixgen.Decode) *float64 { return d.PerRequestTokS }, decimal1, false},
-	{"ttft", "Time to first token, median (colour, logarithmic steps; shorter is better)", func(d *matrixgen.Decode) *float64 {
+	{"total", "Total tok/s (" + scaleNote + ")", func(d *matrixgen.Decode) *float64 { return d.TotalTokS }, decimal1, false},
+	{"per-request", "Per request tok/s (" + scaleNote + ")", func(d *matrixgen.Decode) *float64 { return d.PerRequestTokS }, decimal1, false},
+	{"ttft", "Time to first token, median (" + scaleNote + "; shorter is better)", func(d *matrixgen.Decode) *float64 {
 		if d.TTFTMs == nil {
 			return nil
 		}
 		return &d.TTFTMs.P50
 	}, millis, true},
-	{"per-watt", "Tok/s per watt of GPU board power (colour, logarithmic steps)", func(d *matrixgen.Decode) *float64 {
+	{"per-watt", "Tok/s per watt of GPU board power (" + scaleNote + ")", func(d *matrixgen.Decode) *float64 {
 		if d.Power == nil {
 			return nil
 		}
 		return d.Power.TokSPerW
 	}, func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, false},
-	{"joules", "Joules per 1K output tokens (colour, logarithmic steps; fewer is better)", func(d *matrixgen.Decode) *float64 {
+	{"joules", "Joules per 1K output tokens (" + scaleNote + "; fewer is better)", func(d *matrixgen.Decode) *float64 {
 		if d.Power == nil {
 			return nil
 		}
@@ -69,6 +81,11 @@ func matrixViews(cells []orderedCell) []matrixView {
 		if !ok {
 			continue
 		}
+		if spec.lowerBetter {
+			hi = anchoredHigh(lo, hi)
+		} else {
+			lo = anchoredLow(lo, hi)
+		}
 		v := matrixView{Name: spec.name, Label: spec.label, Cells: make(byID[[2]string], 0, len(cells))}
 		single := hi <= lo
 		if single {
@@ -86,6 +103,10 @@ func matrixViews(cells []orderedCell) []matrixView {
 		for _, c := range cells {
 			d := c.d
 			x := spec.value(d)
+			if loopedFigure(*d) && x != nil && *x > 0 { // shown, uncoloured, as on the page
+				v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{spec.format(*x), ""}})
+				continue
+			}
 			if !showsFigure(*d) || x == nil || *x <= 0 {
 				v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{dash, ""}})
 				continue

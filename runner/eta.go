@@ -9,30 +9,38 @@ import (
 // left costs its planned window and the overhead measured around each
 // window so far (streams warming up, waiting for the server to idle), as
 // many times as cells have needed attempts (a looped cell runs again), and
-// every prefill row left what rows took so far per token of context (a
-// 128K row takes far longer than an 8K one). Dividing the time so far
-// by the measurements done, as the runner once did, said "12 s" for a
-// sweep in which every cell looped and ran twice.
+// every context left what setting up a context took so far per token of
+// context: building its exact prompt (by calibration, a request per count
+// on some servers) and measuring its prefill row or warming its cache (a
+// 128K context takes far longer than an 8K one). Until a context has been
+// set up, or a cell measured, that part is unknown and the ETA is a lower
+// bound, said as "ETA ≥ …". Dividing the time so far by the measurements
+// done, as the runner once did, said "12 s" for a sweep in which every
+// cell looped and ran twice; counting the prefill rows but not the
+// prompts' building said 30 s where 37 s were left.
 
 // etaModel is what the ETA is computed from.
 type etaModel struct {
 	window      time.Duration // each decode attempt's planned window
 	maxAttempts int           // 1 + the loop retries
 
-	prefillTokens int // the contexts of the prefill rows measured
-	prefillTime   time.Duration
-	cells         int // decode cells finished
-	attempts      int // decode attempts started, the current one's included
-	cellTime      time.Duration
+	setupTokens int // the contexts set up so far, in tokens
+	setupTime   time.Duration
+	cells       int // decode cells finished
+	attempts    int // decode attempts started, the current one's included
+	cellTime    time.Duration
 }
 
-// remaining estimates the time the prefill rows and decode cells left will
-// take, and retries more attempts of a cell under way.
-func (m etaModel) remaining(prefillTokensLeft, cellsLeft, retries int) time.Duration {
-	prefill := time.Duration(0)
-	if m.prefillTokens > 0 {
-		prefill = time.Duration(float64(m.prefillTime) * float64(prefillTokensLeft) / float64(m.prefillTokens))
+// remaining estimates the time the contexts left to set up (in tokens) and
+// the decode cells left will take, and retries more attempts of a cell
+// under way; atLeast when part of it is not known yet, so the estimate is
+// a lower bound.
+func (m etaModel) remaining(setupTokensLeft, cellsLeft, retries int) (left time.Duration, atLeast bool) {
+	setup := time.Duration(0)
+	if m.setupTokens > 0 {
+		setup = time.Duration(float64(m.setupTime) * float64(setupTokensLeft) / float64(m.setupTokens))
 	}
+	atLeast = (setupTokensLeft > 0 && m.setupTokens == 0) || (cellsLeft+retries > 0 && m.cells == 0)
 	overhead := time.Duration(0)
 	if m.attempts > 0 {
 		overhead = max(m.cellTime-time.Duration(m.attempts)*m.window, 0) / time.Duration(m.attempts)
@@ -42,16 +50,17 @@ func (m etaModel) remaining(prefillTokensLeft, cellsLeft, retries int) time.Dura
 		attempts = min(max(float64(m.attempts)/float64(m.cells), 1), float64(m.maxAttempts))
 	}
 	perCell := time.Duration(attempts * float64(m.window+overhead))
-	return prefill + time.Duration(cellsLeft)*perCell + time.Duration(retries)*(m.window+overhead)
+	return setup + time.Duration(cellsLeft)*perCell + time.Duration(retries)*(m.window+overhead), atLeast
 }
 
-// eta is the sweep's estimate of its remaining time; cells the server has
-// no room for cost nothing, as they are decided without a request.
-func (sw *sweeper) eta() time.Duration {
-	prefillLeft, cellsLeft := 0, 0
-	for _, p := range sw.run.Prefill {
-		if !finished(p.Status) {
-			prefillLeft += p.ContextTokens
+// eta is the sweep's estimate of its remaining time (atLeast: a lower
+// bound); cells the server has no room for cost nothing, as they are
+// decided without a request.
+func (sw *sweeper) eta() (time.Duration, bool) {
+	setupLeft, cellsLeft := 0, 0
+	for _, n := range sw.contexts {
+		if !sw.setUp[n] && n != sw.settingUp && sw.hasWork(n) {
+			setupLeft += n
 		}
 	}
 	for _, d := range sw.run.Decode {
@@ -63,7 +72,29 @@ func (sw *sweeper) eta() time.Duration {
 	if sw.retrying {
 		retries = 1 // the cell about to run again, marked looped already
 	}
-	return sw.etaModel.remaining(prefillLeft, cellsLeft, retries)
+	left, atLeast := sw.etaModel.remaining(setupLeft, cellsLeft, retries)
+	if n := sw.settingUp; n > 0 {
+		// What the context under way has left: its part of the estimate
+		// less the time it took so far.
+		whole, _ := sw.etaModel.remaining(n, 0, 0)
+		left += max(whole-time.Since(sw.setupStart), 0)
+		atLeast = atLeast || sw.etaModel.setupTokens == 0
+	}
+	return left, atLeast
+}
+
+// hasWork says context n has a prefill row or a decode cell left.
+func (sw *sweeper) hasWork(n int) bool {
+	pre := sw.prefillRow(n)
+	return (pre != nil && !finished(pre.Status)) || len(sw.cellsAt(n)) > 0
+}
+
+// contextSetUp records what setting up context n took, from the start of
+// its prompt's building to the end of its prefill row or cache warm-up.
+func (sw *sweeper) contextSetUp(n int, start time.Time) {
+	sw.setUp[n], sw.settingUp = true, 0
+	sw.etaModel.setupTokens += n
+	sw.etaModel.setupTime += time.Since(start)
 }
 
 // progress is "[done/total, ETA]" for log lines.
@@ -72,7 +103,11 @@ func (sw *sweeper) progress() string {
 	left := sw.remaining()
 	eta := ""
 	if left > 0 || sw.retrying {
-		eta = ", ETA " + sw.eta().Round(time.Second).String()
+		d, atLeast := sw.eta()
+		eta = ", ETA " + d.Round(time.Second).String()
+		if atLeast {
+			eta = ", ETA ≥ " + d.Round(time.Second).String()
+		}
 	}
 	return fmt.Sprintf("[%d/%d%s]", total-left, total, eta)
 }

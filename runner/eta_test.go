@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,26 +17,32 @@ import (
 func TestETAModel(t *testing.T) {
 	window := 30 * time.Second
 	tests := []struct {
-		name                  string
-		m                     etaModel
-		prefillLeft, cellLeft int // prefill: tokens of context
-		retries               int
-		want                  time.Duration
+		name                string
+		m                   etaModel
+		setupLeft, cellLeft int // setup: tokens of context
+		retries             int
+		want                time.Duration
+		atLeast             bool
 	}{
-		{"nothing measured: the planned windows", etaModel{window: window, maxAttempts: 2}, 2, 3, 0, 90 * time.Second},
+		{"nothing measured: the planned windows, at least", etaModel{window: window, maxAttempts: 2}, 2, 3, 0, 90 * time.Second, true},
 		{"every cell looped and ran twice, 5 s around each window",
-			etaModel{window: window, maxAttempts: 2, cells: 2, attempts: 4, cellTime: 4 * 35 * time.Second}, 0, 3, 0, 3 * 2 * 35 * time.Second},
+			etaModel{window: window, maxAttempts: 2, cells: 2, attempts: 4, cellTime: 4 * 35 * time.Second}, 0, 3, 0, 3 * 2 * 35 * time.Second, false},
 		{"a cell about to run again adds one attempt, not a cell",
-			etaModel{window: window, maxAttempts: 2, cells: 2, attempts: 5, cellTime: 5 * 35 * time.Second}, 0, 0, 1, 35 * time.Second},
+			etaModel{window: window, maxAttempts: 2, cells: 2, attempts: 5, cellTime: 5 * 35 * time.Second}, 0, 0, 1, 35 * time.Second, false},
 		{"never more attempts than the retries allow",
-			etaModel{window: window, maxAttempts: 2, cells: 1, attempts: 5, cellTime: 5 * 30 * time.Second}, 0, 1, 0, 2 * 30 * time.Second},
-		{"prefill rows at what they took a token: 8K and 16K took 6 s, so 64K takes 16 s",
-			etaModel{window: window, maxAttempts: 2, prefillTokens: 24 << 10, prefillTime: 6 * time.Second}, 64 << 10, 0, 0, 16 * time.Second},
+			etaModel{window: window, maxAttempts: 2, cells: 1, attempts: 5, cellTime: 5 * 30 * time.Second}, 0, 1, 0, 2 * 30 * time.Second, false},
+		{"contexts at what they took a token: 8K and 16K took 6 s, so 64K takes 16 s",
+			etaModel{window: window, maxAttempts: 2, setupTokens: 24 << 10, setupTime: 6 * time.Second}, 64 << 10, 0, 0, 16 * time.Second, false},
+		{"cells measured but no context set up: a context left is unknown",
+			etaModel{window: window, maxAttempts: 2, cells: 1, attempts: 1, cellTime: 35 * time.Second}, 1 << 10, 1, 0, 35 * time.Second, true},
+		{"contexts set up but no cell measured: the cells' overheads are unknown",
+			etaModel{window: window, maxAttempts: 2, setupTokens: 1 << 10, setupTime: time.Second}, 2 << 10, 1, 0, 32 * time.Second, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.m.remaining(tt.prefillLeft, tt.cellLeft, tt.retries); got != tt.want {
-				t.Errorf("remaining(%d, %d, %d) = %v, want %v", tt.prefillLeft, tt.cellLeft, tt.retries, got, tt.want)
+			got, atLeast := tt.m.remaining(tt.setupLeft, tt.cellLeft, tt.retries)
+			if got != tt.want || atLeast != tt.atLeast {
+				t.Errorf("remaining(%d, %d, %d) = %v, %v; want %v, %v", tt.setupLeft, tt.cellLeft, tt.retries, got, atLeast, tt.want, tt.atLeast)
 			}
 		})
 	}
@@ -100,4 +107,63 @@ func TestETAOfASweepThatLoops(t *testing.T) {
 			t.Fatalf("%d lines said an ETA after the first cell; the test proves nothing:\n%v", checked, log.lines)
 		}
 	})
+}
+
+var etaLine = regexp.MustCompile(`ETA (≥ )?([0-9hms.]+)\]`)
+
+// TestSignsOfLifeAndETA: a sweep against a server without a tokenizer
+// (its prompts calibrated, a request per count) and with a slow prefill
+// spends most of its time outside the decode windows. Every silence
+// longer than 2 s must follow a line that says what is under way and its
+// deadline ("up to …"); every ETA must land near the time the rest took,
+// and one said to be a lower bound ("ETA ≥ …") must be one. The runner
+// once said "ETA 20s" where a minute was left, and nothing at all for the
+// five seconds of the first prompt's calibration.
+func TestSignsOfLifeAndETA(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := testProfile()
+		p.Flavour = sim.FlavourOllama
+		p.Prefill = sim.PrefillProfile{PeakTokS: 500, HalfContext: 1 << 20, RequestOverheadMs: 250}
+		_, url, dial := startMemSim(t, p)
+		s := testSettings(url, []string{"1K", "2K"}, []int{1, 2}, 5*time.Second)
+		log := &timedLog{}
+		if _, err := Run(context.Background(), Options{dial: dial, Settings: s, File: filepath.Join(t.TempDir(), "r.json"), Log: log}); err != nil {
+			t.Fatal(err)
+		}
+		end := time.Now()
+		etas := 0
+		for i, l := range log.lines {
+			if i > 0 && l.at.Sub(log.lines[i-1].at) > 2*time.Second && !strings.Contains(log.lines[i-1].text, "up to ") {
+				t.Errorf("%v without a word after %q, which gave no deadline", l.at.Sub(log.lines[i-1].at), log.lines[i-1].text)
+			}
+			m := etaLine.FindStringSubmatch(l.text)
+			if m == nil {
+				continue
+			}
+			eta, err := time.ParseDuration(m[2])
+			if err != nil {
+				t.Fatalf("%q: %v", l.text, err)
+			}
+			took := end.Sub(l.at)
+			switch {
+			case m[1] != "" && eta > took+time.Second/2: // rounded to the second
+				t.Errorf("%q: a lower bound, but the rest took %v", l.text, took.Round(100*time.Millisecond))
+			case m[1] == "" && (eta-took).Abs() > max(took/4, 1500*time.Millisecond):
+				t.Errorf("%q: the rest took %v", l.text, took.Round(100*time.Millisecond))
+			}
+			etas++
+		}
+		if etas < 10 || t.Failed() {
+			t.Fatalf("%d lines with an ETA:\n%s", etas, log)
+		}
+	})
+}
+
+func (l *timedLog) String() string {
+	var b strings.Builder
+	start := l.lines[0].at
+	for _, line := range l.lines {
+		fmt.Fprintf(&b, "%8v %s\n", line.at.Sub(start).Round(time.Millisecond), line.text)
+	}
+	return b.String()
 }

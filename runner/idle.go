@@ -4,15 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/matrixgen/matrixgen/internal/plural"
+	"slices"
 	"time"
+
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // Before each measurement the server must be idle. A cell ends by cutting
 // its streams; vLLM, SGLang and llama.cpp stop a request whose client left,
-// but Ollama went on generating for them: a request sent right after got
-// 10 tok/s instead of 56. So the runner waits, up to idle_timeout, until
-// the server's own signal says it is idle, and records how long it waited.
+// but Ollama (0.6.5) notices only when it next has text to send: a request
+// cut while its prompt is processed runs to the end of its prompt (a
+// request sent right after got 10 tok/s instead of 56). So the runner
+// waits, up to idle_timeout, until the server's own signal says it is
+// idle, and records how long it waited.
+//
+// Ollama has no signal but a short request's speed, held against its speed
+// when the run began; that speed also falls once long prompts fill the
+// cache, and varies by half from one short request to the next. The runner
+// once took a request cut before its first token as busy for the whole
+// idle timeout, so the rule for a speed that has fallen (below) never
+// applied, and before the last cell of a 1K/2K × 1/2 sweep it waited its
+// whole two minutes on an idle Ollama. A cut request is now counted busy
+// for what its prompt has left (the longest time to first token the cell
+// saw), and on Ollama not at all once it has produced.
 
 // idleSignal is how the runner tells that the server is idle.
 type idleSignal int
@@ -43,6 +57,9 @@ func (s idleSignal) String() string {
 // no other signal is idle. Its prompt shares nothing with measured ones.
 var idleProbe = chatRequest{prompt: "Count slowly from one to one hundred, one number a line.", maxTokens: 24, seed: 7}
 
+// idleProbeTimeout bounds the idle probe's wait for each token.
+const idleProbeTimeout = time.Minute
+
 // busyShare is the share of its idle rate a probe must reach for the
 // server to count as idle.
 const busyShare = 0.8
@@ -62,9 +79,30 @@ func (sw *sweeper) chooseIdleSignal(ctx context.Context) {
 			return
 		}
 	}
-	if rate, err := sw.probeRate(ctx); err == nil && rate > 0 {
+	sw.warnf("measuring the server's idle decode rate: %d requests of %d tokens, each up to %v", idleReferenceProbes, idleProbe.maxTokens, idleProbeTimeout)
+	if rate := sw.idleReference(ctx); rate > 0 {
 		sw.idle, sw.idleRate = idleByRate, rate
 	}
+}
+
+// idleReferenceProbes is how many idle probes the idle rate is the median
+// of: one request's rate varied by half from one to the next on Ollama.
+const idleReferenceProbes = 3
+
+// idleReference is the median rate of the idle probes on the idle server;
+// 0 when none succeeded.
+func (sw *sweeper) idleReference(ctx context.Context) float64 {
+	var rates []float64
+	for range idleReferenceProbes {
+		if rate, err := sw.probeRate(ctx); err == nil && rate > 0 {
+			rates = append(rates, rate)
+		}
+	}
+	if len(rates) == 0 {
+		return 0
+	}
+	slices.Sort(rates)
+	return rates[len(rates)/2]
 }
 
 // waitIdle waits until the server is idle, up to the idle timeout, and
@@ -76,7 +114,7 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 	}
 	start := time.Now()
 	limit := sw.s.Sweep.IdleTimeout
-	prevRate := 0.0
+	prevRate, said := 0.0, false
 	for {
 		idle, rate, err := sw.isIdle(ctx, prevRate, time.Since(sw.cellEnded) >= sw.busyFor)
 		if ctx.Err() != nil {
@@ -91,6 +129,10 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 			sw.warnf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idle)
 			sw.cut = 0
 			return new(waited.Seconds()), nil
+		}
+		if !said {
+			sw.warnf("waiting for the server to idle (by %s), up to %v", sw.idle, limit)
+			said = true
 		}
 		prevRate = rate
 		select {
@@ -160,7 +202,7 @@ func (sw *sweeper) slotsIdle(ctx context.Context) (bool, error) {
 // own where it reports one (Ollama's eval rate), else the client's, from
 // its first token to its last.
 func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
-	o := sw.c.stream(ctx, idleProbe, time.Minute, hooks{})
+	o := sw.c.stream(ctx, idleProbe, idleProbeTimeout, hooks{})
 	if o.err != nil {
 		return 0, o.err
 	}
@@ -177,22 +219,65 @@ func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
 	return float64(o.tokens()-first.tokens) / last.at.Sub(first.at).Seconds(), nil
 }
 
-// noteCut remembers what a finished cell left running: how many streams it
-// cut and how long the longest would take to finish at its own pace.
+// noteCut remembers what a finished cell left running: how many requests
+// it cut and how long the server may go on with them (it matters where only
+// a short request's speed tells, as on Ollama). One cut before its first
+// token is in its prompt: it has left the longest time to first token the
+// cell saw, less what it has had. Ollama then drops it at its first token,
+// as it drops one cut after it at its next; a server not known to do so
+// may go on to max_output at the pace of the cell's fastest request. Each
+// is bounded by the idle timeout, the whole of which an unknown rest takes.
 func (sw *sweeper) noteCut(w window, maxOutput int) {
 	sw.cut, sw.busyFor, sw.cellEnded = 0, 0, time.Now()
+	_, dropsAtNextToken := sw.c.eng.(ollamaEngine)
+	prompt, pace := longestTTFT(w), fastestRate(w)
 	for _, o := range w.streams {
 		if !errors.Is(o.err, errCut) {
 			continue
 		}
 		sw.cut++
 		n := o.tokens()
-		if n == 0 || o.firstText.IsZero() || !o.end.After(o.firstText) {
-			sw.busyFor = sw.s.Sweep.IdleTimeout
-			continue
+		left := time.Duration(0)
+		if n == 0 || o.firstText.IsZero() {
+			left = sw.s.Sweep.IdleTimeout // no prompt's time known
+			if prompt > 0 {
+				left = prompt - o.end.Sub(o.sent)
+				if left <= 0 { // longer than any seen: as long again
+					left = prompt
+				}
+			}
 		}
-		rate := float64(n) / o.end.Sub(o.firstText).Seconds()
-		left := time.Duration(float64(max(maxOutput-n, 0)) / rate * float64(time.Second))
+		if !dropsAtNextToken {
+			if pace <= 0 {
+				left = sw.s.Sweep.IdleTimeout
+			} else {
+				left += time.Duration(float64(max(maxOutput-n, 0)) / pace * float64(time.Second))
+			}
+		}
 		sw.busyFor = max(sw.busyFor, min(left, sw.s.Sweep.IdleTimeout))
 	}
+}
+
+// fastestRate is the highest decode rate, tokens a second from the first
+// token to the last, of the cell's requests; 0 when none had two events.
+func fastestRate(w window) float64 {
+	fastest := 0.0
+	for _, o := range w.streams {
+		if n := o.tokens(); n > 1 && !o.firstText.IsZero() && o.end.After(o.firstText) {
+			fastest = max(fastest, float64(n)/o.end.Sub(o.firstText).Seconds())
+		}
+	}
+	return fastest
+}
+
+// longestTTFT is the longest time to first token of the cell's requests
+// that had one; 0 when none did.
+func longestTTFT(w window) time.Duration {
+	longest := time.Duration(0)
+	for _, o := range w.streams {
+		if !o.firstText.IsZero() && !o.sent.IsZero() {
+			longest = max(longest, o.firstText.Sub(o.sent))
+		}
+	}
+	return longest
 }

@@ -40,18 +40,17 @@ type prefillShot struct {
 	clock        string
 }
 
-// measurePrefill measures context n's prefill row: the warm-up, then the
-// repeats, the last of them on the context's own prompt, which stays in the
+// measurePrefill measures context n's prefill row (the context's set-up
+// begun at start, for the ETA): the warm-up, then the repeats, the last of them on the context's own prompt, which stays in the
 // prefix cache for the decode cells that share it.
-func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt builtPrompt, salt string, row *matrixgen.Prefill) error {
-	start := time.Now()
+func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt builtPrompt, salt string, row *matrixgen.Prefill, start time.Time) error {
 	waited, err := sw.waitIdle(ctx)
 	if err != nil {
 		return err
 	}
 	body := strings.TrimPrefix(prompt.text, h.measured)
 	repeats := sw.prefillRepeats()
-	sw.logf("%s warming %s up, then measuring its prefill on %s", sw.progress(), matrixgen.ContextLabel(n), plural.Count(repeats, "fresh prompt", "fresh prompts"))
+	sw.warnf("%s warming %s up, then measuring its prefill on %s, each request up to %v without a token", sw.progress(), matrixgen.ContextLabel(n), plural.Count(repeats, "fresh prompt", "fresh prompts"), sw.s.Sweep.StallTimeout)
 	shots := make([]prefillShot, 0, repeats)
 	warm := sw.prefillShot(ctx, n, h.fresh(0)+body, salt, false)
 	if ctx.Err() != nil {
@@ -93,8 +92,7 @@ func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt bu
 	}
 	*row = r
 	sw.done++
-	sw.etaModel.prefillTokens += n
-	sw.etaModel.prefillTime += time.Since(start)
+	sw.contextSetUp(n, start)
 	sw.logf("%s prefill %s: %s", sw.progress(), matrixgen.ContextLabel(n), describePrefill(*row))
 	return sw.save()
 }

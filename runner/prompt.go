@@ -241,8 +241,11 @@ func (t templatedTokenizer) count(ctx context.Context, content string) (int, err
 // count costs a prefill, so exact prompts take longer to build.
 type usageTokenizer struct{ c *client }
 
+// usageCountTimeout bounds one count by calibration: a prompt's prefill.
+const usageCountTimeout = 30 * time.Minute
+
 func (t usageTokenizer) count(ctx context.Context, content string) (int, error) {
-	obs := t.c.stream(ctx, chatRequest{prompt: content, maxTokens: 1}, 30*time.Minute, hooks{})
+	obs := t.c.stream(ctx, chatRequest{prompt: content, maxTokens: 1}, usageCountTimeout, hooks{})
 	if obs.err != nil {
 		return 0, obs.err
 	}

@@ -145,17 +145,19 @@ func TestOneStreamDoesNotQueue(t *testing.T) {
 	})
 }
 
-// TestServerIdleBeforeMeasuring: after a cell that matrixgen cut off,
-// Ollama went on generating for the abandoned requests, and a request sent
-// right after ran at a fifth of its speed. The runner waits for the server
-// to be idle first, by the best signal it has, and records the wait.
+// TestServerIdleBeforeMeasuring: after a cell that matrixgen cut off, a
+// server that goes on with the abandoned requests ran a request sent right
+// after at a fifth of its speed. The runner waits for the server to be idle
+// first, by the best signal it has, and records the wait. The sim's Ollama
+// does as Ollama does (it drops a request cut after its first token), the
+// others go on to the requests' ends.
 func TestServerIdleBeforeMeasuring(t *testing.T) {
 	for _, flavour := range []string{sim.FlavourOllama, sim.FlavourOpenAI, sim.FlavourVLLM} {
 		t.Run(flavour, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p := testProfile()
 				p.Flavour = flavour
-				p.FinishAbandoned = true
+				p.FinishAbandoned = flavour != sim.FlavourOllama
 				p.Decode.PerSeqMs = 5 // each stream in the batch slows every other
 				p.Prefill.RequestOverheadMs = 20
 				_, url, dial := startMemSim(t, p)
@@ -165,7 +167,7 @@ func TestServerIdleBeforeMeasuring(t *testing.T) {
 				run, _ := sweepWith(t, settings, dial)
 				idleRate := 1000 / (p.Decode.BaseMs + p.Decode.PerSeqMs) // one stream alone
 				pre2K := run.Prefill[1]
-				if pre2K.IdleWaitSeconds == nil || *pre2K.IdleWaitSeconds < 0.5 {
+				if p.FinishAbandoned && (pre2K.IdleWaitSeconds == nil || *pre2K.IdleWaitSeconds < 0.5) {
 					t.Errorf("prefill 2K after the cut 1K × 4 cell waited %s s, want the abandoned streams' time", show(pre2K.IdleWaitSeconds))
 				}
 				d, _ := run.Cell(2048, 1)
@@ -175,6 +177,88 @@ func TestServerIdleBeforeMeasuring(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestIdleAfterPromptsCut: against a real Ollama, before the last cell of
+// a 1K/2K × 1/2 sweep the idle check waited its whole two minutes on an
+// idle server. Ollama had finished the prompt of the request cut before its
+// first token (it drops an abandoned request only when it has text to
+// send), but a request cut so counted as busy for the whole idle timeout,
+// and a short request's speed, lower once long prompts filled the cache,
+// never came back to the run's first. The sim's Ollama finishes such a
+// prompt and decodes slower with a fuller cache; streams that spend most
+// of their time in fresh prompts are cut in one. No measurement may wait
+// out the idle timeout.
+func TestIdleAfterPromptsCut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := testProfile()
+		p.Flavour = sim.FlavourOllama
+		p.Prefill = sim.PrefillProfile{PeakTokS: 2000, HalfContext: 1 << 20, RequestOverheadMs: 20}
+		p.Decode.PerKCachedTokenMs = 2 // 20K cached tokens: 50 ms more a step
+		_, url, dial := startMemSim(t, p)
+		settings := testSettings(url, []string{"1K", "2K"}, []int{1, 2}, 3*time.Second)
+		settings.Sweep.MaxOutput = 8 // each request mostly its prompt: cut in it
+		settings.Sweep.CacheMode = "distinct"
+		settings.Sweep.IdleTimeout = 2 * time.Minute
+		file := filepath.Join(t.TempDir(), "run.json")
+		var log bytes.Buffer
+		run, err := Run(context.Background(), Options{Settings: settings, File: file, Log: &log, dial: dial})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		if strings.Contains(log.String(), "still looked busy") {
+			t.Errorf("an idle check waited out its timeout:\n%s", log.String())
+		}
+		waited := 0.0
+		for _, d := range run.Decode {
+			if w := d.IdleWaitSeconds; w != nil {
+				waited = max(waited, *w)
+				if *w > 10 {
+					t.Errorf("%s × %d waited %.1f s for an idle server", d.ContextLabel(), d.Concurrency, *w)
+				}
+			}
+		}
+		if waited == 0 {
+			t.Errorf("no cell waited: no prompt was cut, the test proves nothing\n%s", log.String())
+		}
+	})
+}
+
+// TestSimOllamaFinishesAbandonedPrompts holds the sim's Ollama to what
+// Ollama 0.6.5 does with a request whose client left (its runner drops a
+// request only when the text it sends is refused): one cut in its prompt
+// keeps the server's one slot to the end of its prompt, one cut after its
+// first token frees it at once. A short request sent right after each
+// tells which.
+func TestSimOllamaFinishesAbandonedPrompts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := testProfile()
+		p.Flavour = sim.FlavourOllama
+		p.KV.MaxRunning = 1
+		p.Prefill = sim.PrefillProfile{PeakTokS: 1000, HalfContext: 1 << 20} // 2K tokens: about 2 s
+		_, url, dial := startMemSim(t, p)
+		c := newClient(url, "", 2, dial)
+		c.model, c.eng = "sim", ollamaEngine{}
+		long := strings.Repeat("word ", 2000)
+		// cutAt sends a long-prompted request, cuts it after cut, and
+		// returns how long a short request sent then took.
+		cutAt := func(cut time.Duration, prompt string) time.Duration {
+			ctx, cancel := context.WithTimeout(context.Background(), cut)
+			c.stream(ctx, chatRequest{prompt: prompt, maxTokens: 100000, seed: 1}, time.Minute, hooks{})
+			cancel()
+			start := time.Now()
+			if o := c.stream(context.Background(), chatRequest{prompt: "hi", maxTokens: 2, seed: 2}, time.Minute, hooks{}); o.err != nil {
+				t.Fatal(o.err)
+			}
+			return time.Since(start)
+		}
+		if took := cutAt(100*time.Millisecond, long); took < time.Second {
+			t.Errorf("a request cut 0.1 s into a 2 s prompt: the next took %v; want it to wait for the rest of that prompt", took)
+		}
+		if took := cutAt(time.Second, "short prompt"); took > 500*time.Millisecond {
+			t.Errorf("a request cut while decoding: the next took %v; want the slot free at once", took)
+		}
+	})
 }
 
 // show prints an optional figure.

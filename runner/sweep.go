@@ -39,7 +39,10 @@ type Options struct {
 	// Warn receives the lines about steps skipped or figures in doubt (no
 	// GPU telemetry, a copy that failed, counts that disagree, a server
 	// that stayed busy or stopped answering), each saying what was not
-	// done and why: the command's stderr, so CI logs keep them. Log when nil.
+	// done and why, and before each step that can take minutes without a
+	// measurement to show (the probe, calibrating prompts, waiting for the
+	// server to idle, streams warming up) what it is and its deadline: the
+	// command's stderr, so CI logs keep them. Log when nil.
 	Warn io.Writer
 	// Saved, when set, is told after every save of the run file: the
 	// command copies it on to a bucket there. Its error is said in the log
@@ -105,6 +108,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 		warnf("%s", w)
 	}
 
+	warnf("probing %s: its models, its engine's endpoints and a 4-token request, up to %v", redact.Positional(s.Server.BaseURL), probeStreamTimeout)
 	probe, err := c.probe(ctx, s.Server.MetricsURL)
 	if err != nil {
 		return nil, keyHint(err, s.Server.APIKeyEnv, o.APIKey != "")
@@ -133,7 +137,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	}
 	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf, warnf: warnf, red: red,
 		sampler: &metricsSampler{c: c, url: s.Server.MetricsURL, enabled: probe.Metrics, interval: time.Second},
-		started: time.Now(), nonce: rand.Uint64(),
+		started: time.Now(), nonce: rand.Uint64(), contexts: matrixgen.Union(plan.contexts, plan.prefill), setUp: map[int]bool{},
 		etaModel: etaModel{window: s.Sweep.Duration, maxAttempts: 1 + *s.Sweep.LoopRetries}}
 	if sw.tok, err = c.tokenizerFor(ctx, probe); err != nil {
 		return nil, err
@@ -147,7 +151,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	if err := sw.save(); err != nil {
 		return nil, err
 	}
-	err = sw.sweep(ctx, plan)
+	err = sw.sweep(ctx)
 	run.Incomplete = err != nil || sw.notRun() > 0
 	if !run.Incomplete {
 		run.FinishedAt = time.Now().UTC().Truncate(time.Second)
@@ -371,15 +375,24 @@ type sweeper struct {
 	started time.Time
 	done    int
 	// etaModel learns from each measurement how long the rest will take;
-	// retrying says the current cell is about to run again.
+	// retrying says the current cell looped and is running again.
 	etaModel etaModel
 	retrying bool
 	// nonce makes this process's prompts its own: no server has seen their
 	// first tokens, not even in an earlier attempt at the same run.
 	nonce uint64
 
-	// warnf says what was skipped or is in doubt, where logf says progress.
+	// warnf says what was skipped or is in doubt, where logf says progress,
+	// and what the runner is waiting on and until when.
 	warnf func(string, ...any)
+
+	// contexts are the sweep's contexts; setUp marks those whose prompt is
+	// built and whose prefill row is measured or cache warmed, for the ETA.
+	contexts []int
+	setUp    map[int]bool
+	// settingUp is the context being set up since setupStart; 0 when none.
+	settingUp  int
+	setupStart time.Time
 
 	// tel is the GPUs' telemetry, nil on a machine without; telLost says
 	// the sampler's end was reported. noPower is why a machine whose GPU
@@ -407,8 +420,8 @@ func (sw *sweeper) notRun() int {
 	return sw.run.CountStatuses(func(s matrixgen.Status) bool { return s == matrixgen.StatusNotRun })
 }
 
-func (sw *sweeper) sweep(ctx context.Context, p plan) error {
-	for _, n := range matrixgen.Union(p.contexts, p.prefill) {
+func (sw *sweeper) sweep(ctx context.Context) error {
+	for _, n := range sw.contexts {
 		if err := sw.context(ctx, n); err != nil {
 			return err
 		}
@@ -425,6 +438,8 @@ func (sw *sweeper) context(ctx context.Context, n int) error {
 	if (pre == nil || finished(pre.Status)) && len(cells) == 0 {
 		return nil
 	}
+	start := time.Now()
+	sw.settingUp, sw.setupStart = n, start
 	h := newHeads(sw.nonce, n)
 	built, err := sw.buildPrompt(ctx, n, h)
 	if err != nil {
@@ -433,9 +448,9 @@ func (sw *sweeper) context(ctx context.Context, n int) error {
 	// The cache salt keeps vLLM's prefix cache per run, context and process.
 	cacheSalt := fmt.Sprintf("matrixgen-%s-%s-%016x", sw.run.StartedAt.Format("20060102T150405Z"), matrixgen.ContextLabel(n), sw.nonce)
 	if pre != nil && !finished(pre.Status) {
-		err = sw.measurePrefill(ctx, n, h, built, cacheSalt, pre)
-	} else {
-		err = sw.warmContext(ctx, n, built, cacheSalt)
+		err = sw.measurePrefill(ctx, n, h, built, cacheSalt, pre, start)
+	} else if err = sw.warmContext(ctx, n, built, cacheSalt); err == nil {
+		sw.contextSetUp(n, start)
 	}
 	if err != nil {
 		return err
@@ -469,6 +484,9 @@ func (b builtPrompt) slack() int {
 }
 
 func (sw *sweeper) buildPrompt(ctx context.Context, n int, h heads) (builtPrompt, error) {
+	if _, calibrating := sw.tok.(usageTokenizer); calibrating {
+		sw.warnf("%s building the %s prompt by calibration: a request per count, each up to %v", sw.progress(), matrixgen.ContextLabel(n), usageCountTimeout)
+	}
 	text, got, exact, err := exactPrompt(ctx, sw.tok, n, h, uint64(n))
 	if err != nil {
 		return builtPrompt{}, fmt.Errorf("prompt of %s tokens: %w", matrixgen.ContextLabel(n), err)
@@ -514,6 +532,8 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 			if err != nil {
 				return err
 			}
+			sw.warnf("%s decoding %s × %d: %s warming up (up to %v), then a %v window",
+				sw.progress(), matrixgen.ContextLabel(n), cc, plural.Count(cc, "stream", "streams"), sw.s.Sweep.WarmupTimeout, sw.s.Sweep.Duration)
 			sw.etaModel.attempts++
 			got, w, err := sw.c.decodeCell(ctx, cellPlan{
 				context: n, concurrency: cc, prompt: prompt.text, promptTokens: prompt.tokens - prompt.slack(), salt: salt, attempt: attempt,
@@ -524,6 +544,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 				baselineActive: sw.baselineActive(n, cc),
 				counter:        sw.c.eng.metrics().tokens,
 			}, sw.sampler)
+			sw.retrying = false
 			sw.noteCut(w, sw.s.Sweep.MaxOutput)
 			got.IdleWaitSeconds = waited
 			got.Power, got.PowerMissing = sw.power(got)
@@ -552,9 +573,8 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 				d.Status, d.Loop = matrixgen.StatusLooped, ev
 				d.Reason = fmt.Sprintf("output repeated %q from byte %d", ev.Unit, ev.StartOffset)
 				if attempt <= *sw.s.Sweep.LoopRetries {
-					sw.retrying = true
+					sw.retrying = true // until the next attempt ends
 					sw.logf("%s %s × %d looped; retrying with a fresh prompt", sw.progress(), matrixgen.ContextLabel(n), cc)
-					sw.retrying = false
 					continue
 				}
 			}

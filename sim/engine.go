@@ -3,6 +3,7 @@ package sim
 import (
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -32,6 +33,9 @@ type request struct {
 	prefillEnd time.Time
 	done       bool
 	reason     string
+	// abandoned: the client left while the prompt was being processed;
+	// the request is dropped when its prompt is (FinishAbandonedPrompt).
+	abandoned bool
 
 	out *mailbox
 }
@@ -219,6 +223,20 @@ func (e *engine) abort(r *request) {
 	e.c.running, e.c.waiting = len(e.running), len(e.waiting)
 }
 
+// abandon drops a request whose client went away as Ollama does: at once
+// unless its prompt is being processed, else when the prompt is done.
+func (e *engine) abandon(r *request) {
+	e.mu.Lock()
+	processing := !r.done && r.prefillLeft > 0 && slices.Contains(e.running, r)
+	if processing {
+		r.abandoned = true
+	}
+	e.mu.Unlock()
+	if !processing {
+		e.abort(r)
+	}
+}
+
 func remove(rs []*request, r *request) []*request {
 	for i, x := range rs {
 		if x == r {
@@ -366,6 +384,7 @@ func (e *engine) plan() stepPlan {
 	seconds := 0.0
 	if len(p.decode) > 0 {
 		seconds = e.p.Decode.stepSeconds(len(p.decode), contextTokens)
+		seconds += e.p.Decode.PerKCachedTokenMs * float64((e.kv.total-e.kv.free)*e.p.KV.BlockSize) / 1e6
 	}
 	budget := e.p.Decode.MaxBatchedTokens - len(p.decode)
 	for _, r := range e.running {
@@ -390,6 +409,10 @@ func (e *engine) apply(p stepPlan, end time.Time) {
 		}
 		r.prefillLeft -= p.chunks[i]
 		e.c.promptTokens += float64(p.chunks[i])
+		if r.prefillLeft == 0 && r.abandoned {
+			r.done, r.reason = true, "abort" // released below
+			continue
+		}
 		if r.prefillLeft == 0 && r.generated == 0 {
 			r.prefillEnd = end
 			e.c.prefillSeconds.observe(end.Sub(r.admittedAt).Seconds())

@@ -14,8 +14,9 @@ import (
 // that version), and the native /api/chat, a stream of one JSON line per
 // token ending with the server's own counts. Beside the OpenAI-compatible
 // endpoint it has no tokenizer, no metrics and no cache_salt; it cuts a
-// prompt past num_ctx silently and goes on generating for a client that
-// left (FinishAbandoned is on for this flavour).
+// prompt past num_ctx silently, and a request whose client left while its
+// prompt was processed goes on to the end of its prompt, dropped only at
+// its first token (FinishAbandonedPrompt is on for this flavour).
 
 func (s *Server) ollamaRoutes() {
 	s.mux.HandleFunc("GET /api/version", s.version)

@@ -32,9 +32,16 @@ type Profile struct {
 	// KeepAliveSeconds is how often a waiting stream gets a ": keep-alive".
 	KeepAliveSeconds float64
 	// FinishAbandoned keeps generating for a request whose client went away,
-	// to its end, as Ollama does: the next measurement shares the machine
-	// with work nobody reads unless the client waits for the server to idle.
+	// to its end: the next measurement shares the machine with work nobody
+	// reads unless the client waits for the server to idle.
 	FinishAbandoned bool
+	// FinishAbandonedPrompt drops a request whose client went away only
+	// when it next has a token to send, as Ollama 0.6.5 does (its runner
+	// notices the client left when the text it sends is refused): one
+	// abandoned while its prompt is processed keeps the server busy to the
+	// end of its prompt. The Ollama flavour does this unless
+	// FinishAbandoned is set.
+	FinishAbandonedPrompt bool
 	// WordTokens is how many tokens each word of a prompt counts (1 when
 	// unset). At 2 no prompt has an odd number of words' tokens, as a small
 	// vocabulary can make some lengths unreachable; the openai flavour only,
@@ -110,13 +117,19 @@ func (p PrefillProfile) Rate(n int) float64 {
 }
 
 // DecodeProfile: one decode step of a batch takes BaseMs + PerSeqMs × batch +
-// PerKTokenMs × (context tokens in the batch / 1000). A step also prefills
-// up to MaxBatchedTokens prompt tokens, at the prefill rate.
+// PerKTokenMs × (context tokens in the batch / 1000) + PerKCachedTokenMs ×
+// (tokens the KV cache holds, cached prefixes included, / 1000). A step also
+// prefills up to MaxBatchedTokens prompt tokens, at the prefill rate.
 type DecodeProfile struct {
-	BaseMs           float64
-	PerSeqMs         float64
-	PerKTokenMs      float64
-	MaxBatchedTokens int
+	BaseMs      float64
+	PerSeqMs    float64
+	PerKTokenMs float64
+	// PerKCachedTokenMs is llama.cpp's cost of a fuller cache: its
+	// attention spans the cache's used cells, other requests' cached
+	// prompts too, so an idle server decodes slower after long prompts
+	// than before them.
+	PerKCachedTokenMs float64
+	MaxBatchedTokens  int
 }
 
 // stepSeconds is the duration of a decode step over batch sequences holding
@@ -205,7 +218,7 @@ func (p Profile) Validate() error {
 	check(p.Prefill.NewSizeMs >= 0 && p.Prefill.AfterBurstMs >= 0 && p.Prefill.BurstStreams >= 0,
 		"prefill: new_size_ms, after_burst_ms and burst_streams must not be negative")
 	check(p.Prefill.AfterBurstMs == 0 || p.Prefill.BurstStreams > 0, "prefill.after_burst_ms: needs burst_streams")
-	check(p.Decode.BaseMs > 0 && p.Decode.PerSeqMs >= 0 && p.Decode.PerKTokenMs >= 0, "decode: base_ms must be positive, the others not negative")
+	check(p.Decode.BaseMs > 0 && p.Decode.PerSeqMs >= 0 && p.Decode.PerKTokenMs >= 0 && p.Decode.PerKCachedTokenMs >= 0, "decode: base_ms must be positive, the others not negative")
 	check(p.Decode.MaxBatchedTokens > 0, "decode.max_batched_tokens: must be positive")
 	check(p.Speculative.DraftTokens >= 0 && p.Speculative.Acceptance >= 0 && p.Speculative.Acceptance <= 1, "speculative: draft_tokens ≥ 0, acceptance in 0…1")
 	check(p.KV.BlockSize > 0 && p.KV.CapacityTokens >= p.KV.BlockSize && p.KV.MaxRunning > 0, "kv: block_size, capacity_tokens and max_running must be positive")

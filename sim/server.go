@@ -56,8 +56,8 @@ func New(p Profile, opts Options) (*Server, error) {
 	if p.Flavour == FlavourLlamaCpp && p.Connections == (ConnectionProfile{}) {
 		p.Connections = llamaServerConnections
 	}
-	if p.Flavour == FlavourOllama {
-		p.FinishAbandoned = true
+	if p.Flavour == FlavourOllama && !p.FinishAbandoned {
+		p.FinishAbandonedPrompt = true
 	}
 	s := &Server{
 		p: p, e: newEngine(p), tr: &tracer{limit: max(opts.TraceLimit, 0)},
@@ -389,7 +389,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	}
 	st.timings = req.TimingsPerToken && s.p.Flavour == FlavourLlamaCpp
 	s.e.submit(er)
-	if !s.p.FinishAbandoned {
+	switch {
+	case s.p.FinishAbandoned:
+	case s.p.FinishAbandonedPrompt:
+		defer s.e.abandon(er) // a no-op once finished
+	default:
 		defer s.e.abort(er) // a no-op once finished; frees the cache if the client left
 	}
 	switch {

@@ -207,6 +207,8 @@ func siteInBrowser(t *testing.T) (*browser.Browser, string) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(runs, "synthetic.json"), data)
+	// Notes whose headings begin at "#", as a person's notes may.
+	writeFile(t, filepath.Join(runs, "synthetic.md"), []byte("# Setup\n\nHow it was run.\n\n## Details\n\nMore.\n"))
 	// A second run of the sample's model and GPU, so the site has a compare page.
 	sample, err := os.ReadFile(filepath.Join(runs, sampleID+".json"))
 	if err != nil {
@@ -276,10 +278,62 @@ const unlabelledBars = `(() => {
 	return bars === 0 ? -3 : missing;
 })()`
 
+// runPageDetails lists what a reader of a run page saw wrong: a launch
+// argument split over two lines (it broke mid-flag on a phone), a time
+// wrapped ("UTC" alone on a line), a note's heading as large as the page's
+// "Notes", and a prefill bar's label that the TTFT line crosses (each
+// segment of the line, sampled, against each label's box as drawn).
+const runPageDetails = `(() => {
+	const bad = [];
+	// The lines a piece of text is laid out on, by its glyphs' boxes.
+	const lines = el => { const r = document.createRange(); r.selectNodeContents(el);
+		return new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top))).size; };
+	const args = document.querySelectorAll(".command .arg");
+	if (args.length === 0) bad.push("no launch command");
+	args.forEach(a => { if (lines(a) > 1) bad.push("a launch argument over two lines: " + a.textContent); });
+	document.querySelectorAll(".panel dd").forEach(dd => {
+		if (/UTC$/.test(dd.textContent.trim()) && lines(dd) > 1) bad.push("a time wraps: " + dd.textContent);
+	});
+	const notes = document.querySelector("section.notes");
+	if (notes) {
+		const title = notes.querySelector("h2"), size = h => parseFloat(getComputedStyle(h).fontSize);
+		notes.querySelectorAll("h1, h2, h3, h4, h5, h6").forEach(h => {
+			if (h !== title && size(h) >= size(title)) bad.push("a note's " + h.tagName + " is as large as Notes");
+		});
+	}
+	const el = document.getElementById("prefill-chart"), c = el && echarts.getInstanceByDom(el);
+	if (!c) return bad.concat("no prefill chart");
+	const boxes = [], points = [];
+	c.getModel().eachSeries(s => {
+		const d = s.getData();
+		for (let i = 0; i < d.count(); i++) {
+			if (s.subType === "line") {
+				const flat = d.getLayout("points") || [];
+				if (i === 0) for (let j = 0; j + 1 < flat.length; j += 2) if (isFinite(flat[j]) && isFinite(flat[j + 1])) points.push([flat[j], flat[j + 1]]);
+				continue;
+			}
+			const g = d.getItemGraphicEl(i), t = g && g.getTextContent();
+			if (!t || t.ignore || t.invisible) continue;
+			const r = t.getBoundingRect().clone(); if (t.transform) r.applyTransform(t.transform);
+			boxes.push([r, d.getName(i)]);
+		}
+	});
+	if (boxes.length === 0 || points.length < 2) return bad.concat("no bar labels (" + boxes.length + ") or no TTFT line (" + points.length + " points)");
+	for (let k = 1; k < points.length; k++) {
+		const [a, b] = [points[k - 1], points[k]];
+		for (let f = 0; f <= 1; f += 0.02) {
+			const x = a[0] + (b[0] - a[0]) * f, y = a[1] + (b[1] - a[1]) * f;
+			for (const [r, name] of boxes) if (r.contain(x, y)) { bad.push("the TTFT line crosses the label of the " + name + " bar"); return bad; }
+		}
+	}
+	return bad;
+})()`
+
 // TestPagesFitEveryScreen opens the index, a run page, a compare page and
 // the methodology at desktop (1400 × 900) and phone (390 × 844) sizes, in
 // light and dark: nothing reaches past the screen's edge except inside a
-// declared horizontal scroller, and every prefill bar carries its label.
+// declared horizontal scroller, every prefill bar carries its label, and
+// on the run pages none of runPageDetails.
 // The screenshots are the test's artifacts: go test -artifacts keeps them.
 func TestPagesFitEveryScreen(t *testing.T) {
 	b, siteURL := siteInBrowser(t)
@@ -287,6 +341,7 @@ func TestPagesFitEveryScreen(t *testing.T) {
 	pages := []struct{ name, path string }{
 		{"index", "index.html"},
 		{"run", "runs/" + sampleID + "/index.html#cell-8K-1"},
+		{"synthetic run", "runs/synthetic/index.html"},
 		{"compare", "compare/again--" + sampleID + "/index.html"},
 		{"methodology", "methodology.html"},
 	}
@@ -327,7 +382,21 @@ func TestPagesFitEveryScreen(t *testing.T) {
 						t.Errorf("%s: %q tables need scrolling sideways", where, hidden)
 					}
 				}
-				if p.name == "run" || p.name == "compare" {
+				if strings.HasSuffix(p.name, "run") {
+					var bad []string
+					if err := b.Eval(runPageDetails, &bad); err != nil {
+						t.Fatal(err)
+					}
+					for _, d := range bad {
+						t.Errorf("%s: %s", where, d)
+					}
+					var headings int
+					b.Eval(`document.querySelectorAll("section.notes h3, section.notes h4").length`, &headings)
+					if p.name == "synthetic run" && headings != 2 {
+						t.Errorf("%s: %d note headings, want the note's two", where, headings)
+					}
+				}
+				if strings.HasSuffix(p.name, "run") || p.name == "compare" {
 					var missing int
 					if err := b.Eval(unlabelledBars, &missing); err != nil {
 						t.Fatal(err)
@@ -336,14 +405,15 @@ func TestPagesFitEveryScreen(t *testing.T) {
 						t.Errorf("%s: %d prefill bars without a label (negative: no chart)", where, missing)
 					}
 				}
-				if err := b.Screenshot(filepath.Join(artifacts, p.name+"-"+screen.name+"-"+scheme+".png")); err != nil {
+				if err := b.Screenshot(filepath.Join(artifacts, strings.ReplaceAll(p.name, " ", "-")+"-"+screen.name+"-"+scheme+".png")); err != nil {
 					t.Error(err)
 				}
 				// A screenshot (like a print) resizes the page and back: the
-				// prefill chart must keep the layout of the screen's width.
+				// prefill chart must keep the layout of the screen's width. Its
+				// contexts are labelled on the TTFT panel's axis, the second.
 				if p.name == "run" {
 					var rotate float64
-					b.Eval(`new Promise(r => setTimeout(() => r(echarts.getInstanceByDom(document.getElementById("prefill-chart")).getOption().xAxis[0].axisLabel.rotate || 0), 300))`, &rotate)
+					b.Eval(`new Promise(r => setTimeout(() => r(echarts.getInstanceByDom(document.getElementById("prefill-chart")).getOption().xAxis[1].axisLabel.rotate || 0), 300))`, &rotate)
 					if want := map[bool]float64{false: 0, true: 45}[screen.phone]; rotate != want {
 						t.Errorf("%s: the prefill chart's context labels turned %g°, want %g°", where, rotate, want)
 					}
