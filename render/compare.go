@@ -152,10 +152,10 @@ func comparePrefillChart() any {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{ChartID: "compare-prefill-chart"}),
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "12%", Top: "36", Bottom: "8"}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "12%", Top: "36", Bottom: "24"}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "prompt tok/s", Type: "value", NameLocation: "end"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "prompt tok/s", Type: "value", NameLocation: "middle", NameGap: 28}),
 		charts.WithYAxisOpts(opts.YAxis{Type: "category", Inverse: opts.Bool(true)}),
 		charts.WithAnimation(false),
 	)
@@ -220,7 +220,7 @@ func compareScript(id string, r *matrixgen.Run) ([]byte, error) {
 }
 
 func newCompareRun(id string, r *matrixgen.Run) compareRun {
-	c := compareRun{ID: id, Title: runTitle(r), Date: date(r.StartedAt), Simulated: r.Simulated,
+	c := compareRun{ID: id, Title: runTitle(r), Date: unlessDash(date(r.StartedAt)), Simulated: r.Simulated,
 		Settings: compareSettings(r), Launch: strings.Fields(r.LaunchCommand)}
 	best, okBest := r.BestSingleStream()
 	peak, okPeak := r.PeakTotal()
@@ -233,7 +233,7 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 	}
 	for _, p := range r.Prefill {
 		row := comparePrefill{Context: p.ContextTokens, Label: matrixgen.ContextLabel(p.ContextTokens), Text: p.Status.Label(),
-			Server: optional(p.ServerPromptTokS, tokS), Cold: optional(p.ColdTTFTMs, ttftText)}
+			Server: unlessDash(optional(p.ServerPromptTokS, tokS)), Cold: unlessDash(optional(p.ColdTTFTMs, ttftText))}
 		if p.Status == matrixgen.StatusValid && p.PromptTokS != nil {
 			row.TokS, row.Text = p.PromptTokS, tokS(*p.PromptTokS)
 		}
@@ -248,6 +248,15 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 		c.Cells = append(c.Cells, cell)
 	}
 	return c
+}
+
+// unlessDash is s, or "" for the dash a page shows for nothing: the
+// script leaves out what neither run has.
+func unlessDash(s string) string {
+	if s == dash {
+		return ""
+	}
+	return s
 }
 
 func rankedFigure(label string, v float64, ok bool, format func(float64) string) compareFigure {
