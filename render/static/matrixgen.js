@@ -324,8 +324,10 @@
     }));
     drawLaunch(a, b);
 
+    // The tables below name the runs by letter only: the lines above say
+    // which is which, and ids in a head would widen a phone's table.
     var headline = byLabel(b.headline, true);
-    table("compare-headline", heads.concat("B / A"), a.headline.map(function (f) {
+    table("compare-headline", ["", "A", "B", "B / A"], a.headline.map(function (f) {
       var g = headline[f.label] || { text: "—" };
       return { cells: [el("th", f.label)].concat(ranked(f, g, rules)) };
     }));
@@ -436,7 +438,6 @@
     option.yAxis[0].data = contexts.map(function (c) { return labels[c]; });
     [a, b].forEach(function (r, i) {
       var letter = i ? "B" : "A";
-      option.series[i].name = letter + " · " + r.id;
       option.series[i].data = contexts.map(function (c) {
         var p = rows[c][i];
         if (!p || p.tok_s === undefined) return "-";
@@ -444,7 +445,6 @@
         return { value: p.tok_s, label: { formatter: p.text } };
       });
     });
-    if (option.legend && option.legend[0]) option.legend[0].data = option.series.map(function (s) { return s.name; });
     var target = document.getElementById("compare-prefill-chart");
     target.setAttribute("aria-label", "Prefill tok/s by context: " + described.join("; "));
     target.style.height = (90 + 56 * contexts.length) + "px";
