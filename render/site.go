@@ -748,27 +748,6 @@ type indexPage struct {
 	RowsHTML, OptionsHTML template.HTML
 }
 
-// markTops marks the best figure of each of the index's figure columns.
-// The page's script marks them again among the runs a filter leaves.
-func markTops(rows []indexRow) []indexRow {
-	rows = slices.Clone(rows)
-	top := func(value func(indexRow) string, mark func(*indexRow)) {
-		best, at := 0.0, -1
-		for i, r := range rows {
-			if v, err := strconv.ParseFloat(value(r), 64); err == nil && v > best {
-				best, at = v, i
-			}
-		}
-		if at >= 0 && len(rows) > 1 { // the best of one is no news
-			mark(&rows[at])
-		}
-	}
-	top(func(r indexRow) string { return r.BestValue }, func(r *indexRow) { r.TopBest = true })
-	top(func(r indexRow) string { return r.PeakValue }, func(r *indexRow) { r.TopPeak = true })
-	top(func(r indexRow) string { return r.PerWattValue }, func(r *indexRow) { r.TopPerWatt = true })
-	return rows
-}
-
 type comparisonLink struct{ Href, A, B string }
 
 // filter is one of the index's select boxes: the distinct values of a column.
@@ -803,13 +782,11 @@ type indexRow struct {
 	BestPerWatt                      string
 	EngineName, BestValue, PeakValue string // for filtering and sorting
 	PerWattValue                     string
-	// TopBest, TopPeak and TopPerWatt mark the best of each column.
-	TopBest, TopPeak, TopPerWatt bool
-	Simulated                    bool
-	started                      time.Time
-	csv                          []byte   // the run's lines of runs.csv, made by the worker that wrote its page
-	file                         string   // the run file, "" for a run given in memory
-	sums                         pageSums // its files' hashes, for the reuse cache
+	Simulated                        bool
+	started                          time.Time
+	csv                              []byte   // the run's lines of runs.csv, made by the worker that wrote its page
+	file                             string   // the run file, "" for a run given in memory
+	sums                             pageSums // its files' hashes, for the reuse cache
 }
 
 // gpuOrNone is the index's GPU: the GPU, or "none (CPU)" for a machine
@@ -927,7 +904,6 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 	if desc == "" {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
 	}
-	rows = markTops(rows)
 	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description, Runs: rows, Filters: filters(rows)}
 	for _, r := range rows {
 		page.Efficiency = page.Efficiency || r.BestPerWatt != ""

@@ -64,6 +64,12 @@ func TestPagesInABrowser(t *testing.T) {
 	if visible != 3 {
 		t.Errorf("the index shows %d runs, want 3", visible)
 	}
+	// The best of each figure column, marked by the script alone.
+	var tops []string
+	eval(`[...document.querySelectorAll("#runs td.top")].map(td => td.dataset.top + " " + td.parentElement.dataset.id).sort()`, &tops)
+	if strings.Join(tops, ",") != "best again,peak again,perwatt synthetic" {
+		t.Errorf("the index marks %q as best, want the best run of each figure column", tops)
+	}
 	eval(`(() => { const s = document.querySelector("#filters select[name=gpu]"); s.value = "GPU model 3";
 		s.dispatchEvent(new Event("change", {bubbles: true}));
 		return document.querySelectorAll("#runs tbody tr:not([hidden])").length; })()`, &visible)

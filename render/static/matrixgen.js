@@ -195,7 +195,7 @@
   // Index filters and sorting, kept in the address so a view can be
   // shared. Without the script the index is the plain, complete table.
   // markTops marks the best figure of each figure column among the rows
-  // shown, as the built page marks it among all.
+  // shown: the one place the index's best marks are decided.
   function markTops(rows) {
     ["best", "peak", "perwatt"].forEach(function (k) {
       var top = null, best = 0;
