@@ -241,7 +241,7 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 	}
 	for _, d := range r.Decode {
 		cell := compareCell{Context: d.ContextTokens, Label: d.ContextLabel(), Concurrency: d.Concurrency,
-			Text: strings.TrimSpace(statusMarks[d.Status] + " " + d.Status.Label())}
+			Text: d.Status.Label()}
 		if showsFigure(d) && *d.TotalTokS > 0 {
 			cell.TotalTokS, cell.Text = d.TotalTokS, decimal1(*d.TotalTokS)
 		}

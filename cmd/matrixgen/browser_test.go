@@ -335,7 +335,7 @@ const comparisonDrawn = `new Promise(done => { const start = Date.now(); (functi
 // its class: colours and best marks) and the launch commands.
 const comparisonText = `[...document.querySelectorAll("h1, #compare-side-a, #compare-side-b, #compare-simulated, #compare-launch, #compare-ratio-legend, #compare table")]
 	.map(e => e.hidden ? "(hidden)" : e.tagName !== "TABLE" ? e.innerText :
-		[...e.rows].map(r => [...r.cells].map(c => c.className + ":" + c.innerText).join(" | ")).join("\n")).join("\n\n")`
+		[...e.rows].map(r => [...r.cells].map(c => c.className + ":" + c.innerText + (c.title ? " (" + c.title + ")" : "")).join(" | ")).join("\n")).join("\n\n")`
 
 // TestCompareInABrowser: the index's compare, opened from disk (file://,
 // where browsers refuse fetch) and served, shows a pair exactly as the
@@ -393,7 +393,7 @@ func TestCompareInABrowser(t *testing.T) {
 			t.Errorf("%s shows\n%s\n\nserved it shows\n%s", where, text, want)
 		}
 	}
-	for _, must := range []string{"A: again · ", "B: " + sampleID + " · ", "ratio-2:1.00×", "Launch commands", ":A · again | :B · " + sampleID} {
+	for _, must := range []string{"A: again · ", "B: " + sampleID + " · ", "ratio-2:1.00×", "st-missing: (8K × 2: A Looped, B Looped)", "Launch commands", ":A · again | :B · " + sampleID} {
 		if !strings.Contains(want, must) {
 			t.Errorf("the built compare page lacks %q:\n%s", must, want)
 		}
