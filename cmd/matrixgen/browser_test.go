@@ -244,9 +244,9 @@ const unlabelledBars = `(() => {
 	return bars === 0 ? -3 : missing;
 })()`
 
-// TestPagesFitEveryScreen opens the index, a run page, a compare page and
-// the methodology at desktop (1400 × 900) and phone (390 × 844) sizes, in
-// light and dark: nothing reaches past the screen's edge except inside a
+// TestPagesFitEveryScreen opens the index, a run page and the methodology
+// (compare pages: TestCompareInABrowser) at desktop (1400 × 900) and phone
+// (390 × 844) sizes, in light and dark: nothing reaches past the screen's edge except inside a
 // declared horizontal scroller, and every prefill bar carries its label.
 // The screenshots are the test's artifacts: go test -artifacts keeps them.
 func TestPagesFitEveryScreen(t *testing.T) {
@@ -255,70 +255,56 @@ func TestPagesFitEveryScreen(t *testing.T) {
 	pages := []struct{ name, path string }{
 		{"index", "index.html"},
 		{"run", "runs/" + sampleID + "/index.html#cell-8K-1"},
-		{"compare", "compare/again--" + sampleID + "/index.html"},
 		{"methodology", "methodology.html"},
 	}
-	for _, screen := range []struct {
-		name          string
-		width, height int
-		phone         bool
-	}{{"desktop", 1400, 900, false}, {"phone", 390, 844, true}} {
-		for _, dark := range []bool{false, true} {
-			if err := b.Viewport(screen.width, screen.height, screen.phone); err != nil {
+	eachScreen(t, b, func(screen, scheme string, phone bool) {
+		for _, p := range pages {
+			where := p.name + " " + screen + " " + scheme
+			if err := b.Navigate(context.Background(), siteURL+"/"+p.path); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			// Charts draw after load; let them settle.
+			var wait bool
+			b.Eval(`new Promise(r => setTimeout(() => r(true), 400))`, &wait)
+			var over []string
+			if err := b.Eval(overflowing, &over); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.ColorScheme(dark); err != nil {
-				t.Fatal(err)
+			for _, o := range over {
+				t.Errorf("%s: %s", where, o)
 			}
-			scheme := map[bool]string{false: "light", true: "dark"}[dark]
-			for _, p := range pages {
-				where := p.name + " " + screen.name + " " + scheme
-				if err := b.Navigate(context.Background(), siteURL+"/"+p.path); err != nil {
-					t.Fatalf("%s: %v", where, err)
+			// The tables that carry a site's figures fit a desktop whole,
+			// with nothing left to scroll to.
+			if !phone && (p.name == "run" || p.name == "index") {
+				var hidden []string
+				b.Eval(`[...document.querySelectorAll("table.all, table.runs")].filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className)`, &hidden)
+				if len(hidden) > 0 {
+					t.Errorf("%s: %q tables need scrolling sideways", where, hidden)
 				}
-				// Charts draw after load; let them settle.
-				var wait bool
-				b.Eval(`new Promise(r => setTimeout(() => r(true), 400))`, &wait)
-				var over []string
-				if err := b.Eval(overflowing, &over); err != nil {
+			}
+			if p.name == "run" {
+				var missing int
+				if err := b.Eval(unlabelledBars, &missing); err != nil {
 					t.Fatal(err)
 				}
-				for _, o := range over {
-					t.Errorf("%s: %s", where, o)
+				if missing != 0 {
+					t.Errorf("%s: %d prefill bars without a label (negative: no chart)", where, missing)
 				}
-				// The tables that carry a site's figures fit a desktop whole,
-				// with nothing left to scroll to.
-				if !screen.phone && (p.name == "run" || p.name == "index") {
-					var hidden []string
-					b.Eval(`[...document.querySelectorAll("table.all, table.runs")].filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className)`, &hidden)
-					if len(hidden) > 0 {
-						t.Errorf("%s: %q tables need scrolling sideways", where, hidden)
-					}
-				}
-				if p.name == "run" || p.name == "compare" {
-					var missing int
-					if err := b.Eval(unlabelledBars, &missing); err != nil {
-						t.Fatal(err)
-					}
-					if missing != 0 {
-						t.Errorf("%s: %d prefill bars without a label (negative: no chart)", where, missing)
-					}
-				}
-				if err := b.Screenshot(filepath.Join(artifacts, p.name+"-"+screen.name+"-"+scheme+".png")); err != nil {
-					t.Error(err)
-				}
-				// A screenshot (like a print) resizes the page and back: the
-				// prefill chart must keep the layout of the screen's width.
-				if p.name == "run" {
-					var rotate float64
-					b.Eval(`new Promise(r => setTimeout(() => r(echarts.getInstanceByDom(document.getElementById("prefill-chart")).getOption().xAxis[0].axisLabel.rotate || 0), 300))`, &rotate)
-					if want := map[bool]float64{false: 0, true: 45}[screen.phone]; rotate != want {
-						t.Errorf("%s: the prefill chart's context labels turned %g°, want %g°", where, rotate, want)
-					}
+			}
+			if err := b.Screenshot(filepath.Join(artifacts, p.name+"-"+screen+"-"+scheme+".png")); err != nil {
+				t.Error(err)
+			}
+			// A screenshot (like a print) resizes the page and back: the
+			// prefill chart must keep the layout of the screen's width.
+			if p.name == "run" {
+				var rotate float64
+				b.Eval(`new Promise(r => setTimeout(() => r(echarts.getInstanceByDom(document.getElementById("prefill-chart")).getOption().xAxis[0].axisLabel.rotate || 0), 300))`, &rotate)
+				if want := map[bool]float64{false: 0, true: 45}[phone]; rotate != want {
+					t.Errorf("%s: the prefill chart's context labels turned %g°, want %g°", where, rotate, want)
 				}
 			}
 		}
-	}
+	})
 }
 
 // comparisonDrawn waits for a compare page's script to draw its pair (at
@@ -459,6 +445,35 @@ func TestCompareInABrowser(t *testing.T) {
 		{"compare-disk", "file://" + dir, "compare.html?a=simulated&b=" + sampleID},
 		{"compare-built", siteURL, builtPage},
 	}
+	eachScreen(t, b, func(screen, scheme string, _ bool) {
+		for _, v := range views {
+			where := v.name + " " + screen + " " + scheme
+			if err := b.Navigate(ctx, v.root+"/"+v.page); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			var cells int
+			eval(where, comparisonDrawn, &cells)
+			var over []string
+			eval(where, overflowing, &over)
+			for _, o := range over {
+				t.Errorf("%s: %s", where, o)
+			}
+			var missing int
+			if eval(where, unlabelledBars, &missing); missing != 0 {
+				t.Errorf("%s: %d prefill bars without a label (negative: no chart)", where, missing)
+			}
+			clean(where, v.root)
+			if err := b.Screenshot(filepath.Join(artifacts, where+".png")); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+}
+
+// eachScreen calls f at desktop (1400 × 900) and phone (390 × 844) sizes,
+// in light and in dark.
+func eachScreen(t *testing.T, b *browser.Browser, f func(screen, scheme string, phone bool)) {
+	t.Helper()
 	for _, screen := range []struct {
 		name          string
 		width, height int
@@ -471,28 +486,7 @@ func TestCompareInABrowser(t *testing.T) {
 			if err := b.ColorScheme(dark); err != nil {
 				t.Fatal(err)
 			}
-			scheme := map[bool]string{false: "light", true: "dark"}[dark]
-			for _, v := range views {
-				where := v.name + " " + screen.name + " " + scheme
-				if err := b.Navigate(ctx, v.root+"/"+v.page); err != nil {
-					t.Fatalf("%s: %v", where, err)
-				}
-				var cells int
-				eval(where, comparisonDrawn, &cells)
-				var over []string
-				eval(where, overflowing, &over)
-				for _, o := range over {
-					t.Errorf("%s: %s", where, o)
-				}
-				var missing int
-				if eval(where, unlabelledBars, &missing); missing != 0 {
-					t.Errorf("%s: %d prefill bars without a label (negative: no chart)", where, missing)
-				}
-				clean(where, v.root)
-				if err := b.Screenshot(filepath.Join(artifacts, where+".png")); err != nil {
-					t.Error(err)
-				}
-			}
+			f(screen.name, map[bool]string{false: "light", true: "dark"}[dark], screen.phone)
 		}
 	}
 }
