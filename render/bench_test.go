@@ -62,17 +62,13 @@ func BenchmarkBuild1000(b *testing.B) {
 	}
 }
 
-// BenchmarkComparePage measures one compare page: both matrices on one
-// scale, the ratio matrix, the settings and the prefill chart.
-func BenchmarkComparePage(b *testing.B) {
-	bld, err := newBuilder(Site{Title: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, c := forComparing(testrun.Full(1)), forComparing(testrun.Full(2))
+// BenchmarkCompareScript measures a run's compare.js, written once per
+// run: its settings, headline figures, prefill rows and cells.
+func BenchmarkCompareScript(b *testing.B) {
+	r := testrun.Full(1)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := execute(bld.compare, bld.newComparePage(Pair{"a", "c"}, a, c)); err != nil {
+		if _, err := compareScript("a", r); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,10 +6,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"html/template"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -86,231 +85,212 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	return out, nil
 }
 
+// A comparison has one implementation, the site script's: it pairs two
+// runs' compare data (compareRun, written once per run as
+// runs/<id>/compare.js) and draws settings, headline figures, prefill and
+// the decode ratio matrix. A built compare page and compare.html, which
+// takes its pair from its address, are the same page running it: only the
+// pair's source differs. The data is a script, not JSON to fetch, because
+// browsers load <script src> from file:// and refuse fetch there; and a
+// page loads only the two runs it compares, whatever the size of the lab.
+
+// comparePage is a compare page: a built one names its pair, compare.html
+// leaves A and B empty for its address to fill.
 type comparePage struct {
 	pageBase
-	Heading       string
-	A, B          compareSide
-	Differences   []difference
-	Chart         template.JS
-	ChartLabel    string
-	Ratio         matrix
-	RatioLegend   []legendBin
-	Legend        legend
-	LaunchDiffers bool
-	// Stacked puts the two matrices one above the other: side by side,
-	// more than four columns each would not both fit.
-	Stacked bool
+	Heading string
+	A, B    string
+	Rules   template.JS
 }
 
-type compareSide struct {
-	Letter          string // A or B
-	ID, Title, Href string
-	Simulated       bool
-	Matrix          matrix
-	// LaunchArgs is the run's launch command split between its arguments,
-	// shown in a row of its own: beside the other run's it would make one
-	// column a page wide.
-	LaunchArgs launchArgs
-}
-
-type difference struct {
-	Label, A, B string
-	Differs     bool
-}
-
-// newComparePage lays out runs a and b side by side: their settings with
-// differences marked, both prefill curves on one chart, both matrices on one
-// colour scale, and the ratio B / A of every cell both measured.
-func (b *builder) newComparePage(p Pair, a, bRun *matrixgen.Run) *comparePage {
-	ra, rb := a.Sorted(), bRun.Sorted()
-	title := fmt.Sprintf("%s vs %s", p.A, p.B)
-	page := &comparePage{
-		pageBase: b.base("../../", title+" · "+b.site.Title,
-			"Speed test matrices compared: "+runTitle(ra)+" and "+runTitle(rb)+".", "compare/"+compareID(p)+"/"),
-		Heading: title,
-		A:       compareSide{Letter: "A", ID: p.A, Title: runTitle(ra), Href: "../../runs/" + p.A + "/index.html", Simulated: ra.Simulated},
-		B:       compareSide{Letter: "B", ID: p.B, Title: runTitle(rb), Href: "../../runs/" + p.B + "/index.html", Simulated: rb.Simulated},
+func (b *builder) newComparePage(p Pair) comparePage {
+	if p == (Pair{}) {
+		page := comparePage{pageBase: b.base("", "Compare two runs · "+b.site.Title,
+			"Compare any two speed test matrices of this site.", "compare.html"), Heading: "Compare"}
+		page.Charts, page.Rules = true, compareRulesJS()
+		return page
 	}
-	page.Differences = differences(ra, rb)
-	page.A.LaunchArgs = strings.Fields(ra.LaunchCommand)
-	page.B.LaunchArgs = strings.Fields(rb.LaunchCommand)
-	page.LaunchDiffers = ra.LaunchCommand != rb.LaunchCommand
-	lo, hi, ok := throughputRange(&matrixgen.Run{Decode: append(slices.Clone(ra.Decode), rb.Decode...)})
-	var lgA, lgB legend
-	page.A.Matrix, lgA = scaledMatrix(ra, lo, hi, ok, page.A.Href)
-	page.B.Matrix, lgB = scaledMatrix(rb, lo, hi, ok, page.B.Href)
-	page.Legend = lgA
-	for _, s := range lgB.Statuses {
-		if !slices.Contains(page.Legend.Statuses, s) {
-			page.Legend.Statuses = append(page.Legend.Statuses, s)
-		}
-	}
-	page.Ratio, page.RatioLegend = ratioMatrix(ra, rb)
-	page.Stacked = max(len(page.A.Matrix.Columns), len(page.B.Matrix.Columns)) > 4
-	if len(ra.Prefill)+len(rb.Prefill) > 0 {
-		page.Chart, page.ChartLabel = comparePrefillChart(p, ra, rb)
-		page.Charts = true
-	}
+	title := p.A + " vs " + p.B
+	page := comparePage{pageBase: b.base("../../", title+" · "+b.site.Title,
+		"Speed test matrices compared: "+p.A+" and "+p.B+".", "compare/"+compareID(p)+"/"),
+		Heading: title, A: p.A, B: p.B}
+	page.Charts, page.Rules = true, compareRulesJS()
 	return page
 }
 
-// Sides are A and B, in that order.
-func (p *comparePage) Sides() []compareSide { return []compareSide{p.A, p.B} }
-
-func differences(a, b *matrixgen.Run) []difference {
-	pairs := []struct {
-		label string
-		get   func(*matrixgen.Run) string
-	}{
-		{"Measured against", func(r *matrixgen.Run) string {
-			if r.Simulated {
-				return simulatedServer + " (simulated)"
-			}
-			return ""
-		}},
-		{"GPU", func(r *matrixgen.Run) string { return asGiven(r.Hardware, "gpu", r.Hardware.GPU) }},
-		{"VRAM", func(r *matrixgen.Run) string { return asGiven(r.Hardware, "vram_gb", vram(r.Hardware.VRAMGB)) }},
-		{"CPU", func(r *matrixgen.Run) string { return asGiven(r.Hardware, "cpu", r.Hardware.CPU) }},
-		{"Model", func(r *matrixgen.Run) string { return r.Model.Name }},
-		{"Engine", func(r *matrixgen.Run) string { return r.Engine.Name }},
-		{"Version", func(r *matrixgen.Run) string { return r.Engine.Version }},
-		{"Quantization", func(r *matrixgen.Run) string { return r.Engine.Quantization }},
-		{"Backend", func(r *matrixgen.Run) string { return r.Engine.Backend }},
-		{"Build", func(r *matrixgen.Run) string { return r.Engine.Build }},
-		{"Commit", func(r *matrixgen.Run) string { return r.Engine.Commit }},
-		{"Benchmark tool", func(r *matrixgen.Run) string { return joinNonEmpty(" ", r.Tool.Name, r.Tool.Version) }},
-		{"Decode test", func(r *matrixgen.Run) string { return decodeTestLabel(r.Sweep.DecodeTest) }},
-		{"Time per measurement", func(r *matrixgen.Run) string { return secondsIf(r.Sweep.DurationSeconds) }},
-		{"Max output", func(r *matrixgen.Run) string {
-			return tokensIf(r.Sweep.MaxOutputTokens)
-		}},
-		{"Power limit", func(r *matrixgen.Run) string {
-			return powerLimit(r.Hardware.PowerLimitW, r.Hardware.DefaultPowerLimitW)
-		}},
-		{"Idle power", func(r *matrixgen.Run) string { return wattsIf(r.Hardware.IdlePowerW) }},
-		{"Best tok/s per watt", bestPerWatt},
-	}
-	var out []difference
-	for _, p := range pairs {
-		va, vb := p.get(a), p.get(b)
-		if va == "" && vb == "" {
-			continue
-		}
-		out = append(out, difference{Label: p.label, A: cmp.Or(va, dash), B: cmp.Or(vb, dash), Differs: va != vb})
-	}
-	return out
+// compareRules are what the script draws a comparison by that is no run's
+// data: the ratio bins and the prefill chart's option, data in.
+type compareRules struct {
+	RatioBins    []ratioBin `json:"ratio_bins"`
+	PrefillChart any        `json:"prefill_chart"`
 }
 
-// ratioBins are the ratio matrix's classes, loss to gain.
-var ratioBins = []struct {
-	below float64
-	class string
-	label string
-}{
-	{0.8, "ratio-0", "below 0.80×"},
-	{0.95, "ratio-1", "0.80–0.95×"},
-	{1.05, "ratio-2", "0.95–1.05×"},
-	{1.25, "ratio-3", "1.05–1.25×"},
-	{math.Inf(1), "ratio-4", "above 1.25×"},
+type ratioBin struct {
+	Below *float64 `json:"below"` // nil: no bound
+	Class string   `json:"class"`
+	Label string   `json:"label"`
 }
 
-func ratioClass(r float64) string {
-	for _, b := range ratioBins {
-		if r < b.below {
-			return b.class
-		}
-	}
-	return ratioBins[len(ratioBins)-1].class
+// ratioBins are the classes of B / A, loss to gain, for decode cells and
+// prefill rows alike.
+var ratioBins = []ratioBin{
+	{new(0.8), "ratio-0", "below 0.80×"},
+	{new(0.95), "ratio-1", "0.80–0.95×"},
+	{new(1.05), "ratio-2", "0.95–1.05×"},
+	{new(1.25), "ratio-3", "1.05–1.25×"},
+	{nil, "ratio-4", "above 1.25×"},
 }
 
-// ratioMatrix is B / A total tok/s for every cell both runs show a figure
-// for; other cells stay quietly empty, what each run has there in their
-// title (both matrices below show it).
-func ratioMatrix(a, b *matrixgen.Run) (matrix, []legendBin) {
-	contexts := matrixgen.Union(a.Contexts(), b.Contexts())
-	levels := matrixgen.Union(a.ConcurrencyLevels(), b.ConcurrencyLevels())
-	m := matrix{Columns: levels}
-	for _, c := range contexts {
-		row := matrixRow{Label: matrixgen.ContextLabel(c)}
-		for _, n := range levels {
-			da, okA := a.Cell(c, n)
-			db, okB := b.Cell(c, n)
-			cell := matrixCell{Title: matrixgen.ContextLabel(c) + " × " + strconv.Itoa(n)}
-			switch {
-			case okA && okB && showsFigure(da) && showsFigure(db) && *da.TotalTokS > 0:
-				r := *db.TotalTokS / *da.TotalTokS
-				cell.Figure = strconv.FormatFloat(r, 'f', 2, 64) + "×"
-				cell.Class = ratioClass(r)
-				cell.TTFT = decimal1(*da.TotalTokS) + " → " + decimal1(*db.TotalTokS)
-			default:
-				cell.Class = "st-missing"
-				cell.Title += ": A " + sideStatus(da, okA) + ", B " + sideStatus(db, okB)
-			}
-			row.Cells = append(row.Cells, cell)
-		}
-		m.Rows = append(m.Rows, row)
-	}
-	var lg []legendBin
-	for _, b := range ratioBins {
-		lg = append(lg, legendBin{Class: b.class, Range: b.label})
-	}
-	return m, lg
-}
+var compareRulesJS = sync.OnceValue(func() template.JS {
+	return chartJS(compareRules{RatioBins: ratioBins, PrefillChart: comparePrefillChart()})
+})
 
-func sideStatus(d matrixgen.Decode, ok bool) string {
-	if !ok {
-		return "not measured"
-	}
-	return d.Status.Label()
-}
-
-// comparePrefillChart draws both runs' prompt tok/s by context as pairs of
-// bars, each labelled with its figure, so a context only one run measured
-// still reads (a lone bar) where a line would need two points.
-func comparePrefillChart(p Pair, a, b *matrixgen.Run) (template.JS, string) {
-	contexts := matrixgen.Union(a.PrefillContexts(), b.PrefillContexts())
-	labels := make([]string, len(contexts))
-	var described []string
-	series := func(side string, r *matrixgen.Run) []opts.BarData {
-		out := make([]opts.BarData, len(contexts))
-		for i, c := range contexts {
-			out[i] = opts.BarData{Value: "-"}
-			for _, row := range r.Prefill {
-				if row.ContextTokens == c && row.Status == matrixgen.StatusValid && row.PromptTokS != nil {
-					out[i] = opts.BarData{Value: chartValue(row.PromptTokS),
-						Label: &opts.Label{Show: opts.Bool(true), Formatter: tokS(*row.PromptTokS)}}
-					described = append(described, side+" "+matrixgen.ContextLabel(c)+": "+tokS(*row.PromptTokS)+" tok/s")
-				}
-			}
-		}
-		return out
-	}
-	for i, c := range contexts {
-		labels[i] = matrixgen.ContextLabel(c)
-	}
+// comparePrefillChart is the option of the compare pages' prefill chart
+// with no data: a bar of A and one of B for each context, lying down so the
+// figures at their ends read across at any width.
+func comparePrefillChart() any {
 	bar := charts.NewBar()
-	bar.SetGlobalOptions(prefillAxes("compare-prefill-chart")...)
-	bar.SetXAxis(labels).
-		AddSeries("A: "+p.A, series("A", a), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"})).
-		AddSeries("B: "+p.B, series("B", b), charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
+	bar.SetGlobalOptions(
+		charts.WithInitializationOpts(opts.Initialization{ChartID: "compare-prefill-chart"}),
+		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "12%", Top: "36", Bottom: "24"}),
+		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
+		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
+		charts.WithXAxisOpts(opts.XAxis{Name: "prompt tok/s", Type: "value", NameLocation: "middle", NameGap: 28}),
+		charts.WithYAxisOpts(opts.YAxis{Type: "category", Inverse: opts.Bool(true)}),
+		charts.WithAnimation(false),
+	)
+	label := &opts.Label{Show: opts.Bool(true), Position: "right", FontSize: 12}
+	bar.AddSeries("A", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}), charts.WithLabelOpts(*label)).
+		AddSeries("B", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}), charts.WithLabelOpts(*label))
 	bar.Validate()
-	option := plainJSON(bar.JSON())
-	uprightLabels(option)
-	onPhones(option, map[string]any{"xAxis": []any{map[string]any{"axisLabel": map[string]any{"rotate": 45}}}},
-		map[string]any{"xAxis": []any{map[string]any{"axisLabel": map[string]any{"rotate": 0}}}})
-	return chartJS(option), "Prefill tok/s by context of " + p.A + " and " + p.B + ": " + strings.Join(described, "; ")
+	return plainJSON(bar.JSON())
 }
 
-// uprightLabels stands every series' bar labels upright over their bars:
-// two bars a context leave no room to print figures across.
-func uprightLabels(option any) {
-	o, _ := option.(map[string]any)
-	series, _ := o["series"].([]any)
-	for _, s := range series {
-		if m, ok := s.(map[string]any); ok {
-			label := uprightLabel()
-			label["show"], label["fontSize"] = true, 10
-			m["label"] = label
+// compareRun is what a comparison reads of one run, every figure as the
+// run's page formats it; the script only pairs two and divides.
+type compareRun struct {
+	ID        string           `json:"id"`
+	Title     string           `json:"title"`
+	Date      string           `json:"date"`
+	Simulated bool             `json:"simulated"`
+	Settings  []compareFigure  `json:"settings"`
+	Launch    []string         `json:"launch"`
+	Headline  []compareFigure  `json:"headline"`
+	Prefill   []comparePrefill `json:"prefill"`
+	Cells     []compareCell    `json:"cells"`
+}
+
+// compareFigure is a labelled value; Value, where set, ranks it (the
+// higher is marked best).
+type compareFigure struct {
+	Label string   `json:"label"`
+	Text  string   `json:"text"`
+	Value *float64 `json:"value,omitempty"`
+}
+
+type comparePrefill struct {
+	Context int      `json:"context"`
+	Label   string   `json:"label"`
+	TokS    *float64 `json:"tok_s,omitempty"` // a valid row's figure
+	Text    string   `json:"text"`            // the figure, or the status
+	Server  string   `json:"server"`          // the server's own prefill tok/s
+	Cold    string   `json:"cold"`            // the cold request's TTFT
+}
+
+type compareCell struct {
+	Context     int      `json:"context"`
+	Label       string   `json:"label"`
+	Concurrency int      `json:"concurrency"`
+	TotalTokS   *float64 `json:"total_tok_s,omitempty"` // where the matrix shows a figure
+	Text        string   `json:"text"`                  // the figure, or the status
+}
+
+// compareScript is runs/<id>/compare.js: the run's compareRun, added to
+// window.matrixgenRuns by id.
+func compareScript(id string, r *matrixgen.Run) ([]byte, error) {
+	key, err := scriptJSON(id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := scriptJSON(newCompareRun(id, r))
+	if err != nil {
+		return nil, err
+	}
+	return []byte("window.matrixgenRuns = window.matrixgenRuns || {};\nwindow.matrixgenRuns[" + string(key) + "] = " + string(data) + ";\n"), nil
+}
+
+func newCompareRun(id string, r *matrixgen.Run) compareRun {
+	c := compareRun{ID: id, Title: runTitle(r), Date: unlessDash(date(r.StartedAt)), Simulated: r.Simulated,
+		Settings: compareSettings(r), Launch: strings.Fields(r.LaunchCommand)}
+	best, okBest := r.BestSingleStream()
+	peak, okPeak := r.PeakTotal()
+	c.Headline = []compareFigure{
+		rankedFigure("Best single-stream tok/s", best, okBest, tokS),
+		rankedFigure("Peak total tok/s", peak, okPeak, tokS),
+	}
+	if perWatt := bestPerWattValue(r); perWatt > 0 {
+		c.Headline = append(c.Headline, rankedFigure("Best tok/s per watt", perWatt, true, func(v float64) string { return fmt.Sprintf("%.2f", v) }))
+	}
+	for _, p := range r.Prefill {
+		row := comparePrefill{Context: p.ContextTokens, Label: matrixgen.ContextLabel(p.ContextTokens), Text: p.Status.Label(),
+			Server: unlessDash(optional(p.ServerPromptTokS, tokS)), Cold: unlessDash(optional(p.ColdTTFTMs, ttftText))}
+		if p.Status == matrixgen.StatusValid && p.PromptTokS != nil {
+			row.TokS, row.Text = p.PromptTokS, tokS(*p.PromptTokS)
 		}
+		c.Prefill = append(c.Prefill, row)
+	}
+	for _, d := range r.Decode {
+		cell := compareCell{Context: d.ContextTokens, Label: d.ContextLabel(), Concurrency: d.Concurrency,
+			Text: d.Status.Label()}
+		if showsFigure(d) && *d.TotalTokS > 0 {
+			cell.TotalTokS, cell.Text = d.TotalTokS, decimal1(*d.TotalTokS)
+		}
+		c.Cells = append(c.Cells, cell)
+	}
+	return c
+}
+
+// unlessDash is s, or "" for the dash a page shows for nothing: the
+// script leaves out what neither run has.
+func unlessDash(s string) string {
+	if s == dash {
+		return ""
+	}
+	return s
+}
+
+func rankedFigure(label string, v float64, ok bool, format func(float64) string) compareFigure {
+	if !ok {
+		return compareFigure{Label: label, Text: dash}
+	}
+	return compareFigure{Label: label, Text: format(v), Value: &v}
+}
+
+// compareSettings are a run's settings a comparison sets side by side,
+// every label in the same order for every run, "" where the run has none.
+func compareSettings(r *matrixgen.Run) []compareFigure {
+	measuredAgainst := ""
+	if r.Simulated {
+		measuredAgainst = simulatedServer + " (simulated)"
+	}
+	h := r.Hardware
+	return []compareFigure{
+		{Label: "Measured against", Text: measuredAgainst},
+		{Label: "GPU", Text: asGiven(h, "gpu", h.GPU)},
+		{Label: "VRAM", Text: asGiven(h, "vram_gb", vram(h.VRAMGB))},
+		{Label: "CPU", Text: asGiven(h, "cpu", h.CPU)},
+		{Label: "Model", Text: r.Model.Name},
+		{Label: "Engine", Text: r.Engine.Name},
+		{Label: "Version", Text: r.Engine.Version},
+		{Label: "Quantization", Text: r.Engine.Quantization},
+		{Label: "Backend", Text: r.Engine.Backend},
+		{Label: "Build", Text: r.Engine.Build},
+		{Label: "Commit", Text: r.Engine.Commit},
+		{Label: "Benchmark tool", Text: joinNonEmpty(" ", r.Tool.Name, r.Tool.Version)},
+		{Label: "Decode test", Text: decodeTestLabel(r.Sweep.DecodeTest)},
+		{Label: "Time per measurement", Text: secondsIf(r.Sweep.DurationSeconds)},
+		{Label: "Max output", Text: tokensIf(r.Sweep.MaxOutputTokens)},
+		{Label: "Power limit", Text: powerLimit(h.PowerLimitW, h.DefaultPowerLimitW)},
+		{Label: "Idle power", Text: wattsIf(h.IdlePowerW)},
 	}
 }

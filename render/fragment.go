@@ -127,12 +127,10 @@ func indexRowsHTML(rows []indexRow, efficiency bool) template.HTML {
 		b.WriteString(esc(value))
 		b.WriteByte('"')
 	}
-	figure := func(label, value string, top bool, kind string) {
-		b.WriteString("<td data-label=\"" + label + "\" class=\"num figure")
-		if top {
-			b.WriteString(" top")
-		}
-		b.WriteString("\" data-top=\"" + kind + "\">")
+	// The best of each figure column is marked by the page's script, among
+	// the runs its filters leave (markTops in matrixgen.js).
+	figure := func(label, value string, kind string) {
+		b.WriteString("<td data-label=\"" + label + "\" class=\"num figure\" data-top=\"" + kind + "\">")
 		b.WriteString(esc(value))
 		b.WriteString("</td>")
 	}
@@ -156,10 +154,10 @@ func indexRowsHTML(rows []indexRow, efficiency bool) template.HTML {
 		b.WriteString("<td data-label=\"Engine\" class=\"engine\">" + esc(r.Engine) + "</td>")
 		b.WriteString("<td data-label=\"Quantization\">" + esc(r.Quantization) + "</td>")
 		b.WriteString("<td data-label=\"Date\" class=\"date\">" + esc(r.Date) + "</td>")
-		figure("Best single-stream tok/s", r.BestSingle, r.TopBest, "best")
-		figure("Peak total tok/s", r.Peak, r.TopPeak, "peak")
+		figure("Best single-stream tok/s", r.BestSingle, "best")
+		figure("Peak total tok/s", r.Peak, "peak")
 		if efficiency {
-			figure("Best tok/s per watt", cmp.Or(r.BestPerWatt, dash), r.TopPerWatt, "perwatt")
+			figure("Best tok/s per watt", cmp.Or(r.BestPerWatt, dash), "perwatt")
 		}
 		b.WriteString("</tr>")
 	}

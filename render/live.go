@@ -153,7 +153,7 @@ func (l *Live) Update(files []string) (Stats, error) {
 			written++
 		}
 	}
-	if err := l.updateComparisons(pairs, rows, rendered); err != nil {
+	if err := l.updateComparisons(pairs); err != nil {
 		return Stats{}, err
 	}
 	for _, f := range removed {
@@ -196,7 +196,6 @@ func (l *Live) render(file string) (renderedRun, error) {
 	}
 	row := newIndexRow(e)
 	row.csv, row.sums = siteCSV, sumsOf(files)
-	row.run = forComparing(e.Run)
 	return renderedRun{row: row, files: files, input: input}, nil
 }
 
@@ -216,17 +215,15 @@ func maps2rows(old map[string]indexRow, removed []string, rendered []renderedRun
 	return rows
 }
 
-// updateComparisons writes the compare pages that are new or show a
-// changed run, and removes those no longer compared.
-func (l *Live) updateComparisons(pairs []Pair, rows map[string]indexRow, rendered []renderedRun) error {
-	changed := map[string]bool{}
-	for _, r := range rendered {
-		changed[r.row.ID] = true
-	}
+// updateComparisons writes the compare pages that are new and removes
+// those no longer compared. A page names only its pair (its script reads
+// the runs' compare.js), so a changed run rewrites none.
+func (l *Live) updateComparisons(pairs []Pair) error {
 	var todo []Pair
 	for _, p := range pairs {
-		if changed[p.A] || changed[p.B] || !slices.Contains(l.b.pairs, p) {
+		if !slices.Contains(l.b.pairs, p) {
 			todo = append(todo, p)
+			l.written[path.Join("compare", compareID(p), "index.html")] = true
 		}
 	}
 	for _, p := range l.b.pairs {
@@ -238,12 +235,7 @@ func (l *Live) updateComparisons(pairs []Pair, rows map[string]indexRow, rendere
 			}
 		}
 	}
-	var list []indexRow
-	for _, p := range todo {
-		list = append(list, rows[p.A], rows[p.B])
-		l.written[path.Join("compare", compareID(p), "index.html")] = true
-	}
-	return l.b.writeComparisons(l.out, list, todo)
+	return l.b.writeComparisons(l.out, todo)
 }
 
 // forget drops the files under prefix from the marker's list.

@@ -63,7 +63,7 @@ type cachedRun struct {
 
 // pageSums are the SHA-256 of a run's files as a build wrote them, in
 // runFolderFiles' order.
-type pageSums [3][sha256.Size]byte
+type pageSums [4][sha256.Size]byte
 
 // cachedRow is an index row as the cache keeps it.
 type cachedRow struct {
@@ -72,23 +72,22 @@ type cachedRow struct {
 	Simulated                                                             bool
 	Started                                                               time.Time
 	// csv is kept beside the gob, not in it (see writeReuse).
-	csv      []byte
-	Contexts []int
-	Sums     pageSums
+	csv  []byte
+	Sums pageSums
 }
 
 func cacheRow(r indexRow) cachedRow {
 	return cachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
 		BestSingle: r.BestSingle, Peak: r.Peak, BestPerWatt: r.BestPerWatt, EngineName: r.EngineName,
 		BestValue: r.BestValue, PeakValue: r.PeakValue, PerWattValue: r.PerWattValue, Simulated: r.Simulated,
-		Started: r.started, csv: r.csv, Contexts: r.contexts, Sums: r.sums}
+		Started: r.started, csv: r.csv, Sums: r.sums}
 }
 
 func (c cachedRow) indexRow(id, file string) indexRow {
 	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: c.Model, GPU: c.GPU, Engine: c.Engine,
 		Quantization: c.Quantization, Date: c.Date, BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
 		EngineName: c.EngineName, BestValue: c.BestValue, PeakValue: c.PeakValue, PerWattValue: c.PerWattValue,
-		Simulated: c.Simulated, started: c.Started, csv: c.csv, contexts: c.Contexts, file: file, sums: c.Sums}
+		Simulated: c.Simulated, started: c.Started, csv: c.csv, file: file, sums: c.Sums}
 }
 
 // executableHash identifies the running program's bytes, once: any change
@@ -262,7 +261,7 @@ func readOrMakeSecret(name string) []byte {
 }
 
 // runFolderFiles are a run's files in its folder, as renderRun makes them.
-var runFolderFiles = []string{"index.html", "run.json", "measurements.csv"}
+var runFolderFiles = []string{"index.html", "run.json", "measurements.csv", "compare.js"}
 
 // sumsOf are the hashes of a run's files, from renderRun.
 func sumsOf(files []siteFile) pageSums {

@@ -10,7 +10,6 @@ import (
 	"html"
 	"html/template"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -434,7 +433,6 @@ type builder struct {
 	run         *template.Template
 	methodology *template.Template
 	compare     *template.Template
-	pick        *template.Template
 	md          goldmark.Markdown
 	ctx         context.Context // a build stops when it ends
 	// inPlace replaces the files of a site being served (Live) instead of
@@ -485,11 +483,7 @@ func parseTemplates(site Site) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	pick, err := parse("pick.html")
-	if err != nil {
-		return nil, err
-	}
-	return &builder{site: site, index: index, run: run, methodology: methodology, compare: compare, pick: pick, md: newMarkdown()}, nil
+	return &builder{site: site, index: index, run: run, methodology: methodology, compare: compare, md: newMarkdown()}, nil
 }
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
@@ -646,7 +640,7 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	if err := b.writeComparisons(dir, rows, pairs); err != nil {
+	if err := b.writeComparisons(dir, pairs); err != nil {
 		return Stats{}, err
 	}
 	if err := errors.Join(b.writeMethodology(dir), b.writeListings(dir, rows, pairs, b.inputs)); err != nil {
@@ -722,7 +716,6 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			}
 			rows[i] = newIndexRow(e)
 			rows[i].csv, rows[i].sums = siteCSV, sums
-			rows[i].run = forComparing(e.Run)
 		}
 	})
 	if err := b.ctx.Err(); err != nil {
@@ -755,7 +748,8 @@ func (b *builder) worker() *builder {
 	return &w
 }
 
-// writeRun writes a run's folder (page, run.json, measurements.csv) and
+// writeRun writes a run's folder (page, run.json, measurements.csv,
+// compare.js) and
 // returns its lines of the site's runs.csv, made here, on the worker, and
 // its files' hashes for the cache.
 func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, pageSums, error) {
@@ -808,12 +802,17 @@ func (b *builder) renderRun(e matrixgen.Entry) ([]siteFile, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
+	compareJS, err := compareScript(e.ID, e.Run)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", e.ID, err)
+	}
 	measurements := csvRows(e.Run)
 	folder := "runs/" + e.ID + "/"
 	return []siteFile{
 		{folder + "index.html", html},
 		{folder + "run.json", runJSON},
 		{folder + "measurements.csv", csvBytes(csvHeader, measurements)},
+		{folder + "compare.js", compareJS},
 	}, csvBytes(nil, siteCSVRows(e.ID, e.Run, measurements)), nil
 }
 
@@ -832,27 +831,6 @@ type indexPage struct {
 	// RowsHTML and OptionsHTML are the table's rows and the compare
 	// pickers' options, written in Go (fragment.go): a row a run.
 	RowsHTML, OptionsHTML template.HTML
-}
-
-// markTops marks the best figure of each of the index's figure columns.
-// The page's script marks them again among the runs a filter leaves.
-func markTops(rows []indexRow) []indexRow {
-	rows = slices.Clone(rows)
-	top := func(value func(indexRow) string, mark func(*indexRow)) {
-		best, at := 0.0, -1
-		for i, r := range rows {
-			if v, err := strconv.ParseFloat(value(r), 64); err == nil && v > best {
-				best, at = v, i
-			}
-		}
-		if at >= 0 && len(rows) > 1 { // the best of one is no news
-			mark(&rows[at])
-		}
-	}
-	top(func(r indexRow) string { return r.BestValue }, func(r *indexRow) { r.TopBest = true })
-	top(func(r indexRow) string { return r.PeakValue }, func(r *indexRow) { r.TopPeak = true })
-	top(func(r indexRow) string { return r.PerWattValue }, func(r *indexRow) { r.TopPerWatt = true })
-	return rows
 }
 
 type comparisonLink struct{ Href, A, B string }
@@ -889,34 +867,11 @@ type indexRow struct {
 	BestPerWatt                      string
 	EngineName, BestValue, PeakValue string // for filtering and sorting
 	PerWattValue                     string
-	// TopBest, TopPeak and TopPerWatt mark the best of each column.
-	TopBest, TopPeak, TopPerWatt bool
-	Simulated                    bool
-	started                      time.Time
-	csv                          []byte         // the run's lines of runs.csv, made by the worker that wrote its page
-	run                          *matrixgen.Run // what a compare page needs of it; nil for a reused page (runFor reads it)
-	file                         string         // the run file, "" for a run given in memory
-	contexts                     []int          // its decode contexts, for the compare page's labels
-	sums                         pageSums       // its files' hashes, for the reuse cache
-}
-
-// forComparing keeps what a compare page shows of a run and drops the
-// bulk (per-second counts, metrics samples, loop excerpts), so a build can
-// hold every run for its compare pages without decoding them twice.
-func forComparing(r *matrixgen.Run) *matrixgen.Run {
-	slim := *r
-	slim.Decode = slices.Clone(r.Decode)
-	for i := range slim.Decode {
-		slim.Decode[i].PerSecondTokens = nil
-		slim.Decode[i].ServerMetrics = nil
-		slim.Decode[i].Loop = nil
-		if p := slim.Decode[i].Power; p != nil {
-			lean := *p
-			lean.Trace = nil
-			slim.Decode[i].Power = &lean
-		}
-	}
-	return &slim
+	Simulated                        bool
+	started                          time.Time
+	csv                              []byte   // the run's lines of runs.csv, made by the worker that wrote its page
+	file                             string   // the run file, "" for a run given in memory
+	sums                             pageSums // its files' hashes, for the reuse cache
 }
 
 // gpuOrNone is the index's GPU: the GPU, or "none (CPU)" for a machine
@@ -950,25 +905,22 @@ func newIndexRow(e matrixgen.Entry) indexRow {
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
 		BestPerWatt: bestPerWatt(r), PerWattValue: bestPerWatt(r),
-		started: r.StartedAt, file: e.File, contexts: r.Contexts(),
+		started: r.StartedAt, file: e.File,
 	}
-}
-
-// runFor is what a compare page needs of a row's run: kept from its page,
-// or, for a page the build reused, read again from its file.
-func runFor(r indexRow) (*matrixgen.Run, error) {
-	if r.run != nil {
-		return r.run, nil
-	}
-	e, err := matrixgen.LoadFile(r.file)
-	if err != nil {
-		return nil, err
-	}
-	return forComparing(shownRun(e.Run)), nil
 }
 
 // bestPerWatt is the highest tok/s per watt of a valid cell, formatted.
 func bestPerWatt(r *matrixgen.Run) string {
+	best := bestPerWattValue(r)
+	if best == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(best, 'f', 2, 64)
+}
+
+// bestPerWattValue is the highest tok/s per watt of a valid cell, 0 for a
+// run without GPU telemetry.
+func bestPerWattValue(r *matrixgen.Run) float64 {
 	best := 0.0
 	for i := range r.Decode {
 		d := &r.Decode[i]
@@ -976,49 +928,25 @@ func bestPerWatt(r *matrixgen.Run) string {
 			best = max(best, *d.Power.TokSPerW)
 		}
 	}
-	if best == 0 {
-		return ""
-	}
-	return strconv.FormatFloat(best, 'f', 2, 64)
+	return best
 }
 
-// writeComparisons writes a page for each pair.
-func (b *builder) writeComparisons(dir string, rows []indexRow, pairs []Pair) error {
-	byID := map[string]indexRow{}
-	for _, r := range rows {
-		byID[r.ID] = r
-	}
-	runs := map[string]*matrixgen.Run{}
+// writeComparisons writes a page for each pair: the page names its pair,
+// and its script draws it from the runs' compare.js.
+func (b *builder) writeComparisons(dir string, pairs []Pair) error {
 	for _, p := range pairs {
 		if err := b.ctx.Err(); err != nil {
 			return err
 		}
-		for _, id := range []string{p.A, p.B} {
-			if _, ok := runs[id]; !ok {
-				run, err := runFor(byID[id])
-				if err != nil {
-					return err
-				}
-				runs[id] = run
-			}
+		html, err := execute(b.compare, b.newComparePage(p))
+		if err == nil {
+			err = b.writeFile(dir, path.Join("compare", compareID(p), "index.html"), html)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	errs := make([]error, len(pairs))
-	parallel.EachWorker(len(pairs), func() func(int) {
-		return func(i int) {
-			if err := b.ctx.Err(); err != nil {
-				errs[i] = err
-				return
-			}
-			p := pairs[i]
-			html, err := execute(b.compare, b.newComparePage(p, runs[p.A], runs[p.B]))
-			if err == nil {
-				err = b.writeFile(dir, path.Join("compare", compareID(p), "index.html"), html)
-			}
-			errs[i] = err
-		}
-	})
-	return errors.Join(errs...)
+	return nil
 }
 
 // writeListings puts the rows in the index's order and writes what is made
@@ -1030,7 +958,7 @@ func (b *builder) writeListings(dir string, rows []indexRow, pairs []Pair, input
 	sortIndexOrder(rows)
 	writes := []func() error{
 		func() error { return b.writeIndex(dir, rows, pairs) },
-		func() error { return b.writePick(dir, rows) },
+		func() error { return b.writePick(dir) },
 		func() error { return b.writeSiteCSV(dir, rows) },
 		func() error { return b.writeSitemap(dir, rows) },
 		func() error { return b.writeReuse(dir, rows, inputs) },
@@ -1061,7 +989,6 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 	if desc == "" {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
 	}
-	rows = markTops(rows)
 	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description, Runs: rows, Filters: filters(rows)}
 	for _, r := range rows {
 		page.Efficiency = page.Efficiency || r.BestPerWatt != ""
@@ -1099,58 +1026,10 @@ func (b *builder) writeMethodology(dir string) error {
 	return b.writeFile(dir, "methodology.html", html)
 }
 
-type pickPage struct {
-	pageBase
-	// Rules are what the page's script must decide as the Go pages do:
-	// the ratio bins, the status labels, which statuses show a figure.
-	Rules compareRules
-}
-
-// compareRules travel to the compare-any-two page as JSON, so its script
-// draws and decides nothing of its own.
-type compareRules struct {
-	RatioBins      []ratioBin        `json:"ratio_bins"`
-	StatusLabels   map[string]string `json:"status_labels"`
-	FigureStatuses []string          `json:"figure_statuses"`
-	// ContextLabels names every context length of the site's runs, by its
-	// token count: "8192" → "8K".
-	ContextLabels map[string]string `json:"context_labels"`
-}
-
-type ratioBin struct {
-	Below *float64 `json:"below"` // nil: no bound
-	Class string   `json:"class"`
-}
-
-func newCompareRules(rows []indexRow) compareRules {
-	r := compareRules{StatusLabels: map[string]string{}, ContextLabels: map[string]string{}}
-	for _, row := range rows {
-		for _, c := range row.contexts {
-			r.ContextLabels[strconv.Itoa(c)] = matrixgen.ContextLabel(c)
-		}
-	}
-	for _, b := range ratioBins {
-		bin := ratioBin{Class: b.class}
-		if !math.IsInf(b.below, 1) {
-			bin.Below = new(b.below)
-		}
-		r.RatioBins = append(r.RatioBins, bin)
-	}
-	for _, s := range matrixgen.Statuses {
-		r.StatusLabels[string(s)] = s.Label()
-		if showsFigure(matrixgen.Decode{Status: s, TotalTokS: new(1.0)}) {
-			r.FigureStatuses = append(r.FigureStatuses, string(s))
-		}
-	}
-	return r
-}
-
-// writePick writes compare.html, where the site script compares any two
-// runs the reader picks from their run.json files.
-func (b *builder) writePick(dir string, rows []indexRow) error {
-	page := pickPage{pageBase: b.base("", "Compare two runs · "+b.site.Title, "Compare any two speed test matrices of this site.", "compare.html"),
-		Rules: newCompareRules(rows)}
-	html, err := execute(b.pick, page)
+// writePick writes compare.html, which compares the two runs its address
+// names (?a=…&b=…), as a built compare page does.
+func (b *builder) writePick(dir string) error {
+	html, err := execute(b.compare, b.newComparePage(Pair{}))
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,8 @@ func TestGolden(t *testing.T) {
 		"index.html",
 		"runs/" + sampleID + "/index.html",
 		"runs/" + sampleID + "/measurements.csv",
+		"runs/" + sampleID + "/compare.js",
+		"compare.html",
 		"assets/bins.css",
 	} {
 		got := read(t, filepath.Join(out, f))
@@ -506,24 +508,6 @@ func TestIndexBestTokSPerWatt(t *testing.T) {
 	}
 	if index, _ := os.ReadFile(filepath.Join(out2, "index.html")); strings.Contains(string(index), "per watt") {
 		t.Error("a site without telemetry shows a tok/s per watt column")
-	}
-}
-
-func TestCompareSetsEfficiencySideBySide(t *testing.T) {
-	a, b := testrun.Full(1), testrun.Full(1)
-	a.Hardware.PowerLimitW, a.Hardware.DefaultPowerLimitW = 300, 600
-	b.Hardware.PowerLimitW, b.Hardware.DefaultPowerLimitW = 600, 600
-	a.Decode[0].Power = &matrixgen.Power{MeanPowerW: 250, TokSPerW: new(2.5)}
-	a.Decode[0].Status = matrixgen.StatusValid
-	got := map[string]difference{}
-	for _, d := range differences(a, b) {
-		got[d.Label] = d
-	}
-	if d := got["Power limit"]; d.A != "300 W (default 600 W)" || d.B != "600 W" || !d.Differs {
-		t.Errorf("power limit row %+v", d)
-	}
-	if d := got["Best tok/s per watt"]; d.A != "2.50" || d.B != dash || !d.Differs {
-		t.Errorf("efficiency row %+v", d)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 // the cell detail, and filters that narrow the index. Screenshots go to
 // the test's artifact directory (go test -artifacts keeps them).
 func TestPagesInABrowser(t *testing.T) {
-	b, siteURL := siteInBrowser(t)
+	b, siteURL, _ := siteInBrowser(t)
 	artifacts := t.ArtifactDir()
 	ctx := context.Background()
 	open := func(page, shot string) {
@@ -64,6 +64,12 @@ func TestPagesInABrowser(t *testing.T) {
 	if visible != 3 {
 		t.Errorf("the index shows %d runs, want 3", visible)
 	}
+	// The best of each figure column, marked by the script alone.
+	var tops []string
+	eval(`[...document.querySelectorAll("#runs td.top")].map(td => td.dataset.top + " " + td.parentElement.dataset.id).sort()`, &tops)
+	if strings.Join(tops, ",") != "best again,peak again,perwatt synthetic" {
+		t.Errorf("the index marks %q as best, want the best run of each figure column", tops)
+	}
 	eval(`(() => { const s = document.querySelector("#filters select[name=gpu]"); s.value = "GPU model 3";
 		s.dispatchEvent(new Event("change", {bubbles: true}));
 		return document.querySelectorAll("#runs tbody tr:not([hidden])").length; })()`, &visible)
@@ -76,33 +82,6 @@ func TestPagesInABrowser(t *testing.T) {
 	eval(`document.querySelectorAll("#runs tbody tr:not([hidden])").length`, &visible)
 	if visible != 1 {
 		t.Errorf("a shared filtered address shows %d runs, want 1", visible)
-	}
-
-	// The Compare button: B starts on another run than A, and a click opens
-	// compare.html on the two, its ratio matrix drawn, no policy violated.
-	open("index.html", "index.png")
-	var picked []string
-	eval(`[document.querySelector("form.pick select[name=a]").value, document.querySelector("form.pick select[name=b]").value]`, &picked)
-	if len(picked) != 2 || picked[0] == picked[1] {
-		t.Errorf("the pickers start on %q", picked)
-	}
-	var landed string
-	eval(`(() => { setTimeout(() => document.querySelector("form.pick button").click(), 0); return "clicking"; })()`, &landed)
-	// Wait for the page the click leads to, and for its ratio matrix.
-	cells = 0
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if b.Eval(`location.pathname + location.search`, &landed) != nil || !strings.HasPrefix(landed, "/compare.html?a=") {
-			continue
-		}
-		if b.Eval(`document.querySelectorAll("#pick-ratio tbody td").length`, &cells) == nil && cells > 0 {
-			break
-		}
-	}
-	if !strings.HasPrefix(landed, "/compare.html?a=") || cells == 0 {
-		t.Errorf("the Compare button led to %q with %d ratio cells", landed, cells)
-	}
-	for _, e := range b.Errors() {
-		t.Errorf("after the Compare button: %s", e)
 	}
 
 	open("runs/"+sampleID+"/index.html", "run.png")
@@ -151,28 +130,13 @@ func TestPagesInABrowser(t *testing.T) {
 		t.Errorf("the cell's power chart drew %d pixels", n)
 	}
 	open("compare/again--"+sampleID+"/index.html", "compare.png")
+	eval(comparisonDrawn, &cells)
 	eval(`document.querySelectorAll("section.ratio table.matrix tbody td").length`, &cells)
 	if cells != 64 {
 		t.Errorf("the ratio matrix has %d cells, want 64", cells)
 	}
 	if n := inked("#compare-prefill-chart"); n < 1000 {
 		t.Errorf("the compare prefill chart drew %d pixels", n)
-	}
-	open("compare.html?a=synthetic&b="+sampleID, "compare-any.png")
-	eval(`new Promise(r => setTimeout(r, 300)).then(() => document.getElementById("pick-result").hidden ? -1 :
-		document.querySelectorAll("#pick-ratio tbody td").length)`, &cells)
-	if cells != 64 {
-		t.Errorf("comparing any two runs in the browser shows %d cells, want 64", cells)
-	}
-	var rowLabel string
-	eval(`document.querySelector("#pick-ratio tbody th").textContent`, &rowLabel)
-	if rowLabel != "8K" {
-		t.Errorf("the picked comparison's first row is labelled %q, want 8K (the label from the site's rules)", rowLabel)
-	}
-	var ratioText string
-	eval(`document.querySelector("#pick-ratio tbody td.ratio-0, #pick-ratio tbody td.ratio-1, #pick-ratio tbody td.ratio-2, #pick-ratio tbody td.ratio-3, #pick-ratio tbody td.ratio-4").textContent`, &ratioText)
-	if !strings.Contains(ratioText, "×") {
-		t.Errorf("a ratio cell reads %q", ratioText)
 	}
 	open("methodology.html", "methodology.png")
 }
@@ -181,7 +145,7 @@ func TestPagesInABrowser(t *testing.T) {
 // in one cell) and a second copy of the sample (so there is a compare
 // page), serves it, and opens Chromium. .ci/run installs Chromium and sets
 // MATRIXGEN_REQUIRE_BROWSER, so there the test cannot be skipped.
-func siteInBrowser(t *testing.T) (*browser.Browser, string) {
+func siteInBrowser(t *testing.T, more ...func(runs string)) (b *browser.Browser, siteURL, dir string) {
 	path, err := browser.Find()
 	if err != nil {
 		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
@@ -215,6 +179,9 @@ func siteInBrowser(t *testing.T) (*browser.Browser, string) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(runs, "again.json"), sample)
+	for _, add := range more {
+		add(runs)
+	}
 	out := filepath.Join(t.TempDir(), "public")
 	if code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out); code != 0 {
 		t.Fatalf("build: %s", stderr)
@@ -229,12 +196,12 @@ func siteInBrowser(t *testing.T) (*browser.Browser, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(profile) })
-	b, err := browser.Start(path, profile)
+	b, err = browser.Start(path, profile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Close)
-	return b, site.URL
+	return b, site.URL, out
 }
 
 // overflowing lists the visible elements that reach past the viewport's
@@ -268,7 +235,8 @@ const unlabelledBars = `(() => {
 	c.getModel().eachSeries(s => { if (s.subType !== "bar") return;
 		const d = s.getData();
 		for (let i = 0; i < d.count(); i++) {
-			if (d.get(d.mapDimension("y") || "value", i) == null) continue;
+			const v = d.get(d.mapDimension(s.getBaseAxis().dim === "y" ? "x" : "y") || "value", i);
+			if (v == null || isNaN(v)) continue;
 			bars++;
 			const lab = s.getData().getItemModel(i).getModel("label");
 			const text = s.getFormattedLabel(i, "normal");
@@ -329,22 +297,251 @@ const runPageDetails = `(() => {
 	return bad;
 })()`
 
-// TestPagesFitEveryScreen opens the index, a run page, a compare page and
-// the methodology at desktop (1400 × 900) and phone (390 × 844) sizes, in
-// light and dark: nothing reaches past the screen's edge except inside a
-// declared horizontal scroller, every prefill bar carries its label, and
-// on the run pages none of runPageDetails.
+// TestPagesFitEveryScreen opens the index, run pages and the methodology
+// (compare pages: TestCompareInABrowser) at desktop (1400 × 900) and phone
+// (390 × 844) sizes, in light and dark: nothing reaches past the screen's
+// edge except inside a declared horizontal scroller, every prefill bar
+// carries its label, and on the run pages none of runPageDetails.
 // The screenshots are the test's artifacts: go test -artifacts keeps them.
 func TestPagesFitEveryScreen(t *testing.T) {
-	b, siteURL := siteInBrowser(t)
+	b, siteURL, _ := siteInBrowser(t)
 	artifacts := t.ArtifactDir()
 	pages := []struct{ name, path string }{
 		{"index", "index.html"},
 		{"run", "runs/" + sampleID + "/index.html#cell-8K-1"},
 		{"synthetic run", "runs/synthetic/index.html"},
-		{"compare", "compare/again--" + sampleID + "/index.html"},
 		{"methodology", "methodology.html"},
 	}
+	eachScreen(t, b, func(screen, scheme string, phone bool) {
+		for _, p := range pages {
+			where := p.name + " " + screen + " " + scheme
+			if err := b.Navigate(context.Background(), siteURL+"/"+p.path); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			// Charts draw after load; let them settle.
+			var wait bool
+			b.Eval(`new Promise(r => setTimeout(() => r(true), 400))`, &wait)
+			var over []string
+			if err := b.Eval(overflowing, &over); err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range over {
+				t.Errorf("%s: %s", where, o)
+			}
+			// The tables that carry a site's figures fit a desktop whole,
+			// with nothing left to scroll to.
+			if !phone && (p.name == "run" || p.name == "index") {
+				var hidden []string
+				b.Eval(`[...document.querySelectorAll("table.all, table.runs")].filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className)`, &hidden)
+				if len(hidden) > 0 {
+					t.Errorf("%s: %q tables need scrolling sideways", where, hidden)
+				}
+			}
+			if strings.HasSuffix(p.name, "run") {
+				var bad []string
+				if err := b.Eval(runPageDetails, &bad); err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range bad {
+					t.Errorf("%s: %s", where, d)
+				}
+				var headings int
+				b.Eval(`document.querySelectorAll("section.notes h3, section.notes h4").length`, &headings)
+				if p.name == "synthetic run" && headings != 2 {
+					t.Errorf("%s: %d note headings, want the note's two", where, headings)
+				}
+				var missing int
+				if err := b.Eval(unlabelledBars, &missing); err != nil {
+					t.Fatal(err)
+				}
+				if missing != 0 {
+					t.Errorf("%s: %d prefill bars without a label (negative: no chart)", where, missing)
+				}
+			}
+			if err := b.Screenshot(filepath.Join(artifacts, strings.ReplaceAll(p.name, " ", "-")+"-"+screen+"-"+scheme+".png")); err != nil {
+				t.Error(err)
+			}
+			// A screenshot (like a print) resizes the page and back: the
+			// prefill chart must keep the layout of the screen's width. Its
+			// contexts are labelled on the TTFT panel's axis, the second.
+			if p.name == "run" {
+				var rotate float64
+				b.Eval(`new Promise(r => setTimeout(() => r(echarts.getInstanceByDom(document.getElementById("prefill-chart")).getOption().xAxis[1].axisLabel.rotate || 0), 300))`, &rotate)
+				if want := map[bool]float64{false: 0, true: 45}[phone]; rotate != want {
+					t.Errorf("%s: the prefill chart's context labels turned %g°, want %g°", where, rotate, want)
+				}
+			}
+		}
+	})
+}
+
+// comparisonDrawn waits for a compare page's script to draw its pair (at
+// most 10 s, far past the moment it takes) and gives its ratio matrix's
+// cell count, or -1 where it drew nothing.
+const comparisonDrawn = `new Promise(done => { const start = Date.now(); (function wait() {
+	const c = document.getElementById("compare"), e = document.getElementById("compare-error");
+	if (c && !c.hidden) return done(c.querySelectorAll("#compare-ratio tbody td").length);
+	if (!c || !e.hidden || Date.now() - start > 10000) return done(-1);
+	setTimeout(wait, 50); })(); })`
+
+// comparisonText is what a compare page shows of its pair, as text: the
+// heading, the runs, the simulated flag, every table cell by cell (with
+// its class: colours and best marks) and the launch commands.
+const comparisonText = `[...document.querySelectorAll("h1, #compare-side-a, #compare-side-b, #compare-simulated, #compare-launch, #compare-ratio-legend, #compare table")]
+	.map(e => e.hidden ? "(hidden)" : e.tagName !== "TABLE" ? e.innerText :
+		[...e.rows].map(r => [...r.cells].map(c => c.className + ":" + c.innerText + (c.title ? " (" + c.title + ")" : "")).join(" | ")).join("\n")).join("\n\n")`
+
+// TestCompareInABrowser: the index's compare, opened from disk (file://,
+// where browsers refuse fetch) and served, shows a pair exactly as the
+// built compare page does, cell by cell; the index's picker never offers
+// a run against itself; a simulated run carries its badge; no console
+// errors and no request outside the site, at desktop and phone widths, in
+// light and dark. The screenshots are the test's artifacts.
+func TestCompareInABrowser(t *testing.T) {
+	b, siteURL, dir := siteInBrowser(t, func(runs string) {
+		sim := testrun.Full(5)
+		sim.Simulated = true
+		data, err := matrixgen.EncodeRun(sim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(runs, "simulated.json"), data)
+	})
+	artifacts := t.ArtifactDir()
+	ctx := context.Background()
+	eval := func(where, expr string, out any) {
+		t.Helper()
+		if err := b.Eval(expr, out); err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+	}
+	// clean checks what a page did since it was opened.
+	clean := func(where, root string) {
+		t.Helper()
+		for _, e := range b.Errors() {
+			t.Errorf("%s: %s", where, e)
+		}
+		for _, u := range b.Requests() {
+			if !strings.HasPrefix(u, root+"/") && !strings.HasPrefix(u, "data:") {
+				t.Errorf("%s asked for %s, outside the site", where, u)
+			}
+		}
+	}
+	builtPage := "compare/again--" + sampleID + "/index.html"
+	var want string
+	for _, root := range []string{siteURL, "file://" + dir} {
+		where := "the built compare page at " + root
+		if err := b.Navigate(ctx, root+"/"+builtPage); err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		var cells int
+		if eval(where, comparisonDrawn, &cells); cells != 64 {
+			t.Fatalf("%s: %d ratio cells, want 64", where, cells)
+		}
+		var text string
+		eval(where, comparisonText, &text)
+		clean(where, root)
+		if want == "" {
+			want = text
+		} else if text != want {
+			t.Errorf("%s shows\n%s\n\nserved it shows\n%s", where, text, want)
+		}
+	}
+	for _, must := range []string{"A: again · ", "B: " + sampleID + " · ", "ratio-2:1.00×", "st-missing: (8K × 2: A Looped, B Looped)", "Launch commands", ":A · again | :B · " + sampleID} {
+		if !strings.Contains(want, must) {
+			t.Errorf("the built compare page lacks %q:\n%s", must, want)
+		}
+	}
+
+	for _, root := range []string{siteURL, "file://" + dir} {
+		where := "the index's compare at " + root
+		if err := b.Navigate(ctx, root+"/index.html"); err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		// The pickers start apart, and each disables the other's run.
+		var picker []string
+		pick := `(() => { const a = document.querySelector("form.pick select[name=a]"), b = document.querySelector("form.pick select[name=b]");
+			return [a.value, b.value, [...b.options].filter(o => o.disabled).map(o => o.value).join(","), [...a.options].filter(o => o.disabled).map(o => o.value).join(",")]; })()`
+		eval(where, pick, &picker)
+		if picker[0] == picker[1] || picker[2] != picker[0] || picker[3] != picker[1] {
+			t.Errorf("%s: the pickers start on %q", where, picker)
+		}
+		eval(where, `(() => { const a = document.querySelector("form.pick select[name=a]"), b = document.querySelector("form.pick select[name=b]");
+			b.value = "again"; b.dispatchEvent(new Event("change")); a.value = "again"; a.dispatchEvent(new Event("change"));
+			b.value = "`+sampleID+`"; b.dispatchEvent(new Event("change")); })(), []`, &picker)
+		eval(where, pick, &picker)
+		if picker[0] != "again" || picker[1] != sampleID || picker[2] != "again" {
+			t.Errorf("%s: after picking, the pickers read %q", where, picker)
+		}
+		var landed string
+		eval(where, `(() => { setTimeout(() => document.querySelector("form.pick button").click(), 0); return "clicking"; })()`, &landed)
+		cells := -1
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if b.Eval(`location.pathname.endsWith("/compare.html") ? `+comparisonDrawn+` : -1`, &cells) == nil && cells >= 0 {
+				break
+			}
+		}
+		eval(where, `location.pathname + location.search`, &landed)
+		if cells != 64 || !strings.HasSuffix(landed, "/compare.html?a=again&b="+sampleID) {
+			t.Fatalf("%s: the Compare button led to %q with %d ratio cells", where, landed, cells)
+		}
+		var text string
+		eval(where, comparisonText, &text)
+		if text != want {
+			t.Errorf("%s shows\n%s\n\nthe built page shows\n%s", where, text, want)
+		}
+		clean(where, root)
+
+		where = "a simulated run compared at " + root
+		if err := b.Navigate(ctx, root+"/compare.html?a=simulated&b="+sampleID); err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		eval(where, comparisonDrawn, &cells)
+		var sim []string
+		eval(where, `[document.querySelector("#compare-side-a .badge")?.textContent || "", document.querySelector("#compare-side-b .badge")?.textContent || "",
+			document.getElementById("compare-simulated").hidden ? "" : document.getElementById("compare-simulated").textContent]`, &sim)
+		if cells < 1 || sim[0] != "simulated" || sim[1] != "" || !strings.Contains(sim[2], "run A was measured against matrixgen sim") {
+			t.Errorf("%s: %d cells, badges and flag %q", where, cells, sim)
+		}
+		clean(where, root)
+	}
+
+	// Every view at desktop and phone widths, light and dark: nothing past
+	// the screen's edge, every prefill bar labelled.
+	views := []struct{ name, root, page string }{
+		{"compare-served", siteURL, "compare.html?a=simulated&b=" + sampleID},
+		{"compare-disk", "file://" + dir, "compare.html?a=simulated&b=" + sampleID},
+		{"compare-built", siteURL, builtPage},
+	}
+	eachScreen(t, b, func(screen, scheme string, _ bool) {
+		for _, v := range views {
+			where := v.name + " " + screen + " " + scheme
+			if err := b.Navigate(ctx, v.root+"/"+v.page); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			var cells int
+			eval(where, comparisonDrawn, &cells)
+			var over []string
+			eval(where, overflowing, &over)
+			for _, o := range over {
+				t.Errorf("%s: %s", where, o)
+			}
+			var missing int
+			if eval(where, unlabelledBars, &missing); missing != 0 {
+				t.Errorf("%s: %d prefill bars without a label (negative: no chart)", where, missing)
+			}
+			clean(where, v.root)
+			if err := b.Screenshot(filepath.Join(artifacts, where+".png")); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+}
+
+// eachScreen calls f at desktop (1400 × 900) and phone (390 × 844) sizes,
+// in light and in dark.
+func eachScreen(t *testing.T, b *browser.Browser, f func(screen, scheme string, phone bool)) {
+	t.Helper()
 	for _, screen := range []struct {
 		name          string
 		width, height int
@@ -357,68 +554,7 @@ func TestPagesFitEveryScreen(t *testing.T) {
 			if err := b.ColorScheme(dark); err != nil {
 				t.Fatal(err)
 			}
-			scheme := map[bool]string{false: "light", true: "dark"}[dark]
-			for _, p := range pages {
-				where := p.name + " " + screen.name + " " + scheme
-				if err := b.Navigate(context.Background(), siteURL+"/"+p.path); err != nil {
-					t.Fatalf("%s: %v", where, err)
-				}
-				// Charts draw after load; let them settle.
-				var wait bool
-				b.Eval(`new Promise(r => setTimeout(() => r(true), 400))`, &wait)
-				var over []string
-				if err := b.Eval(overflowing, &over); err != nil {
-					t.Fatal(err)
-				}
-				for _, o := range over {
-					t.Errorf("%s: %s", where, o)
-				}
-				// The tables that carry a site's figures fit a desktop whole,
-				// with nothing left to scroll to.
-				if !screen.phone && (p.name == "run" || p.name == "index") {
-					var hidden []string
-					b.Eval(`[...document.querySelectorAll("table.all, table.runs")].filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className)`, &hidden)
-					if len(hidden) > 0 {
-						t.Errorf("%s: %q tables need scrolling sideways", where, hidden)
-					}
-				}
-				if strings.HasSuffix(p.name, "run") {
-					var bad []string
-					if err := b.Eval(runPageDetails, &bad); err != nil {
-						t.Fatal(err)
-					}
-					for _, d := range bad {
-						t.Errorf("%s: %s", where, d)
-					}
-					var headings int
-					b.Eval(`document.querySelectorAll("section.notes h3, section.notes h4").length`, &headings)
-					if p.name == "synthetic run" && headings != 2 {
-						t.Errorf("%s: %d note headings, want the note's two", where, headings)
-					}
-				}
-				if strings.HasSuffix(p.name, "run") || p.name == "compare" {
-					var missing int
-					if err := b.Eval(unlabelledBars, &missing); err != nil {
-						t.Fatal(err)
-					}
-					if missing != 0 {
-						t.Errorf("%s: %d prefill bars without a label (negative: no chart)", where, missing)
-					}
-				}
-				if err := b.Screenshot(filepath.Join(artifacts, strings.ReplaceAll(p.name, " ", "-")+"-"+screen.name+"-"+scheme+".png")); err != nil {
-					t.Error(err)
-				}
-				// A screenshot (like a print) resizes the page and back: the
-				// prefill chart must keep the layout of the screen's width. Its
-				// contexts are labelled on the TTFT panel's axis, the second.
-				if p.name == "run" {
-					var rotate float64
-					b.Eval(`new Promise(r => setTimeout(() => r(echarts.getInstanceByDom(document.getElementById("prefill-chart")).getOption().xAxis[1].axisLabel.rotate || 0), 300))`, &rotate)
-					if want := map[bool]float64{false: 0, true: 45}[screen.phone]; rotate != want {
-						t.Errorf("%s: the prefill chart's context labels turned %g°, want %g°", where, rotate, want)
-					}
-				}
-			}
+			f(screen.name, map[bool]string{false: "light", true: "dark"}[dark], screen.phone)
 		}
 	}
 }

@@ -195,7 +195,7 @@
   // Index filters and sorting, kept in the address so a view can be
   // shared. Without the script the index is the plain, complete table.
   // markTops marks the best figure of each figure column among the rows
-  // shown, as the built page marks it among all.
+  // shown: the one place the index's best marks are decided.
   function markTops(rows) {
     ["best", "peak", "perwatt"].forEach(function (k) {
       var top = null, best = 0;
@@ -266,123 +266,237 @@
     }, 1000);
   }
 
-  // compare.html?a=X&b=Y: compare any two runs from their run.json files.
-  // The rules come from the Go side (#compare-rules): the script decides
-  // nothing the built pages decide differently.
-  var rules = readJSON("compare-rules") || { ratio_bins: [], status_labels: {}, figure_statuses: [], context_labels: {} };
-  function shows(d) { return d && typeof d.total_tok_s === "number" && rules.figure_statuses.indexOf(d.status) >= 0; }
-  function fmt1(v) { return v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 }); }
-  function ratioClass(r) {
-    for (var i = 0; i < rules.ratio_bins.length; i++) {
-      var b = rules.ratio_bins[i];
-      if (b.below === null || r < b.below) return b.class;
+  // Compare pages, built (compare/<a>--<b>/) or any two runs
+  // (compare.html?a=…&b=…): one drawing of a pair from the two runs'
+  // runs/<id>/compare.js, each a script that adds its run, every figure
+  // formatted by the build, to window.matrixgenRuns (a script loads from
+  // file://, where fetch is refused). The ratio bins and the chart's option
+  // come from the page's #compare-rules: this only pairs, divides and draws.
+  function comparePage() {
+    var section = document.getElementById("compare");
+    if (!section) return;
+    var ids = [section.getAttribute("data-a"), section.getAttribute("data-b")];
+    if (!ids[0]) {
+      var params = new URLSearchParams(location.search);
+      ids = [params.get("a"), params.get("b")];
     }
-    return "";
-  }
-  function contextLabel(n) { return rules.context_labels[String(n)] || String(n); }
-  function statusLabel(d) { return d ? rules.status_labels[d.status] || d.status : "not measured"; }
-
-  function pickCompare() {
-    var result = document.getElementById("pick-result");
-    if (!result) return;
-    var params = new URLSearchParams(location.search);
-    var a = params.get("a"), b = params.get("b");
-    var errorEl = document.getElementById("pick-error");
+    var errorEl = document.getElementById("compare-error");
     function fail(msg) { errorEl.hidden = false; errorEl.textContent = msg; }
-    if (!a || !b) { fail("Pick two runs on the index."); return; }
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(a) || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(b)) { fail("Those are not run ids."); return; }
-    document.getElementById("pick-heading").textContent = a + " vs " + b;
-    Promise.all([a, b].map(function (id) {
-      return fetch("runs/" + id + "/run.json").then(function (r) {
-        if (!r.ok) throw new Error("no run " + id);
-        return r.json();
+    if (!ids[0] || !ids[1]) return fail("Pick two runs on the index.");
+    if (!ids.every(function (id) { return /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id) && id.indexOf("..") < 0; })) return fail("Those are not run ids.");
+    if (ids[0] === ids[1]) return fail("That is one run twice: pick two runs on the index.");
+    var root = section.getAttribute("data-root");
+    var left = 2;
+    ids.forEach(function (id) {
+      var script = document.createElement("script");
+      script.src = root + "runs/" + id + "/compare.js";
+      script.onload = function () {
+        if (--left === 0) drawComparison(section, root, readJSON("compare-rules"), window.matrixgenRuns[ids[0]], window.matrixgenRuns[ids[1]]);
+      };
+      script.onerror = function () { fail("This site has no run " + id + "."); };
+      document.body.appendChild(script);
+    });
+  }
+
+  function drawComparison(section, root, rules, a, b) {
+    var sides = [["A", a], ["B", b]];
+    document.getElementById("compare-heading").textContent = a.id + " vs " + b.id;
+    sides.forEach(function (s) {
+      var p = document.getElementById("compare-side-" + s[0].toLowerCase());
+      var link = el("a", s[1].id);
+      link.href = root + "runs/" + s[1].id + "/index.html";
+      p.replaceChildren(s[0] + ": ", link, " · " + s[1].title + (s[1].date ? " · " + s[1].date : ""));
+      if (s[1].simulated) p.append(" ", el("span", "simulated", "badge"));
+    });
+    var simulated = sides.filter(function (s) { return s[1].simulated; }).map(function (s) { return s[0]; });
+    var flag = document.getElementById("compare-simulated");
+    flag.hidden = !simulated.length;
+    flag.textContent = "Simulated: " + (simulated.length === 2 ? "both runs were" : "run " + simulated[0] + " was") +
+      " measured against matrixgen sim, a loopback server of known speed, not real hardware.";
+
+    var heads = ["", "A · " + a.id, "B · " + b.id];
+    var settings = byLabel(b.settings);
+    table("compare-settings", heads, a.settings.filter(function (s) { return s.text || settings[s.label]; }).map(function (s) {
+      var vb = settings[s.label] || "", differs = s.text !== vb;
+      var th = el("th", s.label);
+      if (differs) th.append(" ", el("span", "differs", "badge"));
+      return { className: differs ? "differs" : "", cells: [th, el("td", s.text || "—"), el("td", vb || "—")] };
+    }));
+    drawLaunch(a, b);
+
+    // The tables below name the runs by letter only: the lines above say
+    // which is which, and ids in a head would widen a phone's table.
+    var headline = byLabel(b.headline, true);
+    table("compare-headline", ["", "A", "B", "B / A"], a.headline.map(function (f) {
+      var g = headline[f.label] || { text: "—" };
+      return { cells: [el("th", f.label)].concat(ranked(f, g, rules)) };
+    }));
+
+    var prefillShown = a.prefill.length + b.prefill.length > 0;
+    document.getElementById("compare-prefill").hidden = !prefillShown;
+    if (prefillShown) drawComparePrefill(rules, a, b);
+
+    var cells = [{}, {}], contexts = {}, levels = {};
+    [a, b].forEach(function (r, i) {
+      r.cells.forEach(function (c) {
+        cells[i][c.context + "x" + c.concurrency] = c;
+        contexts[c.context] = c.label;
+        levels[c.concurrency] = true;
       });
-    })).then(function (runs) {
-      var ra = runs[0], rb = runs[1];
-      var sides = document.getElementById("pick-sides");
-      sides.replaceChildren();
-      [[a, ra], [b, rb]].forEach(function (s, i) {
-        var link = el("a", (i ? "B: " : "A: ") + s[1].model.name + " on " + (s[1].hardware.gpu || s[1].hardware.cpu || "?"));
-        link.href = "runs/" + s[0] + "/index.html";
-        sides.appendChild(link);
-        sides.appendChild(document.createElement("br"));
+    });
+    var columns = sortedKeys(levels);
+    table("compare-ratio", ["Context"].concat(columns), sortedKeys(contexts).map(function (c) {
+      return { cells: [el("th", contexts[c])].concat(columns.map(function (n) {
+        var ca = cells[0][c + "x" + n], cb = cells[1][c + "x" + n];
+        var r = ratio(ca && ca.total_tok_s, cb && cb.total_tok_s, rules);
+        if (r) return spans(r.className, [[r.text, "fig"], [ca.text + " → " + cb.text, "ttft"]]);
+        // Quietly empty: what each run has there is the cell's title.
+        var quiet = spans("st-missing", []);
+        quiet.title = contexts[c] + " × " + n + ": A " + (ca ? ca.text : "not measured") + ", B " + (cb ? cb.text : "not measured");
+        return quiet;
+      })) };
+    }));
+    var legend = document.getElementById("compare-ratio-legend");
+    legend.replaceChildren();
+    rules.ratio_bins.forEach(function (bin) { legend.appendChild(el("li")).append(el("span", undefined, "swatch " + bin.class), bin.label); });
+    section.hidden = false;
+  }
+
+  // byLabel maps figures by label: their text, or the figure itself.
+  function byLabel(figures, whole) {
+    var m = {};
+    figures.forEach(function (f) { m[f.label] = whole ? f : f.text; });
+    return m;
+  }
+
+  // spans is a cell of spans, each [text, class].
+  function spans(className, parts) {
+    var td = el("td", undefined, className);
+    parts.forEach(function (p) { td.appendChild(el("span", p[0], p[1])); });
+    return td;
+  }
+
+  function sortedKeys(o) { return Object.keys(o).map(Number).sort(function (x, y) { return x - y; }); }
+
+  // ratio is B / A as the page shows it, its class from the rules' bins;
+  // null where either has no figure.
+  function ratio(va, vb, rules) {
+    if (!(va > 0) || !(vb > 0)) return null;
+    var r = vb / va, bins = rules.ratio_bins, i = 0;
+    while (i < bins.length - 1 && !(r < bins[i].below)) i++;
+    return { text: r.toFixed(2) + "×", className: bins[i].class };
+  }
+
+  // ranked is the A, B and B / A cells of a figure both runs may have,
+  // the higher marked best.
+  function ranked(fa, fb, rules) {
+    var r = ratio(fa.value, fb.value, rules);
+    var ta = el("td", fa.text, "num"), tb = el("td", fb.text, "num");
+    if (r && fa.value !== fb.value) (fb.value > fa.value ? tb : ta).classList.add("top");
+    return [ta, tb, r ? el("td", r.text, "num " + r.className) : el("td", "", "num")];
+  }
+
+  // table fills the table with this id: a head row, then rows of cells.
+  function table(id, heads, rows) {
+    var t = document.getElementById(id);
+    t.replaceChildren();
+    var head = t.appendChild(el("thead")).appendChild(el("tr"));
+    heads.forEach(function (h) { head.appendChild(el("th", String(h))).setAttribute("scope", "col"); });
+    var body = t.appendChild(el("tbody"));
+    rows.forEach(function (r) {
+      var tr = body.appendChild(el("tr", undefined, r.className));
+      r.cells.forEach(function (c) { tr.appendChild(c); });
+    });
+  }
+
+  function drawLaunch(a, b) {
+    var box = document.getElementById("compare-launch");
+    box.replaceChildren();
+    if (!a.launch.length && !b.launch.length) return;
+    var h = box.appendChild(el("h3", "Launch commands"));
+    if (a.launch.join(" ") !== b.launch.join(" ")) h.append(" ", el("span", "differ", "badge"));
+    [["A", a], ["B", b]].forEach(function (s) {
+      box.appendChild(el("p", s[0] + " · " + s[1].id, "caption"));
+      if (!s[1].launch.length) { box.appendChild(el("p", "—")); return; }
+      var wrap = box.appendChild(el("div", undefined, "command"));
+      var code = wrap.appendChild(el("pre")).appendChild(el("code"));
+      s[1].launch.forEach(function (arg, i) { code.append(i ? " " : "", el("span", arg, "arg")); });
+      var button = wrap.appendChild(el("button", "Copy", "copy"));
+      button.type = "button";
+      button.addEventListener("click", function () { copyText(code.textContent, button); });
+    });
+  }
+
+  // drawComparePrefill fills the build's chart option with both runs'
+  // prompt tok/s by context, and the table beside it: the server's own
+  // prefill figure and the cold request's TTFT where a run has them.
+  function drawComparePrefill(rules, a, b) {
+    var rows = {}, labels = {};
+    [a, b].forEach(function (r, i) {
+      r.prefill.forEach(function (p) { (rows[p.context] = rows[p.context] || [null, null])[i] = p; labels[p.context] = p.label; });
+    });
+    var contexts = sortedKeys(rows), none = { text: "not measured", server: "", cold: "" };
+    var option = JSON.parse(JSON.stringify(rules.prefill_chart)), described = [];
+    option.yAxis[0].data = contexts.map(function (c) { return labels[c]; });
+    [a, b].forEach(function (r, i) {
+      var letter = i ? "B" : "A";
+      option.series[i].data = contexts.map(function (c) {
+        var p = rows[c][i];
+        if (!p || p.tok_s === undefined) return "-";
+        described.push(letter + " " + p.label + ": " + p.text + " tok/s");
+        return { value: p.tok_s, label: { formatter: p.text } };
       });
-      var settings = document.getElementById("pick-settings");
-      settings.replaceChildren();
-      var head = el("tr");
-      ["", "A · " + a, "B · " + b].forEach(function (h) { head.appendChild(el("th", h)); });
-      settings.appendChild(el("thead")).appendChild(head);
-      var sbody = settings.appendChild(el("tbody"));
-      [["GPU", function (r) { return r.hardware.gpu; }], ["Model", function (r) { return r.model.name; }],
-       ["Engine", function (r) { return r.engine.name; }], ["Version", function (r) { return r.engine.version; }],
-       ["Quantization", function (r) { return r.engine.quantization; }],
-       ["Benchmark tool", function (r) { return [r.tool.name, r.tool.version].filter(Boolean).join(" "); }]].forEach(function (row) {
-        var va = row[1](ra) || "—", vb = row[1](rb) || "—";
-        var tr = el("tr", undefined, va !== vb ? "differs" : "");
-        tr.appendChild(el("th", row[0] + (va !== vb ? " (differs)" : "")));
-        tr.appendChild(el("td", va));
-        tr.appendChild(el("td", vb));
-        sbody.appendChild(tr);
-      });
-      function cells(r) {
-        var m = {};
-        (r.decode || []).forEach(function (d) { m[d.context_tokens + "x" + d.concurrency] = d; });
-        return m;
-      }
-      var ca = cells(ra), cb = cells(rb);
-      function axis(key) {
-        var s = {};
-        (ra.decode || []).concat(rb.decode || []).forEach(function (d) { s[d[key]] = true; });
-        return Object.keys(s).map(Number).sort(function (x, y) { return x - y; });
-      }
-      var contexts = axis("context_tokens"), levels = axis("concurrency");
-      var table = document.getElementById("pick-ratio");
-      table.replaceChildren();
-      var hr = el("tr");
-      hr.appendChild(el("th", "Context"));
-      levels.forEach(function (n) { hr.appendChild(el("th", String(n))); });
-      table.appendChild(el("thead")).appendChild(hr);
-      var body = table.appendChild(el("tbody"));
-      contexts.forEach(function (c) {
-        var tr = el("tr");
-        tr.appendChild(el("th", contextLabel(c)));
-        levels.forEach(function (n) {
-          var da = ca[c + "x" + n], db = cb[c + "x" + n];
-          var td = el("td");
-          if (shows(da) && shows(db) && da.total_tok_s > 0) {
-            var r = db.total_tok_s / da.total_tok_s;
-            td.className = ratioClass(r);
-            td.appendChild(el("span", r.toFixed(2) + "×", "fig"));
-            td.appendChild(el("span", fmt1(da.total_tok_s) + " → " + fmt1(db.total_tok_s), "ttft"));
-          } else {
-            // Quietly empty; what each run has there, on hover.
-            td.className = "st-missing";
-            td.title = contextLabel(c) + " × " + n + ": A " + statusLabel(da) + ", B " + statusLabel(db);
-          }
-          tr.appendChild(td);
-        });
-        body.appendChild(tr);
-      });
-      result.hidden = false;
-    }).catch(function (e) { fail("Could not load the runs (" + e.message + "). Opened from disk, the browser may refuse to read them: serve the site, e.g. with matrixgen serve."); });
+    });
+    var target = document.getElementById("compare-prefill-chart");
+    target.setAttribute("aria-label", "Prefill tok/s by context: " + described.join("; "));
+    target.style.height = (90 + 56 * contexts.length) + "px";
+    if (typeof echarts !== "undefined") {
+      var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+      if (dark) option.backgroundColor = "transparent";
+      var chart = echarts.init(target, dark ? "dark" : null, { renderer: "canvas" });
+      chart.setOption(option);
+      window.addEventListener("resize", function () { chart.resize(); });
+    }
+    var server = contexts.some(function (c) { return rows[c].some(function (p) { return p && p.server; }); });
+    var cold = contexts.some(function (c) { return rows[c].some(function (p) { return p && p.cold; }); });
+    var heads = ["Context", "A tok/s", "B tok/s", "B / A"];
+    if (server) heads.push("A server's own", "B server's own");
+    if (cold) heads.push("A cold TTFT", "B cold TTFT");
+    table("compare-prefill-table", heads, contexts.map(function (c) {
+      var pa = rows[c][0] || none, pb = rows[c][1] || none;
+      var cells = [el("th", labels[c])].concat(ranked({ text: pa.text, value: pa.tok_s }, { text: pb.text, value: pb.tok_s }, rules));
+      if (server) cells.push(el("td", pa.server || "—", "num"), el("td", pb.server || "—", "num"));
+      if (cold) cells.push(el("td", pa.cold || "—", "num"), el("td", pb.cold || "—", "num"));
+      return { cells: cells };
+    }));
   }
 
   wireCopyButtons();
   wireFilters();
-  pickCompare();
+  comparePage();
 
   // The index's Compare form: the pages' policy sends no form anywhere
-  // (form-action 'none'), so the script goes to compare.html itself. B
-  // starts on a run other than A.
+  // (form-action 'none'), so the script goes to compare.html itself. A run
+  // is never offered against itself: each picker disables the other's run.
   function comparePicker() {
     var form = document.querySelector("form.pick");
     if (!form) return;
-    var b = form.querySelector("select[name=b]");
-    if (b && b.options.length > 1 && b.selectedIndex === 0) b.selectedIndex = 1;
+    var a = form.querySelector("select[name=a]"), b = form.querySelector("select[name=b]");
+    function exclude() {
+      [[a, b], [b, a]].forEach(function (p) {
+        Array.prototype.forEach.call(p[0].options, function (o) { o.disabled = o.value === p[1].value; });
+      });
+    }
+    function apart(moved, other) {
+      if (moved.value === other.value) other.selectedIndex = (moved.selectedIndex + 1) % other.options.length;
+      exclude();
+    }
+    apart(a, b);
+    a.addEventListener("change", function () { apart(a, b); });
+    b.addEventListener("change", function () { apart(b, a); });
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
-      var a = form.querySelector("select[name=a]").value;
-      window.location.href = "compare.html?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b.value);
+      window.location.href = "compare.html?a=" + encodeURIComponent(a.value) + "&b=" + encodeURIComponent(b.value);
     });
   }
   comparePicker();
