@@ -22,11 +22,11 @@ type spread struct {
 }
 
 func decodeSpread(d matrixgen.Decode) spread {
-	in, ok := stats.DecodeInterval(d)
+	in, level, ok := stats.DecodeInterval(d)
 	if !ok {
 		return spread{}
 	}
-	return spread{in, in.HalfWidthShare(*d.TotalTokS), stats.Level, true}
+	return spread{in, in.HalfWidthShare(*d.TotalTokS), level, true}
 }
 
 func prefillSpread(p matrixgen.Prefill) spread {

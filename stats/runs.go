@@ -41,12 +41,36 @@ func (c Cell) Seed() uint64 {
 }
 
 // DecodeSamples are a decode cell's samples: its total tokens in each
-// second of its window, in time order. Empty when the run file kept none
-// (runs of other tools, older runs).
+// second of its window, in time order; of every repeat, one after the
+// other, where the sweep repeated. Empty when the run file kept none (runs
+// of other tools, older runs).
 func DecodeSamples(d matrixgen.Decode) []float64 {
-	out := make([]float64, len(d.PerSecondTokens))
-	for i, n := range d.PerSecondTokens {
-		out[i] = float64(n)
+	if len(d.Repeats) == 0 {
+		return seconds(nil, d)
+	}
+	var out []float64
+	for _, r := range d.Repeats {
+		if r.Status == matrixgen.StatusValid {
+			out = seconds(out, r)
+		}
+	}
+	return out
+}
+
+func seconds(out []float64, d matrixgen.Decode) []float64 {
+	for _, n := range d.PerSecondTokens {
+		out = append(out, float64(n))
+	}
+	return out
+}
+
+// repeatTotals are the total tok/s of a cell's valid repeats.
+func repeatTotals(d matrixgen.Decode) []float64 {
+	var out []float64
+	for _, r := range d.Repeats {
+		if r.Status == matrixgen.StatusValid && r.TotalTokS != nil {
+			out = append(out, *r.TotalTokS)
+		}
 	}
 	return out
 }
@@ -61,14 +85,22 @@ func PrefillSamples(p matrixgen.Prefill) []float64 {
 	return out
 }
 
-// DecodeInterval is a decode cell's 95 % interval of total tok/s, from its
-// per-second samples (MeanInterval); ok is false without 3 of them.
-func DecodeInterval(d matrixgen.Decode) (Interval, bool) {
+// DecodeInterval is a decode cell's interval of total tok/s and its
+// confidence. A cell measured 3 or more times has the interval of the
+// median over its repeats (MedianInterval: from one repeat to another is
+// where drift on the machine shows); otherwise the 95 % interval of its
+// mean from its per-second samples (MeanInterval). ok is false without 3
+// of either.
+func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 	if d.TotalTokS == nil {
-		return Interval{}, false
+		return Interval{}, 0, false
+	}
+	if totals := repeatTotals(d); len(totals) >= 3 {
+		return MedianInterval(totals)
 	}
 	cell := Cell{Phase: PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}
-	return MeanInterval(DecodeSamples(d), cell.Seed())
+	in, ok := MeanInterval(seconds(nil, d), cell.Seed())
+	return in, Level, ok
 }
 
 // PrefillInterval is a prefill row's interval of prompt tok/s, from its

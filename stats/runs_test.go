@@ -88,13 +88,26 @@ func TestHolm(t *testing.T) {
 // the same cell gives the same interval; it brackets the cell's mean.
 func TestIntervalsOfARun(t *testing.T) {
 	d := cellWith(8192, 4, 400, steady(400, 30))
-	in, ok := DecodeInterval(d)
-	again, _ := DecodeInterval(d)
-	if !ok || in != again || in.Low > 400 || in.High < 399 {
-		t.Errorf("interval %+v (again %+v)", in, again)
+	in, level, ok := DecodeInterval(d)
+	again, _, _ := DecodeInterval(d)
+	if !ok || in != again || in.Low > 400 || in.High < 399 || level != Level {
+		t.Errorf("interval %+v at %g (again %+v)", in, level, again)
 	}
-	if _, ok := DecodeInterval(cellWith(8192, 4, 400, nil)); ok {
+	if _, _, ok := DecodeInterval(cellWith(8192, 4, 400, nil)); ok {
 		t.Error("a cell without samples has an interval")
+	}
+	// Repeated three times: the interval is over the repeats, lowest to
+	// highest at 75 %, and the samples are every repeat's seconds.
+	var repeated matrixgen.Decode
+	for _, rate := range []int{400, 380, 420} {
+		repeated.AddRepeat(cellWith(8192, 4, float64(rate), steady(rate, 30)))
+	}
+	in, level, ok = DecodeInterval(repeated)
+	if !ok || in != (Interval{380, 420}) || level != 0.75 || *repeated.TotalTokS != 400 {
+		t.Errorf("over repeats: %+v at %g, figure %g", in, level, *repeated.TotalTokS)
+	}
+	if n := len(DecodeSamples(repeated)); n != 90 {
+		t.Errorf("%d samples of 3 repeats of 30 s", n)
 	}
 	p := matrixgen.Prefill{PromptTokS: new(1000.0), Requests: []matrixgen.PrefillRequest{{PromptTokS: 990}, {PromptTokS: 1000}, {PromptTokS: 1020}}}
 	if in, level, ok := PrefillInterval(p); !ok || in != (Interval{990, 1020}) || level != 0.75 {
