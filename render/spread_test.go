@@ -57,3 +57,33 @@ func TestSpreadShown(t *testing.T) {
 		t.Errorf("CSV header ends %q", header)
 	}
 }
+
+// TestSpreadView: a run whose cells kept samples gets a matrix view of
+// their spread; one without (the seed run) does not.
+func TestSpreadView(t *testing.T) {
+	cells := func(ds ...matrixgen.Decode) []orderedCell {
+		var out []orderedCell
+		for i := range ds {
+			out = append(out, orderedCell{id: cellID(ds[i]), d: &ds[i]})
+		}
+		return out
+	}
+	narrow, wide := noisyCell(5), noisyCell(200)
+	wide.Concurrency = 8
+	var names []string
+	for _, v := range matrixViews(cells(narrow, wide)) {
+		names = append(names, v.Name)
+		if v.Name == "spread" && (len(v.Cells) != 2 || !strings.HasPrefix(v.Cells[1].Value[0], "±")) {
+			t.Errorf("spread view cells: %+v", v.Cells)
+		}
+	}
+	if !strings.Contains(strings.Join(names, " "), "spread") {
+		t.Errorf("views %v lack the spread", names)
+	}
+	narrow.PerSecondTokens, wide.PerSecondTokens = nil, nil
+	for _, v := range matrixViews(cells(narrow, wide)) {
+		if v.Name == "spread" {
+			t.Error("a run without samples has a spread view")
+		}
+	}
+}
