@@ -1,6 +1,9 @@
 package render
 
 import (
+	"hash/maphash"
+	"sync"
+
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/stats"
 )
@@ -21,12 +24,66 @@ type spread struct {
 	ok    bool
 }
 
+// decodeSpread is a decode cell's spread. A page shows it five times (the
+// matrix, a view, the details, the table, the CSV) and the bootstrap costs
+// about 0.1 ms a cell, so each is computed once a build: remembered by
+// what it is computed from.
 func decodeSpread(d matrixgen.Decode) spread {
-	in, level, ok := stats.DecodeInterval(d)
-	if !ok {
+	if d.TotalTokS == nil {
 		return spread{}
 	}
-	return spread{in, in.HalfWidthShare(*d.TotalTokS), level, true}
+	key := spreadKeyOf(d)
+	spreads.Lock()
+	sp, ok := spreads.m[key]
+	spreads.Unlock()
+	if ok {
+		return sp
+	}
+	if in, level, ok := stats.DecodeInterval(d); ok {
+		sp = spread{in, in.HalfWidthShare(*d.TotalTokS), level, true}
+	}
+	spreads.Lock()
+	if len(spreads.m) >= maxSpreads {
+		clear(spreads.m) // a bound for a long `serve`; a build needs far fewer at once
+	}
+	spreads.m[key] = sp
+	spreads.Unlock()
+	return sp
+}
+
+// spreads remembers decode cells' spreads by spreadKey.
+var spreads = struct {
+	sync.Mutex
+	m map[spreadKey]spread
+}{m: map[spreadKey]spread{}}
+
+const maxSpreads = 1 << 16
+
+// spreadKey is everything a cell's spread is computed from: its place
+// (which seeds the bootstrap), its figure, and a hash of its samples and
+// its repeats' figures.
+type spreadKey struct {
+	context, concurrency int
+	figure               float64
+	n                    int
+	hash                 uint64
+}
+
+var spreadSeed = maphash.MakeSeed()
+
+func spreadKeyOf(d matrixgen.Decode) spreadKey {
+	var h maphash.Hash
+	h.SetSeed(spreadSeed)
+	for _, n := range d.PerSecondTokens {
+		maphash.WriteComparable(&h, n)
+	}
+	for _, r := range d.Repeats {
+		maphash.WriteComparable(&h, r.Status)
+		if r.TotalTokS != nil {
+			maphash.WriteComparable(&h, *r.TotalTokS)
+		}
+	}
+	return spreadKey{d.ContextTokens, d.Concurrency, *d.TotalTokS, len(d.PerSecondTokens) + len(d.Repeats)<<20, h.Sum64()}
 }
 
 func prefillSpread(p matrixgen.Prefill) spread {

@@ -69,24 +69,45 @@ func MeanInterval(xs []float64, seed uint64) (Interval, bool) {
 	}
 	l := BlockLength(n)
 	starts := n - l + 1
+	// prefix[i] is the sum of the first i samples: a block's sum, or the
+	// part of one that fills a resample up, is two lookups.
+	prefix := make([]float64, n+1)
+	for i, x := range xs {
+		prefix[i+1] = prefix[i] + x
+	}
+	whole, rest := n/l, n%l
 	rng := rand.New(rand.NewPCG(seed, 0x0b007))
+	// Each 64 random bits place two blocks: a 32-bit half times the number
+	// of places, shifted down, is a place with a bias below places/2³²,
+	// nothing beside the bootstrap's own noise, at half the draws.
+	var bits uint64
+	halves := 0
+	place := func() int {
+		if halves == 0 {
+			bits, halves = rng.Uint64(), 2
+		}
+		halves--
+		half := bits & 0xffffffff
+		bits >>= 32
+		return int(half * uint64(starts) >> 32)
+	}
 	means := make([]float64, Resamples)
 	for r := range means {
-		sum, taken := 0.0, 0
-		for taken < n {
-			s := rng.IntN(starts)
-			for k := s; k < s+l && taken < n; k++ {
-				sum += xs[k]
-				taken++
-			}
+		sum := 0.0
+		for range whole {
+			s := place()
+			sum += prefix[s+l] - prefix[s]
+		}
+		if rest > 0 {
+			s := place()
+			sum += prefix[s+rest] - prefix[s]
 		}
 		means[r] = sum / float64(n)
 	}
-	slices.Sort(means)
 	mean, c := Mean(xs), smallSampleStretch(n, l)
 	return Interval{
-		Low:  mean - c*(mean-sortedQuantile(means, Alpha/2)),
-		High: mean + c*(sortedQuantile(means, 1-Alpha/2)-mean),
+		Low:  mean - c*(mean-selectQuantile(means, Alpha/2)),
+		High: mean + c*(selectQuantile(means, 1-Alpha/2)-mean),
 	}, true
 }
 
@@ -158,6 +179,61 @@ func sortedQuantile(s []float64, q float64) float64 {
 		return s[len(s)-1]
 	}
 	return s[lo] + (s[lo+1]-s[lo])*(pos-float64(lo))
+}
+
+// selectQuantile is sortedQuantile of xs as if sorted, found by selection
+// in linear time (the only two ranks it needs), reordering xs.
+func selectQuantile(xs []float64, q float64) float64 {
+	pos := q * float64(len(xs)-1)
+	lo := int(pos)
+	selectRank(xs, lo)
+	if lo+1 >= len(xs) {
+		return xs[lo]
+	}
+	next := slices.Min(xs[lo+1:]) // above rank lo, all of them: the next rank is their least
+	return xs[lo] + (next-xs[lo])*(pos-float64(lo))
+}
+
+// selectRank reorders xs so xs[k] holds the value of rank k, none after it
+// smaller and none before it larger (Hoare's selection, median-of-three
+// pivots).
+func selectRank(xs []float64, k int) {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if xs[mid] < xs[lo] {
+			xs[mid], xs[lo] = xs[lo], xs[mid]
+		}
+		if xs[hi] < xs[lo] {
+			xs[hi], xs[lo] = xs[lo], xs[hi]
+		}
+		if xs[hi] < xs[mid] {
+			xs[hi], xs[mid] = xs[mid], xs[hi]
+		}
+		pivot := xs[mid]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // Mean is the arithmetic mean; 0 for none.

@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -75,6 +76,24 @@ func TestStudentT975(t *testing.T) {
 		}
 		if got := studentT975(nu); math.Abs(got-want) > tolerance*want {
 			t.Errorf("t(%g) = %.4f, want %.3f", nu, got, want)
+		}
+	}
+}
+
+// TestSelectQuantile: selection finds what sorting finds, ties and all.
+func TestSelectQuantile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for trial := range 300 {
+		xs := make([]float64, 1+rng.IntN(300))
+		for i := range xs {
+			xs[i] = float64(rng.IntN(1 + trial%40)) // many ties in some trials
+		}
+		sorted := append([]float64(nil), xs...)
+		slices.Sort(sorted)
+		for _, q := range []float64{0, 0.025, 0.5, 0.975, 1} {
+			if got, want := selectQuantile(append([]float64(nil), xs...), q), sortedQuantile(sorted, q); got != want {
+				t.Fatalf("trial %d, q %g: %g, want %g", trial, q, got, want)
+			}
 		}
 	}
 }
