@@ -100,6 +100,20 @@ func (v *validator) nonNegative(at, name string, x *float64) {
 	}
 }
 
+// namedFigure is a figure and its JSON name, for nonNegatives.
+type namedFigure struct {
+	name string
+	x    *float64
+}
+
+// nonNegatives checks each of an object's figures with nonNegative, in
+// order.
+func (v *validator) nonNegatives(at string, figures []namedFigure) {
+	for _, f := range figures {
+		v.nonNegative(at, "."+f.name, f.x)
+	}
+}
+
 // maxGPUs bounds hardware.gpu_count: the power a run's GPUs may draw grows
 // with it.
 const maxGPUs = 4096
@@ -261,18 +275,16 @@ func (v *validator) cell(at string, d Decode) {
 	v.count(at, ".attempts", d.Attempts)
 	v.nonNegative(at, ".idle_wait_seconds", d.IdleWaitSeconds)
 	if p := d.Power; p != nil {
-		v.nonNegative(at, ".power.energy_joules", &p.EnergyJoules)
-		v.nonNegative(at, ".power.mean_power_w", &p.MeanPowerW)
-		v.nonNegative(at, ".power.tok_s_per_w", p.TokSPerW)
-		v.nonNegative(at, ".power.joules_per_1k_tokens", p.JoulesPer1KTokens)
+		v.nonNegatives(at+".power", []namedFigure{
+			{"energy_joules", &p.EnergyJoules}, {"mean_power_w", &p.MeanPowerW},
+			{"tok_s_per_w", p.TokSPerW}, {"joules_per_1k_tokens", p.JoulesPer1KTokens},
+		})
 		for j, g := range p.GPUs {
-			gat := at + ".power.gpus[" + strconv.Itoa(j) + "]"
-			v.nonNegative(gat, ".mean_power_w", g.MeanPowerW)
-			v.nonNegative(gat, ".peak_power_w", g.PeakPowerW)
-			v.nonNegative(gat, ".mean_sm_clock_mhz", g.MeanSMClockMHz)
-			v.nonNegative(gat, ".mean_utilization_pct", g.MeanUtilization)
-			v.nonNegative(gat, ".peak_memory_mib", g.PeakMemoryMiB)
-			v.nonNegative(gat, ".peak_temperature_c", g.PeakTemperatureC)
+			v.nonNegatives(at+".power.gpus["+strconv.Itoa(j)+"]", []namedFigure{
+				{"mean_power_w", g.MeanPowerW}, {"peak_power_w", g.PeakPowerW},
+				{"mean_sm_clock_mhz", g.MeanSMClockMHz}, {"mean_utilization_pct", g.MeanUtilization},
+				{"peak_memory_mib", g.PeakMemoryMiB}, {"peak_temperature_c", g.PeakTemperatureC},
+			})
 		}
 	}
 	if c := d.ServerCount; c != nil {
@@ -291,13 +303,10 @@ func (v *validator) cell(at string, d Decode) {
 		}
 	}
 	for j, m := range d.ServerMetrics {
-		mat := at + ".server_metrics[" + strconv.Itoa(j) + "]"
-		v.nonNegative(mat, ".at_seconds", &m.AtSeconds)
-		v.nonNegative(mat, ".running", m.Running)
-		v.nonNegative(mat, ".waiting", m.Waiting)
-		v.nonNegative(mat, ".kv_cache_usage", m.KVCacheUsage)
-		v.nonNegative(mat, ".preemptions", m.Preemptions)
-		v.nonNegative(mat, ".spec_acceptance_rate", m.SpecAcceptanceRate)
+		v.nonNegatives(at+".server_metrics["+strconv.Itoa(j)+"]", []namedFigure{
+			{"at_seconds", &m.AtSeconds}, {"running", m.Running}, {"waiting", m.Waiting},
+			{"kv_cache_usage", m.KVCacheUsage}, {"preemptions", m.Preemptions}, {"spec_acceptance_rate", m.SpecAcceptanceRate},
+		})
 	}
 }
 

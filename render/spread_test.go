@@ -87,3 +87,17 @@ func TestSpreadView(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadOfRepeats: a cell measured three times shows the interval over
+// its repeats, at the confidence three allow.
+func TestSpreadOfRepeats(t *testing.T) {
+	var d matrixgen.Decode
+	for _, swing := range []int{5, 6, 7} {
+		r := noisyCell(swing)
+		r.TotalTokS = new(1000.0 + float64(swing))
+		d.AddRepeat(r)
+	}
+	if f := newCellDetail(&d).Figures[0]; !strings.Contains(f, "75.0 % interval 1,005.0–1,007.0") {
+		t.Errorf("details of a repeated cell: %q", f)
+	}
+}
