@@ -90,7 +90,7 @@ func PrefillSamples(p matrixgen.Prefill) []float64 {
 // median over its repeats (MedianInterval: from one repeat to another is
 // where drift on the machine shows); otherwise the 95 % interval of its
 // mean from its per-second samples (MeanInterval). ok is false without 3
-// of either.
+// repeats or MinSeconds seconds.
 func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 	if d.TotalTokS == nil {
 		return Interval{}, 0, false

@@ -97,3 +97,12 @@ func TestSelectQuantile(t *testing.T) {
 		}
 	}
 }
+
+func TestMeanIntervalNeedsSeconds(t *testing.T) {
+	if _, ok := MeanInterval(make([]float64, MinSeconds-1), 1); ok {
+		t.Errorf("%d seconds gave an interval", MinSeconds-1)
+	}
+	if _, ok := MeanInterval(make([]float64, MinSeconds), 1); !ok {
+		t.Errorf("%d seconds gave none", MinSeconds)
+	}
+}
