@@ -56,7 +56,7 @@ func slowed(run *matrixgen.Run, context, concurrency int) *matrixgen.Run {
 // TestGateAgainstKnownTruth holds `matrixgen compare -fail-on 5%` to a noisy
 // sim whose truth is known (10 pairs; 2 with -short). Two runs of the same server with different
 // noise seeds differ by nothing real: the gate must pass on every pair, and
-// no more than the stated 5 % of tables may call any cell significant.
+// few tables may call any cell significant (the stated rate is 5 %).
 // With one cell 10 % slower, the gate must fail on that cell in every pair.
 func TestGateAgainstKnownTruth(t *testing.T) {
 	seeds := uint64(gateSeeds)
@@ -101,8 +101,12 @@ func TestGateAgainstKnownTruth(t *testing.T) {
 	if gateFails > 0 {
 		t.Errorf("the gate failed %d of %d pairs with no real difference", gateFails, seeds)
 	}
-	if falseTables > 1 { // 5 % of 10 is ½: more than one is beyond the stated rate
-		t.Errorf("%d of %d tables called a cell significant with no real difference", falseTables, seeds)
+	// The stated family rate is 5 %: ½ a table in 10. The bound is 20 %,
+	// so chance alone fails it about 1 time in 100 (3 or more of 10 at
+	// 5 %), while a table tested without the correction (8 cells at 5 %
+	// each: a third of tables) fails it.
+	if allowed := max(1, int(seeds)/5); falseTables > allowed {
+		t.Errorf("%d of %d tables called a cell significant with no real difference (at most %d)", falseTables, seeds, allowed)
 	}
 	if caught != int(seeds) {
 		t.Errorf("the 10 %% slowdown was caught in %d of %d pairs", caught, seeds)
