@@ -1,19 +1,25 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/stats"
@@ -24,7 +30,8 @@ var compareCommand = command{
 	usage: `
 Usage: matrixgen compare <A> <B> [options]
 
-A and B are run files, or ids of runs in the -runs folder. Every cell and
+A and B are run files, ids of runs in the -runs folder (a local folder or
+a bucket URL), or run files in a bucket (s3://lab/runs/<id>.json). Every cell and
 prefill row valid in both is set side by side: A's figure, B's, the change,
 and whether it is significant, tested by Mann–Whitney U on the samples
 inside the cell (its tokens in each second of its window, or its prefill
@@ -40,9 +47,10 @@ it: a regression gate for CI.
   matrixgen compare runs/before.json runs/after.json
   matrixgen compare before after -format markdown >> comment.md
   matrixgen compare before after -fail-on 5%
+  matrixgen compare -runs 's3://lab/runs/?region=eu-west-1' before after
 `,
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
-		runs := fs.String("runs", "runs", "runs `folder` that ids name runs in")
+		runs := fs.String("runs", "runs", "runs `folder` or bucket URL that ids name runs in")
 		format := fs.String("format", "text", "output `format`: text, markdown or json")
 		failOn := fs.String("fail-on", "", "exit 1 on a significant slowdown beyond this `share` (5% or 0.05); empty: never")
 		return func(args []string, stdout, stderr io.Writer) error {
@@ -109,9 +117,22 @@ func parseShare(s string) (share float64, set bool, err error) {
 	return v * scale, true, nil
 }
 
-// loadCompared reads a run named by its file or by its id in the runs
-// folder.
+// loadCompared reads a run named by its file, its id in the runs folder,
+// or its place in a bucket: a URL to the file (s3://lab/runs/<id>.json),
+// or its id with -runs a bucket URL.
 func loadCompared(runs, name string) (matrixgen.Entry, error) {
+	switch {
+	case bucket.IsURL(name):
+		u, err := url.Parse(name)
+		if err != nil || !strings.HasSuffix(u.Path, ".json") {
+			return matrixgen.Entry{}, usagef("%s: name the run file in the bucket (…/<id>.json)", bucket.Redact(name))
+		}
+		key := path.Base(u.Path)
+		u.Path = path.Dir(u.Path) + "/"
+		return fetchRun(u.String(), key)
+	case bucket.IsURL(runs) && !strings.HasSuffix(name, ".json"):
+		return fetchRun(runs, name+".json")
+	}
 	file := name
 	if !strings.HasSuffix(name, ".json") {
 		if _, err := os.Stat(name); err != nil {
@@ -126,6 +147,27 @@ func loadCompared(runs, name string) (matrixgen.Entry, error) {
 		e.ID = strings.TrimSuffix(filepath.Base(file), ".json")
 	}
 	return e, nil
+}
+
+// fetchRun reads the run file key from the bucket at place.
+func fetchRun(place, key string) (matrixgen.Entry, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	store, err := bucket.Open(ctx, place)
+	if err != nil {
+		return matrixgen.Entry{}, err
+	}
+	defer store.Close()
+	data, found, err := store.Get(ctx, key)
+	if err != nil || !found {
+		return matrixgen.Entry{}, cmp.Or(err, fmt.Errorf("%s has no %s", store, term.Name(key)))
+	}
+	shown := strings.TrimSuffix(store.String(), "/") + "/" + key
+	run, err := matrixgen.DecodeRun(shown, data)
+	if err != nil {
+		return matrixgen.Entry{}, err
+	}
+	return matrixgen.Entry{ID: strings.TrimSuffix(key, ".json"), Run: run, Raw: data}, nil
 }
 
 // percent is a share as a signed percentage: "-10.0 %".

@@ -100,3 +100,23 @@ func TestCompareUsage(t *testing.T) {
 		t.Errorf("a missing run: exit %d, %s", code, errOut)
 	}
 }
+
+// TestCompareFromABucket: runs in a bucket (file:// here, as S3 is read
+// the same way), by their URLs or by ids with -runs the bucket.
+func TestCompareFromABucket(t *testing.T) {
+	place := "file://" + filepath.ToSlash(comparedRuns(t))
+	code, out, errOut := matrixgenCmd(t, "compare", place+"/before.json", place+"/after.json")
+	if code != 0 || !strings.Contains(out, "decode 8K×1") {
+		t.Errorf("by URL: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = matrixgenCmd(t, "compare", "-runs", place+"/", "before", "after", "-fail-on", "5%")
+	if code != exitFailed || !strings.Contains(errOut, "decode 8K×1") {
+		t.Errorf("by id in a bucket: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", place+"/", "before", "missing"); code != exitFailed || !strings.Contains(errOut, "missing.json") {
+		t.Errorf("a run the bucket lacks: exit %d, %s", code, errOut)
+	}
+	if code, _, _ := matrixgenCmd(t, "compare", place+"/", "before"); code != exitUsage {
+		t.Errorf("a bucket URL without a file: exit %d, want 2", code)
+	}
+}
