@@ -163,6 +163,11 @@ type Sweep struct {
 	PrefillMode string `json:"prefill_mode,omitempty"`
 	// PrefillRepeats is how many fresh prompts each prefill row measured.
 	PrefillRepeats int `json:"prefill_repeats,omitempty"`
+	// Repeats is how many times each decode cell was measured (`run
+	// -repeat`): the whole matrix once, then again, so that drift on the
+	// machine (clocks, heat, other tenants) spreads over every cell instead
+	// of landing on the last ones. Absent or 1: once.
+	Repeats int `json:"repeats,omitempty"`
 	// DurationSeconds is the planned window of each decode cell.
 	DurationSeconds float64 `json:"duration_seconds,omitempty"`
 	// MaxOutputTokens caps each request's output.
@@ -355,6 +360,43 @@ type Decode struct {
 	// answers were refused, no GPU reported its power. No reading, never a
 	// zero.
 	PowerMissing string `json:"power_missing,omitempty"`
+	// Repeats are every measurement of the cell, in the order they were
+	// made, where the sweep repeated (Sweep.Repeats above 1): each a cell
+	// of its own, at the same context and concurrency, without repeats of
+	// its own. The figures above are a copy of the median one by total
+	// tok/s (MedianRepeat), so every reader of one figure reads the
+	// median. Absent for a cell measured once.
+	Repeats []Decode `json:"repeats,omitempty"`
+}
+
+// MaxRepeats bounds Sweep.Repeats: more is a different experiment.
+const MaxRepeats = 100
+
+// MedianRepeat is the index in repeats of the one whose total tok/s is the
+// median among the valid ones (the lower of the two middle ones of an even
+// number, so it is always a measurement that was made); the last repeat
+// where none is valid; -1 for none.
+func MedianRepeat(repeats []Decode) int {
+	var valid []int
+	for i, r := range repeats {
+		if r.Status == StatusValid && r.TotalTokS != nil {
+			valid = append(valid, i)
+		}
+	}
+	if len(valid) == 0 {
+		return len(repeats) - 1
+	}
+	slices.SortStableFunc(valid, func(a, b int) int { return cmp.Compare(*repeats[a].TotalTokS, *repeats[b].TotalTokS) })
+	return valid[(len(valid)-1)/2]
+}
+
+// AddRepeat records one more measurement m of the cell: it joins the
+// cell's repeats, and the cell's figures become the median repeat's.
+func (d *Decode) AddRepeat(m Decode) {
+	m.Repeats = nil
+	all := append(d.Repeats, m)
+	*d = all[MedianRepeat(all)]
+	d.Repeats = all
 }
 
 // Power is what the GPUs reported through a cell's window (board power

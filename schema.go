@@ -11,7 +11,7 @@ import (
 // derived from the Go types, so it cannot drift from what DecodeRun reads.
 // Fields without omitempty are required; no other fields are allowed.
 func Schema() ([]byte, error) {
-	root := schemaOf(reflect.TypeFor[Run]())
+	root := schemaOf(reflect.TypeFor[Run](), "#", map[reflect.Type]string{})
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["title"] = "matrixgen run file, schema 1"
 	root["description"] = "One benchmark run: the environment, the sweep, and every prefill and decode measurement. See runs/README.md."
@@ -30,9 +30,15 @@ var (
 	sourceType = reflect.TypeFor[TokenSource]()
 )
 
-func schemaOf(t reflect.Type) map[string]any {
+// schemaOf is t's schema at path (a JSON pointer from the document's
+// root); a struct met again inside itself (a cell's repeats are cells)
+// refers back to where it was first described, in open.
+func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[string]any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if at, ok := open[t]; ok {
+		return map[string]any{"$ref": at}
 	}
 	switch t {
 	case timeType:
@@ -60,8 +66,10 @@ func schemaOf(t reflect.Type) map[string]any {
 	case reflect.Float64:
 		return map[string]any{"type": "number", "minimum": 0}
 	case reflect.Slice:
-		return map[string]any{"type": "array", "items": schemaOf(t.Elem())}
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), path+"/items", open)}
 	case reflect.Struct:
+		open[t] = path
+		defer delete(open, t)
 		props := map[string]any{}
 		var required []string
 		for f := range t.Fields() {
@@ -72,7 +80,7 @@ func schemaOf(t reflect.Type) map[string]any {
 			if name == "" || name == "-" {
 				continue
 			}
-			props[name] = schemaOf(f.Type)
+			props[name] = schemaOf(f.Type, path+"/properties/"+name, open)
 			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
 				required = append(required, name)
 			}

@@ -53,6 +53,12 @@ func (r *Run) Validate() []Problem {
 		for _, p := range r.Decode[i].Impossible(r.Sweep.MaxOutputTokens, r.Hardware.GPUCount) {
 			v.add(at+p.Field, p.Msg)
 		}
+		for j := range r.Decode[i].Repeats {
+			rat := at + "repeats[" + strconv.Itoa(j) + "]."
+			for _, p := range r.Decode[i].Repeats[j].Impossible(r.Sweep.MaxOutputTokens, r.Hardware.GPUCount) {
+				v.add(rat+p.Field, p.Msg)
+			}
+		}
 	}
 	return v.problems
 }
@@ -91,6 +97,20 @@ func (v *validator) nonNegative(at, name string, x *float64) {
 		v.add(at+name, fmt.Sprintf("must not be negative, got %s", strconv.FormatFloat(*x, 'g', -1, 64)))
 	default:
 		v.add(at+name, fmt.Sprintf("%s is past any figure a benchmark measures (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(MaxFigure)))
+	}
+}
+
+// namedFigure is a figure and its JSON name, for nonNegatives.
+type namedFigure struct {
+	name string
+	x    *float64
+}
+
+// nonNegatives checks each of an object's figures with nonNegative, in
+// order.
+func (v *validator) nonNegatives(at string, figures []namedFigure) {
+	for _, f := range figures {
+		v.nonNegative(at, "."+f.name, f.x)
 	}
 }
 
@@ -156,6 +176,10 @@ func (v *validator) sweep(s *Sweep) {
 	v.nonNegative("", "sweep.duration_seconds", &s.DurationSeconds)
 	v.count("", "sweep.max_output_tokens", s.MaxOutputTokens)
 	v.count("", "sweep.prefill_repeats", s.PrefillRepeats)
+	v.count("", "sweep.repeats", s.Repeats)
+	if s.Repeats > MaxRepeats {
+		v.add("sweep.repeats", fmt.Sprintf("%d repeats of every cell (%d at most)", s.Repeats, MaxRepeats))
+	}
 	v.contexts("sweep.contexts", s.Contexts)
 	v.contexts("sweep.prefill_contexts", s.PrefillContexts)
 	for i, c := range s.Concurrency {
@@ -227,61 +251,83 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 			v.add(at, fmt.Sprintf("cell %s × %d appears twice", ContextLabel(d.ContextTokens), d.Concurrency))
 		}
 		seen[key] = true
-		v.status(at, d.Status, d.TotalTokS, "total_tok_s")
-		v.rate(at, ".total_tok_s", d.TotalTokS)
-		v.rate(at, ".per_request_tok_s", d.PerRequestTokS)
-		v.rate(at, ".server_per_request_tok_s", d.ServerPerRequestTokS)
-		v.rate(at, ".client_rate_of_server_timed", d.ClientRateOfServerTimed)
-		v.nonNegative(at, ".avg_active", d.AvgActive)
-		v.nonNegative(at, ".window_seconds", d.WindowSeconds)
-		if d.AvgActive != nil && *d.AvgActive > float64(d.Concurrency)*1.05 {
-			v.add(at+".avg_active", fmt.Sprintf("%g active requests cannot exceed concurrency %d", *d.AvgActive, d.Concurrency))
+		v.cell(at, d)
+		v.repeats(at, d, s)
+	}
+}
+
+// cell checks one measurement of a cell: its figures, power and metrics.
+func (v *validator) cell(at string, d Decode) {
+	v.status(at, d.Status, d.TotalTokS, "total_tok_s")
+	v.rate(at, ".total_tok_s", d.TotalTokS)
+	v.rate(at, ".per_request_tok_s", d.PerRequestTokS)
+	v.rate(at, ".server_per_request_tok_s", d.ServerPerRequestTokS)
+	v.rate(at, ".client_rate_of_server_timed", d.ClientRateOfServerTimed)
+	v.nonNegative(at, ".avg_active", d.AvgActive)
+	v.nonNegative(at, ".window_seconds", d.WindowSeconds)
+	if d.AvgActive != nil && *d.AvgActive > float64(d.Concurrency)*1.05 {
+		v.add(at+".avg_active", fmt.Sprintf("%g active requests cannot exceed concurrency %d", *d.AvgActive, d.Concurrency))
+	}
+	v.percentiles(at, ".ttft_ms", d.TTFTMs)
+	v.percentiles(at, ".tbt_ms", d.TBTMs)
+	v.countPtr(at, ".completed", d.Completed)
+	v.countPtr(at, ".output_tokens", d.OutputTokens)
+	v.count(at, ".attempts", d.Attempts)
+	v.nonNegative(at, ".idle_wait_seconds", d.IdleWaitSeconds)
+	if p := d.Power; p != nil {
+		v.nonNegatives(at+".power", []namedFigure{
+			{"energy_joules", &p.EnergyJoules}, {"mean_power_w", &p.MeanPowerW},
+			{"tok_s_per_w", p.TokSPerW}, {"joules_per_1k_tokens", p.JoulesPer1KTokens},
+		})
+		for j, g := range p.GPUs {
+			v.nonNegatives(at+".power.gpus["+strconv.Itoa(j)+"]", []namedFigure{
+				{"mean_power_w", g.MeanPowerW}, {"peak_power_w", g.PeakPowerW},
+				{"mean_sm_clock_mhz", g.MeanSMClockMHz}, {"mean_utilization_pct", g.MeanUtilization},
+				{"peak_memory_mib", g.PeakMemoryMiB}, {"peak_temperature_c", g.PeakTemperatureC},
+			})
 		}
-		v.percentiles(at, ".ttft_ms", d.TTFTMs)
-		v.percentiles(at, ".tbt_ms", d.TBTMs)
-		v.countPtr(at, ".completed", d.Completed)
-		v.countPtr(at, ".output_tokens", d.OutputTokens)
-		v.count(at, ".attempts", d.Attempts)
-		v.nonNegative(at, ".idle_wait_seconds", d.IdleWaitSeconds)
-		if p := d.Power; p != nil {
-			v.nonNegative(at, ".power.energy_joules", &p.EnergyJoules)
-			v.nonNegative(at, ".power.mean_power_w", &p.MeanPowerW)
-			v.nonNegative(at, ".power.tok_s_per_w", p.TokSPerW)
-			v.nonNegative(at, ".power.joules_per_1k_tokens", p.JoulesPer1KTokens)
-			for j, g := range p.GPUs {
-				gat := at + ".power.gpus[" + strconv.Itoa(j) + "]"
-				v.nonNegative(gat, ".mean_power_w", g.MeanPowerW)
-				v.nonNegative(gat, ".peak_power_w", g.PeakPowerW)
-				v.nonNegative(gat, ".mean_sm_clock_mhz", g.MeanSMClockMHz)
-				v.nonNegative(gat, ".mean_utilization_pct", g.MeanUtilization)
-				v.nonNegative(gat, ".peak_memory_mib", g.PeakMemoryMiB)
-				v.nonNegative(gat, ".peak_temperature_c", g.PeakTemperatureC)
-			}
+	}
+	if c := d.ServerCount; c != nil {
+		v.count(at, ".server_count.server_tokens", c.ServerTokens)
+		v.count(at, ".server_count.client_tokens", c.ClientTokens)
+		if c.Source == "" {
+			v.add(at+".server_count.source", "required: which counter the server's figure came from")
 		}
-		if c := d.ServerCount; c != nil {
-			v.count(at, ".server_count.server_tokens", c.ServerTokens)
-			v.count(at, ".server_count.client_tokens", c.ClientTokens)
-			if c.Source == "" {
-				v.add(at+".server_count.source", "required: which counter the server's figure came from")
-			}
+	}
+	if d.TokenSource != "" && !slices.Contains(tokenSources, d.TokenSource) {
+		v.add(at+".token_source", fmt.Sprintf("unknown %q", d.TokenSource))
+	}
+	for j, n := range d.PerSecondTokens {
+		if n < 0 {
+			v.count(at, ".per_second_tokens["+strconv.Itoa(j)+"]", n)
 		}
-		if d.TokenSource != "" && !slices.Contains(tokenSources, d.TokenSource) {
-			v.add(at+".token_source", fmt.Sprintf("unknown %q", d.TokenSource))
+	}
+	for j, m := range d.ServerMetrics {
+		v.nonNegatives(at+".server_metrics["+strconv.Itoa(j)+"]", []namedFigure{
+			{"at_seconds", &m.AtSeconds}, {"running", m.Running}, {"waiting", m.Waiting},
+			{"kv_cache_usage", m.KVCacheUsage}, {"preemptions", m.Preemptions}, {"spec_acceptance_rate", m.SpecAcceptanceRate},
+		})
+	}
+}
+
+// repeats checks a repeated cell's measurements: each a measurement of the
+// same cell, without repeats of its own, no more than the sweep made.
+func (v *validator) repeats(at string, d Decode, s *Sweep) {
+	if len(d.Repeats) == 0 {
+		return
+	}
+	if len(d.Repeats) > max(s.Repeats, 1) {
+		v.add(at+".repeats", fmt.Sprintf("%d measurements, but sweep.repeats is %d", len(d.Repeats), s.Repeats))
+	}
+	for j, r := range d.Repeats {
+		rat := at + ".repeats[" + strconv.Itoa(j) + "]"
+		if r.ContextTokens != d.ContextTokens || r.Concurrency != d.Concurrency {
+			v.add(rat, fmt.Sprintf("is %s × %d, not the cell's %s × %d", ContextLabel(r.ContextTokens), r.Concurrency, ContextLabel(d.ContextTokens), d.Concurrency))
 		}
-		for j, n := range d.PerSecondTokens {
-			if n < 0 {
-				v.count(at, ".per_second_tokens["+strconv.Itoa(j)+"]", n)
-			}
+		if len(r.Repeats) > 0 {
+			v.add(rat+".repeats", "a repeat has no repeats of its own")
 		}
-		for j, m := range d.ServerMetrics {
-			mat := at + ".server_metrics[" + strconv.Itoa(j) + "]"
-			v.nonNegative(mat, ".at_seconds", &m.AtSeconds)
-			v.nonNegative(mat, ".running", m.Running)
-			v.nonNegative(mat, ".waiting", m.Waiting)
-			v.nonNegative(mat, ".kv_cache_usage", m.KVCacheUsage)
-			v.nonNegative(mat, ".preemptions", m.Preemptions)
-			v.nonNegative(mat, ".spec_acceptance_rate", m.SpecAcceptanceRate)
-		}
+		v.cell(rat, r)
 	}
 }
 

@@ -253,6 +253,9 @@ func (c Config) validate() error {
 	if s.PrefillRepeats < 0 || s.PrefillRepeats > runner.MaxPrefillRepeats || c.lines["sweep.prefill_repeats"] > 0 && s.PrefillRepeats == 0 {
 		bad("sweep.prefill_repeats", "want 1 to %d fresh prompts a prefill row, got %d", runner.MaxPrefillRepeats, s.PrefillRepeats)
 	}
+	if s.Repeats < 0 || s.Repeats > matrixgen.MaxRepeats || c.lines["sweep.repeats"] > 0 && s.Repeats == 0 {
+		bad("sweep.repeats", "want 1 to %d measurements of every cell, got %d", matrixgen.MaxRepeats, s.Repeats)
+	}
 	if s.LoopRetries != nil && *s.LoopRetries < 0 {
 		bad("sweep.loop_retries", "must not be negative, got %d", *s.LoopRetries)
 	}

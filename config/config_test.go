@@ -131,6 +131,8 @@ func TestRunSettingsErrors(t *testing.T) {
 		{"[sweep]\ncontexts = [\"8K\", \"lots\"]\n", `m.toml:2: sweep.contexts: context "lots"`},
 		{"[sweep]\ncache_mode = \"mixed\"\n", "m.toml:2: sweep.cache_mode"},
 		{"[sweep]\nmax_output = 0\n", "m.toml:2: sweep.max_output"},
+		{"[sweep]\nrepeats = 0\n", "m.toml:2: sweep.repeats"},
+		{"[sweep]\nrepeats = 101\n", "m.toml:2: sweep.repeats"},
 		{"[server]\nbase_url = \"localhost:8000\"\n", "m.toml:2: server.base_url"},
 		{"[server]\nkey = \"sk-1\"\n", `m.toml:2: unknown key "server.key"`},
 	}

@@ -42,6 +42,9 @@ type Sweep struct {
 	// PrefillRepeats is how many fresh prompts each prefill row measures
 	// after its warm-up (default 3).
 	PrefillRepeats int `toml:"prefill_repeats"`
+	// Repeats is how many times each decode cell is measured, the whole
+	// matrix once, then again (default 1).
+	Repeats int `toml:"repeats"`
 	// Duration is each decode cell's window.
 	Duration Duration `toml:"duration"`
 	// MaxOutput caps each request's output tokens.
@@ -112,7 +115,7 @@ func (c Config) Settings() runner.Settings {
 	return runner.Settings{
 		Server: runner.Server{BaseURL: s.BaseURL, APIKeyEnv: s.APIKeyEnv, Model: s.Model, MetricsURL: s.MetricsURL,
 			Temperature: s.Temperature, ChatTemplateKwargs: maps.Clone(s.ChatTemplateKwargs), Extra: maps.Clone(s.Extra)},
-		Sweep: runner.Sweep{Contexts: w.Contexts, Concurrency: w.Concurrency, PrefillContexts: w.PrefillContexts, PrefillRepeats: w.PrefillRepeats,
+		Sweep: runner.Sweep{Contexts: w.Contexts, Concurrency: w.Concurrency, PrefillContexts: w.PrefillContexts, PrefillRepeats: w.PrefillRepeats, Repeats: w.Repeats,
 			Duration: w.Duration.Duration, MaxOutput: w.MaxOutput, IgnoreEOS: w.IgnoreEOS, KVCacheTokens: w.KVCacheTokens,
 			LoopRetries: w.LoopRetries, CacheMode: w.CacheMode, WarmupTimeout: w.WarmupTimeout.Duration,
 			StallTimeout: w.StallTimeout.Duration, ServerWait: w.ServerWait.Duration, IdleTimeout: w.IdleTimeout.Duration},

@@ -27,6 +27,15 @@ type simProfile struct {
 	KV               simKVProfile          `toml:"kv"`
 	Loop             simLoopProfile        `toml:"loop"`
 	Faults           simFaults             `toml:"faults"`
+	Noise            simNoiseProfile       `toml:"noise"`
+}
+
+type simNoiseProfile struct {
+	Seed               uint64  `toml:"seed"`
+	JitterShare        float64 `toml:"jitter_share"`
+	JitterSeconds      float64 `toml:"jitter_seconds"`
+	DriftShare         float64 `toml:"drift_share"`
+	DriftPeriodSeconds float64 `toml:"drift_period_seconds"`
 }
 
 type simPowerProfile struct {
@@ -109,6 +118,7 @@ func (p simProfile) asProfile() sim.Profile {
 		KV:               sim.KVProfile(p.KV),
 		Loop:             sim.LoopProfile(p.Loop),
 		Faults:           sim.Faults(p.Faults),
+		Noise:            sim.NoiseProfile(p.Noise),
 	}
 }
 
@@ -134,5 +144,6 @@ func profileFile(p sim.Profile) simProfile {
 		KV:               simKVProfile(p.KV),
 		Loop:             simLoopProfile(p.Loop),
 		Faults:           simFaults(p.Faults),
+		Noise:            simNoiseProfile(p.Noise),
 	}
 }

@@ -21,6 +21,10 @@ var csvHeader = []string{
 	// the warm-up's TTFT, and the spread of the measured requests.
 	"server_prompt_tok_s", "server_prompt_ms", "cold_ttft_ms", "prompt_tok_s_min", "prompt_tok_s_max",
 	"server_clock", "not_server_prefill",
+	// The figure's 95 % interval (total tok/s of a decode cell, from its
+	// per-second samples; prompt tok/s of a prefill row of 3 or more
+	// requests), computed as the site is built.
+	"low", "high",
 }
 
 // measurementsCSV writes every measurement of a run as CSV, one row each, in
@@ -72,6 +76,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 	run := r.Sorted()
 	var rows [][]string
 	for _, p := range run.Prefill {
+		sp := prefillSpread(p)
 		low, high := "", ""
 		if l, h, ok := p.PromptTokSRange(); ok {
 			low, high = num(&l), num(&h)
@@ -82,17 +87,19 @@ func csvRows(r *matrixgen.Run) [][]string {
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
 			integer(p.Completed), "", "", "", positive(p.PromptTokens),
 			num(p.ServerPromptTokS), num(p.ServerPromptMs), num(p.ColdTTFTMs), low, high,
-			csvSafe(p.ServerClock), notServerPrefill(p),
+			csvSafe(p.ServerClock), notServerPrefill(p), sp.low(), sp.high(),
 		})
 	}
 	for _, d := range run.Decode {
 		ttft, tbt := percentiles(d.TTFTMs), percentiles(d.TBTMs)
+		sp := decodeSpread(d)
 		rows = append(rows, []string{
 			"decode", strconv.Itoa(d.ContextTokens), d.ContextLabel(), strconv.Itoa(d.Concurrency),
 			string(d.Status), csvSafe(d.Reason),
 			num(d.TotalTokS), num(d.PerRequestTokS), ttft[0], ttft[1], ttft[2], tbt[0], tbt[1], tbt[2],
 			num(d.AvgActive), integer(d.Completed), integer(d.OutputTokens), num(d.WindowSeconds),
 			string(d.TokenSource), "", "", "", "", "", "", "", "",
+			sp.low(), sp.high(),
 		})
 	}
 	return rows

@@ -181,6 +181,9 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 		opt(d.WindowSeconds, Seconds), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
 		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), opt(d.IdleWaitSeconds, Seconds),
 	}
+	if sp := decodeSpread(*d); sp.ok {
+		c.Figures[0] += " (" + sp.long() + ")"
+	}
 	c.Figures = append(c.Figures, powerTexts(d.Power)...)
 	c.PerSecond = d.PerSecondTokens
 	if d.Power != nil {

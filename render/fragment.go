@@ -79,6 +79,7 @@ func (c matrixCell) write(b *strings.Builder) {
 	}
 	span("fig", c.Figure)
 	span("st", c.Status)
+	span("spread", c.Spread)
 	span("ttft", c.TTFT)
 	if c.Href != "" {
 		b.WriteString("</a>")

@@ -115,6 +115,12 @@ func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
 	if showsFigure(d) {
 		c.Figure = decimal1(*d.TotalTokS)
 		c.Class = binClass(Bin(*d.TotalTokS, lo, hi, Bins))
+		if sp := decodeSpread(d); sp.ok {
+			c.Title += "; " + sp.long()
+			if sp.wide() {
+				c.Spread = "±" + decimal1(100*sp.share) + " %"
+			}
+		}
 		if d.TTFTMs != nil {
 			c.TTFT = millis(d.TTFTMs.P50) + " TTFT"
 		}
@@ -143,7 +149,7 @@ func measurementRows(r *matrixgen.Run) []measurementGroup {
 		decode = append(decode, measurementRow{
 			Class:   "phase-decode st-row-" + string(d.Status),
 			Context: d.ContextLabel(), Requests: strconv.Itoa(d.Concurrency), Status: d.Status.Label(),
-			Total: optional(d.TotalTokS, decimal1), PerRequest: optional(d.PerRequestTokS, decimal1),
+			Total: optional(d.TotalTokS, decimal1) + decodeSpread(d).short(), PerRequest: optional(d.PerRequestTokS, decimal1),
 			TTFT: optional(d.TTFTMs, median(millis)), TBT: optional(d.TBTMs, median(millis)),
 			Active: optional(d.AvgActive, decimal1), Completed: optional(d.Completed, Count),
 			Output: optional(d.OutputTokens, Count), Window: optional(d.WindowSeconds, Seconds),
@@ -166,7 +172,7 @@ func measurementRows(r *matrixgen.Run) []measurementGroup {
 // marked; the notes under the table say why.
 func prefillRows(p matrixgen.Prefill) []measurementRow {
 	label := matrixgen.ContextLabel(p.ContextTokens)
-	total := optional(p.PromptTokS, tokS)
+	total := optional(p.PromptTokS, tokS) + prefillSpread(p).short()
 	if _, beyond, _ := p.OutsidePrompt(); beyond {
 		total += notServerMark
 	}

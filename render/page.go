@@ -97,6 +97,8 @@ type matrixCell struct {
 	// ratio matrix.
 	Class, Figure, Status, TTFT, Title string
 	Href                               string // the cell's detail section, "#cell-8K-16"
+	// Spread marks a figure whose 95 % interval is wider than ±5 %: "±7.2 %".
+	Spread string
 }
 
 type legend struct {

@@ -521,8 +521,8 @@ func TestMatrixViews(t *testing.T) {
 	for _, v := range views {
 		names = append(names, v.Name)
 	}
-	if strings.Join(names, ",") != "total,per-request,ttft" {
-		t.Fatalf("views %v, want total, per-request and ttft (no telemetry)", names)
+	if strings.Join(names, ",") != "total,per-request,ttft,spread" {
+		t.Fatalf("views %v, want total, per-request, ttft and spread (no telemetry; samples kept)", names)
 	}
 	ttft := views[2]
 	fastest, slowest := "", ""
@@ -552,8 +552,8 @@ func TestMatrixViews(t *testing.T) {
 			d.Power = &matrixgen.Power{MeanPowerW: 300, TokSPerW: new(*d.TotalTokS / 300), JoulesPer1KTokens: new(300 / *d.TotalTokS * 1000)}
 		}
 	}
-	if got := len(matrixViews(cellOrder(r))); got != 5 {
-		t.Errorf("with telemetry %d views, want 5", got)
+	if got := len(matrixViews(cellOrder(r))); got != 6 {
+		t.Errorf("with telemetry %d views, want 6", got)
 	}
 	if matrixViews(cellOrder(&matrixgen.Run{})) != nil {
 		t.Error("a run without cells offers views")

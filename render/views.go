@@ -63,6 +63,12 @@ var viewSpecs = []viewSpec{
 		}
 		return d.Power.JoulesPer1KTokens
 	}, func(v float64) string { return decimal1(v) + " J" }, true},
+	{"spread", "Spread: the 95 % interval's half width, ± % of total tok/s (colour, logarithmic steps; narrower is better)", func(d *matrixgen.Decode) *float64 {
+		if sp := decodeSpread(*d); sp.ok {
+			return new(100 * sp.share)
+		}
+		return nil
+	}, func(v float64) string { return "±" + decimal1(v) + " %" }, true},
 }
 
 // matrixViews lays out every view the run has figures for; nil when it

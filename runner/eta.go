@@ -63,8 +63,13 @@ func (sw *sweeper) eta() (time.Duration, bool) {
 			setupLeft += n
 		}
 	}
-	for _, d := range sw.run.Decode {
-		if !finished(d.Status) && sw.overCapacity(d.ContextTokens, d.Concurrency) == "" {
+	for i := range sw.run.Decode {
+		d := &sw.run.Decode[i]
+		switch {
+		case sw.overCapacity(d.ContextTokens, d.Concurrency) != "":
+		case sw.repeats() > 1:
+			cellsLeft += sw.repeats() - min(len(d.Repeats), sw.repeats())
+		case !finished(d.Status):
 			cellsLeft++
 		}
 	}
@@ -99,7 +104,7 @@ func (sw *sweeper) contextSetUp(n int, start time.Time) {
 
 // progress is "[done/total, ETA]" for log lines.
 func (sw *sweeper) progress() string {
-	total := len(sw.run.Prefill) + len(sw.run.Decode)
+	total := len(sw.run.Prefill) + len(sw.run.Decode)*sw.repeats()
 	left := sw.remaining()
 	eta := ""
 	if left > 0 || sw.retrying {

@@ -6,9 +6,11 @@ package runner
 
 import (
 	"fmt"
-	"github.com/matrixgen/matrixgen/internal/redact"
 	"net/url"
 	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/redact"
 )
 
 // Settings is everything a sweep needs: where the server is and what to
@@ -51,6 +53,9 @@ type Sweep struct {
 	// PrefillRepeats is how many fresh prompts each prefill row measures,
 	// after its warm-up (0: defaultPrefillRepeats; at most MaxPrefillRepeats).
 	PrefillRepeats int
+	// Repeats is how many times each decode cell is measured, the whole
+	// matrix once, then again (0 or 1: once; at most matrixgen.MaxRepeats).
+	Repeats int
 	// Duration is each decode cell's window.
 	Duration time.Duration
 	// MaxOutput caps each request's output tokens.
@@ -187,6 +192,9 @@ func (s Settings) Check() error {
 	}
 	if r := sw.PrefillRepeats; r < 0 || r > MaxPrefillRepeats {
 		return bad("sweep.prefill_repeats", "want 1 to %d fresh prompts a prefill row, got %d", MaxPrefillRepeats, r)
+	}
+	if r := sw.Repeats; r < 0 || r > matrixgen.MaxRepeats {
+		return bad("sweep.repeats", "want 1 to %d measurements of every cell, got %d", matrixgen.MaxRepeats, r)
 	}
 	if r := sw.LoopRetries; r != nil && *r < 0 {
 		return bad("sweep.loop_retries", "must not be negative, got %d", *r)

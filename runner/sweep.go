@@ -276,6 +276,9 @@ func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *mat
 			IgnoreEOS: s.Sweep.IgnoreEOS, CacheMode: s.Sweep.CacheMode,
 		},
 	}
+	if s.Sweep.Repeats > 1 {
+		r.Sweep.Repeats = s.Sweep.Repeats
+	}
 	for _, n := range p.prefill {
 		r.Prefill = append(r.Prefill, matrixgen.Prefill{ContextTokens: n, Status: matrixgen.StatusNotRun})
 	}
@@ -352,6 +355,7 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 	if os.PrefillRepeats != 0 { // likewise
 		differ("prefill repeats", os.PrefillRepeats, ns.PrefillRepeats)
 	}
+	differ("repeats", max(os.Repeats, 1), max(ns.Repeats, 1))
 	return diffs
 }
 
@@ -409,21 +413,57 @@ type sweeper struct {
 	cut       int     // streams the last cell cut
 	busyFor   time.Duration
 	cellEnded time.Time
+
+	// pass is which measurement of every cell the sweep is making (1 to
+	// Sweep.Repeats).
+	pass int
 }
 
 func (sw *sweeper) remaining() int {
-	return sw.run.CountStatuses(func(s matrixgen.Status) bool { return !finished(s) })
+	return sw.left(func(s matrixgen.Status) bool { return !finished(s) })
 }
 
 // notRun counts measurements not attempted yet; failed ones were.
 func (sw *sweeper) notRun() int {
-	return sw.run.CountStatuses(func(s matrixgen.Status) bool { return s == matrixgen.StatusNotRun })
+	return sw.left(func(s matrixgen.Status) bool { return s == matrixgen.StatusNotRun })
 }
 
+// left counts the prefill rows and, once, the decode cells whose status
+// says they are still to measure; where the sweep repeats, every repeat
+// still to make of each cell (a cell over capacity once is so every time).
+func (sw *sweeper) left(todo func(matrixgen.Status) bool) int {
+	n := 0
+	for _, p := range sw.run.Prefill {
+		if todo(p.Status) {
+			n++
+		}
+	}
+	for i := range sw.run.Decode {
+		d := &sw.run.Decode[i]
+		switch {
+		case sw.repeats() == 1:
+			if todo(d.Status) {
+				n++
+			}
+		case len(d.Repeats) == 0 || d.Status != matrixgen.StatusOverCapacity:
+			n += max(0, sw.repeats()-len(d.Repeats))
+		}
+	}
+	return n
+}
+
+// repeats is how many times each cell is measured.
+func (sw *sweeper) repeats() int { return max(sw.run.Sweep.Repeats, 1) }
+
+// sweep measures the matrix once, then again for each repeat, so drift on
+// the machine spreads over every cell; prefill rows are measured in the
+// first pass, where they also warm their contexts.
 func (sw *sweeper) sweep(ctx context.Context) error {
-	for _, n := range sw.contexts {
-		if err := sw.context(ctx, n); err != nil {
-			return err
+	for sw.pass = 1; sw.pass <= sw.repeats(); sw.pass++ {
+		for _, n := range sw.contexts {
+			if err := sw.context(ctx, n); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -506,11 +546,22 @@ func (sw *sweeper) prefillRow(n int) *matrixgen.Prefill {
 	return nil
 }
 
-// cellsAt lists the unfinished decode cells at context n, by concurrency.
+// cellsAt lists the decode cells at context n the current pass has still
+// to measure, by concurrency: unfinished ones, or, where the sweep repeats,
+// those with fewer measurements than the pass (a cell over capacity once
+// is so every time).
 func (sw *sweeper) cellsAt(n int) []int {
 	var out []int
-	for i, d := range sw.run.Decode {
-		if d.ContextTokens == n && !finished(d.Status) {
+	for i := range sw.run.Decode {
+		d := &sw.run.Decode[i]
+		if d.ContextTokens != n {
+			continue
+		}
+		todo := !finished(d.Status)
+		if sw.repeats() > 1 {
+			todo = len(d.Repeats) < sw.pass && !(len(d.Repeats) > 0 && d.Status == matrixgen.StatusOverCapacity)
+		}
+		if todo {
 			out = append(out, i)
 		}
 	}
@@ -520,8 +571,17 @@ func (sw *sweeper) cellsAt(n int) []int {
 // cell measures one decode cell, retrying it with a fresh suffix while it
 // loops, up to the configured number of retries.
 func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt string) error {
-	d := &sw.run.Decode[i]
+	cellAt := &sw.run.Decode[i]
+	d := cellAt
 	n, cc := d.ContextTokens, d.Concurrency
+	// A repeat is measured on its own and joins the cell's repeats when it
+	// is done: until then the file keeps the repeats made, and a resume
+	// knows this one is still to make.
+	var repeat matrixgen.Decode
+	if sw.repeats() > 1 {
+		repeat = matrixgen.Decode{ContextTokens: n, Concurrency: cc, Status: matrixgen.StatusNotRun}
+		d = &repeat
+	}
 	start := time.Now()
 	if reason := sw.overCapacity(n, cc); reason != "" {
 		*d = matrixgen.Decode{ContextTokens: n, Concurrency: cc, Status: matrixgen.StatusOverCapacity, Reason: reason}
@@ -582,11 +642,18 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 		}
 	}
 	sw.done++
+	if d != cellAt {
+		cellAt.AddRepeat(*d)
+	}
 	if d.Status != matrixgen.StatusOverCapacity {
 		sw.etaModel.cells++
 		sw.etaModel.cellTime += time.Since(start)
 	}
-	sw.logf("%s decode %s × %d: %s", sw.progress(), matrixgen.ContextLabel(n), cc, describeDecode(*d))
+	which := ""
+	if sw.repeats() > 1 {
+		which = fmt.Sprintf(" (%d of %d)", len(cellAt.Repeats), sw.repeats())
+	}
+	sw.logf("%s decode %s × %d%s: %s", sw.progress(), matrixgen.ContextLabel(n), cc, which, describeDecode(*d))
 	if c := d.ServerCount; c != nil && c.Disagrees() {
 		sw.warnf("warning: %s × %d: we counted %s, the server %d (%+.1f%%, by %s)",
 			matrixgen.ContextLabel(n), cc, plural.Count(c.ClientTokens, "token", "tokens"), c.ServerTokens, 100*c.Deviation(), c.Source)

@@ -150,6 +150,8 @@ type engine struct {
 	c       counters
 	timing  Timing
 	now     func() time.Time
+	// born is when the engine started: the noise's clock.
+	born time.Time
 
 	// What the one-time costs remember: the highest bit of the longest
 	// prompt so far, and the most requests run at once since the last
@@ -161,7 +163,7 @@ type engine struct {
 func newEngine(p Profile) *engine {
 	return &engine{
 		p: p, wake: make(chan struct{}, 1), stop: make(chan struct{}),
-		kv: newKVCache(p.blocks()), now: time.Now,
+		kv: newKVCache(p.blocks()), now: time.Now, born: time.Now(),
 	}
 }
 
@@ -397,6 +399,7 @@ func (e *engine) plan() stepPlan {
 		p.chunks = append(p.chunks, n)
 		seconds += float64(n) / e.p.Prefill.Rate(r.prompt.tokens)
 	}
+	seconds *= e.p.Noise.Factor(e.now().Sub(e.born).Seconds())
 	p.duration = time.Duration(seconds * float64(time.Second))
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 )
@@ -61,6 +62,42 @@ type Profile struct {
 	KV          KVProfile
 	Loop        LoopProfile
 	Faults      Faults
+	Noise       NoiseProfile
+}
+
+// NoiseProfile makes the server's speed wander on purpose, the same way
+// for the same seed, so that intervals and significance tests can be held
+// against known truth. Every step (decode and prefill alike) takes its
+// planned time times 1 + JitterShare·g + DriftShare·sin(2π·t/DriftPeriodSeconds),
+// where t is the seconds since the server started and g a standard normal
+// draw, one for each JitterSeconds-long slice of that time (1 s when
+// unset), so neighbouring seconds of a window differ as a busy machine's
+// do, and the whole sweep slowly speeds up and slows down as heat or
+// other tenants make it. All zero (the default): the exact speed.
+type NoiseProfile struct {
+	Seed               uint64
+	JitterShare        float64
+	JitterSeconds      float64
+	DriftShare         float64
+	DriftPeriodSeconds float64
+}
+
+// Factor is how much longer than planned a step that starts at seconds
+// since the server started takes: 1 without noise, never below 0.1.
+func (n NoiseProfile) Factor(seconds float64) float64 {
+	f := 1.0
+	if n.JitterShare > 0 {
+		slice := n.JitterSeconds
+		if slice <= 0 {
+			slice = 1
+		}
+		k := uint64(max(0, math.Floor(seconds/slice)))
+		f += n.JitterShare * rand.New(rand.NewPCG(n.Seed, k)).NormFloat64()
+	}
+	if n.DriftShare > 0 && n.DriftPeriodSeconds > 0 {
+		f += n.DriftShare * math.Sin(2*math.Pi*seconds/n.DriftPeriodSeconds)
+	}
+	return max(0.1, f)
 }
 
 // PowerProfile is the board power of the GPUs the sim pretends to run on,
@@ -229,6 +266,10 @@ func (p Profile) Validate() error {
 	check(p.CounterSkew >= 0 && p.CounterSkew <= 1, "counter_skew: want 0…1")
 	check(p.WordTokens >= 0 && (p.WordTokens <= 1 || p.Flavour == FlavourOpenAI), "word_tokens: 0 or 1, or more with flavour openai only")
 	check(p.Connections.IdleCloseSeconds >= 0 && p.Connections.MaxRequests >= 0, "connections: idle_close_seconds and max_requests must not be negative")
+	check(p.Noise.JitterShare >= 0 && p.Noise.JitterShare <= 0.5 && p.Noise.DriftShare >= 0 && p.Noise.DriftShare <= 0.5,
+		"noise: jitter_share and drift_share want 0…0.5")
+	check(p.Noise.JitterSeconds >= 0 && p.Noise.DriftPeriodSeconds >= 0, "noise: jitter_seconds and drift_period_seconds must not be negative")
+	check(p.Noise.DriftShare == 0 || p.Noise.DriftPeriodSeconds > 0, "noise.drift_share: needs drift_period_seconds")
 	switch p.Faults.HTTPStatus {
 	case 0, 429, 500, 503:
 	default:

@@ -19,3 +19,36 @@ func TestSingleStreamTokS(t *testing.T) {
 		t.Errorf("two drafts at 0.5: %g tok/s, want %g", got, 1.75*base)
 	}
 }
+
+// TestNoiseFactor: no noise is the exact speed; jitter is the same for the
+// same seed and slice, differs across seeds, and spreads by its share;
+// drift swings by its share over its period.
+func TestNoiseFactor(t *testing.T) {
+	if f := (NoiseProfile{}).Factor(12.3); f != 1 {
+		t.Errorf("no noise: factor %g, want 1", f)
+	}
+	n := NoiseProfile{Seed: 7, JitterShare: 0.03}
+	if n.Factor(4.2) != n.Factor(4.9) || n.Factor(4.2) == n.Factor(5.1) {
+		t.Error("jitter should hold through a slice and change at the next")
+	}
+	if other := (NoiseProfile{Seed: 8, JitterShare: 0.03}); other.Factor(4.2) == n.Factor(4.2) {
+		t.Error("another seed gave the same jitter")
+	}
+	sum, sq := 0.0, 0.0
+	const slices = 4000
+	for k := range slices {
+		d := n.Factor(float64(k)) - 1
+		sum, sq = sum+d, sq+d*d
+	}
+	mean := sum / slices
+	if sd := math.Sqrt(sq/slices - mean*mean); math.Abs(mean) > 0.003 || sd < 0.027 || sd > 0.033 {
+		t.Errorf("jitter of 3 %%: mean %.4f, sd %.4f over %d slices", mean, sd, slices)
+	}
+	d := NoiseProfile{DriftShare: 0.02, DriftPeriodSeconds: 400}
+	if f := d.Factor(100); math.Abs(f-1.02) > 1e-12 {
+		t.Errorf("drift at a quarter period: %g, want 1.02", f)
+	}
+	if err := (func() Profile { p := DefaultProfile(); p.Noise.DriftShare = 0.02; return p }()).Validate(); err == nil {
+		t.Error("a drift without a period passed")
+	}
+}

@@ -59,3 +59,17 @@ func FuzzShellQuote(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseShare: -fail-on takes anything a person types; it never panics,
+// and what it accepts is a share from 0 to under 1.
+func FuzzParseShare(f *testing.F) {
+	for _, s := range []string{"5%", "0.05", "", "100%", "-1", "NaN", "1e309%", " 5 %"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, set, err := parseShare(s)
+		if err == nil && set && !(v >= 0 && v < 1) {
+			t.Errorf("%q accepted as %g", s, v)
+		}
+	})
+}

@@ -31,6 +31,7 @@ type command struct {
 
 var commands = map[string]command{
 	"build":    buildCommand,
+	"compare":  compareCommand,
 	"sim":      simCommand,
 	"run":      runCommand,
 	"import":   importCommand,

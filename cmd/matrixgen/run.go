@@ -78,6 +78,7 @@ An API key, when the server wants one, is read from the variable
 		f.duration = fs.Duration("duration", 0, "decode window per cell (overrides [sweep] duration; default 30s)")
 		f.maxOutput = fs.Int("max-output", 0, "max output `tokens` per request (overrides [sweep] max_output; default 4096)")
 		f.kv = fs.Int("kv-cache-tokens", 0, "KV capacity in `tokens` (overrides what the probe finds)")
+		f.repeat = fs.Int("repeat", 0, "measure every decode cell `n` times, the whole matrix once, then again, so drift spreads over all cells (overrides [sweep] repeats; default 1)")
 		fs.Var(&f.sets, "set", "override any config key, `section.key=value` (repeatable), e.g. -set sweep.cache_mode=distinct")
 		return f.run
 	},
@@ -91,7 +92,7 @@ type runFlags struct {
 	contexts, prefill                            []string
 	concurrency                                  []int
 	duration                                     *time.Duration
-	maxOutput, kv                                *int
+	maxOutput, kv, repeat                        *int
 	sets                                         listFlag
 }
 
@@ -163,6 +164,9 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	}
 	if *f.kv != 0 {
 		cfg.Sweep.KVCacheTokens = *f.kv
+	}
+	if *f.repeat != 0 {
+		cfg.Sweep.Repeats = *f.repeat
 	}
 	return cfg.Set(f.sets)
 }
@@ -277,6 +281,7 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	if r.Sweep.PrefillRepeats > 0 {
 		w.PrefillRepeats = r.Sweep.PrefillRepeats
 	}
+	w.Repeats = max(r.Sweep.Repeats, 1)
 	if p := r.Probe; p != nil && strings.HasPrefix(p.KVSource, runner.KVGivenByHand) {
 		w.KVCacheTokens = p.KVCacheTokens
 	}

@@ -1,0 +1,138 @@
+package render
+
+import (
+	"hash/maphash"
+	"sync"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/stats"
+)
+
+// wideSpread is the half width, as a share of the figure, beyond which a
+// cell's interval is marked wide: ±5 %, about the change a reader would
+// act on.
+const wideSpread = 0.05
+
+// spread is a figure's 95 % interval as a page shows it, computed when the
+// site is built from the samples the run file keeps (a decode cell's
+// tokens in each second, a prefill row's requests), so every run that
+// kept samples gains it and none is stored twice.
+type spread struct {
+	in    stats.Interval
+	share float64 // half width over the figure
+	level float64 // its confidence: 0.95, or less for a prefill row of few requests
+	ok    bool
+}
+
+// decodeSpread is a decode cell's spread. A page shows it five times (the
+// matrix, a view, the details, the table, the CSV) and the bootstrap costs
+// about 0.1 ms a cell, so each is computed once a build: remembered by
+// what it is computed from.
+func decodeSpread(d matrixgen.Decode) spread {
+	if d.TotalTokS == nil {
+		return spread{}
+	}
+	key := spreadKeyOf(d)
+	spreads.Lock()
+	sp, ok := spreads.m[key]
+	spreads.Unlock()
+	if ok {
+		return sp
+	}
+	if in, level, ok := stats.DecodeInterval(d); ok {
+		sp = spread{in, in.HalfWidthShare(*d.TotalTokS), level, true}
+	}
+	spreads.Lock()
+	if len(spreads.m) >= maxSpreads {
+		clear(spreads.m) // a bound for a long `serve`; a build needs far fewer at once
+	}
+	spreads.m[key] = sp
+	spreads.Unlock()
+	return sp
+}
+
+// spreads remembers decode cells' spreads by spreadKey.
+var spreads = struct {
+	sync.Mutex
+	m map[spreadKey]spread
+}{m: map[spreadKey]spread{}}
+
+const maxSpreads = 1 << 16
+
+// spreadKey is everything a cell's spread is computed from: its place
+// (which seeds the bootstrap), its figure, and a hash of its samples and
+// its repeats' figures.
+type spreadKey struct {
+	context, concurrency int
+	figure               float64
+	n                    int
+	hash                 uint64
+}
+
+var spreadSeed = maphash.MakeSeed()
+
+func spreadKeyOf(d matrixgen.Decode) spreadKey {
+	var h maphash.Hash
+	h.SetSeed(spreadSeed)
+	for _, n := range d.PerSecondTokens {
+		maphash.WriteComparable(&h, n)
+	}
+	for _, r := range d.Repeats {
+		maphash.WriteComparable(&h, r.Status)
+		if r.TotalTokS != nil {
+			maphash.WriteComparable(&h, *r.TotalTokS)
+		}
+	}
+	return spreadKey{d.ContextTokens, d.Concurrency, *d.TotalTokS, len(d.PerSecondTokens) + len(d.Repeats)<<20, h.Sum64()}
+}
+
+func prefillSpread(p matrixgen.Prefill) spread {
+	in, level, ok := stats.PrefillInterval(p)
+	if !ok {
+		return spread{}
+	}
+	return spread{in, in.HalfWidthShare(*p.PromptTokS), level, true}
+}
+
+// wide reports whether the interval is wider than ±wideSpread.
+func (s spread) wide() bool { return s.ok && s.share > wideSpread }
+
+// short is the half width as the tables show it beside a figure: " ±1.8 %",
+// with " wide" past ±5 %; "" without an interval.
+func (s spread) short() string {
+	if !s.ok {
+		return ""
+	}
+	text := " ±" + decimal1(100*s.share) + " %"
+	if s.wide() {
+		text += wideMark
+	}
+	return text
+}
+
+// long is the interval as the cell's details and titles say it, with its
+// confidence: "95.0 % interval 405.0–419.8 (±1.8 %)".
+func (s spread) long() string {
+	if !s.ok {
+		return ""
+	}
+	return decimal1(100*s.level) + " % interval " + decimal1(s.in.Low) + "–" + decimal1(s.in.High) + " (±" + decimal1(100*s.share) + " %)"
+}
+
+// wideMark follows a figure whose interval is wider than ±5 %.
+const wideMark = " wide"
+
+// low and high are the interval's ends as CSV writes them; "" without one.
+func (s spread) low() string {
+	if !s.ok {
+		return ""
+	}
+	return num(&s.in.Low)
+}
+
+func (s spread) high() string {
+	if !s.ok {
+		return ""
+	}
+	return num(&s.in.High)
+}

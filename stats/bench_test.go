@@ -1,0 +1,36 @@
+package stats
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/matrixgen/matrixgen/internal/testrun"
+)
+
+// BenchmarkMeanInterval: one decode cell's interval, 30 seconds of samples,
+// as a build computes it for each cell that kept them.
+func BenchmarkMeanInterval(b *testing.B) {
+	xs := ar1(rand.New(rand.NewPCG(1, 7)), 30, 1000, 0.3, 50)
+	for b.Loop() {
+		MeanInterval(xs, 42)
+	}
+}
+
+// BenchmarkMannWhitneyExact: 30 against 30 seconds without ties, the exact
+// distribution.
+func BenchmarkMannWhitneyExact(b *testing.B) {
+	rng := rand.New(rand.NewPCG(2, 7))
+	a, c := ar1(rng, 30, 1000, 0, 50), ar1(rng, 30, 1000, 0, 50)
+	for b.Loop() {
+		MannWhitney(a, c)
+	}
+}
+
+// BenchmarkCompareRuns: two full 8 × 8 runs with 30 s of samples a cell,
+// as `matrixgen compare` reads them.
+func BenchmarkCompareRuns(b *testing.B) {
+	a, c := testrun.Full(1), testrun.Full(2)
+	for b.Loop() {
+		CompareRuns(a, c)
+	}
+}

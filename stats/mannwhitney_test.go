@@ -1,0 +1,118 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+// samplesWithU builds samples of m and n distinct values whose U (pairs
+// where a's value is larger) is exactly u: b is 0 … n−1, and each value of a
+// sits just below the b it does not beat.
+func samplesWithU(m, n, u int) (a, b []float64) {
+	for j := range n {
+		b = append(b, float64(j))
+	}
+	for i := range m {
+		k := min(n, u) // this value beats k of b
+		u -= k
+		a = append(a, float64(k)-0.5+float64(i)*1e-6)
+	}
+	return a, b
+}
+
+// TestMannWhitneyCriticalValues holds the exact test to the published table
+// of critical values of U for a two-sided test at α = 0.05 (the table
+// printed in most statistics textbooks, e.g. Zar, Biostatistical Analysis,
+// table B.11): a U at the critical value is significant, one above it is
+// not. Values used: n1×n2 = 4×4: 0, 5×5: 2, 6×6: 5, 7×7: 8, 8×8: 13,
+// 10×10: 23, 20×20: 127, 5×10: 8, 6×9: 10, 4×8: 4; and 3×3 has none, its
+// smallest two-sided p being 2/20 = 0.10.
+func TestMannWhitneyCriticalValues(t *testing.T) {
+	for _, tt := range []struct{ m, n, critical int }{
+		{4, 4, 0}, {5, 5, 2}, {6, 6, 5}, {7, 7, 8}, {8, 8, 13}, {10, 10, 23},
+		{20, 20, 127}, {5, 10, 8}, {6, 9, 10}, {4, 8, 4},
+	} {
+		a, b := samplesWithU(tt.m, tt.n, tt.critical)
+		u, p := MannWhitney(a, b)
+		if u != float64(tt.critical) || p > 0.05 {
+			t.Errorf("%d×%d at U = %d: got U %g, p %.4f, want p ≤ 0.05", tt.m, tt.n, tt.critical, u, p)
+		}
+		a, b = samplesWithU(tt.m, tt.n, tt.critical+1)
+		if _, p := MannWhitney(a, b); p <= 0.05 {
+			t.Errorf("%d×%d at U = %d: p %.4f, want above 0.05", tt.m, tt.n, tt.critical+1, p)
+		}
+	}
+	a, b := samplesWithU(3, 3, 0)
+	if _, p := MannWhitney(a, b); math.Abs(p-0.1) > 1e-12 {
+		t.Errorf("3×3 at U = 0: p %g, want 0.10", p)
+	}
+}
+
+// TestMannWhitneyNormal: past the exact sizes the normal approximation
+// agrees with the exact distribution, and ties shrink the variance as the
+// correction says.
+func TestMannWhitneyNormal(t *testing.T) {
+	for _, u := range []int{600, 700, 800} {
+		a, b := samplesWithU(40, 40, u)
+		ranks, _ := rank(a, b)
+		exact, normal := exactP(float64(u), 40, 40), normalP(float64(u), 40, 40, ranks)
+		if math.Abs(exact-normal) > 0.003 {
+			t.Errorf("40×40 at U = %d: exact %.5f, normal %.5f", u, exact, normal)
+		}
+	}
+	// a = {1, 2, 2}, b = {2, 3, 3, 3}: ranks 1, 3, 3 | 3, 6, 6, 6; U = 7 − 6
+	// = 1; ties of 3 and 3: Σ(t³ − t) = 48; variance = 12/12 · (8 − 48/42)
+	// = 6.857; z = (|1 − 6| − ½)/2.6186 = 1.7185; p = 0.0857.
+	u, p := MannWhitney([]float64{1, 2, 2}, []float64{2, 3, 3, 3})
+	if u != 1 || math.Abs(p-0.0857) > 0.0005 {
+		t.Errorf("with ties: U %g, p %.4f, want 1, 0.0857", u, p)
+	}
+	if _, p := MannWhitney([]float64{5, 5}, []float64{5, 5, 5}); p != 1 {
+		t.Errorf("all tied: p %g, want 1", p)
+	}
+	if _, p := MannWhitney(nil, []float64{1}); p != 1 {
+		t.Errorf("empty: p %g, want 1", p)
+	}
+}
+
+// TestMedianInterval holds the order-statistics interval to the tables of
+// confidence intervals for a median: for 10 samples the 2nd to the 9th
+// (97.9 %), for 3 the lowest to the highest (75 %).
+func TestMedianInterval(t *testing.T) {
+	xs := []float64{10, 3, 7, 1, 9, 5, 2, 8, 4, 6}
+	in, level, ok := MedianInterval(xs)
+	if !ok || in != (Interval{2, 9}) || math.Abs(level-0.9785) > 0.0001 {
+		t.Errorf("10 samples: %v at %.4f, want {2 9} at 0.9785", in, level)
+	}
+	in, level, ok = MedianInterval([]float64{3, 1, 2})
+	if !ok || in != (Interval{1, 3}) || level != 0.75 {
+		t.Errorf("3 samples: %v at %g, want {1 3} at 0.75", in, level)
+	}
+	if _, _, ok := MedianInterval([]float64{1, 2}); ok {
+		t.Error("2 samples gave an interval")
+	}
+}
+
+func TestGeoMean(t *testing.T) {
+	if g, ok := GeoMean([]float64{2, 0.5, 1}); !ok || math.Abs(g-1) > 1e-12 {
+		t.Errorf("GeoMean(2, ½, 1) = %g, want 1", g)
+	}
+	if g, ok := GeoMean([]float64{1.1, 1.1}); !ok || math.Abs(g-1.1) > 1e-12 {
+		t.Errorf("GeoMean(1.1, 1.1) = %g", g)
+	}
+	if _, ok := GeoMean([]float64{1, 0}); ok {
+		t.Error("a zero ratio gave a mean")
+	}
+}
+
+func TestCompareCell(t *testing.T) {
+	a := []float64{100, 101, 99, 100, 102, 98, 100, 101, 99, 100}
+	b := []float64{90, 91, 89, 90, 92, 88, 90, 91, 89, 90}
+	r := CompareCell(a, b)
+	if math.Abs(r.Ratio-0.9) > 1e-9 || !r.Significant || r.P >= 0.001 {
+		t.Errorf("10 %% slower: %+v", r)
+	}
+	if r := CompareCell(a, a); r.Significant || r.Ratio != 1 {
+		t.Errorf("same samples: %+v", r)
+	}
+}

@@ -1,0 +1,235 @@
+package stats
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// Phases of a measurement a comparison names.
+const (
+	PhaseDecode  = "decode"
+	PhasePrefill = "prefill"
+)
+
+// Cell names one measurement of a run: a decode cell (context ×
+// concurrency) or a prefill row (context; Concurrency 0).
+type Cell struct {
+	Phase       string `json:"phase"`
+	Context     int    `json:"context_tokens"`
+	Concurrency int    `json:"concurrency,omitempty"`
+}
+
+// String is the cell as a table shows it: "decode 8K×4", "prefill 8K".
+func (c Cell) String() string {
+	if c.Phase == PhasePrefill {
+		return "prefill " + matrixgen.ContextLabel(c.Context)
+	}
+	return "decode " + matrixgen.ContextLabel(c.Context) + "×" + strconv.Itoa(c.Concurrency)
+}
+
+// Seed is the bootstrap seed of a cell's interval: fixed by the cell, so
+// every build of a run draws the same resamples for it.
+func (c Cell) Seed() uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d/%d", c.Phase, c.Context, c.Concurrency)
+	return h.Sum64()
+}
+
+// DecodeSamples are a decode cell's samples: its total tokens in each
+// second of its window, in time order; of every repeat, one after the
+// other, where the sweep repeated. Empty when the run file kept none (runs
+// of other tools, older runs).
+func DecodeSamples(d matrixgen.Decode) []float64 {
+	if len(d.Repeats) == 0 {
+		return seconds(nil, d)
+	}
+	var out []float64
+	for _, r := range d.Repeats {
+		if r.Status == matrixgen.StatusValid {
+			out = seconds(out, r)
+		}
+	}
+	return out
+}
+
+func seconds(out []float64, d matrixgen.Decode) []float64 {
+	for _, n := range d.PerSecondTokens {
+		out = append(out, float64(n))
+	}
+	return out
+}
+
+// repeatTotals are the total tok/s of a cell's valid repeats.
+func repeatTotals(d matrixgen.Decode) []float64 {
+	var out []float64
+	for _, r := range d.Repeats {
+		if r.Status == matrixgen.StatusValid && r.TotalTokS != nil {
+			out = append(out, *r.TotalTokS)
+		}
+	}
+	return out
+}
+
+// PrefillSamples are a prefill row's samples: each measured request's
+// prompt tokens per second.
+func PrefillSamples(p matrixgen.Prefill) []float64 {
+	out := make([]float64, len(p.Requests))
+	for i, r := range p.Requests {
+		out[i] = r.PromptTokS
+	}
+	return out
+}
+
+// DecodeInterval is a decode cell's interval of total tok/s and its
+// confidence. A cell measured 3 or more times has the interval of the
+// median over its repeats (MedianInterval: from one repeat to another is
+// where drift on the machine shows); otherwise the 95 % interval of its
+// mean from its per-second samples (MeanInterval). ok is false without 3
+// repeats or MinSeconds seconds.
+func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
+	if d.TotalTokS == nil {
+		return Interval{}, 0, false
+	}
+	if totals := repeatTotals(d); len(totals) >= 3 {
+		return MedianInterval(totals)
+	}
+	cell := Cell{Phase: PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}
+	in, ok := MeanInterval(seconds(nil, d), cell.Seed())
+	return in, Level, ok
+}
+
+// PrefillInterval is a prefill row's interval of prompt tok/s, from its
+// requests (MedianInterval) and its real confidence; ok is false without 3
+// requests.
+func PrefillInterval(p matrixgen.Prefill) (Interval, float64, bool) {
+	if p.PromptTokS == nil {
+		return Interval{}, 0, false
+	}
+	return MedianInterval(PrefillSamples(p))
+}
+
+// Row is one cell of two runs compared.
+type Row struct {
+	Cell Cell `json:"cell"`
+	// A and B are the runs' own figures (total tok/s of a decode cell,
+	// prompt tok/s of a prefill row); SamplesA and SamplesB how many
+	// samples each had.
+	A        float64 `json:"a"`
+	B        float64 `json:"b"`
+	SamplesA int     `json:"samples_a"`
+	SamplesB int     `json:"samples_b"`
+	// Ratio is B / A: 0.9 when B is 10 % slower.
+	Ratio float64 `json:"ratio"`
+	// P is the cell's own Mann–Whitney p; PAdjusted the same corrected for
+	// the number of cells tested (Holm), which Significant is read from.
+	P           float64 `json:"p"`
+	PAdjusted   float64 `json:"p_adjusted"`
+	Significant bool    `json:"significant"`
+}
+
+// Change is the row's change as a share: −0.1 for 10 % slower.
+func (r Row) Change() float64 { return r.Ratio - 1 }
+
+// Tested reports whether both runs had samples to test.
+func (r Row) Tested() bool { return r.SamplesA > 0 && r.SamplesB > 0 }
+
+// Table is two runs compared cell by cell.
+type Table struct {
+	Rows []Row `json:"rows"`
+	// GeoMean is the geometric mean of the rows' ratios, the typical
+	// change; 0 when no row compared.
+	GeoMean float64 `json:"geomean,omitempty"`
+	// Tests is how many rows were tested: the family Holm's correction
+	// holds to a 5 % chance of any false significance.
+	Tests int `json:"tests"`
+}
+
+// CompareRuns compares every measurement valid in both runs: decode cells
+// by total tok/s and their per-second samples, prefill rows by prompt
+// tok/s and their requests. Significance is corrected for the number of
+// cells tested (Holm–Bonferroni), so over a whole table the chance that
+// any cell is called significant when nothing changed is at most 5 %;
+// each cell's own chance is then at most 5 % divided by that number.
+func CompareRuns(a, b *matrixgen.Run) Table {
+	var t Table
+	for _, pa := range a.Prefill {
+		for _, pb := range b.Prefill {
+			if pa.ContextTokens == pb.ContextTokens && bothValid(pa.Status, pb.Status) && pa.PromptTokS != nil && pb.PromptTokS != nil {
+				t.Rows = append(t.Rows, row(Cell{Phase: PhasePrefill, Context: pa.ContextTokens},
+					*pa.PromptTokS, *pb.PromptTokS, PrefillSamples(pa), PrefillSamples(pb)))
+			}
+		}
+	}
+	for i := range a.Decode {
+		da := &a.Decode[i]
+		db, ok := b.Cell(da.ContextTokens, da.Concurrency)
+		if ok && bothValid(da.Status, db.Status) && da.TotalTokS != nil && db.TotalTokS != nil {
+			t.Rows = append(t.Rows, row(Cell{Phase: PhaseDecode, Context: da.ContextTokens, Concurrency: da.Concurrency},
+				*da.TotalTokS, *db.TotalTokS, DecodeSamples(*da), DecodeSamples(db)))
+		}
+	}
+	slices.SortStableFunc(t.Rows, func(x, y Row) int {
+		return cmp.Or(cmp.Compare(y.Cell.Phase, x.Cell.Phase), // prefill first
+			cmp.Compare(x.Cell.Context, y.Cell.Context), cmp.Compare(x.Cell.Concurrency, y.Cell.Concurrency))
+	})
+	t.Tests = holm(t.Rows)
+	ratios := make([]float64, 0, len(t.Rows))
+	for _, r := range t.Rows {
+		ratios = append(ratios, r.Ratio)
+	}
+	t.GeoMean, _ = GeoMean(ratios)
+	return t
+}
+
+func bothValid(a, b matrixgen.Status) bool {
+	return a == matrixgen.StatusValid && b == matrixgen.StatusValid
+}
+
+func row(c Cell, a, b float64, sa, sb []float64) Row {
+	r := Row{Cell: c, A: a, B: b, SamplesA: len(sa), SamplesB: len(sb), P: 1, PAdjusted: 1}
+	if a > 0 {
+		r.Ratio = b / a
+	}
+	if r.Tested() {
+		_, r.P = MannWhitney(sa, sb)
+	}
+	return r
+}
+
+// holm sets PAdjusted and Significant of the tested rows by Holm's step-down
+// correction: the k-th smallest of m p values is multiplied by m − k + 1,
+// and no adjusted p is smaller than one before it. It returns m.
+func holm(rows []Row) int {
+	var tested []int
+	for i, r := range rows {
+		if r.Tested() {
+			tested = append(tested, i)
+		}
+	}
+	slices.SortStableFunc(tested, func(x, y int) int { return cmp.Compare(rows[x].P, rows[y].P) })
+	m, floor := len(tested), 0.0
+	for k, i := range tested {
+		adjusted := max(floor, min(1, float64(m-k)*rows[i].P))
+		floor = adjusted
+		rows[i].PAdjusted = adjusted
+		rows[i].Significant = adjusted < Alpha
+	}
+	return m
+}
+
+// Slowdowns are the rows the regression gate fails on: significant, and
+// slower in B by more than beyond (0.05: more than 5 %).
+func (t Table) Slowdowns(beyond float64) []Row {
+	var out []Row
+	for _, r := range t.Rows {
+		if r.Significant && r.Change() < -beyond {
+			out = append(out, r)
+		}
+	}
+	return out
+}
