@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // Event is tokens arriving (or written) at one moment: one chunk.
@@ -181,7 +182,7 @@ func Classify(d matrixgen.Decode, concurrency int, openedByTimeout bool, baselin
 		}
 	}
 	if metrics && maxWaiting > 0 {
-		return matrixgen.StatusQueued, fmt.Sprintf("the server reported up to %g requests waiting inside the window", maxWaiting)
+		return matrixgen.StatusQueued, fmt.Sprintf("the server reported up to %s waiting inside the window", plural.Count(int(math.Ceil(maxWaiting)), "request", "requests"))
 	}
 	if metrics || baselineActive == 0 || d.AvgActive == nil {
 		return matrixgen.StatusValid, ""

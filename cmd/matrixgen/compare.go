@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -68,6 +69,9 @@ it: a regression gate for CI.
 			if err != nil {
 				return usagef("-fail-on: %v", err)
 			}
+			if args[0] == args[1] {
+				return usagef("A and B are one run (%s): name two runs", term.Name(args[0]))
+			}
 			a, err := loadCompared(*runs, args[0])
 			if err != nil {
 				return err
@@ -85,8 +89,14 @@ it: a regression gate for CI.
 			default:
 				err = writeCompareText(stdout, a.ID, b.ID, table)
 			}
-			if err != nil || !gate {
+			if err != nil {
 				return err
+			}
+			if left := leftOut(a.Run, b.Run, table); len(left) > 0 && *format != "json" {
+				fmt.Fprintf(stdout, "not compared (a figure is compared where both runs are Valid): %s\n", strings.Join(left, "; "))
+			}
+			if !gate {
+				return nil
 			}
 			if slow := table.Slowdowns(beyond); len(slow) > 0 {
 				names := make([]string, len(slow))
@@ -138,6 +148,10 @@ func loadCompared(runs, name string) (matrixgen.Entry, error) {
 		if _, err := os.Stat(name); err != nil {
 			file = filepath.Join(runs, name+".json")
 		}
+	}
+	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && file != name {
+		return matrixgen.Entry{}, fmt.Errorf("no run %s: neither a file of that name nor %s in the runs folder %s (-runs)",
+			term.Name(name), term.Name(name+".json"), term.Name(runs))
 	}
 	e, err := matrixgen.LoadFile(file)
 	if err != nil {
@@ -272,4 +286,41 @@ func writeCompareJSON(w io.Writer, a, b string, t stats.Table) error {
 		_, err = io.WriteString(w, "\n")
 	}
 	return err
+}
+
+// leftOut names the measurements of either run that the table has no row
+// for, with each run's status there, so that a cell left out is never
+// silently missing: "decode 8K×4 (A Valid, B Requests queued)".
+func leftOut(a, b *matrixgen.Run, t stats.Table) []string {
+	compared := map[stats.Cell]bool{}
+	for _, r := range t.Rows {
+		compared[r.Cell] = true
+	}
+	statuses := map[stats.Cell][2]string{}
+	var order []stats.Cell
+	note := func(c stats.Cell, side int, s matrixgen.Status) {
+		if compared[c] {
+			return
+		}
+		st, seen := statuses[c]
+		if !seen {
+			st = [2]string{"not measured", "not measured"}
+			order = append(order, c)
+		}
+		st[side] = s.Label()
+		statuses[c] = st
+	}
+	for side, r := range []*matrixgen.Run{a, b} {
+		for _, p := range r.Prefill {
+			note(stats.Cell{Phase: stats.PhasePrefill, Context: p.ContextTokens}, side, p.Status)
+		}
+		for _, d := range r.Decode {
+			note(stats.Cell{Phase: stats.PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}, side, d.Status)
+		}
+	}
+	out := make([]string, len(order))
+	for i, c := range order {
+		out[i] = fmt.Sprintf("%s (A %s, B %s)", c, statuses[c][0], statuses[c][1])
+	}
+	return out
 }

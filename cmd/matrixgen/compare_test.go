@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -88,6 +89,7 @@ func TestCompareUsage(t *testing.T) {
 		{"compare", "-runs", runs, "before", "after", "-format", "xml"},
 		{"compare", "-runs", runs, "before", "after", "-fail-on", "lots"},
 		{"compare", "-runs", runs, "before", "after", "-fail-on", "-5%"},
+		{"compare", "-runs", runs, "before", "before"},
 	} {
 		if code, _, errOut := matrixgenCmd(t, args...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%q: exit %d, %q; want 2 and one line", args, code, errOut)
@@ -96,7 +98,8 @@ func TestCompareUsage(t *testing.T) {
 	if code, out, _ := matrixgenCmd(t, "compare", "-h"); code != 0 || !strings.Contains(out, "-fail-on") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "missing"); code != exitFailed || !strings.Contains(errOut, "missing.json") {
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "missing"); code != exitFailed ||
+		!strings.Contains(errOut, "no run ") || !strings.Contains(errOut, "missing.json") || strings.Contains(errOut, "openat") {
 		t.Errorf("a missing run: exit %d, %s", code, errOut)
 	}
 }
@@ -118,5 +121,26 @@ func TestCompareFromABucket(t *testing.T) {
 	}
 	if code, _, _ := matrixgenCmd(t, "compare", place+"/", "before"); code != exitUsage {
 		t.Errorf("a bucket URL without a file: exit %d, want 2", code)
+	}
+}
+
+// TestCompareSaysWhatItLeftOut: a cell valid in only one run is named with
+// both statuses, never silently missing from the table.
+func TestCompareSaysWhatItLeftOut(t *testing.T) {
+	runs := comparedRuns(t)
+	b, err := matrixgen.LoadFile(filepath.Join(runs, "after.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &b.Run.Decode[1]
+	d.Status, d.Reason = matrixgen.StatusQueued, "the server reported up to 1 request waiting inside the window"
+	if err := matrixgen.SaveRun(filepath.Join(runs, "after.json"), b.Run); err != nil {
+		t.Fatal(err)
+	}
+	label := "decode " + matrixgen.ContextLabel(d.ContextTokens) + "×" + strconv.Itoa(d.Concurrency)
+	code, out, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after")
+	want := label + " (A " + matrixgen.StatusValid.Label() + ", B " + matrixgen.StatusQueued.Label() + ")"
+	if code != 0 || !strings.Contains(out, "not compared") || !strings.Contains(out, want) {
+		t.Errorf("exit %d: want %q named as left out\n%s%s", code, want, out, errOut)
 	}
 }

@@ -156,6 +156,21 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	if (given("contexts") || f.sets.has("sweep.contexts")) && !given("prefill-contexts") && !f.sets.has("sweep.prefill_contexts") {
 		cfg.Sweep.PrefillContexts = nil
 	}
+	// A value no sweep can use is a mistake on the command line, told as
+	// one (a line and a pointer to -h, exit 2), before any request.
+	for _, bad := range []struct {
+		name string
+		is   bool
+		want string
+	}{
+		{"duration", *f.duration < 0, "a positive window such as 30s"},
+		{"max-output", *f.maxOutput < 0, "a positive number of tokens"},
+		{"repeat", *f.repeat < 0, "a positive count"},
+	} {
+		if given(bad.name) && bad.is {
+			return usagef("-%s: want %s, not %s", bad.name, bad.want, f.fs.Lookup(bad.name).Value)
+		}
+	}
 	if *f.duration != 0 {
 		cfg.Sweep.Duration.Duration = *f.duration
 	}
