@@ -43,6 +43,8 @@ func TestHoles(t *testing.T) {
 		{"line continuation", "vllm serve m --api-key \\\n hunter2hunter2 --port 8000", "hunter2"},
 		{"line continuation glued", "vllm serve m --api-key\\\n  hunter2hunter2", "hunter2"},
 		{"name with a digit", "DB_PASSWORD1=hunter2hunter2", "hunter2"},
+		{"yaml next line", "auth:\n  password:\n    s3cr3t!Pw\n  user: x", "s3cr3t"},
+		{"yaml block", "api_key: |\n  s3cr3tZq7v\nport: 8000", "s3cr3t"},
 		{"form without percent", "vllm+serve+m+--api-key+hunter2hunter2+--port+8000", "hunter2"},
 	}
 	for _, tt := range tests {

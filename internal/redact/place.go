@@ -54,8 +54,9 @@ var placeRules = []placeRule{
 	// assignment: name: value, "name": "value", 'name' => 'value', name :=
 	// value; with Go's and JSON's dumps of a header (map[Name:[value]],
 	// {"Name":["value"]}, http.Header{"Name":[]string{"value"}}) and an
-	// authentication scheme kept (Bearer, Basic, Token).
-	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)[ \t]*(?:\[\]string\{|\[)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true},
+	// authentication scheme kept (Bearer, Basic, Token); YAML's value on
+	// the next line, indented, plain or a block (password: |).
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+)?[ \t]*(?:\[\]string\{|\[)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true},
 	// NAME=value: an environment variable, a query parameter, a URL
 	// fragment's (#access_token=…), a config line's (KEY = "…").
 	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[>])(?P<name>[a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
@@ -156,6 +157,9 @@ func spacedFlagValue(name, value string) bool {
 // namedValue: a field's or element's value is a secret when its name says
 // so, but a count beside a secret's word is a count.
 func namedValue(name, value string) bool {
+	if strings.HasSuffix(value, ":") {
+		return false // the next field's name (token:\n  type: x)
+	}
 	last, secret := secretWordAt(name)
 	return secret && (last || !plainNumber(value))
 }
