@@ -45,6 +45,9 @@ func TestHoles(t *testing.T) {
 		{"name with a digit", "DB_PASSWORD1=hunter2hunter2", "hunter2"},
 		{"yaml next line", "auth:\n  password:\n    s3cr3t!Pw\n  user: x", "s3cr3t"},
 		{"yaml block", "api_key: |\n  s3cr3tZq7v\nport: 8000", "s3cr3t"},
+		{"powershell env", `$env:VLLM_API_KEY="hunter2hunter2"`, "hunter2"},
+		{"k8s env entry", `{"name":"API_KEY","value":"hunter2hunter2"}`, "hunter2"},
+		{"k8s env entry yaml", "- name: VLLM_API_KEY\n  value: hunter2hunter2", "hunter2"},
 		{"form without percent", "vllm+serve+m+--api-key+hunter2hunter2+--port+8000", "hunter2"},
 	}
 	for _, tt := range tests {

@@ -57,9 +57,11 @@ var placeRules = []placeRule{
 	// authentication scheme kept (Bearer, Basic, Token); YAML's value on
 	// the next line, indented, plain or a block (password: |).
 	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+)?[ \t]*(?:\[\]string\{|\[)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true},
-	// NAME=value: an environment variable, a query parameter, a URL
+	// NAME=value: an environment variable (PowerShell's $env:NAME=value too), a query parameter, a URL
 	// fragment's (#access_token=…), a config line's (KEY = "…").
-	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[>])(?P<name>[a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[>]|\$env:)(?P<name>[a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
+	// A Kubernetes env entry: {"name": "API_KEY", "value": "…"}.
+	{re: regexp.MustCompile(`(?i)["']?name["']?[ \t]*:[ \t]*["']?(?P<name>[a-z_][a-z0-9_.-]*)["']?\s*,?\s*["']?value["']?[ \t]*:[ \t]*(?P<value>` + fieldWord + `)`), keep: namedValue},
 	// An XML element's text: <password>value</password>.
 	{re: regexp.MustCompile(`(?i)<(?P<name>[a-z_][a-z0-9_.:-]*)(?:\s[^<>]*)?>(?P<value>[^<]+)<`), keep: namedValue},
 	// The token after Bearer, wherever it stands (one with a digit or a
