@@ -40,6 +40,15 @@ func TestHoles(t *testing.T) {
 		{"scheme-relative", "see //admin:Zq7vLm2X@db.internal:5432/x", "Zq7vLm2X"},
 		{"userinfo with @", "git clone https://bot:Zq7@vLm2X@github.com/o/r", "vLm2X"},
 		{"userinfo with @ encoded", "git clone https://bot:Zq7%40vLm2X@github.com/o/r", "vLm2X"},
+		{"line continuation", "vllm serve m --api-key \\\n hunter2hunter2 --port 8000", "hunter2"},
+		{"line continuation glued", "vllm serve m --api-key\\\n  hunter2hunter2", "hunter2"},
+		{"name with a digit", "DB_PASSWORD1=hunter2hunter2", "hunter2"},
+		{"yaml next line", "auth:\n  password:\n    s3cr3t!Pw\n  user: x", "s3cr3t"},
+		{"yaml block", "api_key: |\n  s3cr3tZq7v\nport: 8000", "s3cr3t"},
+		{"powershell env", `$env:VLLM_API_KEY="hunter2hunter2"`, "hunter2"},
+		{"k8s env entry", `{"name":"API_KEY","value":"hunter2hunter2"}`, "hunter2"},
+		{"k8s env entry yaml", "- name: VLLM_API_KEY\n  value: hunter2hunter2", "hunter2"},
+		{"form without percent", "vllm+serve+m+--api-key+hunter2hunter2+--port+8000", "hunter2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,6 +69,8 @@ func TestLiveKeyPieces(t *testing.T) {
 		{"touching a letter", "x" + liveKey + " bad", liveKey[1:]},
 		{"touching letters both sides", "key" + liveKey[3:] + "def", liveKey[3:]},
 		{"middle piece", "got ..." + liveKey[5:15] + "...", liveKey[5:15]},
+		{"soft hyphen and zero-width", "got " + liveKey[:9] + "\u00ad" + liveKey[9:15] + "\u200b" + liveKey[15:20] + "\u034f" + liveKey[20:] + " ok", liveKey[9:15]},
+		{"ansi inside", "got " + liveKey[:9] + "\x1b[0m" + liveKey[9:16] + "\x1b[1m" + liveKey[16:] + " ok", liveKey[9:16]},
 	}
 	r := New(liveKey)
 	for _, tt := range tests {

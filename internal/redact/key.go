@@ -16,13 +16,20 @@ import "strings"
 //     key whose start was cut off at its start.
 //
 // A piece of digits alone is a figure the key happens to share, and kept;
-// so is a start or end shorter than minPiece of letters of one case, a
-// word as likely as a key's (vllm). A longer piece of letters is the
+// so is a start or end shorter than minPiece of letters of one case or a
+// capitalized word, as likely a word as a key's (vllm), unless it is half
+// the key or more and a cut left it. A longer piece of letters is the
 // key's: a random key holds a word of eight letters as rarely as a text
 // holds eight of its letters by chance.
+//
+// A key shorter than minPieceKey is looked for whole, anywhere, and by its
+// start or end as a token only: half of a nine-character key is four
+// characters, which a model's name holds by chance (a key Nemotron3 would
+// hide "Nemo" of NVIDIA-Nemotron-3.5).
 const (
-	minPiece = 8
-	minEdge  = 4
+	minPiece    = 8
+	minEdge     = 4
+	minPieceKey = 12
 )
 
 // keyFinder finds pieces of the live key.
@@ -34,6 +41,9 @@ type keyFinder struct {
 
 func newKeyFinder(key string) *keyFinder {
 	f := &keyFinder{key: key, piece: min(minPiece, len(key)/2), grams: map[string][]int{}}
+	if len(key) < minPieceKey {
+		f.piece = len(key)
+	}
 	for i := 0; i+f.piece <= len(key); i++ {
 		g := key[i : i+f.piece]
 		f.grams[g] = append(f.grams[g], i)
@@ -65,7 +75,8 @@ func (f *keyFinder) find(text string, hide func(start, end int)) {
 func (f *keyFinder) findEdges(text string, hide func(start, end int)) {
 	for n := minEdge; n < f.piece && n < len(f.key); n++ {
 		for _, piece := range []string{f.key[:n], f.key[len(f.key)-n:]} {
-			if ordinary(piece) {
+			word := ordinary(piece)
+			if word && n < len(f.key)/2 {
 				continue
 			}
 			for from := 0; ; {
@@ -75,13 +86,23 @@ func (f *keyFinder) findEdges(text string, hide func(start, end int)) {
 				}
 				s, e := from+at, from+at+n
 				if (s == 0 || !isAlnum(text[s-1]) || !isAlnum(piece[0])) &&
-					(e == len(text) || !isAlnum(text[e]) || !isAlnum(piece[n-1])) {
+					(e == len(text) || !isAlnum(text[e]) || !isAlnum(piece[n-1])) &&
+					(!word || cutAt(text, s, e)) {
 					hide(s, e)
 				}
 				from = s + 1
 			}
 		}
 	}
+}
+
+// cutAt reports whether the text was cut just after text[s:e] or just
+// before it (at its end or start, or beside a mark of a cut: "…", "..."):
+// a word-like half of the key is the key's only where a cut left it
+// (Nemotron of a key Nemotron3 is a model's name elsewhere).
+func cutAt(text string, s, e int) bool {
+	return e == len(text) || strings.HasPrefix(text[e:], "…") || strings.HasPrefix(text[e:], "...") ||
+		s == 0 || strings.HasSuffix(text[:s], "…") || strings.HasSuffix(text[:s], "...")
 }
 
 func commonPrefix(a, b string) int {
@@ -93,8 +114,9 @@ func commonPrefix(a, b string) int {
 }
 
 // ordinary reports whether a piece is a word or a figure: letters of one
-// case, or digits, and nothing else.
+// case, a capitalized word (Nemotron), or digits, and nothing else.
 func ordinary(p string) bool {
 	return strings.Trim(p, "abcdefghijklmnopqrstuvwxyz") == "" ||
+		len(p) > 1 && 'A' <= p[0] && p[0] <= 'Z' && strings.Trim(p[1:], "abcdefghijklmnopqrstuvwxyz") == "" ||
 		strings.Trim(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == "" || strings.Trim(p, "0123456789") == ""
 }

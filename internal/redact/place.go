@@ -31,6 +31,10 @@ const (
 type placeRule struct {
 	re   *regexp.Regexp
 	keep func(name, value string) (hide bool)
+	// prose: the rule's separator (':') is also prose's, so a value that
+	// is a lowercase word with more words after it is a sentence going on
+	// ("Invalid API key: please check", "token: file not found").
+	prose bool
 }
 
 // placeRules are the places secrets stand in. A value that follows a name
@@ -50,11 +54,14 @@ var placeRules = []placeRule{
 	// assignment: name: value, "name": "value", 'name' => 'value', name :=
 	// value; with Go's and JSON's dumps of a header (map[Name:[value]],
 	// {"Name":["value"]}, http.Header{"Name":[]string{"value"}}) and an
-	// authentication scheme kept (Bearer, Basic, Token).
-	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)[ \t]*(?:\[\]string\{|\[)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue},
-	// NAME=value: an environment variable, a query parameter, a URL
+	// authentication scheme kept (Bearer, Basic, Token); YAML's value on
+	// the next line, indented, plain or a block (password: |).
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+)?[ \t]*(?:\[\]string\{|\[)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true},
+	// NAME=value: an environment variable (PowerShell's $env:NAME=value too), a query parameter, a URL
 	// fragment's (#access_token=…), a config line's (KEY = "…").
-	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[>])(?P<name>[a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[>]|\$env:)(?P<name>[a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
+	// A Kubernetes env entry: {"name": "API_KEY", "value": "…"}.
+	{re: regexp.MustCompile(`(?i)["']?name["']?[ \t]*:[ \t]*["']?(?P<name>[a-z_][a-z0-9_.-]*)["']?\s*,?\s*["']?value["']?[ \t]*:[ \t]*(?P<value>` + fieldWord + `)`), keep: namedValue},
 	// An XML element's text: <password>value</password>.
 	{re: regexp.MustCompile(`(?i)<(?P<name>[a-z_][a-z0-9_.:-]*)(?:\s[^<>]*)?>(?P<value>[^<]+)<`), keep: namedValue},
 	// The token after Bearer, wherever it stands (one with a digit or a
@@ -82,6 +89,10 @@ func findPlaced(text string, hide func(start, end int)) {
 			if name > 0 {
 				n = text[pos+m[2*name] : pos+m[2*name+1]]
 			}
+			if rule.prose && sentence(text[vs:ve], text[ve:]) {
+				pos = max(vs, pos+1)
+				continue
+			}
 			if s, e, ok := secretOf(rule, n, text[vs:ve]); ok {
 				hide(vs+s, vs+e)
 			}
@@ -90,6 +101,13 @@ func findPlaced(text string, hide func(start, end int)) {
 			pos = max(vs, pos+1)
 		}
 	}
+}
+
+// sentence reports whether value, with what follows it, reads as prose:
+// a lowercase word, then a space and another word.
+func sentence(value, after string) bool {
+	return strings.Trim(value, "abcdefghijklmnopqrstuvwxyz") == "" &&
+		len(after) >= 2 && after[0] == ' ' && 'a' <= after[1] && after[1] <= 'z'
 }
 
 // secretOf returns the part of a matched value that is a secret: inside
@@ -141,6 +159,9 @@ func spacedFlagValue(name, value string) bool {
 // namedValue: a field's or element's value is a secret when its name says
 // so, but a count beside a secret's word is a count.
 func namedValue(name, value string) bool {
+	if strings.HasSuffix(value, ":") {
+		return false // the next field's name (token:\n  type: x)
+	}
 	last, secret := secretWordAt(name)
 	return secret && (last || !plainNumber(value))
 }
@@ -161,12 +182,24 @@ func switchFlag(name string) bool {
 	return false
 }
 
-// secretEndings are how a part of a secret's name ends; secretParts are
-// whole parts that say secret.
+// secretWords are the parts of a name that say secret, written whole or
+// as the end of a joined word after a credential's qualifier (apikey,
+// authtoken, dbpassword); a number after it counts the secret
+// (DB_PASSWORD1). "key" alone names many things (--sort-key,
+// key_cache_dtype): it says secret only as the whole name or after a
+// credential's qualifier (api-key, X-Api-Key, AWS_SECRET_ACCESS_KEY).
 var (
-	secretEndings = []string{"key", "keys", "token", "secret", "secrets", "password", "passwd", "pwd",
-		"auth", "authorization", "credential", "credentials", "cookie", "passphrase"}
-	secretParts = []string{"pass", "jwt", "pat", "sig", "signature", "session", "sas"}
+	secretWords = []string{"token", "oauth", "xauth", "userpass", "sessionid", "sid", "secret", "secrets", "password", "passwd", "pwd",
+		"auth", "authorization", "credential", "credentials", "cookie", "passphrase",
+		"pass", "jwt", "pat", "sig", "signature", "session", "sas", "apikey", "apikeys"}
+	keyWords      = []string{"key", "keys"}
+	keyQualifiers = []string{"api", "access", "secret", "private", "client", "auth", "master", "signing",
+		"license", "subscription", "service", "app", "account", "storage", "sas", "session", "encryption",
+		"ssh", "deploy", "admin", "openai", "hf", "x"}
+	joinedQualifiers = append([]string{"db", "user", "root", "bearer", "refresh", "id"}, keyQualifiers...)
+	// valueParts may follow a secret's word in a name that still names
+	// the secret itself (--key-value, SECRET_KEY_BASE).
+	valueParts = []string{"value", "val", "str", "string", "data", "b64", "base64", "hex", "raw", "base"}
 )
 
 // SecretName reports whether a flag's, header's, variable's or field's
@@ -179,24 +212,64 @@ func SecretName(name string) bool {
 
 // secretWordAt reports whether the name holds a secret's word and whether
 // it is the name's last part (--api-key) or a part before another
-// (--num-api-key-retries, whose value is a count).
+// (--num-api-key-retries, whose value is a count). A secret's word
+// followed by parts that name something else (key_cache_dtype,
+// api_key_file) is no secret's name.
 func secretWordAt(name string) (last, found bool) {
 	parts := nameParts(name)
 	for i, p := range parts {
-		if secretWord(p) {
-			found, last = true, i == len(parts)-1
+		prev := ""
+		if i > 0 {
+			prev = parts[i-1]
+		}
+		if !secretWord(p, prev, i == 0 && len(parts) == 1 || i == 0 && followedByValue(parts[1:])) {
+			continue
+		}
+		if i == len(parts)-1 {
+			return true, true
+		}
+		if followedByValue(parts[i+1:]) || countedBy(parts[i+1:]) {
+			found = true
 		}
 	}
-	return last, found
+	return false, found
 }
 
-func secretWord(part string) bool {
-	for _, end := range secretEndings {
-		if strings.HasSuffix(part, end) {
+// followedByValue reports whether the parts after a secret's word say
+// "its value" (--secret-value, tokenValue).
+func followedByValue(rest []string) bool {
+	return len(rest) > 0 && slices.Contains(valueParts, rest[len(rest)-1])
+}
+
+// countedBy reports whether the parts after a secret's word count or time
+// it (--num-api-key-retries): such a name keeps a number, and hides
+// anything else.
+func countedBy(rest []string) bool {
+	for _, p := range rest {
+		switch p {
+		case "retries", "retry", "count", "ttl", "len", "length", "size", "timeout", "expiry", "expires", "id":
 			return true
 		}
 	}
-	return slices.Contains(secretParts, part)
+	return false
+}
+
+// secretWord reports whether a part of a name says secret; prev is the
+// part before it, alone whether the part stands for the whole name.
+func secretWord(part, prev string, alone bool) bool {
+	part = strings.TrimRight(part, "0123456789")
+	if slices.Contains(keyWords, part) {
+		return alone || slices.Contains(keyQualifiers, prev)
+	}
+	if slices.Contains(secretWords, part) {
+		return true
+	}
+	for _, w := range append(keyWords, secretWords...) {
+		if q, ok := strings.CutSuffix(part, w); ok && len(w) > 3 && slices.Contains(joinedQualifiers, q) {
+			return true
+		}
+	}
+	return false
 }
 
 // nameParts splits a name into its lower-cased words.

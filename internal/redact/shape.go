@@ -191,7 +191,7 @@ func randomPiece(p, before string) bool {
 	case letters == 0:
 		return false
 	case digits > 0 && isHex(p):
-		return len(p) >= minRandomHex && len(p) != 40 && !labelledDigest(before)
+		return len(p) >= minRandomHex && len(p) != 40 && !labelledDigest(before) && !labelledID(before)
 	case digitGroups(p) >= 3:
 		return true
 	}
@@ -226,6 +226,21 @@ func labelledDigest(before string) bool {
 	for _, algo := range []string{"sha256:", "sha512:", "sha384:", "sha1:", "md5:"} {
 		if strings.HasSuffix(before, algo) {
 			return true
+		}
+	}
+	return false
+}
+
+// idPrefixes name the hex ids servers give a request or a response
+// (vLLM's chatcmpl-…, cmpl-…, req-…): an id, not a key.
+var idPrefixes = []string{"chatcmpl-", "cmpl-", "req-", "request-", "resp-", "embd-", "msg-", "run-", "trace-", "batch-", "call-"}
+
+// labelledID reports whether the text before a hex piece is an id's prefix
+// standing at a token's start.
+func labelledID(before string) bool {
+	for _, p := range idPrefixes {
+		if at := len(before) - len(p); at >= 0 && strings.EqualFold(before[at:], p) {
+			return at == 0 || !runChar(before[at-1])
 		}
 	}
 	return false

@@ -74,6 +74,32 @@ var kept = []string{
 
 // TestKeptAsItIs: names, figures, versions, ids, paths and the seed run's
 // every string come out as they went in, with or without a live key.
+// TestOverRedactionFound: ordinary text an attack showed hidden: ids,
+// names with a secret's word inside or of another kind, prose, and a
+// model's name holding part of a short live key.
+func TestOverRedactionFound(t *testing.T) {
+	tests := []struct{ key, in string }{
+		{"", "request chatcmpl-8f3c2b1a9d4e4f6a8b7c6d5e4f3a2b1c done"},
+		{"", "cmpl-8f3c2b1a9d4e4f6a8b7c6d5e4f3a2b1c"},
+		{"", "id=req-8f3c2b1a9d4e4f6a8b7c6d5e4f3a2b1c"},
+		{"", "key_cache_dtype=auto"},
+		{"", "--sort-key latency"},
+		{"", "Failed to load token: file not found"},
+		{"", "Invalid API key: please check"},
+		{"", "monkey: banana"},
+		{"", "monkey=banana"},
+		{"Nemotron3", "nvidia/NVIDIA-Nemotron-3.5-Lightning-NVFP4"},
+	}
+	for _, tt := range tests {
+		if got := New(tt.key).Text(tt.in); got != tt.in {
+			t.Errorf("key %q: %q became %q", tt.key, tt.in, got)
+		}
+	}
+	if got := New("Nemotron3").Text("bad key Nemotron3"); strings.Contains(got, "Nemotron3") {
+		t.Errorf("a short key kept whole: %q", got)
+	}
+}
+
 func TestKeptAsItIs(t *testing.T) {
 	for _, key := range []string{"", liveKey, "vllm", "x"} {
 		r := New(key)
@@ -251,7 +277,7 @@ func TestGeneratedKeyPieces(t *testing.T) {
 	for i := range 3000 {
 		key := shapedFamilies[rng.IntN(len(shapedFamilies))](rng)
 		if rng.IntN(3) == 0 {
-			key = draw(rng, base62, 8+rng.IntN(12)) // not of any shape
+			key = draw(rng, base62, minPieceKey+rng.IntN(8)) // not of any shape; shorter keys are looked for whole (key.go)
 		}
 		if weakness(key) != "" {
 			continue

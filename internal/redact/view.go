@@ -53,10 +53,17 @@ func views(s string) []view {
 	if decoded := decodeAll(view{text: s}); decoded.text != written.text {
 		out = append(out, decoded)
 	}
-	if strings.Contains(s, "%") && strings.Contains(s, "+") {
+	if strings.Contains(s, "+") {
 		// A form's or a query's '+' is a space, read before decoding: a
-		// base64 key's '+' is written %2B there.
+		// base64 key's '+' is written %2B there. A form may hold no '%'
+		// at all (vllm+serve+--api-key+…); a key's '+' is still read
+		// whole in the views above.
 		out = append(out, decodeAll(rewrite(view{text: s}, plusAt)))
+	}
+	if joined := rewrite(view{text: s}, invisibleAt); joined.text != s {
+		// Characters no reader sees (a soft hyphen, a zero-width space, a
+		// terminal's colour) dropped: a key cut by them is read whole.
+		out = append(out, joined)
 	}
 	return out
 }
@@ -81,8 +88,27 @@ func plusAt(s string, i int) (byte, int) {
 	return 0, 0
 }
 
+// invisibleAt reads a character no reader sees at s[i] (a format
+// character, a combining grapheme joiner, a terminal's control sequence)
+// as nothing.
+func invisibleAt(s string, i int) (byte, int) {
+	switch c := s[i]; {
+	case c == 0x1b:
+		if n := controlSequence(s[i+1:]); n > 0 {
+			return 0, 1 + n
+		}
+	case c >= utf8.RuneSelf:
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.Is(unicode.Cf, r) || r == 0x34f {
+			return 0, n
+		}
+	}
+	return 0, 0
+}
+
 // rewrite returns v with each piece at returns replaced; at says, for the
-// text from i, what byte its piece reads as and how long it is (0: kept).
+// text from i, what byte its piece reads as and how long it is (0: kept);
+// a piece read as byte 0 is dropped.
 func rewrite(v view, at func(s string, i int) (b byte, n int)) view {
 	s := v.text
 	var text []byte
@@ -103,7 +129,9 @@ func rewrite(v view, at func(s string, i int) (b byte, n int)) view {
 				from[j] = j
 			}
 		}
-		text, from = append(text, b), append(from, i)
+		if b != 0 {
+			text, from = append(text, b), append(from, i)
+		}
 		i += n
 	}
 	if text == nil {
@@ -122,6 +150,10 @@ func rewrite(v view, at func(s string, i int) (b byte, n int)) view {
 func spaceAt(s string, i int) (byte, int) {
 	c := s[i]
 	switch {
+	case c == '\\' && strings.HasPrefix(s[i+1:], "\n"):
+		return ' ', 2 // a shell's line continuation
+	case c == '\\' && strings.HasPrefix(s[i+1:], "\r\n"):
+		return ' ', 3
 	case c == '\\':
 		return ' ', escapedSpace(s[i:])
 	case c == 0x1b:
