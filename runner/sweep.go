@@ -108,7 +108,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 		warnf("%s", w)
 	}
 
-	warnf("probing %s: its models, its engine's endpoints and a 4-token request, up to %v", redact.Positional(s.Server.BaseURL), probeStreamTimeout)
+	warnf("probing %s: its models, its engine's endpoints and a 4-token request, up to %v", redact.Text(s.Server.BaseURL), probeStreamTimeout)
 	probe, err := c.probe(ctx, s.Server.MetricsURL)
 	if err != nil {
 		return nil, keyHint(err, s.Server.APIKeyEnv, o.APIKey != "")

@@ -127,11 +127,6 @@ func Text(s string) string {
 	return (*Redactor)(nil).Text(s)
 }
 
-// Positional is Text, by its former name.
-//
-// Deprecated: use Text, which finds secrets by their shape too.
-func Positional(s string) string { return Text(s) }
-
 // Error returns err with its message redacted; errors.Is and errors.As
 // still see the error it wraps.
 func (r *Redactor) Error(err error) error {

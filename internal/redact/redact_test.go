@@ -11,7 +11,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-func TestPositional(t *testing.T) {
+func TestPlaces(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"vllm serve m --api-key sk-123 --port 8000", "vllm serve m --api-key <redacted> --port 8000"},
 		{"vllm serve m --api-key=sk-123", "vllm serve m --api-key=<redacted>"},
@@ -44,8 +44,8 @@ func TestPositional(t *testing.T) {
 		{"max_tokens: 4096, tokens=12", "max_tokens: 4096, tokens=12"},
 	}
 	for _, tt := range tests {
-		if got := Positional(tt.in); got != tt.want {
-			t.Errorf("Positional(%q)\n got  %q\n want %q", tt.in, got, tt.want)
+		if got := Text(tt.in); got != tt.want {
+			t.Errorf("Text(%q)\n got  %q\n want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -87,8 +87,8 @@ func TestWeakKeysAreWarnedNotSearched(t *testing.T) {
 			t.Errorf("key %q rewrote\n %q\nto\n %q", key, text, got)
 		}
 		w := r.Warning()
-		if Positional(w) != w {
-			t.Errorf("the warning is itself redacted: %s", Positional(w))
+		if Text(w) != w {
+			t.Errorf("the warning is itself redacted: %s", Text(w))
 		}
 		if w == "" {
 			t.Errorf("key %q: no warning", key)
@@ -346,12 +346,12 @@ func TestSecretWordsAnywhereInAName(t *testing.T) {
 		"Location: https://app/cb#access_token=%s&x=1", `OPENAI_API_KEY = "%s"`,
 	} {
 		in := fmt.Sprintf(form, secret)
-		if got := Positional(in); strings.Contains(got, secret) {
+		if got := Text(in); strings.Contains(got, secret) {
 			t.Errorf("%q kept the secret: %q", in, got)
 		}
 	}
 	for _, kept := range []string{"--num-api-key-retries 2", "--max-num-batched-tokens 8192", "--tokenizer-mode auto", "python -u serve.py", "--session-count 4"} {
-		if got := Positional(kept); got != kept {
+		if got := Text(kept); got != kept {
 			t.Errorf("%q became %q", kept, got)
 		}
 	}
