@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // engine is what the runner knows of one kind of inference server. Each
@@ -31,7 +32,7 @@ type engine interface {
 	// metrics are the Prometheus metrics it keeps.
 	metrics() engineMetrics
 	// kvFromMetrics reads the KV capacity from its metrics, where they say.
-	kvFromMetrics(p *matrixgen.Probe, s []sample)
+	kvFromMetrics(p *matrixgen.Probe, s []prom.Sample)
 	// hasSlots: it lists its slots at /slots, an idle signal without metrics.
 	hasSlots() bool
 	// tooLong reports whether an error answer (its HTTP status and message)
@@ -56,19 +57,7 @@ type engineMetrics struct {
 	// server's own prefill clock, read around a single prefill request.
 	// Engines that time the prompt in the stream itself (llama.cpp's
 	// timings, Ollama's prompt_eval_duration) keep none here.
-	promptTime promHistogram
-}
-
-// promHistogram names a Prometheus histogram and, where one metric holds
-// several (SGLang's stages), the label that picks the series.
-type promHistogram struct{ name, labelKey, labelValue string }
-
-// String is how a run names the clock: the metric and its series.
-func (h promHistogram) String() string {
-	if h.labelKey == "" {
-		return h.name
-	}
-	return h.name + "{" + h.labelKey + "=\"" + h.labelValue + "\"}"
+	promptTime prom.Histogram
 }
 
 // engines are tried in order; the first to recognise the server is it.
@@ -138,8 +127,10 @@ func (genericEngine) metrics() engineMetrics {
 	}
 	return m // and no token counter: which engine's would it be?
 }
-func (genericEngine) kvFromMetrics(p *matrixgen.Probe, s []sample) { vllmEngine{}.kvFromMetrics(p, s) }
-func (genericEngine) hasSlots() bool                               { return false }
+func (genericEngine) kvFromMetrics(p *matrixgen.Probe, s []prom.Sample) {
+	vllmEngine{}.kvFromMetrics(p, s)
+}
+func (genericEngine) hasSlots() bool { return false }
 func (genericEngine) tooLong(status int, message string) bool {
 	for _, e := range engines {
 		if e.tooLong(status, message) {

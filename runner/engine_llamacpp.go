@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // llamaCppEngine is llama.cpp's llama-server: /props with its slots and
@@ -54,8 +55,8 @@ func (llamaCppEngine) metrics() engineMetrics {
 	}
 }
 
-func (llamaCppEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
-func (llamaCppEngine) hasSlots() bool                           { return true }
+func (llamaCppEngine) kvFromMetrics(*matrixgen.Probe, []prom.Sample) {}
+func (llamaCppEngine) hasSlots() bool                                { return true }
 
 // tooLong: "request (20030 tokens) exceeds the available context size
 // (16384 tokens), try increasing it", of type exceed_context_size_error.

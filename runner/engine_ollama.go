@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // ollamaEngine is Ollama, measured through its native API (ollama.go): its
@@ -34,9 +35,9 @@ func (ollamaEngine) counter(context.Context, *client) (tokenizer, string, bool) 
 }
 
 // metrics: Ollama keeps none; its count comes with each request.
-func (ollamaEngine) metrics() engineMetrics                   { return engineMetrics{} }
-func (ollamaEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
-func (ollamaEngine) hasSlots() bool                           { return false }
+func (ollamaEngine) metrics() engineMetrics                        { return engineMetrics{} }
+func (ollamaEngine) kvFromMetrics(*matrixgen.Probe, []prom.Sample) {}
+func (ollamaEngine) hasSlots() bool                                { return false }
 
 // tooLong: Ollama cuts a prompt past its context silently; it refuses none.
 func (ollamaEngine) tooLong(int, string) bool { return false }

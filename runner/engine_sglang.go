@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // sglangEngine is SGLang: /server_info (or /get_server_info) with its KV
@@ -56,12 +57,12 @@ func (sglangEngine) metrics() engineMetrics {
 		preemptions: []string{"sglang:num_retracted_requests_total"},
 		tokens:      serverCounter{metric: "sglang:generation_tokens_total"},
 		// The scheduler's prefill forward pass of each request.
-		promptTime: promHistogram{name: "sglang:per_stage_req_latency_seconds", labelKey: "stage", labelValue: "prefill_forward"},
+		promptTime: prom.Histogram{Name: "sglang:per_stage_req_latency_seconds", LabelKey: "stage", LabelValue: "prefill_forward"},
 	}
 }
 
-func (sglangEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
-func (sglangEngine) hasSlots() bool                           { return false }
+func (sglangEngine) kvFromMetrics(*matrixgen.Probe, []prom.Sample) {}
+func (sglangEngine) hasSlots() bool                                { return false }
 
 // tooLong: "The input (N tokens) is longer than the model's context length
 // (M tokens)."

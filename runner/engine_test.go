@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -65,7 +66,7 @@ func TestEachEngine(t *testing.T) {
 					t.Errorf("the running and waiting metrics %v, %v are not in /metrics", names.running, names.waiting)
 				}
 				if m := names.tokens.metric; m != "" {
-					if _, ok := sum(samples, m); !ok {
+					if _, ok := prom.Sum(samples, m); !ok {
 						t.Errorf("the token counter %s is not in /metrics", m)
 					}
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // tgiEngine is Hugging Face's text-generation-inference: /info with its
@@ -83,12 +84,12 @@ func (tgiEngine) metrics() engineMetrics {
 		// tokens handed on: the prompt's processing, without the queue.
 		// It times a batch; the prefill is read around a lone request,
 		// whose batch it is.
-		promptTime: promHistogram{name: "tgi_batch_inference_duration", labelKey: "method", labelValue: "prefill"},
+		promptTime: prom.Histogram{Name: "tgi_batch_inference_duration", LabelKey: "method", LabelValue: "prefill"},
 	}
 }
 
-func (tgiEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
-func (tgiEngine) hasSlots() bool                           { return false }
+func (tgiEngine) kvFromMetrics(*matrixgen.Probe, []prom.Sample) {}
+func (tgiEngine) hasSlots() bool                                { return false }
 
 // tooLong: a 422, "Input validation error: `inputs` tokens +
 // `max_new_tokens` must be <= 4096. Given: …", or "`inputs` must have less

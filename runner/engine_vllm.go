@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // vllmEngine is vLLM: /version, /tokenize in chat form, Prometheus metrics
@@ -41,25 +42,25 @@ func (vllmEngine) metrics() engineMetrics {
 		tokens:      serverCounter{metric: "vllm:generation_tokens_total"},
 		// From the request's first scheduling to its first token: the
 		// prompt's processing, not the queue or the HTTP front end.
-		promptTime: promHistogram{name: "vllm:request_prefill_time_seconds"},
+		promptTime: prom.Histogram{Name: "vllm:request_prefill_time_seconds"},
 	}
 }
 
 // kvFromMetrics reads the KV capacity vLLM reports. kv_cache_size_tokens is
 // right for every model; num_gpu_blocks × block_size only for plain
 // full-attention ones (for hybrid models block_size is the smallest group's).
-func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []sample) {
+func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []prom.Sample) {
 	if p.KVCacheTokens > 0 {
 		return
 	}
-	if v, ok := label(s, "vllm:cache_config_info", "kv_cache_size_tokens"); ok {
+	if v, ok := prom.Label(s, "vllm:cache_config_info", "kv_cache_size_tokens"); ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			p.KVCacheTokens, p.KVSource = n, "vllm:cache_config_info kv_cache_size_tokens"
 			return
 		}
 	}
-	blocks, _ := label(s, "vllm:cache_config_info", "num_gpu_blocks")
-	size, _ := label(s, "vllm:cache_config_info", "block_size")
+	blocks, _ := prom.Label(s, "vllm:cache_config_info", "num_gpu_blocks")
+	size, _ := prom.Label(s, "vllm:cache_config_info", "block_size")
 	b, err1 := strconv.Atoi(blocks)
 	z, err2 := strconv.Atoi(size)
 	if err1 == nil && err2 == nil && b > 0 && z > 0 {

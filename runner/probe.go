@@ -12,6 +12,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/prom"
 	"github.com/matrixgen/matrixgen/internal/redact"
 )
 
@@ -104,7 +105,7 @@ func (c *client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenize
 }
 
 // metrics reads the server's Prometheus text.
-func (c *client) metrics(ctx context.Context, url string) ([]sample, error) {
+func (c *client) metrics(ctx context.Context, url string) ([]prom.Sample, error) {
 	path := "/metrics"
 	if url != "" {
 		path = url
@@ -123,7 +124,7 @@ func (c *client) metrics(ctx context.Context, url string) ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseProm(bytes.NewReader(text)), nil
+	return prom.Parse(bytes.NewReader(text)), nil
 }
 
 // ServedModel is the model a server serves when it serves exactly one, for
