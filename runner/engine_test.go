@@ -71,10 +71,9 @@ func TestEachEngine(t *testing.T) {
 					}
 				}
 			}
-			if c.eng.hasSlots() {
-				var slots []map[string]any
-				if err := c.getJSON(ctx, "/slots", &slots); err != nil || len(slots) == 0 {
-					t.Errorf("an engine with slots has no /slots: %v", err)
+			if own := c.eng.ownIdle(); own != nil {
+				if idle, err := own.idle(ctx, c); err != nil || !idle {
+					t.Errorf("%s: idle %v, %v; want an idle server", own.name, idle, err)
 				}
 			}
 		})

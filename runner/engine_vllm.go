@@ -10,7 +10,7 @@ import (
 
 // vllmEngine is vLLM: /version, /tokenize in chat form, Prometheus metrics
 // with its KV capacity, per-request rates in its final chunk.
-type vllmEngine struct{}
+type vllmEngine struct{ engineDefaults }
 
 func init() { registerEngine(placeVersion, vllmEngine{}) }
 
@@ -27,9 +27,29 @@ func (vllmEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) 
 	return true
 }
 
-func (vllmEngine) prepare(*client) {}
+// counter: vLLM's /tokenize takes the chat form and applies the template,
+// so it counts a prompt exactly as the chat route will.
+func (vllmEngine) counter(ctx context.Context, c *client, p *matrixgen.Probe) (tokenizer, string, bool) {
+	if n, err := (vllmTokenizer{c}).count(ctx, "hello"); err != nil || n <= 0 {
+		return nil, "", false
+	}
+	p.Tokenize = true
+	return vllmTokenizer{c}, "/tokenize (chat form, template included)", true
+}
 
-func (vllmEngine) counter(context.Context, *client) (tokenizer, string, bool) { return nil, "", false }
+// vllmTokenizer is vLLM's /tokenize in its chat form (template included).
+type vllmTokenizer struct{ c *client }
+
+func (t vllmTokenizer) count(ctx context.Context, content string) (int, error) {
+	var out struct {
+		Count int `json:"count"`
+	}
+	err := t.c.postJSON(ctx, "/tokenize", map[string]any{
+		"model": t.c.model, "add_generation_prompt": true,
+		"messages": []map[string]string{{"role": "user", "content": content}},
+	}, &out)
+	return out.Count, err
+}
 
 func (vllmEngine) metrics() engineMetrics {
 	return engineMetrics{
@@ -69,9 +89,19 @@ func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []prom.Sample) {
 	}
 }
 
-func (vllmEngine) hasSlots() bool { return false }
-
 // tooLong: "This model's maximum context length is 8192 tokens. However, …".
 func (vllmEngine) tooLong(status int, m string) bool {
 	return status == 400 && containsAny(m, "maximum context length")
+}
+
+// vllmRequestMetrics is vLLM's per-request report on a stream's last chunk
+// (--enable-per-request-metrics): the server's own decode rate.
+type vllmRequestMetrics struct {
+	TokensPerSecond float64 `json:"tokens_per_second"`
+}
+
+func (m *vllmRequestMetrics) read(o *observation) {
+	if m.TokensPerSecond > 0 {
+		o.serverTokS = m.TokensPerSecond
+	}
 }

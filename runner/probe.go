@@ -64,12 +64,6 @@ func (c *client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 	}
 	c.eng = recogniseEngine(ctx, c, p)
 	c.eng.prepare(c)
-	var tok struct {
-		Count int `json:"count"`
-	}
-	if err := c.postJSON(ctx, "/tokenize", map[string]any{"model": c.model, "messages": []map[string]string{{"role": "user", "content": "hello"}}, "add_generation_prompt": true}, &tok); err == nil && tok.Count > 0 {
-		p.Tokenize = true
-	}
 	if samples, err := c.metrics(ctx, metricsURL); err == nil && len(samples) > 0 {
 		p.Metrics = true
 		c.eng.kvFromMetrics(p, samples)
@@ -91,12 +85,7 @@ func (c *client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 // tokenizerFor picks the most exact way this server offers to count a
 // chat prompt's tokens, and records it in the probe.
 func (c *client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenizer, error) {
-	switch {
-	case p.Tokenize:
-		p.Tokenizer = "/tokenize (chat form, template included)"
-		return serverTokenizer{c}, nil
-	}
-	if t, how, ok := c.eng.counter(ctx, c); ok {
+	if t, how, ok := c.eng.counter(ctx, c, p); ok {
 		p.Tokenizer = how
 		return t, nil
 	}

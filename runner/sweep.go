@@ -145,7 +145,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	}
 	logf("prompts: %s", probe.Tokenizer)
 	sw.chooseIdleSignal(ctx)
-	logf("idle before each measurement: by %s", sw.idle)
+	logf("idle before each measurement: by %s", sw.idleBy())
 	telCtx, stopTelemetry := context.WithCancel(ctx)
 	tel := sw.startTelemetry(telCtx)
 	defer func() { stopTelemetry(); tel.Wait() }()
