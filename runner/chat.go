@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -82,20 +83,18 @@ func (b chatBody) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(head, &fields); err != nil {
 		return nil, err
 	}
-	for _, added := range []struct {
-		what   string
-		fields map[string]any
-	}{{"engine", b.engine}, {"extra", b.extra}} {
-		for k, v := range added.fields {
-			if _, set := fields[k]; set {
-				continue
-			}
-			raw, err := json.Marshal(v)
-			if err != nil {
-				return nil, fmt.Errorf("%s field %s: %w", added.what, k, err)
-			}
-			fields[k] = raw
+	added := map[string]any{}
+	maps.Copy(added, b.extra)
+	maps.Copy(added, b.engine) // the engine's fields win over the settings'
+	for k, v := range added {
+		if _, set := fields[k]; set {
+			continue
 		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("extra field %s: %w", k, err)
+		}
+		fields[k] = raw
 	}
 	if fields["messages"], err = json.Marshal(messages); err != nil {
 		return nil, err
