@@ -1,5 +1,7 @@
 // Package config reads matrixgen.toml, the one file that configures both
-// `matrixgen run` and `matrixgen build`. It owns the TOML dependency.
+// `matrixgen run` and `matrixgen build`, and `matrixgen sim`'s profiles,
+// into types of its own. It owns the TOML dependency and imports neither
+// the runner nor the sim: the command wires its values into theirs.
 package config
 
 import (

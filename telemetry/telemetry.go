@@ -377,7 +377,7 @@ func maxPtr(p *float64, v float64) *float64 {
 }
 
 // Window is the power figures of the window from start to end, in which
-// the GPUs gave outputTokens tokens; or nil, and why there is none ("no
+// the server produced outputTokens tokens; or nil, and why there is none ("no
 // reading: …"), never a zero. Each window takes its own samples, once.
 func (t *Sampler) Window(start, end time.Time, outputTokens int) (*matrixgen.Power, string) {
 	stopped := t.Stopped()
