@@ -376,7 +376,7 @@
     var figures = ca.text + " → " + cb.text, verdict, td;
     if (ca.status || cb.status) {
       verdict = "unmarked";
-      td = spans("ratio-none", [[r.text, "fig"], [figures, "ttft"], [ca.status ? "A queued" : "B queued", "st"]]);
+      td = spans("ratio-none", [[r.text, "fig"], [figures, "ttft"], [ca.status && cb.status ? "both queued" : ca.status ? "A queued" : "B queued", "st"]]);
       td.title = name + ": " + [["A", ca], ["B", cb]].filter(function (s) { return s[1].status; }).map(function (s) { return s[0] + " " + s[1].status; }).join(", ") +
         "; not marked as a gain or a loss";
     } else if (!ca.seconds || !cb.seconds) {
