@@ -226,6 +226,10 @@ type comparePrefill struct {
 	Text    string   `json:"text"`            // the figure, or the status
 	Server  string   `json:"server"`          // the server's own prefill tok/s
 	Cold    string   `json:"cold"`            // the cold request's TTFT
+	// Samples are a valid row's measured requests' prompt tok/s
+	// (stats.PrefillSamples), for the page's test; none where the run kept
+	// no requests.
+	Samples []float64 `json:"samples,omitempty"`
 }
 
 type compareCell struct {
@@ -273,7 +277,7 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 		row := comparePrefill{Context: p.ContextTokens, Label: matrixgen.ContextLabel(p.ContextTokens), Text: p.Status.Label(),
 			Server: unlessDash(optional(p.ServerPromptTokS, tokS)), Cold: unlessDash(optional(p.ColdTTFTMs, ttftText))}
 		if p.Status == matrixgen.StatusValid && p.PromptTokS != nil {
-			row.TokS, row.Text = p.PromptTokS, tokS(*p.PromptTokS)
+			row.TokS, row.Text, row.Samples = p.PromptTokS, tokS(*p.PromptTokS), stats.PrefillSamples(p)
 		}
 		c.Prefill = append(c.Prefill, row)
 	}

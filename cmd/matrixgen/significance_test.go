@@ -37,14 +37,7 @@ func pageVerdict(a, b matrixgen.Decode) string {
 	if len(sa) == 0 || len(sb) == 0 {
 		return "untested"
 	}
-	ratio := *b.TotalTokS / *a.TotalTokS
-	switch {
-	case !stats.CompareCell(sa, sb).Significant || ratio == 1:
-		return "same"
-	case ratio > 1:
-		return "gain"
-	}
-	return "loss"
+	return tested(sa, sb, *b.TotalTokS / *a.TotalTokS)
 }
 
 // expectedVerdicts are pageVerdict's calls for every cell of the two runs, by
@@ -61,13 +54,60 @@ func expectedVerdicts(a, b *matrixgen.Run) map[string]string {
 			}
 			out[fmt.Sprintf("%dx%d", d.ContextTokens, d.Concurrency)] = v
 		}
+		for _, p := range r.Prefill {
+			pa, okA := prefillRow(a, p.ContextTokens)
+			pb, okB := prefillRow(b, p.ContextTokens)
+			v := ""
+			if okA && okB {
+				v = prefillVerdict(pa, pb)
+			}
+			out["prefill "+matrixgen.ContextLabel(p.ContextTokens)] = v
+		}
 	}
 	return out
 }
 
-// pageVerdicts reads the drawn ratio matrix back: each cell's
+func prefillRow(r *matrixgen.Run, context int) (matrixgen.Prefill, bool) {
+	for _, p := range r.Prefill {
+		if p.ContextTokens == context {
+			return p, true
+		}
+	}
+	return matrixgen.Prefill{}, false
+}
+
+// prefillVerdict is what a compare page's prefill table should call a
+// row's B / A: "" where it shows none or either run kept no requests;
+// otherwise stats.CompareCell over the requests' prompt tok/s, as a decode
+// cell's.
+func prefillVerdict(a, b matrixgen.Prefill) string {
+	figure := func(p matrixgen.Prefill) bool {
+		return p.Status == matrixgen.StatusValid && p.PromptTokS != nil && *p.PromptTokS > 0
+	}
+	if !figure(a) || !figure(b) || len(a.Requests) == 0 || len(b.Requests) == 0 {
+		return ""
+	}
+	return tested(stats.PrefillSamples(a), stats.PrefillSamples(b), *b.PromptTokS / *a.PromptTokS)
+}
+
+// tested is a tested pair's call: "gain" or "loss" where stats.CompareCell
+// finds it significant (by the ratio of the figures shown), "same" where
+// not.
+func tested(sa, sb []float64, ratio float64) string {
+	switch {
+	case !stats.CompareCell(sa, sb).Significant || ratio == 1:
+		return "same"
+	case ratio > 1:
+		return "gain"
+	}
+	return "loss"
+}
+
+// pageVerdicts reads the drawn ratio matrix and prefill table back: each
+// cell's
 // data-verdict ("" where it has none) and class, by context (its tokens,
-// the row head's data-context) and concurrency (the column's head).
+// the row head's data-context) and concurrency (the column's head); each
+// prefill row's B / A by "prefill" and its context's label.
 const pageVerdicts = `(() => {
 	const t = document.getElementById("compare-ratio"), out = {};
 	const levels = [...t.tHead.rows[0].cells].slice(1).map(c => c.textContent);
@@ -75,6 +115,8 @@ const pageVerdicts = `(() => {
 		const context = r.cells[0].getAttribute("data-context");
 		[...r.cells].slice(1).forEach((c, i) => { out[context + "x" + levels[i]] = [c.getAttribute("data-verdict") || "", c.className]; });
 	}
+	const p = document.getElementById("compare-prefill-table");
+	if (p.tBodies.length) for (const r of p.tBodies[0].rows) out["prefill " + r.cells[0].textContent] = [r.cells[3].getAttribute("data-verdict") || "", r.cells[3].className];
 	return out;
 })()`
 
@@ -113,9 +155,12 @@ func checkVerdicts(t *testing.T, pair string, a, b *matrixgen.Run, got map[strin
 		if !ok || g[0] != w {
 			t.Errorf("%s, cell %s: the page says %q (class %q), Go says %q", pair, key, g[0], g[1], w)
 		}
-		seen[w]++
 		var ctx, n int
-		fmt.Sscanf(key, "%dx%d", &ctx, &n)
+		if _, err := fmt.Sscanf(key, "%dx%d", &ctx, &n); err != nil {
+			seen["prefill "+w]++
+			continue
+		}
+		seen[w]++
 		ca, _ := a.Cell(ctx, n)
 		cb, _ := b.Cell(ctx, n)
 		marked := []matrixgen.Status{matrixgen.StatusQueued, matrixgen.StatusLooped, matrixgen.StatusOverCapacity}
@@ -125,7 +170,8 @@ func checkVerdicts(t *testing.T, pair string, a, b *matrixgen.Run, got map[strin
 	}
 }
 
-// withSamples gives a run's valid cells generated per-second samples that
+// withSamples gives a run's prefill rows 0 to 6 requests, and its valid
+// cells generated per-second samples that
 // reach every branch of the test: sizes from none (untested) and below
 // three (not tested: ~) through the exact test's bound of 50 a side and
 // past it, values distinct or coarse enough to tie, spread 1–8 %, around
@@ -134,6 +180,14 @@ func checkVerdicts(t *testing.T, pair string, a, b *matrixgen.Run, got map[strin
 func withSamples(r *matrixgen.Run, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	sizes := []int{0, 1, 2, 3, 4, 6, 10, 20, 30, 49, 50, 51, 60, 90}
+	for i := range r.Prefill {
+		p := &r.Prefill[i]
+		shift := 1 + 0.2*(rng.Float64()-0.5)
+		for range rng.IntN(7) { // 0 to 6 requests, as prefill_repeats allows
+			p.Requests = append(p.Requests, matrixgen.PrefillRequest{PromptTokens: p.ContextTokens, TTFTMs: *p.TTFTMs,
+				PromptTokS: *p.PromptTokS * shift * (1 + 0.02*rng.NormFloat64())})
+		}
+	}
 	for i := range r.Decode {
 		d := &r.Decode[i]
 		d.PerSecondTokens = nil
@@ -153,9 +207,10 @@ func withSamples(r *matrixgen.Run, seed uint64) {
 }
 
 // TestSignificanceAgreesWithGo: over every ordered pair of 6 generated
-// runs (30 pages, 1,920 cells), the compare page's script calls each cell
-// a gain, a loss, ~, unmarked or untested exactly where the Go rule
-// (stats.CompareCell over stats.DecodeSamples) does; queued, looped and
+// runs (30 pages, 1,920 decode cells and 270 prefill rows), the compare
+// page's script calls each cell a gain, a loss, ~, unmarked or untested
+// exactly where the Go rule (stats.CompareCell over stats.DecodeSamples,
+// or a prefill row's requests) does; queued, looped and
 // over-capacity cells are never coloured. Both of the test's ways (exact,
 // and the normal approximation with ties) are reached, each on both
 // sides of significance.
@@ -193,6 +248,9 @@ func TestSignificanceAgreesWithGo(t *testing.T) {
 		if seen[v] < 10 {
 			t.Errorf("only %d cells called %q: the generated runs do not reach it", seen[v], v)
 		}
+	}
+	if seen["prefill same"] < 10 || seen["prefill gain"]+seen["prefill loss"] < 5 {
+		t.Errorf("prefill rows: %d ~, %d gains and %d losses: the generated runs do not reach both", seen["prefill same"], seen["prefill gain"], seen["prefill loss"])
 	}
 	for _, w := range []string{"exact significant", "exact not", "normal significant", "normal not", "too few"} {
 		if ways[w] < 10 {

@@ -385,14 +385,25 @@
       td.title = name + ": not tested, " + (ca.seconds ? "B" : "A") + " kept no per-second samples";
     } else {
       var s = significance(ca.seconds, cb.seconds, test);
-      verdict = !s.significant || r.value === 1 ? "same" : r.value > 1 ? "gain" : "loss";
+      verdict = verdictOf(s, r);
       td = verdict === "same" ? spans("ratio-same", [["~ " + r.text, "fig"], [figures, "ttft"]]) : spans(r.className, [[r.text, "fig"], [figures, "ttft"]]);
-      td.title = name + ": " + (s.tested ? "Mann–Whitney U over " + ca.seconds.length + " and " + cb.seconds.length + " seconds, p " + (s.exact ? "= " : "≈ ") + s.p.toPrecision(2) +
-        (s.significant ? ", significant" : ", not significant") : "fewer than " + test.min_samples + " seconds, not tested") +
-        " at " + Math.round(100 * test.alpha) + " %";
+      td.title = name + ": " + testWords(s, ca.seconds.length, cb.seconds.length, "seconds", test);
     }
     td.setAttribute("data-verdict", verdict);
     return td;
+  }
+
+  // verdictOf is a tested pair's mark: gain or loss where significant (by
+  // the ratio of the figures shown), same (~) where not.
+  function verdictOf(s, r) {
+    return !s.significant || r.value === 1 ? "same" : r.value > 1 ? "gain" : "loss";
+  }
+
+  // testWords says what the test found, for a cell's title.
+  function testWords(s, m, n, unit, test) {
+    return (s.tested ? "Mann–Whitney U over " + m + " and " + n + " " + unit + ", p " + (s.exact ? "= " : "≈ ") + s.p.toPrecision(2) +
+      (s.significant ? ", significant" : ", not significant") : "fewer than " + test.min_samples + " " + unit + ", not tested") +
+      " at " + Math.round(100 * test.alpha) + " %";
   }
 
   // significance is stats.CompareCell's rule, step for step, so that a
@@ -508,12 +519,22 @@
   }
 
   // ranked is the A, B and B / A cells of a figure both runs may have,
-  // the higher marked best.
+  // the higher marked best. Where both carry samples (a prefill row's
+  // requests) B / A is tested as a decode cell is (ratioCell): coloured
+  // only where significant, "~" where not; data-verdict says which.
   function ranked(fa, fb, rules) {
     var r = ratio(fa.value, fb.value, rules);
     var ta = el("td", fa.text, "num"), tb = el("td", fb.text, "num");
     if (r && fa.value !== fb.value) (fb.value > fa.value ? tb : ta).classList.add("top");
-    return [ta, tb, r ? el("td", r.text, "num " + r.className) : el("td", "", "num")];
+    if (!r) return [ta, tb, el("td", "", "num")];
+    var td = el("td", r.text, "num " + r.className);
+    if (fa.samples && fb.samples) {
+      var s = significance(fa.samples, fb.samples, rules.test), verdict = verdictOf(s, r);
+      if (verdict === "same") td = el("td", "~ " + r.text, "num ratio-same");
+      td.setAttribute("data-verdict", verdict);
+      td.title = testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test);
+    }
+    return [ta, tb, td];
   }
 
   // table fills the table with this id: a head row, then rows of cells.
@@ -584,7 +605,7 @@
     if (cold) heads.push("A cold TTFT", "B cold TTFT");
     table("compare-prefill-table", heads, contexts.map(function (c) {
       var pa = rows[c][0] || none, pb = rows[c][1] || none;
-      var cells = [el("th", labels[c])].concat(ranked({ text: pa.text, value: pa.tok_s }, { text: pb.text, value: pb.tok_s }, rules));
+      var cells = [el("th", labels[c])].concat(ranked({ text: pa.text, value: pa.tok_s, samples: pa.samples }, { text: pb.text, value: pb.tok_s, samples: pb.samples }, rules));
       if (server) cells.push(el("td", pa.server || "—", "num"), el("td", pb.server || "—", "num"));
       if (cold) cells.push(el("td", pa.cold || "—", "num"), el("td", pb.cold || "—", "num"));
       return { cells: cells };
