@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/matrixgen/matrixgen/internal/parallel"
 	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
@@ -64,26 +63,6 @@ func RunFiles(dir string) ([]string, error) {
 	names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(filepath.Base(n), ".") })
 	sort.Strings(names)
 	return names, nil
-}
-
-// LoadDir reads every run file in dir. It reads them all even when some are
-// bad, so one build reports every bad file, not just the first; the error
-// joins one error per bad file.
-func LoadDir(dir string) ([]Entry, error) {
-	names, err := RunFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	loaded := make([]Entry, len(names))
-	errs := make([]error, len(names))
-	parallel.Each(len(names), func(i int) { loaded[i], errs[i] = LoadFile(names[i]) })
-	var entries []Entry
-	for i, e := range loaded {
-		if errs[i] == nil {
-			entries = append(entries, e)
-		}
-	}
-	return entries, errors.Join(errs...)
 }
 
 // LoadFile reads one run file and the notes beside it.
