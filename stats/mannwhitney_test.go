@@ -104,3 +104,15 @@ func TestGeoMean(t *testing.T) {
 		t.Error("a zero ratio gave a mean")
 	}
 }
+
+func TestCompareCell(t *testing.T) {
+	a := []float64{100, 101, 99, 100, 102, 98, 100, 101, 99, 100}
+	b := []float64{90, 91, 89, 90, 92, 88, 90, 91, 89, 90}
+	r := CompareCell(a, b)
+	if math.Abs(r.Ratio-0.9) > 1e-9 || !r.Significant || r.P >= 0.001 {
+		t.Errorf("10 %% slower: %+v", r)
+	}
+	if r := CompareCell(a, a); r.Significant || r.Ratio != 1 {
+		t.Errorf("same samples: %+v", r)
+	}
+}
