@@ -24,7 +24,7 @@ const maxProblems = 20
 // are negative or not finite, concurrency 0, cells named twice, a valid cell
 // without its throughput. A run that passes is safe to render.
 func (r *Run) Validate() []Problem {
-	v := validator{}
+	v := validator{maxOutput: r.Sweep.MaxOutputTokens, gpus: r.Hardware.GPUCount}
 	if r.Schema != SchemaVersion {
 		v.add("schema", fmt.Sprintf("unsupported version %d; this build reads %d", r.Schema, SchemaVersion))
 	}
@@ -48,22 +48,15 @@ func (r *Run) Validate() []Problem {
 	v.sweep(&r.Sweep)
 	v.prefill(r.Prefill, r.Sweep.PrefillContexts)
 	v.decode(r.Decode, &r.Sweep)
-	for i := range r.Decode {
-		at := "decode[" + strconv.Itoa(i) + "]."
-		for _, p := range r.Decode[i].Impossible(r.Sweep.MaxOutputTokens, r.Hardware.GPUCount) {
-			v.add(at+p.Field, p.Msg)
-		}
-		for j := range r.Decode[i].Repeats {
-			rat := at + "repeats[" + strconv.Itoa(j) + "]."
-			for _, p := range r.Decode[i].Repeats[j].Impossible(r.Sweep.MaxOutputTokens, r.Hardware.GPUCount) {
-				v.add(rat+p.Field, p.Msg)
-			}
-		}
-	}
 	return v.problems
 }
 
-type validator struct{ problems []Problem }
+type validator struct {
+	problems []Problem
+	// maxOutput and gpus are the sweep's max output tokens and the
+	// machine's GPUs: what bounds a cell's tokens and power (Impossible).
+	maxOutput, gpus int
+}
 
 func (v *validator) add(field, msg string) {
 	if len(v.problems) < maxProblems {
@@ -141,6 +134,12 @@ func (v *validator) contexts(field string, xs []int) {
 			v.add(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("want a token count between 1 and %d, got %d", maxContextTokens, n))
 		}
 	}
+	v.ascending(field, xs)
+}
+
+// ascending checks that a list of the sweep names each size once, smallest
+// first.
+func (v *validator) ascending(field string, xs []int) {
 	if !slices.IsSorted(xs) || len(slices.Compact(slices.Clone(xs))) != len(xs) {
 		v.add(field, "must be ascending without repeats")
 	}
@@ -187,9 +186,7 @@ func (v *validator) sweep(s *Sweep) {
 			v.add(fmt.Sprintf("sweep.concurrency[%d]", i), fmt.Sprintf("must be at least 1, got %d", c))
 		}
 	}
-	if !slices.IsSorted(s.Concurrency) || len(slices.Compact(slices.Clone(s.Concurrency))) != len(s.Concurrency) {
-		v.add("sweep.concurrency", "must be ascending without repeats")
-	}
+	v.ascending("sweep.concurrency", s.Concurrency)
 }
 
 func (v *validator) prefill(ps []Prefill, planned []int) {
@@ -256,8 +253,12 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 	}
 }
 
-// cell checks one measurement of a cell: its figures, power and metrics.
+// cell checks one measurement of a cell: its figures, power and metrics,
+// each on its own and against each other (Impossible).
 func (v *validator) cell(at string, d Decode) {
+	for _, p := range d.Impossible(v.maxOutput, v.gpus) {
+		v.add(at+"."+p.Field, p.Msg)
+	}
 	v.status(at, d.Status, d.TotalTokS, "total_tok_s")
 	v.rate(at, ".total_tok_s", d.TotalTokS)
 	v.rate(at, ".per_request_tok_s", d.PerRequestTokS)
