@@ -27,6 +27,7 @@ import (
 )
 
 var compareCommand = command{
+	args:    true,
 	summary: "compare two runs cell by cell, and fail on a significant slowdown",
 	usage: `
 Usage: matrixgen compare <A> <B> [options]

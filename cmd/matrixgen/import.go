@@ -16,6 +16,7 @@ import (
 )
 
 var importCommand = command{
+	args:    true,
 	summary: "convert another tool's results into a run file",
 	usage: `
 Usage: matrixgen import <format> <file>... [options]
@@ -77,36 +78,21 @@ milliseconds); what the format lacks is left empty. The run file gets notes
 }
 
 // reorderFlags lets flags follow the positional arguments, as in the
-// examples: the flag package stops at the first non-flag. A flag it does
-// not know, a bad value or a missing one is an error, as it would be
-// before the arguments.
+// examples: the flag package stops at the first non-flag, so it parses
+// again after each one. A flag it does not know, a bad value or a missing
+// one is a usage error, as it is before the arguments.
 func reorderFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") || len(a) == 1 {
-			positional = append(positional, a)
-			continue
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageError{err}
 		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "h" || name == "help" {
-			return nil, flag.ErrHelp
+		if fs.NArg() == 0 {
+			return positional, nil
 		}
-		if fs.Lookup(name) == nil {
-			return nil, usagef("flag provided but not defined: %s", a)
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return nil, usagef("flag needs an argument: %s", a)
-			}
-			i++
-			value = args[i]
-		}
-		if err := fs.Set(name, value); err != nil {
-			return nil, usagef("invalid value %q for flag %s: %v", value, a, err)
-		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	return positional, nil
 }
 
 func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) error {
