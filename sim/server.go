@@ -255,7 +255,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	case req.Messages != nil:
 		forEachToken(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, add)
 	case req.Prompt != nil:
-		forEachWord(*req.Prompt, add)
+		tokens = tokenIDs(*req.Prompt)
 	default:
 		apiError(w, http.StatusBadRequest, "BadRequestError", "either prompt or messages is required")
 		return
