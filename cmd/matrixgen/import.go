@@ -39,10 +39,6 @@ milliseconds); what the format lacks is left empty. The run file gets notes
 		id := fs.String("id", "", "run `id` (file name); default: <date>-<model>-<tool>")
 		engine := fs.String("engine", "", "the `engine` that served the results (vllm, sglang, …), when the files do not say")
 		return func(args []string, stdout, stderr io.Writer) error {
-			args, err := reorderFlags(fs, args)
-			if err != nil {
-				return err
-			}
 			if len(args) < 2 {
 				return usagef("name a format and at least one file")
 			}
@@ -50,24 +46,21 @@ milliseconds); what the format lacks is left empty. The run file gets notes
 			if format != "llm-inference-bench" && format != "vllm-bench-serve" {
 				return usagef("unknown format %q (want llm-inference-bench or vllm-bench-serve)", format)
 			}
+			var err error
 			datas := make([][]byte, len(files))
 			for i, f := range files {
-				var err error
 				if datas[i], err = readInput(f); err != nil {
 					return err
 				}
 			}
 			var res importer.Result
-			switch format {
-			case "llm-inference-bench":
+			if format == "llm-inference-bench" {
 				if len(files) != 1 {
 					return usagef("llm-inference-bench: one benchmark_results.json at a time")
 				}
 				res, err = importer.LLMInferenceBench(files[0], datas[0])
-			case "vllm-bench-serve":
+			} else {
 				res, err = importer.VLLMBenchServe(files, datas, *engine)
-			default:
-				return fmt.Errorf("unknown format %q (want llm-inference-bench or vllm-bench-serve)", format)
 			}
 			if err != nil {
 				return err
@@ -75,24 +68,6 @@ milliseconds); what the format lacks is left empty. The run file gets notes
 			return writeImport(res, *out, *id, format, stdout)
 		}
 	},
-}
-
-// reorderFlags lets flags follow the positional arguments, as in the
-// examples: the flag package stops at the first non-flag, so it parses
-// again after each one. A flag it does not know, a bad value or a missing
-// one is a usage error, as it is before the arguments.
-func reorderFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageError{err}
-		}
-		if fs.NArg() == 0 {
-			return positional, nil
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }
 
 func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) error {

@@ -30,7 +30,8 @@ type command struct {
 	// options; examples are command lines, shown below them.
 	usage, examples string
 	// args says the command takes arguments besides its options; one that
-	// does not refuses them before it runs.
+	// does not refuses them before it runs. Options may stand before or
+	// after the arguments.
 	args  bool
 	flags func(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) error
 }
@@ -83,14 +84,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := newFlagSet(name)
 	do := cmd.flags(fs)
-	err := fs.Parse(args[1:])
+	positional, err := parseFlags(fs, args[1:])
 	switch {
 	case err != nil:
 		err = usageError{err}
-	case !cmd.args && fs.NArg() > 0:
-		err = usagef("unexpected arguments %q", fs.Args())
+	case !cmd.args && len(positional) > 0:
+		err = usagef("unexpected arguments %q", positional)
 	default:
-		err = do(fs.Args(), stdout, stderr)
+		err = do(positional, stdout, stderr)
 	}
 	var misuse usageError
 	switch {
@@ -105,6 +106,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// An error can carry a server's or a file's words: printed, not obeyed.
 	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, term.Clean(err.Error()))
 	return exitFailed
+}
+
+// parseFlags parses a command's flags wherever they stand, before or after
+// its arguments, as the examples write them (matrixgen compare A B
+// -format markdown), and returns the arguments. The flag package stops at
+// the first argument, so it parses again after each one.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 // newFlagSet is a command's flag set: it says nothing itself, so that a
