@@ -77,7 +77,7 @@ func (v *validator) count(at, name string, n int) {
 }
 
 // nonNegative checks an optional figure: finite, not negative, and below
-// MaxFigure, past any figure a benchmark measures in the units the run
+// maxFigure, past any figure a benchmark measures in the units the run
 // file keeps (1e300 passed once, and a page printed it). The field's name
 // comes in two parts, joined only for a problem: a run has thousands of
 // figures.
@@ -89,7 +89,7 @@ func (v *validator) nonNegative(at, name string, x *float64) {
 	case *x < 0:
 		v.add(at+name, fmt.Sprintf("must not be negative, got %s", strconv.FormatFloat(*x, 'g', -1, 64)))
 	default:
-		v.add(at+name, fmt.Sprintf("%s is past any figure a benchmark measures (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(MaxFigure)))
+		v.add(at+name, fmt.Sprintf("%s is past any figure a benchmark measures (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(maxFigure)))
 	}
 }
 
@@ -111,20 +111,20 @@ func (v *validator) nonNegatives(at string, figures []namedFigure) {
 // with it.
 const maxGPUs = 4096
 
-// MaxFigure bounds every figure of a run file: a trillion (milliseconds,
+// maxFigure bounds every figure of a run file: a trillion (milliseconds,
 // tokens per second, watts, seconds alike).
-const MaxFigure = 1e12
+const maxFigure = 1e12
 
-// MaxTokS bounds a rate of tokens: a hundred million a second, far past
+// maxTokS bounds a rate of tokens: a hundred million a second, far past
 // any server's prefill or decode.
-const MaxTokS = 1e8
+const maxTokS = 1e8
 
 // rate checks an optional tokens-per-second figure: a figure, and within
-// MaxTokS.
+// maxTokS.
 func (v *validator) rate(at, name string, x *float64) {
 	v.nonNegative(at, name, x)
-	if fine(x) && x != nil && *x > MaxTokS {
-		v.add(at+name, fmt.Sprintf("%s tok/s is past any server's (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(MaxTokS)))
+	if fine(x) && x != nil && *x > maxTokS {
+		v.add(at+name, fmt.Sprintf("%s tok/s is past any server's (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(maxTokS)))
 	}
 }
 
@@ -361,7 +361,7 @@ func (v *validator) countPtr(at, name string, n *int) {
 // fine says whether an optional figure is absent or a finite number of at
 // least zero.
 func fine(x *float64) bool {
-	return x == nil || *x >= 0 && *x <= MaxFigure
+	return x == nil || *x >= 0 && *x <= maxFigure
 }
 
 func (v *validator) percentiles(at, name string, p *Percentiles) {
