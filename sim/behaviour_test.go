@@ -326,10 +326,14 @@ func TestNonStreaming(t *testing.T) {
 	}
 }
 
-func TestClientGoneFreesTheRequest(t *testing.T) {
+// TestClientGoneFreesTheRequest: a client that leaves mid-stream frees its
+// slot, so the next request runs; 5 s on the sim's clock is 2,500 steps.
+func TestClientGoneFreesTheRequest(t *testing.T) { synctest.Test(t, testClientGoneFreesTheRequest) }
+
+func testClientGoneFreesTheRequest(t *testing.T) {
 	p := fastProfile()
 	p.KV.MaxRunning = 1
-	_, url := startSim(t, p)
+	_, url := startMemSim(t, p)
 	ctx, cancel := context.WithCancel(context.Background())
 	resp := post(t, ctx, url, chatBody(5, `"stream":true,"max_tokens":100000,"ignore_eos":true`))
 	buf := make([]byte, 10)
