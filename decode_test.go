@@ -221,7 +221,9 @@ func TestDecodeReadsWhatJSONSays(t *testing.T) {
 	}
 }
 
-func TestLoadDirReportsEveryBadFile(t *testing.T) {
+// TestLoadFileNamesEachBadFile: every run file of a folder is read on its
+// own, a bad one refused in an error naming it, the good one read.
+func TestLoadFileNamesEachBadFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, doc string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644); err != nil {
@@ -232,17 +234,20 @@ func TestLoadDirReportsEveryBadFile(t *testing.T) {
 	write("bad-one.json", "{")
 	write("bad-two.json", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"x": 1}`, 1))
 	write("bad id!.json", minimal)
-	entries, err := LoadDir(dir)
-	if err == nil {
-		t.Fatal("no error for three bad files")
+	names, err := RunFiles(dir)
+	if err != nil || len(names) != 4 {
+		t.Fatalf("RunFiles = %v, %v; want 4 files", names, err)
 	}
-	for _, name := range []string{"bad-one.json", "bad-two.json", "bad id!.json"} {
-		if !strings.Contains(err.Error(), name) {
-			t.Errorf("error does not name %s:\n%v", name, err)
+	for _, name := range names {
+		e, err := LoadFile(name)
+		switch base := filepath.Base(name); {
+		case base == "good.json":
+			if err != nil || e.ID != "good" {
+				t.Errorf("good.json: %+v, %v", e.ID, err)
+			}
+		case err == nil || !strings.Contains(err.Error(), base):
+			t.Errorf("%s: error %v does not name the file", base, err)
 		}
-	}
-	if len(entries) != 1 || entries[0].ID != "good" {
-		t.Errorf("entries = %v, want only good", entries)
 	}
 }
 

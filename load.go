@@ -8,10 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
-	"github.com/matrixgen/matrixgen/internal/parallel"
 	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
@@ -62,28 +60,8 @@ func RunFiles(dir string) ([]string, error) {
 		return nil, err
 	}
 	names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(filepath.Base(n), ".") })
-	sort.Strings(names)
+	slices.Sort(names)
 	return names, nil
-}
-
-// LoadDir reads every run file in dir. It reads them all even when some are
-// bad, so one build reports every bad file, not just the first; the error
-// joins one error per bad file.
-func LoadDir(dir string) ([]Entry, error) {
-	names, err := RunFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	loaded := make([]Entry, len(names))
-	errs := make([]error, len(names))
-	parallel.Each(len(names), func(i int) { loaded[i], errs[i] = LoadFile(names[i]) })
-	var entries []Entry
-	for i, e := range loaded {
-		if errs[i] == nil {
-			entries = append(entries, e)
-		}
-	}
-	return entries, errors.Join(errs...)
 }
 
 // LoadFile reads one run file and the notes beside it.
@@ -130,9 +108,22 @@ const MaxNotesBytes = 1 << 20
 
 // readBounded reads a regular file of at most limit bytes inside its own
 // folder: a link that resolves elsewhere is refused, so a build from
-// contributed run files cannot publish the build machine's files.
+// contributed run files cannot publish the build machine's files. It opens
+// name once, through its folder as an os.Root (a link resolving out of the
+// folder is refused by the open itself), and reads it only if the open
+// file is regular and within limit: checking the name first and opening
+// it after let it be swapped in between.
 func readBounded(name string, limit int64, what string) ([]byte, error) {
-	data, err := readBoundedFile(name, limit, what)
+	root, err := os.OpenRoot(filepath.Dir(name))
+	if err != nil {
+		return nil, namedErr(err)
+	}
+	defer root.Close()
+	f, info, err := regular.Open(root, filepath.Base(name))
+	if err != nil {
+		return nil, namedErr(linkOut(name, err))
+	}
+	data, err := regular.Read(f, info, limit, term.Name(name), what)
 	return data, namedErr(err)
 }
 
@@ -145,23 +136,6 @@ func namedErr(err error) error {
 		return fmt.Errorf("%s %s: %w", pe.Op, term.Name(pe.Path), pe.Err)
 	}
 	return err
-}
-
-// readBoundedFile opens name once, through its folder as an os.Root (a
-// link resolving out of the folder is refused by the open itself), and
-// reads it only if the open file is regular and within limit: checking
-// the name first and opening it after let it be swapped in between.
-func readBoundedFile(name string, limit int64, what string) ([]byte, error) {
-	root, err := os.OpenRoot(filepath.Dir(name))
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	f, info, err := regular.Open(root, filepath.Base(name))
-	if err != nil {
-		return nil, linkOut(name, err)
-	}
-	return regular.Read(f, info, limit, term.Name(name), what)
 }
 
 // linkOut explains err, from opening name inside its folder, when name is

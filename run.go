@@ -8,7 +8,6 @@ package matrixgen
 
 import (
 	"cmp"
-	"iter"
 	"slices"
 	"time"
 )
@@ -590,10 +589,8 @@ func (r *Run) Sorted() *Run {
 	s := *r
 	s.Prefill = slices.Clone(r.Prefill)
 	s.Decode = slices.Clone(r.Decode)
-	slices.SortStableFunc(s.Prefill, func(a, b Prefill) int { return cmp.Compare(a.ContextTokens, b.ContextTokens) })
-	slices.SortStableFunc(s.Decode, func(a, b Decode) int {
-		return cmp.Or(cmp.Compare(a.ContextTokens, b.ContextTokens), cmp.Compare(a.Concurrency, b.Concurrency))
-	})
+	slices.SortStableFunc(s.Prefill, byContext)
+	slices.SortStableFunc(s.Decode, byCell)
 	return &s
 }
 
@@ -608,28 +605,17 @@ func Union(sets ...[]int) []int {
 	return slices.Compact(out)
 }
 
-// MeasurementStatuses yields the status of every measurement of the run,
-// prefill rows first, then decode cells.
-func (r *Run) MeasurementStatuses() iter.Seq[Status] {
-	return func(yield func(Status) bool) {
-		for _, p := range r.Prefill {
-			if !yield(p.Status) {
-				return
-			}
-		}
-		for i := range r.Decode {
-			if !yield(r.Decode[i].Status) {
-				return
-			}
-		}
-	}
-}
-
-// CountStatuses counts the run's measurements whose status is one of want.
+// CountStatuses counts the run's measurements, prefill rows and decode
+// cells, whose status is one of want.
 func (r *Run) CountStatuses(want func(Status) bool) int {
 	n := 0
-	for s := range r.MeasurementStatuses() {
-		if want(s) {
+	for _, p := range r.Prefill {
+		if want(p.Status) {
+			n++
+		}
+	}
+	for i := range r.Decode { // by index: a Decode is too big to copy per step
+		if want(r.Decode[i].Status) {
 			n++
 		}
 	}

@@ -11,14 +11,7 @@ func TestCountStatuses(t *testing.T) {
 	if n := r.CountStatuses(func(s Status) bool { return s == StatusValid }); n != 2 {
 		t.Errorf("%d valid, want 2", n)
 	}
-	var order []Status
-	for s := range r.MeasurementStatuses() {
-		order = append(order, s)
-		if len(order) == 3 {
-			break
-		}
-	}
-	if len(order) != 3 || order[2] != StatusLooped {
-		t.Errorf("statuses %v: prefill first, and a break stops them", order)
+	if n := r.CountStatuses(func(s Status) bool { return s != StatusNotRun }); n != 3 {
+		t.Errorf("%d measured, want 3", n)
 	}
 }

@@ -24,6 +24,11 @@ func Schema() ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
+// enumOf is the schema of a closed set of strings.
+func enumOf[S ~string](values []S) map[string]any {
+	return map[string]any{"enum": values}
+}
+
 var (
 	timeType   = reflect.TypeFor[time.Time]()
 	statusType = reflect.TypeFor[Status]()
@@ -44,17 +49,9 @@ func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[str
 	case timeType:
 		return map[string]any{"type": "string", "format": "date-time"}
 	case statusType:
-		values := make([]any, len(Statuses))
-		for i, s := range Statuses {
-			values[i] = string(s)
-		}
-		return map[string]any{"enum": values}
+		return enumOf(Statuses)
 	case sourceType:
-		values := make([]any, len(tokenSources))
-		for i, s := range tokenSources {
-			values[i] = string(s)
-		}
-		return map[string]any{"enum": values}
+		return enumOf(tokenSources)
 	}
 	switch t.Kind() {
 	case reflect.String:

@@ -2,6 +2,7 @@ package matrixgen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -65,14 +66,7 @@ func (s Status) Explanation() string {
 }
 
 // Known reports whether s is one of the defined statuses.
-func (s Status) Known() bool {
-	for _, k := range Statuses {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
+func (s Status) Known() bool { return slices.Contains(Statuses, s) }
 
 // MarshalText implements encoding.TextMarshaler and refuses unknown statuses,
 // so a bad value never reaches a file.

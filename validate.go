@@ -24,7 +24,7 @@ const maxProblems = 20
 // are negative or not finite, concurrency 0, cells named twice, a valid cell
 // without its throughput. A run that passes is safe to render.
 func (r *Run) Validate() []Problem {
-	v := validator{}
+	v := validator{maxOutput: r.Sweep.MaxOutputTokens, gpus: r.Hardware.GPUCount}
 	if r.Schema != SchemaVersion {
 		v.add("schema", fmt.Sprintf("unsupported version %d; this build reads %d", r.Schema, SchemaVersion))
 	}
@@ -48,22 +48,15 @@ func (r *Run) Validate() []Problem {
 	v.sweep(&r.Sweep)
 	v.prefill(r.Prefill, r.Sweep.PrefillContexts)
 	v.decode(r.Decode, &r.Sweep)
-	for i := range r.Decode {
-		at := "decode[" + strconv.Itoa(i) + "]."
-		for _, p := range r.Decode[i].Impossible(r.Sweep.MaxOutputTokens, r.Hardware.GPUCount) {
-			v.add(at+p.Field, p.Msg)
-		}
-		for j := range r.Decode[i].Repeats {
-			rat := at + "repeats[" + strconv.Itoa(j) + "]."
-			for _, p := range r.Decode[i].Repeats[j].Impossible(r.Sweep.MaxOutputTokens, r.Hardware.GPUCount) {
-				v.add(rat+p.Field, p.Msg)
-			}
-		}
-	}
 	return v.problems
 }
 
-type validator struct{ problems []Problem }
+type validator struct {
+	problems []Problem
+	// maxOutput and gpus are the sweep's max output tokens and the
+	// machine's GPUs: what bounds a cell's tokens and power (Impossible).
+	maxOutput, gpus int
+}
 
 func (v *validator) add(field, msg string) {
 	if len(v.problems) < maxProblems {
@@ -84,7 +77,7 @@ func (v *validator) count(at, name string, n int) {
 }
 
 // nonNegative checks an optional figure: finite, not negative, and below
-// MaxFigure, past any figure a benchmark measures in the units the run
+// maxFigure, past any figure a benchmark measures in the units the run
 // file keeps (1e300 passed once, and a page printed it). The field's name
 // comes in two parts, joined only for a problem: a run has thousands of
 // figures.
@@ -96,7 +89,7 @@ func (v *validator) nonNegative(at, name string, x *float64) {
 	case *x < 0:
 		v.add(at+name, fmt.Sprintf("must not be negative, got %s", strconv.FormatFloat(*x, 'g', -1, 64)))
 	default:
-		v.add(at+name, fmt.Sprintf("%s is past any figure a benchmark measures (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(MaxFigure)))
+		v.add(at+name, fmt.Sprintf("%s is past any figure a benchmark measures (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(maxFigure)))
 	}
 }
 
@@ -118,20 +111,20 @@ func (v *validator) nonNegatives(at string, figures []namedFigure) {
 // with it.
 const maxGPUs = 4096
 
-// MaxFigure bounds every figure of a run file: a trillion (milliseconds,
+// maxFigure bounds every figure of a run file: a trillion (milliseconds,
 // tokens per second, watts, seconds alike).
-const MaxFigure = 1e12
+const maxFigure = 1e12
 
-// MaxTokS bounds a rate of tokens: a hundred million a second, far past
+// maxTokS bounds a rate of tokens: a hundred million a second, far past
 // any server's prefill or decode.
-const MaxTokS = 1e8
+const maxTokS = 1e8
 
 // rate checks an optional tokens-per-second figure: a figure, and within
-// MaxTokS.
+// maxTokS.
 func (v *validator) rate(at, name string, x *float64) {
 	v.nonNegative(at, name, x)
-	if fine(x) && x != nil && *x > MaxTokS {
-		v.add(at+name, fmt.Sprintf("%s tok/s is past any server's (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(MaxTokS)))
+	if fine(x) && x != nil && *x > maxTokS {
+		v.add(at+name, fmt.Sprintf("%s tok/s is past any server's (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(maxTokS)))
 	}
 }
 
@@ -141,6 +134,12 @@ func (v *validator) contexts(field string, xs []int) {
 			v.add(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("want a token count between 1 and %d, got %d", maxContextTokens, n))
 		}
 	}
+	v.ascending(field, xs)
+}
+
+// ascending checks that a list of the sweep names each size once, smallest
+// first.
+func (v *validator) ascending(field string, xs []int) {
 	if !slices.IsSorted(xs) || len(slices.Compact(slices.Clone(xs))) != len(xs) {
 		v.add(field, "must be ascending without repeats")
 	}
@@ -187,9 +186,7 @@ func (v *validator) sweep(s *Sweep) {
 			v.add(fmt.Sprintf("sweep.concurrency[%d]", i), fmt.Sprintf("must be at least 1, got %d", c))
 		}
 	}
-	if !slices.IsSorted(s.Concurrency) || len(slices.Compact(slices.Clone(s.Concurrency))) != len(s.Concurrency) {
-		v.add("sweep.concurrency", "must be ascending without repeats")
-	}
+	v.ascending("sweep.concurrency", s.Concurrency)
 }
 
 func (v *validator) prefill(ps []Prefill, planned []int) {
@@ -256,8 +253,12 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 	}
 }
 
-// cell checks one measurement of a cell: its figures, power and metrics.
+// cell checks one measurement of a cell: its figures, power and metrics,
+// each on its own and against each other (Impossible).
 func (v *validator) cell(at string, d Decode) {
+	for _, p := range d.Impossible(v.maxOutput, v.gpus) {
+		v.add(at+"."+p.Field, p.Msg)
+	}
 	v.status(at, d.Status, d.TotalTokS, "total_tok_s")
 	v.rate(at, ".total_tok_s", d.TotalTokS)
 	v.rate(at, ".per_request_tok_s", d.PerRequestTokS)
@@ -360,7 +361,7 @@ func (v *validator) countPtr(at, name string, n *int) {
 // fine says whether an optional figure is absent or a finite number of at
 // least zero.
 func fine(x *float64) bool {
-	return x == nil || *x >= 0 && *x <= MaxFigure
+	return x == nil || *x >= 0 && *x <= maxFigure
 }
 
 func (v *validator) percentiles(at, name string, p *Percentiles) {

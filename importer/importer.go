@@ -69,17 +69,6 @@ func (o object) obj(key string) object {
 	return m
 }
 
-func (o object) ints(key string) []int {
-	list, _ := o[key].([]any)
-	var out []int
-	for _, v := range list {
-		if f, ok := v.(float64); ok && f > 0 && f == math.Trunc(f) {
-			out = append(out, int(f))
-		}
-	}
-	return matrixgen.Union(out)
-}
-
 // positive returns a pointer to v when the source had it and it is > 0 (or
 // ≥ 0 with zeroOK), for optional figures.
 func positive(v float64, ok bool) *float64 {

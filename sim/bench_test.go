@@ -123,3 +123,14 @@ func BenchmarkSustain(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTokenizePrompt: counting and hashing a 128K-word prompt, what
+// the sim does for every request before its prefill.
+func BenchmarkTokenizePrompt(b *testing.B) {
+	text := strings.Repeat("alpha bravo\tcharlie  delta\necho ", 128<<10/5)
+	msgs := []message{{Role: "user", Content: text}}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		tokenizePrompt(msgs, "", "", 16, 1)
+	}
+}

@@ -75,9 +75,7 @@ func (s *Server) tgiTokenize(w http.ResponseWriter, r *http.Request) {
 		tgiError(w, http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: missing field `inputs`", "validation")
 		return
 	}
-	var words []string
-	forEachWord(*req.Inputs, func(tok string) { words = append(words, tok) })
-	writeJSON(w, tgiTokens(words))
+	writeJSON(w, tgiTokens(strings.Fields(*req.Inputs)))
 }
 
 // tgiChatTokenize is TGI's /chat_tokenize: a chat request templated, then

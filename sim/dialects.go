@@ -76,8 +76,7 @@ func (s *Server) sglangTokenize(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "prompt is required")
 		return
 	}
-	tokens := []int{}
-	forEachWord(*req.Prompt, func(tok string) { tokens = append(tokens, tokenID(tok)) })
+	tokens := tokenIDs(*req.Prompt)
 	writeJSON(w, map[string]any{"tokens": tokens, "count": len(tokens), "max_model_len": s.p.MaxModelLen})
 }
 
@@ -114,9 +113,7 @@ func (s *Server) llamaTokenize(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"code":500,"message":"\"content\" must be provided","type":"server_error"}}`, http.StatusInternalServerError)
 		return
 	}
-	tokens := []int{}
-	forEachWord(*req.Content, func(tok string) { tokens = append(tokens, tokenID(tok)) })
-	writeJSON(w, map[string]any{"tokens": tokens})
+	writeJSON(w, map[string]any{"tokens": tokenIDs(*req.Content)})
 }
 
 // llamaApplyTemplate renders the chat template as text whose words are the

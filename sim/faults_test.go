@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -89,8 +90,12 @@ func TestDropConnection(t *testing.T) {
 	}
 }
 
-func TestStall(t *testing.T) {
-	s, url := startSim(t, fastProfile())
+// TestStall: the stream stops for the stall's 300 ms, on the sim's own
+// clock: a gap of that, not of what the machine's scheduling adds.
+func TestStall(t *testing.T) { synctest.Test(t, testStall) }
+
+func testStall(t *testing.T) {
+	s, url := startMemSim(t, fastProfile())
 	s.SetFaults(Faults{Every: 1, StallAfterTokens: 5, StallSeconds: 0.3})
 	events, err := streamChat(t, url, chatBody(5, faultBody))
 	if err != nil {
@@ -100,7 +105,7 @@ func TestStall(t *testing.T) {
 	for i := 1; i < len(events); i++ {
 		longest = max(longest, events[i].at.Sub(events[i-1].at))
 	}
-	if longest < 250*time.Millisecond { // the stall, give or take the reader's own scheduling
+	if longest < 300*time.Millisecond || longest > 305*time.Millisecond { // the stall, and at most the step it ends in
 		t.Errorf("longest gap %v, want a 300 ms stall", longest)
 	}
 	if n := lastUsage(t, events); n != 30 {

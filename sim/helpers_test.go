@@ -8,9 +8,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/matrixgen/matrixgen/internal/memnet"
 )
 
 // fastProfile steps every millisecond or so, so tests finish quickly.
@@ -32,6 +37,44 @@ func startSim(t testing.TB, p Profile) (*Server, string) {
 	ts := httptest.NewServer(s)
 	t.Cleanup(func() { ts.Close(); s.Close() })
 	return s, ts.URL
+}
+
+// memClients are the clients of the sims served in memory, by URL.
+var (
+	memClients sync.Map
+	memSims    atomic.Int64
+)
+
+// startMemSim serves a sim in memory; call it inside synctest.Test, where
+// the sim's clock is the bubble's: it keeps to its profile exactly,
+// however busy the machine. The helpers below reach it by its URL.
+func startMemSim(t *testing.T, p Profile) (*Server, string) {
+	t.Helper()
+	s, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := memnet.Listen()
+	srv := &http.Server{Handler: s, ConnState: s.ConnState}
+	go srv.Serve(ln)
+	url := "http://sim-" + strconv.FormatInt(memSims.Add(1), 10) + ".test"
+	client := ln.Client()
+	memClients.Store(url, client)
+	t.Cleanup(func() {
+		memClients.Delete(url)
+		client.CloseIdleConnections()
+		srv.Close()
+		s.Close()
+	})
+	return s, url
+}
+
+// clientOf is the client that reaches the sim at url.
+func clientOf(url string) *http.Client {
+	if c, ok := memClients.Load(url); ok {
+		return c.(*http.Client)
+	}
+	return http.DefaultClient
 }
 
 // event is one SSE event as received: a data payload or a comment.
@@ -71,7 +114,7 @@ func mustJSON(v any) []byte {
 func post(t testing.TB, ctx context.Context, url, body string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/v1/chat/completions", strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := clientOf(url).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +181,7 @@ func decodeChunk(t testing.TB, data string) chunk {
 // getMetric reads one vLLM metric's value from /metrics.
 func getMetric(t testing.TB, url, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
+	resp, err := clientOf(url).Get(url + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 func (st *streamState) native(ctx context.Context, w http.ResponseWriter, stream bool) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
 	mb := st.req.out
 	for {
 		select {
@@ -108,9 +108,7 @@ func (st *streamState) native(ctx context.Context, w http.ResponseWriter, stream
 			if _, err := w.Write(st.buf); err != nil {
 				return
 			}
-			if flusher != nil {
-				flusher.Flush()
-			}
+			rc.Flush()
 			st.sent++
 			at := time.Now()
 			st.s.tr.update(func() {

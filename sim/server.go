@@ -255,7 +255,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	case req.Messages != nil:
 		forEachToken(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, add)
 	case req.Prompt != nil:
-		forEachWord(*req.Prompt, add)
+		tokens = tokenIDs(*req.Prompt)
 	default:
 		apiError(w, http.StatusBadRequest, "BadRequestError", "either prompt or messages is required")
 		return
@@ -451,15 +451,13 @@ var errStreamEnded = errors.New("stream ended by an injected fault")
 func (st *streamState) stream(ctx context.Context, w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
 	flush := func() error {
 		if _, err := w.Write(st.buf); err != nil {
 			return err
 		}
 		st.buf = st.buf[:0]
-		if flusher != nil {
-			flusher.Flush()
-		}
+		rc.Flush()
 		return nil
 	}
 	flush()

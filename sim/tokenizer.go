@@ -4,7 +4,6 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
-	"unicode"
 )
 
 // The simulated tokenizer is one token per whitespace-separated word, plus
@@ -44,29 +43,13 @@ func (m message) text() string {
 func forEachToken(msgs []message, addGenerationPrompt bool, f func(tok string)) {
 	for _, m := range msgs {
 		f("<|" + m.Role + "|>")
-		forEachWord(m.text(), f)
+		for w := range strings.FieldsSeq(m.text()) {
+			f(w)
+		}
 		f("<|end|>")
 	}
 	if addGenerationPrompt {
 		f("<|assistant|>")
-	}
-}
-
-// forEachWord calls f with each whitespace-separated word of s.
-func forEachWord(s string, f func(word string)) {
-	start := -1
-	for i, r := range s {
-		if unicode.IsSpace(r) {
-			if start >= 0 {
-				f(s[start:i])
-				start = -1
-			}
-		} else if start < 0 {
-			start = i
-		}
-	}
-	if start >= 0 {
-		f(s[start:])
 	}
 }
 
@@ -75,6 +58,15 @@ func tokenID(tok string) int {
 	h := fnv.New32a()
 	h.Write([]byte(tok))
 	return int(h.Sum32()%100000) + 100
+}
+
+// tokenIDs are the ids of a plain text's tokens, its words: never null.
+func tokenIDs(s string) []int {
+	ids := []int{}
+	for w := range strings.FieldsSeq(s) {
+		ids = append(ids, tokenID(w))
+	}
+	return ids
 }
 
 // prompt is a tokenized request: its length and the hashes of its full
@@ -121,7 +113,9 @@ func tokenizePrompt(msgs []message, plain string, cacheSalt string, blockSize, w
 	if msgs != nil {
 		forEachToken(msgs, true, add)
 	} else {
-		forEachWord(plain, add)
+		for w := range strings.FieldsSeq(plain) {
+			add(w)
+		}
 	}
 	return p
 }

@@ -176,18 +176,9 @@ func binomialCDF(k, n int) float64 {
 	return sum / math.Exp2(float64(n))
 }
 
-// sortedQuantile is the q-quantile of sorted xs by linear interpolation.
-func sortedQuantile(s []float64, q float64) float64 {
-	pos := q * float64(len(s)-1)
-	lo := int(pos)
-	if lo+1 >= len(s) {
-		return s[len(s)-1]
-	}
-	return s[lo] + (s[lo+1]-s[lo])*(pos-float64(lo))
-}
-
-// selectQuantile is sortedQuantile of xs as if sorted, found by selection
-// in linear time (the only two ranks it needs), reordering xs.
+// selectQuantile is the q-quantile of xs by linear interpolation between
+// ranks (as measure.Quantile sorts to find it), found by selection in
+// linear time (the only two ranks it needs), reordering xs.
 func selectQuantile(xs []float64, q float64) float64 {
 	pos := q * float64(len(xs)-1)
 	lo := int(pos)

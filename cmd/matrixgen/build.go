@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"syscall"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -41,12 +39,9 @@ bad file and leaves the previous site untouched.
 		runs := fs.String("runs", "runs", "`place` of the run files: a folder, or a bucket URL such as s3://lab/runs/")
 		out := fs.String("o", "public", "`place` to write the site: a folder, replaced as a whole, or a bucket URL to publish to (s3://lab/site/, file:///srv/site/)")
 		baseURL := fs.String("base-url", "", "`URL` the site is published at, for canonical links and a sitemap (overrides [site] base_url)")
-		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
+		cfgFile := configFlag(fs)
 		return func(args []string, stdout, stderr io.Writer) error {
-			if err := noArguments(args); err != nil {
-				return err
-			}
-			cfg, err := loadConfig(fs, *cfgFile)
+			cfg, err := cfgFile.load()
 			if err != nil {
 				return err
 			}
@@ -76,7 +71,7 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(buildMemory))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	files, cleanup, err := runFiles(ctx, runsDir, stdout)
 	if err != nil {

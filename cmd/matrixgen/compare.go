@@ -27,6 +27,7 @@ import (
 )
 
 var compareCommand = command{
+	args:    true,
 	summary: "compare two runs cell by cell, and fail on a significant slowdown",
 	usage: `
 Usage: matrixgen compare <A> <B> [options]
@@ -55,10 +56,6 @@ it: a regression gate for CI.
 		format := fs.String("format", "text", "output `format`: text, markdown or json")
 		failOn := fs.String("fail-on", "", "exit 1 on a significant slowdown beyond this `share` (5% or 0.05); empty: never")
 		return func(args []string, stdout, stderr io.Writer) error {
-			args, err := reorderFlags(fs, args)
-			if err != nil {
-				return err
-			}
 			if len(args) != 2 {
 				return usagef("name two runs to compare, A and B")
 			}

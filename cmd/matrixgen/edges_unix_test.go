@@ -4,10 +4,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,20 +23,7 @@ import (
 // 404 and left out of listings; a link inside the site is followed.
 func TestServeStaysInsideItsSite(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "public")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{runs: sampleRuns(t), out: out, cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: &lockedBuffer{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.serve(ctx, ln, time.Hour) }()
-	defer func() { cancel(); <-done }()
-	for deadline := time.Now().Add(10 * time.Second); s.version.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no build")
-		}
-	}
+	base := serveBuilt(t, &server{runs: sampleRuns(t), out: out, cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: &lockedBuffer{}})
 	outside := t.TempDir()
 	writeFile(t, filepath.Join(outside, "shadow"), []byte("root:secret"))
 	for link, target := range map[string]string{
@@ -55,7 +40,7 @@ func TestServeStaysInsideItsSite(t *testing.T) {
 	get := func(path string) (int, string) {
 		t.Helper()
 		client := http.Client{Timeout: 10 * time.Second}
-		resp, err := client.Get("http://" + ln.Addr().String() + path)
+		resp, err := client.Get(base + path)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}

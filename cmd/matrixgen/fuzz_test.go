@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,37 @@ func FuzzParseShare(f *testing.F) {
 		v, set, err := parseShare(s)
 		if err == nil && set && !(v >= 0 && v < 1) {
 			t.Errorf("%q accepted as %g", s, v)
+		}
+	})
+}
+
+// FuzzParseFlags: flags anywhere on a command line are parsed; what comes
+// back as arguments is the command line's non-flags, in their order, and
+// a line without a flag comes back whole.
+func FuzzParseFlags(f *testing.F) {
+	for _, s := range []string{"a b -format json", "-runs x a", "a -- -b", "a - b", "-h", "a -fail-on", "-force a -force=false b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Fields(line)
+		fs := newFlagSet("fuzz")
+		fs.String("runs", "runs", "")
+		fs.String("format", "text", "")
+		fs.Bool("force", false, "")
+		positional, err := parseFlags(fs, args)
+		if err != nil {
+			return
+		}
+		rest := args
+		for _, p := range positional {
+			i := slices.Index(rest, p)
+			if i < 0 {
+				t.Fatalf("%q: argument %q is not on the line, or out of order (%q)", line, p, positional)
+			}
+			rest = rest[i+1:]
+		}
+		if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") }) && !slices.Equal(positional, args) {
+			t.Fatalf("%q: a line without flags came back as %q", line, positional)
 		}
 	})
 }

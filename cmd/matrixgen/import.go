@@ -16,6 +16,7 @@ import (
 )
 
 var importCommand = command{
+	args:    true,
 	summary: "convert another tool's results into a run file",
 	usage: `
 Usage: matrixgen import <format> <file>... [options]
@@ -38,10 +39,6 @@ milliseconds); what the format lacks is left empty. The run file gets notes
 		id := fs.String("id", "", "run `id` (file name); default: <date>-<model>-<tool>")
 		engine := fs.String("engine", "", "the `engine` that served the results (vllm, sglang, …), when the files do not say")
 		return func(args []string, stdout, stderr io.Writer) error {
-			args, err := reorderFlags(fs, args)
-			if err != nil {
-				return err
-			}
 			if len(args) < 2 {
 				return usagef("name a format and at least one file")
 			}
@@ -49,24 +46,21 @@ milliseconds); what the format lacks is left empty. The run file gets notes
 			if format != "llm-inference-bench" && format != "vllm-bench-serve" {
 				return usagef("unknown format %q (want llm-inference-bench or vllm-bench-serve)", format)
 			}
+			var err error
 			datas := make([][]byte, len(files))
 			for i, f := range files {
-				var err error
 				if datas[i], err = readInput(f); err != nil {
 					return err
 				}
 			}
 			var res importer.Result
-			switch format {
-			case "llm-inference-bench":
+			if format == "llm-inference-bench" {
 				if len(files) != 1 {
 					return usagef("llm-inference-bench: one benchmark_results.json at a time")
 				}
 				res, err = importer.LLMInferenceBench(files[0], datas[0])
-			case "vllm-bench-serve":
+			} else {
 				res, err = importer.VLLMBenchServe(files, datas, *engine)
-			default:
-				return fmt.Errorf("unknown format %q (want llm-inference-bench or vllm-bench-serve)", format)
 			}
 			if err != nil {
 				return err
@@ -74,39 +68,6 @@ milliseconds); what the format lacks is left empty. The run file gets notes
 			return writeImport(res, *out, *id, format, stdout)
 		}
 	},
-}
-
-// reorderFlags lets flags follow the positional arguments, as in the
-// examples: the flag package stops at the first non-flag. A flag it does
-// not know, a bad value or a missing one is an error, as it would be
-// before the arguments.
-func reorderFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") || len(a) == 1 {
-			positional = append(positional, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if name == "h" || name == "help" {
-			return nil, flag.ErrHelp
-		}
-		if fs.Lookup(name) == nil {
-			return nil, usagef("flag provided but not defined: %s", a)
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return nil, usagef("flag needs an argument: %s", a)
-			}
-			i++
-			value = args[i]
-		}
-		if err := fs.Set(name, value); err != nil {
-			return nil, usagef("invalid value %q for flag %s: %v", value, a, err)
-		}
-	}
-	return positional, nil
 }
 
 func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) error {

@@ -21,11 +21,15 @@ func TestImportThenBuild(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "into "+filepath.Join(runs, "vllm-points.json")) {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 	}
-	entries, err := matrixgen.LoadDir(runs)
-	if err != nil || len(entries) != 2 {
-		t.Fatalf("%d runs, %v", len(entries), err)
+	names, err := matrixgen.RunFiles(runs)
+	if err != nil || len(names) != 2 {
+		t.Fatalf("%d runs, %v", len(names), err)
 	}
-	for _, e := range entries {
+	for _, name := range names {
+		e, err := matrixgen.LoadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(e.Notes) == 0 {
 			t.Errorf("%s has no notes saying where it came from", e.ID)
 		}

@@ -5,15 +5,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/config"
@@ -26,7 +29,11 @@ type command struct {
 	// usage is the synopsis and what the command does, shown above its
 	// options; examples are command lines, shown below them.
 	usage, examples string
-	flags           func(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) error
+	// args says the command takes arguments besides its options; one that
+	// does not refuses them before it runs. Options may stand before or
+	// after the arguments.
+	args  bool
+	flags func(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) error
 }
 
 var commands = map[string]command{
@@ -77,11 +84,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := newFlagSet(name)
 	do := cmd.flags(fs)
-	err := fs.Parse(args[1:])
-	if err != nil {
+	positional, err := parseFlags(fs, args[1:])
+	switch {
+	case err != nil:
 		err = usageError{err}
-	} else {
-		err = do(fs.Args(), stdout, stderr)
+	case !cmd.args && len(positional) > 0:
+		err = usagef("unexpected arguments %q", positional)
+	default:
+		err = do(positional, stdout, stderr)
 	}
 	var misuse usageError
 	switch {
@@ -96,6 +106,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// An error can carry a server's or a file's words: printed, not obeyed.
 	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, term.Clean(err.Error()))
 	return exitFailed
+}
+
+// parseFlags parses a command's flags wherever they stand, before or after
+// its arguments, as the examples write them (matrixgen compare A B
+// -format markdown), and returns the arguments. The flag package stops at
+// the first argument, so it parses again after each one.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 // newFlagSet is a command's flag set: it says nothing itself, so that a
@@ -187,9 +215,6 @@ commit it was built from when the build knew it, and the Go toolchain.
 `,
 	flags: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		return func(args []string, stdout, stderr io.Writer) error {
-			if len(args) > 0 {
-				return usagef("unexpected arguments %q", args)
-			}
 			_, err := fmt.Fprintln(stdout, versionLine())
 			return err
 		}
@@ -219,16 +244,25 @@ func versionLine() string {
 	return "matrixgen " + matrixgen.Version + " (" + strings.Join(details, ", ") + ")"
 }
 
-// loadConfig reads the configuration file: the default may be absent, one
-// named with -config may not.
-func loadConfig(fs *flag.FlagSet, name string) (config.Config, error) {
-	return config.Load(name, !flagSet(fs, "config"))
+// configFile is a command's -config flag: the file it names, and whether
+// the person named it (the default may be absent, a file named may not).
+type configFile struct {
+	name  *string
+	named func() bool
 }
 
-// noArguments refuses positional arguments a command does not take.
-func noArguments(args []string) error {
-	if len(args) > 0 {
-		return usagef("unexpected arguments %q", args)
+func configFlag(fs *flag.FlagSet) configFile {
+	return configFile{
+		name:  fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent"),
+		named: func() bool { return flagSet(fs, "config") },
 	}
-	return nil
+}
+
+// load reads the configuration file.
+func (c configFile) load() (config.Config, error) { return config.Load(*c.name, !c.named()) }
+
+// interruptible is a command's context: cancelled by Ctrl-C or SIGTERM, so
+// that the command stops within seconds and cleans up after itself.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }

@@ -11,13 +11,11 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"os/signal"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -56,7 +54,7 @@ An API key, when the server wants one, is read from the variable
 `,
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		f := runFlags{fs: fs}
-		f.cfgFile = fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
+		f.cfgFile = configFlag(fs)
 		f.out = fs.String("o", "", "run `file` to write (default runs/<date>-<model>-<host>.json), or a bucket URL s3://lab/runs/ to copy it to after every save")
 		f.resume = fs.String("resume", "", "continue the run in this `file`, with its own sweep (a local file, or one in a bucket: s3://lab/runs/<id>.json)")
 		f.force = fs.Bool("force", false, "with -resume: continue even against another server, GPUs, model or settings, recording the differences in the run")
@@ -86,22 +84,20 @@ An API key, when the server wants one, is read from the variable
 
 // runFlags are `matrixgen run`'s flags.
 type runFlags struct {
-	fs                                           *flag.FlagSet
-	cfgFile, out, resume, baseURL, model, keyEnv *string
-	force                                        *bool
-	contexts, prefill                            []string
-	concurrency                                  []int
-	duration                                     *time.Duration
-	maxOutput, kv, repeat                        *int
-	sets                                         listFlag
+	fs                                  *flag.FlagSet
+	cfgFile                             configFile
+	out, resume, baseURL, model, keyEnv *string
+	force                               *bool
+	contexts, prefill                   []string
+	concurrency                         []int
+	duration                            *time.Duration
+	maxOutput, kv, repeat               *int
+	sets                                listFlag
 }
 
 // run is `matrixgen run` once its flags are parsed.
 func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
-	if err := noArguments(args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(f.fs, *f.cfgFile)
+	cfg, err := f.cfgFile.load()
 	if err != nil {
 		return err
 	}
@@ -412,7 +408,7 @@ func (w *runWork) sweep(s runner.Settings) error {
 		// local vLLM) answers anyway, and one that wants it says so.
 		apiKey = os.Getenv(s.Server.APIKeyEnv)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	if w.file == "" {
 		if err := w.name(ctx, s, apiKey); err != nil {

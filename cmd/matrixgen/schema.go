@@ -29,9 +29,6 @@ Check files with 'matrixgen validate'.
 `,
 	flags: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		return func(args []string, stdout, stderr io.Writer) error {
-			if err := noArguments(args); err != nil {
-				return err
-			}
 			s, err := matrixgen.Schema()
 			if err != nil {
 				return err
@@ -43,6 +40,7 @@ Check files with 'matrixgen validate'.
 }
 
 var validateCommand = command{
+	args:    true,
 	summary: "check run files and report every problem",
 	usage: `
 Usage: matrixgen validate <file.json | bucket URL>...

@@ -11,14 +11,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -48,12 +46,9 @@ site and prints every bad file.
 		addr := fs.String("addr", "127.0.0.1:1313", "`host:port` to serve on")
 		runs := fs.String("runs", "runs", "`place` of the run files: a folder, or a bucket URL such as s3://lab/runs/")
 		out := fs.String("o", "", "`folder` to build the site into (default: a temporary one, removed on exit)")
-		cfgFile := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
+		cfgFile := configFlag(fs)
 		return func(args []string, stdout, stderr io.Writer) error {
-			if err := noArguments(args); err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible()
 			defer stop()
 			ln, err := net.Listen("tcp", *addr)
 			if err != nil {
@@ -68,7 +63,7 @@ site and prints every bad file.
 				defer os.RemoveAll(tmp)
 				dir = filepath.Join(tmp, "public")
 			}
-			s := &server{runs: *runs, out: dir, cfgFile: *cfgFile, cfgNamed: flagSet(fs, "config"), log: stdout}
+			s := &server{runs: *runs, out: dir, cfgFile: *cfgFile.name, cfgNamed: cfgFile.named(), log: stdout}
 			if bucket.IsURL(*runs) {
 				// A bucket's runs are mirrored into a local folder, checked
 				// again every few seconds: a change costs only its files.

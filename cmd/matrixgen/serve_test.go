@@ -33,6 +33,32 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// serveBuilt serves s on a loopback port until the test ends, and returns
+// its address once its first build is served: serve builds before it
+// serves, and a request waits for that in the listener's backlog, so no
+// polling is needed.
+func serveBuilt(t *testing.T, s *server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.serve(ctx, ln, time.Hour); ln.Close() }() // a serve that gave up answers no one
+	t.Cleanup(func() { cancel(); <-done })
+	base := "http://" + ln.Addr().String()
+	resp, err := http.Get(base + "/__matrixgen/version")
+	if err != nil {
+		t.Fatalf("no site served: %v", err)
+	}
+	resp.Body.Close()
+	if s.version.Load() == 0 {
+		t.Fatal("served without a build")
+	}
+	return base
+}
+
 func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
 	runs := sampleRuns(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -117,21 +143,11 @@ func TestServeOnlyItsSite(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "public")
-	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
-	s2 := &server{runs: sampleRuns(t), out: out, cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: &lockedBuffer{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s2.serve(ctx, ln2, time.Hour) }()
-	defer func() { cancel(); <-done }()
-	for deadline := time.Now().Add(10 * time.Second); s2.version.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no build")
-		}
-	}
+	base := serveBuilt(t, &server{runs: sampleRuns(t), out: out, cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: &lockedBuffer{}})
 	os.MkdirAll(filepath.Join(out, ".git"), 0o755) // as a build would keep it
 	writeFile(t, filepath.Join(out, ".git", "config"), []byte("[remote] url = secret"))
 	for _, path := range []string{"/.matrixgen-site", "/.git/config"} {
-		resp, err := http.Get("http://" + ln2.Addr().String() + path)
+		resp, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,9 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/matrixgen/matrixgen/config"
@@ -42,9 +39,6 @@ It warns when this machine cannot keep to the profile's timing.
 		profile := fs.String("profile", "", "profile `file` (TOML, as examples/sim-profile.toml; default: the built-in profile)")
 		trace := fs.Int("trace", 0, "keep the trace of the last `n` requests for GET /sim/trace (0: off)")
 		return func(args []string, stdout, stderr io.Writer) error {
-			if err := noArguments(args); err != nil {
-				return err
-			}
 			p := sim.DefaultProfile()
 			if *profile != "" {
 				var err error
@@ -52,7 +46,7 @@ It warns when this machine cannot keep to the profile's timing.
 					return err
 				}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible()
 			defer stop()
 			ln, err := net.Listen("tcp", *addr)
 			if err != nil {

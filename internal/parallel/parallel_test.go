@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-func TestEachRunsEveryIndexOnce(t *testing.T) {
+func TestEachWorkerRunsEveryIndexOnce(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 1000} {
 		counts := make([]atomic.Int32, n)
-		Each(n, func(i int) { counts[i].Add(1) })
+		EachWorker(n, func() func(int) { return func(i int) { counts[i].Add(1) } })
 		for i := range counts {
 			if c := counts[i].Load(); c != 1 {
 				t.Errorf("n=%d: index %d ran %d times", n, i, c)

@@ -38,7 +38,7 @@ type placeRule struct {
 }
 
 // placeRules are the places secrets stand in. A value that follows a name
-// is a secret when the name says so (SecretName).
+// is a secret when the name says so (secretWordAt).
 var placeRules = []placeRule{
 	// A URL's user information, whole, to its last '@' before the host: a
 	// password may hold '@' and ':' (though not '/', '?' or '#', which no
@@ -201,14 +201,6 @@ var (
 	// the secret itself (--key-value, SECRET_KEY_BASE).
 	valueParts = []string{"value", "val", "str", "string", "data", "b64", "base64", "hex", "raw", "base"}
 )
-
-// SecretName reports whether a flag's, header's, variable's or field's
-// name says its value is a secret: any part of it (split at '-', '_', '.'
-// and where lower case turns upper) is a secret's word.
-func SecretName(name string) bool {
-	_, found := secretWordAt(name)
-	return found
-}
 
 // secretWordAt reports whether the name holds a secret's word and whether
 // it is the name's last part (--api-key) or a part before another

@@ -21,21 +21,13 @@ import (
 // only inside root, and gives what it opened: a file, a folder, a pipe
 // or a device, for the caller to accept or close.
 func Open(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|nonBlocking, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	return withInfo(f)
+	return withInfo(root.OpenFile(name, os.O_RDONLY|nonBlocking, 0))
 }
 
 // OpenPath is Open for a path a person named on the command line: links
 // are followed wherever they lead, as the person chose them.
 func OpenPath(name string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|nonBlocking, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	return withInfo(f)
+	return withInfo(os.OpenFile(name, os.O_RDONLY|nonBlocking, 0))
 }
 
 // OpenEntry opens the regular file that is name itself, never what a
@@ -61,7 +53,11 @@ func OpenEntry(name string) (*os.File, fs.FileInfo, error) {
 	return f, info, nil
 }
 
-func withInfo(f *os.File) (*os.File, fs.FileInfo, error) {
+// withInfo is an open's file and what it is.
+func withInfo(f *os.File, err error) (*os.File, fs.FileInfo, error) {
+	if err != nil {
+		return nil, nil, err
+	}
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
