@@ -108,8 +108,11 @@ func TestSweepMatchesTheTruth(t *testing.T) {
 }
 
 // TestSweepOverRealSockets is the same over loopback TCP in real time: the
-// token counts within a tolerance (a token at the window's edge may land on
-// either side of it: 3 % of a two-second window's 190 tokens is about 6).
+// token counts within a tolerance: tokens written near the window's edges
+// may be read on either side of it, and on a loaded machine (load 13 on two
+// cores) that was 6 of 192 tokens (3.1 %). The bound is 15 %, five times
+// that, so a busy CI machine passes while a lost or doubled chunk still
+// fails; TestSweepMatchesTheTruth holds the counts exactly, in virtual time.
 // Latencies are not held to a bound here: on a busy machine the client's
 // and the sim's own scheduling move them by more than any fixed share
 // (TBT 59 against 64 ms at a load of 10 on two cores), and
@@ -117,7 +120,7 @@ func TestSweepMatchesTheTruth(t *testing.T) {
 func TestSweepOverRealSockets(t *testing.T) {
 	s, url := startSim(t, testProfile())
 	run, file := sweep(t, testSettings(url, []string{"1K"}, []int{1, 2}, 2*time.Second))
-	checkAgainstTruth(t, s, run, file, tolerances{tokens: 0.03, latency: math.Inf(1)})
+	checkAgainstTruth(t, s, run, file, tolerances{tokens: 0.15, latency: math.Inf(1)})
 }
 
 // tolerances bound how far the client's figures may be from the sim's:
