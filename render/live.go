@@ -190,12 +190,12 @@ func (l *Live) render(file string) (renderedRun, error) {
 		return renderedRun{}, err
 	}
 	e.Run = shownRun(e.Run)
-	files, siteCSV, err := l.b.renderRun(e)
+	files, err := l.b.renderRun(e)
 	if err != nil {
 		return renderedRun{}, err
 	}
 	row := newIndexRow(e)
-	row.csv, row.sums = siteCSV, sumsOf(files)
+	row.sums = sumsOf(files)
 	return renderedRun{row: row, files: files, input: input}, nil
 }
 
