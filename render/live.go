@@ -165,6 +165,10 @@ func (l *Live) Update(files []string) (Stats, error) {
 	if err := l.b.writeListings(l.out, list, pairs, l.inputs); err != nil {
 		return Stats{}, err
 	}
+	l.forget("runs-") // runs.csv's parts by month, written again as the site has them now
+	for _, p := range siteCSVParts(list) {
+		l.written[p.Name] = true
+	}
 	if err := l.writeMarker(); err != nil {
 		return Stats{}, err
 	}

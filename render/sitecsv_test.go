@@ -197,3 +197,40 @@ func TestBuildHoldsASummaryPerRun(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLiveSplitsSiteCSV: serve's in-place update writes runs.csv and its
+// parts by month as a build does, removes the part of a month whose runs
+// are gone, and its marker lists exactly the parts there are, so a later
+// build does not take them for files of someone's.
+func TestLiveSplitsSiteCSV(t *testing.T) {
+	entries := monthsOfRuns(6)
+	defer func(old int) { spreadsheetRows = old }(spreadsheetRows)
+	spreadsheetRows = 2 * (len(entries[0].Run.Prefill) + len(entries[0].Run.Decode))
+	runs := t.TempDir()
+	var files []string
+	for _, e := range entries {
+		files = append(files, writeRunFile(t, runs, e.ID, e.Run, ""))
+	}
+	out := filepath.Join(t.TempDir(), "public")
+	live, _, err := NewLive(context.Background(), files, Site{}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// run-0 and run-3 started in September: without them, no September.
+	os.Remove(filepath.Join(runs, "run-0.json"))
+	os.Remove(filepath.Join(runs, "run-3.json"))
+	files, err = matrixgen.RunFiles(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := live.Update(files); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs-2026-09.csv")); err == nil {
+		t.Error("the part of a month without runs is still there")
+	}
+	sameAsAFreshBuild(t, runs, out, Site{})
+	if stats, err := Build(Files(files), Site{}, out); err != nil || len(stats.Kept) > 0 {
+		t.Errorf("a build over the served site: %v, kept %v", err, stats.Kept)
+	}
+}
