@@ -43,15 +43,21 @@ import (
 // line, at the site's root.
 const cacheFile = ".matrixgen-cache"
 
-// reuseCache is kept as a gob, signed. It holds each run's summary, a few
-// hundred bytes, not its rows of runs.csv: those are read back from its
+// reuseCache is kept as a stream of gobs, signed: a cacheHeader, then each
+// run's cachedRun in id order (a map's order would make two builds of the
+// same runs differ), one at a time, so neither writing nor reading it
+// holds the whole list twice. It holds each run's summary, a few hundred
+// bytes, not its rows of runs.csv: those are read back from its
 // measurements.csv when runs.csv is written (sitecsv.go).
 type reuseCache struct {
 	Key  string
-	Runs map[string]cachedRun `gob:"-"` // by run id, from List
-	// List is Runs in id order, as the file keeps it: a map's order would
-	// make two builds of the same runs differ.
-	List []cachedRun
+	Runs map[string]cachedRun // by run id
+}
+
+// cacheHeader begins the cache file.
+type cacheHeader struct {
+	Key  string
+	Runs int
 }
 
 type cachedRun struct {
@@ -196,12 +202,17 @@ func loadReuse(out, key string, secret []byte) *reuseCache {
 	if !hmac.Equal(sig, sign(secret, data)) {
 		return nil // not a cache this user's builds wrote: build everything
 	}
-	var c reuseCache
-	if gob.NewDecoder(bytes.NewReader(data)).Decode(&c) != nil || c.Key != key {
+	dec := gob.NewDecoder(bytes.NewReader(data))
+	var head cacheHeader
+	if dec.Decode(&head) != nil || head.Key != key || head.Runs < 0 || head.Runs > len(data) {
 		return nil
 	}
-	c.Runs = make(map[string]cachedRun, len(c.List))
-	for _, r := range c.List {
+	c := reuseCache{Key: key, Runs: make(map[string]cachedRun, head.Runs)}
+	for range head.Runs {
+		var r cachedRun
+		if dec.Decode(&r) != nil {
+			return nil // cut short: build everything
+		}
 		c.Runs[r.ID] = r
 	}
 	return &c
@@ -316,19 +327,36 @@ func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]stri
 	if b.key == "" || b.secret == nil {
 		return nil
 	}
-	c := reuseCache{Key: b.key}
-	for _, r := range rows {
-		if in, ok := inputs[r.ID]; ok {
-			c.List = append(c.List, cachedRun{ID: r.ID, Input: in, Row: cacheRow(r)})
+	// The rows by id, as indices: a copy of each would double them.
+	var order []int32
+	for i, r := range rows {
+		if _, ok := inputs[r.ID]; ok {
+			order = append(order, int32(i))
 		}
 	}
-	slices.SortFunc(c.List, func(a, b cachedRun) int { return cmp.Compare(a.ID, b.ID) })
-	var data bytes.Buffer
-	if err := gob.NewEncoder(&data).Encode(c); err != nil {
+	slices.SortFunc(order, func(i, j int32) int { return cmp.Compare(rows[i].ID, rows[j].ID) })
+	f, err := b.createStream(dir, cacheFile)
+	if err != nil {
 		return err
 	}
-	data.Write(sign(b.secret, data.Bytes()))
-	return b.writeFile(dir, cacheFile, data.Bytes())
+	mac := hmac.New(sha256.New, b.secret)
+	enc := gob.NewEncoder(io.MultiWriter(f, mac))
+	err = enc.Encode(cacheHeader{Key: b.key, Runs: len(order)})
+	for _, i := range order {
+		if err != nil {
+			break
+		}
+		r := &rows[i]
+		err = enc.Encode(cachedRun{ID: r.ID, Input: inputs[r.ID], Row: cacheRow(*r)})
+	}
+	if err == nil {
+		_, err = f.Write(mac.Sum(nil))
+	}
+	if err != nil {
+		f.abort()
+		return err
+	}
+	return f.finish()
 }
 
 // linkRegular links a regular file of the old site into the new one, and
