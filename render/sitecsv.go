@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,7 +158,7 @@ func copyRunCSV(all, part *stream, dir string, r indexRow, buf []byte) ([]byte, 
 	if info.Size() > maxMeasurementsBytes {
 		return buf, fmt.Errorf("runs.csv: %s is larger than the %d bytes a run's measurements may be", term.Name(name), maxMeasurementsBytes)
 	}
-	buf = append(buf[:0], make([]byte, info.Size())...)
+	buf = slices.Grow(buf[:0], int(info.Size()))[:info.Size()]
 	if _, err := io.ReadFull(f, buf); err != nil {
 		return buf, fmt.Errorf("runs.csv: %s: %w", term.Name(name), err)
 	}
