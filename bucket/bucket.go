@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +27,10 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// places
@@ -191,6 +195,13 @@ type Fetched struct {
 // store no longer lists is removed, so a mirror kept by calling it again
 // costs only what changed.
 //
+// The listing is read as a stream, a page at a time, and the objects it
+// names are fetched as it goes, fetchesInFlight at once, each copied to
+// its file as it arrives: a bucket of 100,000 runs costs the names, never
+// the runs, in memory. An object is fetched again only when it changed:
+// its key's record in the mirror (size and MD5, or size and time; see
+// fetchedFile) says so, or, without one, the file's bytes.
+//
 // Every key under the prefix is looked at, whatever the store makes of the
 // listing's delimiter (not every S3-compatible store honours it). Names
 // starting with a dot, and folders so named, are ignored, as a local runs
@@ -203,36 +214,78 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return f, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	state := readFetched(dir)
+	var (
+		todo      = make(chan *blob.ListObject)
+		workers   sync.WaitGroup
+		mu        sync.Mutex
+		fetchErrs []error
+	)
+	for range fetchesInFlight {
+		workers.Go(func() {
+			for obj := range todo {
+				local := filepath.Join(dir, obj.Key)
+				mu.Lock()
+				was, known := state[obj.Key]
+				mu.Unlock()
+				if unchanged(was, known, local, obj) {
+					continue
+				}
+				err := error(nil)
+				if !sameFile(local, obj) {
+					err = s.fetch(ctx, obj, local)
+				}
+				mu.Lock()
+				if err != nil {
+					fetchErrs = append(fetchErrs, err)
+					cancel() // the build will not run: stop the others
+				} else if now, ok := stateOf(local, obj); ok {
+					state[obj.Key] = now
+				}
+				mu.Unlock()
+			}
+		})
+	}
 	listed := map[string]bool{}
-	it := s.b.List(nil)
-	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
+	listErr := func() error {
+		defer close(todo)
+		it := s.b.List(nil)
+		for {
+			obj, err := it.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			name := obj.Key
+			ext := path.Ext(name)
+			if obj.IsDir || ext != ".json" && ext != ".md" || strings.HasPrefix(name, ".") {
+				continue
+			}
+			if why := unexpected(name, listed); why != "" {
+				f.Skipped = append(f.Skipped, fmt.Sprintf("skipped %s in %s: %s", term.Name(name), s.name, why))
+				continue
+			}
+			listed[name] = true
+			if ext == ".json" {
+				f.Runs = append(f.Runs, filepath.Join(dir, name))
+			}
+			select {
+			case todo <- obj:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
-		if err != nil {
-			return f, s.fail("listing", err)
-		}
-		name := obj.Key
-		ext := path.Ext(name)
-		if obj.IsDir || ext != ".json" && ext != ".md" || strings.HasPrefix(name, ".") {
-			continue
-		}
-		if why := unexpected(name, listed); why != "" {
-			f.Skipped = append(f.Skipped, fmt.Sprintf("skipped %s in %s: %s", term.Name(name), s.name, why))
-			continue
-		}
-		listed[name] = true
-		local := filepath.Join(dir, name)
-		if ext == ".json" {
-			f.Runs = append(f.Runs, local)
-		}
-		if sameFile(local, obj) {
-			continue
-		}
-		if err := s.fetch(ctx, obj, local); err != nil {
-			return f, err
-		}
+	}()
+	workers.Wait()
+	if len(fetchErrs) > 0 {
+		return f, fetchErrs[0]
+	}
+	if listErr != nil {
+		return f, s.fail("listing", listErr)
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
@@ -241,8 +294,17 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 		}
 	}
 	slices.Sort(f.Runs)
+	// Without its record the next call compares each file's bytes: slower,
+	// not wrong.
+	_ = writeFetched(dir, state, listed)
 	return f, nil
 }
+
+// fetchesInFlight bounds the objects FetchRuns reads at once: enough to
+// hide a store's latency (tens of milliseconds a request), few enough
+// that a build's memory and a store's request rate stay small; each
+// holds a copy buffer, never the object.
+const fetchesInFlight = 8
 
 // unexpected says why a .json or .md key is not a run file or notes the
 // build reads, or "".
@@ -258,7 +320,101 @@ func unexpected(key string, listed map[string]bool) string {
 	return ""
 }
 
-// sameFile reports whether local holds the object's bytes already.
+// fetchedFile is the mirror's record of what FetchRuns fetched, so the
+// next call tells an unchanged object by its listing alone, reading
+// neither the object nor the file: its key, size and MD5 (S3's ETag of an
+// object written whole) or, for a store that lists none, its time; and
+// the file's time as fetch left it, so a file changed in the mirror since
+// is looked at again.
+const fetchedFile = ".fetched"
+
+type fetchedState struct {
+	size      int64
+	md5       string // hex, "" when the store lists none
+	mod, file time.Time
+}
+
+// readFetched reads the mirror's record; a line it cannot read is left
+// out (that object is compared by its bytes).
+func readFetched(dir string) map[string]fetchedState {
+	out := map[string]fetchedState{}
+	f, info, err := regular.OpenEntry(filepath.Join(dir, fetchedFile))
+	if err != nil {
+		return out
+	}
+	data, err := regular.Read(f, info, maxFetchedBytes, term.Name(fetchedFile), "a mirror's record")
+	if err != nil {
+		return out
+	}
+	for line := range strings.Lines(string(data)) {
+		fields := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
+		if len(fields) != 5 {
+			continue
+		}
+		size, err1 := strconv.ParseInt(fields[1], 10, 64)
+		mod, err2 := strconv.ParseInt(fields[3], 10, 64)
+		file, err3 := strconv.ParseInt(fields[4], 10, 64)
+		if err1 == nil && err2 == nil && err3 == nil {
+			out[fields[0]] = fetchedState{size: size, md5: fields[2], mod: time.Unix(0, mod), file: time.Unix(0, file)}
+		}
+	}
+	return out
+}
+
+// maxFetchedBytes bounds the mirror's record: about a hundred bytes an
+// object.
+const maxFetchedBytes = 256 << 20
+
+// writeFetched writes the mirror's record of the objects listed.
+func writeFetched(dir string, state map[string]fetchedState, listed map[string]bool) error {
+	var b strings.Builder
+	for key := range listed {
+		if st, ok := state[key]; ok {
+			fmt.Fprintf(&b, "%s\t%d\t%s\t%d\t%d\n", key, st.size, st.md5, st.mod.UnixNano(), st.file.UnixNano())
+		}
+	}
+	tmp, err := os.CreateTemp(dir, ".fetched-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.WriteString(b.String())
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, fetchedFile))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// stateOf is what the mirror records of obj fetched into local, or false
+// when local is not a regular file.
+func stateOf(local string, obj *blob.ListObject) (fetchedState, bool) {
+	info, err := os.Lstat(local)
+	if err != nil || !info.Mode().IsRegular() {
+		return fetchedState{}, false
+	}
+	return fetchedState{size: obj.Size, md5: hex.EncodeToString(obj.MD5), mod: obj.ModTime, file: info.ModTime()}, true
+}
+
+// unchanged reports whether local holds obj's bytes, by the mirror's
+// record alone: obj listed as it was when fetched, the file as fetch left it.
+func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject) bool {
+	now, ok := stateOf(local, obj)
+	if !known || !ok || now.file.IsZero() || !now.file.Equal(was.file) || obj.Size != was.size {
+		return false
+	}
+	if len(obj.MD5) > 0 {
+		return now.md5 == was.md5
+	}
+	return !obj.ModTime.IsZero() && obj.ModTime.Equal(was.mod)
+}
+
+// sameFile reports whether local holds the object's bytes already, for a
+// file the mirror has no record of: by the MD5 the store lists, if any.
 func sameFile(local string, obj *blob.ListObject) bool {
 	f, info, err := regular.OpenEntry(local)
 	if err != nil {

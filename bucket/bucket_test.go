@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/s3fake"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -403,5 +404,70 @@ func TestURLSecretsHiddenInEveryEncoding(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFetchRunsFromS3: over S3 (an in-process server, its listing in
+// pages of three keys), every run is fetched once, at most fetchesInFlight
+// at a time and more than one at a time; fetching again reads nothing
+// that did not change: a changed object is read again, a removed one
+// removed, and a file changed in the mirror (same size) fetched again.
+func TestFetchRunsFromS3(t *testing.T) {
+	srv := s3fake.New()
+	defer srv.Close()
+	srv.ReadDelay = 20 * time.Millisecond // reads made at once overlap
+	const n = 40
+	for i := range n {
+		srv.Put(fmt.Sprintf("runs/run-%02d.json", i), []byte(fmt.Sprintf(`{"run":%02d}`, i)))
+	}
+	srv.Put("runs/run-00.md", []byte("notes"))
+	ctx := context.Background()
+	s, err := Open(ctx, srv.URL("runs/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := t.TempDir()
+	fetch := func(what string) Fetched {
+		t.Helper()
+		f, err := s.FetchRuns(ctx, dir)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return f
+	}
+	if f := fetch("first"); len(f.Runs) != n {
+		t.Fatalf("%d runs fetched, want %d", len(f.Runs), n)
+	}
+	reads, most := srv.Reads()
+	if len(reads) != n+1 {
+		t.Errorf("%d objects read, want %d", len(reads), n+1)
+	}
+	for key, times := range reads {
+		if times != 1 {
+			t.Errorf("%s read %d times", key, times)
+		}
+	}
+	if most > fetchesInFlight || most < 2 {
+		t.Errorf("%d reads in flight at most, want 2 to %d", most, fetchesInFlight)
+	}
+	fetch("again")
+	if reads, _ := srv.Reads(); len(reads) != 0 {
+		t.Errorf("fetching an unchanged bucket again read %v", reads)
+	}
+	srv.Put("runs/run-01.json", []byte(`{"run":"01 changed"}`))
+	srv.Delete("runs/run-02.json")
+	os.WriteFile(filepath.Join(dir, "run-03.json"), []byte(`{"run":99}`), 0o644)
+	if f := fetch("after changes"); len(f.Runs) != n-1 {
+		t.Errorf("%d runs after one was removed, want %d", len(f.Runs), n-1)
+	}
+	if reads, _ := srv.Reads(); len(reads) != 2 || reads["runs/run-01.json"] != 1 || reads["runs/run-03.json"] != 1 {
+		t.Errorf("after a change in the bucket and one in the mirror, read %v, want run-01 and run-03 once", reads)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "run-03.json")); string(b) != `{"run":03}` {
+		t.Errorf("the mirror's changed file holds %s, not the object's bytes", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run-02.json")); err == nil {
+		t.Error("a run removed from the bucket is still in the mirror")
 	}
 }

@@ -45,10 +45,6 @@ const maxCompareID = 120
 // since last time. Comparing every such pair would grow with the square of
 // a lab's runs. Pairs naming a run the site does not have are reported.
 func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
-	byID := map[string]indexRow{}
-	for _, r := range rows {
-		byID[r.ID] = r
-	}
 	var out []Pair
 	seen := map[Pair]bool{}
 	add := func(p Pair) {
@@ -57,23 +53,36 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 			out = append(out, p)
 		}
 	}
-	for _, p := range configured {
-		for _, id := range []string{p.A, p.B} {
-			if _, ok := byID[id]; !ok {
-				return nil, fmt.Errorf("[[site.compare]] names run %s, which is not in the runs folder", term.Name(id))
-			}
+	if len(configured) > 0 {
+		ids := make(map[string]bool, len(rows))
+		for _, r := range rows {
+			ids[r.ID] = true
 		}
-		add(p)
+		for _, p := range configured {
+			for _, id := range []string{p.A, p.B} {
+				if !ids[id] {
+					return nil, fmt.Errorf("[[site.compare]] names run %s, which is not in the runs folder", term.Name(id))
+				}
+			}
+			add(p)
+		}
 	}
-	sorted := slices.Clone(rows)
-	slices.SortStableFunc(sorted, func(x, y indexRow) int {
+	// The rows' order, oldest first, by index: a copy of each summary
+	// would double what a build of 100,000 runs holds.
+	order := make([]int32, len(rows))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(i, j int32) int {
+		x, y := &rows[i], &rows[j]
 		if c := x.started.Compare(y.started); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.ID, y.ID)
 	})
 	previous := map[[2]string]string{} // model and GPU → the latest run so far
-	for _, r := range sorted {
+	for _, i := range order {
+		r := &rows[i]
 		if r.GPU == dash {
 			continue
 		}

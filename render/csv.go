@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -58,12 +57,7 @@ var siteCSVHeader = append([]string{"run_id", "model", "gpu", "engine", "engine_
 // siteCSVRows are one run's rows of runs.csv: its measurement rows with
 // the run's identity in front.
 func siteCSVRows(id string, r *matrixgen.Run, measurements [][]string) [][]string {
-	started := ""
-	if !r.StartedAt.IsZero() {
-		started = r.StartedAt.UTC().Format("2006-01-02T15:04:05Z")
-	}
-	prefix := []string{id, csvSafe(r.Model.Name), csvSafe(r.Hardware.GPU), csvSafe(r.Engine.Name), csvSafe(r.Engine.Version), csvSafe(r.Engine.Quantization), started,
-		strconv.FormatBool(r.Simulated), strings.Join(r.Hardware.Given, " ")}
+	prefix := siteCSVPrefixFields(id, r)
 	rows := make([][]string, len(measurements))
 	for i, row := range measurements {
 		rows[i] = append(slices.Clone(prefix), row...)

@@ -165,6 +165,10 @@ func (l *Live) Update(files []string) (Stats, error) {
 	if err := l.b.writeListings(l.out, list, pairs, l.inputs); err != nil {
 		return Stats{}, err
 	}
+	l.forget("runs-") // runs.csv's parts by month, written again as the site has them now
+	for _, p := range siteCSVParts(list) {
+		l.written[p.Name] = true
+	}
 	if err := l.writeMarker(); err != nil {
 		return Stats{}, err
 	}
@@ -190,12 +194,12 @@ func (l *Live) render(file string) (renderedRun, error) {
 		return renderedRun{}, err
 	}
 	e.Run = shownRun(e.Run)
-	files, siteCSV, err := l.b.renderRun(e)
+	files, err := l.b.renderRun(e)
 	if err != nil {
 		return renderedRun{}, err
 	}
 	row := newIndexRow(e)
-	row.csv, row.sums = siteCSV, sumsOf(files)
+	row.sums = sumsOf(files)
 	return renderedRun{row: row, files: files, input: input}, nil
 }
 

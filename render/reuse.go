@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"debug/elf"
-	"encoding/binary"
 	"encoding/gob"
 	"encoding/hex"
 	"fmt"
@@ -44,16 +43,21 @@ import (
 // line, at the site's root.
 const cacheFile = ".matrixgen-cache"
 
-// reuseCache is kept as a gob of everything but each run's lines of
-// runs.csv, then those lines, each after its length: they are its bulk
-// (9 MB for 1,000 runs) and serve writes the cache after every change, so
-// they are copied once, not escaped or reflected over.
+// reuseCache is kept as a stream of gobs, signed: a cacheHeader, then each
+// run's cachedRun in id order (a map's order would make two builds of the
+// same runs differ), one at a time, so neither writing nor reading it
+// holds the whole list twice. It holds each run's summary, a few hundred
+// bytes, not its rows of runs.csv: those are read back from its
+// measurements.csv when runs.csv is written (sitecsv.go).
 type reuseCache struct {
 	Key  string
-	Runs map[string]cachedRun `gob:"-"` // by run id, from List
-	// List is Runs in id order, as the file keeps it: a map's order would
-	// make two builds of the same runs differ.
-	List []cachedRun
+	Runs map[string]cachedRun // by run id
+}
+
+// cacheHeader begins the cache file.
+type cacheHeader struct {
+	Key  string
+	Runs int
 }
 
 type cachedRun struct {
@@ -71,23 +75,25 @@ type cachedRow struct {
 	EngineName, BestValue, PeakValue, PerWattValue                        string
 	Simulated                                                             bool
 	Started                                                               time.Time
-	// csv is kept beside the gob, not in it (see writeReuse).
-	csv  []byte
-	Sums pageSums
+	CSVPrefix                                                             string
+	CSVRows                                                               int32
+	Sums                                                                  pageSums
 }
 
 func cacheRow(r indexRow) cachedRow {
 	return cachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
 		BestSingle: r.BestSingle, Peak: r.Peak, BestPerWatt: r.BestPerWatt, EngineName: r.EngineName,
 		BestValue: r.BestValue, PeakValue: r.PeakValue, PerWattValue: r.PerWattValue, Simulated: r.Simulated,
-		Started: r.started, csv: r.csv, Sums: r.sums}
+		Started: r.started, CSVPrefix: r.csvPrefix, CSVRows: r.csvRows, Sums: r.sums}
 }
 
-func (c cachedRow) indexRow(id, file string) indexRow {
-	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: c.Model, GPU: c.GPU, Engine: c.Engine,
-		Quantization: c.Quantization, Date: c.Date, BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
-		EngineName: c.EngineName, BestValue: c.BestValue, PeakValue: c.PeakValue, PerWattValue: c.PerWattValue,
-		Simulated: c.Simulated, started: c.Started, csv: c.csv, file: file, sums: c.Sums}
+// indexRow is the cached summary as a build keeps it, its shared strings
+// interned as newIndexRow's are.
+func (c cachedRow) indexRow(id string) indexRow {
+	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: intern(c.Model), GPU: intern(c.GPU), Engine: intern(c.Engine),
+		Quantization: intern(c.Quantization), Date: intern(c.Date), BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
+		EngineName: intern(c.EngineName), BestValue: c.BestValue, PeakValue: c.PeakValue, PerWattValue: c.BestPerWatt,
+		Simulated: c.Simulated, started: c.Started, csvPrefix: c.CSVPrefix, csvRows: c.CSVRows, sums: c.Sums}
 }
 
 // executableHash identifies the running program's bytes, once: any change
@@ -172,8 +178,9 @@ func inputHash(e matrixgen.Entry) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// maxCacheBytes bounds the cache a build reads: 10,000 runs' is 90 MB; a
-// larger one is not read, and every page is built.
+// maxCacheBytes bounds the cache a build reads: a run's summary is a few
+// hundred bytes (100,000 runs' about 60 MB); a larger one is not read, and
+// every page is built.
 const maxCacheBytes = 256 << 20
 
 // loadReuse reads the cache of the site at out, if it was built by the
@@ -195,21 +202,17 @@ func loadReuse(out, key string, secret []byte) *reuseCache {
 	if !hmac.Equal(sig, sign(secret, data)) {
 		return nil // not a cache this user's builds wrote: build everything
 	}
-	var c reuseCache
-	r := bytes.NewReader(data)
-	if gob.NewDecoder(r).Decode(&c) != nil || c.Key != key {
+	dec := gob.NewDecoder(bytes.NewReader(data))
+	var head cacheHeader
+	if dec.Decode(&head) != nil || head.Key != key || head.Runs < 0 || head.Runs > len(data) {
 		return nil
 	}
-	rest := data[len(data)-r.Len():]
-	for i := range c.List {
-		n, size := binary.Uvarint(rest)
-		if size <= 0 || uint64(len(rest)-size) < n {
+	c := reuseCache{Key: key, Runs: make(map[string]cachedRun, head.Runs)}
+	for range head.Runs {
+		var r cachedRun
+		if dec.Decode(&r) != nil {
 			return nil // cut short: build everything
 		}
-		c.List[i].Row.csv, rest = rest[size:size+int(n)], rest[size+int(n):]
-	}
-	c.Runs = make(map[string]cachedRun, len(c.List))
-	for _, r := range c.List {
 		c.Runs[r.ID] = r
 	}
 	return &c
@@ -301,7 +304,7 @@ func (b *builder) reuseRun(dir string, e matrixgen.Entry, input string) (indexRo
 			return indexRow{}, false
 		}
 	}
-	return c.Row.indexRow(e.ID, e.File), true
+	return c.Row.indexRow(e.ID), true
 }
 
 // fileHasSum reports whether name is a regular file whose bytes hash to
@@ -324,28 +327,36 @@ func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]stri
 	if b.key == "" || b.secret == nil {
 		return nil
 	}
-	c := reuseCache{Key: b.key}
-	for _, r := range rows {
-		if in, ok := inputs[r.ID]; ok {
-			c.List = append(c.List, cachedRun{ID: r.ID, Input: in, Row: cacheRow(r)})
+	// The rows by id, as indices: a copy of each would double them.
+	var order []int32
+	for i, r := range rows {
+		if _, ok := inputs[r.ID]; ok {
+			order = append(order, int32(i))
 		}
 	}
-	slices.SortFunc(c.List, func(a, b cachedRun) int { return cmp.Compare(a.ID, b.ID) })
-	var data bytes.Buffer
-	if err := gob.NewEncoder(&data).Encode(c); err != nil {
+	slices.SortFunc(order, func(i, j int32) int { return cmp.Compare(rows[i].ID, rows[j].ID) })
+	f, err := b.createStream(dir, cacheFile)
+	if err != nil {
 		return err
 	}
-	size := data.Len() + sha256.Size
-	for _, r := range c.List {
-		size += binary.MaxVarintLen64 + len(r.Row.csv)
+	mac := hmac.New(sha256.New, b.secret)
+	enc := gob.NewEncoder(io.MultiWriter(f, mac))
+	err = enc.Encode(cacheHeader{Key: b.key, Runs: len(order)})
+	for _, i := range order {
+		if err != nil {
+			break
+		}
+		r := &rows[i]
+		err = enc.Encode(cachedRun{ID: r.ID, Input: inputs[r.ID], Row: cacheRow(*r)})
 	}
-	out := make([]byte, 0, size)
-	out = append(out, data.Bytes()...)
-	for _, r := range c.List {
-		out = binary.AppendUvarint(out, uint64(len(r.Row.csv)))
-		out = append(out, r.Row.csv...)
+	if err == nil {
+		_, err = f.Write(mac.Sum(nil))
 	}
-	return b.writeFile(dir, cacheFile, append(out, sign(b.secret, out)...))
+	if err != nil {
+		f.abort()
+		return err
+	}
+	return f.finish()
 }
 
 // linkRegular links a regular file of the old site into the new one, and

@@ -136,7 +136,7 @@ func forgeCache(t *testing.T, files []string, site Site, out string) []byte {
 		}
 		row := newIndexRow(e)
 		row.Model = `=HYPERLINK("https://evil.example/","click")`
-		row.csv = []byte("=cmd|' /C calc'!A0,forged\n")
+		row.csvPrefix = "=cmd|' /C calc'!A0,forged,"
 		for i, name := range runFolderFiles {
 			data, err := os.ReadFile(filepath.Join(out, "runs", e.ID, name))
 			if err != nil {

@@ -651,8 +651,12 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 }
 
 // writeRuns loads and writes the run pages on every core, keeping of each
-// run only its line on the index. Pages are independent, and a site of a
-// thousand runs is mostly this loop.
+// run only its summary (indexRow: its line on the index, what the reuse
+// cache and the compare pairs need, where its rows of runs.csv come from),
+// a few hundred bytes: a run is decoded, rendered, written and dropped, so
+// a build of 100,000 runs holds 100,000 summaries and the few runs in
+// flight, never every run. Pages are independent, and a site of a thousand
+// runs is mostly this loop.
 func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 	rows := make([]indexRow, src.Len())
 	errs := make([]error, src.Len())
@@ -705,17 +709,18 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			if err == nil {
 				err = b.ctx.Err() // decoding may have taken a while
 			}
-			var siteCSV []byte
 			var sums pageSums
 			if err == nil {
-				siteCSV, sums, err = w.writeRun(dir, e)
+				sums, err = w.writeRun(dir, e)
 			}
 			if err != nil {
 				errs[i] = err
 				return
 			}
+			// What stays of the run: its summary. The entry, its bytes
+			// and its pages go with this call.
 			rows[i] = newIndexRow(e)
-			rows[i].csv, rows[i].sums = siteCSV, sums
+			rows[i].sums = sums
 		}
 	})
 	if err := b.ctx.Err(); err != nil {
@@ -749,16 +754,16 @@ func (b *builder) worker() *builder {
 }
 
 // writeRun writes a run's folder (page, run.json, measurements.csv,
-// compare.js) and
-// returns its lines of the site's runs.csv, made here, on the worker, and
-// its files' hashes for the cache.
-func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, pageSums, error) {
-	files, siteCSV, err := b.renderRun(e)
+// compare.js) and returns its files' hashes for the cache. Its rows of the
+// site's runs.csv are its measurements.csv's, read back when runs.csv is
+// written (sitecsv.go), not held meanwhile.
+func (b *builder) writeRun(dir string, e matrixgen.Entry) (pageSums, error) {
+	files, err := b.renderRun(e)
 	if err == nil {
 		err = b.ctx.Err() // laying a page out may have taken a while
 	}
 	if err != nil {
-		return nil, pageSums{}, err
+		return pageSums{}, err
 	}
 	if !b.inPlace {
 		// A fresh folder: nothing to replace, one directory to make
@@ -769,14 +774,14 @@ func (b *builder) writeRun(dir string, e matrixgen.Entry) ([]byte, pageSums, err
 			err = os.MkdirAll(folder, 0o755)
 		}
 		if err != nil {
-			return nil, pageSums{}, err
+			return pageSums{}, err
 		}
 	}
 	var errs []error
 	for _, f := range files {
 		errs = append(errs, b.writeFile(dir, f.rel, f.data))
 	}
-	return siteCSV, sumsOf(files), errors.Join(errs...)
+	return sumsOf(files), errors.Join(errs...)
 }
 
 // siteFile is one file of the site and its content.
@@ -785,35 +790,34 @@ type siteFile struct {
 	data []byte
 }
 
-// renderRun makes a run's files and its lines of the site's runs.csv.
-func (b *builder) renderRun(e matrixgen.Entry) ([]siteFile, []byte, error) {
+// renderRun makes a run's files.
+func (b *builder) renderRun(e matrixgen.Entry) ([]siteFile, error) {
 	if !matrixgen.ValidID(e.ID) {
-		return nil, nil, fmt.Errorf("run id %s cannot name a folder", term.Name(e.ID))
+		return nil, fmt.Errorf("run id %s cannot name a folder", term.Name(e.ID))
 	}
 	page, err := b.newRunPage(e)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	html, err := execute(b.run, page)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", e.ID, err)
+		return nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
 	runJSON, err := e.JSON()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", e.ID, err)
+		return nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
 	compareJS, err := compareScript(e.ID, e.Run)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", e.ID, err)
+		return nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
-	measurements := csvRows(e.Run)
 	folder := "runs/" + e.ID + "/"
 	return []siteFile{
 		{folder + "index.html", html},
 		{folder + "run.json", runJSON},
-		{folder + "measurements.csv", csvBytes(csvHeader, measurements)},
+		{folder + "measurements.csv", measurementsCSV(e.Run)},
 		{folder + "compare.js", compareJS},
-	}, csvBytes(nil, siteCSVRows(e.ID, e.Run, measurements)), nil
+	}, nil
 }
 
 type indexPage struct {
@@ -831,6 +835,9 @@ type indexPage struct {
 	// RowsHTML and OptionsHTML are the table's rows and the compare
 	// pickers' options, written in Go (fragment.go): a row a run.
 	RowsHTML, OptionsHTML template.HTML
+	// CSVParts are runs.csv split by month, linked beside the table, when
+	// it is longer than a spreadsheet opens (sitecsv.go).
+	CSVParts []csvPart
 }
 
 type comparisonLink struct{ Href, A, B string }
@@ -869,9 +876,12 @@ type indexRow struct {
 	PerWattValue                     string
 	Simulated                        bool
 	started                          time.Time
-	csv                              []byte   // the run's lines of runs.csv, made by the worker that wrote its page
-	file                             string   // the run file, "" for a run given in memory
-	sums                             pageSums // its files' hashes, for the reuse cache
+	// csvPrefix is the run's columns of runs.csv before its measurements,
+	// encoded, with the comma after them: its rows there are its
+	// measurements.csv's rows, each after it (sitecsv.go).
+	csvPrefix string
+	csvRows   int32    // its rows of measurements (of runs.csv)
+	sums      pageSums // its files' hashes, for the reuse cache
 }
 
 // gpuOrNone is the index's GPU: the GPU, or "none (CPU)" for a machine
@@ -890,23 +900,53 @@ func gpuOrNone(r *matrixgen.Run) string {
 	return dash
 }
 
+// newIndexRow is a run's summary. The strings many runs share (a lab has
+// a few GPUs, models, engines and dates, and thousands of runs) are
+// interned: each held once, however many rows name it.
 func newIndexRow(e matrixgen.Entry) indexRow {
 	r := e.Run
 	best, okBest := r.BestSingleStream()
 	peak, okPeak := r.PeakTotal()
+	perWatt := bestPerWatt(r)
 	return indexRow{
 		ID: e.ID, Href: "runs/" + e.ID + "/index.html",
-		Model: r.Model.Name, GPU: gpuOrNone(r),
-		Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), dash),
-		Quantization: cmp.Or(r.Engine.Quantization, dash),
-		Date:         date(r.StartedAt),
+		Model: intern(r.Model.Name), GPU: intern(gpuOrNone(r)),
+		Engine:       intern(cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), dash)),
+		Quantization: intern(cmp.Or(r.Engine.Quantization, dash)),
+		Date:         intern(date(r.StartedAt)),
 		BestSingle:   ifOK(okBest, best), Peak: ifOK(okPeak, peak),
-		EngineName: cmp.Or(r.Engine.Name, dash),
+		EngineName: intern(cmp.Or(r.Engine.Name, dash)),
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
-		BestPerWatt: bestPerWatt(r), PerWattValue: bestPerWatt(r),
-		started: r.StartedAt, file: e.File,
+		BestPerWatt: perWatt, PerWattValue: perWatt,
+		started:   r.StartedAt,
+		csvPrefix: siteCSVPrefix(e.ID, r), csvRows: int32(len(r.Prefill) + len(r.Decode)),
 	}
+}
+
+// interned holds one copy of each string summaries share. It is cleared
+// when it grows past maxInterned (a lab with that many GPUs and models
+// gains nothing from it), so serve, which makes summaries for as long
+// as it runs, never grows it without bound.
+var interned struct {
+	sync.Mutex
+	m map[string]string
+}
+
+const maxInterned = 1 << 16
+
+// intern is s, held once however many summaries name it.
+func intern(s string) string {
+	interned.Lock()
+	defer interned.Unlock()
+	if v, ok := interned.m[s]; ok {
+		return v
+	}
+	if interned.m == nil || len(interned.m) >= maxInterned {
+		interned.m = map[string]string{}
+	}
+	interned.m[s] = s
+	return s
 }
 
 // bestPerWatt is the highest tok/s per watt of a valid cell, formatted.
@@ -1001,6 +1041,7 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 		page.Comparisons = append(page.Comparisons, comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
 	}
 	page.RowsHTML, page.OptionsHTML = indexRowsHTML(rows, page.Efficiency), runOptionsHTML(rows)
+	page.CSVParts = siteCSVParts(rows)
 	html, err := execute(b.index, page)
 	if err != nil {
 		return err
@@ -1034,22 +1075,6 @@ func (b *builder) writePick(dir string) error {
 		return err
 	}
 	return b.writeFile(dir, "compare.html", html)
-}
-
-// writeSiteCSV writes runs.csv: every measurement of every run, in the
-// index's order, for a spreadsheet or a notebook.
-func (b *builder) writeSiteCSV(dir string, rows []indexRow) error {
-	head := csvBytes(siteCSVHeader, nil)
-	size := len(head)
-	for _, r := range rows {
-		size += len(r.csv)
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, head...)
-	for _, r := range rows {
-		buf = append(buf, r.csv...)
-	}
-	return b.writeFile(dir, "runs.csv", buf)
 }
 
 // writeSitemap lists every page for search engines when the site knows

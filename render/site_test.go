@@ -475,7 +475,7 @@ func BenchmarkHostileNotes(b *testing.B) {
 		e.Raw, _ = e.JSON()
 		b.Run(notes.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, _, err := bld.renderRun(e); err != nil {
+				if _, err := bld.renderRun(e); err != nil {
 					b.Fatal(err)
 				}
 			}

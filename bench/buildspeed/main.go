@@ -5,9 +5,16 @@
 // ratio of medians taken at the same moment does not.
 //
 //	go run ./bench/buildspeed -n 1000 -rounds 5 [-hugo-site DIR]
+//	go run ./bench/buildspeed -scale 1000,10000,100000 [-work DIR]
 //
 // DIR is a Hugo site with a gen.py that writes n run pages (python3 gen.py
 // n) and hugo on PATH.
+//
+// -scale builds a site once for each count of runs, from nothing, and
+// prints a table: the build's wall time and peak RSS (the child process's,
+// from getrusage), and the sizes of index.html, runs.csv and the whole
+// site. Each count's runs and site are deleted once measured (100,000
+// runs are 4.4 GB of run files and a site of about 17 GB).
 package main
 
 import (
@@ -17,6 +24,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,7 +38,16 @@ func main() {
 	rounds := flag.Int("rounds", 5, "builds of each, alternating (at least 2)")
 	hugoSite := flag.String("hugo-site", "", "a Hugo `folder` with gen.py, to time beside matrixgen")
 	writeOnly := flag.String("write-runs", "", "only write the n synthetic runs into this `folder`, to time builds by hand")
+	scale := flag.String("scale", "", "build once for each of these `counts` of runs (1000,10000,100000) and print wall time, peak RSS and sizes")
+	workDir := flag.String("work", "", "with -scale, the `folder` to work in (default: a temporary one)")
 	flag.Parse()
+	if *scale != "" {
+		if err := runScale(*scale, *workDir); err != nil {
+			fmt.Fprintln(os.Stderr, "buildspeed:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *writeOnly != "" {
 		if err := writeRuns(*writeOnly, *n); err != nil {
 			fmt.Fprintln(os.Stderr, "buildspeed:", err)
@@ -56,9 +74,9 @@ func run(n, rounds int, hugoSite string) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "matrixgen")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/matrixgen").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
+	bin, err := buildMatrixgen(work)
+	if err != nil {
+		return err
 	}
 	runs := filepath.Join(work, "runs")
 	if err := writeRuns(runs, n); err != nil {
@@ -182,4 +200,91 @@ func median(ts []timing) timing {
 		sys:   time.Duration(pick(func(t timing) float64 { return float64(t.sys) })),
 		rssMB: pick(func(t timing) float64 { return t.rssMB }),
 	}
+}
+
+// buildMatrixgen builds the command into work.
+func buildMatrixgen(work string) (string, error) {
+	bin := filepath.Join(work, "matrixgen")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/matrixgen").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// runScale builds a site from nothing for each count of runs in list and
+// prints a row of the table for each as soon as it is measured.
+func runScale(list, work string) error {
+	if work == "" {
+		tmp, err := os.MkdirTemp("", "buildspeed-scale-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		work = tmp
+	} else if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	bin, err := buildMatrixgen(work)
+	if err != nil {
+		return err
+	}
+	fmt.Println("| runs | build wall | peak RSS | index.html | runs.csv | site |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, field := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("-scale: %q is not a count of runs", field)
+		}
+		if err := scaleRow(bin, work, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scaleRow measures one build of n runs and removes its runs and site.
+func scaleRow(bin, work string, n int) error {
+	runs, site := filepath.Join(work, fmt.Sprintf("runs-%d", n)), filepath.Join(work, fmt.Sprintf("site-%d", n))
+	defer os.RemoveAll(runs)
+	defer os.RemoveAll(site)
+	if err := writeRuns(runs, n); err != nil {
+		return err
+	}
+	c := exec.Command(bin, "build", "-runs", runs, "-o", site)
+	c.Dir = work // no matrixgen.toml there: the defaults
+	t, err := timed(c)
+	if err != nil {
+		return fmt.Errorf("matrixgen build of %d runs: %v", n, err)
+	}
+	size := func(rel string) int64 {
+		info, err := os.Stat(filepath.Join(site, rel))
+		if err != nil {
+			return 0
+		}
+		return info.Size()
+	}
+	var total int64
+	err = filepath.WalkDir(site, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			info, err := d.Info()
+			if err == nil {
+				total += info.Size()
+			}
+			return err
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("| %d | %.2f s | %.0f MB | %s | %s | %s |\n", n, t.wall.Seconds(), t.rssMB, megabytes(size("index.html")), megabytes(size("runs.csv")), megabytes(total))
+	return nil
+}
+
+// megabytes shows a size in MB (10^6 bytes), or GB past a thousand.
+func megabytes(n int64) string {
+	if n >= 1e9 {
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }

@@ -138,9 +138,12 @@ func renderSite(site config.Site) render.Site {
 }
 
 // runFiles lists the run files of place: a local folder, or a bucket whose
-// runs are fetched into a temporary folder (a snapshot of one listing),
-// removed by cleanup; a key of the bucket the build does not expect gets a
-// line in log.
+// runs are fetched into a mirror in this machine's cache folder (a
+// snapshot of one listing), held by this build until cleanup; a key of the
+// bucket the build does not expect gets a line in log. The mirror is kept
+// from one build to the next, so a build fetches only the objects that
+// changed, and the site's reuse of unchanged runs' pages (by their bytes)
+// works as for a folder.
 func runFiles(ctx context.Context, place string, log io.Writer) (files []string, cleanup func(), err error) {
 	if !bucket.IsURL(place) {
 		files, err = matrixgen.RunFiles(place)
@@ -151,19 +154,21 @@ func runFiles(ctx context.Context, place string, log io.Writer) (files []string,
 		return nil, nil, err
 	}
 	defer store.Close()
-	tmp, err := os.MkdirTemp("", "matrixgen-runs-")
+	dir, cleanup, err := cachedFolder(ctx, "runs", place, "runs", func() {
+		fmt.Fprintf(log, "waiting for another build from %s on this machine to finish\n", store)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	fetched, err := store.FetchRuns(ctx, tmp)
+	fetched, err := store.FetchRuns(ctx, dir)
 	if err != nil {
-		os.RemoveAll(tmp)
+		cleanup()
 		return nil, nil, err
 	}
 	for _, line := range fetched.Skipped {
 		fmt.Fprintln(log, line)
 	}
-	return fetched.Runs, func() { os.RemoveAll(tmp) }, nil
+	return fetched.Runs, cleanup, nil
 }
 
 // publish builds the site into a temporary folder and publishes it to the
@@ -207,20 +212,28 @@ func publish(ctx context.Context, files []string, site config.Site, place string
 // so through waiting); a temporary one, removed by cleanup, where there is
 // no cache folder.
 func publishFolder(ctx context.Context, place string, waiting func()) (dir string, cleanup func(), err error) {
+	return cachedFolder(ctx, "publish", place, "public", waiting)
+}
+
+// cachedFolder is the folder name of this machine's cache kept for place
+// (by kind: "publish", "runs"), held by one command at a time (another
+// waits, saying so through waiting) until cleanup; a temporary one,
+// removed by cleanup, where there is no cache folder.
+func cachedFolder(ctx context.Context, kind, place, name string, waiting func()) (dir string, cleanup func(), err error) {
 	if cache, err := os.UserCacheDir(); err == nil {
 		sum := sha256.Sum256([]byte(bucket.Redact(place)))
-		dir := filepath.Join(cache, "matrixgen", "publish", hex.EncodeToString(sum[:8]), "public")
+		dir := filepath.Join(cache, "matrixgen", kind, hex.EncodeToString(sum[:8]), name)
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err == nil {
 			unlock, err := lockFolder(ctx, filepath.Dir(dir), waiting)
 			if err != nil {
-				return "", nil, fmt.Errorf("holding the build folder %s: %w", filepath.Dir(dir), err)
+				return "", nil, fmt.Errorf("holding the folder %s: %w", filepath.Dir(dir), err)
 			}
 			return dir, unlock, nil
 		}
 	}
-	tmp, err := os.MkdirTemp("", "matrixgen-site-")
+	tmp, err := os.MkdirTemp("", "matrixgen-"+kind+"-")
 	if err != nil {
 		return "", nil, err
 	}
-	return filepath.Join(tmp, "public"), func() { os.RemoveAll(tmp) }, nil
+	return filepath.Join(tmp, name), func() { os.RemoveAll(tmp) }, nil
 }

@@ -1,0 +1,265 @@
+package render
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/regular"
+	"github.com/matrixgen/matrixgen/internal/term"
+)
+
+// runs.csv is every measurement of every run, in the index's order: a
+// hundred thousand runs make gigabytes of it, more than a build may hold.
+// So it is written as a stream. A run's rows of runs.csv are its rows of
+// measurements.csv, each after the run's own columns (model, GPU, …;
+// siteCSVPrefix, a hundred bytes kept in its summary); measurements.csv is
+// already in the new site, written or linked from the old one, so runs.csv
+// is made by reading each run's back, one at a time, and writing it out
+// with its prefix. The bytes are what encoding/csv writes for the whole
+// table: it encodes each field on its own, so a row is its fields' joined.
+
+// spreadsheetRows is the most rows a spreadsheet opens (Excel's 1,048,576,
+// header included; LibreOffice's is the same). A site whose runs.csv has
+// more offers it split by month as well: runs-YYYY-MM.csv. A variable so
+// tests can split a small site.
+var spreadsheetRows = 1 << 20
+
+// maxMeasurementsBytes bounds a run's measurements.csv read back into
+// runs.csv: thousands of times what a full run's holds (tens of
+// kilobytes); the file is the build's own, the bound a last guard.
+const maxMeasurementsBytes = 64 << 20
+
+// csvPart is one file runs.csv is split into when it is too long for a
+// spreadsheet: its name at the site's root, the month its runs started
+// ("2026-12", or "undated") and its rows of measurements. The index links
+// them beside runs.csv.
+type csvPart struct {
+	Name, Month string
+	Rows        int
+}
+
+// siteCSVPrefixFields are a run's columns of runs.csv before its
+// measurements.
+func siteCSVPrefixFields(id string, r *matrixgen.Run) []string {
+	started := ""
+	if !r.StartedAt.IsZero() {
+		started = r.StartedAt.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	return []string{id, csvSafe(r.Model.Name), csvSafe(r.Hardware.GPU), csvSafe(r.Engine.Name), csvSafe(r.Engine.Version), csvSafe(r.Engine.Quantization), started,
+		strconv.FormatBool(r.Simulated), strings.Join(r.Hardware.Given, " ")}
+}
+
+// siteCSVPrefix is a run's columns of runs.csv before its measurements,
+// encoded as encoding/csv encodes them, with the comma after them.
+func siteCSVPrefix(id string, r *matrixgen.Run) string {
+	line := csvBytes(nil, [][]string{siteCSVPrefixFields(id, r)})
+	return string(bytes.TrimSuffix(line, []byte("\n"))) + ","
+}
+
+// monthOf is the month a run started, as its runs.csv part names it.
+func monthOf(r indexRow) string {
+	if r.started.IsZero() {
+		return "undated"
+	}
+	return r.started.UTC().Format("2006-01")
+}
+
+// siteCSVParts are the files runs.csv is split into, newest month first,
+// or none when runs.csv fits a spreadsheet. rows are in the index's
+// order (newest first, undated last), so each month's runs are together.
+func siteCSVParts(rows []indexRow) []csvPart {
+	total := 1 // the header
+	for _, r := range rows {
+		total += int(r.csvRows)
+	}
+	if total <= spreadsheetRows {
+		return nil
+	}
+	var parts []csvPart
+	for _, r := range rows {
+		m := monthOf(r)
+		if len(parts) == 0 || parts[len(parts)-1].Month != m {
+			parts = append(parts, csvPart{Name: "runs-" + m + ".csv", Month: m})
+		}
+		parts[len(parts)-1].Rows += int(r.csvRows)
+	}
+	return parts
+}
+
+// writeSiteCSV writes runs.csv, every measurement of every run in the
+// index's order (rows are in it), and its parts by month when it is too
+// long for a spreadsheet: each run's measurements.csv read back from the
+// site in dir, one run at a time.
+func (b *builder) writeSiteCSV(dir string, rows []indexRow) (err error) {
+	parts := siteCSVParts(rows)
+	if b.inPlace {
+		removeStaleParts(dir, parts)
+	}
+	head := csvBytes(siteCSVHeader, nil)
+	all, err := b.createStream(dir, "runs.csv")
+	if err != nil {
+		return err
+	}
+	var part *stream
+	defer func() {
+		for _, s := range []*stream{all, part} {
+			if s == nil {
+				continue
+			}
+			if err == nil {
+				err = s.finish()
+			} else {
+				s.abort()
+			}
+		}
+	}()
+	all.Write(head)
+	var buf []byte
+	next := 0 // the next part to open
+	for _, r := range rows {
+		if next < len(parts) && monthOf(r) == parts[next].Month {
+			if part != nil {
+				if err := part.finish(); err != nil {
+					part = nil
+					return err
+				}
+			}
+			if part, err = b.createStream(dir, parts[next].Name); err != nil {
+				return err
+			}
+			part.Write(head)
+			next++
+		}
+		if buf, err = copyRunCSV(all, part, dir, r, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyRunCSV writes a run's rows of runs.csv to all and, when it is not
+// nil, part: its measurements.csv in dir, each row after its prefix. buf
+// is reused from one run to the next.
+func copyRunCSV(all, part *stream, dir string, r indexRow, buf []byte) ([]byte, error) {
+	name := filepath.Join(dir, "runs", r.ID, "measurements.csv")
+	f, info, err := regular.OpenEntry(name)
+	if err != nil {
+		return buf, fmt.Errorf("runs.csv: %w", err)
+	}
+	defer f.Close()
+	if info.Size() > maxMeasurementsBytes {
+		return buf, fmt.Errorf("runs.csv: %s is larger than the %d bytes a run's measurements may be", term.Name(name), maxMeasurementsBytes)
+	}
+	buf = slices.Grow(buf[:0], int(info.Size()))[:info.Size()]
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return buf, fmt.Errorf("runs.csv: %s: %w", term.Name(name), err)
+	}
+	records := csvRecords(buf)
+	if len(records) == 0 {
+		return buf, fmt.Errorf("runs.csv: %s has no header", term.Name(name))
+	}
+	if len(records)-1 != int(r.csvRows) {
+		return buf, fmt.Errorf("runs.csv: %s holds %d rows, its run %d (it changed while the site was written)", term.Name(name), len(records)-1, r.csvRows)
+	}
+	for _, rec := range records[1:] {
+		all.WriteString(r.csvPrefix)
+		all.Write(rec)
+		if part != nil {
+			part.WriteString(r.csvPrefix)
+			part.Write(rec)
+		}
+	}
+	return buf, nil
+}
+
+// csvRecords cuts CSV as encoding/csv writes it into its records, each
+// with its line end. A record ends at a line end outside quotes: a quoted
+// field may hold one, and a quote inside a quoted field is doubled, so
+// quotes outside and inside pair up.
+func csvRecords(data []byte) [][]byte {
+	var out [][]byte
+	start, quoted := 0, false
+	for i, c := range data {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == '\n' && !quoted:
+			out = append(out, data[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(data) {
+		out = append(out, data[start:])
+	}
+	return out
+}
+
+// removeStaleParts removes, from a site updated in place, the parts of
+// runs.csv a smaller or changed site no longer has.
+func removeStaleParts(dir string, parts []csvPart) {
+	old, _ := filepath.Glob(filepath.Join(dir, "runs-*.csv"))
+	for _, name := range old {
+		keep := false
+		for _, p := range parts {
+			keep = keep || filepath.Base(name) == p.Name
+		}
+		if !keep {
+			os.Remove(name)
+		}
+	}
+}
+
+// stream is a file of the site written piece by piece, too large to
+// hold: straight into a fresh build's folder, or beside the file of a
+// site updated in place, renamed over it when finished.
+type stream struct {
+	*bufio.Writer
+	f           *os.File
+	name, final string
+}
+
+// createStream starts the file rel of the site in dir.
+func (b *builder) createStream(dir, rel string) (*stream, error) {
+	final := filepath.Join(dir, filepath.FromSlash(rel))
+	name := final
+	if b.inPlace {
+		name += ".matrixgen-tmp"
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &stream{Writer: bufio.NewWriterSize(f, 256<<10), f: f, name: name, final: final}, nil
+}
+
+// finish writes out what is buffered and puts the file in place.
+func (s *stream) finish() error {
+	err := s.Flush()
+	if closeErr := s.f.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil && s.name != s.final {
+		err = os.Rename(s.name, s.final)
+	}
+	if err != nil {
+		os.Remove(s.name)
+	}
+	return err
+}
+
+// abort drops the file.
+func (s *stream) abort() {
+	s.f.Close()
+	os.Remove(s.name)
+}
