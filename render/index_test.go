@@ -1,0 +1,290 @@
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
+)
+
+// smallIndex makes the index's pages and chunks a few runs each for the
+// test, so a handful of runs make a site of many pages.
+func smallIndex(t *testing.T, pageRuns, chunkRuns int) {
+	t.Helper()
+	page, chunk := indexPageRuns, indexChunkRuns
+	indexPageRuns, indexChunkRuns = pageRuns, chunkRuns
+	t.Cleanup(func() { indexPageRuns, indexChunkRuns = page, chunk })
+}
+
+// Models, GPUs and engines of generated runs, in cycles of lengths with no
+// common factor, so that each filter, and each pair of them, picks its own
+// set of runs.
+var (
+	manyModels  = 37
+	manyGPUs    = 13
+	manyEngines = []string{"vllm", "sglang", "llama.cpp", "ollama"}
+)
+
+// manyRows are n generated runs' index rows, newest first, as the index
+// orders them: a run an hour, its figures varying, a tenth with GPU
+// telemetry, one in seven simulated.
+func manyRows(n int) []indexRow {
+	rows := make([]indexRow, n)
+	newest := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	for i := range rows {
+		started := newest.Add(-time.Duration(i) * time.Hour)
+		best, peak := 20+float64(i%997)/10, 400+float64(i%1009)
+		r := indexRow{
+			ID: fmt.Sprintf("run-%06d", i), Model: fmt.Sprintf("model-%02d", i%manyModels), GPU: fmt.Sprintf("GPU %d", i%manyGPUs),
+			EngineName: manyEngines[i%len(manyEngines)], Quantization: []string{"FP8", "NVFP4", dash}[i%3],
+			Date: date(started), BestSingle: decimal1(best), Peak: decimal1(peak),
+			BestValue: rawIfOK(true, best), PeakValue: rawIfOK(true, peak), Simulated: i%7 == 0, started: started,
+		}
+		r.Engine, r.Href = r.EngineName+" 1.0", "runs/"+r.ID+"/index.html"
+		if i%10 == 0 {
+			r.BestPerWatt = strconv.FormatFloat(1+float64(i%17)/10, 'f', 2, 64)
+			r.PerWattValue = r.BestPerWatt
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+var (
+	rowIDs      = regexp.MustCompile(`<tr data-id="([^"]+)"`)
+	pagerLink   = regexp.MustCompile(`<a href="([^"]+)"(?: rel="(prev|next)")?>([^<]+)</a>`)
+	currentPage = regexp.MustCompile(`<span aria-current="page">(\d+)</span>`)
+)
+
+// chunkSummaries reads a chunk script back: its number and its runs'
+// summaries.
+func chunkSummaries(t *testing.T, script string) (int, [][]any) {
+	t.Helper()
+	head, rest, ok := strings.Cut(script, ", ")
+	n, err := strconv.Atoi(strings.TrimPrefix(head, "matrixgenIndexChunk("))
+	if !ok || err != nil || !strings.HasSuffix(rest, ");\n") {
+		t.Fatalf("a chunk reads %.80q…", script)
+	}
+	var runs [][]any
+	if err := json.Unmarshal([]byte(strings.TrimSuffix(rest, ");\n")), &runs); err != nil {
+		t.Fatal(err)
+	}
+	return n, runs
+}
+
+// TestIndexPages: ten runs at three a page make four pages, newest first,
+// each listing its runs and linking the others; the chunks of four hold
+// every run's summary, in the index's order, escaped for a script.
+func TestIndexPages(t *testing.T) {
+	smallIndex(t, 3, 4)
+	rows := manyRows(10)
+	rows[4].Model = `</script><b>"odd" & model`
+	b, err := newBuilder(Site{Title: "Many"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := b.writeIndex(dir, rows, []Pair{{A: rows[9].ID, B: rows[8].ID}, {A: rows[2].ID, B: rows[4].ID}}); err != nil {
+		t.Fatal(err)
+	}
+	for page := 1; page <= 4; page++ {
+		html := read(t, filepath.Join(dir, indexPageName(page)))
+		var ids []string
+		for _, m := range rowIDs.FindAllStringSubmatch(html, -1) {
+			ids = append(ids, m[1])
+		}
+		var want []string
+		for _, r := range rows[(page-1)*3 : min(page*3, len(rows))] {
+			want = append(want, r.ID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("page %d lists %q, want %q", page, ids, want)
+		}
+		if m := currentPage.FindStringSubmatch(html); m == nil || m[1] != strconv.Itoa(page) {
+			t.Errorf("page %d's pager marks %q as the page", page, m)
+		}
+		links := map[string]string{}
+		for _, m := range pagerLink.FindAllStringSubmatch(html, -1) {
+			links[m[3]] = m[1]
+			if m[2] != "" {
+				links[m[2]] = m[1]
+			}
+		}
+		if page > 1 && links["prev"] != indexPageName(page-1) || page < 4 && links["next"] != indexPageName(page+1) ||
+			page == 1 && links["prev"] != "" || page == 4 && links["next"] != "" {
+			t.Errorf("page %d links newer %q and older %q", page, links["prev"], links["next"])
+		}
+		if links["1"] == "" && page != 1 || links["4"] == "" && page != 4 {
+			t.Errorf("page %d does not link the first and the last page: %q", page, links)
+		}
+		for _, c := range []struct {
+			page int
+			href string
+		}{{1, "compare/run-000002--run-000004/"}, {3, "compare/run-000009--run-000008/"}} {
+			if strings.Contains(html, c.href) != (c.page == page) {
+				t.Errorf("page %d: the pair %s is listed on page %d alone", page, c.href, c.page)
+			}
+		}
+		if strings.Contains(html, "<b>") {
+			t.Errorf("page %d holds a model's markup unescaped", page)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index-5.html")); err == nil {
+		t.Error("ten runs at three a page made a fifth page")
+	}
+	var ids []string
+	for chunk := 1; chunk <= 3; chunk++ {
+		script := read(t, filepath.Join(dir, indexChunkName(chunk)))
+		if strings.Contains(script, "</script>") || strings.Contains(script, "<b>") {
+			t.Errorf("chunk %d holds markup unescaped", chunk)
+		}
+		n, runs := chunkSummaries(t, script)
+		if n != chunk {
+			t.Errorf("chunk %d calls itself %d", chunk, n)
+		}
+		for _, s := range runs {
+			ids = append(ids, s[0].(string))
+			if s[0] == rows[4].ID && s[1] != rows[4].Model {
+				t.Errorf("chunk %d gives the odd model as %q", chunk, s[1])
+			}
+		}
+	}
+	var want []string
+	for _, r := range rows {
+		want = append(want, r.ID)
+	}
+	if !slices.Equal(ids, want) {
+		t.Errorf("the chunks hold %q, want every run newest first %q", ids, want)
+	}
+}
+
+func TestPagerNumbers(t *testing.T) {
+	for _, c := range []struct {
+		page, pages int
+		want        []int
+	}{
+		{1, 1, []int{1}},
+		{1, 3, []int{1, 2, 3}},
+		{1, 1000, []int{1, 2, 3, 0, 1000}},
+		{6, 1000, []int{1, 0, 4, 5, 6, 7, 8, 0, 1000}},
+		{4, 7, []int{1, 2, 3, 4, 5, 6, 7}},
+		{1000, 1000, []int{1, 0, 998, 999, 1000}},
+	} {
+		if got := pagerNumbers(c.page, c.pages); !slices.Equal(got, c.want) {
+			t.Errorf("page %d of %d: %v, want %v", c.page, c.pages, got, c.want)
+		}
+	}
+}
+
+// TestIndexAt100000Runs: the first page of a 100,000-run index, with a
+// compare pair for every run, stays under 500 KB, and a chunk under 500
+// KB, whatever the number of runs.
+func TestIndexAt100000Runs(t *testing.T) {
+	rows := manyRows(100_000)
+	pairs, err := comparePairs(nil, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newBuilder(Site{Title: "A lab"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := b.indexFiles(rows, pairs)
+	if len(files) != 1000+100 {
+		t.Fatalf("100,000 runs make %d index files, want 1,000 pages and 100 chunks", len(files))
+	}
+	first, err := files[0].make()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk, err := files[1000].make()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("100,000 runs (%d compare pairs): index.html %d bytes, a chunk %d bytes", len(pairs), len(first), len(chunk))
+	if len(first) > 500_000 || len(chunk) > 500_000 {
+		t.Errorf("index.html is %d bytes and a chunk %d, want at most 500 KB each", len(first), len(chunk))
+	}
+}
+
+// TestLiveIndexPages: serving a site of many index pages, a changed run
+// rewrites its own folder, the one page of the index it is on and its
+// chunk, no other; a run added or removed moves the pages after it, and
+// a page no longer needed goes. After each, the site is a fresh build's.
+func TestLiveIndexPages(t *testing.T) {
+	smallIndex(t, 2, 3)
+	runs := t.TempDir()
+	site := Site{Title: "Live", BaseURL: "https://example.org/"}
+	var files []string
+	for i := range 7 {
+		files = append(files, writeRunFile(t, runs, fmt.Sprintf("run-%d", i), testrun.Full(uint64(i)), ""))
+	}
+	out := filepath.Join(t.TempDir(), "public")
+	live, _, err := NewLive(context.Background(), files, site, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Newest first: run-6 run-5 | run-4 run-3 | run-2 run-1 | run-0, in
+	// chunks run-6 run-5 run-4 | run-3 run-2 run-1 | run-0.
+	index := []string{"index.html", "index-2.html", "index-3.html", "index-4.html",
+		"assets/index/chunk-0001.js", "assets/index/chunk-0002.js", "assets/index/chunk-0003.js"}
+	// Every file's time is set back, so a rewrite shows whatever the clock.
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, f := range index {
+		if err := os.Chtimes(filepath.Join(out, f), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update := func(what string) Stats {
+		t.Helper()
+		files, err := matrixgen.RunFiles(runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stats, err := live.Update(files)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		sameAsAFreshBuild(t, runs, out, site)
+		return stats
+	}
+	changed := testrun.Full(3)
+	changed.Engine.Version = "0.31.0"
+	writeRunFile(t, runs, "run-3", changed, "")
+	if s := update("a changed run"); s.Pages != 2 {
+		t.Errorf("a changed run rewrote %d pages, want its own and its page of the index", s.Pages)
+	}
+	for _, f := range index {
+		info, err := os.Stat(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rewritten := !info.ModTime().Equal(old)
+		if want := f == "index-2.html" || f == "assets/index/chunk-0002.js"; rewritten != want {
+			t.Errorf("after run-3 changed, %s rewritten: %v, want %v", f, rewritten, want)
+		}
+	}
+	writeRunFile(t, runs, "run-9", testrun.Full(9), "")
+	if s := update("a run added"); s.Pages != 1+4 {
+		t.Errorf("a run added on top rewrote %d pages, want its own and every page of the index", s.Pages)
+	}
+	for _, id := range []string{"run-9", "run-6", "run-5"} {
+		if err := os.Remove(filepath.Join(runs, id+".json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update("three runs removed")
+	if _, err := os.Stat(filepath.Join(out, "index-4.html")); err == nil {
+		t.Error("five runs at two a page left a fourth page")
+	}
+}
