@@ -1,9 +1,13 @@
 package render
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +18,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/browser"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
@@ -287,4 +292,243 @@ func TestLiveIndexPages(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "index-4.html")); err == nil {
 		t.Error("five runs at two a page left a fourth page")
 	}
+}
+
+// indexBrowserRuns is the size of the site TestIndexInABrowser builds: a
+// lab's hundred thousand runs (their index and chunks; no run's own page,
+// which the index only links), or, with -short, ten thousand: the same
+// pages and chunks, a tenth as many, in a fifth of the time.
+func indexBrowserRuns() int {
+	if testing.Short() {
+		return 10_000
+	}
+	return 100_000
+}
+
+// TestIndexInABrowser opens the index of 100,000 generated runs (-short:
+// 10,000) in
+// headless Chromium, served and from disk (file://, where browsers refuse
+// fetch): the first page is at most 500 KB and lists the newest hundred;
+// filtering by GPU, by model and by both, and sorting, show exactly the
+// right runs a page at a time, the view's pager and a shared address
+// included; a row the script makes is the row the build writes; the
+// built pages' pager works without the script. Screenshots at desktop and
+// phone sizes, light and dark, are the test's artifacts.
+func TestIndexInABrowser(t *testing.T) {
+	path, err := browser.Find()
+	if err != nil {
+		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("SKIPPED, not passed: %v", err)
+	}
+	rows := manyRows(indexBrowserRuns())
+	pairs, err := comparePairs(nil, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bld, err := newBuilder(Site{Title: "A lab's runs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	start := time.Now()
+	err = errors.Join(copyAssets(embedded, dir), writeFile(dir, "assets/bins.css", []byte(binsCSS())), bld.writeIndex(dir, rows, pairs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.Stat(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the index of %d runs written in %v; index.html is %d bytes", len(rows), time.Since(start).Round(time.Millisecond), first.Size())
+	if first.Size() > 500_000 {
+		t.Errorf("index.html is %d bytes, want at most 500 KB", first.Size())
+	}
+	server := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer server.Close()
+	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
+	b, err := browser.Start(path, profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	ids := func(keep func(indexRow) bool) []string {
+		var out []string
+		for _, r := range rows {
+			if keep(r) {
+				out = append(out, r.ID)
+			}
+		}
+		return out
+	}
+	every := func(indexRow) bool { return true }
+	gpu7 := ids(func(r indexRow) bool { return r.GPU == "GPU 7" })
+	model5 := ids(func(r indexRow) bool { return r.Model == "model-05" })
+	both := ids(func(r indexRow) bool { return r.GPU == "GPU 7" && r.Model == "model-05" })
+	byBest := slices.Clone(rows)
+	slices.SortStableFunc(byBest, func(x, y indexRow) int {
+		a, _ := strconv.ParseFloat(x.BestValue, 64)
+		c, _ := strconv.ParseFloat(y.BestValue, 64)
+		return cmp.Compare(c, a)
+	})
+	var bestGPU7 []string
+	for _, r := range byBest {
+		if r.GPU == "GPU 7" {
+			bestGPU7 = append(bestGPU7, r.ID)
+		}
+	}
+	page := func(list []string, n int) []string { return list[min((n-1)*100, len(list)):min(n*100, len(list))] }
+
+	eval := func(where, expr string, out any) {
+		t.Helper()
+		if err := b.Eval(expr, out); err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+	}
+	// shown is what the table lists and the count says, once the view has
+	// loaded (at most a minute, far past the moment it takes).
+	shown := func(where string) ([]string, string) {
+		t.Helper()
+		var count string
+		eval(where, `new Promise(done => { const start = Date.now(); (function wait() {
+			const c = document.getElementById("filter-count").textContent;
+			if (c && !c.startsWith("loading") || Date.now() - start > 60000) return done(c);
+			setTimeout(wait, 50); })(); })`, &count)
+		var list []string
+		eval(where, `[...document.querySelectorAll("#runs tbody tr")].map(r => r.dataset.id)`, &list)
+		return list, count
+	}
+	choose := func(where, filters string) ([]string, string) {
+		t.Helper()
+		var ok bool
+		eval(where, `(() => { const f = document.getElementById("filters");
+			for (const [k, v] of Object.entries(`+filters+`)) f.elements[k].value = v;
+			f.dispatchEvent(new Event("change")); return true; })()`, &ok)
+		return shown(where)
+	}
+	check := func(where string, got []string, count string, want []string, wantCount string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s lists %d runs %.60q…, want %d: %.60q…", where, len(got), got, len(want), want)
+		}
+		if count != wantCount {
+			t.Errorf("%s says %q, want %q", where, count, wantCount)
+		}
+	}
+	all := Count(len(rows)) + " runs"
+	of := func(n int) string { return Count(n) + " of " + all }
+	// rowHTML is the rows of these runs as the page has them, the best
+	// marks aside (they depend on the rows around).
+	rowHTML := func(where string, ids ...string) []string {
+		var out []string
+		eval(where, `[`+quoteAll(ids)+`].map(id => document.querySelector("#runs tr[data-id='" + id + "']").outerHTML.replaceAll(" top", ""))`, &out)
+		return out
+	}
+
+	for _, root := range []string{server.URL, "file://" + dir} {
+		open := func(address string) {
+			t.Helper()
+			if err := b.Navigate(context.Background(), root+"/"+address); err != nil {
+				t.Fatalf("%s: %v", address, err)
+			}
+		}
+		where := "the index at " + root
+		open("index.html")
+		list, count := shown(where)
+		check(where, list, count, page(ids(every), 1), all)
+		built := rowHTML(where, "run-000000", "run-000037", "run-000074")
+		list, count = choose(where+", GPU 7", `{gpu: "GPU 7"}`)
+		check(where+", GPU 7", list, count, page(gpu7, 1), of(len(gpu7)))
+		var address string
+		eval(where, `location.search`, &address)
+		if address != "?gpu=GPU+7" {
+			t.Errorf("%s: filtered by GPU, the address reads %q", where, address)
+		}
+		eval(where, `(() => { document.querySelector("#pager a[rel=next]").click(); return location.search; })()`, &address)
+		list, count = shown(where)
+		check(where+", GPU 7, the next page", list, count, page(gpu7, 2), of(len(gpu7)))
+		if address != "?gpu=GPU+7&p=2" {
+			t.Errorf("%s: on the next page the address reads %q", where, address)
+		}
+		last := (len(gpu7) + 99) / 100
+		eval(where, `(() => { [...document.querySelectorAll("#pager a")].find(a => a.textContent === "`+strconv.Itoa(last)+`").click(); return ""; })()`, &address)
+		list, count = shown(where)
+		check(where+", GPU 7, the last page", list, count, page(gpu7, last), of(len(gpu7)))
+		list, count = choose(where+", model-05", `{gpu: "", model: "model-05"}`)
+		check(where+", model-05", list, count, page(model5, 1), of(len(model5)))
+		list, count = choose(where+", GPU 7 and model-05", `{gpu: "GPU 7", model: "model-05"}`)
+		check(where+", GPU 7 and model-05", list, count, page(both, 1), of(len(both)))
+		list, count = choose(where+", GPU 7 by best single-stream", `{model: "", sort: "best"}`)
+		check(where+", GPU 7 by best single-stream", list, count, page(bestGPU7, 1), of(len(gpu7)))
+		choose(where+", model-00", `{gpu: "", sort: "", model: "model-00"}`)
+		if made := rowHTML(where, "run-000000", "run-000037", "run-000074"); !slices.Equal(made, built) {
+			t.Errorf("%s: the script makes the rows\n%q\nthe build wrote\n%q", where, made, built)
+		}
+		list, count = choose(where+", every filter cleared", `{model: ""}`)
+		check(where+", every filter cleared", list, count, page(ids(every), 1), all)
+
+		open("index.html?gpu=GPU+7&p=2")
+		list, count = shown(where)
+		check(where+", a shared address of a view's second page", list, count, page(gpu7, 2), of(len(gpu7)))
+		open("index-2.html")
+		list, count = shown(where)
+		check(where+", index-2.html", list, count, page(ids(every), 2), all)
+		var links []string
+		eval(where, `[...document.querySelectorAll("#pager a")].map(a => a.getAttribute("href") + " " + a.textContent)`, &links)
+		if want := []string{"index.html ← Newer", "index.html 1", "index-3.html 3", "index-4.html 4", indexPageName(len(rows)/100) + " " + strconv.Itoa(len(rows)/100), "index-3.html Older →"}; !slices.Equal(links, want) {
+			t.Errorf("%s: index-2.html's pager links %q, want %q", where, links, want)
+		}
+		for _, e := range b.Errors() {
+			t.Errorf("%s: %s", where, e)
+		}
+		for _, u := range b.Requests() {
+			if !strings.HasPrefix(u, root+"/") && !strings.HasPrefix(u, "data:") {
+				t.Errorf("%s asked for %s, outside the site", where, u)
+			}
+		}
+	}
+
+	artifacts := t.ArtifactDir()
+	for _, screen := range []struct {
+		name          string
+		width, height int
+		phone         bool
+	}{{"desktop", 1400, 900, false}, {"phone", 390, 844, true}} {
+		for _, dark := range []bool{false, true} {
+			if err := errors.Join(b.Viewport(screen.width, screen.height, screen.phone), b.ColorScheme(dark)); err != nil {
+				t.Fatal(err)
+			}
+			scheme := map[bool]string{false: "light", true: "dark"}[dark]
+			// Each page at its top and at its pager: a page of a hundred
+			// runs is tens of thousands of pixels long on a phone.
+			for _, v := range []struct{ name, address string }{{"index", "index-2.html"}, {"index-gpu7", "index.html?gpu=GPU+7&p=3"}} {
+				if err := b.Navigate(context.Background(), server.URL+"/"+v.address); err != nil {
+					t.Fatal(err)
+				}
+				shown(v.name)
+				for _, at := range []struct{ name, scroll string }{{"top", "window.scrollTo(0, 0)"}, {"pager", `document.getElementById("pager").scrollIntoView({block: "center"})`}} {
+					var settled bool
+					b.Eval(`new Promise(r => { `+at.scroll+`; setTimeout(() => r(true), 400); })`, &settled)
+					if err := b.ScreenshotViewport(filepath.Join(artifacts, v.name+"-"+at.name+"-"+screen.name+"-"+scheme+".png")); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// quoteAll is strings as a JavaScript list's items.
+func quoteAll(ss []string) string {
+	quoted := make([]string, len(ss))
+	for i, s := range ss {
+		quoted[i] = strconv.Quote(s)
+	}
+	return strings.Join(quoted, ", ")
 }

@@ -250,10 +250,20 @@ func (b *Browser) ColorScheme(dark bool) error {
 
 // Screenshot saves the whole page as a PNG.
 func (b *Browser) Screenshot(file string) error {
+	return b.screenshot(file, true)
+}
+
+// ScreenshotViewport saves what the window shows of the page as a PNG: of
+// a page tens of thousands of pixels long, the part a test scrolled to.
+func (b *Browser) ScreenshotViewport(file string) error {
+	return b.screenshot(file, false)
+}
+
+func (b *Browser) screenshot(file string, whole bool) error {
 	var shot struct {
 		Data string `json:"data"`
 	}
-	if err := b.call(b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &shot); err != nil {
+	if err := b.call(b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": whole}, &shot); err != nil {
 		return err
 	}
 	png, err := base64.StdEncoding.DecodeString(shot.Data)

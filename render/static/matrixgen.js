@@ -327,6 +327,8 @@
     var pager = document.getElementById("pager");
     var pagerHTML = pager ? pager.cloneNode(true) : null;
     var count = document.getElementById("filter-count");
+    // The page's comparisons are of its own runs: a view hides them.
+    var comparisons = document.querySelector("ul.compare-list");
     var params = new URLSearchParams(location.search);
     form.hidden = false;
     Array.prototype.forEach.call(form.elements, function (s) {
@@ -365,6 +367,7 @@
       markTops(pageRows);
       showIndexRuns(pageRows.map(function (r) { return r.dataset.id; }), null);
       count.textContent = runsText(data.runs);
+      if (comparisons) comparisons.hidden = false;
       offerRuns(null);
     }
     // showView is every run the filters leave, sorted, a page of them.
@@ -389,6 +392,7 @@
       showIndexRuns(null, shown);
       count.textContent = match.length.toLocaleString("en-US") + " of " + runsText(data.runs);
       history.replaceState(null, "", location.pathname + query(keep, page) + location.hash);
+      if (comparisons) comparisons.hidden = true;
       offerRuns(shown);
     }
     // viewPager is the pager of a view, as index.go's pagerHTML writes a
