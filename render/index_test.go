@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/browser"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 )
@@ -63,6 +62,23 @@ func manyRows(n int) []indexRow {
 		rows[i] = r
 	}
 	return rows
+}
+
+// manyRunsIndex is n generated runs' rows, newest first, the compare
+// pairs they make (one run of each model and GPU against the one before),
+// and a builder for their index.
+func manyRunsIndex(t *testing.T, n int) ([]indexRow, []Pair, *builder) {
+	t.Helper()
+	rows := manyRows(n)
+	pairs, err := comparePairs(nil, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newBuilder(Site{Title: "A lab's runs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, pairs, b
 }
 
 var (
@@ -195,15 +211,7 @@ func TestPagerNumbers(t *testing.T) {
 // compare pair for every run, stays under 500 KB, and a chunk under 500
 // KB, whatever the number of runs.
 func TestIndexAt100000Runs(t *testing.T) {
-	rows := manyRows(100_000)
-	pairs, err := comparePairs(nil, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := newBuilder(Site{Title: "A lab"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, pairs, b := manyRunsIndex(t, 100_000)
 	files := b.indexFiles(rows, pairs)
 	if len(files) != 1000+100 {
 		t.Fatalf("100,000 runs make %d index files, want 1,000 pages and 100 chunks", len(files))
@@ -250,19 +258,7 @@ func TestLiveIndexPages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	update := func(what string) Stats {
-		t.Helper()
-		files, err := matrixgen.RunFiles(runs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stats, err := live.Update(files)
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		sameAsAFreshBuild(t, runs, out, site)
-		return stats
-	}
+	update := liveUpdater(t, live, runs, out, site)
 	changed := testrun.Full(3)
 	changed.Engine.Version = "0.31.0"
 	writeRunFile(t, runs, "run-3", changed, "")
@@ -322,15 +318,7 @@ func TestIndexInABrowser(t *testing.T) {
 		}
 		t.Skipf("SKIPPED, not passed: %v", err)
 	}
-	rows := manyRows(indexBrowserRuns())
-	pairs, err := comparePairs(nil, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bld, err := newBuilder(Site{Title: "A lab's runs"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, pairs, bld := manyRunsIndex(t, indexBrowserRuns())
 	dir := t.TempDir()
 	start := time.Now()
 	err = errors.Join(copyAssets(embedded, dir), writeFile(dir, "assets/bins.css", []byte(binsCSS())), bld.writeIndex(dir, rows, pairs))
@@ -495,32 +483,25 @@ func TestIndexInABrowser(t *testing.T) {
 	}
 
 	artifacts := t.ArtifactDir()
-	for _, screen := range []struct {
-		name          string
-		width, height int
-		phone         bool
-	}{{"desktop", 1400, 900, false}, {"phone", 390, 844, true}} {
-		for _, dark := range []bool{false, true} {
-			if err := errors.Join(b.Viewport(screen.width, screen.height, screen.phone), b.ColorScheme(dark)); err != nil {
+	err = b.EachScreen(func(screen, scheme string, _ bool) {
+		// Each page at its top and at its pager: a page of a hundred runs
+		// is tens of thousands of pixels long on a phone.
+		for _, v := range []struct{ name, address string }{{"index", "index-2.html"}, {"index-gpu7", "index.html?gpu=GPU+7&p=3"}} {
+			if err := b.Navigate(context.Background(), server.URL+"/"+v.address); err != nil {
 				t.Fatal(err)
 			}
-			scheme := map[bool]string{false: "light", true: "dark"}[dark]
-			// Each page at its top and at its pager: a page of a hundred
-			// runs is tens of thousands of pixels long on a phone.
-			for _, v := range []struct{ name, address string }{{"index", "index-2.html"}, {"index-gpu7", "index.html?gpu=GPU+7&p=3"}} {
-				if err := b.Navigate(context.Background(), server.URL+"/"+v.address); err != nil {
-					t.Fatal(err)
-				}
-				shown(v.name)
-				for _, at := range []struct{ name, scroll string }{{"top", "window.scrollTo(0, 0)"}, {"pager", `document.getElementById("pager").scrollIntoView({block: "center"})`}} {
-					var settled bool
-					b.Eval(`new Promise(r => { `+at.scroll+`; setTimeout(() => r(true), 400); })`, &settled)
-					if err := b.ScreenshotViewport(filepath.Join(artifacts, v.name+"-"+at.name+"-"+screen.name+"-"+scheme+".png")); err != nil {
-						t.Error(err)
-					}
+			shown(v.name)
+			for _, at := range []struct{ name, scroll string }{{"top", "window.scrollTo(0, 0)"}, {"pager", `document.getElementById("pager").scrollIntoView({block: "center"})`}} {
+				var settled bool
+				b.Eval(`new Promise(r => { `+at.scroll+`; setTimeout(() => r(true), 400); })`, &settled)
+				if err := b.ScreenshotViewport(filepath.Join(artifacts, v.name+"-"+at.name+"-"+screen+"-"+scheme+".png")); err != nil {
+					t.Error(err)
 				}
 			}
 		}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -545,19 +545,7 @@ func TestCompareInABrowser(t *testing.T) {
 // in light and in dark.
 func eachScreen(t *testing.T, b *browser.Browser, f func(screen, scheme string, phone bool)) {
 	t.Helper()
-	for _, screen := range []struct {
-		name          string
-		width, height int
-		phone         bool
-	}{{"desktop", 1400, 900, false}, {"phone", 390, 844, true}} {
-		for _, dark := range []bool{false, true} {
-			if err := b.Viewport(screen.width, screen.height, screen.phone); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.ColorScheme(dark); err != nil {
-				t.Fatal(err)
-			}
-			f(screen.name, map[bool]string{false: "light", true: "dark"}[dark], screen.phone)
-		}
+	if err := b.EachScreen(f); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -248,6 +248,27 @@ func (b *Browser) ColorScheme(dark bool) error {
 		"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}}, nil)
 }
 
+// EachScreen calls f at desktop (1400 × 900) and phone (390 × 844)
+// sizes, in light and in dark: the screens every page is tested at.
+func (b *Browser) EachScreen(f func(screen, scheme string, phone bool)) error {
+	for _, screen := range []struct {
+		name          string
+		width, height int
+		phone         bool
+	}{{"desktop", 1400, 900, false}, {"phone", 390, 844, true}} {
+		for _, dark := range []bool{false, true} {
+			if err := b.Viewport(screen.width, screen.height, screen.phone); err != nil {
+				return err
+			}
+			if err := b.ColorScheme(dark); err != nil {
+				return err
+			}
+			f(screen.name, map[bool]string{false: "light", true: "dark"}[dark], screen.phone)
+		}
+	}
+	return nil
+}
+
 // Screenshot saves the whole page as a PNG.
 func (b *Browser) Screenshot(file string) error {
 	return b.screenshot(file, true)
