@@ -193,9 +193,9 @@ func TestLiveUpdates(t *testing.T) {
 }
 
 // BenchmarkLiveUpdate1000 is `matrixgen serve` after one run of a
-// 1,000-run site changed: the run read again, its pages, the compare
-// pages it is in, the index, runs.csv and the marker rewritten. Target:
-// under 100 ms.
+// 1,000-run site changed: the run read again, its pages, the page of the
+// index it is on and its chunk, runs.csv and the reuse cache rewritten
+// (the last two whole: most of what is left). Target: under 100 ms.
 func BenchmarkLiveUpdate1000(b *testing.B) {
 	runs := b.TempDir()
 	var files []string
