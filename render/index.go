@@ -183,8 +183,10 @@ type indexPage struct {
 	// RowsHTML and OptionsHTML are the table's rows and the compare
 	// pickers' options, written in Go (fragment.go): a row a run.
 	RowsHTML, OptionsHTML template.HTML
-	// Pager links the index's other pages; "" when there is one.
-	Pager template.HTML
+	// Pager links the index's other pages, below the table, and PagerTop
+	// above the chart, a page of a hundred runs being long; "" when there
+	// is one page.
+	Pager, PagerTop template.HTML
 	// Data tells the page's script where every run's summary is (indexData).
 	Data template.JS
 }
@@ -215,7 +217,7 @@ func (b *builder) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 	rows := l.pageRows(page)
 	p := indexPage{pageBase: b.base("", title, desc, pageAddress(page+1)), SiteDescription: b.site.Description,
 		Runs: rows, TotalRuns: len(l.rows), Filters: l.filters, Efficiency: l.efficiency, Comparisons: l.comparisons[page],
-		Pager: pagerHTML(page+1, l.pages, len(l.rows))}
+		Pager: pagerHTML(page+1, l.pages, len(l.rows), "pager"), PagerTop: pagerHTML(page+1, l.pages, len(l.rows), "pager-top")}
 	if len(rows) > 0 {
 		p.Chart, p.ChartLabel = indexChart(rows)
 		p.Charts = true
@@ -240,14 +242,15 @@ func pageAddress(page int) string {
 }
 
 // pagerHTML links the index's pages from page (1-based): newer and older,
-// the first and the last, and the two on each side of this one.
-func pagerHTML(page, pages, runs int) template.HTML {
+// the first and the last, and the two on each side of this one; id names
+// the pager.
+func pagerHTML(page, pages, runs int, id string) template.HTML {
 	if pages < 2 {
 		return ""
 	}
 	var b strings.Builder
 	first, last := (page-1)*indexPageRuns+1, min(page*indexPageRuns, runs)
-	b.WriteString("\n<nav class=\"pager\" id=\"pager\" aria-label=\"Pages of runs\"><span class=\"range\">Runs " +
+	b.WriteString("\n<nav class=\"pager\" id=\"" + id + "\" aria-label=\"Pages of runs\"><span class=\"range\">Runs " +
 		Count(first) + "–" + Count(last) + " of " + Count(runs) + "</span>")
 	link := func(to int, text, rel string) {
 		b.WriteString(" <a href=\"" + indexPageName(to) + "\"")

@@ -446,6 +446,10 @@ func TestIndexInABrowser(t *testing.T) {
 		if address != "?gpu=GPU+7&p=2" {
 			t.Errorf("%s: on the next page the address reads %q", where, address)
 		}
+		var alike bool
+		if eval(where, `document.getElementById("pager-top").innerHTML === document.getElementById("pager").innerHTML`, &alike); !alike {
+			t.Errorf("%s: the pagers above and below the table differ", where)
+		}
 		last := (len(gpu7) + 99) / 100
 		eval(where, `(() => { [...document.querySelectorAll("#pager a")].find(a => a.textContent === "`+strconv.Itoa(last)+`").click(); return ""; })()`, &address)
 		list, count = shown(where)

@@ -324,8 +324,9 @@
     if (!form || !table || !data) return;
     var body = table.tBodies[0];
     var pageRows = Array.prototype.slice.call(body.rows);
-    var pager = document.getElementById("pager");
-    var pagerHTML = pager ? pager.cloneNode(true) : null;
+    // The pagers above and below the table, and what the build wrote in them.
+    var pagers = Array.prototype.slice.call(document.querySelectorAll("nav.pager"));
+    var built = pagers.map(function (p) { return p.cloneNode(true); });
     var count = document.getElementById("filter-count");
     // The page's comparisons are of its own runs: a view hides them.
     var comparisons = document.querySelector("ul.compare-list");
@@ -360,10 +361,10 @@
     // showPage is the page as built: its own runs, newest first.
     function showPage() {
       body.replaceChildren.apply(body, pageRows);
-      if (pager) {
+      pagers.forEach(function (pager, i) {
         pager.hidden = false;
-        pager.replaceChildren.apply(pager, Array.prototype.map.call(pagerHTML.childNodes, function (n) { return n.cloneNode(true); }));
-      }
+        pager.replaceChildren.apply(pager, Array.prototype.map.call(built[i].childNodes, function (n) { return n.cloneNode(true); }));
+      });
       markTops(pageRows);
       showIndexRuns(pageRows.map(function (r) { return r.dataset.id; }), null);
       count.textContent = runsText(data.runs);
@@ -387,7 +388,7 @@
       var shown = match.slice((page - 1) * data.page_runs, page * data.page_runs);
       var rows = shown.map(function (s) { return runRow(s, data.efficiency); });
       body.replaceChildren.apply(body, rows);
-      if (pager) viewPager(keep, page, pages, match.length);
+      pagers.forEach(function (pager) { viewPager(pager, keep, page, pages, match.length); });
       markTops(rows);
       showIndexRuns(null, shown);
       count.textContent = match.length.toLocaleString("en-US") + " of " + runsText(data.runs);
@@ -397,7 +398,7 @@
     }
     // viewPager is the pager of a view, as index.go's pagerHTML writes a
     // page's: its links keep the view and name its page.
-    function viewPager(keep, page, pages, n) {
+    function viewPager(pager, keep, page, pages, n) {
       pager.hidden = pages < 2;
       var parts = [el("span", "Runs " + ((page - 1) * data.page_runs + 1).toLocaleString("en-US") + "\u2013" +
         Math.min(page * data.page_runs, n).toLocaleString("en-US") + " of " + n.toLocaleString("en-US"), "range")];
@@ -423,15 +424,15 @@
         pager.appendChild(p);
       });
     }
-    if (pager) {
+    pagers.forEach(function (pager) {
       pager.addEventListener("click", function (ev) {
         var a = ev.target.closest && ev.target.closest("a[data-page]");
         if (!a) return;
         ev.preventDefault();
         apply(parseInt(a.getAttribute("data-page"), 10));
-        table.scrollIntoView();
+        pagers[0].scrollIntoView();
       });
-    }
+    });
     form.addEventListener("change", function () { apply(1); });
     apply(parseInt(params.get("p"), 10) || 1);
   }
