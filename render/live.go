@@ -2,7 +2,9 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,22 +13,27 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/parallel"
 )
 
 // Live keeps a site built from run files up to date in place, for `matrixgen
 // serve`: after a change it rewrites only what the change touches — the
-// changed runs' folders, the compare pages they are in, the index, runs.csv,
-// the sitemap and the site's marker — each file replaced whole (written
-// beside it and renamed over it), so a reader gets the old page or the new
-// one. A full Build stays the way to publish: it swaps in a whole site.
+// changed runs' folders, the compare pages they are in, the pages of the
+// index and the chunks of summaries that list them (index.go), runs.csv
+// and the reuse cache, and the sitemap and the site's marker when the
+// runs or the files are others — each file replaced whole (written beside
+// it and renamed over it), so a reader gets the old page or the new one.
+// A full Build stays the way to publish: it swaps in a whole site.
 type Live struct {
 	b     *builder
 	out   string
 	files map[string]fileState // run file → what it was at the last update
 	rows  map[string]indexRow  // by run id
 	// written is every file the site holds that a build wrote, for the
-	// marker that tells them from files someone added.
-	written map[string]bool
+	// marker that tells them from files someone added; markerStale says
+	// it changed since the marker was written.
+	written     map[string]bool
+	markerStale bool
 	// inputs are each run's inputs, for the cache a later build reuses
 	// pages by (reuse.go): kept true as runs change.
 	inputs map[string]string
@@ -134,7 +141,11 @@ func (l *Live) Update(files []string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	written := 0
+	othersRuns := len(removed) > 0
+	for _, r := range rendered {
+		_, known := l.rows[r.row.ID]
+		othersRuns = othersRuns || !known
+	}
 	for _, f := range removed {
 		id := strings.TrimSuffix(filepath.Base(f), ".json")
 		if _, still := rows[id]; !still {
@@ -149,8 +160,7 @@ func (l *Live) Update(files []string) (Stats, error) {
 			if err := l.b.writeFile(l.out, f.rel, f.data); err != nil {
 				return Stats{}, err
 			}
-			l.written[f.rel] = true
-			written++
+			l.wrote(f.rel)
 		}
 	}
 	if err := l.updateComparisons(pairs); err != nil {
@@ -162,18 +172,81 @@ func (l *Live) Update(files []string) (Stats, error) {
 	for _, r := range rendered {
 		l.inputs[r.row.ID] = r.input
 	}
-	if err := l.b.writeListings(l.out, list, pairs, l.inputs); err != nil {
+	sortIndexOrder(list)
+	indexPages, err := l.writeListings(list, pairs, othersRuns)
+	if err != nil {
 		return Stats{}, err
 	}
-	l.forget("runs-") // runs.csv's parts by month, written again as the site has them now
+	l.forget("runs-") // runs.csv's parts by month, as the site has them now
 	for _, p := range siteCSVParts(list) {
-		l.written[p.Name] = true
+		l.wrote(p.Name)
 	}
-	if err := l.writeMarker(); err != nil {
-		return Stats{}, err
+	if l.markerStale {
+		if err := l.writeMarker(); err != nil {
+			return Stats{}, err
+		}
 	}
 	l.files, l.rows, l.b.pairs = states, rows, pairs
-	return Stats{Pages: len(rendered) + 1, Runs: len(rows)}, nil
+	return Stats{Pages: len(rendered) + indexPages, Runs: len(rows)}, nil
+}
+
+// writeListings writes what is made of every run's row, after a change:
+// of the index only the pages and chunks whose print changed (a changed
+// run: the page it is on and its chunk; a run added or removed moves the
+// runs after it, so the pages and chunks from its place on); runs.csv and
+// the reuse cache whole; the sitemap only when the runs are others. It
+// says how many pages of the index it wrote.
+func (l *Live) writeListings(rows []indexRow, pairs []Pair, othersRuns bool) (int, error) {
+	files := l.b.indexFiles(rows, pairs)
+	had := l.b.indexPrints
+	// Until every file is written, a failed update leaves the next to
+	// write the whole index.
+	l.b.indexPrints = nil
+	pages := 0
+	for _, f := range files {
+		if old, ok := had[f.rel]; ok && old == f.print {
+			continue
+		}
+		data, err := f.make()
+		if err == nil {
+			err = l.b.writeFile(l.out, f.rel, data)
+		}
+		if err != nil {
+			return 0, err
+		}
+		l.wrote(f.rel)
+		if strings.HasSuffix(f.rel, ".html") {
+			pages++
+		}
+	}
+	now := indexPrintsOf(files)
+	for rel := range had {
+		if _, still := now[rel]; !still {
+			l.forget(rel)
+			if err := os.Remove(filepath.Join(l.out, filepath.FromSlash(rel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return 0, err
+			}
+		}
+	}
+	l.b.indexPrints = now
+	writes := []func() error{
+		func() error { return l.b.writeSiteCSV(l.out, rows) },
+		func() error { return l.b.writeReuse(l.out, rows, l.inputs) },
+	}
+	if othersRuns {
+		writes = append(writes, func() error { return l.b.writeSitemap(l.out, rows) })
+	}
+	errs := make([]error, len(writes))
+	parallel.Each(len(writes), func(i int) { errs[i] = writes[i]() })
+	return pages, errors.Join(errs...)
+}
+
+// wrote notes that the site holds the file rel, for the marker.
+func (l *Live) wrote(rel string) {
+	if !l.written[rel] {
+		l.written[rel] = true
+		l.markerStale = true
+	}
 }
 
 // renderedRun is a changed run laid out: its files and its line on the
@@ -227,7 +300,7 @@ func (l *Live) updateComparisons(pairs []Pair) error {
 	for _, p := range pairs {
 		if !slices.Contains(l.b.pairs, p) {
 			todo = append(todo, p)
-			l.written[path.Join("compare", compareID(p), "index.html")] = true
+			l.wrote(path.Join("compare", compareID(p), "index.html"))
 		}
 	}
 	for _, p := range l.b.pairs {
@@ -242,11 +315,13 @@ func (l *Live) updateComparisons(pairs []Pair) error {
 	return l.b.writeComparisons(l.out, todo)
 }
 
-// forget drops the files under prefix from the marker's list.
+// forget drops the files under prefix (or the file prefix names) from
+// the marker's list.
 func (l *Live) forget(prefix string) {
 	for f := range l.written {
 		if strings.HasPrefix(f, prefix) {
 			delete(l.written, f)
+			l.markerStale = true
 		}
 	}
 }
@@ -267,5 +342,6 @@ func (l *Live) writeMarker() error {
 	if err := l.b.writeFile(l.out, siteMarker, []byte(b.String())); err != nil {
 		return fmt.Errorf("the site's marker: %w", err)
 	}
+	l.markerStale = false
 	return nil
 }

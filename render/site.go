@@ -452,6 +452,9 @@ type builder struct {
 	// rows and pairs are what the last write laid out: a Live keeps them.
 	rows  []indexRow
 	pairs []Pair
+	// indexPrints are the prints of the index's files as last written
+	// (index.go), by file: a Live rewrites those whose print changes.
+	indexPrints map[string]uint64
 }
 
 func newBuilder(site Site) (*builder, error) {
@@ -820,53 +823,6 @@ func (b *builder) renderRun(e matrixgen.Entry) ([]siteFile, error) {
 	}, nil
 }
 
-type indexPage struct {
-	pageBase
-	SiteDescription string
-	Runs            []indexRow
-	Filters         []filter
-	Comparisons     []comparisonLink
-	// Efficiency shows the tok/s per watt column: some run has telemetry.
-	Efficiency bool
-	// Chart answers "which setup is fastest?": each run's best
-	// single-stream and peak total tok/s.
-	Chart      template.JS
-	ChartLabel string
-	// RowsHTML and OptionsHTML are the table's rows and the compare
-	// pickers' options, written in Go (fragment.go): a row a run.
-	RowsHTML, OptionsHTML template.HTML
-	// CSVParts are runs.csv split by month, linked beside the table, when
-	// it is longer than a spreadsheet opens (sitecsv.go).
-	CSVParts []csvPart
-}
-
-type comparisonLink struct{ Href, A, B string }
-
-// filter is one of the index's select boxes: the distinct values of a column.
-type filter struct {
-	Name, Label string
-	Values      []string
-}
-
-func filters(rows []indexRow) []filter {
-	distinct := func(get func(indexRow) string) []string {
-		var out []string
-		for _, r := range rows {
-			if v := get(r); v != dash && v != "" && !slices.Contains(out, v) {
-				out = append(out, v)
-			}
-		}
-		slices.Sort(out)
-		return out
-	}
-	return []filter{
-		{"gpu", "GPU", distinct(func(r indexRow) string { return r.GPU })},
-		{"model", "Model", distinct(func(r indexRow) string { return r.Model })},
-		{"engine", "Engine", distinct(func(r indexRow) string { return r.EngineName })},
-		{"quantization", "Quantization", distinct(func(r indexRow) string { return r.Quantization })},
-	}
-}
-
 type indexRow struct {
 	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
 	// BestPerWatt is the run's best tok/s per watt of a valid cell, "" for
@@ -1021,32 +977,6 @@ func sortIndexOrder(rows []indexRow) {
 		}
 		return cmp.Compare(x.ID, y.ID)
 	})
-}
-
-// writeIndex writes index.html from rows in the index's order.
-func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
-	desc := b.site.Description
-	if desc == "" {
-		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
-	}
-	page := indexPage{pageBase: b.base("", b.site.Title, desc, ""), SiteDescription: b.site.Description, Runs: rows, Filters: filters(rows)}
-	for _, r := range rows {
-		page.Efficiency = page.Efficiency || r.BestPerWatt != ""
-	}
-	if len(rows) > 0 {
-		page.Chart, page.ChartLabel = indexChart(rows)
-		page.Charts = true
-	}
-	for _, p := range pairs {
-		page.Comparisons = append(page.Comparisons, comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
-	}
-	page.RowsHTML, page.OptionsHTML = indexRowsHTML(rows, page.Efficiency), runOptionsHTML(rows)
-	page.CSVParts = siteCSVParts(rows)
-	html, err := execute(b.index, page)
-	if err != nil {
-		return err
-	}
-	return b.writeFile(dir, "index.html", html)
 }
 
 type methodologyPage struct {

@@ -62,6 +62,7 @@ func TestGolden(t *testing.T) {
 		"runs/" + sampleID + "/compare.js",
 		"compare.html",
 		"assets/bins.css",
+		"assets/index/chunk-0001.js",
 	} {
 		got := read(t, filepath.Join(out, f))
 		golden := filepath.Join("testdata", "golden", strings.ReplaceAll(f, "/", "__"))

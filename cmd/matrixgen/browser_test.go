@@ -70,9 +70,12 @@ func TestPagesInABrowser(t *testing.T) {
 	if strings.Join(tops, ",") != "best again,peak again,perwatt synthetic" {
 		t.Errorf("the index marks %q as best, want the best run of each figure column", tops)
 	}
-	eval(`(() => { const s = document.querySelector("#filters select[name=gpu]"); s.value = "GPU model 3";
-		s.dispatchEvent(new Event("change", {bubbles: true}));
-		return document.querySelectorAll("#runs tbody tr:not([hidden])").length; })()`, &visible)
+	// A filter reads every run's summary from the index's chunk scripts:
+	// the rows change once they have loaded (at most 10 s, far past it).
+	eval(`new Promise(done => { const s = document.querySelector("#filters select[name=gpu]"); s.value = "GPU model 3";
+		s.dispatchEvent(new Event("change", {bubbles: true})); const start = Date.now();
+		(function wait() { if (!document.getElementById("filter-count").textContent.startsWith("loading") || Date.now() - start > 10000)
+			return done(document.querySelectorAll("#runs tbody tr:not([hidden])").length); setTimeout(wait, 50); })(); })`, &visible)
 	var address string
 	eval(`location.search`, &address)
 	if visible != 1 || !strings.Contains(address, "gpu=GPU+model+3") {
@@ -546,19 +549,7 @@ func TestCompareInABrowser(t *testing.T) {
 // in light and in dark.
 func eachScreen(t *testing.T, b *browser.Browser, f func(screen, scheme string, phone bool)) {
 	t.Helper()
-	for _, screen := range []struct {
-		name          string
-		width, height int
-		phone         bool
-	}{{"desktop", 1400, 900, false}, {"phone", 390, 844, true}} {
-		for _, dark := range []bool{false, true} {
-			if err := b.Viewport(screen.width, screen.height, screen.phone); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.ColorScheme(dark); err != nil {
-				t.Fatal(err)
-			}
-			f(screen.name, map[bool]string{false: "light", true: "dark"}[dark], screen.phone)
-		}
+	if err := b.EachScreen(f); err != nil {
+		t.Fatal(err)
 	}
 }

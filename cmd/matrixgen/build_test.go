@@ -313,6 +313,7 @@ func TestHostileStringsAreEscaped(t *testing.T) {
 			t.Errorf("%s does not show the hostile text as text", p)
 		}
 		want := []string{
+			"type=application/json id=index-data",
 			"type=application/json id=index-chart-option",
 			"src=assets/vendor/echarts/echarts.min.js",
 			"src=assets/matrixgen.js",
@@ -329,6 +330,12 @@ func TestHostileStringsAreEscaped(t *testing.T) {
 		if strings.Join(scripts, "|") != strings.Join(want, "|") {
 			t.Errorf("%s scripts %q, want %q", p, scripts, want)
 		}
+	}
+	// The index's chunk holds the hostile strings as JSON strings whose
+	// markup characters are escaped: the page's script shows them as text.
+	chunk, err := os.ReadFile(filepath.Join(out, "assets", "index", "chunk-0001.js"))
+	if err != nil || !strings.HasPrefix(string(chunk), "matrixgenIndexChunk(1, [[") || strings.ContainsAny(string(chunk), "<>") {
+		t.Errorf("the index's chunk (%v) holds markup unescaped:\n%s", err, chunk)
 	}
 }
 

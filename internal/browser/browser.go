@@ -248,12 +248,43 @@ func (b *Browser) ColorScheme(dark bool) error {
 		"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}}, nil)
 }
 
+// EachScreen calls f at desktop (1400 × 900) and phone (390 × 844)
+// sizes, in light and in dark: the screens every page is tested at.
+func (b *Browser) EachScreen(f func(screen, scheme string, phone bool)) error {
+	for _, screen := range []struct {
+		name          string
+		width, height int
+		phone         bool
+	}{{"desktop", 1400, 900, false}, {"phone", 390, 844, true}} {
+		for _, dark := range []bool{false, true} {
+			if err := b.Viewport(screen.width, screen.height, screen.phone); err != nil {
+				return err
+			}
+			if err := b.ColorScheme(dark); err != nil {
+				return err
+			}
+			f(screen.name, map[bool]string{false: "light", true: "dark"}[dark], screen.phone)
+		}
+	}
+	return nil
+}
+
 // Screenshot saves the whole page as a PNG.
 func (b *Browser) Screenshot(file string) error {
+	return b.screenshot(file, true)
+}
+
+// ScreenshotViewport saves what the window shows of the page as a PNG: of
+// a page tens of thousands of pixels long, the part a test scrolled to.
+func (b *Browser) ScreenshotViewport(file string) error {
+	return b.screenshot(file, false)
+}
+
+func (b *Browser) screenshot(file string, whole bool) error {
 	var shot struct {
 		Data string `json:"data"`
 	}
-	if err := b.call(b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &shot); err != nil {
+	if err := b.call(b.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": whole}, &shot); err != nil {
 		return err
 	}
 	png, err := base64.StdEncoding.DecodeString(shot.Data)

@@ -30,3 +30,9 @@ func EachWorker(n int, newWorker func() func(i int)) {
 	}
 	wg.Wait()
 }
+
+// Each does jobs 0 … n-1 as EachWorker does, for jobs that keep no state
+// of their own.
+func Each(n int, job func(i int)) {
+	EachWorker(n, func() func(int) { return job })
+}

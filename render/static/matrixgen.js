@@ -15,8 +15,8 @@
     var shown = option;
     if (target.id === "index-chart") {
       target.hidden = false;
-      shown = keepRuns(option, indexRuns || []);
-      fitIndexChart(target, indexRuns || []);
+      shown = indexOption(option);
+      fitIndexChart(target);
     }
     var chart = echarts.init(target, dark ? "dark" : null, { renderer: "canvas" });
     chart.setOption(shown);
@@ -24,9 +24,12 @@
     window.addEventListener("resize", function () { chart.resize(); });
   }
 
-  // The index chart shows the runs the filters leave, in the table's order.
+  // The index chart shows the runs the table shows, in its order: of the
+  // page's runs (in the option Go built) those its rows list, or the
+  // summaries of a filtered or sorted view (indexView), labelled as the
+  // option labels its bars.
   var drawn = {};
-  var indexRuns = null;
+  var indexView = { ids: [], summaries: null };
   function keepRuns(option, ids) {
     var all = option.yAxis[0].data;
     var at = ids.map(function (id) { return all.indexOf(id); }).filter(function (i) { return i >= 0; });
@@ -35,15 +38,32 @@
     o.series.forEach(function (s, k) { s.data = at.map(function (i) { return option.series[k].data[i]; }); });
     return o;
   }
-  function fitIndexChart(target, ids) { target.style.height = (100 + 40 * Math.max(ids.length, 1)) + "px"; }
-  function showIndexRuns(ids) {
-    indexRuns = ids;
+  function summariesOption(option, summaries) {
+    var o = JSON.parse(JSON.stringify(option));
+    o.yAxis[0].data = summaries.map(function (s) { return s[S.id]; });
+    [[S.best, S.bestText], [S.peak, S.peakText]].forEach(function (f, k) {
+      var style = (option.series[k].data.filter(function (d) { return d.label; })[0] || {}).label || { show: true, position: "right" };
+      o.series[k].data = summaries.map(function (s) {
+        var v = parseFloat(s[f[0]]);
+        return v > 0 ? { value: v, label: Object.assign({}, style, { formatter: s[f[1]] }) } : { value: "-" };
+      });
+    });
+    return o;
+  }
+  function indexOption(option) {
+    return indexView.summaries ? summariesOption(option, indexView.summaries) : keepRuns(option, indexView.ids);
+  }
+  function fitIndexChart(target) {
+    var n = indexView.summaries ? indexView.summaries.length : indexView.ids.length;
+    target.style.height = (100 + 40 * Math.max(n, 1)) + "px";
+  }
+  function showIndexRuns(ids, summaries) {
+    indexView = { ids: ids || [], summaries: summaries };
     var d = drawn["index-chart"];
     if (!d) return;
-    var target = document.getElementById("index-chart");
-    fitIndexChart(target, ids);
+    fitIndexChart(document.getElementById("index-chart"));
     d.chart.resize();
-    d.chart.setOption(keepRuns(d.option, ids), true);
+    d.chart.setOption(indexOption(d.option), true);
   }
 
   // readJSON parses the JSON block with this id, or gives null.
@@ -192,8 +212,19 @@
     });
   }
 
-  // Index filters and sorting, kept in the address so a view can be
-  // shared. Without the script the index is the plain, complete table.
+  // The index is pages of runs, newest first, each a plain table that
+  // needs no script. A filter or a sort reaches every run: the runs'
+  // summaries come in chunks (assets/index/chunk-0001.js, …), scripts that
+  // each hand theirs to matrixgenIndexChunk (a script loads from file://,
+  // where fetch is refused), loaded once a filter or a sort is chosen. The
+  // rows of such a view are made here, as the build writes a page's, every
+  // value as text. The view lives in the address (?gpu=…&sort=…&p=2) so
+  // it can be shared.
+  // S names a summary's fields, in the order index.go's indexChunk writes them.
+  var S = { id: 0, model: 1, gpu: 2, engine: 3, engineName: 4, quantization: 5, date: 6, bestText: 7, peakText: 8,
+    perWattText: 9, best: 10, peak: 11, perwatt: 12, simulated: 13 };
+  var filterFields = { gpu: S.gpu, model: S.model, engine: S.engineName, quantization: S.quantization };
+
   // markTops marks the best figure of each figure column among the rows
   // shown: the one place the index's best marks are decided.
   function markTops(rows) {
@@ -210,45 +241,200 @@
     });
   }
 
-  function wireFilters() {
+  // withSummaries calls then with every run's summary, in the index's
+  // order, once every chunk has loaded; of calls made while they load,
+  // only the last is answered: it is the view the reader chose last.
+  var summaries = null, answer = null;
+  function withSummaries(data, then, fail) {
+    if (summaries) return then(summaries);
+    var loading = answer !== null;
+    answer = then;
+    if (loading) return;
+    var chunks = [], left = data.chunks;
+    window.matrixgenIndexChunk = function (n, runs) {
+      if (n < 1 || n > data.chunks || chunks[n - 1]) return;
+      chunks[n - 1] = runs;
+      if (--left > 0) return;
+      summaries = [].concat.apply([], chunks);
+      answer(summaries);
+    };
+    for (var n = 1; n <= data.chunks; n++) {
+      var script = document.createElement("script");
+      script.src = "assets/index/chunk-" + String(n).padStart(4, "0") + ".js";
+      script.onerror = function () { fail(this.getAttribute("src")); };
+      document.head.appendChild(script);
+    }
+  }
+
+  function runsText(n) { return n.toLocaleString("en-US") + (n === 1 ? " run" : " runs"); }
+
+  // runRow is a summary's row of the table, as fragment.go's indexRowsHTML
+  // writes it.
+  function runRow(s, efficiency) {
+    var tr = document.createElement("tr");
+    [["id", S.id], ["model", S.model], ["gpu", S.gpu], ["engine", S.engineName], ["quantization", S.quantization],
+      ["best", S.best], ["peak", S.peak], ["perwatt", S.perwatt], ["date", S.date]].forEach(function (d) {
+      tr.setAttribute("data-" + d[0], s[d[1]]);
+    });
+    var model = el("td", undefined, "model"), link = el("a", s[S.model]);
+    link.setAttribute("href", "runs/" + s[S.id] + "/index.html");
+    model.appendChild(link);
+    if (s[S.simulated]) {
+      model.appendChild(document.createTextNode(" "));
+      model.appendChild(el("span", "simulated", "badge"));
+    }
+    model.appendChild(el("span", s[S.id], "run-id"));
+    tr.appendChild(model);
+    function cell(label, text, className, top) {
+      var td = document.createElement("td");
+      td.setAttribute("data-label", label);
+      if (className) td.className = className;
+      if (top) td.setAttribute("data-top", top);
+      td.textContent = text;
+      tr.appendChild(td);
+    }
+    cell("GPU", s[S.gpu]);
+    cell("Engine", s[S.engine], "engine");
+    cell("Quantization", s[S.quantization]);
+    cell("Date", s[S.date], "date");
+    cell("Best single-stream tok/s", s[S.bestText], "num figure", "best");
+    cell("Peak total tok/s", s[S.peakText], "num figure", "peak");
+    if (efficiency) cell("Best tok/s per watt", s[S.perWattText] || "\u2014", "num figure", "perwatt");
+    return tr;
+  }
+
+  // pagerNumbers are the page numbers a pager shows, as index.go's
+  // pagerNumbers gives them: the first, the last and two each side of
+  // page, a 0 where numbers are left out.
+  function pagerNumbers(page, pages) {
+    var out = [];
+    for (var n = 1; n <= pages; n++) {
+      if (n === 1 || n === pages || n >= page - 2 && n <= page + 2) {
+        if (out.length && out[out.length - 1] !== n - 1) out.push(0);
+        out.push(n);
+      }
+    }
+    return out;
+  }
+
+  function wireIndex(offerRuns) {
     var form = document.getElementById("filters");
     var table = document.getElementById("runs");
-    if (!form || !table) return;
+    var data = readJSON("index-data");
+    if (!form || !table || !data) return;
     var body = table.tBodies[0];
-    var rows = Array.prototype.slice.call(body.rows);
+    var pageRows = Array.prototype.slice.call(body.rows);
+    // The pagers above and below the table, and what the build wrote in them.
+    var pagers = Array.prototype.slice.call(document.querySelectorAll("nav.pager"));
+    var built = pagers.map(function (p) { return p.cloneNode(true); });
+    var count = document.getElementById("filter-count");
+    // The page's comparisons are of its own runs: a view hides them.
+    var comparisons = document.querySelector("ul.compare-list");
     var params = new URLSearchParams(location.search);
     form.hidden = false;
     Array.prototype.forEach.call(form.elements, function (s) {
       if (s.name && params.has(s.name)) s.value = params.get(s.name);
     });
-    function apply() {
-      var shown = 0;
+    function chosen() {
       var keep = new URLSearchParams();
       Array.prototype.forEach.call(form.elements, function (s) { if (s.name && s.value) keep.set(s.name, s.value); });
-      rows.forEach(function (r) {
-        var ok = ["gpu", "model", "engine", "quantization"].every(function (k) {
-          var v = keep.get(k);
-          return !v || r.dataset[k] === v;
-        });
-        r.hidden = !ok;
-        if (ok) shown++;
+      return keep;
+    }
+    function query(keep, page) {
+      var q = new URLSearchParams(keep);
+      if (page > 1) q.set("p", page);
+      q = q.toString();
+      return q ? "?" + q : "";
+    }
+    function apply(page) {
+      var keep = chosen();
+      if (!keep.toString()) {
+        history.replaceState(null, "", location.pathname + location.hash);
+        return showPage();
+      }
+      history.replaceState(null, "", location.pathname + query(keep, page) + location.hash);
+      count.textContent = "loading " + runsText(data.runs) + "…";
+      withSummaries(data, function (all) { showView(all, keep, page); }, function (src) {
+        count.textContent = "could not load " + src;
+      });
+    }
+    // showPage is the page as built: its own runs, newest first.
+    function showPage() {
+      body.replaceChildren.apply(body, pageRows);
+      pagers.forEach(function (pager, i) {
+        pager.hidden = false;
+        pager.replaceChildren.apply(pager, Array.prototype.map.call(built[i].childNodes, function (n) { return n.cloneNode(true); }));
+      });
+      markTops(pageRows);
+      showIndexRuns(pageRows.map(function (r) { return r.dataset.id; }), null);
+      count.textContent = runsText(data.runs);
+      if (comparisons) comparisons.hidden = false;
+      offerRuns(null);
+    }
+    // showView is every run the filters leave, sorted, a page of them.
+    function showView(all, keep, page) {
+      var match = all.filter(function (s) {
+        return Object.keys(filterFields).every(function (k) { var v = keep.get(k); return !v || s[filterFields[k]] === v; });
       });
       var sort = keep.get("sort");
-      var sorted = rows.slice();
       if (sort === "best" || sort === "peak") {
-        sorted.sort(function (a, b) { return (parseFloat(b.dataset[sort]) || -1) - (parseFloat(a.dataset[sort]) || -1); });
+        match.sort(function (a, b) { return (parseFloat(b[S[sort]]) || -1) - (parseFloat(a[S[sort]]) || -1); });
       } else if (sort === "model" || sort === "gpu") {
-        sorted.sort(function (a, b) { return a.dataset[sort].localeCompare(b.dataset[sort]); });
+        var collate = new Intl.Collator().compare;
+        match.sort(function (a, b) { return collate(a[S[sort]], b[S[sort]]); });
       }
-      sorted.forEach(function (r) { body.appendChild(r); });
-      markTops(rows.filter(function (r) { return !r.hidden; }));
-      showIndexRuns(sorted.filter(function (r) { return !r.hidden; }).map(function (r) { return r.dataset.id; }));
-      document.getElementById("filter-count").textContent = shown + " of " + rows.length + (rows.length === 1 ? " run" : " runs");
-      var q = keep.toString();
-      history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
+      var pages = Math.max(1, Math.ceil(match.length / data.page_runs));
+      page = Math.min(Math.max(1, page), pages);
+      var shown = match.slice((page - 1) * data.page_runs, page * data.page_runs);
+      var rows = shown.map(function (s) { return runRow(s, data.efficiency); });
+      body.replaceChildren.apply(body, rows);
+      pagers.forEach(function (pager) { viewPager(pager, keep, page, pages, match.length); });
+      markTops(rows);
+      showIndexRuns(null, shown);
+      count.textContent = match.length.toLocaleString("en-US") + " of " + runsText(data.runs);
+      history.replaceState(null, "", location.pathname + query(keep, page) + location.hash);
+      if (comparisons) comparisons.hidden = true;
+      offerRuns(shown);
     }
-    form.addEventListener("change", apply);
-    apply();
+    // viewPager is the pager of a view, as index.go's pagerHTML writes a
+    // page's: its links keep the view and name its page.
+    function viewPager(pager, keep, page, pages, n) {
+      pager.hidden = pages < 2;
+      var parts = [el("span", "Runs " + ((page - 1) * data.page_runs + 1).toLocaleString("en-US") + "\u2013" +
+        Math.min(page * data.page_runs, n).toLocaleString("en-US") + " of " + n.toLocaleString("en-US"), "range")];
+      function link(to, text, rel) {
+        var a = el("a", text);
+        a.setAttribute("href", query(keep, to) || "?");
+        if (rel) a.setAttribute("rel", rel);
+        a.setAttribute("data-page", to);
+        parts.push(a);
+      }
+      if (page > 1) link(page - 1, "\u2190 Newer", "prev");
+      pagerNumbers(page, pages).forEach(function (k) {
+        if (k === 0) return parts.push(el("span", "\u2026", "gap"));
+        if (k !== page) return link(k, String(k));
+        var here = el("span", String(k));
+        here.setAttribute("aria-current", "page");
+        parts.push(here);
+      });
+      if (page < pages) link(page + 1, "Older \u2192", "next");
+      pager.replaceChildren();
+      parts.forEach(function (p, i) {
+        if (i) pager.appendChild(document.createTextNode(" "));
+        pager.appendChild(p);
+      });
+    }
+    pagers.forEach(function (pager) {
+      pager.addEventListener("click", function (ev) {
+        var a = ev.target.closest && ev.target.closest("a[data-page]");
+        if (!a) return;
+        ev.preventDefault();
+        apply(parseInt(a.getAttribute("data-page"), 10));
+        pagers[0].scrollIntoView();
+      });
+    });
+    form.addEventListener("change", function () { apply(1); });
+    apply(parseInt(params.get("p"), 10) || 1);
   }
 
   // Under `matrixgen serve` pages carry <meta name="matrixgen-live">: poll
@@ -613,16 +799,19 @@
   }
 
   wireCopyButtons();
-  wireFilters();
   comparePage();
 
   // The index's Compare form: the pages' policy sends no form anywhere
   // (form-action 'none'), so the script goes to compare.html itself. A run
   // is never offered against itself: each picker disables the other's run.
+  // It offers the runs the table shows: the page's, or a view's (the
+  // summaries comparePicker's answer is given; null for the page's).
   function comparePicker() {
     var form = document.querySelector("form.pick");
-    if (!form) return;
+    if (!form) return function () {};
     var a = form.querySelector("select[name=a]"), b = form.querySelector("select[name=b]");
+    var built = Array.prototype.map.call(a.options, function (o) { return [o.value, o.textContent]; });
+    var offered = built;
     function exclude() {
       [[a, b], [b, a]].forEach(function (p) {
         Array.prototype.forEach.call(p[0].options, function (o) { o.disabled = o.value === p[1].value; });
@@ -639,8 +828,17 @@
       ev.preventDefault();
       window.location.href = "compare.html?a=" + encodeURIComponent(a.value) + "&b=" + encodeURIComponent(b.value);
     });
+    return function (shown) {
+      var runs = shown && shown.length > 1 ? shown.map(function (s) { return [s[S.id], s[S.id] + (s[S.simulated] ? " (simulated)" : "")]; }) : built;
+      if (runs === offered) return;
+      offered = runs;
+      [a, b].forEach(function (select) {
+        select.replaceChildren.apply(select, runs.map(function (r) { var o = el("option", r[1]); o.value = r[0]; return o; }));
+      });
+      apart(a, b);
+    };
   }
-  comparePicker();
+  wireIndex(comparePicker());
 
   // Matrix views: the same cells coloured by another figure (per-request
   // tok/s, TTFT, tok/s per watt, joules per 1K tokens), each on its own
