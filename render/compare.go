@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"html/template"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
@@ -100,7 +100,7 @@ type comparePage struct {
 	pageBase
 	Heading string
 	A, B    string
-	Rules   template.JS
+	Rules   jsontext.Value
 }
 
 func (b *builder) newComparePage(p Pair) comparePage {
@@ -141,14 +141,14 @@ var ratioBins = []ratioBin{
 	{nil, "ratio-4", "above 1.25×"},
 }
 
-var compareRulesJS = sync.OnceValue(func() template.JS {
-	return chartJS(compareRules{RatioBins: ratioBins, PrefillChart: comparePrefillChart()})
+var compareRulesJS = sync.OnceValue(func() jsontext.Value {
+	return chartJSON(compareRules{RatioBins: ratioBins, PrefillChart: comparePrefillChart()})
 })
 
 // comparePrefillChart is the option of the compare pages' prefill chart
 // with no data: a bar of A and one of B for each context, lying down so the
 // figures at their ends read across at any width.
-func comparePrefillChart() any {
+func comparePrefillChart() map[string]any {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{ChartID: "compare-prefill-chart"}),
@@ -163,7 +163,7 @@ func comparePrefillChart() any {
 	bar.AddSeries("A", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}), charts.WithLabelOpts(*label)).
 		AddSeries("B", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}), charts.WithLabelOpts(*label))
 	bar.Validate()
-	return plainJSON(bar.JSON())
+	return bar.JSON()
 }
 
 // compareRun is what a comparison reads of one run, every figure as the

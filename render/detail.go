@@ -107,6 +107,14 @@ var scriptJSONOptions = json.JoinOptions(
 )
 
 // scriptJSON is v as a JSON block for a page.
+//
+// The block is trusted as JavaScript (template.JS): json v2 wrote it with
+// <, >, &, U+2028 and U+2029 escaped (scriptJSONOptions), so nothing in it
+// can close the script element or read as markup, whatever strings the run
+// holds (TestJSONBlocksAreEncodingJSONs). Left to html/template, the
+// page's largest blocks (a run's cell details and matrix views, 40 KB)
+// were marshalled again by encoding/json, which checks and escapes them a
+// second time: an eighth of a run page's cost.
 func scriptJSON(v any) (template.JS, error) {
 	js, err := json.Marshal(v, scriptJSONOptions)
 	return template.JS(js), err

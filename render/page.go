@@ -42,13 +42,13 @@ type runPage struct {
 	PrefillMarked bool
 	// ResumedDespite lists what differed when the run was resumed by force.
 	ResumedDespite []string
-	Panels         panels
+	Panels         []panel
 	LaunchCommand  string
-	// LaunchArgs is the command split between its arguments, which the page
-	// keeps whole when it wraps ("--enable-auto-tool-choice", not "--" and
-	// the rest on the next line).
-	LaunchArgs launchArgs
-	Chart      template.JS // an ECharts option, as a JSON block
+	// LaunchArgs is the command split between its arguments, a span each,
+	// which the page keeps whole when it wraps ("--enable-auto-tool-choice",
+	// not "--" and the rest on the next line).
+	LaunchArgs []string
+	Chart      any // an ECharts option, which the template writes as JSON
 	ChartLabel string
 	Matrix     matrix
 	Legend     legend
@@ -58,22 +58,22 @@ type runPage struct {
 	Views        []matrixView
 	ViewsJSON    template.JS
 	Measurements []measurementGroup
-	// MeasurementsHTML is the table's body, written in Go (fragment.go).
-	MeasurementsHTML template.HTML
-	Details          template.JS // every cell's detail, as a JSON block
-	Notes            template.HTML
+	Details      template.JS // every cell's detail
+	Notes        *notes
+}
+
+// notes are a run's notes as its page shows them: goldmark's HTML, or,
+// where Markdown would cost too much (tooHardForMarkdown), the text as it
+// is and why.
+type notes struct {
+	HTML                template.HTML
+	Plain, PlainBecause string
 }
 
 type panel struct {
 	Title string
 	Rows  []panelRow
 }
-
-// panels are the run page's hardware, engine and run panels.
-type panels []panel
-
-// launchArgs are a launch command split between its arguments.
-type launchArgs []string
 
 // panelRow is one figure of a panel; Whole keeps its value on one line (a
 // time: the panel's narrow column wrapped "UTC" alone).
@@ -170,7 +170,6 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		}
 		p.Details = js
 	}
-	p.MeasurementsHTML = measurementsHTML(p.Measurements)
 	if len(e.Notes) > 0 {
 		notes, err := b.markdown(e.Notes)
 		if err != nil {
@@ -265,7 +264,7 @@ func span(lo, hi string) string {
 	return lo + "–" + hi
 }
 
-func runPanels(r *matrixgen.Run) panels {
+func runPanels(r *matrixgen.Run) []panel {
 	h := r.Hardware
 	hw := panel{Title: "Hardware", Rows: rows(
 		"Type", asGiven(h, "type", h.Type),

@@ -64,8 +64,16 @@ func TestLoopedCellShowsItsFigure(t *testing.T) {
 	if looped.Figure != "700.0" || !strings.Contains(looped.Status, "Looped") || strings.Contains(looped.Class, "bin-") {
 		t.Errorf("looped cell: figure %q, status %q, class %q; want 700.0 beside the looped mark, uncoloured", looped.Figure, looped.Status, looped.Class)
 	}
-	if html := string(m.HTML()); !strings.Contains(html, `<span class="fig">700.0</span>`) {
-		t.Errorf("the matrix does not print the looped figure:\n%s", html)
+	bld, err := newBuilder(Site{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var html strings.Builder
+	if err := bld.run.ExecuteTemplate(&html, "matrix", m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html.String(), `<span class="fig">700.0</span>`) {
+		t.Errorf("the matrix does not print the looped figure:\n%s", html.String())
 	}
 	for _, v := range matrixViews(cellOrder(r)) {
 		for _, c := range v.Cells {
@@ -123,7 +131,7 @@ func TestPrefillLineBeneathTheBars(t *testing.T) {
 			YAxisIndex int    `json:"yAxisIndex"`
 		} `json:"series"`
 	}
-	if err := json.Unmarshal([]byte(option), &o); err != nil {
+	if err := json.Unmarshal([]byte(marshal(t, option)), &o); err != nil {
 		t.Fatal(err)
 	}
 	if len(o.Grid) != 2 || len(o.XAxis) != 2 || len(o.YAxis) != 2 || len(o.Series) != 2 {

@@ -7,7 +7,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"html"
 	"html/template"
 	"io/fs"
 	"os"
@@ -525,18 +524,19 @@ func (b *builder) base(root, title, description, rel string) pageBase {
 	return p
 }
 
-func (b *builder) markdown(src []byte) (template.HTML, error) {
+func (b *builder) markdown(src []byte) (*notes, error) {
 	if why := tooHardForMarkdown(src); why != "" {
 		// Plain text costs time in proportion to its length; Markdown's
 		// emphasis, links and nesting can cost its square or worse.
-		return template.HTML(`<p class="caption">These notes are shown as plain text: ` + html.EscapeString(why) + `.</p>` +
-			"\n<pre class=\"notes-plain\">" + html.EscapeString(string(src)) + "</pre>"), nil
+		return &notes{Plain: string(src), PlainBecause: why}, nil
 	}
 	var buf bytes.Buffer
 	if err := b.md.Convert(src, &buf); err != nil {
-		return "", err
+		return nil, err
 	}
-	return template.HTML(buf.String()), nil
+	// goldmark's output is trusted as HTML: its renderer drops raw HTML
+	// and unsafe link targets (html.WithUnsafe is never set, newMarkdown).
+	return &notes{HTML: template.HTML(buf.String())}, nil
 }
 
 // Budgets of the Markdown constructs whose cost grows faster than the text:
@@ -825,12 +825,10 @@ type indexPage struct {
 	// Efficiency shows the tok/s per watt column: some run has telemetry.
 	Efficiency bool
 	// Chart answers "which setup is fastest?": each run's best
-	// single-stream and peak total tok/s.
-	Chart      template.JS
+	// single-stream and peak total tok/s, an ECharts option the template
+	// writes as JSON.
+	Chart      any
 	ChartLabel string
-	// RowsHTML and OptionsHTML are the table's rows and the compare
-	// pickers' options, written in Go (fragment.go): a row a run.
-	RowsHTML, OptionsHTML template.HTML
 }
 
 type comparisonLink struct{ Href, A, B string }
@@ -1000,7 +998,6 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 	for _, p := range pairs {
 		page.Comparisons = append(page.Comparisons, comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
 	}
-	page.RowsHTML, page.OptionsHTML = indexRowsHTML(rows, page.Efficiency), runOptionsHTML(rows)
 	html, err := execute(b.index, page)
 	if err != nil {
 		return err

@@ -566,7 +566,7 @@ func TestMatrixViews(t *testing.T) {
 func TestPrefillBarsCarryTheirFigures(t *testing.T) {
 	r := testrun.Full(1).Sorted()
 	option, _ := prefillChart(r)
-	text := string(option)
+	text := marshal(t, option)
 	for _, p := range r.Prefill {
 		if p.PromptTokS == nil {
 			continue
