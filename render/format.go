@@ -63,12 +63,6 @@ func planSeconds(s float64) string {
 	return Seconds(s)
 }
 
-// groupThousands puts commas between groups of three digits in the integer
-// part of a formatted number, keeping its sign and decimals.
-func groupThousands(s string) string {
-	return grouped([]byte(s), "")
-}
-
 // grouped is a formatted number with commas between groups of three digits
 // of its integer part, and then suffix: one allocation, the result's. The
 // tables of a thousand-run site format a few million figures.

@@ -84,8 +84,8 @@ func TestGrouped(t *testing.T) {
 		{Seconds(1234.5), "1,234.5 s"},
 		{millis(123456.4), "123,456 ms"},
 		{millis(12.34), "12.3 ms"},
-		{groupThousands("-12345.678"), "-12,345.678"},
-		{groupThousands(""), ""},
+		{grouped([]byte("-12345.678"), ""), "-12,345.678"},
+		{grouped(nil, ""), ""},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)

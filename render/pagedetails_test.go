@@ -29,15 +29,15 @@ func TestColourScaleFromTheBest(t *testing.T) {
 	}}
 	m, lg := decodeMatrix(r)
 	got := []string{m.Rows[0].Cells[0].Class, m.Rows[0].Cells[1].Class}
-	if got[0] != binClass(Bins-1) && got[0] != binClass(Bins-2) || got[1] != binClass(Bins-1) {
+	if got[0] != binClass(binCount-1) && got[0] != binClass(binCount-2) || got[1] != binClass(binCount-1) {
 		t.Errorf("445 and 489 tok/s coloured %v; want the top step or the one beneath for both", got)
 	}
-	if len(lg.Bins) != Bins || !strings.HasPrefix(lg.Bins[0].Range, tokS(489.0/MinScaleSpan)+"–") {
-		t.Errorf("legend %v: want %d steps from %s up", lg.Bins, Bins, tokS(489.0/MinScaleSpan))
+	if len(lg.Bins) != binCount || !strings.HasPrefix(lg.Bins[0].Range, tokS(489.0/minScaleSpan)+"–") {
+		t.Errorf("legend %v: want %d steps from %s up", lg.Bins, binCount, tokS(489.0/minScaleSpan))
 	}
 	for _, v := range matrixViews(cellOrder(r)) {
 		for _, c := range v.Cells {
-			if c.Value[1] != binClass(Bins-1) && c.Value[1] != binClass(Bins-2) {
+			if c.Value[1] != binClass(binCount-1) && c.Value[1] != binClass(binCount-2) {
 				t.Errorf("view %s: cell %s coloured %s; figures a tenth apart belong at the top", v.Name, c.ID, c.Value[1])
 			}
 		}
