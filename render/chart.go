@@ -196,7 +196,7 @@ func ttftText(ms float64) string {
 	case s < 100:
 		return decimal1(s) + " s"
 	default:
-		return Count(int(math.Round(s))) + " s"
+		return count(int(math.Round(s))) + " s"
 	}
 }
 

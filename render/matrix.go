@@ -151,8 +151,8 @@ func measurementRows(r *matrixgen.Run) []measurementGroup {
 			Context: d.ContextLabel(), Requests: strconv.Itoa(d.Concurrency), Status: d.Status.Label(),
 			Total: optional(d.TotalTokS, decimal1) + decodeSpread(d).short(), PerRequest: optional(d.PerRequestTokS, decimal1),
 			TTFT: optional(d.TTFTMs, median(millis)), TBT: optional(d.TBTMs, median(millis)),
-			Active: optional(d.AvgActive, decimal1), Completed: optional(d.Completed, Count),
-			Output: optional(d.OutputTokens, Count), Window: optional(d.WindowSeconds, Seconds),
+			Active: optional(d.AvgActive, decimal1), Completed: optional(d.Completed, count),
+			Output: optional(d.OutputTokens, count), Window: optional(d.WindowSeconds, secs),
 		})
 	}
 	var out []measurementGroup
@@ -180,7 +180,7 @@ func prefillRows(p matrixgen.Prefill) []measurementRow {
 		Class:   "phase-prefill st-row-" + string(p.Status),
 		Context: label, Requests: "1", Status: p.Status.Label(),
 		Total: total, PerRequest: dash, TTFT: optional(p.TTFTMs, millis), TBT: dash,
-		Active: dash, Completed: optional(p.Completed, Count), Output: dash, Window: dash,
+		Active: dash, Completed: optional(p.Completed, count), Output: dash, Window: dash,
 	}}
 	// A figure's row beneath: its name where the status goes, the context
 	// column (narrow, kept in view) only pointing up.

@@ -329,7 +329,7 @@ func countIf(ok bool, n int) string {
 	if !ok {
 		return ""
 	}
-	return Count(n)
+	return count(n)
 }
 
 // tokensIf is "4,096 tokens" ("1 token"), or "" for none.
@@ -337,7 +337,7 @@ func tokensIf(n int) string {
 	if n <= 0 {
 		return ""
 	}
-	return Count(n) + " " + plural.Noun(n, "token", "tokens")
+	return count(n) + " " + plural.Noun(n, "token", "tokens")
 }
 
 func vram(gb float64) string {
@@ -406,7 +406,7 @@ func disagreements(r *matrixgen.Run) []string {
 	for _, d := range r.Sorted().Decode {
 		if c := d.ServerCount; c != nil && c.Disagrees() {
 			out = append(out, fmt.Sprintf("%s × %d: %s %s by us, %s by the server (%s)",
-				d.ContextLabel(), d.Concurrency, Count(c.ClientTokens), plural.Noun(c.ClientTokens, "token", "tokens"), Count(c.ServerTokens), signedPercent(c.Deviation())))
+				d.ContextLabel(), d.Concurrency, count(c.ClientTokens), plural.Noun(c.ClientTokens, "token", "tokens"), count(c.ServerTokens), signedPercent(c.Deviation())))
 		}
 	}
 	return out
@@ -445,7 +445,7 @@ func prefillNotes(r *matrixgen.Run) []string {
 			parts = append(parts, "the sweep's first request of this length (cold start, with any one-time cost it met) took "+millis(*p.ColdTTFTMs))
 		}
 		if p.IdleWaitSeconds != nil && *p.IdleWaitSeconds >= 0.5 {
-			parts = append(parts, "measured after waiting "+Seconds(*p.IdleWaitSeconds)+" for the server to finish earlier work")
+			parts = append(parts, "measured after waiting "+secs(*p.IdleWaitSeconds)+" for the server to finish earlier work")
 		}
 		if len(parts) > 0 {
 			out = append(out, matrixgen.ContextLabel(p.ContextTokens)+" prefill: "+strings.Join(parts, "; ")+".")
@@ -476,9 +476,9 @@ func powerLimit(set, def float64) string {
 	case set <= 0:
 		return ""
 	case def > 0 && def != set:
-		return Count(int(math.Round(set))) + " W (default " + Count(int(math.Round(def))) + " W)"
+		return count(int(math.Round(set))) + " W (default " + count(int(math.Round(def))) + " W)"
 	}
-	return Count(int(math.Round(set))) + " W"
+	return count(int(math.Round(set))) + " W"
 }
 
 func wattsIf(w *float64) string {
