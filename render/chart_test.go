@@ -36,3 +36,26 @@ func marshal(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestChartsCarryPhoneLayouts: the prefill and index charts change their
+// labels on a phone by ECharts' media queries, which go-echarts has no
+// option for: its visitor adds them, a wide layout and a phone's.
+func TestChartsCarryPhoneLayouts(t *testing.T) {
+	prefill, _ := prefillChart(testrun.Full(1).Sorted())
+	index, _ := indexChart([]indexRow{{ID: "a", BestValue: "445.7", BestSingle: "445.7", PeakValue: "6904", Peak: "6,904.0"}})
+	for name, option := range map[string]map[string]any{"prefill": prefill, "index": index} {
+		var o struct {
+			Media []struct {
+				Query  map[string]int  `json:"query"`
+				Option json.RawMessage `json:"option"`
+			} `json:"media"`
+		}
+		if err := json.Unmarshal([]byte(marshal(t, option)), &o); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Media) != 2 || o.Media[0].Query["minWidth"] != phoneWidth+1 || o.Media[1].Query["maxWidth"] != phoneWidth ||
+			len(o.Media[0].Option) < 3 || len(o.Media[1].Option) < 3 {
+			t.Errorf("%s chart's media queries: %+v; want a wide layout and a phone's", name, o.Media)
+		}
+	}
+}

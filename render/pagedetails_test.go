@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
 // decodeCell is a measured decode cell of total tok/s total and TTFT ttft ms.
@@ -98,6 +99,30 @@ func TestNoteHeadingsBelowNotes(t *testing.T) {
 		if b.String() != tt.want {
 			t.Errorf("%q rendered\n%s\nwant\n%s", tt.note, b.String(), tt.want)
 		}
+	}
+}
+
+// TestPlainNotesAreText: notes too costly for Markdown are shown as the
+// text they are, escaped by the run page's template like every other
+// value, so markup in them cannot end the <pre> or run.
+func TestPlainNotesAreText(t *testing.T) {
+	const evil = "</pre><script>alert(1)</script>"
+	bld, err := newBuilder(Site{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := bld.newRunPage(matrixgen.Entry{ID: "a", Run: testrun.Full(1), Notes: []byte(strings.Repeat("*a_", 3000) + evil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := execute(bld.run, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, notes, _ := strings.Cut(string(html), `<section class="notes">`)
+	notes, _, _ = strings.Cut(notes, "</section>")
+	if !strings.Contains(notes, "These notes are shown as plain text: ") || !strings.Contains(notes, "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;</pre>") || strings.Contains(notes, "<script") {
+		t.Errorf("plain notes not shown as escaped text:\n%.300s", notes[max(0, len(notes)-300):])
 	}
 }
 
