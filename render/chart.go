@@ -138,37 +138,35 @@ type mediaVisitor struct {
 
 func (v mediaVisitor) Visit(option map[string]any) { option["media"] = v.media }
 
-// prefillAxes are the options every prefill chart shares: a fixed id (a
-// random one would make builds differ), an axis tooltip, a legend, context
-// across and prompt tok/s up, no animation.
-func prefillAxes(id string) []charts.GlobalOpts {
+// axisChartOpts are what every chart on axes shares: a fixed id (a random
+// one would make builds differ), an axis tooltip, its axes and grids, no
+// animation.
+func axisChartOpts(init opts.Initialization, x opts.XAxis, y opts.YAxis, grids ...opts.Grid) []charts.GlobalOpts {
 	return []charts.GlobalOpts{
-		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
-		// Axis labels inside the chart's box, so a phone's width cuts none.
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%"}),
+		charts.WithInitializationOpts(init),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		// Every context labelled, slanted where they would not fit.
-		charts.WithXAxisOpts(opts.XAxis{Name: "context", NameLocation: "middle", NameGap: 36,
-			AxisLabel: &opts.AxisLabel{Interval: "0", HideOverlap: opts.Bool(false)}}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "prompt tok/s", Type: "value"}),
+		charts.WithGridOpts(grids...),
+		charts.WithXAxisOpts(x),
+		charts.WithYAxisOpts(y),
 		charts.WithAnimation(false),
 	}
 }
 
-// prefillPanels lays prefillAxes out in the run page's two panels: the
-// bars' above (its contexts unlabelled: the TTFT panel beneath labels
-// them), the TTFT panel's place below, one axis pointer over both.
+// topLegend names a chart's series above it.
+var topLegend = charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"})
+
+// prefillPanels are the prefill chart's two panels: the bars' above, prompt
+// tok/s up, its contexts unlabelled (the TTFT panel beneath labels them),
+// the TTFT panel's place below, one axis pointer over both. Axis labels
+// are inside each panel's box, so a phone's width cuts none.
 func prefillPanels(id string) []charts.GlobalOpts {
-	return append(prefillAxes(id),
-		func(bc *charts.BaseConfiguration) {
-			bc.GridList = []opts.Grid{
-				{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "40", Bottom: "46%"},
-				{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "62%", Bottom: "50"},
-			}
-		},
-		charts.WithAxisPointerOpts(&opts.AxisPointer{Link: []opts.AxisPointerLink{{XAxisIndex: []int{0, 1}}}}),
-		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}}))
+	return append(axisChartOpts(opts.Initialization{ChartID: id},
+		opts.XAxis{AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}},
+		opts.YAxis{Name: "prompt tok/s", Type: "value"},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "40", Bottom: "46%"},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "62%", Bottom: "50"}),
+		topLegend,
+		charts.WithAxisPointerOpts(&opts.AxisPointer{Link: []opts.AxisPointerLink{{XAxisIndex: []int{0, 1}}}}))
 }
 
 // barLabel prints a prefill bar's figures on it, as the pages people
@@ -235,17 +233,12 @@ func indexChart(rows []indexRow) (map[string]any, string) {
 		described = append(described, r.ID+": "+cmp.Or(r.BestSingle, dash)+" single-stream, "+cmp.Or(r.Peak, dash)+" peak tok/s")
 	}
 	bar := charts.NewBar()
-	bar.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: "index-chart"}),
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "8%", Top: "40", Bottom: "30"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		// Reversed below: runs down the side, first on top; tok/s across.
-		charts.WithXAxisOpts(opts.XAxis{Name: "tok/s", Type: "log", NameLocation: "middle", NameGap: 24}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "category", Inverse: opts.Bool(true),
-			AxisLabel: &opts.AxisLabel{Interval: "0"}}),
-		charts.WithAnimation(false),
-	)
+	// Reversed below: runs down the side, first on top; tok/s across.
+	bar.SetGlobalOptions(append(axisChartOpts(opts.Initialization{ChartID: "index-chart"},
+		opts.XAxis{Name: "tok/s", Type: "log", NameLocation: "middle", NameGap: 24},
+		opts.YAxis{Type: "category", Inverse: opts.Bool(true), AxisLabel: &opts.AxisLabel{Interval: "0"}},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "8%", Top: "40", Bottom: "30"}),
+		topLegend)...)
 	bar.SetXAxis(ids).
 		AddSeries("best single-stream tok/s", best, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"})).
 		AddSeries("peak total tok/s", peak, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#3b528b"}))
@@ -280,26 +273,19 @@ var cellChartOptions = sync.OnceValue(func() cellCharts {
 	return cellCharts{PerSecond: chartJSON(perSecondChart()), Power: chartJSON(powerChart())}
 })
 
-// detailChartOpts are what the panel's charts share.
-func detailChartOpts(id string, grid opts.Grid, x opts.XAxis, y opts.YAxis) []charts.GlobalOpts {
-	return []charts.GlobalOpts{
-		charts.WithInitializationOpts(opts.Initialization{ChartID: id, BackgroundColor: "transparent"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithGridOpts(grid),
-		charts.WithXAxisOpts(x),
-		charts.WithYAxisOpts(y),
-		charts.WithAnimation(false),
-	}
+// cellChartID is a chart of the cell panel, on the panel's background.
+func cellChartID(id string) opts.Initialization {
+	return opts.Initialization{ChartID: id, BackgroundColor: "transparent"}
 }
 
 // perSecondChart draws a cell's output tokens in each second of its
 // window; the script sets the seconds (xAxis data) and the counts.
 func perSecondChart() map[string]any {
 	line := charts.NewLine()
-	line.SetGlobalOptions(detailChartOpts("cell-detail-chart",
-		opts.Grid{Left: "60", Right: "20", Top: "30", Bottom: "40"},
+	line.SetGlobalOptions(axisChartOpts(cellChartID("cell-detail-chart"),
 		opts.XAxis{Type: "category", Name: "second of the window", NameLocation: "middle", NameGap: 26},
-		opts.YAxis{Type: "value", Name: "output tokens"})...)
+		opts.YAxis{Type: "value", Name: "output tokens"},
+		opts.Grid{Left: "60", Right: "20", Top: "30", Bottom: "40"})...)
 	line.SetXAxis([]int{}).AddSeries("output tokens per second", []opts.LineData{},
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}))
 	line.Validate()
@@ -310,11 +296,11 @@ func perSecondChart() map[string]any {
 // cell's window, [second, value] points the script sets.
 func powerChart() map[string]any {
 	line := charts.NewLine()
-	line.SetGlobalOptions(append(detailChartOpts("cell-detail-power",
-		opts.Grid{Left: "60", Right: "60", Top: "40", Bottom: "40"},
+	line.SetGlobalOptions(append(axisChartOpts(cellChartID("cell-detail-power"),
 		opts.XAxis{Type: "value", Name: "second of the window", NameLocation: "middle", NameGap: 26},
-		opts.YAxis{Type: "value", Name: "watts"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}))...)
+		opts.YAxis{Type: "value", Name: "watts"},
+		opts.Grid{Left: "60", Right: "60", Top: "40", Bottom: "40"}),
+		topLegend)...)
 	line.ExtendYAxis(opts.YAxis{Type: "value", Name: "MHz", SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
 	line.AddSeries("board power, all GPUs (W)", []opts.LineData{},
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d95f02"}))
