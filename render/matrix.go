@@ -21,15 +21,11 @@ var statusMarks = map[matrixgen.Status]string{
 
 // decodeMatrix lays out the sustained decode cells by context and
 // concurrency, coloured by total tok/s on one logarithmic scale per run,
-// anchored at its best figure (anchoredLow).
+// anchored at its best figure (anchoredLow), each cell linking to its
+// detail ("#cell-…").
 func decodeMatrix(r *matrixgen.Run) (matrix, legend) {
 	lo, hi, measured := throughputRange(r)
-	return scaledMatrix(r, anchoredLow(lo, hi), hi, measured, "")
-}
-
-// scaledMatrix lays out a run's matrix on a given colour scale (a compare
-// page puts two runs on one), its cells linking to linkPrefix + "#cell-…".
-func scaledMatrix(r *matrixgen.Run, lo, hi float64, measured bool, linkPrefix string) (matrix, legend) {
+	lo = anchoredLow(lo, hi)
 	contexts, levels := r.Contexts(), r.ConcurrencyLevels()
 	m := matrix{Columns: levels}
 	seen := map[matrixgen.Status]bool{}
@@ -40,11 +36,7 @@ func scaledMatrix(r *matrixgen.Run, lo, hi float64, measured bool, linkPrefix st
 			if ok {
 				seen[d.Status] = true
 			}
-			c := cell(d, ok, lo, hi)
-			if c.Href != "" {
-				c.Href = linkPrefix + c.Href
-			}
-			row.Cells = append(row.Cells, c)
+			row.Cells = append(row.Cells, cell(d, ok, lo, hi))
 		}
 		m.Rows = append(m.Rows, row)
 	}
