@@ -1,11 +1,12 @@
 // Package config reads matrixgen.toml, the one file that configures both
-// `matrixgen run` and `matrixgen build`. It owns the TOML dependency.
+// `matrixgen run` and `matrixgen build`, and `matrixgen sim`'s profiles,
+// into types of its own. It owns the TOML dependency and imports neither
+// the runner nor the sim: the command wires its values into theirs.
 package config
 
 import (
 	"errors"
 	"fmt"
-	"github.com/matrixgen/matrixgen/runner"
 	"io/fs"
 	"net/url"
 	"reflect"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/sim"
 )
 
 // DefaultFile is where the commands look for their configuration.
@@ -92,22 +92,22 @@ func Parse(name string, data []byte) (Config, error) {
 	return c, nil
 }
 
-// LoadSimProfile reads a `matrixgen sim` profile over the defaults, with
-// the same strictness as the config file.
-func LoadSimProfile(name string) (sim.Profile, error) {
-	file := profileFile(sim.DefaultProfile())
+// LoadSimProfile reads a `matrixgen sim` profile over defaults, with the
+// same strictness as the config file. check is the sim's own validation:
+// each of its problems is placed at the line of the key it names.
+func LoadSimProfile(name string, defaults SimProfile, check func(SimProfile) error) (SimProfile, error) {
+	file := defaults
 	data, err := readBounded(name)
 	if err != nil {
-		return sim.Profile{}, err
+		return SimProfile{}, err
 	}
 	if err := decodeStrict(name, data, &file); err != nil {
-		return sim.Profile{}, err
+		return SimProfile{}, err
 	}
-	p := file.asProfile()
-	if err := p.Validate(); err != nil {
-		return p, placeProfileErrors(name, data, err)
+	if err := check(file); err != nil {
+		return SimProfile{}, placeProfileErrors(name, data, err)
 	}
-	return p, nil
+	return file, nil
 }
 
 // placeProfileErrors puts each of a profile's problems at the line of the
@@ -250,8 +250,10 @@ func (c Config) validate() error {
 	if s.KVCacheTokens < 0 {
 		bad("sweep.kv_cache_tokens", "must not be negative, got %d", s.KVCacheTokens)
 	}
-	if s.PrefillRepeats < 0 || s.PrefillRepeats > runner.MaxPrefillRepeats || c.lines["sweep.prefill_repeats"] > 0 && s.PrefillRepeats == 0 {
-		bad("sweep.prefill_repeats", "want 1 to %d fresh prompts a prefill row, got %d", runner.MaxPrefillRepeats, s.PrefillRepeats)
+	// The most prefill repeats is the runner's to say (Settings.Check, which
+	// `matrixgen run` calls as it wires these settings): here, the least.
+	if s.PrefillRepeats < 0 || c.lines["sweep.prefill_repeats"] > 0 && s.PrefillRepeats == 0 {
+		bad("sweep.prefill_repeats", "want at least 1 fresh prompt a prefill row, got %d", s.PrefillRepeats)
 	}
 	if s.Repeats < 0 || s.Repeats > matrixgen.MaxRepeats || c.lines["sweep.repeats"] > 0 && s.Repeats == 0 {
 		bad("sweep.repeats", "want 1 to %d measurements of every cell, got %d", matrixgen.MaxRepeats, s.Repeats)

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/matrixgen/matrixgen/runner"
 )
 
 func TestParse(t *testing.T) {
@@ -101,12 +99,11 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := c.Settings()
-	if len(s.Sweep.Contexts) != 8 || len(s.Sweep.Concurrency) != 8 || s.Sweep.Duration.Seconds() != 30 || s.Sweep.MaxOutput != 4096 {
-		t.Errorf("the example is not the sample run's sweep: %+v", s.Sweep)
+	if len(c.Sweep.Contexts) != 8 || len(c.Sweep.Concurrency) != 8 || c.Sweep.Duration.Seconds() != 30 || c.Sweep.MaxOutput != 4096 {
+		t.Errorf("the example is not the sample run's sweep: %+v", c.Sweep)
 	}
-	if s.Server.APIKeyEnv != "VLLM_API_KEY" || s.Server.Model != "" || s.Describe != (runner.Describe{}) {
-		t.Errorf("server %+v, describe %+v", s.Server, s.Describe)
+	if c.Server.APIKeyEnv != "VLLM_API_KEY" || c.Server.Model != "" || c.Describe != (Describe{}) {
+		t.Errorf("server %+v, describe %+v", c.Server, c.Describe)
 	}
 	data, err := os.ReadFile(name)
 	if err != nil {
@@ -118,7 +115,7 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := c.Settings().Describe; d.GPU == "" || d.LaunchCommand == "" {
+	if d := c.Describe; d.GPU == "" || d.LaunchCommand == "" {
 		t.Errorf("the example's [describe], uncommented: %+v", d)
 	}
 }

@@ -2,14 +2,12 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"time"
-
-	"github.com/matrixgen/matrixgen/runner"
 )
 
 // The [server], [sweep] and [describe] sections, as the file spells them;
-// Settings turns them into what the runner takes.
+// the command wires them into the runner's settings (Server and Describe
+// convert as they are; Sweep field by field, its durations being Duration).
 
 // Server says where the server is and what to send it besides the prompt.
 type Server struct {
@@ -107,18 +105,3 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // MarshalText writes the duration as Go does.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
-// Settings is the part of the config `matrixgen run` uses, as the runner
-// takes it.
-func (c Config) Settings() runner.Settings {
-	s, w, d := c.Server, c.Sweep, c.Describe
-	return runner.Settings{
-		Server: runner.Server{BaseURL: s.BaseURL, APIKeyEnv: s.APIKeyEnv, Model: s.Model, MetricsURL: s.MetricsURL,
-			Temperature: s.Temperature, ChatTemplateKwargs: maps.Clone(s.ChatTemplateKwargs), Extra: maps.Clone(s.Extra)},
-		Sweep: runner.Sweep{Contexts: w.Contexts, Concurrency: w.Concurrency, PrefillContexts: w.PrefillContexts, PrefillRepeats: w.PrefillRepeats, Repeats: w.Repeats,
-			Duration: w.Duration.Duration, MaxOutput: w.MaxOutput, IgnoreEOS: w.IgnoreEOS, KVCacheTokens: w.KVCacheTokens,
-			LoopRetries: w.LoopRetries, CacheMode: w.CacheMode, WarmupTimeout: w.WarmupTimeout.Duration,
-			StallTimeout: w.StallTimeout.Duration, ServerWait: w.ServerWait.Duration, IdleTimeout: w.IdleTimeout.Duration},
-		Describe: runner.Describe(d),
-	}
-}

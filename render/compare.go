@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/stats"
 )
 
 // Pair names two runs to compare: A is the baseline, B is read against it.
@@ -101,28 +102,57 @@ type comparePage struct {
 	Heading string
 	A, B    string
 	Rules   jsontext.Value
+	// Test says, under the ratio matrix, which test marks a cell and at
+	// what level.
+	Test string
 }
 
 func (b *builder) newComparePage(p Pair) comparePage {
 	if p == (Pair{}) {
 		page := comparePage{pageBase: b.base("", "Compare two runs · "+b.site.Title,
 			"Compare any two speed test matrices of this site.", "compare.html"), Heading: "Compare"}
-		page.Charts, page.Rules = true, compareRulesJS()
+		page.Charts, page.Rules, page.Test = true, compareRulesJS(), significanceText()
 		return page
 	}
 	title := p.A + " vs " + p.B
 	page := comparePage{pageBase: b.base("../../", title+" · "+b.site.Title,
 		"Speed test matrices compared: "+p.A+" and "+p.B+".", "compare/"+compareID(p)+"/"),
 		Heading: title, A: p.A, B: p.B}
-	page.Charts, page.Rules = true, compareRulesJS()
+	page.Charts, page.Rules, page.Test = true, compareRulesJS(), significanceText()
 	return page
 }
 
 // compareRules are what the script draws a comparison by that is no run's
-// data: the ratio bins and the prefill chart's option, data in.
+// data: the ratio bins, the significance test's constants and the prefill
+// chart's option, data in.
 type compareRules struct {
-	RatioBins    []ratioBin `json:"ratio_bins"`
-	PrefillChart any        `json:"prefill_chart"`
+	RatioBins    []ratioBin       `json:"ratio_bins"`
+	Test         significanceTest `json:"test"`
+	PrefillChart any              `json:"prefill_chart"`
+}
+
+// significanceTest is stats.CompareCell's rule as the script repeats it
+// (significance in matrixgen.js): a two-sided Mann–Whitney U over a
+// cell's per-second samples, MinSamples or more a side; exact without
+// ties and at most ExactMax a side, its p against Alpha; otherwise the
+// normal approximation, its z against CriticalZ, the z at which p falls
+// below Alpha (the script has no erfc, and by z it decides as stats does
+// by p).
+type significanceTest struct {
+	Alpha      float64 `json:"alpha"`
+	CriticalZ  float64 `json:"critical_z"`
+	MinSamples int     `json:"min_samples"`
+	ExactMax   int     `json:"exact_max"`
+}
+
+// significanceText is the test and its level in words, under the matrix.
+func significanceText() string {
+	return fmt.Sprintf("A ratio is coloured as a gain or a loss only where the difference is significant: "+
+		"a two-sided Mann–Whitney U test of the two cells' tok/s, second by second over every repeat, at the %.0f %% level for each cell on its own "+
+		"(about 1 cell in %.0f is marked by chance when nothing changed; matrixgen compare corrects for the number of cells); "+
+		"~ where it is not, or where either cell has fewer than %d seconds. "+
+		"Runs that kept no per-second samples (other tools' runs) are not tested: their ratios are coloured as measured. "+
+		"A cell whose requests queued is never marked.", 100*stats.Alpha, 1/stats.Alpha, stats.MinSamples)
 }
 
 type ratioBin struct {
@@ -142,7 +172,8 @@ var ratioBins = []ratioBin{
 }
 
 var compareRulesJS = sync.OnceValue(func() jsontext.Value {
-	return chartJSON(compareRules{RatioBins: ratioBins, PrefillChart: comparePrefillChart()})
+	test := significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples, ExactMax: stats.MaxExactSize}
+	return chartJSON(compareRules{RatioBins: ratioBins, Test: test, PrefillChart: comparePrefillChart()})
 })
 
 // comparePrefillChart is the option of the compare pages' prefill chart
@@ -195,6 +226,10 @@ type comparePrefill struct {
 	Text    string   `json:"text"`            // the figure, or the status
 	Server  string   `json:"server"`          // the server's own prefill tok/s
 	Cold    string   `json:"cold"`            // the cold request's TTFT
+	// Samples are a valid row's measured requests' prompt tok/s
+	// (stats.PrefillSamples), for the page's test; none where the run kept
+	// no requests.
+	Samples []float64 `json:"samples,omitempty"`
 }
 
 type compareCell struct {
@@ -203,6 +238,13 @@ type compareCell struct {
 	Concurrency int      `json:"concurrency"`
 	TotalTokS   *float64 `json:"total_tok_s,omitempty"` // where the matrix shows a figure
 	Text        string   `json:"text"`                  // the figure, or the status
+	// Status is the status of a cell that shows a figure without being
+	// valid (its requests queued): never marked a gain or a loss.
+	Status string `json:"status,omitempty"`
+	// Seconds are a valid cell's samples for the significance test: its
+	// tokens in each second of its window, of every valid repeat
+	// (stats.DecodeSamples); none where the run kept none.
+	Seconds []float64 `json:"seconds,omitempty"`
 }
 
 // compareScript is runs/<id>/compare.js: the run's compareRun, added to
@@ -235,7 +277,7 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 		row := comparePrefill{Context: p.ContextTokens, Label: matrixgen.ContextLabel(p.ContextTokens), Text: p.Status.Label(),
 			Server: unlessDash(optional(p.ServerPromptTokS, tokS)), Cold: unlessDash(optional(p.ColdTTFTMs, ttftText))}
 		if p.Status == matrixgen.StatusValid && p.PromptTokS != nil {
-			row.TokS, row.Text = p.PromptTokS, tokS(*p.PromptTokS)
+			row.TokS, row.Text, row.Samples = p.PromptTokS, tokS(*p.PromptTokS), stats.PrefillSamples(p)
 		}
 		c.Prefill = append(c.Prefill, row)
 	}
@@ -244,6 +286,11 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 			Text: d.Status.Label()}
 		if showsFigure(d) && *d.TotalTokS > 0 {
 			cell.TotalTokS, cell.Text = d.TotalTokS, decimal1(*d.TotalTokS)
+			if d.Status == matrixgen.StatusValid {
+				cell.Seconds = stats.DecodeSamples(d)
+			} else {
+				cell.Status = d.Status.Label()
+			}
 		}
 		c.Cells = append(c.Cells, cell)
 	}

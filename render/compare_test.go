@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,4 +177,68 @@ func TestComparePagesNameTheirPair(t *testing.T) {
 	if rules(built) != rules(pick) || len(got.RatioBins) != 5 || *got.RatioBins[0].Below != 0.8 || got.RatioBins[4].Below != nil || got.PrefillChart == nil {
 		t.Errorf("rules %+v", got)
 	}
+}
+
+// TestCompareScriptCarriesSamples: a valid cell carries its samples for
+// the page's test, every valid repeat's seconds in order (a failed repeat
+// left out); a queued cell carries its status and no samples, so it is
+// never marked; a looped one neither figure nor samples; the seed's cells,
+// which kept no seconds, carry none.
+func TestCompareScriptCarriesSamples(t *testing.T) {
+	r := testrun.Full(4)
+	r.Sweep.Repeats = 3
+	var valid, queued, looped *matrixgen.Decode
+	for i := range r.Decode {
+		d := &r.Decode[i]
+		switch {
+		case d.Status == matrixgen.StatusValid && valid == nil:
+			valid = d
+		case d.Status == matrixgen.StatusQueued && queued == nil:
+			queued = d
+		case d.Status == matrixgen.StatusLooped && looped == nil:
+			looped = d
+		}
+	}
+	if valid == nil || queued == nil || looped == nil {
+		t.Fatal("the synthetic run lacks a valid, a queued or a looped cell")
+	}
+	one := *valid
+	one.Repeats = nil
+	failed := one
+	failed.Status, failed.PerSecondTokens = matrixgen.StatusError, []int{1, 2, 3}
+	second := one
+	second.PerSecondTokens = []int{7, 8, 9}
+	*valid = matrixgen.Decode{}
+	for _, m := range []matrixgen.Decode{one, failed, second} {
+		valid.AddRepeat(m)
+	}
+	c := newCompareRun("x", r)
+	byCell := map[[2]int]compareCell{}
+	for _, cell := range c.Cells {
+		byCell[[2]int{cell.Context, cell.Concurrency}] = cell
+	}
+	got := byCell[[2]int{valid.ContextTokens, valid.Concurrency}]
+	want := append(floats(one.PerSecondTokens), 7, 8, 9)
+	if !slices.Equal(got.Seconds, want) || got.Status != "" {
+		t.Errorf("valid repeated cell: seconds %v status %q, want %v", got.Seconds, got.Status, want)
+	}
+	if got := byCell[[2]int{queued.ContextTokens, queued.Concurrency}]; got.Seconds != nil || got.Status != "Requests queued" || got.TotalTokS == nil {
+		t.Errorf("queued cell: %+v", got)
+	}
+	if got := byCell[[2]int{looped.ContextTokens, looped.Concurrency}]; got.Seconds != nil || got.Status != "" || got.TotalTokS != nil {
+		t.Errorf("looped cell: %+v", got)
+	}
+	for _, cell := range newCompareRun(sampleID, loadSample(t).Run).Cells {
+		if cell.Seconds != nil {
+			t.Fatalf("the seed's cell %s × %d carries seconds", cell.Label, cell.Concurrency)
+		}
+	}
+}
+
+func floats(xs []int) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -18,8 +19,9 @@ type chatOptions struct {
 	temperature *float64
 	ignoreEOS   bool
 	kwargs      map[string]any // chat_template_kwargs
-	// timingsPerToken asks llama.cpp for its token count on every chunk.
-	timingsPerToken bool
+	// engine are the fields the engine asks of every request (its
+	// prepare): they win over the settings' extra fields.
+	engine map[string]any
 	// extra are the settings' own fields; a field the request sets itself
 	// wins over one of the same name here.
 	extra map[string]any
@@ -35,11 +37,10 @@ type chatBody struct {
 	// Seed is uint64 (go-openai's is an int pointer).
 	Seed uint64 `json:"seed"`
 	// Temperature is sent when set, 0 included: go-openai's omits a 0.
-	Temperature     *float64 `json:"temperature,omitempty"`
-	CacheSalt       string   `json:"cache_salt,omitempty"`
-	IgnoreEOS       bool     `json:"ignore_eos,omitempty"`
-	TimingsPerToken bool     `json:"timings_per_token,omitempty"`
-	extra           map[string]any
+	Temperature   *float64 `json:"temperature,omitempty"`
+	CacheSalt     string   `json:"cache_salt,omitempty"`
+	IgnoreEOS     bool     `json:"ignore_eos,omitempty"`
+	engine, extra map[string]any
 }
 
 type streamOptions struct {
@@ -57,19 +58,19 @@ func (c *client) chatBody(req chatRequest) chatBody {
 			Stream:             true,
 			ChatTemplateKwargs: o.kwargs,
 		}, req.maxTokens),
-		StreamOptions:   streamOptions{IncludeUsage: true, ContinuousUsageStats: true},
-		Seed:            req.seed,
-		Temperature:     o.temperature,
-		CacheSalt:       req.salt,
-		IgnoreEOS:       o.ignoreEOS,
-		TimingsPerToken: o.timingsPerToken,
-		extra:           o.extra,
+		StreamOptions: streamOptions{IncludeUsage: true, ContinuousUsageStats: true},
+		Seed:          req.seed,
+		Temperature:   o.temperature,
+		CacheSalt:     req.salt,
+		IgnoreEOS:     o.ignoreEOS,
+		engine:        o.engine,
+		extra:         o.extra,
 	}
 }
 
-// MarshalJSON writes the request's own fields and then the settings' extra
-// fields it does not set itself. The prompt (megabytes at a million tokens)
-// is encoded once: only the small rest is looked at twice.
+// MarshalJSON writes the request's own fields, the engine's, and then the
+// settings' extra fields neither sets. The prompt (megabytes at a million
+// tokens) is encoded once: only the small rest is looked at twice.
 func (b chatBody) MarshalJSON() ([]byte, error) {
 	type plain chatBody // without this method
 	messages := b.Messages
@@ -82,7 +83,10 @@ func (b chatBody) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(head, &fields); err != nil {
 		return nil, err
 	}
-	for k, v := range b.extra {
+	added := map[string]any{}
+	maps.Copy(added, b.extra)
+	maps.Copy(added, b.engine) // the engine's fields win over the settings'
+	for k, v := range added {
 		if _, set := fields[k]; set {
 			continue
 		}

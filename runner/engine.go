@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // engine is what the runner knows of one kind of inference server. Each
@@ -25,19 +26,45 @@ type engine interface {
 	// prepare sets what every request to it must carry.
 	prepare(c *client)
 	// counter is the engine's own way to count a chat prompt's tokens
-	// exactly when /tokenize does not take the chat form, and how the run
-	// names it; false when it has none (usage calibration then).
-	counter(ctx context.Context, c *client) (tokenizer, string, bool)
+	// exactly, and how the run names it; false when it has none (usage
+	// calibration then). It records in p what it found the server offers.
+	counter(ctx context.Context, c *client, p *matrixgen.Probe) (tokenizer, string, bool)
 	// metrics are the Prometheus metrics it keeps.
 	metrics() engineMetrics
 	// kvFromMetrics reads the KV capacity from its metrics, where they say.
-	kvFromMetrics(p *matrixgen.Probe, s []sample)
-	// hasSlots: it lists its slots at /slots, an idle signal without metrics.
-	hasSlots() bool
+	kvFromMetrics(p *matrixgen.Probe, s []prom.Sample)
+	// ownIdle is its own sign of being idle besides its metrics
+	// (llama.cpp's /slots); nil when it has none.
+	ownIdle() *ownIdle
+	// dropsCutAtNextToken: a request whose client left is dropped at its
+	// next token, not run on to its end (Ollama), which the idle wait after
+	// a cut cell counts on.
+	dropsCutAtNextToken() bool
 	// tooLong reports whether an error answer (its HTTP status and message)
 	// refuses a prompt longer than the request may be.
 	tooLong(status int, message string) bool
 }
+
+// ownIdle is an engine's own sign that the server is idle: how the log
+// names it, and asking it once.
+type ownIdle struct {
+	name string
+	idle func(ctx context.Context, c *client) (bool, error)
+}
+
+// engineDefaults are what most engines lack, for each to embed and
+// override: nothing to prepare, no prompt counter of its own, no KV
+// capacity in its metrics, no idle sign but its metrics, and a cut
+// request that runs on.
+type engineDefaults struct{}
+
+func (engineDefaults) prepare(*client) {}
+func (engineDefaults) counter(context.Context, *client, *matrixgen.Probe) (tokenizer, string, bool) {
+	return nil, "", false
+}
+func (engineDefaults) kvFromMetrics(*matrixgen.Probe, []prom.Sample) {}
+func (engineDefaults) ownIdle() *ownIdle                             { return nil }
+func (engineDefaults) dropsCutAtNextToken() bool                     { return false }
 
 // nativeStreamer is an engine measured through its own API rather than the
 // OpenAI-compatible one.
@@ -56,19 +83,7 @@ type engineMetrics struct {
 	// server's own prefill clock, read around a single prefill request.
 	// Engines that time the prompt in the stream itself (llama.cpp's
 	// timings, Ollama's prompt_eval_duration) keep none here.
-	promptTime promHistogram
-}
-
-// promHistogram names a Prometheus histogram and, where one metric holds
-// several (SGLang's stages), the label that picks the series.
-type promHistogram struct{ name, labelKey, labelValue string }
-
-// String is how a run names the clock: the metric and its series.
-func (h promHistogram) String() string {
-	if h.labelKey == "" {
-		return h.name
-	}
-	return h.name + "{" + h.labelKey + "=\"" + h.labelValue + "\"}"
+	promptTime prom.Histogram
 }
 
 // engines are tried in order; the first to recognise the server is it.
@@ -112,17 +127,17 @@ func recogniseEngine(ctx context.Context, c *client, p *matrixgen.Probe) engine 
 }
 
 // genericEngine is an OpenAI-compatible server of no engine the runner
-// knows. It reads whichever known metrics it finds and takes any known way
-// of saying a prompt is too long.
-type genericEngine struct{}
+// knows. It reads whichever known metrics it finds, counts prompts by
+// vLLM's chat-form /tokenize where the server offers it, and takes any
+// known way of saying a prompt is too long.
+type genericEngine struct{ engineDefaults }
 
 func (genericEngine) name() string { return "openai-compatible" }
 func (genericEngine) recognise(context.Context, *client, *matrixgen.Probe) bool {
 	return true
 }
-func (genericEngine) prepare(*client) {}
-func (genericEngine) counter(context.Context, *client) (tokenizer, string, bool) {
-	return nil, "", false
+func (genericEngine) counter(ctx context.Context, c *client, p *matrixgen.Probe) (tokenizer, string, bool) {
+	return vllmEngine{}.counter(ctx, c, p)
 }
 func (genericEngine) metrics() engineMetrics {
 	var m engineMetrics
@@ -138,8 +153,9 @@ func (genericEngine) metrics() engineMetrics {
 	}
 	return m // and no token counter: which engine's would it be?
 }
-func (genericEngine) kvFromMetrics(p *matrixgen.Probe, s []sample) { vllmEngine{}.kvFromMetrics(p, s) }
-func (genericEngine) hasSlots() bool                               { return false }
+func (genericEngine) kvFromMetrics(p *matrixgen.Probe, s []prom.Sample) {
+	vllmEngine{}.kvFromMetrics(p, s)
+}
 func (genericEngine) tooLong(status int, message string) bool {
 	for _, e := range engines {
 		if e.tooLong(status, message) {

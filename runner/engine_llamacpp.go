@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -11,7 +13,7 @@ import (
 // llamaCppEngine is llama.cpp's llama-server: /props with its slots and
 // per-slot context, /apply-template then /tokenize, /slots for idleness,
 // a token count on every chunk when asked (timings_per_token).
-type llamaCppEngine struct{}
+type llamaCppEngine struct{ engineDefaults }
 
 func init() { registerEngine(placeOwnEndpoint, llamaCppEngine{}) }
 
@@ -38,10 +40,10 @@ func (llamaCppEngine) recognise(ctx context.Context, c *client, p *matrixgen.Pro
 	return true
 }
 
-// prepare: llama-server counts tokens per chunk only when asked.
-func (llamaCppEngine) prepare(c *client) { c.chat.timingsPerToken = true }
+// prepare: llama-server counts tokens per chunk (timings) only when asked.
+func (llamaCppEngine) prepare(c *client) { c.chat.engine = map[string]any{"timings_per_token": true} }
 
-func (llamaCppEngine) counter(_ context.Context, c *client) (tokenizer, string, bool) {
+func (llamaCppEngine) counter(_ context.Context, c *client, _ *matrixgen.Probe) (tokenizer, string, bool) {
 	return llamaTokenizer{c}, "/apply-template, then /tokenize", true
 }
 
@@ -54,8 +56,29 @@ func (llamaCppEngine) metrics() engineMetrics {
 	}
 }
 
-func (llamaCppEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
-func (llamaCppEngine) hasSlots() bool                           { return true }
+// ownIdle: llama-server started without --metrics still lists its slots.
+func (llamaCppEngine) ownIdle() *ownIdle {
+	return &ownIdle{name: "llama.cpp's /slots", idle: slotsIdle}
+}
+
+// slotsIdle reads llama.cpp's /slots: idle when no slot is processing.
+func slotsIdle(ctx context.Context, c *client) (bool, error) {
+	var slots []struct {
+		IsProcessing bool `json:"is_processing"`
+	}
+	if err := c.getJSON(ctx, "/slots", &slots); err != nil {
+		return false, err
+	}
+	if len(slots) == 0 {
+		return false, errors.New("/slots lists no slot")
+	}
+	for _, s := range slots {
+		if s.IsProcessing {
+			return false, nil
+		}
+	}
+	return true, nil
+}
 
 // tooLong: "request (20030 tokens) exceeds the available context size
 // (16384 tokens), try increasing it", of type exceed_context_size_error.
@@ -83,4 +106,29 @@ func (t llamaTokenizer) count(ctx context.Context, content string) (int, error) 
 		return 0, err
 	}
 	return len(tok.Tokens), nil
+}
+
+// llamaTimings is what llama-server adds to each chunk when asked
+// (timings_per_token): its count of the tokens predicted so far, its decode
+// rate, and its own clock of the prompt's processing.
+type llamaTimings struct {
+	PredictedN         int     `json:"predicted_n"`
+	PredictedPerSecond float64 `json:"predicted_per_second"`
+	PromptN            int     `json:"prompt_n"`
+	PromptMs           float64 `json:"prompt_ms"`
+}
+
+// read takes the server's rate and prompt clock; a count below zero is
+// refused (the count itself is read as the chunk's, in observation.read).
+func (t *llamaTimings) read(o *observation) error {
+	if t.PredictedN < 0 {
+		return fmt.Errorf("impossible timings from the server: predicted_n %d", t.PredictedN)
+	}
+	if t.PredictedPerSecond > 0 {
+		o.serverTokS = t.PredictedPerSecond // the latest is the whole request's
+	}
+	if t.PromptMs > 0 && t.PromptN > 0 && !math.IsInf(t.PromptMs, 0) {
+		o.serverPromptMs, o.serverPromptTokens, o.serverClock = t.PromptMs, t.PromptN, "llama.cpp timings.prompt_ms"
+	}
+	return nil
 }

@@ -1,15 +1,27 @@
 package runner
 
 import (
+	"bufio"
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// ollamaEngine is Ollama, measured through its native API (ollama.go): its
+// ollamaEngine is Ollama, measured through its native API (below): its
 // final line of each stream is the server's own count and rates.
-type ollamaEngine struct{}
+type ollamaEngine struct{ engineDefaults }
 
 func init() { registerEngine(placeLast, ollamaEngine{}) }
 
@@ -27,20 +39,259 @@ func (ollamaEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe
 	return true
 }
 
-func (ollamaEngine) prepare(*client) {}
-
-func (ollamaEngine) counter(context.Context, *client) (tokenizer, string, bool) {
-	return nil, "", false
-}
-
 // metrics: Ollama keeps none; its count comes with each request.
-func (ollamaEngine) metrics() engineMetrics                   { return engineMetrics{} }
-func (ollamaEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
-func (ollamaEngine) hasSlots() bool                           { return false }
+func (ollamaEngine) metrics() engineMetrics { return engineMetrics{} }
+
+// dropsCutAtNextToken: Ollama (0.6.5) notices a client left only when it
+// next has text to send.
+func (ollamaEngine) dropsCutAtNextToken() bool { return true }
 
 // tooLong: Ollama cuts a prompt past its context silently; it refuses none.
 func (ollamaEngine) tooLong(int, string) bool { return false }
 
 func (ollamaEngine) stream(ctx context.Context, c *client, req chatRequest, stall time.Duration, h hooks) *observation {
 	return c.ollamaStream(ctx, req, stall, h)
+}
+
+// Ollama is measured through its native API, /api/chat, not its
+// OpenAI-compatible one: the native stream ends with the server's own
+// accounting of the request (prompt_eval_count and _duration, eval_count
+// and _duration), which the OpenAI-compatible one leaves out. Those are the
+// server's count beside the client's in every cell, and its own prefill and
+// decode speeds.
+
+// ollamaLimits reads the per-request context Ollama gives the model: the
+// model's num_ctx parameter (/api/show), or the context_length newer
+// versions list in /api/ps. Past it Ollama cuts prompts silently, so it is
+// the model's maximum length as far as a request is concerned.
+func (c *client) ollamaLimits(ctx context.Context, p *matrixgen.Probe) {
+	var show struct {
+		Parameters string `json:"parameters"`
+	}
+	if c.postJSON(ctx, "/api/show", map[string]string{"model": p.Model}, &show) == nil {
+		if n := numCtx(show.Parameters); n > 0 {
+			p.MaxModelLen = n
+			p.KVSource = fmt.Sprintf("Ollama's num_ctx %d is each request's context; its slots (OLLAMA_NUM_PARALLEL) are not reported: set kv_cache_tokens to num_ctx × slots", n)
+			return
+		}
+	}
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			Model         string `json:"model"`
+			ContextLength int    `json:"context_length"`
+		} `json:"models"`
+	}
+	if c.getJSON(ctx, "/api/ps", &ps) == nil {
+		for _, m := range ps.Models {
+			if (m.Name == p.Model || m.Model == p.Model) && m.ContextLength > 0 {
+				p.MaxModelLen = m.ContextLength
+				p.KVSource = "Ollama reports its context length (/api/ps) but not OLLAMA_NUM_PARALLEL: set kv_cache_tokens to context length × parallelism"
+				return
+			}
+		}
+	}
+	p.KVSource = "Ollama reports no context length for this model (no num_ctx parameter): it is OLLAMA_CONTEXT_LENGTH, 2048 by default in older versions; prompts beyond it are cut"
+}
+
+// numCtx finds "num_ctx N" in /api/show's parameters text, one parameter
+// per line as a Modelfile writes them.
+func numCtx(parameters string) int {
+	for line := range strings.Lines(parameters) {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "num_ctx" {
+			if n, err := strconv.Atoi(f[1]); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// ollamaChunk is one line of /api/chat's stream.
+type ollamaChunk struct {
+	Message struct {
+		Content  string `json:"content"`
+		Thinking string `json:"thinking"`
+	} `json:"message"`
+	Done               bool   `json:"done"`
+	DoneReason         string `json:"done_reason"`
+	PromptEvalCount    int    `json:"prompt_eval_count"`
+	PromptEvalDuration int64  `json:"prompt_eval_duration"` // nanoseconds
+	EvalCount          int    `json:"eval_count"`
+	EvalDuration       int64  `json:"eval_duration"` // nanoseconds
+	Error              string `json:"error"`
+}
+
+// maxOllamaLine bounds one line of the stream: a token and its envelope,
+// with room to spare.
+const maxOllamaLine = 1 << 20
+
+// ollamaRequest is the native request for req.
+func (c *client) ollamaRequest(req chatRequest) ([]byte, error) {
+	options := map[string]any{"num_predict": req.maxTokens, "seed": int64(req.seed >> 1)}
+	if t := c.chat.temperature; t != nil {
+		options["temperature"] = *t
+	}
+	return json.Marshal(map[string]any{
+		"model":    c.model,
+		"messages": []map[string]string{{"role": "user", "content": req.prompt}},
+		"stream":   true,
+		"options":  options,
+	})
+}
+
+// ollamaStream sends req to /api/chat and reads its stream: a line per
+// token, then a final line with the server's own counts.
+func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
+	obs := newObservation(req, matrixgen.TokensChunks)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	body, err := c.ollamaRequest(req)
+	if err != nil {
+		obs.err, obs.end = err, time.Now()
+		return obs
+	}
+	hreq, err := http.NewRequestWithContext(ctx, "POST", c.base+"/api/chat", bytes.NewReader(body))
+	if err != nil {
+		obs.err, obs.end = err, time.Now()
+		return obs
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	obs.sent = time.Now()
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
+	hreq = hreq.WithContext(httptrace.WithClientTrace(ctx, trace))
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		obs.err, obs.end = err, time.Now()
+		return obs
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		obs.err, obs.end = ollamaError(resp), time.Now()
+		return obs
+	}
+	wd := startWatchdog(ctx, cancel, stall)
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	for {
+		line, err := readLine(r, maxOllamaLine)
+		at := time.Now()
+		wd.progress()
+		if err != nil {
+			obs.end = at
+			switch {
+			case wd.stalled():
+				obs.err = fmt.Errorf("stalled: no data for %v", stall)
+			case ctx.Err() != nil:
+				obs.err = context.Cause(ctx)
+			case errors.Is(err, io.EOF) && obs.finishReason != "":
+				obs.reconcile()
+				return obs
+			case errors.Is(err, io.EOF):
+				obs.err = errors.New("stream ended without its final line")
+			default:
+				obs.err = err
+			}
+			obs.reconcile()
+			return obs
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var ch ollamaChunk
+		if err := json.Unmarshal(line, &ch); err != nil {
+			obs.err, obs.end = fmt.Errorf("malformed line: %v: %.120q", err, line), at
+			return obs
+		}
+		if ch.Error != "" {
+			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error)), at
+			return obs
+		}
+		if err := obs.readOllama(&ch, at, h); err != nil {
+			obs.err, obs.end = err, at
+			return obs
+		}
+	}
+}
+
+// readOllama folds one line into the observation. A stream past its
+// budget, or a count no server could mean, is an error.
+func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
+	text := ch.Message.Thinking + ch.Message.Content
+	if text != "" {
+		if o.firstText.IsZero() {
+			o.firstText = at
+			if h.onFirst != nil {
+				h.onFirst()
+			}
+		}
+		if err := o.addTokens(at, 1); err != nil {
+			return err
+		}
+		if h.onTokens != nil {
+			h.onTokens(1)
+		}
+		o.outputBytes += len(text)
+		o.tail = append(o.tail, text...)
+		if len(o.tail) > 2*tailBytes {
+			o.tail = append(o.tail[:0], o.tail[len(o.tail)-tailBytes:]...)
+		}
+	}
+	if !ch.Done {
+		return nil
+	}
+	if ch.EvalCount < 0 {
+		return fmt.Errorf("impossible count from the server: eval_count %d", ch.EvalCount)
+	}
+	if err := o.checkFinal(ch.EvalCount); err != nil {
+		return err
+	}
+	o.finishReason = cmp.Or(ch.DoneReason, "stop")
+	if ch.PromptEvalCount < 0 || ch.EvalCount < 0 {
+		return fmt.Errorf("impossible counts from the server: prompt_eval_count %d, eval_count %d", ch.PromptEvalCount, ch.EvalCount)
+	}
+	o.promptTokens = ch.PromptEvalCount
+	o.finalTokens = ch.EvalCount
+	o.serverTokens = ch.EvalCount
+	o.serverCounted = true
+	if ch.EvalDuration > 0 && ch.EvalCount > 0 {
+		o.serverTokS = float64(ch.EvalCount) / (float64(ch.EvalDuration) / 1e9)
+	}
+	if ch.PromptEvalDuration > 0 && ch.PromptEvalCount > 0 {
+		o.serverPromptMs = float64(ch.PromptEvalDuration) / 1e6
+		o.serverPromptTokens, o.serverClock = ch.PromptEvalCount, "Ollama prompt_eval_duration"
+	}
+	return nil
+}
+
+// ollamaError reads Ollama's {"error": "..."} answer to a failed request.
+func ollamaError(resp *http.Response) error {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var e struct {
+		Error string `json:"error"`
+	}
+	msg := strings.TrimSpace(string(data))
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		msg = e.Error
+	}
+	return &serverError{Status: resp.StatusCode, Message: msg, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
+}
+
+// readLine reads one newline-ended line of at most limit bytes; a longer
+// one is an error, not a reason to hold gigabytes.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > limit {
+			return nil, fmt.Errorf("a line of the stream is longer than %d bytes", limit)
+		}
+		if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
+			if err != nil && len(line) > 0 && errors.Is(err, io.EOF) {
+				return line, nil
+			}
+			return line, err
+		}
+	}
 }

@@ -5,11 +5,12 @@ import (
 	"fmt"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // sglangEngine is SGLang: /server_info (or /get_server_info) with its KV
 // capacity, /v1/tokenize for plain text, Prometheus metrics.
-type sglangEngine struct{}
+type sglangEngine struct{ engineDefaults }
 
 func init() { registerEngine(placeOwnEndpoint, sglangEngine{}) }
 
@@ -30,11 +31,9 @@ func (sglangEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe
 	return false
 }
 
-func (sglangEngine) prepare(*client) {}
-
 // counter: /v1/tokenize counts plain text; the chat template's own tokens
 // are measured once on usage and added.
-func (sglangEngine) counter(ctx context.Context, c *client) (tokenizer, string, bool) {
+func (sglangEngine) counter(ctx context.Context, c *client, _ *matrixgen.Probe) (tokenizer, string, bool) {
 	t, err := newTemplatedTokenizer(ctx, c, func(ctx context.Context, text string) (int, error) {
 		var out struct {
 			Count int `json:"count"`
@@ -56,12 +55,9 @@ func (sglangEngine) metrics() engineMetrics {
 		preemptions: []string{"sglang:num_retracted_requests_total"},
 		tokens:      serverCounter{metric: "sglang:generation_tokens_total"},
 		// The scheduler's prefill forward pass of each request.
-		promptTime: promHistogram{name: "sglang:per_stage_req_latency_seconds", labelKey: "stage", labelValue: "prefill_forward"},
+		promptTime: prom.Histogram{Name: "sglang:per_stage_req_latency_seconds", LabelKey: "stage", LabelValue: "prefill_forward"},
 	}
 }
-
-func (sglangEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
-func (sglangEngine) hasSlots() bool                           { return false }
 
 // tooLong: "The input (N tokens) is longer than the model's context length
 // (M tokens)."

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -65,15 +66,14 @@ func TestEachEngine(t *testing.T) {
 					t.Errorf("the running and waiting metrics %v, %v are not in /metrics", names.running, names.waiting)
 				}
 				if m := names.tokens.metric; m != "" {
-					if _, ok := sum(samples, m); !ok {
+					if _, ok := prom.Sum(samples, m); !ok {
 						t.Errorf("the token counter %s is not in /metrics", m)
 					}
 				}
 			}
-			if c.eng.hasSlots() {
-				var slots []map[string]any
-				if err := c.getJSON(ctx, "/slots", &slots); err != nil || len(slots) == 0 {
-					t.Errorf("an engine with slots has no /slots: %v", err)
+			if own := c.eng.ownIdle(); own != nil {
+				if idle, err := own.idle(ctx, c); err != nil || !idle {
+					t.Errorf("%s: idle %v, %v; want an idle server", own.name, idle, err)
 				}
 			}
 		})

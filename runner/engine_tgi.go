@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // tgiEngine is Hugging Face's text-generation-inference: /info with its
 // per-request limits, /chat_tokenize (or /tokenize for plain text), its
 // router's Prometheus metrics. It keeps no per-chunk count: a completed
 // stream is counted from its final usage.
-type tgiEngine struct{}
+type tgiEngine struct{ engineDefaults }
 
 func init() { registerEngine(placeOwnEndpoint, tgiEngine{}) }
 
@@ -38,12 +39,10 @@ func (tgiEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) b
 	return true
 }
 
-func (tgiEngine) prepare(*client) {}
-
 // counter: /chat_tokenize templates and tokenizes a chat request as the
 // chat route does; without it (before TGI 2.2), /tokenize counts plain text
 // and the chat template's tokens are measured once on usage.
-func (tgiEngine) counter(ctx context.Context, c *client) (tokenizer, string, bool) {
+func (tgiEngine) counter(ctx context.Context, c *client, _ *matrixgen.Probe) (tokenizer, string, bool) {
 	if n, err := (tgiChatTokenizer{c}).count(ctx, "hello"); err == nil && n > 0 {
 		return tgiChatTokenizer{c}, "/chat_tokenize (chat form, template included)", true
 	}
@@ -83,12 +82,9 @@ func (tgiEngine) metrics() engineMetrics {
 		// tokens handed on: the prompt's processing, without the queue.
 		// It times a batch; the prefill is read around a lone request,
 		// whose batch it is.
-		promptTime: promHistogram{name: "tgi_batch_inference_duration", labelKey: "method", labelValue: "prefill"},
+		promptTime: prom.Histogram{Name: "tgi_batch_inference_duration", LabelKey: "method", LabelValue: "prefill"},
 	}
 }
-
-func (tgiEngine) kvFromMetrics(*matrixgen.Probe, []sample) {}
-func (tgiEngine) hasSlots() bool                           { return false }
 
 // tooLong: a 422, "Input validation error: `inputs` tokens +
 // `max_new_tokens` must be <= 4096. Given: …", or "`inputs` must have less

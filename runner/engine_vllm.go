@@ -5,11 +5,12 @@ import (
 	"strconv"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // vllmEngine is vLLM: /version, /tokenize in chat form, Prometheus metrics
 // with its KV capacity, per-request rates in its final chunk.
-type vllmEngine struct{}
+type vllmEngine struct{ engineDefaults }
 
 func init() { registerEngine(placeVersion, vllmEngine{}) }
 
@@ -26,9 +27,29 @@ func (vllmEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) 
 	return true
 }
 
-func (vllmEngine) prepare(*client) {}
+// counter: vLLM's /tokenize takes the chat form and applies the template,
+// so it counts a prompt exactly as the chat route will.
+func (vllmEngine) counter(ctx context.Context, c *client, p *matrixgen.Probe) (tokenizer, string, bool) {
+	if n, err := (vllmTokenizer{c}).count(ctx, "hello"); err != nil || n <= 0 {
+		return nil, "", false
+	}
+	p.Tokenize = true
+	return vllmTokenizer{c}, "/tokenize (chat form, template included)", true
+}
 
-func (vllmEngine) counter(context.Context, *client) (tokenizer, string, bool) { return nil, "", false }
+// vllmTokenizer is vLLM's /tokenize in its chat form (template included).
+type vllmTokenizer struct{ c *client }
+
+func (t vllmTokenizer) count(ctx context.Context, content string) (int, error) {
+	var out struct {
+		Count int `json:"count"`
+	}
+	err := t.c.postJSON(ctx, "/tokenize", map[string]any{
+		"model": t.c.model, "add_generation_prompt": true,
+		"messages": []map[string]string{{"role": "user", "content": content}},
+	}, &out)
+	return out.Count, err
+}
 
 func (vllmEngine) metrics() engineMetrics {
 	return engineMetrics{
@@ -41,25 +62,25 @@ func (vllmEngine) metrics() engineMetrics {
 		tokens:      serverCounter{metric: "vllm:generation_tokens_total"},
 		// From the request's first scheduling to its first token: the
 		// prompt's processing, not the queue or the HTTP front end.
-		promptTime: promHistogram{name: "vllm:request_prefill_time_seconds"},
+		promptTime: prom.Histogram{Name: "vllm:request_prefill_time_seconds"},
 	}
 }
 
 // kvFromMetrics reads the KV capacity vLLM reports. kv_cache_size_tokens is
 // right for every model; num_gpu_blocks × block_size only for plain
 // full-attention ones (for hybrid models block_size is the smallest group's).
-func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []sample) {
+func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []prom.Sample) {
 	if p.KVCacheTokens > 0 {
 		return
 	}
-	if v, ok := label(s, "vllm:cache_config_info", "kv_cache_size_tokens"); ok {
+	if v, ok := prom.Label(s, "vllm:cache_config_info", "kv_cache_size_tokens"); ok {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			p.KVCacheTokens, p.KVSource = n, "vllm:cache_config_info kv_cache_size_tokens"
 			return
 		}
 	}
-	blocks, _ := label(s, "vllm:cache_config_info", "num_gpu_blocks")
-	size, _ := label(s, "vllm:cache_config_info", "block_size")
+	blocks, _ := prom.Label(s, "vllm:cache_config_info", "num_gpu_blocks")
+	size, _ := prom.Label(s, "vllm:cache_config_info", "block_size")
 	b, err1 := strconv.Atoi(blocks)
 	z, err2 := strconv.Atoi(size)
 	if err1 == nil && err2 == nil && b > 0 && z > 0 {
@@ -68,9 +89,19 @@ func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []sample) {
 	}
 }
 
-func (vllmEngine) hasSlots() bool { return false }
-
 // tooLong: "This model's maximum context length is 8192 tokens. However, …".
 func (vllmEngine) tooLong(status int, m string) bool {
 	return status == 400 && containsAny(m, "maximum context length")
+}
+
+// vllmRequestMetrics is vLLM's per-request report on a stream's last chunk
+// (--enable-per-request-metrics): the server's own decode rate.
+type vllmRequestMetrics struct {
+	TokensPerSecond float64 `json:"tokens_per_second"`
+}
+
+func (m *vllmRequestMetrics) read(o *observation) {
+	if m.TokensPerSecond > 0 {
+		o.serverTokS = m.TokensPerSecond
+	}
 }

@@ -128,7 +128,7 @@ func TestUsageCalibration(t *testing.T) {
 		if exact {
 			t.Error("a prompt built by sending its twin is not counted exactly")
 		}
-		n, _ := serverTokenizer{c}.count(context.Background(), text)
+		n, _ := vllmTokenizer{c}.count(context.Background(), text)
 		if got != 3000 || n != 3000 {
 			t.Errorf("calibrated to %d tokens, the server counts %d; want 3000", got, n)
 		}

@@ -34,8 +34,9 @@ type idleSignal int
 const (
 	// idleByMetrics: /metrics counts no request running or waiting.
 	idleByMetrics idleSignal = iota + 1
-	// idleBySlots: llama.cpp's /slots shows no slot processing.
-	idleBySlots
+	// idleByEngine: the engine's own sign (llama.cpp's /slots, no slot
+	// processing).
+	idleByEngine
 	// idleByRate: nothing tells, so a short request's decode rate is
 	// compared with the rate measured when the run began.
 	idleByRate
@@ -45,8 +46,8 @@ func (s idleSignal) String() string {
 	switch s {
 	case idleByMetrics:
 		return "its /metrics running and waiting counts"
-	case idleBySlots:
-		return "llama.cpp's /slots"
+	case idleByEngine:
+		return "its engine's own sign"
 	case idleByRate:
 		return "a short request's decode rate against the idle rate"
 	}
@@ -73,9 +74,9 @@ func (sw *sweeper) chooseIdleSignal(ctx context.Context) {
 			sw.idle = idleByMetrics
 			return
 		}
-	case sw.c.eng.hasSlots():
-		if _, err := sw.slotsIdle(ctx); err == nil {
-			sw.idle = idleBySlots
+	case sw.c.eng.ownIdle() != nil:
+		if _, err := sw.c.eng.ownIdle().idle(ctx, sw.c); err == nil {
+			sw.idle = idleByEngine
 			return
 		}
 	}
@@ -126,12 +127,12 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 			return new(waited.Seconds()), nil
 		}
 		if waited >= limit {
-			sw.warnf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idle)
+			sw.warnf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idleBy())
 			sw.cut = 0
 			return new(waited.Seconds()), nil
 		}
 		if !said {
-			sw.warnf("waiting for the server to idle (by %s), up to %v", sw.idle, limit)
+			sw.warnf("waiting for the server to idle (by %s), up to %v", sw.idleBy(), limit)
 			said = true
 		}
 		prevRate = rate
@@ -153,8 +154,8 @@ func (sw *sweeper) isIdle(ctx context.Context, prevRate float64, settled bool) (
 	switch sw.idle {
 	case idleByMetrics:
 		idle, _, err = sw.metricsIdle(ctx)
-	case idleBySlots:
-		idle, err = sw.slotsIdle(ctx)
+	case idleByEngine:
+		idle, err = sw.c.eng.ownIdle().idle(ctx, sw.c)
 	case idleByRate:
 		if rate, err = sw.probeRate(ctx); err == nil {
 			idle = rate >= busyShare*sw.idleRate || (settled && prevRate > 0 && rate <= 1.1*prevRate)
@@ -179,23 +180,12 @@ func (sw *sweeper) metricsIdle(ctx context.Context) (idle, ok bool, err error) {
 	return (running == nil || *running == 0) && (waiting == nil || *waiting == 0), true, nil
 }
 
-// slotsIdle reads llama.cpp's /slots: idle when no slot is processing.
-func (sw *sweeper) slotsIdle(ctx context.Context) (bool, error) {
-	var slots []struct {
-		IsProcessing bool `json:"is_processing"`
+// idleBy names the sign the sweep waits on for the server to idle.
+func (sw *sweeper) idleBy() string {
+	if sw.idle == idleByEngine {
+		return sw.c.eng.ownIdle().name
 	}
-	if err := sw.c.getJSON(ctx, "/slots", &slots); err != nil {
-		return false, err
-	}
-	if len(slots) == 0 {
-		return false, errors.New("/slots lists no slot")
-	}
-	for _, s := range slots {
-		if s.IsProcessing {
-			return false, nil
-		}
-	}
-	return true, nil
+	return sw.idle.String()
 }
 
 // probeRate sends the idle probe and returns its decode rate: the server's
@@ -229,7 +219,7 @@ func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
 // is bounded by the idle timeout, the whole of which an unknown rest takes.
 func (sw *sweeper) noteCut(w window, maxOutput int) {
 	sw.cut, sw.busyFor, sw.cellEnded = 0, 0, time.Now()
-	_, dropsAtNextToken := sw.c.eng.(ollamaEngine)
+	dropsAtNextToken := sw.c.eng.dropsCutAtNextToken()
 	prompt, pace := longestTTFT(w), fastestRate(w)
 	for _, o := range w.streams {
 		if !errors.Is(o.err, errCut) {

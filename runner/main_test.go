@@ -6,9 +6,12 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/matrixgen/matrixgen/telemetry"
 )
 
 // TestMain lets the test binary stand in for nvidia-smi: with
@@ -23,7 +26,7 @@ func TestMain(m *testing.M) {
 }
 
 func fakeSMI(url string, args []string) int {
-	if isROCm(os.Args[0]) {
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "rocm-smi") {
 		return fakeROCmSMI(url, args)
 	}
 	all := strings.Join(args, " ")
@@ -43,7 +46,7 @@ func fakeSMI(url string, args []string) int {
 				return 1
 			}
 			fmt.Print(lines)
-			time.Sleep(telemetryInterval)
+			time.Sleep(telemetry.Interval)
 		}
 	default:
 		fmt.Println("| NVIDIA-SMI 580.95.05   Driver Version: 580.95.05   CUDA Version: 13.0 |")
@@ -70,7 +73,7 @@ func fakeROCmSMI(url string, args []string) int {
 	}
 	cards := map[string]map[string]string{}
 	for line := range strings.Lines(lines) {
-		f := csvFields(line)
+		f := strings.Split(strings.TrimSpace(line), ", ")
 		card := map[string]string{"Card Series": "AMD Instinct MI300X", "VRAM Total Memory (B)": "206158430208",
 			"Max Graphics Package Power (W)": "750.0"}
 		if strings.Contains(strings.Join(args, " "), "--showpower") {

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/prom"
 	"github.com/matrixgen/matrixgen/measure"
 )
 
@@ -118,8 +120,8 @@ func (sw *sweeper) warmContext(ctx context.Context, n int, prompt builtPrompt, s
 // around the request.
 func (sw *sweeper) prefillShot(ctx context.Context, n int, text, salt string, clock bool) prefillShot {
 	hist := sw.c.eng.metrics().promptTime
-	var before histogramTotals
-	if clock && hist.name != "" && sw.sampler.enabled {
+	var before prom.Totals
+	if clock && hist.Name != "" && sw.sampler.enabled {
 		before = sw.promptHistogram(ctx, hist)
 	}
 	obs := sw.c.stream(ctx, chatRequest{prompt: text, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout, hooks{})
@@ -167,14 +169,14 @@ const clockBudget = 2 * time.Second
 
 // promptHistogram reads the engine's prompt-time histogram; empty when the
 // server keeps none or /metrics does not answer.
-func (sw *sweeper) promptHistogram(ctx context.Context, h promHistogram) histogramTotals {
+func (sw *sweeper) promptHistogram(ctx context.Context, h prom.Histogram) prom.Totals {
 	ctx, cancel := context.WithTimeout(ctx, clockBudget)
 	defer cancel()
 	samples, err := sw.c.metrics(ctx, sw.s.Server.MetricsURL)
 	if err != nil {
 		return nil
 	}
-	return readHistogram(samples, h)
+	return h.Totals(samples)
 }
 
 // Histogram observations can trail the end of the stream they belong to
@@ -187,7 +189,7 @@ const (
 
 // oneMoreObservation waits for the histogram to take in the request just
 // finished, and returns the value it took in.
-func (sw *sweeper) oneMoreObservation(ctx context.Context, h promHistogram, before histogramTotals) (float64, bool) {
+func (sw *sweeper) oneMoreObservation(ctx context.Context, h prom.Histogram, before prom.Totals) (float64, bool) {
 	ctx, cancel := context.WithTimeout(ctx, clockBudget)
 	defer cancel()
 	for try := 0; try < clockTries; try++ {
@@ -210,9 +212,9 @@ func (sw *sweeper) oneMoreObservation(ctx context.Context, h promHistogram, befo
 }
 
 // moved reports whether any series of the histogram counted anything.
-func moved(before, after histogramTotals) bool {
+func moved(before, after prom.Totals) bool {
 	for key, a := range after {
-		if a.count != before[key].count {
+		if a.Count != before[key].Count {
 			return true
 		}
 	}
@@ -308,4 +310,38 @@ func describePrefill(p matrixgen.Prefill) string {
 		s += fmt.Sprintf("; the first request of this length (cold start) %.0f ms", *p.ColdTTFTMs)
 	}
 	return s
+}
+
+// oneObservation is the value the histogram took in from before to after,
+// when exactly one request was observed: each series that moved moved by
+// one observation (tensor-parallel ranks each observe the same request:
+// their values are averaged). Anything else (another request finishing in
+// between, a restart resetting the counts) leaves the figure unknown.
+func oneObservation(before, after prom.Totals) (float64, bool) {
+	var values []float64
+	for key, a := range after {
+		b, seen := before[key]
+		switch dc := a.Count - b.Count; {
+		case dc == 0:
+		case dc == 1 && seen && a.Sum >= b.Sum && !math.IsInf(a.Sum, 0):
+			values = append(values, a.Sum-b.Sum)
+		default: // a series born since, or one that moved otherwise
+			return 0, false
+		}
+	}
+	if len(values) == 0 {
+		return 0, false
+	}
+	// Ranks observe one request alike; series that disagree observed
+	// different ones.
+	mean := 0.0
+	for _, v := range values {
+		mean += v / float64(len(values))
+	}
+	for _, v := range values {
+		if math.Abs(v-mean) > 0.05*mean {
+			return 0, false
+		}
+	}
+	return mean, mean > 0 && !math.IsInf(mean, 0)
 }

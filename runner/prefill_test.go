@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -111,21 +112,21 @@ func TestServerFiguresOverTheSameRequests(t *testing.T) {
 }
 
 func TestOneObservation(t *testing.T) {
-	before := histogramTotals{`engine="0",`: {sum: 10, count: 4}, `engine="1",`: {sum: 3, count: 2}}
+	before := prom.Totals{`engine="0",`: {Sum: 10, Count: 4}, `engine="1",`: {Sum: 3, Count: 2}}
 	tests := []struct {
 		name  string
-		after histogramTotals
+		after prom.Totals
 		want  float64
 		ok    bool
 	}{
-		{"one series, once", histogramTotals{`engine="0",`: {sum: 10.25, count: 5}, `engine="1",`: {sum: 3, count: 2}}, 0.25, true},
+		{"one series, once", prom.Totals{`engine="0",`: {Sum: 10.25, Count: 5}, `engine="1",`: {Sum: 3, Count: 2}}, 0.25, true},
 		{"nothing moved", before, 0, false},
-		{"two requests", histogramTotals{`engine="0",`: {sum: 11, count: 6}, `engine="1",`: {sum: 3, count: 2}}, 0, false},
-		{"backwards", histogramTotals{`engine="0",`: {sum: 9, count: 3}, `engine="1",`: {sum: 3, count: 2}}, 0, false},
-		{"an infinite sum", histogramTotals{`engine="0",`: {sum: math.Inf(1), count: 5}, `engine="1",`: {sum: 3, count: 2}}, 0, false},
-		{"a series born since", histogramTotals{`engine="0",`: {sum: 10, count: 4}, `engine="1",`: {sum: 3, count: 2}, `engine="x",`: {sum: 1e6, count: 1}}, 0, false},
-		{"ranks that agree", histogramTotals{`engine="0",`: {sum: 10.25, count: 5}, `engine="1",`: {sum: 3.26, count: 3}}, 0.255, true},
-		{"ranks that disagree", histogramTotals{`engine="0",`: {sum: 10.25, count: 5}, `engine="1",`: {sum: 4, count: 3}}, 0, false},
+		{"two requests", prom.Totals{`engine="0",`: {Sum: 11, Count: 6}, `engine="1",`: {Sum: 3, Count: 2}}, 0, false},
+		{"backwards", prom.Totals{`engine="0",`: {Sum: 9, Count: 3}, `engine="1",`: {Sum: 3, Count: 2}}, 0, false},
+		{"an infinite sum", prom.Totals{`engine="0",`: {Sum: math.Inf(1), Count: 5}, `engine="1",`: {Sum: 3, Count: 2}}, 0, false},
+		{"a series born since", prom.Totals{`engine="0",`: {Sum: 10, Count: 4}, `engine="1",`: {Sum: 3, Count: 2}, `engine="x",`: {Sum: 1e6, Count: 1}}, 0, false},
+		{"ranks that agree", prom.Totals{`engine="0",`: {Sum: 10.25, Count: 5}, `engine="1",`: {Sum: 3.26, Count: 3}}, 0.255, true},
+		{"ranks that disagree", prom.Totals{`engine="0",`: {Sum: 10.25, Count: 5}, `engine="1",`: {Sum: 4, Count: 3}}, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/prom"
 	"github.com/matrixgen/matrixgen/internal/redact"
 )
 
@@ -63,12 +64,6 @@ func (c *client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 	}
 	c.eng = recogniseEngine(ctx, c, p)
 	c.eng.prepare(c)
-	var tok struct {
-		Count int `json:"count"`
-	}
-	if err := c.postJSON(ctx, "/tokenize", map[string]any{"model": c.model, "messages": []map[string]string{{"role": "user", "content": "hello"}}, "add_generation_prompt": true}, &tok); err == nil && tok.Count > 0 {
-		p.Tokenize = true
-	}
 	if samples, err := c.metrics(ctx, metricsURL); err == nil && len(samples) > 0 {
 		p.Metrics = true
 		c.eng.kvFromMetrics(p, samples)
@@ -90,12 +85,7 @@ func (c *client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 // tokenizerFor picks the most exact way this server offers to count a
 // chat prompt's tokens, and records it in the probe.
 func (c *client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenizer, error) {
-	switch {
-	case p.Tokenize:
-		p.Tokenizer = "/tokenize (chat form, template included)"
-		return serverTokenizer{c}, nil
-	}
-	if t, how, ok := c.eng.counter(ctx, c); ok {
+	if t, how, ok := c.eng.counter(ctx, c, p); ok {
 		p.Tokenizer = how
 		return t, nil
 	}
@@ -104,7 +94,7 @@ func (c *client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenize
 }
 
 // metrics reads the server's Prometheus text.
-func (c *client) metrics(ctx context.Context, url string) ([]sample, error) {
+func (c *client) metrics(ctx context.Context, url string) ([]prom.Sample, error) {
 	path := "/metrics"
 	if url != "" {
 		path = url
@@ -123,7 +113,7 @@ func (c *client) metrics(ctx context.Context, url string) ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseProm(bytes.NewReader(text)), nil
+	return prom.Parse(bytes.NewReader(text)), nil
 }
 
 // ServedModel is the model a server serves when it serves exactly one, for

@@ -53,24 +53,10 @@ func proseWords(seed uint64, n int) []string {
 	return out
 }
 
-// tokenizer counts prompt tokens as the server will: /tokenize with the
-// chat template when the server offers it.
+// tokenizer counts prompt tokens as the server will: the engine's own
+// counter (engine.counter) where it has one, else calibration on usage.
 type tokenizer interface {
 	count(ctx context.Context, content string) (int, error)
-}
-
-// serverTokenizer is vLLM's /tokenize in its chat form (template included).
-type serverTokenizer struct{ c *client }
-
-func (t serverTokenizer) count(ctx context.Context, content string) (int, error) {
-	var out struct {
-		Count int `json:"count"`
-	}
-	err := t.c.postJSON(ctx, "/tokenize", map[string]any{
-		"model": t.c.model, "add_generation_prompt": true,
-		"messages": []map[string]string{{"role": "user", "content": content}},
-	}, &out)
-	return out.Count, err
 }
 
 // heads are the first line of a context's prompt: words no other prompt of

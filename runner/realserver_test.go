@@ -278,7 +278,7 @@ func TestSlotsIdle(t *testing.T) {
 	_, url := startSim(t, p)
 	sw := &sweeper{c: newClient(url, "", 4, nil)}
 	sw.c.model = "sim"
-	if idle, err := sw.slotsIdle(context.Background()); err != nil || !idle {
+	if idle, err := slotsIdle(context.Background(), sw.c); err != nil || !idle {
 		t.Fatalf("a fresh server: idle %v, %v", idle, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -286,7 +286,7 @@ func TestSlotsIdle(t *testing.T) {
 	go sw.c.stream(ctx, chatRequest{prompt: "go on", maxTokens: 10000}, time.Minute, hooks{})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		idle, err := sw.slotsIdle(context.Background())
+		idle, err := slotsIdle(context.Background(), sw.c)
 		if err != nil {
 			t.Fatal(err)
 		}

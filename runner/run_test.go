@@ -296,11 +296,11 @@ func TestExactPromptLengths(t *testing.T) {
 		c.model = "sim"
 		for _, n := range []int{8 << 10, 128 << 10, 1 << 20} {
 			h := newHeads(9, n)
-			text, got, exact, err := exactPrompt(context.Background(), serverTokenizer{c}, n, h, uint64(n))
+			text, got, exact, err := exactPrompt(context.Background(), vllmTokenizer{c}, n, h, uint64(n))
 			if err != nil || !exact {
 				t.Fatalf("exact %v, %v", exact, err)
 			}
-			count, err := serverTokenizer{c}.count(context.Background(), text)
+			count, err := vllmTokenizer{c}.count(context.Background(), text)
 			if got != n || count != n {
 				t.Errorf("%s: built %d tokens, the server counts %d", matrixgen.ContextLabel(n), got, count)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/prom"
 )
 
 // metricsSampler reads the server's /metrics through a cell's window.
@@ -53,8 +54,8 @@ func (s *metricsSampler) during(ctx context.Context, start time.Time, length tim
 			m.Waiting = metric(samples, names.waiting...)
 			m.KVCacheUsage = metric(samples, names.kvUsage...)
 			m.Preemptions = metric(samples, names.preemptions...)
-			draft, okD := sum(samples, names.draft)
-			accepted, okA := sum(samples, names.accepted)
+			draft, okD := prom.Sum(samples, names.draft)
+			accepted, okA := prom.Sum(samples, names.accepted)
 			if okD && okA && !first && draft > prevDraft {
 				m.SpecAcceptanceRate = new((accepted - prevAccepted) / (draft - prevDraft))
 			}
@@ -75,9 +76,9 @@ func (s *metricsSampler) during(ctx context.Context, start time.Time, length tim
 
 // metric is the first of the named metrics the server reports, summed
 // over its engines.
-func metric(samples []sample, names ...string) *float64 {
+func metric(samples []prom.Sample, names ...string) *float64 {
 	for _, name := range names {
-		if v, ok := sum(samples, name); ok {
+		if v, ok := prom.Sum(samples, name); ok {
 			return new(v)
 		}
 	}
@@ -95,7 +96,7 @@ func (s *metricsSampler) counter(ctx context.Context, name string) (float64, boo
 	if err != nil {
 		return 0, false
 	}
-	return sum(samples, name)
+	return prom.Sum(samples, name)
 }
 
 // serverCounter is the counter of generated tokens an engine keeps, read at

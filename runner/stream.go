@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
@@ -155,17 +154,11 @@ type wireChunk struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
-	Timings *struct {
-		PredictedN         int     `json:"predicted_n"`
-		PredictedPerSecond float64 `json:"predicted_per_second"`
-		PromptN            int     `json:"prompt_n"`
-		PromptMs           float64 `json:"prompt_ms"`
-	} `json:"timings"`
-	// Metrics is vLLM's per-request report (--enable-per-request-metrics).
-	Metrics *struct {
-		TokensPerSecond float64 `json:"tokens_per_second"`
-	} `json:"metrics"`
-	Error *struct {
+	// Engines' own fields, each read by its engine's file; declared here so
+	// a chunk is decoded once.
+	Timings *llamaTimings       `json:"timings"`
+	Metrics *vllmRequestMetrics `json:"metrics"`
+	Error   *struct {
 		Message string `json:"message"`
 	} `json:"error"`
 }
@@ -296,17 +289,13 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error
 		}
 		o.promptTokens = ch.Usage.PromptTokens
 	}
-	if ch.Timings != nil && ch.Timings.PredictedN < 0 {
-		return fmt.Errorf("impossible timings from the server: predicted_n %d", ch.Timings.PredictedN)
+	if ch.Timings != nil {
+		if err := ch.Timings.read(o); err != nil {
+			return err
+		}
 	}
-	if ch.Timings != nil && ch.Timings.PredictedPerSecond > 0 {
-		o.serverTokS = ch.Timings.PredictedPerSecond // the latest is the whole request's
-	}
-	if t := ch.Timings; t != nil && t.PromptMs > 0 && t.PromptN > 0 && !math.IsInf(t.PromptMs, 0) {
-		o.serverPromptMs, o.serverPromptTokens, o.serverClock = t.PromptMs, t.PromptN, "llama.cpp timings.prompt_ms"
-	}
-	if ch.Metrics != nil && ch.Metrics.TokensPerSecond > 0 {
-		o.serverTokS = ch.Metrics.TokensPerSecond
+	if ch.Metrics != nil {
+		ch.Metrics.read(o)
 	}
 	if len(ch.Choices) == 0 {
 		if ch.Usage != nil {

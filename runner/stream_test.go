@@ -45,14 +45,16 @@ func TestReasoningModelNames(t *testing.T) {
 
 // TestChatBody: go-openai's request with the fields it lacks — usage on
 // every chunk, a temperature of 0 (which go-openai would omit), the cache
-// salt, ignore_eos — and the settings' extra fields where the request does
-// not set the same field itself.
+// salt, ignore_eos — the engine's own fields over the settings' extra
+// ones, and those where neither the request nor the engine sets the same
+// field.
 func TestChatBody(t *testing.T) {
 	zero := 0.0
 	c := newClient("http://x", "", 1, nil)
 	c.model = "m"
 	c.chat = chatOptions{temperature: &zero, ignoreEOS: true, kwargs: map[string]any{"enable_thinking": false},
-		extra: map[string]any{"top_k": 5, "model": "not this", "stream_options": "nor this"}}
+		engine: map[string]any{"timings_per_token": true, "model": "nor the engine's"},
+		extra:  map[string]any{"top_k": 5, "model": "not this", "stream_options": "nor this", "timings_per_token": false}}
 	raw, err := json.Marshal(c.chatBody(chatRequest{prompt: "<hi>", maxTokens: 9, salt: "s1", seed: 1 << 63}))
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +67,7 @@ func TestChatBody(t *testing.T) {
 	msgs, _ := body["messages"].([]any)
 	if body["model"] != "m" || body["temperature"] != 0.0 || body["top_k"] != 5.0 || body["ignore_eos"] != true ||
 		body["cache_salt"] != "s1" || body["max_tokens"] != 9.0 || body["stream"] != true ||
-		so["continuous_usage_stats"] != true || so["include_usage"] != true || len(msgs) != 1 {
+		so["continuous_usage_stats"] != true || so["include_usage"] != true || len(msgs) != 1 || body["timings_per_token"] != true {
 		t.Errorf("body %s", raw)
 	}
 	if !strings.Contains(string(raw), `"seed":9223372036854775808`) || !strings.Contains(string(raw), `"chat_template_kwargs":{"enable_thinking":false}`) {

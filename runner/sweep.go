@@ -17,6 +17,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/telemetry"
 )
 
 // Options are the run's settings plus what the command line decides.
@@ -60,7 +61,7 @@ type Options struct {
 	dial dialFunc
 	// gpuTool is the command for the GPUs' telemetry: when empty,
 	// nvidia-smi, or rocm-smi where only that is installed (a tool named
-	// rocm-smi… is asked in its dialect); tests name a fake, or noGPUTool.
+	// rocm-smi… is asked in its dialect); tests name a fake, or telemetry.NoTool.
 	gpuTool string
 }
 
@@ -79,7 +80,7 @@ func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.Run, error) {
 	o.Settings.defaults()
 	if o.dial != nil && o.gpuTool == "" {
-		o.gpuTool = noGPUTool // in memory means in virtual time: no processes to wait on
+		o.gpuTool = telemetry.NoTool // in memory means in virtual time: no processes to wait on
 	}
 	s := o.Settings
 	if err := s.Check(); err != nil {
@@ -144,10 +145,10 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	}
 	logf("prompts: %s", probe.Tokenizer)
 	sw.chooseIdleSignal(ctx)
-	logf("idle before each measurement: by %s", sw.idle)
+	logf("idle before each measurement: by %s", sw.idleBy())
 	telCtx, stopTelemetry := context.WithCancel(ctx)
 	tel := sw.startTelemetry(telCtx)
-	defer func() { stopTelemetry(); tel.wait() }()
+	defer func() { stopTelemetry(); tel.Wait() }()
 	if err := sw.save(); err != nil {
 		return nil, err
 	}
@@ -251,7 +252,7 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 	s := o.Settings
 	d := s.Describe
-	hw := detectHardware(ctx, cmp.Or(o.gpuTool, defaultGPUTool()))
+	hw := telemetry.Detect(ctx, cmp.Or(o.gpuTool, telemetry.DefaultTool()))
 	giveHardware(&hw, d)
 	r := &matrixgen.Run{
 		Schema:    matrixgen.SchemaVersion,
@@ -402,7 +403,7 @@ type sweeper struct {
 	// the sampler's end was reported. noPower is why a machine whose GPU
 	// tool failed has no power readings; noReadingSaid that a window
 	// without one was reported.
-	tel           *telemetry
+	tel           gpuSampler
 	telLost       bool
 	noPower       string
 	noReadingSaid bool

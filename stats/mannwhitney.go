@@ -5,16 +5,16 @@ import (
 	"slices"
 )
 
-// maxExactSize is the largest sample, on either side, whose U the test
+// MaxExactSize is the largest sample, on either side, whose U the test
 // reads from the exact distribution; larger ones (or any with ties) use
 // the normal approximation, which is then within a few thousandths of it.
-const maxExactSize = 50
+const MaxExactSize = 50
 
 // MannWhitney is the two-sided Mann–Whitney U test of whether a's values
 // tend to be larger or smaller than b's: U counts the pairs (one of a,
 // one of b) where a's is larger, a tie counting one half; p is the chance
 // of a U at least this far from its middle, m·n/2, if both came from one
-// distribution. Without ties and with at most maxExactSize samples a side,
+// distribution. Without ties and with at most MaxExactSize samples a side,
 // p is exact (every ordering of the samples equally likely); otherwise it
 // is the normal approximation with the variance corrected for ties and a
 // continuity correction of ½. p is 1 when either side is empty.
@@ -32,7 +32,7 @@ func MannWhitney(a, b []float64) (u, p float64) {
 		sumA += r
 	}
 	u = sumA - float64(m*(m+1))/2
-	if !ties && m <= maxExactSize && n <= maxExactSize {
+	if !ties && m <= MaxExactSize && n <= MaxExactSize {
 		return u, exactP(u, m, n)
 	}
 	return u, normalP(u, m, n, ranks)

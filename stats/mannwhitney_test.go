@@ -116,3 +116,45 @@ func TestCompareCell(t *testing.T) {
 		t.Errorf("same samples: %+v", r)
 	}
 }
+
+// TestCompareCellNeedsThreeASide: below MinSamples on either side nothing
+// is tested, however far apart the samples (one second against fifty would
+// otherwise be significant, p = 2/51); from three a side, it is.
+func TestCompareCellNeedsThreeASide(t *testing.T) {
+	many := make([]float64, 50)
+	for i := range many {
+		many[i] = float64(100 + i)
+	}
+	for _, few := range [][]float64{nil, {1}, {1, 2}} {
+		if r := CompareCell(few, many); r.Tested || r.Significant || r.P != 1 {
+			t.Errorf("%d against 50: %+v", len(few), r)
+		}
+		if r := CompareCell(many, few); r.Tested || r.Significant || r.P != 1 {
+			t.Errorf("50 against %d: %+v", len(few), r)
+		}
+	}
+	if r := CompareCell([]float64{1, 2, 3}, many); !r.Tested || !r.Significant {
+		t.Errorf("3 against 50, all below: %+v", r)
+	}
+}
+
+// TestSignificantZ: the critical z is the normal quantile at 1 − Alpha/2,
+// and it splits p < Alpha exactly: the floats just below it are not
+// significant and those from it up are, a thousand of each checked.
+func TestSignificantZ(t *testing.T) {
+	z := SignificantZ()
+	if math.Abs(z-1.959963984540054) > 1e-9 {
+		t.Errorf("critical z %.15g", z)
+	}
+	below, above := z, z
+	for range 1000 {
+		below = math.Nextafter(below, 0)
+		if p := math.Erfc(below / math.Sqrt2); p < Alpha {
+			t.Fatalf("z %.17g below the critical one has p %.17g < Alpha", below, p)
+		}
+		if p := math.Erfc(above / math.Sqrt2); p >= Alpha {
+			t.Fatalf("z %.17g from the critical one up has p %.17g ≥ Alpha", above, p)
+		}
+		above = math.Nextafter(above, 10)
+	}
+}

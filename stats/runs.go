@@ -135,8 +135,9 @@ type Row struct {
 // Change is the row's change as a share: −0.1 for 10 % slower.
 func (r Row) Change() float64 { return r.Ratio - 1 }
 
-// Tested reports whether both runs had samples to test.
-func (r Row) Tested() bool { return r.SamplesA > 0 && r.SamplesB > 0 }
+// Tested reports whether both runs had samples enough to test
+// (MinSamples a side).
+func (r Row) Tested() bool { return r.SamplesA >= MinSamples && r.SamplesB >= MinSamples }
 
 // Table is two runs compared cell by cell.
 type Table struct {
@@ -195,9 +196,7 @@ func row(c Cell, a, b float64, sa, sb []float64) Row {
 	if a > 0 {
 		r.Ratio = b / a
 	}
-	if r.Tested() {
-		_, r.P = MannWhitney(sa, sb)
-	}
+	r.P = CompareCell(sa, sb).P
 	return r
 }
 

@@ -73,7 +73,7 @@ func TestCompareRuns(t *testing.T) {
 // over 3 tests adjust to 0.03, 0.06, 0.06 (0.03·2 = 0.06, then 0.04·1 lifted
 // to 0.06), so only the first stays significant.
 func TestHolm(t *testing.T) {
-	rows := []Row{{P: 0.01, SamplesA: 1, SamplesB: 1}, {P: 0.04, SamplesA: 1, SamplesB: 1}, {P: 0.03, SamplesA: 1, SamplesB: 1}}
+	rows := []Row{{P: 0.01, SamplesA: 3, SamplesB: 3}, {P: 0.04, SamplesA: 3, SamplesB: 3}, {P: 0.03, SamplesA: 3, SamplesB: 3}}
 	if m := holm(rows); m != 3 {
 		t.Fatalf("tests %d, want 3", m)
 	}

@@ -447,7 +447,11 @@ func TestCompareInABrowser(t *testing.T) {
 			t.Errorf("%s shows\n%s\n\nserved it shows\n%s", where, text, want)
 		}
 	}
-	for _, must := range []string{"A: again · ", "B: " + sampleID + " · ", "ratio-2:1.00×", "st-missing: (8K × 2: A Looped, B Looped)", "Launch commands", ":A · again | :B · " + sampleID} {
+	for _, must := range []string{"A: again · ", "B: " + sampleID + " · ", "ratio-2:1.00×", "st-missing: (8K × 2: A Looped, B Looped)", "Launch commands",
+		// The seed's queued cell, never marked; its other cells, which kept no
+		// per-second samples, untested and coloured as before.
+		"ratio-none:1.00×\n489.5 → 489.5\nboth queued (512K × 2: A Requests queued, B Requests queued; not marked as a gain or a loss)",
+		"not tested, A kept no per-second samples", ":A · again | :B · " + sampleID} {
 		if !strings.Contains(want, must) {
 			t.Errorf("the built compare page lacks %q:\n%s", must, want)
 		}

@@ -123,7 +123,11 @@ func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	w.hintFlags = serverFlags(f.fs)
-	err = w.sweep(cfg.Settings())
+	s := runSettings(cfg)
+	err = s.Check()
+	if err == nil {
+		err = w.sweep(s)
+	}
 	var setting *runner.SettingError
 	if errors.As(err, &setting) {
 		where := cfg.Where(setting.Key)
@@ -133,6 +137,20 @@ func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	return err
+}
+
+// runSettings wires the configuration into the settings the runner takes.
+func runSettings(c config.Config) runner.Settings {
+	w := c.Sweep
+	return runner.Settings{
+		Server: runner.Server(c.Server),
+		Sweep: runner.Sweep{Contexts: w.Contexts, Concurrency: w.Concurrency, PrefillContexts: w.PrefillContexts,
+			PrefillRepeats: w.PrefillRepeats, Repeats: w.Repeats, Duration: w.Duration.Duration, MaxOutput: w.MaxOutput,
+			IgnoreEOS: w.IgnoreEOS, KVCacheTokens: w.KVCacheTokens, LoopRetries: w.LoopRetries, CacheMode: w.CacheMode,
+			WarmupTimeout: w.WarmupTimeout.Duration, StallTimeout: w.StallTimeout.Duration,
+			ServerWait: w.ServerWait.Duration, IdleTimeout: w.IdleTimeout.Duration},
+		Describe: runner.Describe(c.Describe),
+	}
 }
 
 // apply puts the flags over the configuration, checked as the file is.

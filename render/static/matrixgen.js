@@ -346,10 +346,12 @@
     });
     var columns = sortedKeys(levels);
     table("compare-ratio", ["Context"].concat(columns), sortedKeys(contexts).map(function (c) {
-      return { cells: [el("th", contexts[c])].concat(columns.map(function (n) {
+      var th = el("th", contexts[c]);
+      th.setAttribute("data-context", c);
+      return { cells: [th].concat(columns.map(function (n) {
         var ca = cells[0][c + "x" + n], cb = cells[1][c + "x" + n];
         var r = ratio(ca && ca.total_tok_s, cb && cb.total_tok_s, rules);
-        if (r) return spans(r.className, [[r.text, "fig"], [ca.text + " → " + cb.text, "ttft"]]);
+        if (r) return ratioCell(contexts[c] + " × " + n, ca, cb, r, rules.test);
         // Quietly empty: what each run has there is the cell's title.
         var quiet = spans("st-missing", []);
         quiet.title = contexts[c] + " × " + n + ": A " + (ca ? ca.text : "not measured") + ", B " + (cb ? cb.text : "not measured");
@@ -359,7 +361,136 @@
     var legend = document.getElementById("compare-ratio-legend");
     legend.replaceChildren();
     rules.ratio_bins.forEach(function (bin) { legend.appendChild(el("li")).append(el("span", undefined, "swatch " + bin.class), bin.label); });
+    legend.appendChild(el("li")).append(el("span", "~", "swatch ratio-same"), "not significant");
+    legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-none"), "requests queued: not marked");
     section.hidden = false;
+  }
+
+  // ratioCell is a decode cell both runs have a figure for: its ratio
+  // coloured as a gain or a loss only where the difference is significant
+  // (significance), "~" where it is not; a cell whose requests queued in
+  // either run is never marked; a pair where a run kept no per-second
+  // samples is not tested and keeps its ratio's colour. data-verdict says
+  // which: gain, loss, same, unmarked or untested.
+  function ratioCell(name, ca, cb, r, test) {
+    var figures = ca.text + " → " + cb.text, verdict, td;
+    if (ca.status || cb.status) {
+      verdict = "unmarked";
+      td = spans("ratio-none", [[r.text, "fig"], [figures, "ttft"], [ca.status && cb.status ? "both queued" : ca.status ? "A queued" : "B queued", "st"]]);
+      td.title = name + ": " + [["A", ca], ["B", cb]].filter(function (s) { return s[1].status; }).map(function (s) { return s[0] + " " + s[1].status; }).join(", ") +
+        "; not marked as a gain or a loss";
+    } else if (!ca.seconds || !cb.seconds) {
+      verdict = "untested";
+      td = spans(r.className, [[r.text, "fig"], [figures, "ttft"]]);
+      td.title = name + ": not tested, " + (ca.seconds ? "B" : "A") + " kept no per-second samples";
+    } else {
+      var s = significance(ca.seconds, cb.seconds, test);
+      verdict = verdictOf(s, r);
+      td = verdict === "same" ? spans("ratio-same", [["~ " + r.text, "fig"], [figures, "ttft"]]) : spans(r.className, [[r.text, "fig"], [figures, "ttft"]]);
+      td.title = name + ": " + testWords(s, ca.seconds.length, cb.seconds.length, "seconds", test);
+    }
+    td.setAttribute("data-verdict", verdict);
+    return td;
+  }
+
+  // verdictOf is a tested pair's mark: gain or loss where significant (by
+  // the ratio of the figures shown), same (~) where not.
+  function verdictOf(s, r) {
+    return !s.significant || r.value === 1 ? "same" : r.value > 1 ? "gain" : "loss";
+  }
+
+  // testWords says what the test found, for a cell's title.
+  function testWords(s, m, n, unit, test) {
+    return (s.tested ? "Mann–Whitney U over " + m + " and " + n + " " + unit + ", p " + (s.exact ? "= " : "≈ ") + s.p.toPrecision(2) +
+      (s.significant ? ", significant" : ", not significant") : "fewer than " + test.min_samples + " " + unit + ", not tested") +
+      " at " + Math.round(100 * test.alpha) + " %";
+  }
+
+  // significance is stats.CompareCell's rule, step for step, so that a
+  // cell is significant here exactly where the build's table calls it so:
+  // fewer than test.min_samples a side is not tested; otherwise a
+  // two-sided Mann–Whitney U, tied values sharing the mean of their
+  // ranks. Without ties and with at most test.exact_max a side, p is
+  // exact (every ordering equally likely), significant below test.alpha;
+  // otherwise the normal approximation (variance corrected for ties,
+  // continuity ½) is significant where its z reaches test.critical_z, the
+  // z at which the build's erfc falls below alpha. Its p is then shown
+  // approximately (erfcApprox), never decided by.
+  function significance(a, b, test) {
+    var m = a.length, n = b.length;
+    if (m < test.min_samples || n < test.min_samples) return { tested: false, significant: false };
+    var all = a.map(function (x, i) { return [x, i]; }).concat(b.map(function (x, i) { return [x, m + i]; }));
+    all.sort(function (p, q) { return p[0] - q[0]; });
+    var ranks = new Array(m + n), ties = false;
+    for (var lo = 0; lo < all.length;) {
+      var hi = lo + 1;
+      while (hi < all.length && all[hi][0] === all[lo][0]) hi++;
+      if (hi - lo > 1) ties = true;
+      for (var k = lo; k < hi; k++) ranks[all[k][1]] = (lo + hi + 1) / 2;
+      lo = hi;
+    }
+    var sumA = 0;
+    for (var i = 0; i < m; i++) sumA += ranks[i];
+    var u = sumA - m * (m + 1) / 2;
+    if (!ties && m <= test.exact_max && n <= test.exact_max) {
+      var p = exactP(u, m, n);
+      return { tested: true, exact: true, p: p, significant: p < test.alpha };
+    }
+    var total = m + n, sorted = ranks.slice().sort(function (x, y) { return x - y; }), tieSum = 0;
+    for (lo = 0; lo < total;) {
+      hi = lo + 1;
+      while (hi < total && sorted[hi] === sorted[lo]) hi++;
+      var t = hi - lo;
+      tieSum += t * t * t - t;
+      lo = hi;
+    }
+    var mn = m * n, variance = mn / 12 * ((total + 1) - tieSum / (total * (total - 1)));
+    if (variance <= 0) return { tested: true, p: 1, significant: false };
+    var z = Math.max(0, Math.abs(u - mn / 2) - 0.5) / Math.sqrt(variance);
+    return { tested: true, p: erfcApprox(z / Math.SQRT2), significant: z >= test.critical_z };
+  }
+
+  // exactP is the two-sided p of U = u for m and n distinct values: twice
+  // the smaller tail of uDistribution, at most 1.
+  function exactP(u, m, n) {
+    var freq = uDistribution(m, n), total = 0, below = 0, above = 0, k = Math.round(u);
+    for (var v = 0; v < freq.length; v++) {
+      total += freq[v];
+      if (v <= k) below += freq[v];
+      if (v >= k) above += freq[v];
+    }
+    return Math.min(1, 2 * Math.min(below, above) / total);
+  }
+
+  // uDistribution counts, for each U from 0 to m·n, the orderings of m and
+  // n distinct values giving it: the largest value either is the first
+  // sample's, beating all j of the second, or the second's, beating none,
+  // so count(u; i, j) = count(u − j; i − 1, j) + count(u; i, j − 1).
+  // Computed once for each pair of sizes: a page's cells share a few.
+  var uDistributions = {};
+  function uDistribution(m, n) {
+    var key = m + "x" + n;
+    if (uDistributions[key]) return uDistributions[key];
+    var size = m * n + 1, prev = new Float64Array((n + 1) * size), cur = new Float64Array((n + 1) * size);
+    for (var j = 0; j <= n; j++) prev[j * size] = 1;
+    for (var i = 1; i <= m; i++) {
+      cur.fill(0);
+      cur[0] = 1;
+      for (j = 1; j <= n; j++) {
+        var row = j * size, left = (j - 1) * size;
+        for (var v = 0; v < size; v++) cur[row + v] = cur[left + v];
+        for (v = j; v < size; v++) cur[row + v] += prev[row + v - j];
+      }
+      var swap = prev; prev = cur; cur = swap;
+    }
+    return (uDistributions[key] = prev.slice(n * size, (n + 1) * size));
+  }
+
+  // erfcApprox is erfc(x) for x ≥ 0 within 1.5e-7 (Abramowitz and Stegun
+  // 7.1.26): enough to show a p, which is never decided by.
+  function erfcApprox(x) {
+    var t = 1 / (1 + 0.3275911 * x);
+    return t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) * Math.exp(-x * x);
   }
 
   // byLabel maps figures by label: their text, or the figure itself.
@@ -384,16 +515,26 @@
     if (!(va > 0) || !(vb > 0)) return null;
     var r = vb / va, bins = rules.ratio_bins, i = 0;
     while (i < bins.length - 1 && !(r < bins[i].below)) i++;
-    return { text: r.toFixed(2) + "×", className: bins[i].class };
+    return { value: r, text: r.toFixed(2) + "×", className: bins[i].class };
   }
 
   // ranked is the A, B and B / A cells of a figure both runs may have,
-  // the higher marked best.
+  // the higher marked best. Where both carry samples (a prefill row's
+  // requests) B / A is tested as a decode cell is (ratioCell): coloured
+  // only where significant, "~" where not; data-verdict says which.
   function ranked(fa, fb, rules) {
     var r = ratio(fa.value, fb.value, rules);
     var ta = el("td", fa.text, "num"), tb = el("td", fb.text, "num");
     if (r && fa.value !== fb.value) (fb.value > fa.value ? tb : ta).classList.add("top");
-    return [ta, tb, r ? el("td", r.text, "num " + r.className) : el("td", "", "num")];
+    if (!r) return [ta, tb, el("td", "", "num")];
+    var td = el("td", r.text, "num " + r.className);
+    if (fa.samples && fb.samples) {
+      var s = significance(fa.samples, fb.samples, rules.test), verdict = verdictOf(s, r);
+      if (verdict === "same") td = el("td", "~ " + r.text, "num ratio-same");
+      td.setAttribute("data-verdict", verdict);
+      td.title = testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test);
+    }
+    return [ta, tb, td];
   }
 
   // table fills the table with this id: a head row, then rows of cells.
@@ -464,7 +605,7 @@
     if (cold) heads.push("A cold TTFT", "B cold TTFT");
     table("compare-prefill-table", heads, contexts.map(function (c) {
       var pa = rows[c][0] || none, pb = rows[c][1] || none;
-      var cells = [el("th", labels[c])].concat(ranked({ text: pa.text, value: pa.tok_s }, { text: pb.text, value: pb.tok_s }, rules));
+      var cells = [el("th", labels[c])].concat(ranked({ text: pa.text, value: pa.tok_s, samples: pa.samples }, { text: pb.text, value: pb.tok_s, samples: pb.samples }, rules));
       if (server) cells.push(el("td", pa.server || "—", "num"), el("td", pb.server || "—", "num"));
       if (cold) cells.push(el("td", pa.cold || "—", "num"), el("td", pb.cold || "—", "num"));
       return { cells: cells };

@@ -1,4 +1,4 @@
-package runner
+package telemetry
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
 )
 
@@ -67,19 +66,19 @@ func TestToolsAreBounded(t *testing.T) {
 				endsBy(t, "the hardware panel", func() {
 					ctx, cancel := interrupted()
 					defer cancel()
-					if h := detectHardware(ctx, tool); h.GPUCount != 0 || h.GPU != "" {
+					if h := Detect(ctx, tool); h.GPUCount != 0 || h.GPU != "" {
 						t.Errorf("a GPU from an attacking tool: %+v", h)
 					}
 				})
 				endsBy(t, "the sampler", func() {
 					ctx, cancel := interrupted()
 					defer cancel()
-					tel, err := startTelemetry(ctx, tool)
+					tel, err := Start(ctx, tool)
 					if err != nil {
 						return // rocm-smi's first round failed: bounded, and said
 					}
 					<-ctx.Done()
-					tel.wait()
+					tel.Wait()
 					if n := len(tel.take(time.Time{}, time.Now())); n > maxSamples {
 						t.Errorf("%d samples kept, more than %d", n, maxSamples)
 					}
@@ -138,9 +137,9 @@ func fakeTool(t *testing.T, name, body string) string {
 }
 
 // TestTelemetryWithoutReading: a tool that stops answering, or answers
-// what the runner refuses (a power no board draws, a field it cannot read,
-// no JSON), gave cells of 0 W and 0 J. A window without a reading has no
-// power figures and says why, and the log says it once.
+// what this package refuses (a power no board draws, a field it cannot
+// read, no JSON), gave cells of 0 W and 0 J. A window without a reading has
+// no power figures and says why.
 func TestTelemetryWithoutReading(t *testing.T) {
 	lms := func(line string) string {
 		return "case \"$*\" in *-lms*) while :; do echo '" + line + "'; sleep 0.2; done ;; esac\n"
@@ -156,33 +155,30 @@ func TestTelemetryWithoutReading(t *testing.T) {
 		{"sampler dies", "nvidia-smi", "case \"$*\" in *-lms*) echo '0, 300.00, 2400, 12000, 95, 80213, 61, 0x0'; exit 3 ;; esac\n", "nvidia-smi stopped"},
 		{"rocm-smi power unreadable", "rocm-smi", `echo '{"card0": {"Current Socket Graphics Package Power (W)": "lots", "GPU use (%)": "99"}}'` + "\n",
 			"no GPU reported its power"},
-		{"rocm-smi not JSON", "rocm-smi", "echo 'ERROR: GPU[0] : Unable to read power'\n", "no reading: rocm-smi --json"},
+		{"rocm-smi not JSON", "rocm-smi", "echo 'ERROR: GPU[0] : Unable to read power'\n", "rocm-smi --json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tool := fakeTool(t, tt.tool, tt.body)
-			var log strings.Builder
-			say := func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }
-			sw := &sweeper{o: Options{gpuTool: tool}, run: &matrixgen.Run{}, logf: say, warnf: say}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var tel *telemetry
-			endsBy(t, "starting the sampler", func() { tel = sw.startTelemetry(ctx) })
-			defer func() { cancel(); endsBy(t, "stopping the sampler", tel.wait) }()
+			var tel *Sampler
+			var err error
+			endsBy(t, "starting the sampler", func() { tel, err = Start(ctx, tool) })
+			if err != nil { // rocm-smi's first round must answer
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("start: %v; want %q", err, tt.want)
+				}
+				return
+			}
+			defer func() { cancel(); endsBy(t, "stopping the sampler", tel.Wait) }()
 			for cell := range 3 { // windows longer than the sampler's interval
 				time.Sleep(700 * time.Millisecond)
-				window, tokens := 0.6, 100
-				d := matrixgen.Decode{WindowStart: time.Now().Add(-600 * time.Millisecond), WindowSeconds: &window, TotalTokS: new(400.0), OutputTokens: &tokens}
-				p, why := sw.power(d)
+				end := time.Now()
+				p, why := tel.Window(end.Add(-600*time.Millisecond), end, 100)
 				if p != nil || !strings.Contains(why, tt.want) || !strings.HasPrefix(why, "no reading") {
 					t.Errorf("cell %d: power %+v, missing %q; want no reading, with %q", cell, p, why, tt.want)
 				}
-			}
-			if h := sw.run.Hardware.IdlePowerW; h != nil && *h > matrixgen.MaxBoardPowerW {
-				t.Errorf("idle power %g W", *h)
-			}
-			if n := strings.Count(log.String(), "no power figures"); n != 1 {
-				t.Errorf("said %d times:\n%s", n, log.String())
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package runner
+package telemetry
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 // rocmSMI is the command for AMD GPUs.
 const rocmSMI = "rocm-smi"
 
-// rocmInfoArgs and rocmSampleArgs are the two questions the runner asks.
+// rocmInfoArgs and rocmSampleArgs are the two questions asked of it.
 var (
 	rocmInfoArgs   = []string{"--showproductname", "--showmeminfo", "vram", "--showmaxpower", "--showdriverversion", "--json"}
 	rocmSampleArgs = []string{"--showpower", "--showclocks", "--showuse", "--showmeminfo", "vram", "--showtemp", "--json"}
@@ -102,7 +102,7 @@ func (c rocmCard) number(names ...string) *float64 {
 	return &v
 }
 
-// The field names the runner reads, newest first.
+// The field names read, newest first.
 var (
 	rocmPower    = []string{"current socket graphics package power (w)", "average graphics package power (w)"}
 	rocmCap      = []string{"max graphics package power (w)"}

@@ -1,4 +1,4 @@
-package runner
+package telemetry
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 // The GPUs' telemetry comes from other programs (nvidia-smi, rocm-smi),
 // and another program can hang, print without end, or leave a child
-// holding its output open after it exits. Every tool the runner asks goes
+// holding its output open after it exits. Every tool this package asks goes
 // through this file, the one place that bounds them: a tool runs in a
 // process group of its own, killed whole when its deadline passes or the
 // run is interrupted; the wait for its output to close after that is
@@ -78,7 +78,7 @@ func askTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 	err := finish(cmd, cmd.Run())
 	switch {
 	case out.over:
-		return nil, fmt.Errorf("%s printed more than %s, which is no answer", name, byteSize(maxToolAnswer))
+		return nil, fmt.Errorf("%s printed more than %s, which is no answer", name, fmt.Sprintf("%d MB", maxToolAnswer>>20))
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case tctx.Err() != nil:

@@ -1,7 +1,11 @@
-package runner
+// Package telemetry reads this machine's hardware and its GPUs' power,
+// clocks and heat from the vendors' tools (nvidia-smi, rocm-smi), each run
+// within bounds, and sums a measurement window's samples into its power
+// figures. The runner asks it for the hardware panel once and for each
+// cell's window; nothing here knows of servers or HTTP.
+package telemetry
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,14 +20,14 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
 // telemetryFields are what each sample reads of each GPU, in order.
 const telemetryFields = "index,power.draw,clocks.sm,clocks.mem,utilization.gpu,memory.used,temperature.gpu,clocks_throttle_reasons.active"
 
-// telemetryInterval is how often nvidia-smi samples (-lms).
-const telemetryInterval = 500 * time.Millisecond
+// Interval is how often the GPUs are sampled: nvidia-smi's -lms, and the
+// rounds of a tool asked once a call.
+const Interval = 500 * time.Millisecond
 
 // Clock throttle reasons (NVML's nvmlClocksThrottleReason bits) that mean
 // the GPU was held back by power or by heat.
@@ -73,14 +77,15 @@ func parseTelemetryLine(line string, at time.Time) (gpuSample, error) {
 	return s, nil
 }
 
-// telemetry runs one nvidia-smi sampler for the whole run and keeps its
-// samples until the cell they belong to has taken them.
-type telemetry struct {
+// Sampler runs one GPU sampler (nvidia-smi's, or rocm-smi asked in rounds)
+// for the whole run and keeps its samples until the window they belong to
+// has taken them.
+type Sampler struct {
 	tool    string // the tool's name, for what is said of it
 	mu      sync.Mutex
 	samples []gpuSample
 	err     error // why the sampler stopped, once it has
-	// refused is why the last answer or sample the runner refused was
+	// refused is why the last answer or sample this package refused was
 	// refused, "" while none was: a window without power says it.
 	refused string
 	done    chan struct{}
@@ -90,25 +95,25 @@ type telemetry struct {
 // (a long prefill): an hour of eight GPUs at two samples a second.
 const maxSamples = 8 * 2 * 3600
 
-// errNoTool is a machine without the GPU tool: no telemetry to expect.
-var errNoTool = errors.New("no GPU tool")
+// ErrNoTool is a machine without the GPU tool: no telemetry to expect.
+var ErrNoTool = errors.New("no GPU tool")
 
-// startTelemetry starts the sampler. Its error wraps errNoTool when this
+// Start starts the sampler. Its error wraps ErrNoTool when this
 // machine has no such tool. It stops with ctx.
-func startTelemetry(ctx context.Context, tool string) (*telemetry, error) {
-	if tool == noGPUTool {
-		return nil, fmt.Errorf("%w: not asked for", errNoTool)
+func Start(ctx context.Context, tool string) (*Sampler, error) {
+	if tool == NoTool {
+		return nil, fmt.Errorf("%w: not asked for", ErrNoTool)
 	}
 	path, err := exec.LookPath(tool)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errNoTool, err)
+		return nil, fmt.Errorf("%w: %v", ErrNoTool, err)
 	}
-	t := &telemetry{tool: filepath.Base(path), done: make(chan struct{})}
+	t := &Sampler{tool: filepath.Base(path), done: make(chan struct{})}
 	if isROCm(tool) {
 		return t, t.poll(ctx, func(ctx context.Context) ([]gpuSample, error) { return rocmSamples(ctx, path) })
 	}
 	wait, err := streamTool(ctx, path, []string{"--query-gpu=" + telemetryFields, "--format=csv,noheader,nounits",
-		"-lms", strconv.Itoa(int(telemetryInterval / time.Millisecond))}, t.line)
+		"-lms", strconv.Itoa(int(Interval / time.Millisecond))}, t.line)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +132,7 @@ func startTelemetry(ctx context.Context, tool string) (*telemetry, error) {
 
 // line takes one line of the sampler as it comes; a line it cannot read is
 // refused, not fatal (a driver message among the samples).
-func (t *telemetry) line(line []byte) {
+func (t *Sampler) line(line []byte) {
 	s, err := parseTelemetryLine(string(line), time.Now())
 	if err != nil {
 		t.refuse(err)
@@ -137,7 +142,7 @@ func (t *telemetry) line(line []byte) {
 }
 
 // refuse notes why an answer was not taken.
-func (t *telemetry) refuse(err error) {
+func (t *Sampler) refuse(err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.refused = err.Error()
@@ -146,7 +151,7 @@ func (t *telemetry) refuse(err error) {
 // add keeps the samples a GPU can give (check), at most maxSamples of
 // them, and refuses the others: every sample passes here, whichever tool
 // gave it.
-func (t *telemetry) add(samples ...gpuSample) {
+func (t *Sampler) add(samples ...gpuSample) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, s := range samples {
@@ -175,9 +180,9 @@ func (s gpuSample) check() error {
 	return nil
 }
 
-// wait waits for the sampler to end, once it was told to; nil waits for
+// Wait waits for the sampler to end, once it was told to; nil waits for
 // nothing.
-func (t *telemetry) wait() {
+func (t *Sampler) Wait() {
 	if t != nil {
 		<-t.done
 	}
@@ -188,9 +193,9 @@ func (t *telemetry) wait() {
 const maxPollFailures = 3
 
 // poll samples by asking a tool that answers once a call (as rocm-smi
-// does) every telemetryInterval, or as soon as the last answer came when
+// does) every Interval, or as soon as the last answer came when
 // an answer takes longer. The first answer must come.
-func (t *telemetry) poll(ctx context.Context, round func(context.Context) ([]gpuSample, error)) error {
+func (t *Sampler) poll(ctx context.Context, round func(context.Context) ([]gpuSample, error)) error {
 	first, err := round(ctx)
 	if err != nil {
 		return err
@@ -198,7 +203,7 @@ func (t *telemetry) poll(ctx context.Context, round func(context.Context) ([]gpu
 	t.add(first...)
 	go func() {
 		defer close(t.done)
-		tick := time.NewTicker(telemetryInterval)
+		tick := time.NewTicker(Interval)
 		defer tick.Stop()
 		failures := 0
 		for {
@@ -228,8 +233,8 @@ func (t *telemetry) poll(ctx context.Context, round func(context.Context) ([]gpu
 	return nil
 }
 
-// stopped says why the sampler stopped, or nil while it runs.
-func (t *telemetry) stopped() error {
+// Stopped says why the sampler stopped, or nil while it runs.
+func (t *Sampler) Stopped() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.err
@@ -237,7 +242,7 @@ func (t *telemetry) stopped() error {
 
 // take returns the samples from start to end and forgets every sample
 // before end: each window takes its own, once.
-func (t *telemetry) take(start, end time.Time) []gpuSample {
+func (t *Sampler) take(start, end time.Time) []gpuSample {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var in []gpuSample
@@ -371,45 +376,21 @@ func maxPtr(p *float64, v float64) *float64 {
 	return p
 }
 
-// startTelemetry starts the GPUs' sampler for the run and measures their
-// idle power, or says once that there is none. It returns the sampler, for
-// Run to wait on once it stopped it.
-func (sw *sweeper) startTelemetry(ctx context.Context) *telemetry {
-	t, err := startTelemetry(ctx, sw.gpuTool())
-	if err != nil {
-		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
-		if !errors.Is(err, errNoTool) {
-			sw.noPower = "no reading: " + err.Error()
-		}
-		return nil
-	}
-	sw.tel = t
-	// Idle power: the server is idle now (the probe waited for it); a few
-	// samples of every GPU make the figure.
-	start := time.Now()
-	select {
-	case <-ctx.Done():
-		return t
-	case <-time.After(4 * telemetryInterval):
-	}
-	end := time.Now()
+// Window is the power figures of the window from start to end, in which
+// the server produced outputTokens tokens; or nil, and why there is none ("no
+// reading: …"), never a zero. Each window takes its own samples, once.
+func (t *Sampler) Window(start, end time.Time, outputTokens int) (*matrixgen.Power, string) {
+	stopped := t.Stopped()
 	samples := t.take(start, end)
-	if p := powerFigures(samples, start, end, 0); p != nil {
-		sw.run.Hardware.IdlePowerW = new(math.Round(p.MeanPowerW*10) / 10)
-		sw.logf("GPU telemetry: %s, %.1f W when idle", plural.Count(len(p.GPUs), "GPU", "GPUs together"), p.MeanPowerW)
-	} else if err := t.stopped(); err != nil {
-		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
-		sw.noPower = "no reading: " + err.Error()
-		sw.tel = nil
-	} else {
-		sw.logf("GPU telemetry: no idle power (%s)", t.missing(len(samples), nil))
+	if p := powerFigures(samples, start, end, outputTokens); p != nil {
+		return p, ""
 	}
-	return t
+	return nil, t.missing(len(samples), stopped)
 }
 
 // missing says why a window got no power reading from the sampler, which
 // gave it samples samples and has stopped with stopped (nil: it runs).
-func (t *telemetry) missing(samples int, stopped error) string {
+func (t *Sampler) missing(samples int, stopped error) string {
 	t.mu.Lock()
 	refused := t.refused
 	t.mu.Unlock()
@@ -426,50 +407,13 @@ func (t *telemetry) missing(samples int, stopped error) string {
 	return why
 }
 
-// gpuTool is the command for the GPUs' telemetry.
-func (sw *sweeper) gpuTool() string { return cmp.Or(sw.o.gpuTool, defaultGPUTool()) }
-
-// defaultGPUTool is nvidia-smi, or rocm-smi on a machine that has only
-// that.
-func defaultGPUTool() string {
+// DefaultTool is nvidia-smi, or rocm-smi on a machine that has only
+// that; a tool named rocm-smi… is asked in its dialect.
+func DefaultTool() string {
 	if _, err := exec.LookPath(nvidiaSMI); err != nil {
 		if _, err := exec.LookPath(rocmSMI); err == nil {
 			return rocmSMI
 		}
 	}
 	return nvidiaSMI
-}
-
-// power is the cell's telemetry; or nil, and why there is none where
-// telemetry was expected ("" on a machine without a GPU tool): no reading,
-// never a zero. A sampler that stopped, and the first window without a
-// reading, are said in the log once.
-func (sw *sweeper) power(d matrixgen.Decode) (*matrixgen.Power, string) {
-	if !d.Measured() || d.WindowSeconds == nil {
-		return nil, ""
-	}
-	if sw.tel == nil {
-		return nil, sw.noPower
-	}
-	stopped := sw.tel.stopped()
-	if stopped != nil && !sw.telLost {
-		sw.telLost = true
-		sw.warnf("GPU telemetry stopped (%v): the cells from here on have no power figures", stopped)
-	}
-	start := d.WindowStart
-	end := start.Add(time.Duration(*d.WindowSeconds * float64(time.Second)))
-	tokens := 0
-	if d.OutputTokens != nil {
-		tokens = *d.OutputTokens
-	}
-	samples := sw.tel.take(start, end)
-	if p := powerFigures(samples, start, end, tokens); p != nil {
-		return p, ""
-	}
-	why := sw.tel.missing(len(samples), stopped)
-	if !sw.noReadingSaid && stopped == nil {
-		sw.noReadingSaid = true
-		sw.logf("GPU telemetry gave a window no power reading (%s): such cells have no power figures and say why", why)
-	}
-	return nil, why
 }

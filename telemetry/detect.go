@@ -1,4 +1,4 @@
-package runner
+package telemetry
 
 import (
 	"bufio"
@@ -93,19 +93,19 @@ func parseGPUInfo(text string) ([]gpuInfo, error) {
 
 var cudaVersion = regexp.MustCompile(`CUDA Version:\s*([0-9.]+)`)
 
-// nvidiaSMI is the command the runner asks for the GPUs' telemetry.
+// nvidiaSMI is the command for NVIDIA GPUs.
 const nvidiaSMI = "nvidia-smi"
 
-// noGPUTool, as Options.gpuTool, asks nothing: the tests in virtual time
+// NoTool, as the tool, asks nothing: the runner's tests in virtual time
 // cannot wait on a process.
-const noGPUTool = "-"
+const NoTool = "-"
 
-// detectHardware fills the hardware panel from what this machine says:
+// Detect fills the hardware panel from what this machine says:
 // the CPU and kernel from /proc, the OS, and the GPUs from nvidia-smi (or
 // rocm-smi). A machine without either is a CPU machine: no GPU is named.
 // A tool that does not answer within its bounds (askTool) names none
 // either, and ctx ending stops it.
-func detectHardware(ctx context.Context, tool string) matrixgen.Hardware {
+func Detect(ctx context.Context, tool string) matrixgen.Hardware {
 	h := matrixgen.Hardware{Type: "CPU", OS: runtime.GOOS}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(f)
@@ -120,7 +120,7 @@ func detectHardware(ctx context.Context, tool string) matrixgen.Hardware {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))
 	}
-	if tool == noGPUTool {
+	if tool == NoTool {
 		return h
 	}
 	if isROCm(tool) {
@@ -172,27 +172,4 @@ func describeGPUs(h *matrixgen.Hardware, gpus []gpuInfo) {
 	if g.pcieGen != nil && g.pcieWidth != nil {
 		h.PCIe = fmt.Sprintf("Gen %g x%g", *g.pcieGen, *g.pcieWidth)
 	}
-}
-
-// giveHardware puts the hardware the settings describe ([describe]) over
-// what this machine said, recording in h.Given each field a person typed:
-// a page shows those as given, never as detected. A typed value that says
-// what detection found already is detected, not given.
-func giveHardware(h *matrixgen.Hardware, d Describe) {
-	give := func(field string, typed, same bool, set func()) {
-		if typed && !same {
-			set()
-			h.Given = append(h.Given, field)
-		}
-	}
-	sameText := func(typed, found string) bool {
-		norm := func(s string) string { return strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "NVIDIA ")) }
-		return norm(typed) == norm(found)
-	}
-	give("type", d.HardwareType != "", sameText(d.HardwareType, h.Type), func() { h.Type = d.HardwareType })
-	give("gpu", d.GPU != "", sameText(d.GPU, h.GPU), func() { h.GPU = d.GPU })
-	give("gpu_count", d.GPUCount > 0, d.GPUCount == h.GPUCount, func() { h.GPUCount = d.GPUCount })
-	give("vram_gb", d.VRAMGB > 0, d.VRAMGB == h.VRAMGB, func() { h.VRAMGB = d.VRAMGB })
-	give("cpu", d.CPU != "", sameText(d.CPU, h.CPU), func() { h.CPU = d.CPU })
-	give("os", d.OS != "", sameText(d.OS, h.OS), func() { h.OS = d.OS })
 }

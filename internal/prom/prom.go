@@ -1,0 +1,195 @@
+// Package prom reads the Prometheus text an inference server exposes at
+// /metrics, leniently: the runner reads it for hints (queue lengths, KV
+// use, counters, the server's own prefill clock), so a line that does not
+// parse is skipped, never fatal, and what one answer may cost is bounded.
+// The metric names each engine keeps are the runner's (its engine files).
+package prom
+
+import (
+	"bufio"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Sample is one metric line of Prometheus text: a name, its labels, a value.
+type Sample struct {
+	Name   string
+	Labels map[string]string
+	Value  float64
+}
+
+// MaxSamples bounds the samples kept of one answer: a sample costs far
+// more than its line (16 MB of `a{b=""} 1` took 600 MB), and a server
+// that reports more than this is not one the runner reads for hints.
+const MaxSamples = 50_000
+
+// Parse reads Prometheus text exposition format: comments and blank
+// lines skipped, `name{label="v",…} value [timestamp]` read, lines that do
+// not parse skipped (a metrics endpoint is read for hints, never trusted to
+// be well formed). Escapes in label values (\\, \", \n) are honoured.
+func Parse(r io.Reader) []Sample {
+	var out []Sample
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for len(out) < MaxSamples && sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if s, ok := parseLine(line); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func parseLine(line string) (Sample, bool) {
+	s := Sample{}
+	i := strings.IndexAny(line, "{ \t")
+	if i <= 0 {
+		return s, false
+	}
+	s.Name = line[:i]
+	rest := line[i:]
+	if rest[0] == '{' {
+		labels, after, ok := parseLabels(rest[1:])
+		if !ok {
+			return s, false
+		}
+		s.Labels, rest = labels, after
+	}
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return s, false
+	}
+	v, err := strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return s, false
+	}
+	s.Value = v
+	return s, true
+}
+
+// parseLabels reads `a="x",b="y"}` and returns what follows the brace.
+func parseLabels(s string) (map[string]string, string, bool) {
+	labels := map[string]string{}
+	for {
+		s = strings.TrimLeft(s, " ,")
+		if s == "" {
+			return nil, "", false
+		}
+		if s[0] == '}' {
+			return labels, s[1:], true
+		}
+		eq := strings.IndexByte(s, '=')
+		if eq <= 0 || eq+1 >= len(s) || s[eq+1] != '"' {
+			return nil, "", false
+		}
+		name := strings.TrimSpace(s[:eq])
+		var val strings.Builder
+		j := eq + 2
+		for ; j < len(s) && s[j] != '"'; j++ {
+			if s[j] == '\\' && j+1 < len(s) {
+				j++
+				switch s[j] {
+				case 'n':
+					val.WriteByte('\n')
+				default:
+					val.WriteByte(s[j])
+				}
+				continue
+			}
+			val.WriteByte(s[j])
+		}
+		if j >= len(s) {
+			return nil, "", false
+		}
+		labels[name] = val.String()
+		s = s[j+1:]
+	}
+}
+
+// Sum adds the values of every sample named name (data-parallel engines
+// report one per engine).
+func Sum(samples []Sample, name string) (float64, bool) {
+	total, found := 0.0, false
+	for _, s := range samples {
+		if s.Name == name {
+			total += s.Value
+			found = true
+		}
+	}
+	return total, found
+}
+
+// Label returns a label of the first sample named name.
+func Label(samples []Sample, name, key string) (string, bool) {
+	for _, s := range samples {
+		if s.Name == name {
+			v, ok := s.Labels[key]
+			return v, ok
+		}
+	}
+	return "", false
+}
+
+// Histogram names a Prometheus histogram and, where one metric holds
+// several (SGLang's stages), the label that picks the series.
+type Histogram struct{ Name, LabelKey, LabelValue string }
+
+// String is how a run names it: the metric and its series.
+func (h Histogram) String() string {
+	if h.LabelKey == "" {
+		return h.Name
+	}
+	return h.Name + "{" + h.LabelKey + "=\"" + h.LabelValue + "\"}"
+}
+
+// Totals is a histogram's sum and count per series: a series is its labels
+// but the bucket's "le", so data-parallel engines or SGLang's
+// tensor-parallel ranks each have their own.
+type Totals map[string]struct{ Sum, Count float64 }
+
+// Totals reads h's series from samples; empty when the server keeps no
+// such histogram.
+func (h Histogram) Totals(samples []Sample) Totals {
+	out := Totals{}
+	for _, s := range samples {
+		base, part := s.Name, ""
+		if b, ok := strings.CutSuffix(s.Name, "_sum"); ok {
+			base, part = b, "sum"
+		} else if b, ok := strings.CutSuffix(s.Name, "_count"); ok {
+			base, part = b, "count"
+		}
+		if base != h.Name || part == "" || (h.LabelKey != "" && s.Labels[h.LabelKey] != h.LabelValue) {
+			continue
+		}
+		key := seriesKey(s.Labels)
+		t := out[key]
+		if part == "sum" {
+			t.Sum = s.Value
+		} else {
+			t.Count = s.Value
+		}
+		out[key] = t
+	}
+	return out
+}
+
+// seriesKey names a series by its labels, in order.
+func seriesKey(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		if k != "le" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + strconv.Quote(labels[k]) + ",")
+	}
+	return b.String()
+}
