@@ -3,7 +3,7 @@ package render
 import (
 	"cmp"
 	"encoding/json"
-	"html/template"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -22,25 +22,12 @@ import (
 // as a line on a logarithmic axis of its own (it spans half a second to
 // minutes). In one panel the line crossed the bars' labels wherever TTFT
 // climbed past a bar's top; in two it cannot.
-// The option is plain data: the page's script hands it to ECharts, so no
-// run file string is ever executed.
-func prefillChart(r *matrixgen.Run) (template.JS, string) {
+// The option is plain data, which the page's template writes as JSON: the
+// page's script hands it to ECharts, so no run file string is ever
+// executed.
+func prefillChart(r *matrixgen.Run) (map[string]any, string) {
 	contexts, rates, ttfts, described := prefillData(r)
-	var b []byte
-	parts := prefillChartParts()
-	for i, data := range parts.order {
-		b = append(b, parts.text[i]...)
-		switch data {
-		case 0:
-			b = appendMarshalled(b, contexts)
-		case 1:
-			b = appendMarshalled(b, rates)
-		case 2:
-			b = appendMarshalled(b, ttfts)
-		}
-	}
-	b = append(b, parts.text[len(parts.order)]...)
-	return withMedia(template.JS(b), prefillMedia()), "Prefill: " + strings.Join(described, "; ")
+	return withPrefillData(emptyPrefillOption(), contexts, rates, ttfts), "Prefill: " + strings.Join(described, "; ")
 }
 
 // prefillData is what a run puts in its prefill chart: the contexts, a bar
@@ -59,8 +46,8 @@ func prefillData(r *matrixgen.Run) (contexts []string, rates []opts.BarData, ttf
 
 // prefillOption is the prefill chart as go-echarts builds it: two panels,
 // the bars above (grid 0, axes 0) and the TTFT line below (grid 1, axes
-// 1), sharing the contexts and one tooltip.
-func prefillOption(contexts []string, rates []opts.BarData, ttfts []opts.LineData) template.JS {
+// 1), sharing the contexts and one tooltip, with its phone layout.
+func prefillOption(contexts []string, rates []opts.BarData, ttfts []opts.LineData) map[string]any {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(prefillPanels("prefill-chart")...)
 	bar.SetXAxis(contexts).AddSeries("prompt tok/s", rates,
@@ -75,94 +62,45 @@ func prefillOption(contexts []string, rates []opts.BarData, ttfts []opts.LineDat
 		charts.WithLineChartOpts(opts.LineChart{XAxisIndex: 1, YAxisIndex: 1}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}))
 	bar.Overlap(line)
+	bar.Accept(prefillMedia)
 	bar.Validate()
-	return chartJS(bar.JSON())
+	return bar.JSON()
 }
 
-// chartParts is an option cut where a run's data go: text[0], data
-// order[0], text[1], … text[len(order)].
-type chartParts struct {
-	text  []string
-	order []int
-}
-
-// prefillChartParts is the prefill chart's option, built by go-echarts
-// once with a mark where each of a run's three data arrays goes (contexts,
-// bars, TTFT points) and cut there. Everything else in the option is the
-// same for every run, and go-echarts fills its defaults by reflection:
-// building it a page was most of the chart's cost. A test holds the cut
-// option, filled, to the one go-echarts builds.
-var prefillChartParts = sync.OnceValue(func() chartParts {
-	const mark = "matrixgen-data-"
-	option := string(prefillOption([]string{mark + "0"},
-		[]opts.BarData{{Value: mark + "1"}}, []opts.LineData{{Value: mark + "2"}}))
-	arrays := []string{`["` + mark + `0"]`, `[{"value":"` + mark + `1"}]`, `[{"value":"` + mark + `2"}]`}
-	// Each array where it stands: the contexts twice (both panels' axes),
-	// the bars and the TTFT points once.
-	want := []int{2, 1, 1}
-	type place struct{ at, data int }
-	var places []place
-	for i, a := range arrays {
-		for from := 0; ; {
-			j := strings.Index(option[from:], a)
-			if j < 0 {
-				break
-			}
-			places = append(places, place{from + j, i})
-			from += j + len(a)
-		}
-		if n := strings.Count(option, a); n != want[i] {
-			panic("render: the prefill chart's data " + a + " is in its option " + strconv.Itoa(n) + " times, not " + strconv.Itoa(want[i]))
-		}
-	}
-	slices.SortFunc(places, func(a, b place) int { return cmp.Compare(a.at, b.at) })
-	var parts chartParts
-	from := 0
-	for _, p := range places {
-		parts.order = append(parts.order, p.data)
-		parts.text = append(parts.text, option[from:p.at])
-		from = p.at + len(arrays[p.data])
-	}
-	parts.text = append(parts.text, option[from:])
-	return parts
+// emptyPrefillOption is the prefill chart's option without a run's data,
+// the same for every run: go-echarts fills its defaults by reflection, and
+// building the option a page was most of the chart's cost. A test holds
+// it, filled (withPrefillData), to the option go-echarts builds for a run.
+var emptyPrefillOption = sync.OnceValue(func() map[string]any {
+	return prefillOption(nil, nil, nil)
 })
 
-// appendMarshalled appends v as encoding/json writes it, with <, > and &
-// escaped for a script block.
-func appendMarshalled(b []byte, v any) []byte {
-	js, err := json.Marshal(v)
-	if err != nil {
-		panic("render: chart data do not marshal: " + err.Error())
-	}
-	return append(b, js...)
+// withPrefillData is a copy of the prefill chart's option with a run's data
+// in its fields: the contexts on both panels' category axes, the bars and
+// the TTFT points in their series. The option itself is not changed.
+func withPrefillData(option map[string]any, contexts []string, rates []opts.BarData, ttfts []opts.LineData) map[string]any {
+	filled := maps.Clone(option)
+	xAxes := slices.Clone(option["xAxis"].([]opts.XAxis))
+	xAxes[0].Data, xAxes[1].Data = contexts, contexts
+	series := slices.Clone(option["series"].(charts.MultiSeries))
+	series[0].Data, series[1].Data = rates, ttfts
+	filled["xAxis"], filled["series"] = xAxes, series
+	return filled
 }
 
-// prefillMedia is the prefill chart's phone layout and its wide one, the
-// same for every run: marshalled once.
-var prefillMedia = sync.OnceValue(func() template.JS {
-	media := map[string]any{}
-	onPhones(media, map[string]any{
-		"series": []any{map[string]any{"label": uprightLabel()}, map[string]any{}},
-		"xAxis":  []any{map[string]any{}, map[string]any{"axisLabel": map[string]any{"rotate": 45}}},
-		// Room above the tallest bar for its upright label.
-		"yAxis": []any{map[string]any{"boundaryGap": []any{0, "40%"}}, map[string]any{}},
-	}, map[string]any{
-		"series": []any{map[string]any{"label": map[string]any{"rotate": 0, "align": "center", "verticalAlign": "bottom", "position": "top", "distance": 5}}, map[string]any{}},
-		"xAxis":  []any{map[string]any{}, map[string]any{"axisLabel": map[string]any{"rotate": 0}}},
-		"yAxis":  []any{map[string]any{"boundaryGap": []any{0, "12%"}}, map[string]any{}},
-	})
-	return chartJS(media["media"])
+// prefillMedia is the prefill chart's phone layout and its wide one. On a
+// phone each bar's label stands upright over it, the bars being too narrow
+// to print their figures across.
+var prefillMedia = onPhones(map[string]any{
+	"series": []any{map[string]any{"label": map[string]any{"rotate": 90, "align": "left", "verticalAlign": "middle", "position": "top", "distance": 4}}, map[string]any{}},
+	"xAxis":  []any{map[string]any{}, map[string]any{"axisLabel": map[string]any{"rotate": 45}}},
+	// Room above the tallest bar for its upright label.
+	"yAxis": []any{map[string]any{"boundaryGap": []any{0, "40%"}}, map[string]any{}},
+}, map[string]any{
+	"series": []any{map[string]any{"label": map[string]any{"rotate": 0, "align": "center", "verticalAlign": "bottom", "position": "top", "distance": 5}}, map[string]any{}},
+	"xAxis":  []any{map[string]any{}, map[string]any{"axisLabel": map[string]any{"rotate": 0}}},
+	"yAxis":  []any{map[string]any{"boundaryGap": []any{0, "12%"}}, map[string]any{}},
 })
-
-// withMedia adds media queries to a marshalled option: the option is a
-// JSON object, so the key goes in before its closing brace.
-func withMedia(option, media template.JS) template.JS {
-	o := strings.TrimRight(string(option), " \n")
-	if !strings.HasSuffix(o, "}") || o == "{}" {
-		panic("render: a chart option is not a JSON object with keys")
-	}
-	return template.JS(o[:len(o)-1] + `,"media":` + string(media) + "}")
-}
 
 // seconds turns milliseconds into seconds, keeping a missing figure missing.
 func seconds(ms *float64) *float64 {
@@ -172,65 +110,63 @@ func seconds(ms *float64) *float64 {
 	return new(*ms / 1000)
 }
 
-// uprightLabel stands a bar's label upright over it, for bars too narrow
-// to print their figures across. (go-echarts' label options have no
-// rotation, so it is set on the plain option.)
-func uprightLabel() map[string]any {
-	return map[string]any{"rotate": 90, "align": "left", "verticalAlign": "middle", "position": "top", "distance": 4}
-}
-
 // phoneWidth is the chart width up to which a chart takes its phone
 // layout.
 const phoneWidth = 600
 
-// onPhones adds to a plain option what changes on a chart no wider than a
-// phone, and what those settings are on a wider one: ECharts' media
-// queries, evaluated as the chart is drawn and resized, so the page's
-// script stays the same. Both sides are stated because ECharts does not
-// undo a query's settings when it stops matching (a print or a wider
-// window would keep the phone's).
-func onPhones(option any, phone, wider map[string]any) {
-	o, ok := option.(map[string]any)
-	if !ok {
-		return
-	}
-	o["media"] = []any{
+// onPhones adds to the option go-echarts builds what changes on a chart no
+// wider than a phone, and what those settings are on a wider one: ECharts'
+// media queries, evaluated as the chart is drawn and resized, so the
+// page's script stays the same. Both sides are stated because ECharts does
+// not undo a query's settings when it stops matching (a print or a wider
+// window would keep the phone's). go-echarts has no media option, so its
+// visitor adds the key after its own options; the layouts are plain maps
+// because go-echarts' label options have no rotation and its types leave
+// out a zero (rotate: 0 is a setting here).
+func onPhones(phone, wider map[string]any) charts.ConfigurationVisitor {
+	return mediaVisitor{media: []any{
 		map[string]any{"query": map[string]any{"minWidth": phoneWidth + 1}, "option": wider},
 		map[string]any{"query": map[string]any{"maxWidth": phoneWidth}, "option": phone},
-	}
+	}}
 }
 
-// prefillAxes are the options every prefill chart shares: a fixed id (a
-// random one would make builds differ), an axis tooltip, a legend, context
-// across and prompt tok/s up, no animation.
-func prefillAxes(id string) []charts.GlobalOpts {
+// mediaVisitor adds "media" to a go-echarts option.
+type mediaVisitor struct {
+	charts.BaseConfigurationVisitor
+	media []any
+}
+
+func (v mediaVisitor) Visit(option map[string]any) { option["media"] = v.media }
+
+// axisChartOpts are what every chart on axes shares: a fixed id (a random
+// one would make builds differ), an axis tooltip, its axes and grids, no
+// animation.
+func axisChartOpts(init opts.Initialization, x opts.XAxis, y opts.YAxis, grids ...opts.Grid) []charts.GlobalOpts {
 	return []charts.GlobalOpts{
-		charts.WithInitializationOpts(opts.Initialization{ChartID: id}),
-		// Axis labels inside the chart's box, so a phone's width cuts none.
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%"}),
+		charts.WithInitializationOpts(init),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		// Every context labelled, slanted where they would not fit.
-		charts.WithXAxisOpts(opts.XAxis{Name: "context", NameLocation: "middle", NameGap: 36,
-			AxisLabel: &opts.AxisLabel{Interval: "0", HideOverlap: opts.Bool(false)}}),
-		charts.WithYAxisOpts(opts.YAxis{Name: "prompt tok/s", Type: "value"}),
+		charts.WithGridOpts(grids...),
+		charts.WithXAxisOpts(x),
+		charts.WithYAxisOpts(y),
 		charts.WithAnimation(false),
 	}
 }
 
-// prefillPanels lays prefillAxes out in the run page's two panels: the
-// bars' above (its contexts unlabelled: the TTFT panel beneath labels
-// them), the TTFT panel's place below, one axis pointer over both.
+// topLegend names a chart's series above it.
+var topLegend = charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"})
+
+// prefillPanels are the prefill chart's two panels: the bars' above, prompt
+// tok/s up, its contexts unlabelled (the TTFT panel beneath labels them),
+// the TTFT panel's place below, one axis pointer over both. Axis labels
+// are inside each panel's box, so a phone's width cuts none.
 func prefillPanels(id string) []charts.GlobalOpts {
-	return append(prefillAxes(id),
-		func(bc *charts.BaseConfiguration) {
-			bc.GridList = []opts.Grid{
-				{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "40", Bottom: "46%"},
-				{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "62%", Bottom: "50"},
-			}
-		},
-		charts.WithAxisPointerOpts(&opts.AxisPointer{Link: []opts.AxisPointerLink{{XAxisIndex: []int{0, 1}}}}),
-		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}}))
+	return append(axisChartOpts(opts.Initialization{ChartID: id},
+		opts.XAxis{AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}},
+		opts.YAxis{Name: "prompt tok/s", Type: "value"},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "40", Bottom: "46%"},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "62%", Bottom: "50"}),
+		topLegend,
+		charts.WithAxisPointerOpts(&opts.AxisPointer{Link: []opts.AxisPointerLink{{XAxisIndex: []int{0, 1}}}}))
 }
 
 // barLabel prints a prefill bar's figures on it, as the pages people
@@ -258,7 +194,7 @@ func ttftText(ms float64) string {
 	case s < 100:
 		return decimal1(s) + " s"
 	default:
-		return Count(int(math.Round(s))) + " s"
+		return count(int(math.Round(s))) + " s"
 	}
 }
 
@@ -270,34 +206,23 @@ func chartValue(v *float64) any {
 	return *v
 }
 
-// chartJS is an option as a JSON block. A chart option is our own types
-// and finite numbers only (chartValue turns the rest into "-"), so it
-// always marshals.
-func chartJS(option any) template.JS {
-	js, err := jsonBlock(option)
+// chartJSON is an option marshalled once for every page that carries it,
+// as encoding/json writes it (as html/template does a page's option). A
+// chart option is our own types and finite numbers only (chartValue turns
+// the rest into "-"), so it always marshals.
+func chartJSON(option any) jsontext.Value {
+	js, err := json.Marshal(option)
 	if err != nil {
 		panic("render: chart option does not marshal: " + err.Error())
 	}
 	return js
 }
 
-// plainJSON round-trips a go-echarts option through JSON so a page gets
-// plain maps and slices: what the template escapes is what ECharts reads.
-func plainJSON(v any) any {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		panic("render: chart option does not marshal: " + err.Error()) // only our own types are in it
-	}
-	var plain any
-	_ = json.Unmarshal(raw, &plain)
-	return plain
-}
-
 // indexChart answers a lab's first question, which setup is fastest: each
 // run's best single-stream and peak total tok/s as labelled bars, a row a
 // run, on a logarithmic axis (single-stream figures are a tenth of peak
 // ones or less). The page's script keeps only the rows its filters leave.
-func indexChart(rows []indexRow) (template.JS, string) {
+func indexChart(rows []indexRow) (map[string]any, string) {
 	ids := make([]string, len(rows))
 	var best, peak []opts.BarData
 	var described []string
@@ -308,26 +233,20 @@ func indexChart(rows []indexRow) (template.JS, string) {
 		described = append(described, r.ID+": "+cmp.Or(r.BestSingle, dash)+" single-stream, "+cmp.Or(r.Peak, dash)+" peak tok/s")
 	}
 	bar := charts.NewBar()
-	bar.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: "index-chart"}),
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "8%", Top: "40", Bottom: "30"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		// Reversed below: runs down the side, first on top; tok/s across.
-		charts.WithXAxisOpts(opts.XAxis{Name: "tok/s", Type: "log", NameLocation: "middle", NameGap: 24}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "category", Inverse: opts.Bool(true),
-			AxisLabel: &opts.AxisLabel{Interval: "0"}}),
-		charts.WithAnimation(false),
-	)
+	// Reversed below: runs down the side, first on top; tok/s across.
+	bar.SetGlobalOptions(append(axisChartOpts(opts.Initialization{ChartID: "index-chart"},
+		opts.XAxis{Name: "tok/s", Type: "log", NameLocation: "middle", NameGap: 24},
+		opts.YAxis{Type: "category", Inverse: opts.Bool(true), AxisLabel: &opts.AxisLabel{Interval: "0"}},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "8%", Top: "40", Bottom: "30"}),
+		topLegend)...)
 	bar.SetXAxis(ids).
 		AddSeries("best single-stream tok/s", best, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"})).
 		AddSeries("peak total tok/s", peak, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#3b528b"}))
 	bar.XYReversal()
+	bar.Accept(onPhones(map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"width": 110, "overflow": "truncate"}}}},
+		map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"overflow": "none"}}}}))
 	bar.Validate()
-	option := plainJSON(bar.JSON())
-	onPhones(option, map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"width": 110, "overflow": "truncate"}}}},
-		map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"overflow": "none"}}}})
-	return chartJS(option), "Fastest setups: " + strings.Join(described, "; ")
+	return bar.JSON(), "Fastest setups: " + strings.Join(described, "; ")
 }
 
 // indexBar is one figure of the index chart, labelled as the table prints
@@ -351,44 +270,37 @@ type cellCharts struct {
 // cellChartOptions are the same for every page: built and marshalled once
 // a process.
 var cellChartOptions = sync.OnceValue(func() cellCharts {
-	return cellCharts{PerSecond: jsontext.Value(chartJS(perSecondChart())), Power: jsontext.Value(chartJS(powerChart()))}
+	return cellCharts{PerSecond: chartJSON(perSecondChart()), Power: chartJSON(powerChart())}
 })
 
-// detailChartOpts are what the panel's charts share.
-func detailChartOpts(id string, grid opts.Grid, x opts.XAxis, y opts.YAxis) []charts.GlobalOpts {
-	return []charts.GlobalOpts{
-		charts.WithInitializationOpts(opts.Initialization{ChartID: id, BackgroundColor: "transparent"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithGridOpts(grid),
-		charts.WithXAxisOpts(x),
-		charts.WithYAxisOpts(y),
-		charts.WithAnimation(false),
-	}
+// cellChartID is a chart of the cell panel, on the panel's background.
+func cellChartID(id string) opts.Initialization {
+	return opts.Initialization{ChartID: id, BackgroundColor: "transparent"}
 }
 
 // perSecondChart draws a cell's output tokens in each second of its
 // window; the script sets the seconds (xAxis data) and the counts.
-func perSecondChart() any {
+func perSecondChart() map[string]any {
 	line := charts.NewLine()
-	line.SetGlobalOptions(detailChartOpts("cell-detail-chart",
-		opts.Grid{Left: "60", Right: "20", Top: "30", Bottom: "40"},
+	line.SetGlobalOptions(axisChartOpts(cellChartID("cell-detail-chart"),
 		opts.XAxis{Type: "category", Name: "second of the window", NameLocation: "middle", NameGap: 26},
-		opts.YAxis{Type: "value", Name: "output tokens"})...)
+		opts.YAxis{Type: "value", Name: "output tokens"},
+		opts.Grid{Left: "60", Right: "20", Top: "30", Bottom: "40"})...)
 	line.SetXAxis([]int{}).AddSeries("output tokens per second", []opts.LineData{},
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}))
 	line.Validate()
-	return plainJSON(line.JSON())
+	return line.JSON()
 }
 
 // powerChart draws the GPUs' board power and mean SM clock through a
 // cell's window, [second, value] points the script sets.
-func powerChart() any {
+func powerChart() map[string]any {
 	line := charts.NewLine()
-	line.SetGlobalOptions(append(detailChartOpts("cell-detail-power",
-		opts.Grid{Left: "60", Right: "60", Top: "40", Bottom: "40"},
+	line.SetGlobalOptions(append(axisChartOpts(cellChartID("cell-detail-power"),
 		opts.XAxis{Type: "value", Name: "second of the window", NameLocation: "middle", NameGap: 26},
-		opts.YAxis{Type: "value", Name: "watts"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}))...)
+		opts.YAxis{Type: "value", Name: "watts"},
+		opts.Grid{Left: "60", Right: "60", Top: "40", Bottom: "40"}),
+		topLegend)...)
 	line.ExtendYAxis(opts.YAxis{Type: "value", Name: "MHz", SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
 	line.AddSeries("board power, all GPUs (W)", []opts.LineData{},
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d95f02"}))
@@ -396,5 +308,5 @@ func powerChart() any {
 		charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#7570b3"}))
 	line.Validate()
-	return plainJSON(line.JSON())
+	return line.JSON()
 }

@@ -5,25 +5,25 @@ import (
 	"math"
 )
 
-// Bins is how many colours the decode matrix uses. Eight steps are few
+// binCount is how many colours the decode matrix uses. Eight steps are few
 // enough to tell apart in a legend and enough to show a 25× range.
-const Bins = 8
+const binCount = 8
 
-// RGB is a colour with channels in 0–255.
-type RGB struct{ R, G, B uint8 }
+// rgb is a colour with channels in 0–255.
+type rgb struct{ R, G, B uint8 }
 
-func (c RGB) String() string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+func (c rgb) String() string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
 
 // scaleStops are points of viridis, a perceptually uniform colour map, from
 // low throughput (light) to high (dark). Colours between them are mixed in
 // OKLab, where equal steps look equal, so neighbouring bins differ evenly.
-var scaleStops = []RGB{
+var scaleStops = []rgb{
 	{0xfd, 0xe7, 0x25}, {0x5e, 0xc9, 0x62}, {0x21, 0x91, 0x8c}, {0x3b, 0x52, 0x8b}, {0x44, 0x01, 0x54},
 }
 
-// Palette returns n colours evenly spaced along the scale.
-func Palette(n int) []RGB {
-	out := make([]RGB, n)
+// palette returns n colours evenly spaced along the scale.
+func palette(n int) []rgb {
+	out := make([]rgb, n)
 	for i := range out {
 		t := 0.0
 		if n > 1 {
@@ -34,7 +34,7 @@ func Palette(n int) []RGB {
 	return out
 }
 
-func scaleAt(t float64) RGB {
+func scaleAt(t float64) rgb {
 	seg := t * float64(len(scaleStops)-1)
 	i := min(int(seg), len(scaleStops)-2)
 	a, b := toOKLab(scaleStops[i]), toOKLab(scaleStops[i+1])
@@ -44,10 +44,10 @@ func scaleAt(t float64) RGB {
 	})
 }
 
-// Bin places v on a logarithmic scale from lo to hi, 0 … n-1. Throughput in a
+// logBin places v on a logarithmic scale from lo to hi, 0 … n-1. Throughput in a
 // matrix spans orders of magnitude (260 to 6,904 tok/s in the sample run), so equal
 // ratios, not equal differences, get equal steps.
-func Bin(v, lo, hi float64, n int) int {
+func logBin(v, lo, hi float64, n int) int {
 	switch {
 	case lo <= 0 || hi <= lo:
 		return n - 1 // a single figure: nothing to compare it with
@@ -58,34 +58,34 @@ func Bin(v, lo, hi float64, n int) int {
 	return min(max(i, 0), n-1)
 }
 
-// MinScaleSpan is the least ratio the colour scale spans, counted from the
+// minScaleSpan is the least ratio the colour scale spans, counted from the
 // best figure: a scale from the lowest figure to the highest painted 445 and
 // 489 tok/s as worst and best, a difference of a tenth made to look like
 // the whole range. From the best down to at least a sixteenth of it, each
 // of the eight steps is a ratio of √2 at most, so figures within a tenth of
 // each other share a colour or sit in neighbouring ones.
-const MinScaleSpan = 16
+const minScaleSpan = 16
 
 // anchoredLow is the low end of the colour scale for figures from lo to hi
-// where higher is better: hi / MinScaleSpan, or lo when the figures span
+// where higher is better: hi / minScaleSpan, or lo when the figures span
 // more. A single figure (hi ≤ lo) keeps its one-colour scale.
 func anchoredLow(lo, hi float64) float64 {
 	if hi <= lo {
 		return lo
 	}
-	return min(lo, hi/MinScaleSpan)
+	return min(lo, hi/minScaleSpan)
 }
 
 // anchoredHigh is the high end for figures where lower is better: the best
-// (lo) times MinScaleSpan, or hi when the figures span more.
+// (lo) times minScaleSpan, or hi when the figures span more.
 func anchoredHigh(lo, hi float64) float64 {
 	if hi <= lo {
 		return hi
 	}
-	return max(hi, lo*MinScaleSpan)
+	return max(hi, lo*minScaleSpan)
 }
 
-// binEdges returns the n+1 boundaries of Bin's bins, for the legend.
+// binEdges returns the n+1 boundaries of logBin's bins, for the legend.
 func binEdges(lo, hi float64, n int) []float64 {
 	out := make([]float64, n+1)
 	for i := range out {
@@ -96,16 +96,16 @@ func binEdges(lo, hi float64, n int) []float64 {
 
 // textOn picks black or white text for a background, whichever contrasts
 // more by WCAG's measure.
-func textOn(bg RGB) RGB {
-	black, white := RGB{0x11, 0x11, 0x11}, RGB{0xff, 0xff, 0xff}
-	if Contrast(bg, black) >= Contrast(bg, white) {
+func textOn(bg rgb) rgb {
+	black, white := rgb{0x11, 0x11, 0x11}, rgb{0xff, 0xff, 0xff}
+	if contrast(bg, black) >= contrast(bg, white) {
 		return black
 	}
 	return white
 }
 
-// Contrast is the WCAG 2 contrast ratio of two colours, 1 to 21.
-func Contrast(a, b RGB) float64 {
+// contrast is the WCAG 2 contrast ratio of two colours, 1 to 21.
+func contrast(a, b rgb) float64 {
 	la, lb := luminance(a), luminance(b)
 	if la < lb {
 		la, lb = lb, la
@@ -113,7 +113,7 @@ func Contrast(a, b RGB) float64 {
 	return (la + 0.05) / (lb + 0.05)
 }
 
-func luminance(c RGB) float64 {
+func luminance(c rgb) float64 {
 	return 0.2126*toLinear(c.R) + 0.7152*toLinear(c.G) + 0.0722*toLinear(c.B)
 }
 
@@ -136,7 +136,7 @@ func fromLinear(v float64) uint8 {
 }
 
 // toOKLab and fromOKLab follow Björn Ottosson's published OKLab matrices.
-func toOKLab(c RGB) [3]float64 {
+func toOKLab(c rgb) [3]float64 {
 	r, g, b := toLinear(c.R), toLinear(c.G), toLinear(c.B)
 	l := math.Cbrt(0.4122214708*r + 0.5363325363*g + 0.0514459929*b)
 	m := math.Cbrt(0.2119034982*r + 0.6806995451*g + 0.1073969566*b)
@@ -148,12 +148,12 @@ func toOKLab(c RGB) [3]float64 {
 	}
 }
 
-func fromOKLab(lab [3]float64) RGB {
+func fromOKLab(lab [3]float64) rgb {
 	l := lab[0] + 0.3963377774*lab[1] + 0.2158037573*lab[2]
 	m := lab[0] - 0.1055613458*lab[1] - 0.0638541728*lab[2]
 	s := lab[0] - 0.0894841775*lab[1] - 1.2914855480*lab[2]
 	l, m, s = l*l*l, m*m*m, s*s*s
-	return RGB{
+	return rgb{
 		fromLinear(4.0767416621*l - 3.3077115913*m + 0.2309699292*s),
 		fromLinear(-1.2684380046*l + 2.6097574011*m - 0.3413193965*s),
 		fromLinear(-0.0041960863*l - 0.7034186147*m + 1.7076147010*s),

@@ -20,8 +20,8 @@ func TestBin(t *testing.T) {
 		{0, 0, 100, 7},     // no usable lower end
 	}
 	for _, tt := range tests {
-		if got := Bin(tt.v, tt.lo, tt.hi, 8); got != tt.want {
-			t.Errorf("Bin(%v, %v, %v) = %d, want %d", tt.v, tt.lo, tt.hi, got, tt.want)
+		if got := logBin(tt.v, tt.lo, tt.hi, 8); got != tt.want {
+			t.Errorf("logBin(%v, %v, %v) = %d, want %d", tt.v, tt.lo, tt.hi, got, tt.want)
 		}
 	}
 }
@@ -30,13 +30,13 @@ func TestBin(t *testing.T) {
 // falls in the bin the legend gives it.
 func TestBinEdgesMatchBin(t *testing.T) {
 	lo, hi := 260.0, 6904.0
-	edges := binEdges(lo, hi, Bins)
-	if edges[0] != lo || math.Abs(edges[Bins]-hi) > 1e-9 {
+	edges := binEdges(lo, hi, binCount)
+	if edges[0] != lo || math.Abs(edges[binCount]-hi) > 1e-9 {
 		t.Fatalf("edges %v do not span %v–%v", edges, lo, hi)
 	}
-	for i := range Bins {
+	for i := range binCount {
 		mid := math.Sqrt(edges[i] * edges[i+1])
-		if got := Bin(mid, lo, hi, Bins); got != i {
+		if got := logBin(mid, lo, hi, binCount); got != i {
 			t.Errorf("value %v inside edge %d lands in bin %d", mid, i, got)
 		}
 	}
@@ -45,7 +45,7 @@ func TestBinEdgesMatchBin(t *testing.T) {
 // TestPaletteIsPerceptuallyOrdered checks the scale goes from light to dark
 // in even steps of OKLab lightness, so bins read as an ordered scale.
 func TestPaletteIsPerceptuallyOrdered(t *testing.T) {
-	p := Palette(Bins)
+	p := palette(binCount)
 	var steps []float64
 	for i := 1; i < len(p); i++ {
 		steps = append(steps, toOKLab(p[i-1])[0]-toOKLab(p[i])[0])
@@ -64,15 +64,15 @@ func TestPaletteIsPerceptuallyOrdered(t *testing.T) {
 }
 
 func TestTextContrast(t *testing.T) {
-	for i, bg := range Palette(Bins) {
-		if c := Contrast(bg, textOn(bg)); c < 4.5 {
+	for i, bg := range palette(binCount) {
+		if c := contrast(bg, textOn(bg)); c < 4.5 {
 			t.Errorf("bin %d (%s): text contrast %.2f is below WCAG AA's 4.5", i, bg, c)
 		}
 	}
 }
 
 func TestOKLabRoundTrip(t *testing.T) {
-	for _, c := range []RGB{{0, 0, 0}, {255, 255, 255}, {0x21, 0x91, 0x8c}, {200, 30, 90}} {
+	for _, c := range []rgb{{0, 0, 0}, {255, 255, 255}, {0x21, 0x91, 0x8c}, {200, 30, 90}} {
 		if got := fromOKLab(toOKLab(c)); got != c {
 			t.Errorf("OKLab round trip of %s gave %s", c, got)
 		}

@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"html/template"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/stats"
@@ -110,7 +110,7 @@ type comparePage struct {
 	pageBase
 	Heading string
 	A, B    string
-	Rules   template.JS
+	Rules   jsontext.Value
 	// Test says, under the ratio matrix, which test marks a cell and at
 	// what level.
 	Test string
@@ -180,15 +180,15 @@ var ratioBins = []ratioBin{
 	{nil, "ratio-4", "above 1.25×"},
 }
 
-var compareRulesJS = sync.OnceValue(func() template.JS {
+var compareRulesJS = sync.OnceValue(func() jsontext.Value {
 	test := significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples, ExactMax: stats.MaxExactSize}
-	return chartJS(compareRules{RatioBins: ratioBins, Test: test, PrefillChart: comparePrefillChart()})
+	return chartJSON(compareRules{RatioBins: ratioBins, Test: test, PrefillChart: comparePrefillChart()})
 })
 
 // comparePrefillChart is the option of the compare pages' prefill chart
 // with no data: a bar of A and one of B for each context, lying down so the
 // figures at their ends read across at any width.
-func comparePrefillChart() any {
+func comparePrefillChart() map[string]any {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(
 		charts.WithInitializationOpts(opts.Initialization{ChartID: "compare-prefill-chart"}),
@@ -203,7 +203,7 @@ func comparePrefillChart() any {
 	bar.AddSeries("A", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}), charts.WithLabelOpts(*label)).
 		AddSeries("B", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}), charts.WithLabelOpts(*label))
 	bar.Validate()
-	return plainJSON(bar.JSON())
+	return bar.JSON()
 }
 
 // compareRun is what a comparison reads of one run, every figure as the

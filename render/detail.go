@@ -107,6 +107,14 @@ var scriptJSONOptions = json.JoinOptions(
 )
 
 // scriptJSON is v as a JSON block for a page.
+//
+// The block is trusted as JavaScript (template.JS): json v2 wrote it with
+// <, >, &, U+2028 and U+2029 escaped (scriptJSONOptions), so nothing in it
+// can close the script element or read as markup, whatever strings the run
+// holds (TestJSONBlocksAreEncodingJSONs). Left to html/template, the
+// page's largest blocks (a run's cell details and matrix views, 40 KB)
+// were marshalled again by encoding/json, which checks and escapes them a
+// second time: an eighth of a run page's cost.
 func scriptJSON(v any) (template.JS, error) {
 	js, err := json.Marshal(v, scriptJSONOptions)
 	return template.JS(js), err
@@ -173,13 +181,13 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 		if v == nil {
 			return ""
 		}
-		return Count(*v)
+		return count(*v)
 	}
 	c.Figures = []string{
 		opt(d.TotalTokS, decimal1), opt(d.PerRequestTokS, decimal1), opt(d.ServerPerRequestTokS, decimal1), opt(d.ClientRateOfServerTimed, decimal1),
 		pct(d.TTFTMs), pct(d.TBTMs), opt(d.AvgActive, decimal1), optInt(d.Completed), optInt(d.OutputTokens),
-		opt(d.WindowSeconds, Seconds), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
-		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), opt(d.IdleWaitSeconds, Seconds),
+		opt(d.WindowSeconds, secs), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
+		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), opt(d.IdleWaitSeconds, secs),
 	}
 	if sp := decodeSpread(*d); sp.ok {
 		c.Figures[0] += " (" + sp.long() + ")"
@@ -194,8 +202,8 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 	percent := func(v float64) string { return decimal1(v*100) + "%" }
 	for _, m := range d.ServerMetrics {
 		c.Metrics = append(c.Metrics, [6]string{
-			Seconds(m.AtSeconds), opt(m.Running, decimal1), opt(m.Waiting, decimal1),
-			opt(m.KVCacheUsage, percent), opt(m.Preemptions, func(v float64) string { return Count(int(v)) }),
+			secs(m.AtSeconds), opt(m.Running, decimal1), opt(m.Waiting, decimal1),
+			opt(m.KVCacheUsage, percent), opt(m.Preemptions, func(v float64) string { return count(int(v)) }),
 			opt(m.SpecAcceptanceRate, percent),
 		})
 	}
@@ -225,7 +233,7 @@ func serverCountText(c *matrixgen.ServerCount) string {
 	if c == nil {
 		return ""
 	}
-	s := Count(c.ServerTokens) + " " + plural.Noun(c.ServerTokens, "token", "tokens") + "; ours " + Count(c.ClientTokens) + " (" + signedPercent(c.Deviation()) + "), by " + c.Source
+	s := count(c.ServerTokens) + " " + plural.Noun(c.ServerTokens, "token", "tokens") + "; ours " + count(c.ClientTokens) + " (" + signedPercent(c.Deviation()) + "), by " + c.Source
 	if c.Disagrees() {
 		s = "⚠ " + s + ": more than 2 % apart"
 	}
@@ -251,13 +259,13 @@ func powerTexts(p *matrixgen.Power) []string {
 			parts = append(parts, decimal1(*g.MeanPowerW)+" W mean, "+decimal1(*g.PeakPowerW)+" W peak")
 		}
 		if g.MeanSMClockMHz != nil {
-			parts = append(parts, Count(int(*g.MeanSMClockMHz))+" MHz")
+			parts = append(parts, count(int(*g.MeanSMClockMHz))+" MHz")
 		}
 		if g.MeanUtilization != nil {
 			parts = append(parts, decimal1(*g.MeanUtilization)+"% busy")
 		}
 		if g.PeakTemperatureC != nil {
-			parts = append(parts, Count(int(*g.PeakTemperatureC))+" °C peak")
+			parts = append(parts, count(int(*g.PeakTemperatureC))+" °C peak")
 		}
 		switch {
 		case g.PowerThrottled && g.ThermalThrottled:
@@ -275,7 +283,7 @@ func powerTexts(p *matrixgen.Power) []string {
 	}
 	energy := ""
 	if p.EnergyJoules > 0 {
-		energy = Count(int(math.Round(p.EnergyJoules))) + " J"
+		energy = count(int(math.Round(p.EnergyJoules))) + " J"
 	}
 	perWatt := ""
 	if p.TokSPerW != nil {

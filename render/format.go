@@ -30,8 +30,8 @@ func decimal1(v float64) string {
 	return grouped(strconv.AppendFloat(buf[:0], v, 'f', 1, 64), "")
 }
 
-// Count formats a whole number with thousands separators: "13,370".
-func Count(n int) string {
+// count formats a whole number with thousands separators: "13,370".
+func count(n int) string {
 	if n > -1000 && n < 1000 {
 		return strconv.Itoa(n)
 	}
@@ -49,8 +49,8 @@ func millis(ms float64) string {
 	return string(append(strconv.AppendFloat(buf[:0], ms, 'f', 1, 64), " ms"...))
 }
 
-// Seconds formats a measured duration with one decimal: "30.0 s".
-func Seconds(s float64) string {
+// secs formats a measured duration with one decimal: "30.0 s".
+func secs(s float64) string {
 	var buf [32]byte
 	return grouped(strconv.AppendFloat(buf[:0], s, 'f', 1, 64), " s")
 }
@@ -58,15 +58,9 @@ func Seconds(s float64) string {
 // planSeconds formats a planned duration, whole where it is whole: "30 s".
 func planSeconds(s float64) string {
 	if s == math.Trunc(s) {
-		return Count(int(s)) + " s"
+		return count(int(s)) + " s"
 	}
-	return Seconds(s)
-}
-
-// groupThousands puts commas between groups of three digits in the integer
-// part of a formatted number, keeping its sign and decimals.
-func groupThousands(s string) string {
-	return grouped([]byte(s), "")
+	return secs(s)
 }
 
 // grouped is a formatted number with commas between groups of three digits

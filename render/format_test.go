@@ -51,18 +51,18 @@ func TestMillis(t *testing.T) {
 
 func TestOtherFormats(t *testing.T) {
 	tests := []struct{ got, want string }{
-		{Seconds(30), "30.0 s"},
-		{Seconds(29.94), "29.9 s"},
+		{secs(30), "30.0 s"},
+		{secs(29.94), "29.9 s"},
 		{planSeconds(30), "30 s"},
 		{planSeconds(2.5), "2.5 s"},
 		{decimal1(1011.5), "1,011.5"},
 		{decimal1(-1234.56), "-1,234.6"},
 		{decimal1(15.94), "15.9"},
-		{Count(13370), "13,370"},
-		{Count(207043), "207,043"},
-		{Count(1000000), "1,000,000"},
-		{Count(0), "0"},
-		{Count(-4096), "-4,096"},
+		{count(13370), "13,370"},
+		{count(207043), "207,043"},
+		{count(1000000), "1,000,000"},
+		{count(0), "0"},
+		{count(-4096), "-4,096"},
 		{optional[float64](nil, decimal1), "—"},
 	}
 	for i, tt := range tests {
@@ -78,14 +78,14 @@ func TestGrouped(t *testing.T) {
 		{decimal1(1e7), "10,000,000.0"},
 		{decimal1(999.94), "999.9"},
 		{decimal1(-0.04), "-0.0"},
-		{Count(-1000), "-1,000"},
-		{Count(999), "999"},
-		{Count(1234567), "1,234,567"},
-		{Seconds(1234.5), "1,234.5 s"},
+		{count(-1000), "-1,000"},
+		{count(999), "999"},
+		{count(1234567), "1,234,567"},
+		{secs(1234.5), "1,234.5 s"},
 		{millis(123456.4), "123,456 ms"},
 		{millis(12.34), "12.3 ms"},
-		{groupThousands("-12345.678"), "-12,345.678"},
-		{groupThousands(""), ""},
+		{grouped([]byte("-12345.678"), ""), "-12,345.678"},
+		{grouped(nil, ""), ""},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)

@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/matrixgen/matrixgen/internal/parallel"
 )
@@ -186,15 +185,12 @@ type indexPage struct {
 	Efficiency bool
 	// Chart answers "which setup is fastest?": each run's best
 	// single-stream and peak total tok/s.
-	Chart      template.JS
+	Chart      any
 	ChartLabel string
-	// RowsHTML and OptionsHTML are the table's rows and the compare
-	// pickers' options, written in Go (fragment.go): a row a run.
-	RowsHTML, OptionsHTML template.HTML
 	// Pager links the index's other pages, below the table, and PagerTop
 	// above the chart, a page of a hundred runs being long; "" when there
 	// is one page.
-	Pager, PagerTop template.HTML
+	Pager, PagerTop *pager
 	// Data tells the page's script where every run's summary is (indexData).
 	Data template.JS
 	// CSVParts are runs.csv split by month, linked beside the table on the
@@ -228,7 +224,7 @@ func (b *builder) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 	rows := l.pageRows(page)
 	p := indexPage{pageBase: b.base("", title, desc, pageAddress(page+1)), SiteDescription: b.site.Description,
 		Runs: rows, TotalRuns: len(l.rows), Filters: l.filters, Efficiency: l.efficiency, Comparisons: l.comparisons[page],
-		Pager: pagerHTML(page+1, l.pages, len(l.rows), "pager"), PagerTop: pagerHTML(page+1, l.pages, len(l.rows), "pager-top")}
+		Pager: newPager(page+1, l.pages, len(l.rows), "pager"), PagerTop: newPager(page+1, l.pages, len(l.rows), "pager-top")}
 	if len(rows) > 0 {
 		p.Chart, p.ChartLabel = indexChart(rows)
 		p.Charts = true
@@ -242,7 +238,6 @@ func (b *builder) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 	if page == 0 {
 		p.CSVParts = l.csvParts
 	}
-	p.RowsHTML, p.OptionsHTML = indexRowsHTML(rows, l.efficiency), runOptionsHTML(rows)
 	return execute(b.index, p)
 }
 
@@ -255,42 +250,42 @@ func pageAddress(page int) string {
 	return indexPageName(page)
 }
 
-// pagerHTML links the index's pages from page (1-based): newer and older,
-// the first and the last, and the two on each side of this one; id names
-// the pager.
-func pagerHTML(page, pages, runs int, id string) template.HTML {
+// pager links the index's pages from one page: newer and older, the first
+// and the last, and the two on each side of this one. The template's
+// "pager" block writes it; matrixgen.js's viewPager writes a filtered
+// view's alike.
+type pager struct {
+	ID                string // the nav's id
+	First, Last, Runs string // "Runs 101–200 of 1,000"
+	Newer, Older      string // the pages before and after, "" at an end
+	Items             []pagerItem
+}
+
+// pagerItem is a page number a pager shows, or a gap where numbers are
+// left out.
+type pagerItem struct {
+	N            int
+	Href         string
+	Current, Gap bool
+}
+
+// newPager is the pager of page (1-based) of pages; nil when there is one
+// page. id names the pager.
+func newPager(page, pages, runs int, id string) *pager {
 	if pages < 2 {
-		return ""
+		return nil
 	}
-	var b strings.Builder
-	first, last := (page-1)*indexPageRuns+1, min(page*indexPageRuns, runs)
-	b.WriteString("\n<nav class=\"pager\" id=\"" + id + "\" aria-label=\"Pages of runs\"><span class=\"range\">Runs " +
-		Count(first) + "–" + Count(last) + " of " + Count(runs) + "</span>")
-	link := func(to int, text, rel string) {
-		b.WriteString(" <a href=\"" + indexPageName(to) + "\"")
-		if rel != "" {
-			b.WriteString(" rel=\"" + rel + "\"")
-		}
-		b.WriteString(">" + text + "</a>")
-	}
+	p := &pager{ID: id, First: count((page-1)*indexPageRuns + 1), Last: count(min(page*indexPageRuns, runs)), Runs: count(runs)}
 	if page > 1 {
-		link(page-1, "← Newer", "prev")
-	}
-	for _, n := range pagerNumbers(page, pages) {
-		switch n {
-		case 0:
-			b.WriteString(" <span class=\"gap\">…</span>")
-		case page:
-			b.WriteString(" <span aria-current=\"page\">" + strconv.Itoa(n) + "</span>")
-		default:
-			link(n, strconv.Itoa(n), "")
-		}
+		p.Newer = indexPageName(page - 1)
 	}
 	if page < pages {
-		link(page+1, "Older →", "next")
+		p.Older = indexPageName(page + 1)
 	}
-	b.WriteString("</nav>")
-	return template.HTML(b.String())
+	for _, n := range pagerNumbers(page, pages) {
+		p.Items = append(p.Items, pagerItem{N: n, Href: indexPageName(n), Current: n == page, Gap: n == 0})
+	}
+	return p
 }
 
 // pagerNumbers are the page numbers a pager shows from page: the first,

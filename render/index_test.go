@@ -409,8 +409,8 @@ func TestIndexInABrowser(t *testing.T) {
 			t.Errorf("%s says %q, want %q", where, count, wantCount)
 		}
 	}
-	all := Count(len(rows)) + " runs"
-	of := func(n int) string { return Count(n) + " of " + all }
+	all := count(len(rows)) + " runs"
+	of := func(n int) string { return count(n) + " of " + all }
 	// rowHTML is the rows of these runs as the page has them, the best
 	// marks aside (they depend on the rows around).
 	rowHTML := func(where string, ids ...string) []string {

@@ -42,13 +42,13 @@ type runPage struct {
 	PrefillMarked bool
 	// ResumedDespite lists what differed when the run was resumed by force.
 	ResumedDespite []string
-	Panels         panels
+	Panels         []panel
 	LaunchCommand  string
-	// LaunchArgs is the command split between its arguments, which the page
-	// keeps whole when it wraps ("--enable-auto-tool-choice", not "--" and
-	// the rest on the next line).
-	LaunchArgs launchArgs
-	Chart      template.JS // an ECharts option, as a JSON block
+	// LaunchArgs is the command split between its arguments, a span each,
+	// which the page keeps whole when it wraps ("--enable-auto-tool-choice",
+	// not "--" and the rest on the next line).
+	LaunchArgs []string
+	Chart      any // an ECharts option, which the template writes as JSON
 	ChartLabel string
 	Matrix     matrix
 	Legend     legend
@@ -58,22 +58,22 @@ type runPage struct {
 	Views        []matrixView
 	ViewsJSON    template.JS
 	Measurements []measurementGroup
-	// MeasurementsHTML is the table's body, written in Go (fragment.go).
-	MeasurementsHTML template.HTML
-	Details          template.JS // every cell's detail, as a JSON block
-	Notes            template.HTML
+	Details      template.JS // every cell's detail
+	Notes        *notes
+}
+
+// notes are a run's notes as its page shows them: goldmark's HTML, or,
+// where Markdown would cost too much (tooHardForMarkdown), the text as it
+// is and why.
+type notes struct {
+	HTML                template.HTML
+	Plain, PlainBecause string
 }
 
 type panel struct {
 	Title string
 	Rows  []panelRow
 }
-
-// panels are the run page's hardware, engine and run panels.
-type panels []panel
-
-// launchArgs are a launch command split between its arguments.
-type launchArgs []string
 
 // panelRow is one figure of a panel; Whole keeps its value on one line (a
 // time: the panel's narrow column wrapped "UTC" alone).
@@ -170,7 +170,6 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		}
 		p.Details = js
 	}
-	p.MeasurementsHTML = measurementsHTML(p.Measurements)
 	if len(e.Notes) > 0 {
 		notes, err := b.markdown(e.Notes)
 		if err != nil {
@@ -265,7 +264,7 @@ func span(lo, hi string) string {
 	return lo + "–" + hi
 }
 
-func runPanels(r *matrixgen.Run) panels {
+func runPanels(r *matrixgen.Run) []panel {
 	h := r.Hardware
 	hw := panel{Title: "Hardware", Rows: rows(
 		"Type", asGiven(h, "type", h.Type),
@@ -330,7 +329,7 @@ func countIf(ok bool, n int) string {
 	if !ok {
 		return ""
 	}
-	return Count(n)
+	return count(n)
 }
 
 // tokensIf is "4,096 tokens" ("1 token"), or "" for none.
@@ -338,7 +337,7 @@ func tokensIf(n int) string {
 	if n <= 0 {
 		return ""
 	}
-	return Count(n) + " " + plural.Noun(n, "token", "tokens")
+	return count(n) + " " + plural.Noun(n, "token", "tokens")
 }
 
 func vram(gb float64) string {
@@ -407,7 +406,7 @@ func disagreements(r *matrixgen.Run) []string {
 	for _, d := range r.Sorted().Decode {
 		if c := d.ServerCount; c != nil && c.Disagrees() {
 			out = append(out, fmt.Sprintf("%s × %d: %s %s by us, %s by the server (%s)",
-				d.ContextLabel(), d.Concurrency, Count(c.ClientTokens), plural.Noun(c.ClientTokens, "token", "tokens"), Count(c.ServerTokens), signedPercent(c.Deviation())))
+				d.ContextLabel(), d.Concurrency, count(c.ClientTokens), plural.Noun(c.ClientTokens, "token", "tokens"), count(c.ServerTokens), signedPercent(c.Deviation())))
 		}
 	}
 	return out
@@ -446,7 +445,7 @@ func prefillNotes(r *matrixgen.Run) []string {
 			parts = append(parts, "the sweep's first request of this length (cold start, with any one-time cost it met) took "+millis(*p.ColdTTFTMs))
 		}
 		if p.IdleWaitSeconds != nil && *p.IdleWaitSeconds >= 0.5 {
-			parts = append(parts, "measured after waiting "+Seconds(*p.IdleWaitSeconds)+" for the server to finish earlier work")
+			parts = append(parts, "measured after waiting "+secs(*p.IdleWaitSeconds)+" for the server to finish earlier work")
 		}
 		if len(parts) > 0 {
 			out = append(out, matrixgen.ContextLabel(p.ContextTokens)+" prefill: "+strings.Join(parts, "; ")+".")
@@ -477,9 +476,9 @@ func powerLimit(set, def float64) string {
 	case set <= 0:
 		return ""
 	case def > 0 && def != set:
-		return Count(int(math.Round(set))) + " W (default " + Count(int(math.Round(def))) + " W)"
+		return count(int(math.Round(set))) + " W (default " + count(int(math.Round(def))) + " W)"
 	}
-	return Count(int(math.Round(set))) + " W"
+	return count(int(math.Round(set))) + " W"
 }
 
 func wattsIf(w *float64) string {

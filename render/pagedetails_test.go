@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
 // decodeCell is a measured decode cell of total tok/s total and TTFT ttft ms.
@@ -29,15 +30,15 @@ func TestColourScaleFromTheBest(t *testing.T) {
 	}}
 	m, lg := decodeMatrix(r)
 	got := []string{m.Rows[0].Cells[0].Class, m.Rows[0].Cells[1].Class}
-	if got[0] != binClass(Bins-1) && got[0] != binClass(Bins-2) || got[1] != binClass(Bins-1) {
+	if got[0] != binClass(binCount-1) && got[0] != binClass(binCount-2) || got[1] != binClass(binCount-1) {
 		t.Errorf("445 and 489 tok/s coloured %v; want the top step or the one beneath for both", got)
 	}
-	if len(lg.Bins) != Bins || !strings.HasPrefix(lg.Bins[0].Range, tokS(489.0/MinScaleSpan)+"–") {
-		t.Errorf("legend %v: want %d steps from %s up", lg.Bins, Bins, tokS(489.0/MinScaleSpan))
+	if len(lg.Bins) != binCount || !strings.HasPrefix(lg.Bins[0].Range, tokS(489.0/minScaleSpan)+"–") {
+		t.Errorf("legend %v: want %d steps from %s up", lg.Bins, binCount, tokS(489.0/minScaleSpan))
 	}
 	for _, v := range matrixViews(cellOrder(r)) {
 		for _, c := range v.Cells {
-			if c.Value[1] != binClass(Bins-1) && c.Value[1] != binClass(Bins-2) {
+			if c.Value[1] != binClass(binCount-1) && c.Value[1] != binClass(binCount-2) {
 				t.Errorf("view %s: cell %s coloured %s; figures a tenth apart belong at the top", v.Name, c.ID, c.Value[1])
 			}
 		}
@@ -64,8 +65,16 @@ func TestLoopedCellShowsItsFigure(t *testing.T) {
 	if looped.Figure != "700.0" || !strings.Contains(looped.Status, "Looped") || strings.Contains(looped.Class, "bin-") {
 		t.Errorf("looped cell: figure %q, status %q, class %q; want 700.0 beside the looped mark, uncoloured", looped.Figure, looped.Status, looped.Class)
 	}
-	if html := string(m.HTML()); !strings.Contains(html, `<span class="fig">700.0</span>`) {
-		t.Errorf("the matrix does not print the looped figure:\n%s", html)
+	bld, err := newBuilder(Site{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var html strings.Builder
+	if err := bld.run.ExecuteTemplate(&html, "matrix", m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html.String(), `<span class="fig">700.0</span>`) {
+		t.Errorf("the matrix does not print the looped figure:\n%s", html.String())
 	}
 	for _, v := range matrixViews(cellOrder(r)) {
 		for _, c := range v.Cells {
@@ -90,6 +99,30 @@ func TestNoteHeadingsBelowNotes(t *testing.T) {
 		if b.String() != tt.want {
 			t.Errorf("%q rendered\n%s\nwant\n%s", tt.note, b.String(), tt.want)
 		}
+	}
+}
+
+// TestPlainNotesAreText: notes too costly for Markdown are shown as the
+// text they are, escaped by the run page's template like every other
+// value, so markup in them cannot end the <pre> or run.
+func TestPlainNotesAreText(t *testing.T) {
+	const evil = "</pre><script>alert(1)</script>"
+	bld, err := newBuilder(Site{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := bld.newRunPage(matrixgen.Entry{ID: "a", Run: testrun.Full(1), Notes: []byte(strings.Repeat("*a_", 3000) + evil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := execute(bld.run, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, notes, _ := strings.Cut(string(html), `<section class="notes">`)
+	notes, _, _ = strings.Cut(notes, "</section>")
+	if !strings.Contains(notes, "These notes are shown as plain text: ") || !strings.Contains(notes, "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;</pre>") || strings.Contains(notes, "<script") {
+		t.Errorf("plain notes not shown as escaped text:\n%.300s", notes[max(0, len(notes)-300):])
 	}
 }
 
@@ -123,7 +156,7 @@ func TestPrefillLineBeneathTheBars(t *testing.T) {
 			YAxisIndex int    `json:"yAxisIndex"`
 		} `json:"series"`
 	}
-	if err := json.Unmarshal([]byte(option), &o); err != nil {
+	if err := json.Unmarshal([]byte(marshal(t, option)), &o); err != nil {
 		t.Fatal(err)
 	}
 	if len(o.Grid) != 2 || len(o.XAxis) != 2 || len(o.YAxis) != 2 || len(o.Series) != 2 {

@@ -1,9 +1,7 @@
 package render
 
 import (
-	"reflect"
 	"slices"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen"
@@ -18,17 +16,48 @@ const (
 )
 
 // shownRun is r, or a copy of it whose strings are cut for showing when
-// some string is too long to show whole.
+// some string is too long to show whole. The copy shares what it does not
+// cut with r; what it cuts it copies first, so r stays as it was. Every
+// string of a run is listed here: TestShownRunCutsEveryString fills every
+// string a run can hold and fails on one left whole.
 func shownRun(r *matrixgen.Run) *matrixgen.Run {
-	if !tooLong(reflect.ValueOf(r), maxShownText) && !slices.ContainsFunc(names(r), func(s *string) bool { return len(*s) > maxShownName }) {
-		return r // the usual case: nothing to cut, nothing to copy
+	c := *r
+	cut := cutAll(maxShownName, names(&c)...)
+	cut = cutAll(maxShownText, &c.LaunchCommand, &c.Hardware.Kernel, &c.Hardware.CUDA, &c.Hardware.PCIe,
+		&c.Sweep.DecodeTest, &c.Sweep.PrefillMode, &c.Sweep.CacheMode) || cut
+	cut = cutEach(&c.Hardware.Given, cutText) || cut
+	cut = cutEach(&c.ResumedDespite, cutText) || cut
+	cut = cutPointed(&c.Probe, func(p matrixgen.Probe) (matrixgen.Probe, bool) {
+		cut := cutAll(maxShownText, &p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot, &p.Tokenizer, &p.KVSource, &p.BaseURL)
+		return p, cut
+	}) || cut
+	cut = cutEach(&c.Prefill, func(p matrixgen.Prefill) (matrixgen.Prefill, bool) {
+		cut := cutAll(maxShownText, (*string)(&p.Status), &p.Reason, &p.ServerClock, &p.Note)
+		return p, cut
+	}) || cut
+	cut = cutEach(&c.Decode, cutDecode) || cut
+	if !cut {
+		return r // the usual case: nothing to cut, nothing copied
 	}
-	c := deepCopy(reflect.ValueOf(r)).Interface().(*matrixgen.Run)
-	capStrings(reflect.ValueOf(c).Elem(), maxShownText)
-	for _, s := range names(c) {
-		*s = cutText(*s, maxShownName)
-	}
-	return c
+	shown := new(matrixgen.Run)
+	*shown = c
+	return shown
+}
+
+// cutDecode is a decode cell with its strings and its repeats' cut, and
+// whether it cut any.
+func cutDecode(d matrixgen.Decode) (matrixgen.Decode, bool) {
+	cut := cutAll(maxShownText, (*string)(&d.Status), &d.Reason, (*string)(&d.TokenSource), &d.PowerMissing)
+	cut = cutPointed(&d.Loop, func(l matrixgen.LoopEvidence) (matrixgen.LoopEvidence, bool) {
+		cut := cutAll(maxShownText, &l.Unit, &l.Excerpt)
+		return l, cut
+	}) || cut
+	cut = cutPointed(&d.ServerCount, func(s matrixgen.ServerCount) (matrixgen.ServerCount, bool) {
+		cut := cutAll(maxShownText, &s.Source)
+		return s, cut
+	}) || cut
+	cut = cutEach(&d.Repeats, cutDecode) || cut
+	return d, cut // not in one statement: Go leaves unspecified whether d is read before the call
 }
 
 // names are a run's strings shown in titles and tables, cut shorter than
@@ -42,9 +71,61 @@ func names(r *matrixgen.Run) []*string {
 	}
 }
 
-// cutText cuts s to at most n bytes on a character boundary, marked with
-// an ellipsis.
-func cutText(s string, n int) string {
+// cutAll cuts each string to n bytes (cutText), reporting whether it cut
+// any.
+func cutAll(n int, strings ...*string) bool {
+	cut := false
+	for _, s := range strings {
+		if len(*s) > n {
+			*s, cut = cutTo(*s, n), true
+		}
+	}
+	return cut
+}
+
+// cutText is a string of a list cut to maxShownText bytes, and whether it
+// was.
+func cutText(s string) (string, bool) {
+	cut := cutAll(maxShownText, &s)
+	return s, cut
+}
+
+// cutEach cuts the elements of *list: where cut changes one, *list becomes
+// a copy of the list holding the changed elements.
+func cutEach[T any](list *[]T, cut func(T) (T, bool)) bool {
+	var out []T
+	for i, e := range *list {
+		if e, changed := cut(e); changed {
+			if out == nil {
+				out = slices.Clone(*list)
+			}
+			out[i] = e
+		}
+	}
+	if out == nil {
+		return false
+	}
+	*list = out
+	return true
+}
+
+// cutPointed cuts a copy of **p: where cut changes it, *p points to the
+// copy.
+func cutPointed[T any](p **T, cut func(T) (T, bool)) bool {
+	if *p == nil {
+		return false
+	}
+	c, changed := cut(**p)
+	if changed {
+		*p = new(T)
+		**p = c
+	}
+	return changed
+}
+
+// cutTo cuts s to at most n bytes on a character boundary, marked with an
+// ellipsis.
+func cutTo(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -52,146 +133,4 @@ func cutText(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-// capStrings cuts every string reachable from v.
-func capStrings(v reflect.Value, n int) {
-	switch v.Kind() {
-	case reflect.String:
-		if v.CanSet() && v.Len() > n {
-			v.SetString(cutText(v.String(), n))
-		}
-	case reflect.Pointer:
-		if !v.IsNil() {
-			capStrings(v.Elem(), n)
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				capStrings(v.Field(i), n)
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			capStrings(v.Index(i), n)
-		}
-	}
-}
-
-// tooLong reports whether any string reachable from v is longer than n.
-// It looks only where a type can hold strings (stringFields): a run is
-// thousands of numbers and a few dozen strings.
-func tooLong(v reflect.Value, n int) bool {
-	switch v.Kind() {
-	case reflect.String:
-		return v.Len() > n
-	case reflect.Pointer:
-		return !v.IsNil() && tooLong(v.Elem(), n)
-	case reflect.Struct:
-		for _, i := range stringFields(v.Type()) {
-			if tooLong(v.Field(i), n) {
-				return true
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		if !elemHoldsStrings(v.Type()) {
-			return false
-		}
-		for i := range v.Len() {
-			if tooLong(v.Index(i), n) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-var stringFieldsOf sync.Map // reflect.Type → []int
-
-// stringFields are the indexes of a struct type's exported fields that can
-// hold a string.
-func stringFields(t reflect.Type) []int {
-	if f, ok := stringFieldsOf.Load(t); ok {
-		return f.([]int)
-	}
-	var fields []int
-	for i := range t.NumField() {
-		if f := t.Field(i); f.IsExported() && holdsStrings(f.Type, nil) {
-			fields = append(fields, i)
-		}
-	}
-	stringFieldsOf.Store(t, fields)
-	return fields
-}
-
-var elemHoldsStringsOf sync.Map // reflect.Type → bool
-
-// elemHoldsStrings reports whether the elements of a slice or array type
-// can hold a string.
-func elemHoldsStrings(t reflect.Type) bool {
-	if h, ok := elemHoldsStringsOf.Load(t); ok {
-		return h.(bool)
-	}
-	h := holdsStrings(t.Elem(), nil)
-	elemHoldsStringsOf.Store(t, h)
-	return h
-}
-
-// holdsStrings reports whether a value of type t can hold a string: is
-// one, or points to, lists or has a field that can. seen guards against
-// types that contain themselves.
-func holdsStrings(t reflect.Type, seen map[reflect.Type]bool) bool {
-	switch t.Kind() {
-	case reflect.String:
-		return true
-	case reflect.Pointer, reflect.Slice, reflect.Array:
-		return holdsStrings(t.Elem(), seen)
-	case reflect.Struct:
-		if seen[t] {
-			return false
-		}
-		if seen == nil {
-			seen = map[reflect.Type]bool{}
-		}
-		seen[t] = true
-		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() && holdsStrings(f.Type, seen) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// deepCopy copies pointers, slices and structs so cutting the copy's
-// strings leaves the original as it was.
-func deepCopy(v reflect.Value) reflect.Value {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return v
-		}
-		c := reflect.New(v.Elem().Type())
-		c.Elem().Set(deepCopy(v.Elem()))
-		return c
-	case reflect.Struct:
-		c := reflect.New(v.Type()).Elem()
-		c.Set(v)
-		for i := range v.NumField() {
-			if c.Field(i).CanSet() {
-				c.Field(i).Set(deepCopy(v.Field(i)))
-			}
-		}
-		return c
-	case reflect.Slice:
-		if v.IsNil() {
-			return v
-		}
-		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-		for i := range v.Len() {
-			c.Index(i).Set(deepCopy(v.Index(i)))
-		}
-		return c
-	}
-	return v
 }

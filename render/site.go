@@ -7,7 +7,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"html"
 	"html/template"
 	"io/fs"
 	"os"
@@ -528,18 +527,19 @@ func (b *builder) base(root, title, description, rel string) pageBase {
 	return p
 }
 
-func (b *builder) markdown(src []byte) (template.HTML, error) {
+func (b *builder) markdown(src []byte) (*notes, error) {
 	if why := tooHardForMarkdown(src); why != "" {
 		// Plain text costs time in proportion to its length; Markdown's
 		// emphasis, links and nesting can cost its square or worse.
-		return template.HTML(`<p class="caption">These notes are shown as plain text: ` + html.EscapeString(why) + `.</p>` +
-			"\n<pre class=\"notes-plain\">" + html.EscapeString(string(src)) + "</pre>"), nil
+		return &notes{Plain: string(src), PlainBecause: why}, nil
 	}
 	var buf bytes.Buffer
 	if err := b.md.Convert(src, &buf); err != nil {
-		return "", err
+		return nil, err
 	}
-	return template.HTML(buf.String()), nil
+	// goldmark's output is trusted as HTML: its renderer drops raw HTML
+	// and unsafe link targets (html.WithUnsafe is never set, newMarkdown).
+	return &notes{HTML: template.HTML(buf.String())}, nil
 }
 
 // Budgets of the Markdown constructs whose cost grows faster than the text:

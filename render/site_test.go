@@ -542,7 +542,7 @@ func TestMatrixViews(t *testing.T) {
 	for _, c := range ttft.Cells {
 		shown[c.ID] = c.Value
 	}
-	if shown[fastest][1] != binClass(Bins-1) || shown[slowest][1] != binClass(0) {
+	if shown[fastest][1] != binClass(binCount-1) || shown[slowest][1] != binClass(0) {
 		t.Errorf("TTFT: fastest %s is %q, slowest %s is %q; want the best colour for the fastest", fastest, shown[fastest][1], slowest, shown[slowest][1])
 	}
 	if shown[fastest][0] != millis(lo) {
@@ -567,7 +567,7 @@ func TestMatrixViews(t *testing.T) {
 func TestPrefillBarsCarryTheirFigures(t *testing.T) {
 	r := testrun.Full(1).Sorted()
 	option, _ := prefillChart(r)
-	text := string(option)
+	text := marshal(t, option)
 	for _, p := range r.Prefill {
 		if p.PromptTokS == nil {
 			continue

@@ -39,7 +39,7 @@ type viewSpec struct {
 }
 
 // scaleNote says in each legend how the colours are scaled (anchoredLow):
-// from the best figure, over at least MinScaleSpan.
+// from the best figure, over at least minScaleSpan.
 const scaleNote = "colour: logarithmic steps from the best figure, over at least 16×, so close figures look alike"
 
 var viewSpecs = []viewSpec{
@@ -95,13 +95,13 @@ func matrixViews(cells []orderedCell) []matrixView {
 		v := matrixView{Name: spec.name, Label: spec.label, Cells: make(byID[[2]string], 0, len(cells))}
 		single := hi <= lo
 		if single {
-			v.Legend = []legendBin{{Class: binClass(Bins - 1), Range: spec.format(hi)}}
+			v.Legend = []legendBin{{Class: binClass(binCount - 1), Range: spec.format(hi)}}
 		} else {
-			edges := binEdges(lo, hi, Bins)
-			for i := range Bins {
+			edges := binEdges(lo, hi, binCount)
+			for i := range binCount {
 				from, to := edges[i], edges[i+1]
 				if spec.lowerBetter { // the best colour goes to the smallest figure
-					from, to = edges[Bins-1-i], edges[Bins-i]
+					from, to = edges[binCount-1-i], edges[binCount-i]
 				}
 				v.Legend = append(v.Legend, legendBin{Class: binClass(i), Range: spec.format(from) + "–" + spec.format(to)})
 			}
@@ -117,9 +117,9 @@ func matrixViews(cells []orderedCell) []matrixView {
 				v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{dash, ""}})
 				continue
 			}
-			bin := Bin(*x, lo, hi, Bins)
+			bin := logBin(*x, lo, hi, binCount)
 			if spec.lowerBetter && !single {
-				bin = Bins - 1 - bin
+				bin = binCount - 1 - bin
 			}
 			v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{spec.format(*x), binClass(bin)}})
 		}

@@ -268,7 +268,7 @@
 
   function runsText(n) { return n.toLocaleString("en-US") + (n === 1 ? " run" : " runs"); }
 
-  // runRow is a summary's row of the table, as fragment.go's indexRowsHTML
+  // runRow is a summary's row of the table, as index.html's rows
   // writes it.
   function runRow(s, efficiency) {
     var tr = document.createElement("tr");
@@ -396,7 +396,7 @@
       if (comparisons) comparisons.hidden = true;
       offerRuns(shown);
     }
-    // viewPager is the pager of a view, as index.go's pagerHTML writes a
+    // viewPager is the pager of a view, as index.html's pager block writes a
     // page's: its links keep the view and name its page.
     function viewPager(pager, keep, page, pages, n) {
       pager.hidden = pages < 2;
