@@ -110,10 +110,9 @@ func MeanInterval(xs []float64, seed uint64) (Interval, bool) {
 		means[r] = sum / float64(n)
 	}
 	mean, c := Mean(xs), smallSampleStretch(n, l)
-	low, high := tailQuantiles(means, Alpha/2)
 	return Interval{
-		Low:  mean - c*(mean-low),
-		High: mean + c*(high-mean),
+		Low:  mean - c*(mean-selectQuantile(means, Alpha/2)),
+		High: mean + c*(selectQuantile(means, 1-Alpha/2)-mean),
 	}, true
 }
 
@@ -179,46 +178,6 @@ func binomialCDF(k, n int) float64 {
 		c = c * float64(n-i) / float64(i+1)
 	}
 	return sum / math.Exp2(float64(n))
-}
-
-// tailQuantiles is the q- and (1 − q)-quantiles of xs, as selectQuantile
-// gives them, for a small q: only the lowest and highest few values decide
-// them, so each tail is kept sorted in a short slice while xs is read once.
-// Past the first few, a value rarely enters a tail, so this is one
-// comparison a value each side, where two selections moved the whole
-// slice several times (the build's largest cost, an interval a cell).
-func tailQuantiles(xs []float64, q float64) (low, high float64) {
-	n := len(xs)
-	posLow, posHigh := q*float64(n-1), (1-q)*float64(n-1)
-	lowRank, highRank := int(posLow), int(posHigh)
-	keepLow, keepHigh := min(lowRank+2, n), n-highRank // ranks 0…lowRank+1; highRank…n−1
-	if keepLow+keepHigh >= n {
-		return selectQuantile(xs, q), selectQuantile(xs, 1-q)
-	}
-	lows := slices.Clone(xs[:keepLow])
-	slices.Sort(lows)
-	highs := slices.Clone(xs[:keepHigh])
-	slices.Sort(highs)
-	for _, x := range xs[keepLow:] {
-		if x < lows[keepLow-1] {
-			i, _ := slices.BinarySearch(lows, x)
-			copy(lows[i+1:], lows[i:keepLow-1])
-			lows[i] = x
-		}
-	}
-	for _, x := range xs[keepHigh:] {
-		if x > highs[0] {
-			i, _ := slices.BinarySearch(highs, x)
-			copy(highs[:i-1], highs[1:i])
-			highs[i-1] = x
-		}
-	}
-	low = lows[lowRank] + (lows[lowRank+1]-lows[lowRank])*(posLow-float64(lowRank))
-	high = highs[0]
-	if keepHigh > 1 {
-		high += (highs[1] - highs[0]) * (posHigh - float64(highRank))
-	}
-	return low, high
 }
 
 // selectQuantile is the q-quantile of xs by linear interpolation between

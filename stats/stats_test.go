@@ -3,7 +3,6 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/matrixgen/matrixgen/measure"
@@ -93,31 +92,6 @@ func TestSelectQuantile(t *testing.T) {
 		for _, q := range []float64{0, 0.025, 0.5, 0.975, 1} {
 			if got, want := selectQuantile(append([]float64(nil), xs...), q), measure.Quantile(xs, q); got != want {
 				t.Fatalf("trial %d, q %g: %g, want %g", trial, q, got, want)
-			}
-		}
-	}
-}
-
-// TestTailQuantiles: the one-pass tails find what sorting finds, ties,
-// tiny slices and the bootstrap's own size included.
-func TestTailQuantiles(t *testing.T) {
-	rng := rand.New(rand.NewPCG(4, 4))
-	for trial := range 600 {
-		n := 1 + rng.IntN(300)
-		if trial%10 == 0 {
-			n = Resamples
-		}
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = float64(rng.IntN(1+trial%40)) + rng.Float64()*float64(trial%3)
-		}
-		for _, q := range []float64{0, 0.001, 0.025, Alpha / 2, 0.1, 0.4} {
-			low, high := tailQuantiles(slices.Clone(xs), q)
-			if want := measure.Quantile(xs, q); low != want {
-				t.Fatalf("trial %d (n %d), q %g: low %g, want %g", trial, n, q, low, want)
-			}
-			if want := measure.Quantile(xs, 1-q); high != want {
-				t.Fatalf("trial %d (n %d), q %g: high %g, want %g", trial, n, q, high, want)
 			}
 		}
 	}
