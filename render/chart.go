@@ -218,15 +218,20 @@ func chartJSON(option any) jsontext.Value {
 	return js
 }
 
-// indexChart answers a lab's first question, which setup is fastest: each
-// run's best single-stream and peak total tok/s as labelled bars, a row a
-// run, on a logarithmic axis (single-stream figures are a tenth of peak
-// ones or less). The page's script keeps only the rows its filters leave.
+// indexChart answers a lab's first question, which setup is fastest: of
+// the runs the page lists, the indexChartRuns with the highest peak total
+// tok/s, fastest on top, each with its best single-stream and peak total
+// tok/s as labelled bars on a logarithmic axis (single-stream figures are
+// a tenth of peak ones or less). It comes below the table and stays
+// small whatever the page holds; the page's script draws the fastest of a
+// filtered view alike (matrixgen.js's fastest), and says what it shows in
+// the label, as here.
 func indexChart(rows []indexRow) (map[string]any, string) {
-	ids := make([]string, len(rows))
+	shown := fastestRuns(rows)
+	ids := make([]string, len(shown))
 	var best, peak []opts.BarData
 	var described []string
-	for i, r := range rows {
+	for i, r := range shown {
 		ids[i] = r.ID
 		best = append(best, indexBar(r.BestValue, r.BestSingle))
 		peak = append(peak, indexBar(r.PeakValue, r.Peak))
@@ -236,17 +241,45 @@ func indexChart(rows []indexRow) (map[string]any, string) {
 	// Reversed below: runs down the side, first on top; tok/s across.
 	bar.SetGlobalOptions(append(axisChartOpts(opts.Initialization{ChartID: "index-chart"},
 		opts.XAxis{Name: "tok/s", Type: "log", NameLocation: "middle", NameGap: 24},
-		opts.YAxis{Type: "category", Inverse: opts.Bool(true), AxisLabel: &opts.AxisLabel{Interval: "0"}},
-		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "8%", Top: "40", Bottom: "30"}),
+		opts.YAxis{Type: "category", Inverse: opts.Bool(true), AxisLabel: &opts.AxisLabel{Interval: "0", FontSize: 12}},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "10%", Top: "40", Bottom: "30"}),
 		topLegend)...)
 	bar.SetXAxis(ids).
 		AddSeries("best single-stream tok/s", best, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"})).
 		AddSeries("peak total tok/s", peak, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#3b528b"}))
 	bar.XYReversal()
 	bar.Accept(onPhones(map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"width": 110, "overflow": "truncate"}}}},
-		map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"overflow": "none"}}}}))
+		map[string]any{"yAxis": []any{map[string]any{"axisLabel": map[string]any{"width": 260, "overflow": "truncate"}}}}))
 	bar.Validate()
-	return bar.JSON(), "Fastest setups: " + strings.Join(described, "; ")
+	return bar.JSON(), indexChartLabel(len(shown), len(rows), "on this page") + strings.Join(described, "; ")
+}
+
+// indexChartRuns is how many runs the index chart shows at most: a chart
+// of a hundred bars was taller than the table it sat above.
+const indexChartRuns = 10
+
+// fastestRuns are the indexChartRuns of rows with the highest peak total
+// tok/s, fastest first (runs without the figure last, in their order).
+func fastestRuns(rows []indexRow) []indexRow {
+	peak := func(r indexRow) float64 {
+		v, err := strconv.ParseFloat(r.PeakValue, 64)
+		if err != nil || !(v > 0) {
+			return -1
+		}
+		return v
+	}
+	out := slices.Clone(rows)
+	slices.SortStableFunc(out, func(x, y indexRow) int { return cmp.Compare(peak(y), peak(x)) })
+	return out[:min(len(out), indexChartRuns)]
+}
+
+// indexChartLabel begins the index chart's label: what it shows, of how
+// many runs; matrixgen.js's chartLabel says it alike of a view.
+func indexChartLabel(shown, of int, where string) string {
+	if shown == of {
+		return "Best single-stream and peak total tok/s of the " + count(of) + " runs " + where + ", fastest first: "
+	}
+	return "Best single-stream and peak total tok/s of the " + count(shown) + " fastest of the " + count(of) + " runs " + where + ": "
 }
 
 // indexBar is one figure of the index chart, labelled as the table prints
@@ -256,7 +289,7 @@ func indexBar(raw, text string) opts.BarData {
 	if err != nil || v <= 0 {
 		return opts.BarData{Value: "-"}
 	}
-	return opts.BarData{Value: v, Label: &opts.Label{Show: opts.Bool(true), Position: "right", FontSize: 10, Formatter: text}}
+	return opts.BarData{Value: v, Label: &opts.Label{Show: opts.Bool(true), Position: "right", FontSize: 11, Formatter: text}}
 }
 
 // cellCharts are the options of the cell panel's two charts, built once

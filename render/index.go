@@ -1,12 +1,14 @@
 package render
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"html/template"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/matrixgen/matrixgen/internal/parallel"
 )
@@ -86,7 +88,11 @@ func newIndexLayout(rows []indexRow, pairs []Pair) indexLayout {
 	writeInts(&h, len(rows), l.pages, l.chunks, boolInt(l.efficiency))
 	for _, f := range l.filters {
 		writeStrings(&h, f.Name)
-		writeStrings(&h, f.Values...)
+		for _, v := range f.Values {
+			writeStrings(&h, v.Value)
+			writeInts(&h, v.Runs)
+		}
+		writeInts(&h, len(f.all))
 	}
 	l.shared = h.Sum64()
 	return l
@@ -131,6 +137,21 @@ func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 		files = append(files, indexFile{rel: indexChunkName(chunk + 1), print: h.Sum64(),
 			make: func() ([]byte, error) { return indexChunk(chunk+1, l.chunkRows(chunk)) }})
 	}
+	for _, f := range l.filters {
+		for chunk := 1; chunk <= f.chunks(); chunk++ {
+			var h maphash.Hash
+			h.SetSeed(printSeed)
+			writeStrings(&h, f.Name)
+			writeInts(&h, chunk)
+			for _, v := range f.all[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.all))] {
+				writeStrings(&h, v.Value)
+				writeInts(&h, v.Runs)
+			}
+			files = append(files, indexFile{rel: indexValuesName(f.Name, chunk), print: h.Sum64(),
+				make: func() ([]byte, error) { return indexValues(f, chunk) }})
+		}
+	}
+	files = append(files, comparedFiles(rows, pairs)...)
 	return files
 }
 
@@ -201,12 +222,22 @@ type indexPage struct {
 // indexData is what the page's script needs to filter and sort every run:
 // how many there are, in how many chunks, and how the pages are cut.
 type indexData struct {
-	Runs       int  `json:"runs"`
-	Chunks     int  `json:"chunks"`
-	ChunkRuns  int  `json:"chunk_runs"`
-	PageRuns   int  `json:"page_runs"`
-	Page       int  `json:"page"`
-	Efficiency bool `json:"efficiency"`
+	Filters    []filterData `json:"filters"`
+	Runs       int          `json:"runs"`
+	Chunks     int          `json:"chunks"`
+	ChunkRuns  int          `json:"chunk_runs"`
+	PageRuns   int          `json:"page_runs"`
+	Page       int          `json:"page"`
+	Efficiency bool         `json:"efficiency"`
+}
+
+// filterData is what the page's script knows of a filter: how many values
+// it has, in how many values scripts.
+type filterData struct {
+	Name   string `json:"name"`
+	Label  string `json:"label"`
+	Values int    `json:"values"`
+	Chunks int    `json:"chunks"`
 }
 
 type comparisonLink struct{ Href, A, B string }
@@ -229,7 +260,11 @@ func (b *builder) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 		p.Chart, p.ChartLabel = indexChart(rows)
 		p.Charts = true
 	}
-	data, err := scriptJSON(indexData{Runs: len(l.rows), Chunks: l.chunks, ChunkRuns: indexChunkRuns, PageRuns: indexPageRuns,
+	fd := make([]filterData, len(l.filters))
+	for i, f := range l.filters {
+		fd[i] = filterData{Name: f.Name, Label: f.Label, Values: len(f.all), Chunks: f.chunks()}
+	}
+	data, err := scriptJSON(indexData{Filters: fd, Runs: len(l.rows), Chunks: l.chunks, ChunkRuns: indexChunkRuns, PageRuns: indexPageRuns,
 		Page: page + 1, Efficiency: l.efficiency})
 	if err != nil {
 		return nil, err
@@ -320,33 +355,98 @@ func indexChunk(chunk int, rows []indexRow) ([]byte, error) {
 	return []byte("matrixgenIndexChunk(" + strconv.Itoa(chunk) + ", " + string(js) + ");\n"), nil
 }
 
-// filter is one of the index's select boxes: the distinct values of a column.
+// filter is one of the index's select boxes over a column. A page lists
+// at most indexFilterValues of its values, the most frequent: with a model
+// of its own a run, a box of every value would grow with the runs (10,001
+// options, 377 KB a page at 10,000 runs). Every value, with how many runs
+// have it, is in the filter's values scripts (indexValuesName), which the
+// page loads only when asked; a "contains" field reaches the others.
 type filter struct {
 	Name, Label string
-	Values      []string
+	// Values are what the page's box lists, by value.
+	Values []filterValue
+	// all are every value, the most frequent first.
+	all []filterValue
 }
 
-// filters are the index's select boxes over every run: a few distinct
-// values each, however many runs there are.
+// filterValue is a value of a column and how many runs have it.
+type filterValue struct {
+	Value string
+	Runs  int
+}
+
+// RunsText is how many runs have the value, as the page prints it.
+func (v filterValue) RunsText() string { return count(v.Runs) }
+
+// indexFilterValues is how many values of a filter a page lists, and
+// indexValuesChunk how many one values script holds.
+var (
+	indexFilterValues = 50
+	indexValuesChunk  = 5000
+)
+
+// chunks is how many values scripts hold the filter's values.
+func (f filter) chunks() int { return (len(f.all) + indexValuesChunk - 1) / indexValuesChunk }
+
+// filters are the index's select boxes over every run, each listing its
+// most frequent values however many runs there are.
 func filters(rows []indexRow) []filter {
-	distinct := func(get func(indexRow) string) []string {
-		seen := map[string]bool{}
-		var out []string
+	distinct := func(name, label string, get func(indexRow) string) filter {
+		at := map[string]int{}
+		var all []filterValue
 		for _, r := range rows {
-			if v := get(r); v != dash && v != "" && !seen[v] {
-				seen[v] = true
-				out = append(out, v)
+			v := get(r)
+			if v == dash || v == "" {
+				continue
 			}
+			if i, ok := at[v]; ok {
+				all[i].Runs++
+				continue
+			}
+			at[v] = len(all)
+			all = append(all, filterValue{Value: v, Runs: 1})
 		}
-		slices.Sort(out)
-		return out
+		slices.SortFunc(all, func(x, y filterValue) int {
+			if c := cmp.Compare(y.Runs, x.Runs); c != 0 {
+				return c
+			}
+			return strings.Compare(x.Value, y.Value)
+		})
+		shown := slices.Clone(all[:min(len(all), indexFilterValues)])
+		slices.SortFunc(shown, func(x, y filterValue) int { return strings.Compare(x.Value, y.Value) })
+		return filter{Name: name, Label: label, Values: shown, all: all}
 	}
 	return []filter{
-		{"gpu", "GPU", distinct(func(r indexRow) string { return r.GPU })},
-		{"model", "Model", distinct(func(r indexRow) string { return r.Model })},
-		{"engine", "Engine", distinct(func(r indexRow) string { return r.EngineName })},
-		{"quantization", "Quantization", distinct(func(r indexRow) string { return r.Quantization })},
+		distinct("gpu", "GPU", func(r indexRow) string { return r.GPU }),
+		distinct("model", "Model", func(r indexRow) string { return r.Model }),
+		distinct("engine", "Engine", func(r indexRow) string { return r.EngineName }),
+		distinct("quantization", "Quantization", func(r indexRow) string { return r.Quantization }),
 	}
+}
+
+// indexValuesName is the values script (1-based) of the filter.
+func indexValuesName(name string, chunk int) string {
+	return fmt.Sprintf("assets/index/values-%s-%04d.js", name, chunk)
+}
+
+// indexValues is the values script (1-based) of the filter: it hands the
+// filter's values, each [value, runs], the most frequent first, to the
+// page's matrixgenIndexValues.
+func indexValues(f filter, chunk int) ([]byte, error) {
+	values := f.all[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.all))]
+	list := make([][2]any, len(values))
+	for i, v := range values {
+		list[i] = [2]any{v.Value, v.Runs}
+	}
+	js, err := scriptJSON(list)
+	if err != nil {
+		return nil, err
+	}
+	name, err := scriptJSON(f.Name)
+	if err != nil {
+		return nil, err
+	}
+	return []byte("matrixgenIndexValues(" + string(name) + ", " + strconv.Itoa(chunk) + ", " + string(js) + ");\n"), nil
 }
 
 // writeRowPrints adds to h all that the index shows of each row.

@@ -28,6 +28,9 @@ type pageBase struct {
 
 type runPage struct {
 	pageBase
+	// ID is the run's; Compared the script listing the compare pages of
+	// it, relative to the page (compared.go).
+	ID, Compared             string
 	Heading, Subtitle, Shape string
 	Simulated, Incomplete    bool
 	// Disagreements lists the cells where our count and the server's own
@@ -133,6 +136,8 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	r := e.Run.Sorted()
 	p := &runPage{
 		pageBase:       b.base("../../", runTitle(r)+" · "+b.site.Title, runDescription(r), "runs/"+e.ID+"/"),
+		ID:             e.ID,
+		Compared:       "../../" + comparedName(comparedBucket(e.ID)),
 		Heading:        runTitle(r),
 		Subtitle:       joinNonEmpty(" · ", r.Engine.Name, r.Engine.Version, r.Engine.Quantization),
 		Shape:          sweepShape(r),

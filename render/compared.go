@@ -1,0 +1,80 @@
+package render
+
+import (
+	"fmt"
+	"hash/fnv"
+	"hash/maphash"
+	"strconv"
+)
+
+// A run page links the compare pages the site builds of it. Which pairs
+// there are is known only once every run is read (comparePairs), after
+// the run pages are written one at a time, and a run added later pairs
+// with an earlier one, so the links are not in the page: they are in one
+// of comparedBuckets scripts (assets/compared/00.js … ff.js), the one the
+// run's id hashes to, which the page names when it is built and whose
+// script loads it (a script, not JSON to fetch, as browsers refuse fetch
+// from file://). Every bucket is written, empty or not, so no page asks
+// for a file that is not there; a run in no pair shows nothing.
+
+// comparedBuckets is how many scripts the links are spread over: at
+// 100,000 runs each is some tens of kilobytes.
+const comparedBuckets = 256
+
+// comparedBucket is the bucket (0-based) of a run's id.
+func comparedBucket(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % comparedBuckets)
+}
+
+// comparedName is the file of the bucket.
+func comparedName(bucket int) string {
+	return fmt.Sprintf("assets/compared/%02x.js", bucket)
+}
+
+// comparedFiles are the buckets of the pairs, each listing, for each run
+// in it with a pair, the other run and the compare page's folder:
+// matrixgenCompared([[id, [[other, folder], …]], …]).
+func comparedFiles(rows []indexRow, pairs []Pair) []indexFile {
+	type link struct{ other, page string }
+	byRun := map[string][]link{}
+	var order [comparedBuckets][]string
+	add := func(id, other, page string) {
+		if _, ok := byRun[id]; !ok {
+			b := comparedBucket(id)
+			order[b] = append(order[b], id)
+		}
+		byRun[id] = append(byRun[id], link{other, page})
+	}
+	for _, p := range pairs {
+		page := compareID(p)
+		add(p.A, p.B, page)
+		add(p.B, p.A, page)
+	}
+	files := make([]indexFile, comparedBuckets)
+	for b := range comparedBuckets {
+		ids := order[b]
+		var h maphash.Hash
+		h.SetSeed(printSeed)
+		writeInts(&h, b)
+		list := make([][2]any, len(ids))
+		for i, id := range ids {
+			writeStrings(&h, id)
+			links := make([][2]string, len(byRun[id]))
+			for k, l := range byRun[id] {
+				writeStrings(&h, l.other, l.page)
+				links[k] = [2]string{l.other, l.page}
+			}
+			list[i] = [2]any{id, links}
+		}
+		files[b] = indexFile{rel: comparedName(b), print: h.Sum64(), make: func() ([]byte, error) {
+			js, err := scriptJSON(list)
+			if err != nil {
+				return nil, err
+			}
+			return []byte("matrixgenCompared(" + strconv.Itoa(b) + ", " + string(js) + ");\n"), nil
+		}}
+	}
+	return files
+}
