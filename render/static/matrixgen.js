@@ -4,6 +4,15 @@
 (function () {
   "use strict";
 
+  // Text from outside the page (an address, a hash, a run's values) is
+  // never a key read from a plain object, where "__proto__" or
+  // "constructor" finds what the object inherits: every such lookup is
+  // own(), every map built here dict(), and every decoding decode(),
+  // which gives "" for a malformed % escape instead of throwing.
+  function dict() { return Object.create(null); }
+  function own(o, k) { return o && Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined; }
+  function decode(s) { try { return decodeURIComponent(s); } catch (e) { return ""; } }
+
   // draw renders the chart whose option sits in the JSON block <id>-option.
   function draw(data) {
     var target = document.getElementById(data.id.replace(/-option$/, ""));
@@ -16,7 +25,7 @@
     if (target.id === "index-chart") {
       target.hidden = false;
       shown = indexOption(option);
-      fitIndexChart(target);
+      fitIndexChart(target, option);
     }
     var chart = echarts.init(target, dark ? "dark" : null, { renderer: "canvas" });
     chart.setOption(shown);
@@ -24,19 +33,22 @@
     window.addEventListener("resize", function () { chart.resize(); });
   }
 
-  // The index chart shows the runs the table shows, in its order: of the
-  // page's runs (in the option Go built) those its rows list, or the
-  // summaries of a filtered or sorted view (indexView), labelled as the
-  // option labels its bars.
-  var drawn = {};
-  var indexView = { ids: [], summaries: null };
-  function keepRuns(option, ids) {
-    var all = option.yAxis[0].data;
-    var at = ids.map(function (id) { return all.indexOf(id); }).filter(function (i) { return i >= 0; });
-    var o = JSON.parse(JSON.stringify(option));
-    o.yAxis[0].data = at.map(function (i) { return all[i]; });
-    o.series.forEach(function (s, k) { s.data = at.map(function (i) { return option.series[k].data[i]; }); });
-    return o;
+  // The index chart shows, below the table, the fastest of the runs the
+  // table's view holds (index.go's indexChart, at most ten, by peak total
+  // tok/s): the page's as the build drew them, or of a filtered or sorted
+  // view (indexView), each bar labelled as the build labels them, and its
+  // aria-label says what it shows, as the build's does.
+  var drawn = dict();
+  var indexView = null, builtLabel = null;
+  function fastest(summaries) {
+    var peak = function (s) { var v = parseFloat(s[S.peak]); return v > 0 ? v : -1; };
+    return summaries.map(function (s, i) { return [s, i]; }).sort(function (x, y) { return peak(y[0]) - peak(x[0]) || x[1] - y[1]; })
+      .slice(0, 10).map(function (x) { return x[0]; });
+  }
+  function chartLabel(shown, of) {
+    var head = "Best single-stream and peak total tok/s of the " + (shown.length === of ? of.toLocaleString("en-US") + " runs listed, fastest first: " :
+      shown.length + " fastest of the " + of.toLocaleString("en-US") + " runs listed: ");
+    return head + shown.map(function (s) { return s[S.id] + ": " + (s[S.bestText] || "\u2014") + " single-stream, " + (s[S.peakText] || "\u2014") + " peak tok/s"; }).join("; ");
   }
   function summariesOption(option, summaries) {
     var o = JSON.parse(JSON.stringify(option));
@@ -51,17 +63,21 @@
     return o;
   }
   function indexOption(option) {
-    return indexView.summaries ? summariesOption(option, indexView.summaries) : keepRuns(option, indexView.ids);
+    return indexView ? summariesOption(option, indexView.shown) : option;
   }
-  function fitIndexChart(target) {
-    var n = indexView.summaries ? indexView.summaries.length : indexView.ids.length;
-    target.style.height = (100 + 40 * Math.max(n, 1)) + "px";
+  function fitIndexChart(target, option) {
+    var n = indexView ? indexView.shown.length : option.yAxis[0].data.length;
+    target.style.height = (90 + 30 * Math.max(n, 1)) + "px";
+    if (builtLabel === null) builtLabel = target.getAttribute("aria-label");
+    target.setAttribute("aria-label", indexView ? chartLabel(indexView.shown, indexView.of) : builtLabel);
   }
-  function showIndexRuns(ids, summaries) {
-    indexView = { ids: ids || [], summaries: summaries };
+  // showIndexRuns draws the fastest of a view's runs (of matching in
+  // all), or the page's as built (summaries null).
+  function showIndexRuns(summaries, of) {
+    indexView = summaries ? { shown: fastest(summaries), of: of } : null;
     var d = drawn["index-chart"];
     if (!d) return;
-    fitIndexChart(document.getElementById("index-chart"));
+    fitIndexChart(document.getElementById("index-chart"), d.option);
     d.chart.resize();
     d.chart.setOption(indexOption(d.option), true);
   }
@@ -118,8 +134,8 @@
     var data = document.getElementById("cell-details");
     if (!panel || !data) return;
     if (details === null) details = JSON.parse(data.textContent);
-    var id = decodeURIComponent(location.hash.slice(1));
-    var d = details.cells[id];
+    var id = decode(location.hash.slice(1));
+    var d = own(details.cells, id);
     // The selected cell is marked in the matrix, for the eye and for
     // screen readers alike.
     document.querySelectorAll("table.matrix a[aria-current]").forEach(function (a) { a.removeAttribute("aria-current"); });
@@ -241,29 +257,83 @@
     });
   }
 
-  // withSummaries calls then with every run's summary, in the index's
-  // order, once every chunk has loaded; of calls made while they load,
-  // only the last is answered: it is the view the reader chose last.
-  var summaries = null, answer = null;
-  function withSummaries(data, then, fail) {
-    if (summaries) return then(summaries);
-    var loading = answer !== null;
-    answer = then;
-    if (loading) return;
-    var chunks = [], left = data.chunks;
-    window.matrixgenIndexChunk = function (n, runs) {
-      if (n < 1 || n > data.chunks || chunks[n - 1]) return;
-      chunks[n - 1] = runs;
-      if (--left > 0) return;
-      summaries = [].concat.apply([], chunks);
-      answer(summaries);
-    };
-    for (var n = 1; n <= data.chunks; n++) {
-      var script = document.createElement("script");
-      script.src = "assets/index/chunk-" + String(n).padStart(4, "0") + ".js";
-      script.onerror = function () { fail(this.getAttribute("src")); };
-      document.head.appendChild(script);
+  // loadScripts loads scripts that each hand their part to window[global]
+  // (a script loads from file://, where fetch is refused) and calls then
+  // with the parts in order once all have come, at once if they have;
+  // slot(arguments) tells which part a call is, -1 for none. Every caller
+  // waiting is answered, in order: the last is the view chosen last.
+  var loads = dict();
+  function loadScripts(key, srcs, global, slot, then, fail) {
+    var l = own(loads, key);
+    if (l && l.parts) return then(l.parts);
+    if (l) return l.waiting.push([then, fail]);
+    l = loads[key] = { parts: null, waiting: [[then, fail]] };
+    var parts = new Array(srcs.length), left = srcs.length;
+    function done() {
+      l.parts = parts;
+      l.waiting.splice(0).forEach(function (w) { w[0](parts); });
     }
+    window[global] = function () {
+      var at = slot(arguments);
+      if (at < 0 || at >= srcs.length || parts[at] !== undefined) return;
+      parts[at] = arguments[arguments.length - 1];
+      if (--left === 0) done();
+    };
+    if (left === 0) return done();
+    srcs.forEach(function (src) {
+      var script = document.createElement("script");
+      script.src = src;
+      script.onerror = function () {
+        delete loads[key];
+        l.waiting.splice(0).forEach(function (w) { if (w[1]) w[1](src); });
+      };
+      document.head.appendChild(script);
+    });
+  }
+
+  // withSummaries calls then with every run's summary, in the index's order.
+  function withSummaries(data, then, fail) {
+    var srcs = [];
+    for (var n = 1; n <= data.chunks; n++) srcs.push("assets/index/chunk-" + String(n).padStart(4, "0") + ".js");
+    loadScripts("summaries", srcs, "matrixgenIndexChunk", function (a) { return a[0] - 1; }, function (parts) {
+      then(parts.summaries || (parts.summaries = [].concat.apply([], parts)));
+    }, fail);
+  }
+
+  // withValues calls then with every filter's values, each [filter, value,
+  // runs], the most frequent of each filter first, from the values scripts
+  // (index.go's indexValues): loaded only when a reader looks for a value.
+  function withValues(data, then, fail) {
+    var srcs = [], at = dict();
+    data.filters.forEach(function (f) {
+      for (var n = 1; n <= f.chunks; n++) {
+        at[f.name + " " + n] = srcs.length;
+        srcs.push("assets/index/values-" + f.name + "-" + String(n).padStart(4, "0") + ".js");
+      }
+    });
+    loadScripts("values", srcs, "matrixgenIndexValues", function (a) { var i = own(at, a[0] + " " + a[1]); return i === undefined ? -1 : i; }, function (parts) {
+      if (!parts.all) {
+        parts.all = [];
+        var i = 0;
+        data.filters.forEach(function (f) {
+          for (var n = 1; n <= f.chunks; n++, i++) parts[i].forEach(function (v) { parts.all.push([f, v[0], v[1]]); });
+        });
+      }
+      then(parts.all);
+    }, fail);
+  }
+
+  // same says whether a run's value is the one chosen: compared as the
+  // page's HTML gives values (a NUL read as U+FFFD, line ends as \n), so
+  // a value from the address, from an option or from a chunk is one.
+  function htmlValue(v) { return String(v).replace(/\r\n?/g, "\n").replace(/\0/g, "\uFFFD"); }
+  function same(a, b) { return htmlValue(a) === htmlValue(b); }
+
+  // contains says whether a summary's id, model, GPU, engine or
+  // quantization holds the text, whatever its case.
+  function contains(s, text) {
+    text = text.toLowerCase();
+    return [S.id, S.model, S.gpu, S.engine, S.quantization].some(function (f) { return String(s[f]).toLowerCase().indexOf(text) >= 0; });
   }
 
   function runsText(n) { return n.toLocaleString("en-US") + (n === 1 ? " run" : " runs"); }
@@ -330,11 +400,27 @@
     var count = document.getElementById("filter-count");
     // The page's comparisons are of its own runs: a view hides them.
     var comparisons = document.querySelector("ul.compare-list");
-    var params = new URLSearchParams(location.search);
+    var pages = Math.max(1, Math.ceil(data.runs / data.page_runs));
     form.hidden = false;
-    Array.prototype.forEach.call(form.elements, function (s) {
-      if (s.name && params.has(s.name)) s.value = params.get(s.name);
-    });
+    // setForm shows the address's view in the form. A filter's value the
+    // page does not list (it lists each filter's most frequent) is added
+    // to its box, so the reader sees what is chosen; showView says when
+    // no run has it.
+    function setForm(params) {
+      Array.prototype.forEach.call(form.elements, function (s) {
+        if (!s.name) return;
+        var v = params.get(s.name) || "";
+        if (s.tagName === "SELECT") {
+          var listed = Array.prototype.some.call(s.options, function (o) { return o.value === v; });
+          if (!listed && own(filterFields, s.name) !== undefined) {
+            var o = el("option", v);
+            o.value = v;
+            s.appendChild(o);
+          } else if (!listed) v = "";
+        }
+        s.value = v;
+      });
+    }
     function chosen() {
       var keep = new URLSearchParams();
       Array.prototype.forEach.call(form.elements, function (s) { if (s.name && s.value) keep.set(s.name, s.value); });
@@ -346,18 +432,33 @@
       q = q.toString();
       return q ? "?" + q : "";
     }
-    function apply(page) {
+    // pageOf is the page an address names (?p=3), else this file's.
+    function pageOf(params) {
+      var p = parseInt(params.get("p"), 10);
+      return p >= 1 ? p : data.page;
+    }
+    // go records a view in the address: "push" so Back returns to the one
+    // before, "replace" where the address only catches up.
+    function go(how, address) {
+      if (how === "push" && address !== location.pathname + location.search + location.hash) history.pushState(null, "", address);
+      else if (how !== "none") history.replaceState(null, "", address);
+    }
+    function apply(page, how) {
       var keep = chosen();
       if (!keep.toString()) {
-        history.replaceState(null, "", location.pathname + location.hash);
+        // No filter: the pages as built. Another page is its own file.
+        page = Math.min(Math.max(1, page), pages);
+        if (page !== data.page) return location.replace(indexPageName(page));
+        go(how, location.pathname + location.hash);
         return showPage();
       }
-      history.replaceState(null, "", location.pathname + query(keep, page) + location.hash);
+      go(how, location.pathname + query(keep, page) + location.hash);
       count.textContent = "loading " + runsText(data.runs) + "…";
       withSummaries(data, function (all) { showView(all, keep, page); }, function (src) {
         count.textContent = "could not load " + src;
       });
     }
+    function indexPageName(page) { return page === 1 ? "index.html" : "index-" + page + ".html"; }
     // showPage is the page as built: its own runs, newest first.
     function showPage() {
       body.replaceChildren.apply(body, pageRows);
@@ -366,15 +467,17 @@
         pager.replaceChildren.apply(pager, Array.prototype.map.call(built[i].childNodes, function (n) { return n.cloneNode(true); }));
       });
       markTops(pageRows);
-      showIndexRuns(pageRows.map(function (r) { return r.dataset.id; }), null);
+      showIndexRuns(null, 0);
       count.textContent = runsText(data.runs);
       if (comparisons) comparisons.hidden = false;
       offerRuns(null);
     }
     // showView is every run the filters leave, sorted, a page of them.
     function showView(all, keep, page) {
+      var text = keep.get("q") || "";
       var match = all.filter(function (s) {
-        return Object.keys(filterFields).every(function (k) { var v = keep.get(k); return !v || s[filterFields[k]] === v; });
+        return Object.keys(filterFields).every(function (k) { var v = keep.get(k); return !v || same(s[filterFields[k]], v); }) &&
+          (!text || contains(s, text));
       });
       var sort = keep.get("sort");
       if (sort === "best" || sort === "peak") {
@@ -382,6 +485,8 @@
       } else if (sort === "model" || sort === "gpu") {
         var collate = new Intl.Collator().compare;
         match.sort(function (a, b) { return collate(a[S[sort]], b[S[sort]]); });
+      } else if (sort === "oldest") {
+        match.reverse();
       }
       var pages = Math.max(1, Math.ceil(match.length / data.page_runs));
       page = Math.min(Math.max(1, page), pages);
@@ -390,8 +495,14 @@
       body.replaceChildren.apply(body, rows);
       pagers.forEach(function (pager) { viewPager(pager, keep, page, pages, match.length); });
       markTops(rows);
-      showIndexRuns(null, shown);
-      count.textContent = match.length.toLocaleString("en-US") + " of " + runsText(data.runs);
+      showIndexRuns(shown, shown.length);
+      // A value no run has is said, not dropped: the address may be old
+      // or mistyped.
+      var none = data.filters.filter(function (f) {
+        var v = keep.get(f.name);
+        return v && !all.some(function (s) { return same(s[filterFields[f.name]], v); });
+      }).map(function (f) { return "no run has " + f.label.toLowerCase() + " “" + keep.get(f.name) + "”"; });
+      count.textContent = match.length.toLocaleString("en-US") + " of " + runsText(data.runs) + (none.length ? ": " + none.join("; ") : "");
       history.replaceState(null, "", location.pathname + query(keep, page) + location.hash);
       if (comparisons) comparisons.hidden = true;
       offerRuns(shown);
@@ -429,12 +540,42 @@
         var a = ev.target.closest && ev.target.closest("a[data-page]");
         if (!a) return;
         ev.preventDefault();
-        apply(parseInt(a.getAttribute("data-page"), 10));
+        apply(parseInt(a.getAttribute("data-page"), 10), "push");
         pagers[0].scrollIntoView();
       });
     });
-    form.addEventListener("change", function () { apply(1); });
-    apply(parseInt(params.get("p"), 10) || 1);
+    form.addEventListener("change", function () { apply(1, "push"); });
+    // The contains field filters as it is typed, and offers the values of
+    // every filter that hold what it says, with their runs, from the
+    // values scripts, loaded the first time it is used.
+    var q = form.elements.q, list = document.getElementById("filter-values"), typing = null;
+    if (q && list) {
+      q.addEventListener("input", function () {
+        clearTimeout(typing);
+        typing = setTimeout(function () {
+          apply(1, "replace");
+          var text = q.value.toLowerCase();
+          if (!text) return list.replaceChildren();
+          withValues(data, function (values) {
+            if (q.value.toLowerCase() !== text) return;
+            list.replaceChildren.apply(list, values.filter(function (v) { return String(v[1]).toLowerCase().indexOf(text) >= 0; }).slice(0, 30).map(function (v) {
+              var o = el("option");
+              o.value = v[1];
+              o.label = v[0].label + " · " + runsText(v[2]);
+              return o;
+            }));
+          });
+        }, 250);
+      });
+    }
+    window.addEventListener("popstate", function () {
+      var params = new URLSearchParams(location.search);
+      setForm(params);
+      apply(pageOf(params), "none");
+    });
+    var params = new URLSearchParams(location.search);
+    setForm(params);
+    apply(pageOf(params), "replace");
   }
 
   // Under `matrixgen serve` pages carry <meta name="matrixgen-live">: poll
@@ -477,7 +618,7 @@
       var script = document.createElement("script");
       script.src = root + "runs/" + id + "/compare.js";
       script.onload = function () {
-        if (--left === 0) drawComparison(section, root, readJSON("compare-rules"), window.matrixgenRuns[ids[0]], window.matrixgenRuns[ids[1]]);
+        if (--left === 0) drawComparison(section, root, readJSON("compare-rules"), own(window.matrixgenRuns, ids[0]), own(window.matrixgenRuns, ids[1]));
       };
       script.onerror = function () { fail("This site has no run " + id + "."); };
       document.body.appendChild(script);
@@ -522,7 +663,7 @@
     document.getElementById("compare-prefill").hidden = !prefillShown;
     if (prefillShown) drawComparePrefill(rules, a, b);
 
-    var cells = [{}, {}], contexts = {}, levels = {};
+    var cells = [dict(), dict()], contexts = dict(), levels = dict();
     [a, b].forEach(function (r, i) {
       r.cells.forEach(function (c) {
         cells[i][c.context + "x" + c.concurrency] = c;
@@ -653,7 +794,7 @@
   // sample's, beating all j of the second, or the second's, beating none,
   // so count(u; i, j) = count(u − j; i − 1, j) + count(u; i, j − 1).
   // Computed once for each pair of sizes: a page's cells share a few.
-  var uDistributions = {};
+  var uDistributions = dict();
   function uDistribution(m, n) {
     var key = m + "x" + n;
     if (uDistributions[key]) return uDistributions[key];
@@ -681,7 +822,7 @@
 
   // byLabel maps figures by label: their text, or the figure itself.
   function byLabel(figures, whole) {
-    var m = {};
+    var m = dict();
     figures.forEach(function (f) { m[f.label] = whole ? f : f.text; });
     return m;
   }
@@ -758,7 +899,7 @@
   // prompt tok/s by context, and the table beside it: the server's own
   // prefill figure and the cold request's TTFT where a run has them.
   function drawComparePrefill(rules, a, b) {
-    var rows = {}, labels = {};
+    var rows = dict(), labels = dict();
     [a, b].forEach(function (r, i) {
       r.prefill.forEach(function (p) { (rows[p.context] = rows[p.context] || [null, null])[i] = p; labels[p.context] = p.label; });
     });
@@ -805,13 +946,16 @@
   // (form-action 'none'), so the script goes to compare.html itself. A run
   // is never offered against itself: each picker disables the other's run.
   // It offers the runs the table shows: the page's, or a view's (the
-  // summaries comparePicker's answer is given; null for the page's).
+  // summaries comparePicker's answer is given; null for the page's); its
+  // Find field offers any run of the site whose id or model holds what it
+  // says, from the index's chunks, each picker keeping its choice.
   function comparePicker() {
     var form = document.querySelector("form.pick");
     if (!form) return function () {};
     var a = form.querySelector("select[name=a]"), b = form.querySelector("select[name=b]");
+    var find = form.querySelector("input[name=find]"), data = readJSON("index-data");
     var built = Array.prototype.map.call(a.options, function (o) { return [o.value, o.textContent]; });
-    var offered = built;
+    var offered = built, shownRuns = built, typing = null;
     function exclude() {
       [[a, b], [b, a]].forEach(function (p) {
         Array.prototype.forEach.call(p[0].options, function (o) { o.disabled = o.value === p[1].value; });
@@ -821,23 +965,72 @@
       if (moved.value === other.value) other.selectedIndex = (moved.selectedIndex + 1) % other.options.length;
       exclude();
     }
+    function offer(runs) {
+      if (runs === offered) return;
+      offered = runs;
+      [a, b].forEach(function (select) {
+        var keep = select.selectedIndex >= 0 ? [select.value, select.options[select.selectedIndex].textContent] : null;
+        var list = keep && !runs.some(function (r) { return r[0] === keep[0]; }) ? [keep].concat(runs) : runs;
+        select.replaceChildren.apply(select, list.map(function (r) { var o = el("option", r[1]); o.value = r[0]; return o; }));
+        if (keep) select.value = keep[0];
+      });
+      apart(a, b);
+    }
+    function summaryOption(s) { return [s[S.id], s[S.id] + " · " + s[S.model] + (s[S.simulated] ? " (simulated)" : "")]; }
     apart(a, b);
     a.addEventListener("change", function () { apart(a, b); });
     b.addEventListener("change", function () { apart(b, a); });
+    if (find && data) {
+      find.addEventListener("input", function () {
+        clearTimeout(typing);
+        typing = setTimeout(function () {
+          var text = find.value.toLowerCase();
+          if (!text) return offer(shownRuns);
+          withSummaries(data, function (all) {
+            if (find.value.toLowerCase() !== text) return;
+            offer(all.filter(function (s) {
+              return String(s[S.id]).toLowerCase().indexOf(text) >= 0 || String(s[S.model]).toLowerCase().indexOf(text) >= 0;
+            }).slice(0, 200).map(summaryOption));
+          });
+        }, 250);
+      });
+    }
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       window.location.href = "compare.html?a=" + encodeURIComponent(a.value) + "&b=" + encodeURIComponent(b.value);
     });
     return function (shown) {
-      var runs = shown && shown.length > 1 ? shown.map(function (s) { return [s[S.id], s[S.id] + (s[S.simulated] ? " (simulated)" : "")]; }) : built;
-      if (runs === offered) return;
-      offered = runs;
-      [a, b].forEach(function (select) {
-        select.replaceChildren.apply(select, runs.map(function (r) { var o = el("option", r[1]); o.value = r[0]; return o; }));
-      });
-      apart(a, b);
+      shownRuns = shown && shown.length > 1 ? shown.map(function (s) { return [s[S.id], s[S.id] + (s[S.simulated] ? " (simulated)" : "")]; }) : built;
+      if (!find || !find.value) offer(shownRuns);
     };
   }
+
+  // A run page lists the compare pages the site builds of it, from the
+  // bucket script its id hashes to (compared.go), which hands its runs'
+  // links to matrixgenCompared; a run in no pair shows nothing.
+  function comparedLinks() {
+    var section = document.getElementById("compared");
+    if (!section) return;
+    var id = section.getAttribute("data-id"), src = section.getAttribute("data-src");
+    window.matrixgenCompared = function (bucket, runs) {
+      var mine = runs.filter(function (r) { return r[0] === id; })[0];
+      if (!mine || !mine[1].length) return;
+      var root = src.replace(/assets\/compared\/[^/]*$/, "");
+      var list = section.querySelector("ul");
+      list.replaceChildren.apply(list, mine[1].map(function (l) {
+        var li = el("li"), a = el("a", id + " vs " + l[0]);
+        a.setAttribute("href", root + "compare/" + l[1] + "/index.html");
+        li.appendChild(a);
+        return li;
+      }));
+      section.hidden = false;
+    };
+    var script = document.createElement("script");
+    script.src = src;
+    document.head.appendChild(script);
+  }
+  comparedLinks();
+
   wireIndex(comparePicker());
 
   // Matrix views: the same cells coloured by another figure (per-request
@@ -855,7 +1048,7 @@
       select.value = view.name;
       document.querySelectorAll("table.matrix a.cell-link").forEach(function (a) {
         var id = a.getAttribute("href").replace(/^.*#/, "");
-        var cell = view.cells[id];
+        var cell = own(view.cells, id);
         if (!cell) return;
         var td = a.parentElement;
         var fig = a.querySelector(".fig");
