@@ -276,6 +276,9 @@ func fastestRuns(rows []indexRow) []indexRow {
 // indexChartLabel begins the index chart's label: what it shows, of how
 // many runs; matrixgen.js's chartLabel says it alike of a view.
 func indexChartLabel(shown, of int, where string) string {
+	if of == 1 {
+		return "Best single-stream and peak total tok/s of the run " + where + ": "
+	}
 	if shown == of {
 		return "Best single-stream and peak total tok/s of the " + count(of) + " runs " + where + ", fastest first: "
 	}

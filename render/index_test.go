@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	xhtml "golang.org/x/net/html"
 
 	"github.com/matrixgen/matrixgen/internal/browser"
 	"github.com/matrixgen/matrixgen/internal/testrun"
@@ -207,26 +210,167 @@ func TestPagerNumbers(t *testing.T) {
 	}
 }
 
-// TestIndexAt100000Runs: the first page of a 100,000-run index, with a
-// compare pair for every run, stays under 500 KB, and a chunk under 500
-// KB, whatever the number of runs.
+// TestIndexAt100000Runs: the first page of a 100,000-run index, each run
+// of a model of its own and with a compare pair for every run, stays under
+// 500 KB, and so does every chunk, values script and compared bucket.
 func TestIndexAt100000Runs(t *testing.T) {
 	rows, pairs, b := manyRunsIndex(t, 100_000)
+	for i := range rows {
+		rows[i].Model = fmt.Sprintf("vendor/a-long-model-name-of-its-own-%06d-Instruct-FP8", i)
+	}
 	files := b.indexFiles(rows, pairs)
-	if len(files) != 1000+100 {
-		t.Fatalf("100,000 runs make %d index files, want 1,000 pages and 100 chunks", len(files))
+	kinds := map[string]int{}
+	for _, f := range files {
+		kind, _, _ := strings.Cut(f.rel, "-")
+		if strings.HasPrefix(kind, "assets/compared/") {
+			kind = "assets/compared"
+		}
+		kinds[kind]++
+		if f.rel != "index.html" && !strings.HasPrefix(f.rel, "assets/") {
+			continue
+		}
+		data, err := f.make()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.rel == "index.html" {
+			t.Logf("100,000 runs (%d compare pairs): index.html %d bytes", len(pairs), len(data))
+		}
+		if len(data) > 500_000 {
+			t.Errorf("%s is %d bytes, want at most 500 KB", f.rel, len(data))
+		}
 	}
-	first, err := files[0].make()
+	// index.html and index-2…1000, 100 chunks, values scripts (100,000
+	// models at 5,000 a script; one each for GPUs, engines, quantizations),
+	// the compared buckets.
+	if kinds["index.html"] != 1 || kinds["index"] != 999 || kinds["assets/index/chunk"] != 100 ||
+		kinds["assets/index/values"] != 20+1+1+1 || kinds["assets/compared"] != comparedBuckets {
+		t.Errorf("100,000 runs make %d index files %v", len(files), kinds)
+	}
+}
+
+// TestFilterOptionsBounded: whatever the number of distinct values, a page
+// of the index lists at most indexFilterValues of each filter's, the most
+// frequent, with their runs, and its size does not grow with the runs;
+// every value is in the values scripts with its count.
+func TestFilterOptionsBounded(t *testing.T) {
+	size := func(n int) (int, indexLayout, []byte) {
+		rows, pairs, b := manyRunsIndex(t, n)
+		for i := range rows {
+			rows[i].Model = fmt.Sprintf("model-of-its-own-%06d", i)
+			if i%3 == 0 {
+				rows[i].Model = "shared model" // the most frequent: listed
+			}
+		}
+		l := newIndexLayout(rows, pairs)
+		page, err := b.indexPageHTML(l, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(page), l, page
+	}
+	small, _, _ := size(300)
+	large, l, page := size(4000)
+	t.Logf("index.html: %d bytes at 300 runs, %d at 4,000 with a model each", small, large)
+	if large > small+small/10 {
+		t.Errorf("index.html grows from %d bytes at 300 runs to %d at 4,000: its filters grow with the runs", small, large)
+	}
+	models := regexp.MustCompile(`(?s)<select name="model">(.*?)</select>`).FindSubmatch(page)
+	if models == nil {
+		t.Fatal("no model filter")
+	}
+	if n := strings.Count(string(models[1]), "<option"); n != indexFilterValues+1 {
+		t.Errorf("the model filter lists %d options, want %d and all", n, indexFilterValues+1)
+	}
+	if !strings.Contains(string(models[1]), `<option value="shared model">shared model (1,334)</option>`) {
+		t.Errorf("the most frequent model is not listed with its runs: %.300s", models[1])
+	}
+	f := l.filters[1]
+	seen := 0
+	for chunk := 1; chunk <= f.chunks(); chunk++ {
+		js, err := indexValues(f, chunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := `matrixgenIndexValues("model", ` + strconv.Itoa(chunk) + ", "
+		if !strings.HasPrefix(string(js), prefix) {
+			t.Fatalf("a values script begins %.60q", js)
+		}
+		var values [][2]any
+		if err := json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(string(js), prefix), ");\n")), &values); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range values {
+			seen++
+			if want := map[bool]float64{true: 1334, false: 1}[v[0] == "shared model"]; v[1] != want {
+				t.Errorf("values script says %v runs of %q, want %v", v[1], v[0], want)
+			}
+		}
+	}
+	if want := 4000 - 1334 + 1; seen != want {
+		t.Errorf("the values scripts hold %d models, want %d", seen, want)
+	}
+}
+
+// TestFilterOptionValues: every option of the index's filters has its
+// value written out, so a value of spaces, with spaces around it, quotes,
+// markup or a NUL is the value the box gives (an option without one gives
+// its text with spaces trimmed and collapsed), as the HTML parser reads it.
+func TestFilterOptionValues(t *testing.T) {
+	odd := []string{" ", "   ", "\t", " lead", "trail ", "two  spaces", "a\x00b", `"quoted"`, "<b>&amp;</b>", "line\nbreak", "é ü", "'"}
+	rows := manyRows(len(odd) * 3)
+	for i := range rows {
+		rows[i].Model = odd[i%len(odd)]
+		rows[i].GPU = odd[(i+1)%len(odd)]
+	}
+	b, err := newBuilder(Site{Title: "Odd"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunk, err := files[1000].make()
+	page, err := b.indexPageHTML(newIndexLayout(rows, nil), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("100,000 runs (%d compare pairs): index.html %d bytes, a chunk %d bytes", len(pairs), len(first), len(chunk))
-	if len(first) > 500_000 || len(chunk) > 500_000 {
-		t.Errorf("index.html is %d bytes and a chunk %d, want at most 500 KB each", len(first), len(chunk))
+	doc, err := xhtml.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for n := range doc.Descendants() {
+		if n.Type != xhtml.ElementNode || n.Data != "option" {
+			continue
+		}
+		sel := n.Parent
+		name := ""
+		for _, a := range sel.Attr {
+			if a.Key == "name" {
+				name = a.Val
+			}
+		}
+		value, has := "", false
+		for _, a := range n.Attr {
+			if a.Key == "value" {
+				value, has = a.Val, true
+			}
+		}
+		if !has {
+			t.Errorf("an option of %s has no value attribute", name)
+		}
+		if (name == "model" || name == "gpu") && value != "" {
+			got[name] = append(got[name], value)
+		}
+	}
+	var want []string
+	for _, v := range odd {
+		// As the page's HTML gives it back: a NUL is U+FFFD.
+		want = append(want, strings.ReplaceAll(v, "\x00", "\uFFFD"))
+	}
+	slices.Sort(want)
+	for _, name := range []string{"model", "gpu"} {
+		slices.Sort(got[name])
+		if !slices.Equal(got[name], want) {
+			t.Errorf("the %s filter's values read back as %q, want %q", name, got[name], want)
+		}
 	}
 }
 

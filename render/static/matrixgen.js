@@ -46,7 +46,7 @@
       .slice(0, 10).map(function (x) { return x[0]; });
   }
   function chartLabel(shown, of) {
-    var head = "Best single-stream and peak total tok/s of the " + (shown.length === of ? of.toLocaleString("en-US") + " runs listed, fastest first: " :
+    var head = "Best single-stream and peak total tok/s of the " + (of === 1 ? "run listed: " : shown.length === of ? of.toLocaleString("en-US") + " runs listed, fastest first: " :
       shown.length + " fastest of the " + of.toLocaleString("en-US") + " runs listed: ");
     return head + shown.map(function (s) { return s[S.id] + ": " + (s[S.bestText] || "\u2014") + " single-stream, " + (s[S.peakText] || "\u2014") + " peak tok/s"; }).join("; ");
   }
