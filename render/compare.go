@@ -156,12 +156,13 @@ type significanceTest struct {
 
 // significanceText is the test and its level in words, under the matrix.
 func significanceText() string {
-	return fmt.Sprintf("A ratio is coloured as a gain or a loss only where the difference is significant: "+
-		"a two-sided Mann–Whitney U test of the two cells' tok/s, second by second over every repeat, at the %.0f %% level for each cell on its own "+
-		"(about 1 cell in %.0f is marked by chance when nothing changed; matrixgen compare corrects for the number of cells); "+
-		"~ where it is not, or where either cell has fewer than %d seconds. "+
+	return fmt.Sprintf("A ratio is coloured as a gain or a loss, and marked ≠ (differs), only where the difference is significant: "+
+		"a two-sided Mann–Whitney U test of the two cells' tok/s, second by second over every repeat, p < %g for each cell on its own "+
+		"(about 1 cell in %.0f is marked by chance when nothing changed); "+
+		"~ where it is not, or where either cell has fewer than %d seconds or too few to ever reach p < %g (3 against 3 cannot go below 0.1). "+
+		"matrixgen compare -fail-on gates on these p corrected by Holm's method over the cells that can reach %g. "+
 		"Runs that kept no per-second samples (other tools' runs) are not tested: their ratios are coloured as measured. "+
-		"A cell whose requests queued is never marked.", 100*stats.Alpha, 1/stats.Alpha, stats.MinSamples)
+		"A cell whose requests queued is never marked.", stats.Alpha, 1/stats.Alpha, stats.MinSamples, stats.Alpha, stats.Alpha)
 }
 
 type ratioBin struct {

@@ -18,7 +18,9 @@ type Result struct {
 	// P is the two-sided Mann–Whitney p of the two sets of samples; 1
 	// where they were not tested.
 	P float64
-	// Tested is both sets having MinSamples or more.
+	// Tested is both sets having MinSamples or more and sizes that can
+	// reach Alpha at all (MinP below it): 3 against 3 cannot (MinP 0.1),
+	// so such a cell is never called significant, whatever its values.
 	Tested bool
 	// Significant is P below Alpha: a cell on its own, with a 5 % chance
 	// of being called significant when nothing changed. A table of many
@@ -36,12 +38,39 @@ func CompareCell(a, b []float64) Result {
 	if ma := Mean(a); ma != 0 {
 		r.Ratio = Mean(b) / ma
 	}
-	if len(a) < MinSamples || len(b) < MinSamples {
+	if !Testable(len(a), len(b)) {
 		return r
 	}
 	_, r.P = MannWhitney(a, b)
 	r.Tested, r.Significant = true, r.P < Alpha
 	return r
+}
+
+// Testable reports whether samples of m and n can be tested: MinSamples
+// or more a side, and sizes whose smallest attainable p (MinP) is below
+// Alpha. A cell that can never reach the 5 % level says nothing either way,
+// and left in the regression gate's family it would only dilute Holm's
+// correction for the cells that can.
+func Testable(m, n int) bool {
+	return m >= MinSamples && n >= MinSamples && MinP(m, n) < Alpha
+}
+
+// MinP is the smallest two-sided Mann–Whitney p that samples of m and n
+// can give: the two most extreme of the C(m+n, m) equally likely ways of
+// splitting the ranks, 2 / C(m+n, m), at most 1 (and 1 where a side is
+// empty). Ties only make the extreme less rare, so it bounds the exact p
+// with ties too: 3 against 3 can never go below 0.1, 4 against 4 not below
+// 2/70 ≈ 0.029.
+func MinP(m, n int) float64 {
+	if m <= 0 || n <= 0 {
+		return 1
+	}
+	k, big := min(m, n), max(m, n)
+	c := 1.0 // C(big+i, i), built up exactly while it fits a float
+	for i := 1; i <= k; i++ {
+		c = c * float64(big+i) / float64(i)
+	}
+	return min(1, 2/c)
 }
 
 // SignificantZ is the smallest z whose normal p, erfc(z/√2) as MannWhitney

@@ -125,19 +125,29 @@ type Row struct {
 	SamplesB int     `json:"samples_b"`
 	// Ratio is B / A: 0.9 when B is 10 % slower.
 	Ratio float64 `json:"ratio"`
-	// P is the cell's own Mann–Whitney p; PAdjusted the same corrected for
-	// the number of cells tested (Holm), which Significant is read from.
-	P           float64 `json:"p"`
-	PAdjusted   float64 `json:"p_adjusted"`
-	Significant bool    `json:"significant"`
+	// P is the cell's own two-sided Mann–Whitney p (CompareCell), 1 where
+	// it was not tested; Differ is P below Alpha: the cell's verdict on
+	// its own, the same as its compare page's.
+	P      float64 `json:"p"`
+	Differ bool    `json:"differ"`
+	// MinP is the smallest p the cell's sample sizes could give (MinP);
+	// InFamily is the cell being testable (Testable), so counted in the
+	// family the regression gate corrects for.
+	MinP     float64 `json:"min_p"`
+	InFamily bool    `json:"in_family"`
+	// PAdjusted is P corrected for the size of the family (Holm), null
+	// for a cell outside it; SignificantAfterHolm is PAdjusted below
+	// Alpha, what the regression gate reads.
+	PAdjusted            *float64 `json:"p_adjusted"`
+	SignificantAfterHolm bool     `json:"significant_after_holm"`
 }
 
 // Change is the row's change as a share: −0.1 for 10 % slower.
 func (r Row) Change() float64 { return r.Ratio - 1 }
 
-// Tested reports whether both runs had samples enough to test
-// (MinSamples a side).
-func (r Row) Tested() bool { return r.SamplesA >= MinSamples && r.SamplesB >= MinSamples }
+// Tested reports whether both runs had samples enough to test at all
+// (Testable): the row is in the gate's family.
+func (r Row) Tested() bool { return Testable(r.SamplesA, r.SamplesB) }
 
 // Table is two runs compared cell by cell.
 type Table struct {
@@ -145,17 +155,20 @@ type Table struct {
 	// GeoMean is the geometric mean of the rows' ratios, the typical
 	// change; 0 when no row compared.
 	GeoMean float64 `json:"geomean,omitempty"`
-	// Tests is how many rows were tested: the family Holm's correction
-	// holds to a 5 % chance of any false significance.
-	Tests int `json:"tests"`
+	// Family is how many rows could reach significance at all (Testable):
+	// the family Holm's correction holds to a 5 % chance of any false
+	// significance. 0: nothing could be tested.
+	Family int `json:"family"`
 }
 
 // CompareRuns compares every measurement valid in both runs: decode cells
 // by total tok/s and their per-second samples, prefill rows by prompt
-// tok/s and their requests. Significance is corrected for the number of
-// cells tested (Holm–Bonferroni), so over a whole table the chance that
-// any cell is called significant when nothing changed is at most 5 %;
-// each cell's own chance is then at most 5 % divided by that number.
+// tok/s and their requests. Each row carries its own verdict (Differ, p
+// below 5 % on its own, as the compare page marks it) and, for the gate,
+// its p corrected (Holm–Bonferroni) for the family of rows that could
+// reach 5 % at all, so that over a whole table the chance that any cell
+// is called significant after correction when nothing changed is at most
+// 5 %.
 func CompareRuns(a, b *matrixgen.Run) Table {
 	var t Table
 	for _, pa := range a.Prefill {
@@ -178,7 +191,7 @@ func CompareRuns(a, b *matrixgen.Run) Table {
 		return cmp.Or(cmp.Compare(y.Cell.Phase, x.Cell.Phase), // prefill first
 			cmp.Compare(x.Cell.Context, y.Cell.Context), cmp.Compare(x.Cell.Concurrency, y.Cell.Concurrency))
 	})
-	t.Tests = holm(t.Rows)
+	t.Family = holm(t.Rows)
 	ratios := make([]float64, 0, len(t.Rows))
 	for _, r := range t.Rows {
 		ratios = append(ratios, r.Ratio)
@@ -192,43 +205,51 @@ func bothValid(a, b matrixgen.Status) bool {
 }
 
 func row(c Cell, a, b float64, sa, sb []float64) Row {
-	r := Row{Cell: c, A: a, B: b, SamplesA: len(sa), SamplesB: len(sb), P: 1, PAdjusted: 1}
+	r := Row{Cell: c, A: a, B: b, SamplesA: len(sa), SamplesB: len(sb), MinP: MinP(len(sa), len(sb))}
 	if a > 0 {
 		r.Ratio = b / a
 	}
-	r.P = CompareCell(sa, sb).P
+	cell := CompareCell(sa, sb)
+	r.P, r.Differ, r.InFamily = cell.P, cell.Significant, cell.Tested
 	return r
 }
 
-// holm sets PAdjusted and Significant of the tested rows by Holm's step-down
-// correction: the k-th smallest of m p values is multiplied by m − k + 1,
-// and no adjusted p is smaller than one before it. It returns m.
+// holm sets PAdjusted and SignificantAfterHolm of the rows in the family
+// (InFamily) by Holm's step-down correction: the k-th smallest of m p
+// values is multiplied by m − k + 1, and no adjusted p is smaller than one
+// before it. It returns m.
 func holm(rows []Row) int {
-	var tested []int
+	var family []int
 	for i, r := range rows {
-		if r.Tested() {
-			tested = append(tested, i)
+		if r.InFamily {
+			family = append(family, i)
 		}
 	}
-	slices.SortStableFunc(tested, func(x, y int) int { return cmp.Compare(rows[x].P, rows[y].P) })
-	m, floor := len(tested), 0.0
-	for k, i := range tested {
+	slices.SortStableFunc(family, func(x, y int) int { return cmp.Compare(rows[x].P, rows[y].P) })
+	m, floor := len(family), 0.0
+	for k, i := range family {
 		adjusted := max(floor, min(1, float64(m-k)*rows[i].P))
 		floor = adjusted
-		rows[i].PAdjusted = adjusted
-		rows[i].Significant = adjusted < Alpha
+		rows[i].PAdjusted = &adjusted
+		rows[i].SignificantAfterHolm = adjusted < Alpha
 	}
 	return m
 }
 
-// Slowdowns are the rows the regression gate fails on: significant, and
-// slower in B by more than beyond (0.05: more than 5 %).
+// Slowdowns are the rows the regression gate fails on: significant after
+// Holm's correction, and slower in B by more than beyond (0.05: more than
+// 5 %).
 func (t Table) Slowdowns(beyond float64) []Row {
 	var out []Row
 	for _, r := range t.Rows {
-		if r.Significant && r.Change() < -beyond {
+		if r.FailsGate(beyond) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// FailsGate reports whether the row alone fails a gate at beyond.
+func (r Row) FailsGate(beyond float64) bool {
+	return r.SignificantAfterHolm && r.Change() < -beyond
 }

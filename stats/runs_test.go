@@ -39,8 +39,8 @@ func TestCompareRuns(t *testing.T) {
 		{ContextTokens: 4096, Concurrency: 1, Status: matrixgen.StatusError},
 	}}
 	table := CompareRuns(a, b)
-	if len(table.Rows) != 3 || table.Tests != 2 {
-		t.Fatalf("rows %+v, tests %d; want 3 rows, 2 tested", table.Rows, table.Tests)
+	if len(table.Rows) != 3 || table.Family != 2 {
+		t.Fatalf("rows %+v, family %d; want 3 rows, 2 in the family", table.Rows, table.Family)
 	}
 	want := []Cell{{PhaseDecode, 1024, 1}, {PhaseDecode, 1024, 4}, {PhaseDecode, 2048, 1}}
 	for i, r := range table.Rows {
@@ -49,13 +49,13 @@ func TestCompareRuns(t *testing.T) {
 		}
 	}
 	same, slow, untested := table.Rows[0], table.Rows[1], table.Rows[2]
-	if same.Significant || same.Ratio != 1 {
+	if same.Differ || same.SignificantAfterHolm || same.Ratio != 1 {
 		t.Errorf("unchanged cell: %+v", same)
 	}
-	if !slow.Significant || math.Abs(slow.Ratio-0.9) > 1e-12 || slow.PAdjusted < slow.P {
+	if !slow.Differ || !slow.SignificantAfterHolm || !slow.InFamily || math.Abs(slow.Ratio-0.9) > 1e-12 || slow.PAdjusted == nil || *slow.PAdjusted < slow.P {
 		t.Errorf("slower cell: %+v", slow)
 	}
-	if untested.Tested() || untested.Significant || untested.P != 1 {
+	if untested.Tested() || untested.InFamily || untested.Differ || untested.SignificantAfterHolm || untested.P != 1 || untested.PAdjusted != nil {
 		t.Errorf("cell without samples: %+v", untested)
 	}
 	if got := table.Slowdowns(0.05); len(got) != 1 || got[0].Cell != slow.Cell {
@@ -71,16 +71,20 @@ func TestCompareRuns(t *testing.T) {
 
 // TestHolm holds the correction to a worked example: p = 0.01, 0.04, 0.03
 // over 3 tests adjust to 0.03, 0.06, 0.06 (0.03·2 = 0.06, then 0.04·1 lifted
-// to 0.06), so only the first stays significant.
+// to 0.06), so only the first stays significant; a row outside the family
+// is neither counted nor corrected.
 func TestHolm(t *testing.T) {
-	rows := []Row{{P: 0.01, SamplesA: 3, SamplesB: 3}, {P: 0.04, SamplesA: 3, SamplesB: 3}, {P: 0.03, SamplesA: 3, SamplesB: 3}}
+	rows := []Row{{P: 0.01, InFamily: true}, {P: 0.04, InFamily: true}, {P: 0.03, InFamily: true}, {P: 0.001}}
 	if m := holm(rows); m != 3 {
 		t.Fatalf("tests %d, want 3", m)
 	}
 	for i, want := range []float64{0.03, 0.06, 0.06} {
-		if math.Abs(rows[i].PAdjusted-want) > 1e-12 || rows[i].Significant != (i == 0) {
-			t.Errorf("row %d: adjusted %g significant %v, want %g", i, rows[i].PAdjusted, rows[i].Significant, want)
+		if rows[i].PAdjusted == nil || math.Abs(*rows[i].PAdjusted-want) > 1e-12 || rows[i].SignificantAfterHolm != (i == 0) {
+			t.Errorf("row %d: adjusted %v significant %v, want %g", i, rows[i].PAdjusted, rows[i].SignificantAfterHolm, want)
 		}
+	}
+	if rows[3].PAdjusted != nil || rows[3].SignificantAfterHolm {
+		t.Errorf("a row outside the family was corrected: %+v", rows[3])
 	}
 }
 
@@ -113,4 +117,56 @@ func TestIntervalsOfARun(t *testing.T) {
 	if in, level, ok := PrefillInterval(p); !ok || in != (Interval{990, 1020}) || level != 0.75 {
 		t.Errorf("prefill interval %+v at %g", in, level)
 	}
+}
+
+// TestFamilyExcludesCellsThatCannotReachAlpha: over generated tables of
+// cells with 0 to 12 samples a side, a row is in the family exactly where
+// its sizes can give p < 0.05 (MinP), the family is their count, Holm's
+// multiplier is that count (not the number of rows), and a row outside it
+// is never significant, on its own or after correction, however far apart
+// its samples.
+func TestFamilyExcludesCellsThatCannotReachAlpha(t *testing.T) {
+	for seed := range 200 {
+		var a, b matrixgen.Run
+		want := 0
+		for i := range 8 {
+			m, n := (seed*7+i*3)%13, (seed*5+i*11)%13
+			far := (seed+i)%2 == 0 // B's seconds all below A's
+			sa, sb := steady(1000, m), steady(1000, n)
+			if far {
+				sb = steady(500, n)
+			}
+			a.Decode = append(a.Decode, cellWith(1024, i+1, 1000, sa))
+			b.Decode = append(b.Decode, cellWith(1024, i+1, 1000, sb))
+			if m >= MinSamples && n >= MinSamples && MinP(m, n) < Alpha {
+				want++
+			}
+		}
+		table := CompareRuns(&a, &b)
+		if table.Family != want {
+			t.Fatalf("seed %d: family %d, want %d", seed, table.Family, want)
+		}
+		for _, r := range table.Rows {
+			inFamily := r.SamplesA >= MinSamples && r.SamplesB >= MinSamples && MinP(r.SamplesA, r.SamplesB) < Alpha
+			if r.InFamily != inFamily || (r.PAdjusted != nil) != inFamily {
+				t.Errorf("seed %d, %d+%d samples: in family %v, adjusted %v", seed, r.SamplesA, r.SamplesB, r.InFamily, r.PAdjusted)
+			}
+			if !inFamily && (r.Differ || r.SignificantAfterHolm) {
+				t.Errorf("seed %d, %d+%d samples outside the family called significant: %+v", seed, r.SamplesA, r.SamplesB, r)
+			}
+			if inFamily && r.P == smallestInFamily(table) && math.Abs(*r.PAdjusted-min(1, float64(table.Family)*r.P)) > 1e-12 {
+				t.Errorf("seed %d: the smallest p %g adjusted to %g, not by the family of %d", seed, r.P, *r.PAdjusted, table.Family)
+			}
+		}
+	}
+}
+
+func smallestInFamily(t Table) float64 {
+	p := 1.0
+	for _, r := range t.Rows {
+		if r.InFamily {
+			p = min(p, r.P)
+		}
+	}
+	return p
 }

@@ -11,10 +11,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -35,15 +37,35 @@ Usage: matrixgen compare <A> <B> [options]
 A and B are run files, ids of runs in the -runs folder (a local folder or
 a bucket URL), or run files in a bucket (s3://lab/runs/<id>.json). Every cell and
 prefill row valid in both is set side by side: A's figure, B's, the change,
-and whether it is significant, tested by Mann–Whitney U on the samples
-inside the cell (its tokens in each second of its window, or its prefill
-requests' rates). A change not shown to be real prints "~". Significance
-is corrected for the number of cells (Holm), so the chance that any cell
-of the table is called significant when nothing changed is at most 5 %.
-The last line is the geometric mean of the changes.
+its p and its verdict, tested by a two-sided Mann–Whitney U on the samples
+inside the cell (its tokens in each second of its window, of every repeat,
+or its prefill requests' rates). The verdict is the cell's own, at
+p < 0.05, the same as its compare page's: faster or slower where the
+difference is significant, "~" where it is not. The last line is the
+geometric mean of the changes.
 
-With -fail-on, exits 1 when any significant change is a slowdown beyond
-it: a regression gate for CI.
+The gate (Holm) column is the regression gate's view: a cell's p corrected
+by Holm's method over the family of cells whose sample sizes can reach
+p < 0.05 at all (3 samples against 3 never can: the smallest p they can
+give is 0.1), so that when nothing changed the chance that the gate calls
+any cell significant is at most 5 %. "!" marks a cell that fails -fail-on,
+"*" one significant after the correction that does not, "–" one outside
+the family.
+
+Runs of different models, GPUs, engines or context lengths are compared
+all the same, with a warning on stderr naming what differs.
+
+-fail-on takes a percentage from 0 up to 100, with or without "%": 5 and
+5% both fail on a slowdown of more than 5 %.
+
+Exit status:
+  0  no slowdown beyond -fail-on is significant after the correction
+     (or no -fail-on)
+  1  a significant slowdown beyond -fail-on, or a run unreadable
+  2  a command line it cannot understand
+  3  -fail-on given but nothing could be tested: no cell of both runs has
+     samples enough to reach p < 0.05 (runs without per-second samples,
+     or too few of them)
 `,
 	examples: `
   matrixgen compare runs/before.json runs/after.json
@@ -54,7 +76,7 @@ it: a regression gate for CI.
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		runs := fs.String("runs", "runs", "runs `folder` or bucket URL that ids name runs in")
 		format := fs.String("format", "text", "output `format`: text, markdown or json")
-		failOn := fs.String("fail-on", "", "exit 1 on a significant slowdown beyond this `share` (5% or 0.05); empty: never")
+		failOn := fs.String("fail-on", "", "exit 1 on a slowdown beyond this `percentage` (5 or 5%), significant after Holm's correction; empty: never")
 		return func(args []string, stdout, stderr io.Writer) error {
 			if len(args) != 2 {
 				return usagef("name two runs to compare, A and B")
@@ -62,7 +84,7 @@ it: a regression gate for CI.
 			if *format != "text" && *format != "markdown" && *format != "json" {
 				return usagef("-format: want text, markdown or json, not %q", *format)
 			}
-			beyond, gate, err := parseShare(*failOn)
+			beyond, gate, err := parsePercent(*failOn)
 			if err != nil {
 				return usagef("-fail-on: %v", err)
 			}
@@ -77,51 +99,78 @@ it: a regression gate for CI.
 			if err != nil {
 				return err
 			}
-			table := stats.CompareRuns(a.Run, b.Run)
+			rep := compareReport{A: a.ID, B: b.ID, Table: stats.CompareRuns(a.Run, b.Run), Gate: gate, Beyond: beyond,
+				Warnings: unrelated(a.Run, b.Run)}
+			rep.NotCompared = leftOut(a.Run, b.Run, rep.Table)
+			for _, w := range rep.Warnings {
+				fmt.Fprintln(stderr, "warning: "+w)
+			}
 			switch *format {
 			case "json":
-				err = writeCompareJSON(stdout, a.ID, b.ID, table)
+				err = writeCompareJSON(stdout, rep)
 			case "markdown":
-				err = writeCompareMarkdown(stdout, a.ID, b.ID, table)
+				err = writeCompareMarkdown(stdout, rep)
 			default:
-				err = writeCompareText(stdout, a.ID, b.ID, table)
+				err = writeCompareText(stdout, rep)
 			}
 			if err != nil {
 				return err
 			}
-			if left := leftOut(a.Run, b.Run, table); len(left) > 0 && *format != "json" {
-				fmt.Fprintf(stdout, "not compared (a figure is compared where both runs are Valid): %s\n", strings.Join(left, "; "))
-			}
 			if !gate {
 				return nil
 			}
-			if slow := table.Slowdowns(beyond); len(slow) > 0 {
+			if rep.Table.Family == 0 {
+				return nothingTested{nothingWhy(rep.Table)}
+			}
+			if slow := rep.Table.Slowdowns(beyond); len(slow) > 0 {
 				names := make([]string, len(slow))
 				for i, r := range slow {
 					names[i] = fmt.Sprintf("%s %s", r.Cell, percent(r.Change()))
 				}
-				return fmt.Errorf("%s significantly slower by more than %s: %s",
-					plural.Count(len(slow), "cell", "cells"), percent(beyond), strings.Join(names, ", "))
+				return fmt.Errorf("%s significantly slower (after Holm's correction over %s) by more than %s: %s",
+					plural.Count(len(slow), "cell", "cells"), plural.Count(rep.Table.Family, "cell", "cells"),
+					strings.TrimPrefix(percent(beyond), "+"), strings.Join(names, ", "))
 			}
 			return nil
 		}
 	},
 }
 
-// parseShare reads -fail-on: "5%" or "0.05" is five per cent; "" no gate.
-func parseShare(s string) (share float64, set bool, err error) {
+// nothingTested is a gate that could test no cell: it exits 3, as passing
+// would claim a check that never happened.
+type nothingTested struct{ why string }
+
+func (e nothingTested) Error() string { return e.why }
+
+// nothingWhy says why a table's family is empty.
+func nothingWhy(t stats.Table) string {
+	if len(t.Rows) == 0 {
+		return "nothing to test: the two runs have no cell or prefill row valid in both"
+	}
+	noSamples := 0
+	for _, r := range t.Rows {
+		if r.SamplesA == 0 || r.SamplesB == 0 {
+			noSamples++
+		}
+	}
+	return fmt.Sprintf("nothing could be tested: of %s valid in both runs, none has samples enough in both to reach p < %g "+
+		"(%d kept no per-second samples or requests in a run; the others have too few: a cell needs %d or more a side "+
+		"and sizes whose smallest possible p is below %g, so 3 against 3, whose smallest is 0.1, never can)",
+		plural.Count(len(t.Rows), "cell", "cells"), stats.Alpha, noSamples, stats.MinSamples, stats.Alpha)
+}
+
+// parsePercent reads -fail-on: a percentage from 0 up to 100, "5" or
+// "5%" both five per cent, as a share (0.05); "" no gate.
+func parsePercent(s string) (share float64, set bool, err error) {
 	if s == "" {
 		return 0, false, nil
 	}
-	text, scale := s, 1.0
-	if t, ok := strings.CutSuffix(s, "%"); ok {
-		text, scale = t, 0.01
+	text := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil || text == "" || strings.ContainsAny(text, "%xXpP_") || !(v >= 0) || v >= 100 {
+		return 0, false, fmt.Errorf("want a percentage from 0 up to 100 (5 or 5%%), not %q", s)
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-	if err != nil || !(v*scale >= 0) || v*scale >= 1 {
-		return 0, false, fmt.Errorf("want a share from 0 to 1 (0.05) or a percentage (5%%), not %q", s)
-	}
-	return v * scale, true, nil
+	return v / 100, true, nil
 }
 
 // loadCompared reads a run named by its file, its id in the runs folder,
@@ -184,10 +233,28 @@ func fetchRun(place, key string) (matrixgen.Entry, error) {
 // percent is a share as a signed percentage: "-10.0 %".
 func percent(share float64) string { return fmt.Sprintf("%+.1f %%", 100*share) }
 
-// verdict is what a row's last column says: "~" where no change was shown.
+// compareReport is what compare prints, in any format.
+type compareReport struct {
+	A, B  string
+	Table stats.Table
+	// Gate is -fail-on given; Beyond its share.
+	Gate   bool
+	Beyond float64
+	// Warnings name what differs between runs that are not of one setup.
+	Warnings []string
+	// NotCompared are the cells of either run without a row (leftOut).
+	NotCompared []string
+}
+
+// verdict is a row's own verdict, as its compare page marks the cell:
+// "faster" or "slower" where its p is below 5 %, "~" where not,
+// "untested" where a run kept no samples there (the page then colours
+// the ratio as measured).
 func verdict(r stats.Row) string {
 	switch {
-	case !r.Significant:
+	case r.SamplesA == 0 || r.SamplesB == 0:
+		return "untested"
+	case !r.Differ || r.Ratio == 1:
 		return "~"
 	case r.Ratio < 1:
 		return "slower"
@@ -196,28 +263,44 @@ func verdict(r stats.Row) string {
 	}
 }
 
-// pText is the row's p as a table shows it, with its samples: "p=0.003
-// n=30+30", "n/a" where a side had none.
-func pText(r stats.Row) string {
-	if !r.Tested() {
-		return "n/a"
+// gateMark is a row's gate (Holm) column: "!" where it fails the gate,
+// "*" where significant after the correction without failing, "–" outside
+// the family, "" otherwise.
+func (rep compareReport) gateMark(r stats.Row) string {
+	switch {
+	case !r.InFamily:
+		return "–"
+	case rep.Gate && r.FailsGate(rep.Beyond):
+		return "!"
+	case r.SignificantAfterHolm:
+		return "*"
 	}
-	p := strconv.FormatFloat(r.PAdjusted, 'g', 2, 64)
-	if r.PAdjusted < 0.001 {
-		p = "<0.001"
-	} else {
-		p = "=" + p
-	}
-	return fmt.Sprintf("p%s n=%d+%d", p, r.SamplesA, r.SamplesB)
+	return ""
 }
 
-func compareRows(t stats.Table) [][]string {
+// pText is the row's own p to 3 decimals, "<0.001" below, "–" where it
+// was not tested.
+func pText(r stats.Row) string {
+	switch {
+	case !r.InFamily:
+		return "–"
+	case r.P < 0.001:
+		return "<0.001"
+	}
+	return strconv.FormatFloat(r.P, 'f', 3, 64)
+}
+
+// compareRows are the table's rows, every column in one format: tok/s to
+// one decimal, changes as signed percentages to one, p to three decimals.
+func (rep compareReport) compareRows() [][]string {
+	t := rep.Table
 	rows := make([][]string, 0, len(t.Rows)+1)
 	for _, r := range t.Rows {
-		rows = append(rows, []string{r.Cell.String(), rate(r.A), rate(r.B), percent(r.Change()), pText(r), verdict(r)})
+		rows = append(rows, []string{r.Cell.String(), rate(r.A), rate(r.B), percent(r.Change()), pText(r),
+			fmt.Sprintf("%d+%d", r.SamplesA, r.SamplesB), verdict(r), rep.gateMark(r)})
 	}
 	if t.GeoMean > 0 {
-		rows = append(rows, []string{"geomean", "", "", percent(t.GeoMean - 1), "", ""})
+		rows = append(rows, []string{"geomean", "", "", percent(t.GeoMean - 1), "", "", "", ""})
 	}
 	return rows
 }
@@ -227,31 +310,76 @@ func rate(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 // compareHeader is the table's header; which runs A and B are goes above
 // it (runsLine), as ids can be long.
 func compareHeader() []string {
-	return []string{"cell", "A tok/s", "B tok/s", "change", "p (Holm)", ""}
+	return []string{"cell", "A tok/s", "B tok/s", "change", "p", "n A+B", "verdict", "gate (Holm)"}
 }
 
 func runsLine(a, b string) string { return "A: " + term.Name(a) + "\nB: " + term.Name(b) + "\n" }
 
-// legend says which test and level the table used.
-func legend(t stats.Table) string {
-	return fmt.Sprintf("Mann–Whitney U over each cell's samples, two-sided; significant at 5 %% after Holm's correction over %s; ~ where not.",
-		plural.Count(t.Tests, "tested cell", "tested cells"))
+// legend says which test and level each column used.
+func (rep compareReport) legend() string {
+	gate := "no -fail-on given"
+	if rep.Gate {
+		gate = "! fails -fail-on " + strings.TrimPrefix(percent(rep.Beyond), "+")
+	}
+	return fmt.Sprintf("verdict: two-sided Mann–Whitney U over each cell's samples, p < %g for the cell on its own (as its compare page marks it); ~ where not.\n"+
+		"gate (Holm): p corrected by Holm's method over the family of %s whose sample sizes can reach p < %g; %s; * significant after the correction; – outside the family.",
+		stats.Alpha, plural.Count(rep.Table.Family, "cell", "cells"), stats.Alpha, gate)
 }
 
-func writeCompareText(w io.Writer, a, b string, t stats.Table) error {
-	io.WriteString(w, runsLine(a, b)+"\n")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, row := range append([][]string{compareHeader()}, compareRows(t)...) {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+// notComparedLine is one line for every cell without a row: how many, and
+// the first few.
+func (rep compareReport) notComparedLine() string {
+	const shown = 5
+	left := rep.NotCompared
+	if len(left) == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("not compared (a figure is compared where both runs are Valid): %s: %s",
+		plural.Count(len(left), "cell", "cells"), strings.Join(left[:min(shown, len(left))], "; "))
+	if len(left) > shown {
+		line += fmt.Sprintf("; and %d more", len(left)-shown)
+	}
+	return line
+}
+
+func writeCompareText(w io.Writer, rep compareReport) error {
+	io.WriteString(w, runsLine(rep.A, rep.B)+"\n")
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
+	right := map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true}
+	rows := append([][]string{compareHeader()}, rep.compareRows()...)
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, row := range rows {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			if right[i] {
+				c = strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)) + c
+			}
+			cells[i] = c
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, legend(t))
+	var text string
+	for line := range strings.Lines(table.String()) {
+		text += strings.TrimRight(line, " \n") + "\n"
+	}
+	text += rep.legend() + "\n"
+	if line := rep.notComparedLine(); line != "" {
+		text += line + "\n"
+	}
+	_, err := io.WriteString(w, text)
 	return err
 }
 
-func writeCompareMarkdown(w io.Writer, a, b string, t stats.Table) error {
+func writeCompareMarkdown(w io.Writer, rep compareReport) error {
 	var sb strings.Builder
 	line := func(cells []string) {
 		for i := range cells {
@@ -259,30 +387,82 @@ func writeCompareMarkdown(w io.Writer, a, b string, t stats.Table) error {
 		}
 		sb.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
-	sb.WriteString(strings.ReplaceAll(runsLine("`"+a+"`", "`"+b+"`"), "\n", "  \n") + "\n")
+	sb.WriteString(strings.ReplaceAll(runsLine("`"+rep.A+"`", "`"+rep.B+"`"), "\n", "  \n") + "\n")
+	for _, warning := range rep.Warnings {
+		sb.WriteString("Warning: " + warning + "\n\n")
+	}
 	line(compareHeader())
-	sb.WriteString("|---|--:|--:|--:|---|---|\n")
-	for _, r := range compareRows(t) {
+	sb.WriteString("|---|--:|--:|--:|--:|--:|---|:-:|\n")
+	for _, r := range rep.compareRows() {
 		line(r)
 	}
-	sb.WriteString("\n" + legend(t) + "\n")
+	sb.WriteString("\n" + strings.ReplaceAll(rep.legend(), "\n", "  \n") + "\n")
+	if l := rep.notComparedLine(); l != "" {
+		sb.WriteString("\n" + l + "\n")
+	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
-func writeCompareJSON(w io.Writer, a, b string, t stats.Table) error {
+func writeCompareJSON(w io.Writer, rep compareReport) error {
 	out := struct {
-		A     string      `json:"a"`
-		B     string      `json:"b"`
-		Alpha float64     `json:"alpha"`
-		Test  string      `json:"test"`
-		Table stats.Table `json:"table"`
-	}{a, b, stats.Alpha, "mann-whitney-u two-sided, holm", t}
+		A           string      `json:"a"`
+		B           string      `json:"b"`
+		Alpha       float64     `json:"alpha"`
+		Test        string      `json:"test"`
+		FailOn      *float64    `json:"fail_on"`
+		Warnings    []string    `json:"warnings"`
+		Table       stats.Table `json:"table"`
+		NotCompared []string    `json:"not_compared"`
+	}{rep.A, rep.B, stats.Alpha, "mann-whitney-u two-sided per cell; gate: holm over the cells that can reach alpha", nil,
+		append([]string{}, rep.Warnings...), rep.Table, append([]string{}, rep.NotCompared...)}
+	if rep.Gate {
+		out.FailOn = &rep.Beyond
+	}
 	err := json.MarshalWrite(w, out, jsontext.WithIndent("  "))
 	if err == nil {
 		_, err = io.WriteString(w, "\n")
 	}
 	return err
+}
+
+// unrelated names what differs between two runs that should be of one
+// setup to be compared: model, GPU, engine, context lengths.
+func unrelated(a, b *matrixgen.Run) []string {
+	var diffs []string
+	differ := func(what, x, y string) {
+		if x != y {
+			diffs = append(diffs, fmt.Sprintf("%s (%s vs %s)", what, orNone(x), orNone(y)))
+		}
+	}
+	differ("model", a.Model.Name, b.Model.Name)
+	differ("GPU", a.Hardware.GPU, b.Hardware.GPU)
+	differ("engine", strings.TrimSpace(a.Engine.Name+" "+a.Engine.Version), strings.TrimSpace(b.Engine.Name+" "+b.Engine.Version))
+	differ("contexts", contextSet(a), contextSet(b))
+	if len(diffs) == 0 {
+		return nil
+	}
+	return []string{"A and B are runs of different setups, compared all the same: they differ in " + strings.Join(diffs, ", ")}
+}
+
+func orNone(s string) string { return cmp.Or(term.Name(s), "none") }
+
+// contextSet is a run's context lengths, in order: "1K 8K 32K".
+func contextSet(r *matrixgen.Run) string {
+	var cs []int
+	for _, p := range r.Prefill {
+		cs = append(cs, p.ContextTokens)
+	}
+	for _, d := range r.Decode {
+		cs = append(cs, d.ContextTokens)
+	}
+	slices.Sort(cs)
+	cs = slices.Compact(cs)
+	labels := make([]string, len(cs))
+	for i, c := range cs {
+		labels[i] = matrixgen.ContextLabel(c)
+	}
+	return strings.Join(labels, " ")
 }
 
 // leftOut names the measurements of either run that the table has no row

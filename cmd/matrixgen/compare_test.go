@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/stats"
 )
 
 // comparedRuns writes run A and run B, B with its 8K × 1 cell 15 % slower,
@@ -59,23 +63,34 @@ func TestCompareCommand(t *testing.T) {
 	var got struct {
 		Table struct {
 			Rows []struct {
-				Ratio       float64 `json:"ratio"`
-				Significant bool    `json:"significant"`
+				Ratio     float64  `json:"ratio"`
+				Differ    bool     `json:"differ"`
+				InFamily  bool     `json:"in_family"`
+				PAdjusted *float64 `json:"p_adjusted"`
+				Holm      bool     `json:"significant_after_holm"`
 			} `json:"rows"`
-			Tests int `json:"tests"`
+			Family int `json:"family"`
 		} `json:"table"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || got.Table.Tests == 0 ||
-		!got.Table.Rows[len(testrun.PrefillContexts)].Significant || got.Table.Rows[len(testrun.PrefillContexts)].Ratio != 0.85 {
-		t.Errorf("json: exit %d, %v\n%s", code, err, out)
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || got.Table.Family == 0 {
+		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
+	}
+	if r := got.Table.Rows[len(testrun.PrefillContexts)]; !r.Differ || !r.InFamily || !r.Holm || r.PAdjusted == nil || r.Ratio != 0.85 {
+		t.Errorf("json: the slower cell reads %+v", r)
 	}
 
 	code, _, errOut = matrixgenCmd(t, "compare", filepath.Join(runs, "before.json"), filepath.Join(runs, "after.json"), "-fail-on", "5%")
 	if code != exitFailed || !strings.Contains(errOut, "decode 8K×1") {
 		t.Errorf("-fail-on 5%%: exit %d, %s", code, errOut)
 	}
-	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-fail-on", "0.2"); code != 0 {
-		t.Errorf("-fail-on 0.2 (20 %%): exit %d, %s", code, errOut)
+	for _, beyond := range []string{"20", "20%", " 20 %", "15.5"} {
+		if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-fail-on", beyond); code != 0 {
+			t.Errorf("-fail-on %q: exit %d, %s", beyond, code, errOut)
+		}
+	}
+	// 0.2 is 0.2 %, not 20 %: a percentage with or without its sign.
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-fail-on", "0.2"); code != exitFailed {
+		t.Errorf("-fail-on 0.2 (0.2 %%): exit %d, %s", code, errOut)
 	}
 	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "after", "before", "-fail-on", "5%"); code != 0 {
 		t.Errorf("a speed-up failed the gate: exit %d, %s", code, errOut)
@@ -89,13 +104,25 @@ func TestCompareUsage(t *testing.T) {
 		{"compare", "-runs", runs, "before", "after", "-format", "xml"},
 		{"compare", "-runs", runs, "before", "after", "-fail-on", "lots"},
 		{"compare", "-runs", runs, "before", "after", "-fail-on", "-5%"},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "100"},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "100%"},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "5%%"},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "NaN"},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "Inf%"},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "%"},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "0x10"},
 		{"compare", "-runs", runs, "before", "before"},
 	} {
-		if code, _, errOut := matrixgenCmd(t, args...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
+		code, _, errOut := matrixgenCmd(t, args...)
+		if code != exitUsage || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%q: exit %d, %q; want 2 and one line", args, code, errOut)
 		}
+		if slices.Contains(args, "-fail-on") && (!strings.Contains(errOut, "-fail-on") || !strings.Contains(errOut, "percentage from 0 up to 100")) {
+			t.Errorf("%q: %q names neither the flag nor what it wants", args, errOut)
+		}
 	}
-	if code, out, _ := matrixgenCmd(t, "compare", "-h"); code != 0 || !strings.Contains(out, "-fail-on") {
+	if code, out, _ := matrixgenCmd(t, "compare", "-h"); code != 0 || !strings.Contains(out, "-fail-on") || !strings.Contains(out, "Exit status") ||
+		!strings.Contains(out, "3  -fail-on given but nothing could be tested") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
 	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "missing"); code != exitFailed ||
@@ -142,5 +169,196 @@ func TestCompareSaysWhatItLeftOut(t *testing.T) {
 	want := label + " (A " + matrixgen.StatusValid.Label() + ", B " + matrixgen.StatusQueued.Label() + ")"
 	if code != 0 || !strings.Contains(out, "not compared") || !strings.Contains(out, want) {
 		t.Errorf("exit %d: want %q named as left out\n%s%s", code, want, out, errOut)
+	}
+}
+
+// TestCompareNotComparedIsOneLine: however many cells only one run has
+// valid, they are one line, counted, the first few named.
+func TestCompareNotComparedIsOneLine(t *testing.T) {
+	runs := comparedRuns(t)
+	b, err := matrixgen.LoadFile(filepath.Join(runs, "after.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 {
+		b.Run.Decode = append(b.Run.Decode, matrixgen.Decode{ContextTokens: 1 << 20, Concurrency: 1000 + i, Status: matrixgen.StatusError, Reason: "x"})
+		b.Run.Sweep.Concurrency = append(b.Run.Sweep.Concurrency, 1000+i)
+	}
+	b.Run.Sweep.Contexts = append(b.Run.Sweep.Contexts, 1<<20)
+	if err := matrixgen.SaveRun(filepath.Join(runs, "after.json"), b.Run); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "markdown"} {
+		_, out, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-format", format)
+		var lines []string
+		for line := range strings.Lines(out) {
+			if strings.Contains(line, "not compared") {
+				lines = append(lines, line)
+			}
+		}
+		if len(lines) != 1 || strings.Count(out, "\n") > 200 || !regexp.MustCompile(`: 3,?0\d\d cells: .*; and 3,?0\d\d more`).MatchString(lines[0]) {
+			t.Errorf("%s: %d lines in all, not compared: %q%s", format, strings.Count(out, "\n"), lines, errOut)
+		}
+	}
+}
+
+// TestCompareExitCodes: 3, with a reason, where -fail-on was given and no
+// cell could reach p < 0.05 (runs without per-second samples or requests,
+// and runs with 3 a side, which never can); 0 for the same runs without
+// -fail-on.
+func TestCompareExitCodes(t *testing.T) {
+	for name, keep := range map[string]int{"no samples": 0, "3 a side": 3} {
+		runs := t.TempDir()
+		for _, id := range []string{"before", "after"} {
+			r := testrun.Full(1)
+			for i := range r.Decode {
+				r.Decode[i].PerSecondTokens = r.Decode[i].PerSecondTokens[:min(keep, len(r.Decode[i].PerSecondTokens))]
+			}
+			for i := range r.Prefill {
+				r.Prefill[i].Requests = r.Prefill[i].Requests[:min(keep, len(r.Prefill[i].Requests))]
+			}
+			if err := matrixgen.SaveRun(filepath.Join(runs, id+".json"), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, out, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-fail-on", "5")
+		if code != exitUntestable || !strings.Contains(errOut, "nothing could be tested") || !strings.Contains(errOut, "p < 0.05") {
+			t.Errorf("%s: exit %d, %q", name, code, errOut)
+		}
+		if !strings.Contains(out, "family of 0 cells") {
+			t.Errorf("%s: the table does not say its family is empty:\n%s", name, out)
+		}
+		if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after"); code != 0 {
+			t.Errorf("%s without -fail-on: exit %d, %q", name, code, errOut)
+		}
+	}
+}
+
+// TestCompareWarnsOfUnrelatedRuns: runs of another model, GPU, engine or
+// set of contexts are compared with a warning naming each difference, on
+// stderr and in Markdown; runs of one setup get none.
+func TestCompareWarnsOfUnrelatedRuns(t *testing.T) {
+	runs := comparedRuns(t)
+	if _, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after"); strings.Contains(errOut, "warning") {
+		t.Errorf("one setup warned: %q", errOut)
+	}
+	b, err := matrixgen.LoadFile(filepath.Join(runs, "after.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Run.Model.Name, b.Run.Hardware.GPU, b.Run.Engine.Name = "other-model", "other-gpu", "other-engine"
+	b.Run.Decode = append(b.Run.Decode, matrixgen.Decode{ContextTokens: 3 << 20, Concurrency: b.Run.Sweep.Concurrency[0], Status: matrixgen.StatusError, Reason: "x"})
+	b.Run.Sweep.Contexts = append(b.Run.Sweep.Contexts, 3<<20)
+	if err := matrixgen.SaveRun(filepath.Join(runs, "after.json"), b.Run); err != nil {
+		t.Fatal(err)
+	}
+	_, out, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-format", "markdown")
+	for _, what := range []string{"model (", "other-model", "GPU (", "other-gpu", "engine (", "other-engine", "contexts ("} {
+		if !strings.Contains(errOut, what) {
+			t.Errorf("stderr does not name %q: %q", what, errOut)
+		}
+	}
+	if !strings.HasPrefix(errOut, "warning: ") || !strings.Contains(out, "\nWarning: A and B are runs of different setups") {
+		t.Errorf("stderr %q; markdown:\n%s", errOut, out)
+	}
+}
+
+// TestCompareColumnsOneFormat: down every column of the text and Markdown
+// tables each value has one form: tok/s with one decimal, changes as
+// signed percentages with one, p with three (or <0.001, or – outside the
+// family), samples as m+n, a verdict word, a gate mark; over generated
+// pairs of runs of every sample size.
+func TestCompareColumnsOneFormat(t *testing.T) {
+	forms := []*regexp.Regexp{
+		regexp.MustCompile(`^(decode \S+×\d+|prefill \S+|geomean)$`),
+		regexp.MustCompile(`^(\d+\.\d|)$`), regexp.MustCompile(`^(\d+\.\d|)$`),
+		regexp.MustCompile(`^[+-]\d+\.\d %$`),
+		regexp.MustCompile(`^(0\.\d\d\d|1\.000|<0\.001|–|)$`),
+		regexp.MustCompile(`^(\d+\+\d+|)$`),
+		regexp.MustCompile(`^(faster|slower|~|untested|)$`),
+		regexp.MustCompile(`^(!|\*|–|)$`),
+	}
+	for seed := range uint64(6) {
+		a, b := testrun.Full(100+seed), testrun.Full(200+seed)
+		withSamples(a, seed)
+		withSamples(b, seed+50)
+		rep := compareReport{Table: stats.CompareRuns(a, b), Gate: true, Beyond: 0.02}
+		rows := rep.compareRows()
+		if len(rows) < 10 {
+			t.Fatalf("seed %d: %d rows", seed, len(rows))
+		}
+		for _, row := range rows {
+			for i, c := range row {
+				if !forms[i].MatchString(c) {
+					t.Errorf("seed %d, column %q: %q", seed, compareHeader()[i], c)
+				}
+			}
+		}
+		var text, md strings.Builder
+		if err := writeCompareText(&text, rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeCompareMarkdown(&md, rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if !strings.Contains(md.String(), "| "+strings.Join(r, " | ")+" |") {
+				t.Errorf("seed %d: markdown lacks the row %q", seed, r)
+			}
+		}
+		// Right-aligned figures: in the text table every row's "change"
+		// ends in one column.
+		ends := map[int]bool{}
+		for line := range strings.Lines(text.String()) {
+			if i := strings.Index(line, " %"); i > 0 && (strings.HasPrefix(line, "decode") || strings.HasPrefix(line, "prefill") || strings.HasPrefix(line, "geomean")) {
+				ends[len([]rune(line[:i]))] = true
+			}
+		}
+		if len(ends) != 1 {
+			t.Errorf("seed %d: the change column ends at %v", seed, ends)
+		}
+	}
+}
+
+// TestCompareVerdictIsTheCellsOwn: over 6 generated pairs of runs (every
+// sample size, ties, both sides of 5 %), the CLI's verdict of each row is
+// what the compare page calls the cell (pageVerdict and prefillVerdict,
+// which TestSignificanceAgreesWithGo holds the page's script to): faster
+// for gain, slower for loss, ~ for same, untested where the page colours
+// the ratio as measured; and the JSON's differ is that verdict.
+func TestCompareVerdictIsTheCellsOwn(t *testing.T) {
+	page := map[string]string{"gain": "faster", "loss": "slower", "same": "~", "untested": "untested", "": "untested"}
+	seen := map[string]int{}
+	for seed := range uint64(6) {
+		a, b := testrun.Full(100+seed), testrun.Full(200+seed)
+		withSamples(a, seed)
+		withSamples(b, seed+50)
+		want := expectedVerdicts(a, b)
+		rep := compareReport{Table: stats.CompareRuns(a, b)}
+		rows := rep.compareRows()
+		for i, r := range rep.Table.Rows {
+			key := "prefill " + matrixgen.ContextLabel(r.Cell.Context)
+			if r.Cell.Phase == stats.PhaseDecode {
+				key = fmt.Sprintf("%dx%d", r.Cell.Context, r.Cell.Concurrency)
+			}
+			w, ok := want[key]
+			if !ok {
+				t.Fatalf("seed %d: %s is not on the page", seed, key)
+			}
+			got := rows[i][6]
+			if page[w] != got {
+				t.Errorf("seed %d, %s: the CLI says %q, the page %q", seed, key, got, w)
+			}
+			if r.Differ != (got == "faster" || got == "slower") {
+				t.Errorf("seed %d, %s: differ %v, verdict %q", seed, key, r.Differ, got)
+			}
+			seen[got]++
+		}
+	}
+	t.Logf("verdicts: %v", seen)
+	for _, v := range []string{"faster", "slower", "~"} {
+		if seen[v] < 10 {
+			t.Errorf("only %d rows called %q: the generated runs do not reach it", seen[v], v)
+		}
 	}
 }

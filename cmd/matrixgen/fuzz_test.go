@@ -61,16 +61,26 @@ func FuzzShellQuote(f *testing.F) {
 	})
 }
 
-// FuzzParseShare: -fail-on takes anything a person types; it never panics,
-// and what it accepts is a share from 0 to under 1.
-func FuzzParseShare(f *testing.F) {
-	for _, s := range []string{"5%", "0.05", "", "100%", "-1", "NaN", "1e309%", " 5 %"} {
+// FuzzParsePercent: -fail-on takes anything a person types; it never
+// panics, what it accepts is a percentage from 0 up to 100 read as a share
+// under 1, and the same with "%" or without.
+func FuzzParsePercent(f *testing.F) {
+	for _, s := range []string{"5%", "0.05", "", "100%", "-1", "NaN", "1e309%", " 5 %", "99.99", "0x1p3", "Inf"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v, set, err := parseShare(s)
+		v, set, err := parsePercent(s)
 		if err == nil && set && !(v >= 0 && v < 1) {
 			t.Errorf("%q accepted as %g", s, v)
+		}
+		if err != nil && !strings.Contains(err.Error(), "percentage from 0 up to 100") {
+			t.Errorf("%q: the error %q does not say what was expected", s, err)
+		}
+		if s != "" && !strings.HasSuffix(s, "%") {
+			w, _, err2 := parsePercent(s + "%")
+			if (err == nil) != (err2 == nil) || w != v {
+				t.Errorf("%q gives %g (%v), with %% %g (%v)", s, v, err, w, err2)
+			}
 		}
 	})
 }

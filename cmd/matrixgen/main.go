@@ -52,11 +52,13 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Exit codes: a failure of the work itself, and a command line that
-// could not be understood.
+// Exit codes: a failure of the work itself, a command line that could
+// not be understood, and a check that could check nothing (compare
+// -fail-on with no cell testable).
 const (
-	exitFailed = 1
-	exitUsage  = 2
+	exitFailed     = 1
+	exitUsage      = 2
+	exitUntestable = 3
 )
 
 // run is main without the exit, so tests can call it. Help asked for goes
@@ -94,6 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = do(positional, stdout, stderr)
 	}
 	var misuse usageError
+	var untestable nothingTested
 	switch {
 	case err == nil:
 		return 0
@@ -102,6 +105,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.As(err, &misuse):
 		return mistake(stderr, "matrixgen "+name, misuse.err, "matrixgen "+name+" -h")
+	case errors.As(err, &untestable):
+		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, term.Clean(err.Error()))
+		return exitUntestable
 	}
 	// An error can carry a server's or a file's words: printed, not obeyed.
 	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, term.Clean(err.Error()))

@@ -337,7 +337,7 @@ func TestCompareMarksSignificance(t *testing.T) {
 	if err := br.Eval(`document.querySelector("#compare-ratio td[data-verdict=same] .fig").textContent + " | " + document.getElementById("compare-test").textContent`, &text); err != nil {
 		t.Fatal(err)
 	}
-	if !regexpMatch(`^~ [01]\.\d\d× \| A ratio is coloured .*Mann–Whitney U.* at the 5 % level`, text) {
+	if !regexpMatch(`^~ [01]\.\d\d× \| A ratio is coloured .*Mann–Whitney U.* p < 0\.05 for each cell`, text) {
 		t.Errorf("the ~ cell and the test's words read %q", text)
 	}
 	t.Logf("verdicts: %v", got)

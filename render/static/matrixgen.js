@@ -688,7 +688,10 @@
     var legend = document.getElementById("compare-ratio-legend");
     legend.replaceChildren();
     rules.ratio_bins.forEach(function (bin) { legend.appendChild(el("li")).append(el("span", undefined, "swatch " + bin.class), bin.label); });
+    legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-2 sig-loss"), "0.95–1.05×, a significant loss");
+    legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-2 sig-gain"), "0.95–1.05×, a significant gain");
     legend.appendChild(el("li")).append(el("span", "~", "swatch ratio-same"), "not significant");
+    legend.appendChild(el("li")).append(el("span", "≠", "swatch mark-differs"), "differs: two-sided Mann–Whitney U, p < " + rules.test.alpha + " for the cell on its own");
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-none"), "requests queued: not marked");
     section.hidden = false;
   }
@@ -713,7 +716,8 @@
     } else {
       var s = significance(ca.seconds, cb.seconds, test);
       verdict = verdictOf(s, r);
-      td = verdict === "same" ? spans("ratio-same", [["~ " + r.text, "fig"], [figures, "ttft"]]) : spans(r.className, [[r.text, "fig"], [figures, "ttft"]]);
+      td = verdict === "same" ? spans("ratio-same", [["~ " + r.text, "fig"], [figures, "ttft"]]) :
+        spans(r.className + " sig-" + verdict, [[r.text, "fig"], ["≠", "mark-differs"], [figures, "ttft"]]);
       td.title = name + ": " + testWords(s, ca.seconds.length, cb.seconds.length, "seconds", test);
     }
     td.setAttribute("data-verdict", verdict);
@@ -745,7 +749,7 @@
   // approximately (erfcApprox), never decided by.
   function significance(a, b, test) {
     var m = a.length, n = b.length;
-    if (m < test.min_samples || n < test.min_samples) return { tested: false, significant: false };
+    if (m < test.min_samples || n < test.min_samples || minP(m, n) >= test.alpha) return { tested: false, significant: false };
     var all = a.map(function (x, i) { return [x, i]; }).concat(b.map(function (x, i) { return [x, m + i]; }));
     all.sort(function (p, q) { return p[0] - q[0]; });
     var ranks = new Array(m + n), ties = false;
@@ -774,7 +778,17 @@
     var mn = m * n, variance = mn / 12 * ((total + 1) - tieSum / (total * (total - 1)));
     if (variance <= 0) return { tested: true, p: 1, significant: false };
     var z = Math.max(0, Math.abs(u - mn / 2) - 0.5) / Math.sqrt(variance);
-    return { tested: true, p: erfcApprox(z / Math.SQRT2), significant: z >= test.critical_z };
+    return { tested: true, p: Math.max(minP(m, n), erfcApprox(z / Math.SQRT2)), significant: z >= test.critical_z };
+  }
+
+  // minP is stats.MinP: the smallest two-sided p samples of m and n can
+  // give, 2 / C(m + n, m), at most 1. Sizes whose minP is not below alpha
+  // are never tested (3 against 3: 0.1), and no p is shown below it.
+  function minP(m, n) {
+    if (m <= 0 || n <= 0) return 1;
+    var k = Math.min(m, n), big = Math.max(m, n), c = 1;
+    for (var i = 1; i <= k; i++) c = c * (big + i) / i;
+    return Math.min(1, 2 / c);
   }
 
   // exactP is the two-sided p of U = u for m and n distinct values: twice
@@ -858,6 +872,10 @@
     if (fa.samples && fb.samples) {
       var s = significance(fa.samples, fb.samples, rules.test), verdict = verdictOf(s, r);
       if (verdict === "same") td = el("td", "~ " + r.text, "num ratio-same");
+      else {
+        td.classList.add("sig-" + verdict);
+        td.append(" ", el("span", "≠", "mark-differs"));
+      }
       td.setAttribute("data-verdict", verdict);
       td.title = testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test);
     }
