@@ -248,7 +248,7 @@ func TestTheMirrorRecordsWhatItWrote(t *testing.T) {
 	if _, err := s.FetchRuns(t.Context(), dir); err != nil {
 		t.Fatal(err)
 	}
-	if have, _ := os.ReadFile(filepath.Join(dir, "r-01.json")); string(have) != `{"run":1} written again` {
+	if have, _ := os.ReadFile(filepath.Join(dir, "r-01.json")); string(have) != `{"RUN":1}` {
 		t.Errorf("read %q", have)
 	}
 	srv.Misbehave("runs/r-01.json", s3fake.Honest)

@@ -12,6 +12,7 @@
 package s3fake
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -89,8 +90,9 @@ const (
 	// OtherBytes sends as many bytes as the object has, other ones, under
 	// the object's ETag.
 	OtherBytes
-	// Newer sends other bytes under their own ETag and a later time, as a
-	// store does for an object written again since it was listed.
+	// Newer sends other bytes (as many, in upper case) under their own
+	// ETag and a later time, as a store does for an object written again
+	// since it was listed.
 	Newer
 	// Trickle says a megabyte and sends a byte a second of it, without end.
 	Trickle
@@ -353,7 +355,10 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string) {
 	case OtherBytes:
 		body = []byte(strings.Repeat("x", len(o.data)))
 	case Newer:
-		body = append(slices.Clone(o.data), " written again"...)
+		body = bytes.ToUpper(o.data) // as many bytes: only the MD5 tells
+		if bytes.Equal(body, o.data) {
+			body = append(body, '!')
+		}
 		tag, mod = s.etag(body), mod.Add(time.Minute)
 	}
 	w.Header().Set("ETag", tag)
