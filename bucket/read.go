@@ -170,14 +170,31 @@ func (l *listing) next(ctx context.Context) (*blob.ListObject, error) {
 	return obj, nil
 }
 
-// listed is what an S3 listing says of an object that gocloud's does not:
-// its key as stored and its ETag; ok is false for other stores.
-func listed(obj *blob.ListObject) (key, etag string, ok bool) {
+// stored is the name an object has in the store where gocloud's driver
+// lists it under another: S3's and a folder's read "__0xNN__" in a name as
+// the character NN (and would read the object under that other name: the
+// wrong object, or none). ok is false when the names agree, or the driver
+// does not say. A folder's is its base name.
+func (s *Store) stored(obj *blob.ListObject) (name string, ok bool) {
 	var o types.Object
-	if !obj.As(&o) {
-		return "", "", false
+	if obj.As(&o) {
+		name = strings.TrimPrefix(aws.ToString(o.Key), s.prefix)
+		return name, name != obj.Key
 	}
-	return aws.ToString(o.Key), aws.ToString(o.ETag), true
+	var fi os.FileInfo
+	if obj.As(&fi) && fi != nil && !fi.IsDir() {
+		return fi.Name(), fi.Name() != path.Base(obj.Key)
+	}
+	return "", false
+}
+
+// listedETag is the ETag an S3 listing gives an object, or "".
+func listedETag(obj *blob.ListObject) string {
+	var o types.Object
+	if obj.As(&o) {
+		return aws.ToString(o.ETag)
+	}
+	return ""
 }
 
 // plainMD5 is the MD5 an ETag says, when it is one (an object written
@@ -312,9 +329,10 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 				return err
 			}
 			name := obj.Key
-			raw, etag, isS3 := listed(obj)
-			if isS3 && raw != s.prefix+name && isRunKey(path.Base(raw)) {
-				skipped.add(fmt.Sprintf("skipped %s in %s: its name holds text (__0xNN__) that the store's client reads as an escaped character, so it would be read as %s; rename it", term.Name(strings.TrimPrefix(raw, s.prefix)), s.name, term.Name(name)))
+			if as, other := s.stored(obj); other {
+				if isRunKey(as) || isRunKey(name) {
+					skipped.add(fmt.Sprintf("skipped %s in %s: its name holds text (__0xNN__) that the store's client reads as an escaped character, so it would be read as %s; rename it", term.Name(as), s.name, term.Name(name)))
+				}
 				continue
 			}
 			if obj.IsDir || !isRunKey(name) || strings.HasPrefix(name, ".") {
@@ -329,7 +347,7 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 				f.Runs = append(f.Runs, filepath.Join(dir, name))
 			}
 			select {
-			case todo <- job{obj, etag}:
+			case todo <- job{obj, listedETag(obj)}:
 			case <-ctx.Done():
 				return ctx.Err()
 			}

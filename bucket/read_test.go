@@ -269,13 +269,15 @@ func TestTheMirrorRecordsWhatItWrote(t *testing.T) {
 // and "r__0x41__.json" fetched as "rA.json" (another object, or none: the
 // build failed). Generated keys with such text, and with spaces, unicode
 // and '%', are skipped with a line naming them as stored; the runs beside
-// them are fetched.
+// them are fetched; from S3 and from a file:// folder, whose driver
+// does the same.
 func TestEscapedKeysAreSkipped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 4))
 	escapes := []string{"__0x2F__", "__0x41__", "__0x2E__", "__0x0A__", "__0xe9__"}
 	others := []string{" ", "é", "%41", "%", "\u202e"}
 	fine := []string{"", "__0xZZ__", "_0x41_", "-x"}
 	srv := s3fake.NewInMemory()
+	folder := t.TempDir()
 	var escaped, invalid, runs []string
 	for i := range 60 {
 		var frag string
@@ -292,21 +294,30 @@ func TestEscapedKeysAreSkipped(t *testing.T) {
 		}
 		key := fmt.Sprintf("r%d%s.json", i, frag)
 		srv.Put("runs/"+key, []byte(key))
+		if !strings.Contains(key, "/") {
+			os.WriteFile(filepath.Join(folder, key), []byte(key), 0o644)
+		}
 	}
-	s := inMemoryStore(t, srv, "runs/", io.Discard)
-	s.SetLimits(Limits{MaxReported: 100})
+	slices.Sort(runs)
+	for _, s := range []*Store{inMemoryStore(t, srv, "runs/", io.Discard), memStore(t, "file://"+filepath.ToSlash(folder))} {
+		s.SetLimits(Limits{MaxReported: 100})
+		checkEscapedKeys(t, s, escaped, invalid, runs)
+	}
+}
+
+func checkEscapedKeys(t *testing.T, s *Store, escaped, invalid, runs []string) {
+	t.Helper()
 	dir := t.TempDir()
 	f, err := s.FetchRuns(t.Context(), dir)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", s, err)
 	}
 	var got []string
 	for _, r := range f.Runs {
 		got = append(got, filepath.Base(r))
 	}
-	slices.Sort(runs)
 	if !slices.Equal(got, runs) {
-		t.Errorf("runs %v, want %v", got, runs)
+		t.Errorf("%s: runs %v, want %v", s, got, runs)
 	}
 	for _, key := range runs {
 		if have, _ := os.ReadFile(filepath.Join(dir, key)); string(have) != key {
@@ -315,8 +326,8 @@ func TestEscapedKeysAreSkipped(t *testing.T) {
 	}
 	said := strings.Join(f.Skipped, "\n")
 	for _, key := range escaped {
-		if !strings.Contains(said, "skipped "+term.Name(key)+" in s3://lab/runs/: its name holds text (__0xNN__)") {
-			t.Errorf("no line for %q:\n%s", key, said)
+		if !strings.Contains(said, "skipped "+term.Name(key)+" in "+s.String()+": its name holds text (__0xNN__)") {
+			t.Errorf("%s: no line for %q:\n%s", s, key, said)
 		}
 	}
 	for _, key := range invalid {
