@@ -138,7 +138,7 @@ func open(ctx context.Context, place string, create bool) (*Store, error) {
 		}
 		bucketURL.RawQuery = q.Encode()
 	}
-	s := &Store{name: Redact(place), secrets: urlSecrets(u), limits: DefaultLimits}
+	s := &Store{name: Redact(place), secrets: urlSecrets(u)}
 	b, err := blob.OpenBucket(ctx, bucketURL.String())
 	if err != nil {
 		return nil, s.fail("", err)
@@ -154,6 +154,9 @@ func (s *Store) setBucket(b *blob.Bucket, prefix string) {
 		b = blob.PrefixedBucket(b, prefix)
 	}
 	s.b, s.prefix = b, prefix
+	if s.limits == (Limits{}) {
+		s.limits = DefaultLimits
+	}
 }
 
 // urlSecrets are the parts of a place's URL that may be credentials: the
@@ -411,7 +414,12 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 
 func (s *Store) put(ctx context.Context, key string, data []byte, create bool) error {
 	opts := &blob.WriterOptions{ContentType: contentType(key), IfNotExist: create}
+	ctx, cancel := s.writing(ctx)
+	defer cancel()
 	err := s.b.WriteAll(ctx, key, data, opts)
+	if err != nil && ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -419,6 +427,14 @@ func (s *Store) put(ctx context.Context, key string, data []byte, create bool) e
 		return fmt.Errorf("%s: %s: %w", s.name, term.Name(key), ErrExists)
 	}
 	return s.fail(term.Name(key), err)
+}
+
+// writing bounds one write (or removal) by the store's Object time: a
+// store that stalls fails a publish instead of holding it. Its cause says
+// so; a write's progress is not seen, so the idle time does not apply.
+func (s *Store) writing(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := s.limits.Object
+	return context.WithTimeoutCause(ctx, d, fmt.Errorf("not written within %v", d))
 }
 
 // contentType is what a browser needs to be told of a site's file.
@@ -523,7 +539,13 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	}
 	slices.Sort(stale)
 	for _, key := range stale {
-		if err := s.b.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		ctx, cancel := s.writing(ctx)
+		err := s.b.Delete(ctx, key)
+		if err != nil && ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		cancel()
+		if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 			return p, s.fail("removing "+term.Name(key), err)
 		}
 		p.Removed++

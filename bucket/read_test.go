@@ -63,7 +63,7 @@ func inMemoryStore(t *testing.T, srv *s3fake.Server, prefix string, log io.Write
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Store{name: "s3://lab/" + prefix, limits: DefaultLimits}
+	s := &Store{name: "s3://lab/" + prefix}
 	s.setBucket(b, prefix)
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -137,6 +137,13 @@ func TestReadsThatStallFail(t *testing.T) {
 		srv.Misbehave("runs/r-00.json", s3fake.StallMidway)
 		if _, _, err := s.Get(t.Context(), "r-00.json"); err == nil || !strings.Contains(err.Error(), "r-00.json: the store sent nothing") {
 			t.Errorf("a stalled Get: %v", err)
+		}
+		// A write (a run's copy, a page published) is bounded by the
+		// object's time.
+		srv.StallWrites = true
+		start = time.Now()
+		if err := s.Put(t.Context(), "r-99.json", []byte("{}")); err == nil || !strings.Contains(err.Error(), "r-99.json: not written within 10m0s") || time.Since(start) != DefaultLimits.Object {
+			t.Errorf("a stalled write, after %v: %v", time.Since(start), err)
 		}
 	})
 }

@@ -43,6 +43,9 @@ type Server struct {
 
 	// Listing is how the listing misbehaves, if at all.
 	Listing Listing
+	// StallWrites makes every write (PUT) stall; without it the fake
+	// writes nothing.
+	StallWrites bool
 	// MultipartETags makes every ETag one of an object uploaded in parts
 	// ("<md5>-1"), which says nothing of the object's MD5.
 	MultipartETags bool
@@ -230,6 +233,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.list(w, r)
 	case r.Method == http.MethodGet && key != "":
 		s.get(w, r, key)
+	case r.Method == http.MethodPut && key != "" && s.StallWrites:
+		s.stall(w, r)
 	default:
 		http.Error(w, "NotImplemented", http.StatusNotImplemented)
 	}
