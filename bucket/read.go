@@ -273,7 +273,7 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 		todo     = make(chan job)
 		workers  sync.WaitGroup
 		mu       sync.Mutex
-		failed   = bounded{max: s.limits.MaxReported}
+		failed   []error // the first MaxReported
 		stopped  bool
 		skipped  = bounded{max: s.limits.MaxReported}
 		taken    = map[string]bool{}
@@ -283,7 +283,7 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 			if stopped {
 				return // cut short by the stop below: not the object's fault
 			}
-			if failed.add(err.Error()); len(failed.lines) == failed.max {
+			if failed = append(failed, err); len(failed) == s.limits.MaxReported {
 				stopped = true
 				cancel() // enough to say: the others are not read
 			}
@@ -358,13 +358,12 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 	if skipped.more > 0 {
 		f.Skipped = append(f.Skipped, fmt.Sprintf("skipped %d more keys in %s", skipped.more, s.name))
 	}
-	if len(failed.lines) > 0 {
-		slices.Sort(failed.lines)
-		msg := strings.Join(failed.lines, "\n")
+	if len(failed) > 0 {
+		slices.SortFunc(failed, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 		if stopped {
-			msg += fmt.Sprintf("\nfetching from %s stopped after %d objects failed; the others were not read", s.name, len(failed.lines))
+			failed = append(failed, fmt.Errorf("fetching from %s stopped after %d objects failed; the others were not read", s.name, len(failed)))
 		}
-		return f, errors.New(msg)
+		return f, errors.Join(failed...)
 	}
 	if listErr != nil {
 		return f, listErr

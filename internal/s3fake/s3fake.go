@@ -234,7 +234,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && key != "":
 		s.get(w, r, key)
 	case r.Method == http.MethodPut && key != "" && s.StallWrites:
-		s.stall(w, r)
+		// No answer at all, not even its headers.
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
 	default:
 		http.Error(w, "NotImplemented", http.StatusNotImplemented)
 	}
