@@ -376,3 +376,28 @@ func TestNoLineForObjectsWithoutChecksums(t *testing.T) {
 		t.Errorf("a plain read said nothing of the checksum (%q): this test cannot tell", log.String())
 	}
 }
+
+// TestFailuresReportedUpToABound: every object that fails is named, up to
+// Limits.MaxReported; then fetching stops, and a last line says so.
+func TestFailuresReportedUpToABound(t *testing.T) {
+	srv := s3fake.NewInMemory()
+	putRuns(srv, 30)
+	for i := range 30 {
+		srv.Misbehave(fmt.Sprintf("runs/r-%02d.json", i), s3fake.Short)
+	}
+	s := inMemoryStore(t, srv, "runs/", io.Discard)
+	s.SetLimits(Limits{MaxReported: 4})
+	_, err := s.FetchRuns(t.Context(), t.TempDir())
+	if err == nil {
+		t.Fatal("30 short objects fetched")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 5 || lines[4] != "fetching from s3://lab/runs/ stopped after 4 objects failed; the others were not read" {
+		t.Fatalf("%d lines:\n%v", len(lines), err)
+	}
+	for _, line := range lines[:4] {
+		if !strings.HasPrefix(line, "s3://lab/runs/: r-") {
+			t.Errorf("a line naming no object: %q", line)
+		}
+	}
+}
