@@ -29,7 +29,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"gocloud.dev/blob"
@@ -60,6 +59,43 @@ type Store struct {
 	// secrets are what the place's URL carries beyond where it is (its
 	// query's values, its user and password), hidden in every message.
 	secrets []string
+	// prefix is the store's folder in its bucket, as the bucket's own
+	// listing names its keys ("runs/").
+	prefix string
+	limits Limits
+}
+
+// Limits bound every read of a store, so a store that stalls, lists
+// without end or sends other bytes than it lists fails a build with a
+// message instead of holding it forever.
+type Limits struct {
+	// Idle is how long a read may go without a byte (an object's) or a
+	// page (a listing's) before it fails, naming what it was reading.
+	Idle time.Duration
+	// Object bounds one object's read from request to last byte.
+	Object time.Duration
+	// MaxKeys and MaxPages bound one listing: a store that lists more
+	// keys, or pages, than this is refused.
+	MaxKeys, MaxPages int
+	// MaxReported bounds the failed objects FetchRuns names, and the
+	// skipped keys it keeps lines for; the rest are counted.
+	MaxReported int
+}
+
+// DefaultLimits are a store's limits until SetLimits: a byte every 30 s,
+// 10 minutes an object (a run file's 8 MB at 14 KB/s), a million keys
+// (100,000 runs and their notes five times over) in at most 100,000 pages.
+var DefaultLimits = Limits{Idle: 30 * time.Second, Object: 10 * time.Minute, MaxKeys: 1_000_000, MaxPages: 100_000, MaxReported: 20}
+
+// SetLimits sets the limits of the store's reads; a zero field keeps its
+// default.
+func (s *Store) SetLimits(l Limits) {
+	d := DefaultLimits
+	s.limits = Limits{
+		Idle: cmp.Or(l.Idle, d.Idle), Object: cmp.Or(l.Object, d.Object),
+		MaxKeys: cmp.Or(l.MaxKeys, d.MaxKeys), MaxPages: cmp.Or(l.MaxPages, d.MaxPages),
+		MaxReported: cmp.Or(l.MaxReported, d.MaxReported),
+	}
 }
 
 // Open opens place, a URL such as s3://bucket/runs/?region=eu-west-1. A
@@ -107,11 +143,20 @@ func open(ctx context.Context, place string, create bool) (*Store, error) {
 	if err != nil {
 		return nil, s.fail("", err)
 	}
+	s.setBucket(b, prefix)
+	s.local = local
+	return s, nil
+}
+
+// setBucket makes b, under prefix, the store's bucket.
+func (s *Store) setBucket(b *blob.Bucket, prefix string) {
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	s.b, s.local = b, local
-	return s, nil
+	s.b, s.prefix = b, prefix
+	if s.limits == (Limits{}) {
+		s.limits = DefaultLimits
+	}
 }
 
 // urlSecrets are the parts of a place's URL that may be credentials: the
@@ -179,125 +224,6 @@ func Redact(place string) string {
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	return u.String()
-}
-
-// Fetched is what FetchRuns brought: the run files, sorted, and a line for
-// each key it skipped.
-type Fetched struct {
-	Runs    []string
-	Skipped []string
-}
-
-// FetchRuns makes dir hold the run files (<id>.json) and notes (<id>.md)
-// at the top of the store, a snapshot of one listing: a build reads what
-// the store held at one moment, whatever writers do meanwhile. A file dir
-// already holds with the same bytes is not fetched again, and one the
-// store no longer lists is removed, so a mirror kept by calling it again
-// costs only what changed.
-//
-// The listing is read as a stream, a page at a time, and the objects it
-// names are fetched as it goes, fetchesInFlight at once, each copied to
-// its file as it arrives: a bucket of 100,000 runs costs the names, never
-// the runs, in memory. An object is fetched again only when it changed:
-// its key's record in the mirror (size and MD5, or size and time; see
-// fetchedFile) says so, or, without one, the file's bytes.
-//
-// Every key under the prefix is looked at, whatever the store makes of the
-// listing's delimiter (not every S3-compatible store honours it). Names
-// starting with a dot, and folders so named, are ignored, as a local runs
-// folder's are; any other .json or .md key the build does not expect (in
-// a folder below the top, a name no run id can have, the same name twice)
-// is skipped with a line saying why, never failing the build. Each object
-// is read with the bound of its kind, in its error.
-func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
-	var f Fetched
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return f, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	state := readFetched(dir)
-	var (
-		todo      = make(chan *blob.ListObject)
-		workers   sync.WaitGroup
-		mu        sync.Mutex
-		fetchErrs []error
-	)
-	for range fetchesInFlight {
-		workers.Go(func() {
-			for obj := range todo {
-				local := filepath.Join(dir, obj.Key)
-				mu.Lock()
-				was, known := state[obj.Key]
-				mu.Unlock()
-				if unchanged(was, known, local, obj) {
-					continue
-				}
-				err := error(nil)
-				if !sameFile(local, obj) {
-					err = s.fetch(ctx, obj, local)
-				}
-				mu.Lock()
-				if err != nil {
-					fetchErrs = append(fetchErrs, err)
-					cancel() // the build will not run: stop the others
-				} else if now, ok := stateOf(local, obj); ok {
-					state[obj.Key] = now
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	listed := map[string]bool{}
-	listErr := func() error {
-		defer close(todo)
-		it := s.b.List(nil)
-		for {
-			obj, err := it.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			name := obj.Key
-			ext := path.Ext(name)
-			if obj.IsDir || ext != ".json" && ext != ".md" || strings.HasPrefix(name, ".") {
-				continue
-			}
-			if why := unexpected(name, listed); why != "" {
-				f.Skipped = append(f.Skipped, fmt.Sprintf("skipped %s in %s: %s", term.Name(name), s.name, why))
-				continue
-			}
-			listed[name] = true
-			if ext == ".json" {
-				f.Runs = append(f.Runs, filepath.Join(dir, name))
-			}
-			select {
-			case todo <- obj:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	}()
-	workers.Wait()
-	if len(fetchErrs) > 0 {
-		return f, fetchErrs[0]
-	}
-	if listErr != nil {
-		return f, s.fail("listing", listErr)
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if n := e.Name(); !e.IsDir() && !listed[n] && (strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".md")) {
-			os.Remove(filepath.Join(dir, n))
-		}
-	}
-	slices.Sort(f.Runs)
-	// Without its record the next call compares each file's bytes: slower,
-	// not wrong.
-	_ = writeFetched(dir, state, listed)
-	return f, nil
 }
 
 // fetchesInFlight bounds the objects FetchRuns reads at once: enough to
@@ -390,25 +316,18 @@ func writeFetched(dir string, state map[string]fetchedState, listed map[string]b
 	return err
 }
 
-// stateOf is what the mirror records of obj fetched into local, or false
-// when local is not a regular file.
-func stateOf(local string, obj *blob.ListObject) (fetchedState, bool) {
-	info, err := os.Lstat(local)
-	if err != nil || !info.Mode().IsRegular() {
-		return fetchedState{}, false
-	}
-	return fetchedState{size: obj.Size, md5: hex.EncodeToString(obj.MD5), mod: obj.ModTime, file: info.ModTime()}, true
-}
-
 // unchanged reports whether local holds obj's bytes, by the mirror's
 // record alone: obj listed as it was when fetched, the file as fetch left it.
 func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject) bool {
-	now, ok := stateOf(local, obj)
-	if !known || !ok || now.file.IsZero() || !now.file.Equal(was.file) || obj.Size != was.size {
+	if !known || was.file.IsZero() || obj.Size != was.size {
+		return false
+	}
+	info, err := os.Lstat(local)
+	if err != nil || !info.Mode().IsRegular() || info.Size() != was.size || !info.ModTime().Equal(was.file) {
 		return false
 	}
 	if len(obj.MD5) > 0 {
-		return now.md5 == was.md5
+		return hex.EncodeToString(obj.MD5) == was.md5
 	}
 	return !obj.ModTime.IsZero() && obj.ModTime.Equal(was.mod)
 }
@@ -441,41 +360,6 @@ func boundOf(key string) (limit int64, what string) {
 	return matrixgen.MaxRunFileBytes, "a run file"
 }
 
-// fetch copies an object into the file local, never holding more than its
-// bound: an object larger than it (by the listing, or by what it turns out
-// to hold) is an error that says the bound, and local is left as it was.
-func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, local string) error {
-	limit, what := boundOf(obj.Key)
-	if obj.Size > limit {
-		return fmt.Errorf("%s: %s: %d bytes is larger than the %d %s may be", s.name, term.Name(obj.Key), obj.Size, limit, what)
-	}
-	r, err := s.b.NewReader(ctx, obj.Key, nil)
-	if err != nil {
-		return s.fail(term.Name(obj.Key), err)
-	}
-	defer r.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(local), ".fetch-*")
-	if err != nil {
-		return err
-	}
-	n, err := io.Copy(tmp, io.LimitReader(r, limit+1))
-	if closeErr := tmp.Close(); err == nil {
-		err = closeErr
-	}
-	switch {
-	case err != nil:
-		err = s.fail(term.Name(obj.Key), err)
-	case n > limit:
-		err = fmt.Errorf("%s: %s: larger than the %d bytes %s may be", s.name, term.Name(obj.Key), limit, what)
-	default:
-		err = os.Rename(tmp.Name(), local)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
-
 // maxPublished bounds each file Publish reads whole to send: a site's
 // pages and data are at most a few megabytes, and a file kept in the site
 // (a CNAME, an image) should be small too.
@@ -487,23 +371,28 @@ const maxGet = matrixgen.MaxRunFileBytes
 // Get reads one object of at most maxGet bytes; found is false when there
 // is none.
 func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, err error) {
-	r, err := s.b.NewReader(ctx, key, nil)
+	g := s.guard(ctx, true)
+	defer g.stop()
+	r, err := s.b.NewReader(g.ctx, key, readOptions)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, s.fail(term.Name(key), err)
+		return nil, false, s.fail(term.Name(key), g.why(err))
 	}
 	defer r.Close()
 	if r.Size() > maxGet {
 		return nil, false, fmt.Errorf("%s: %s: %d bytes is larger than the %d an object read whole may be", s.name, term.Name(key), r.Size(), maxGet)
 	}
-	data, err = io.ReadAll(io.LimitReader(r, maxGet+1))
+	data, err = io.ReadAll(io.LimitReader(guardedReader{r, g}, maxGet+1))
 	if err != nil {
-		return nil, false, s.fail(term.Name(key), err)
+		return nil, false, s.fail(term.Name(key), g.why(err))
 	}
 	if len(data) > maxGet {
 		return nil, false, fmt.Errorf("%s: %s: larger than the %d bytes an object read whole may be", s.name, term.Name(key), maxGet)
+	}
+	if said := r.Size(); said >= 0 && int64(len(data)) != said {
+		return nil, false, fmt.Errorf("%s: %s: the store said it sent %d bytes and sent %d", s.name, term.Name(key), said, len(data))
 	}
 	return data, true, nil
 }
@@ -525,7 +414,12 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 
 func (s *Store) put(ctx context.Context, key string, data []byte, create bool) error {
 	opts := &blob.WriterOptions{ContentType: contentType(key), IfNotExist: create}
+	ctx, cancel := s.writing(ctx)
+	defer cancel()
 	err := s.b.WriteAll(ctx, key, data, opts)
+	if err != nil && ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
 	switch {
 	case err == nil:
 		return nil
@@ -533,6 +427,14 @@ func (s *Store) put(ctx context.Context, key string, data []byte, create bool) e
 		return fmt.Errorf("%s: %s: %w", s.name, term.Name(key), ErrExists)
 	}
 	return s.fail(term.Name(key), err)
+}
+
+// writing bounds one write (or removal) by the store's Object time: a
+// store that stalls fails a publish instead of holding it. Its cause says
+// so; a write's progress is not seen, so the idle time does not apply.
+func (s *Store) writing(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := s.limits.Object
+	return context.WithTimeoutCause(ctx, d, fmt.Errorf("not written within %v", d))
 }
 
 // contentType is what a browser needs to be told of a site's file.
@@ -637,7 +539,13 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	}
 	slices.Sort(stale)
 	for _, key := range stale {
-		if err := s.b.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		ctx, cancel := s.writing(ctx)
+		err := s.b.Delete(ctx, key)
+		if err != nil && ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		cancel()
+		if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 			return p, s.fail("removing "+term.Name(key), err)
 		}
 		p.Removed++
@@ -675,17 +583,19 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 		}
 		return old, nil
 	}
-	it := s.b.List(nil)
-	if obj, err := it.Next(ctx); err == nil {
+	if obj, err := s.list().next(ctx); err == nil {
 		return nil, fmt.Errorf("%s holds objects (%s, …) that matrixgen did not publish: publish to an empty prefix, or to one matrixgen published before", s.name, term.Name(obj.Key))
 	} else if !errors.Is(err, io.EOF) {
-		return nil, s.fail("listing", err)
+		return nil, err
 	}
 	return old, nil
 }
 
 // holds reports whether the object key holds data already.
 func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
+	g := s.guard(ctx, true)
+	defer g.stop()
+	ctx = g.ctx
 	attrs, err := s.b.Attributes(ctx, key)
 	switch {
 	case err != nil:

@@ -264,7 +264,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 		case <-tick.C:
 			if s.mirror != nil && time.Since(s.lastMirror) >= mirrorEvery {
 				if err := s.mirror(); err != nil {
-					fmt.Fprintf(s.log, "reading the bucket's runs failed (%v); still serving the last good site\n", err)
+					fmt.Fprintf(s.log, "reading the bucket's runs failed; still serving the last good site:\n%v\n", indent(err))
 				}
 				s.lastMirror = time.Now()
 			}

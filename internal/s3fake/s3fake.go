@@ -3,9 +3,17 @@
 // a few keys; GetObject) and for tests to see what it was asked: how many
 // times each object was read and how many reads were in flight at once.
 // Objects are put directly, as a lab's boxes would have.
+//
+// It misbehaves on request, as a broken or hostile store would: a read
+// that stalls, a body other than the one it lists (shorter, longer, other
+// bytes), a listing that never ends, loops on its continuation token or
+// stalls. InMemory serves it over in-memory connections, so a test of
+// time (testing/synctest) runs it inside its bubble.
 package s3fake
 
 import (
+	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/binary"
@@ -13,6 +21,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"hash/crc32"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -32,12 +41,68 @@ type Server struct {
 	// makes at once overlap.
 	ReadDelay time.Duration
 
+	// Listing is how the listing misbehaves, if at all.
+	Listing Listing
+	// StallWrites makes every write (PUT) stall; without it the fake
+	// writes nothing.
+	StallWrites bool
+	// MultipartETags makes every ETag one of an object uploaded in parts
+	// ("<md5>-1"), which says nothing of the object's MD5.
+	MultipartETags bool
+
 	mu       sync.Mutex
 	objects  map[string]object
 	reads    map[string]int
 	inFlight int
 	maxReads int
+	tamper   map[string]Tamper
+	done     chan struct{} // closed by Close: stalled answers end
+	closing  sync.Once
 }
+
+// Listing is a way a listing misbehaves.
+type Listing int
+
+const (
+	ListWell Listing = iota
+	// ListLoop gives the same continuation token on every page.
+	ListLoop
+	// ListEndless gives a page of new keys (gen-N.txt), and a new token,
+	// on every request.
+	ListEndless
+	// ListEndlessEmpty gives an empty page and a new token on every request.
+	ListEndlessEmpty
+	// ListStall never answers.
+	ListStall
+)
+
+// Tamper is a way a read of one object misbehaves.
+type Tamper int
+
+const (
+	Honest Tamper = iota
+	// Stall sends the headers and nothing more.
+	Stall
+	// StallMidway sends the headers and half the body, then nothing.
+	StallMidway
+	// Short says the object's size and sends half of it, then closes.
+	Short
+	// Longer sends the object and more, saying the size sent, under the
+	// object's ETag.
+	Longer
+	// OtherBytes sends as many bytes as the object has, other ones, under
+	// the object's ETag.
+	OtherBytes
+	// Newer sends other bytes (as many, in upper case) under their own
+	// ETag and a later time, as a store does for an object written again
+	// since it was listed.
+	Newer
+	// Trickle says a megabyte and sends a byte a second of it, without end.
+	Trickle
+	// NoChecksum sends the object without a checksum header, as a store
+	// does for an object written without one.
+	NoChecksum
+)
 
 type object struct {
 	data []byte
@@ -46,13 +111,88 @@ type object struct {
 
 // New starts a server; it stops when stop is called.
 func New() *Server {
-	s := &Server{PageSize: 3, objects: map[string]object{}, reads: map[string]int{}}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s := newServer()
+	s.srv = httptest.NewServer(s)
 	return s
 }
 
-// Close stops the server.
-func (s *Server) Close() { s.srv.Close() }
+func newServer() *Server {
+	return &Server{PageSize: 3, objects: map[string]object{}, reads: map[string]int{}, tamper: map[string]Tamper{}, done: make(chan struct{})}
+}
+
+// NewInMemory is a server reached only through InMemory's client.
+func NewInMemory() *Server { return newServer() }
+
+// Close stops the server, ending the answers that stall.
+func (s *Server) Close() {
+	s.closing.Do(func() { close(s.done) })
+	if s.srv != nil {
+		s.srv.Close()
+	}
+}
+
+// InMemory serves the bucket over in-memory connections (net.Pipe): the
+// client reaches it at endpoint, and stop ends the server and the
+// client's connections. Every goroutine it starts is the caller's, so it
+// runs inside a testing/synctest bubble when called there.
+func (s *Server) InMemory() (client *http.Client, endpoint string, stop func()) {
+	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	hs := &http.Server{Handler: s}
+	go hs.Serve(l)
+	tr := &http.Transport{DialContext: l.dial}
+	return &http.Client{Transport: tr}, "http://s3.test", func() {
+		s.Close()
+		tr.CloseIdleConnections()
+		hs.Close()
+	}
+}
+
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "s3.test:80" }
+
+// Misbehave makes every read of key misbehave as how says (Honest again
+// to stop).
+func (s *Server) Misbehave(key string, how Tamper) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tamper[key] = how
+}
 
 // URL is the place of prefix in the bucket, as matrixgen takes it.
 func (s *Server) URL(prefix string) string {
@@ -83,7 +223,8 @@ func (s *Server) Reads() (reads map[string]int, maxInFlight int) {
 	return reads, maxInFlight
 }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers the requests of S3's protocol the fake knows.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	switch {
 	case bucket != "lab":
@@ -91,15 +232,36 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && key == "" && r.URL.Query().Get("list-type") == "2":
 		s.list(w, r)
 	case r.Method == http.MethodGet && key != "":
-		s.get(w, key)
+		s.get(w, r, key)
+	case r.Method == http.MethodPut && key != "" && s.StallWrites:
+		// No answer at all, not even its headers.
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
 	default:
 		http.Error(w, "NotImplemented", http.StatusNotImplemented)
 	}
 }
 
-func etag(data []byte) string {
+func (s *Server) etag(data []byte) string {
 	sum := md5.Sum(data)
+	if s.MultipartETags {
+		return `"` + hex.EncodeToString(sum[:]) + `-1"`
+	}
 	return `"` + hex.EncodeToString(sum[:]) + `"`
+}
+
+// stall holds an answer open until the client gives up or the server
+// closes.
+func (s *Server) stall(w http.ResponseWriter, r *http.Request) {
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	select {
+	case <-r.Context().Done():
+	case <-s.done:
+	}
 }
 
 type listResult struct {
@@ -127,22 +289,44 @@ type listEntry struct {
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	prefix, after := q.Get("prefix"), q.Get("continuation-token")
+	if s.Listing == ListStall {
+		s.stall(w, r)
+		return
+	}
 	s.mu.Lock()
-	var keys []string
-	for k := range s.objects {
-		if strings.HasPrefix(k, prefix) && k > after {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
 	res := listResult{Name: "lab", Prefix: prefix, MaxKeys: s.PageSize, ContinuationToken: after}
-	if len(keys) > s.PageSize {
-		keys, res.IsTruncated = keys[:s.PageSize], true
-		res.NextContinuationToken = keys[len(keys)-1]
-	}
-	for _, k := range keys {
-		o := s.objects[k]
-		res.Contents = append(res.Contents, listEntry{Key: k, LastModified: o.mod.Format(time.RFC3339), ETag: etag(o.data), Size: len(o.data), StorageClass: "STANDARD"})
+	switch s.Listing {
+	case ListEndless, ListEndlessEmpty:
+		n, _ := strconv.Atoi(strings.TrimPrefix(after, "t"))
+		res.IsTruncated, res.NextContinuationToken = true, "t"+strconv.Itoa(n+1)
+		for i := range s.PageSize {
+			if s.Listing == ListEndless {
+				k := fmt.Sprintf("%sgen-%d-%d.txt", prefix, n, i)
+				res.Contents = append(res.Contents, listEntry{Key: k, LastModified: time.Unix(0, 0).UTC().Format(time.RFC3339), ETag: s.etag(nil), StorageClass: "STANDARD"})
+			}
+		}
+	default:
+		if s.Listing == ListLoop {
+			after = ""
+		}
+		var keys []string
+		for k := range s.objects {
+			if strings.HasPrefix(k, prefix) && k > after {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		if len(keys) > s.PageSize {
+			keys, res.IsTruncated = keys[:s.PageSize], true
+			res.NextContinuationToken = keys[len(keys)-1]
+		}
+		if s.Listing == ListLoop {
+			res.IsTruncated, res.NextContinuationToken = true, "loop"
+		}
+		for _, k := range keys {
+			o := s.objects[k]
+			res.Contents = append(res.Contents, listEntry{Key: k, LastModified: o.mod.Format(time.RFC3339), ETag: s.etag(o.data), Size: len(o.data), StorageClass: "STANDARD"})
+		}
 	}
 	s.mu.Unlock()
 	res.KeyCount = len(res.Contents)
@@ -151,9 +335,10 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	xml.NewEncoder(w).Encode(res)
 }
 
-func (s *Server) get(w http.ResponseWriter, key string) {
+func (s *Server) get(w http.ResponseWriter, r *http.Request, key string) {
 	s.mu.Lock()
 	o, ok := s.objects[key]
+	how := s.tamper[key]
 	if ok {
 		s.reads[key]++
 		s.inFlight++
@@ -172,11 +357,53 @@ func (s *Server) get(w http.ResponseWriter, key string) {
 		s.mu.Unlock()
 	}()
 	time.Sleep(s.ReadDelay)
-	w.Header().Set("ETag", etag(o.data))
+	body, tag, mod := o.data, s.etag(o.data), o.mod
+	switch how {
+	case Longer:
+		body = append(slices.Clone(o.data), "and more"...)
+	case OtherBytes:
+		body = []byte(strings.Repeat("x", len(o.data)))
+	case Newer:
+		body = bytes.ToUpper(o.data) // as many bytes: only the MD5 tells
+		if bytes.Equal(body, o.data) {
+			body = append(body, '!')
+		}
+		tag, mod = s.etag(body), mod.Add(time.Minute)
+	}
+	w.Header().Set("ETag", tag)
 	// As S3 sends for an object written with a checksum; without one the
-	// client logs a line for every read.
-	w.Header().Set("x-amz-checksum-crc32", base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(o.data))))
-	w.Header().Set("Last-Modified", o.mod.Format(http.TimeFormat))
-	w.Header().Set("Content-Length", strconv.Itoa(len(o.data)))
-	w.Write(o.data)
+	// client logs a line for every read. It is the bytes sent's: a store
+	// that sends other bytes than it lists is consistent about them.
+	if how != NoChecksum {
+		w.Header().Set("x-amz-checksum-crc32", base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, crc32.ChecksumIEEE(body))))
+	}
+	w.Header().Set("Last-Modified", mod.Format(http.TimeFormat))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	switch how {
+	case Stall:
+		s.stall(w, r)
+		return
+	case StallMidway:
+		w.Write(body[:len(body)/2])
+		s.stall(w, r)
+		return
+	case Trickle:
+		w.Header().Set("Content-Length", strconv.Itoa(1<<20))
+		for {
+			w.Write([]byte("x"))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-s.done:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	case Short:
+		w.Write(body[:len(body)/2])
+		// The handler's end then closes the connection, the body short.
+		return
+	}
+	w.Write(body)
 }
