@@ -381,3 +381,32 @@ func TestLiveUpdateWritesOnlyItsFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildCountsEveryPage: the pages a build says it wrote are the HTML
+// pages in the site, the index's every page among them, for sites of
+// one page of the index to several.
+func TestBuildCountsEveryPage(t *testing.T) {
+	smallIndex(t, 2, 3)
+	for _, n := range []int{1, 2, 3, 5} {
+		var entries []matrixgen.Entry
+		for i := range n {
+			r := testrun.Full(uint64(i))
+			r.Model.Name, r.Hardware.GPU = "model", "GPU" // compare pages too
+			entries = append(entries, matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
+		}
+		out := filepath.Join(t.TempDir(), "public")
+		stats, err := Build(Entries(entries), Site{}, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		html := 0
+		for name := range fileStates(t, out) {
+			if strings.HasSuffix(name, ".html") {
+				html++
+			}
+		}
+		if stats.Pages != html {
+			t.Errorf("%d runs: the build says %d pages, the site has %d", n, stats.Pages, html)
+		}
+	}
+}
