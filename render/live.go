@@ -376,3 +376,10 @@ func (l *Live) writeMarker() error {
 	l.markerStale = false
 	return nil
 }
+
+// CSVGone reports whether runs.csv was removed from the folder after a
+// change: the folder is then a site to serve, not yet one to publish,
+// until a build writes it again.
+func (l *Live) CSVGone() bool {
+	return l.csvGone
+}
