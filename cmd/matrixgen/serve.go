@@ -113,8 +113,8 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 type server struct {
 	runs, out, cfgFile string
 	cfgNamed           bool
-	log                io.Writer // what it did
-	errLog             io.Writer // what failed; log when nil
+	log                io.Writer    // what it did
+	errLog             io.Writer    // what failed; log when nil
 	version            atomic.Int64 // bumped by every good build; pages poll it
 	mu                 sync.Mutex   // one build at a time
 	// ctx ends serve: a build in progress stops with it.

@@ -113,7 +113,9 @@ func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
 		return n >= 2
 	})
 	writeFile(t, filepath.Join(runs, "broken.json"), []byte("{"))
-	waitFor("a failed rebuild", func() bool { return strings.Contains(errLog.String(), "build failed; still serving the last good site") })
+	waitFor("a failed rebuild", func() bool {
+		return strings.Contains(errLog.String(), "build failed; still serving the last good site")
+	})
 	if c, _ := get("/runs/second/"); c != 200 {
 		t.Error("a failed rebuild took the last good site down")
 	}
