@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,8 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
 // lockedBuffer is a log the server writes while the test reads it.
@@ -258,5 +263,85 @@ func TestServeRunsCSVOnRequest(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "lacks runs.csv") || !strings.Contains(log.String(), "matrixgen build") {
 		t.Errorf("serve stopped without saying its folder lacks runs.csv:\n%s", log.String())
+	}
+}
+
+// TestServeStopsOnSignal runs `matrixgen serve` as a process and stops it
+// with SIGTERM once it serves (its runs in a bucket, mirrored into a
+// temporary folder), and with SIGINT in the middle of its first build of
+// many runs: each time it ends within ctrlCGoal (logged; a failure only
+// past ctrlCHung), removes every temporary folder it made, and leaves no
+// build's working folder beside the site.
+func TestServeStopsOnSignal(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		sig    os.Signal
+		runs   int
+		served bool // signalled once it serves, or while it builds
+	}{
+		{"SIGTERM while serving", syscall.SIGTERM, 2, true},
+		{"SIGINT while building", os.Interrupt, 400, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bucketDir, tmp, site := t.TempDir(), t.TempDir(), t.TempDir()
+			for i := range tt.runs {
+				data, err := matrixgen.EncodeRun(testrun.Full(uint64(i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, filepath.Join(bucketDir, fmt.Sprintf("run-%03d.json", i)), data)
+			}
+			cfg := filepath.Join(t.TempDir(), "none.toml")
+			writeFile(t, cfg, nil)
+			out := filepath.Join(site, "public")
+			cmd, log := startCommandWith(t, []string{"TMPDIR=" + tmp, "XDG_CACHE_HOME=" + t.TempDir()},
+				"serve", "-addr", "127.0.0.1:0", "-config", cfg, "-runs", "file://"+filepath.ToSlash(bucketDir), "-o", out)
+			done := waitFor(cmd)
+			if tt.served {
+				for deadline := time.Now().Add(ctrlCHung); !strings.Contains(log.String(), "serving http://"); time.Sleep(20 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						cmd.Process.Kill()
+						<-done
+						t.Fatalf("not serving after %v:\n%s", ctrlCHung, log)
+					}
+				}
+			} else {
+				// The mirror is fetched, the build begun: the site's
+				// working folder is there.
+				for deadline := time.Now().Add(ctrlCHung); ; time.Sleep(5 * time.Millisecond) {
+					if names, _ := filepath.Glob(filepath.Join(site, ".public.building-*")); len(names) > 0 {
+						break
+					}
+					if time.Now().After(deadline) || strings.Contains(log.String(), "serving http://") {
+						cmd.Process.Kill()
+						<-done
+						t.Fatalf("no build seen in progress:\n%s", log)
+					}
+				}
+			}
+			sent := time.Now()
+			cmd.Process.Signal(tt.sig)
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(ctrlCHung):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("still running %v after %v, far past the goal of %v:\n%s", ctrlCHung, tt.sig, ctrlCGoal, log)
+			}
+			t.Logf("stopping took %v (goal %v)", time.Since(sent).Round(time.Millisecond), ctrlCGoal)
+			if err != nil {
+				t.Errorf("serve stopped by %v: %v\n%s", tt.sig, err, log)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) > 0 {
+				t.Errorf("serve left %d temporary folders, %s first", len(left), left[0].Name())
+			}
+			if names, _ := filepath.Glob(filepath.Join(site, ".public.building-*")); len(names) > 0 {
+				t.Errorf("serve left a build's working folder: %v", names)
+			}
+			if tt.served && !strings.Contains(log.String(), "built 5 pages from 2 runs") {
+				t.Errorf("no build said:\n%s", log)
+			}
+		})
 	}
 }
