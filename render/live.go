@@ -327,15 +327,19 @@ func maps2rows(old map[string]indexRow, removed []string, rendered []renderedRun
 // those no longer compared. A page names only its pair (its script reads
 // the runs' compare.js), so a changed run rewrites none.
 func (l *Live) updateComparisons(pairs []Pair) error {
+	// Sets, not lists searched: a site of one model on one GPU has a pair
+	// for each run, and searching one list for each of the other's was
+	// most of an update at 10,000 runs.
+	had, now := pairSet(l.b.pairs), pairSet(pairs)
 	var todo []Pair
 	for _, p := range pairs {
-		if !slices.Contains(l.b.pairs, p) {
+		if !had[p] {
 			todo = append(todo, p)
 			l.wrote(path.Join("compare", compareID(p), "index.html"))
 		}
 	}
 	for _, p := range l.b.pairs {
-		if !slices.Contains(pairs, p) {
+		if !now[p] {
 			dir := path.Join("compare", compareID(p))
 			l.forget(dir + "/")
 			if err := os.RemoveAll(filepath.Join(l.out, filepath.FromSlash(dir))); err != nil {
@@ -344,6 +348,15 @@ func (l *Live) updateComparisons(pairs []Pair) error {
 		}
 	}
 	return l.b.writeComparisons(l.out, todo)
+}
+
+// pairSet is pairs as a set.
+func pairSet(pairs []Pair) map[Pair]bool {
+	set := make(map[Pair]bool, len(pairs))
+	for _, p := range pairs {
+		set[p] = true
+	}
+	return set
 }
 
 // forget drops the files under prefix (or the file prefix names) from
