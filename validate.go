@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Problem is one impossible value in a run, named by its field path
@@ -31,6 +32,8 @@ func (r *Run) Validate() []Problem {
 	v.required("model.name", r.Model.Name)
 	v.required("engine.name", r.Engine.Name)
 	v.required("tool.name", r.Tool.Name)
+	v.date("started_at", r.StartedAt)
+	v.date("finished_at", r.FinishedAt)
 	if !r.StartedAt.IsZero() && !r.FinishedAt.IsZero() && r.FinishedAt.Before(r.StartedAt) {
 		v.add("finished_at", "is before started_at")
 	}
@@ -56,6 +59,19 @@ type validator struct {
 	// maxOutput and gpus are the sweep's max output tokens and the
 	// machine's GPUs: what bounds a cell's tokens and power (Impossible).
 	maxOutput, gpus int
+}
+
+// date refuses a time outside the years 0000 to 9999 in UTC, where every
+// page, runs.csv and run.json show it: RFC 3339 has four-digit years, so
+// 9999-12-31T23:59:59-01:00, which decodes, would be shown in the year
+// 10000, a date nothing reads back.
+func (v *validator) date(field string, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if y := t.UTC().Year(); y < 0 || y > 9999 {
+		v.add(field, fmt.Sprintf("%s is in the year %d in UTC; a time must fall within the years 0000 to 9999", t.Format(time.RFC3339), y))
+	}
 }
 
 func (v *validator) add(field, msg string) {
@@ -248,6 +264,7 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 			v.add(at, fmt.Sprintf("cell %s × %d appears twice", ContextLabel(d.ContextTokens), d.Concurrency))
 		}
 		seen[key] = true
+		v.date(at+".window_start", d.WindowStart)
 		v.cell(at, d)
 		v.repeats(at, d, s)
 	}

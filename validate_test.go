@@ -70,6 +70,12 @@ func TestValidateRefusesImpossibleRuns(t *testing.T) {
 		{"a VRAM of 1e300 GB", `"hardware": {}`, `"hardware": {"vram_gb": 1e300}`, "hardware.vram_gb: 1e+300 is past any figure"},
 		{"a prefill of 1e300 tok/s", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tok_s": 1e300, "ttft_ms": 1e-300}], "decode": [`, "prefill[0].prompt_tok_s: 1e+300 is past any figure"},
 		{"a prefill rate its tokens and TTFT deny", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 8192, "prompt_tok_s": 1e9, "ttft_ms": 1778}], "decode": [`, "prefill[0].prompt_tok_s: 1e+09 tok/s is past any server's"},
+		// Times that decode but fall past the year 9999 in UTC, where
+		// pages and runs.csv show them:
+		{"started in the year 10000 in UTC", `"schema": 1`, `"schema": 1, "started_at": "9999-12-31T23:59:59-01:00"`, "started_at: 9999-12-31T23:59:59-01:00 is in the year 10000 in UTC"},
+		{"finished in the year 10000 in UTC", `"schema": 1`, `"schema": 1, "finished_at": "9999-12-31T23:30:00-00:45"`, "finished_at: 9999-12-31T23:30:00-00:45 is in the year 10000 in UTC"},
+		{"started before the year 0000 in UTC", `"schema": 1`, `"schema": 1, "started_at": "0000-01-01T00:30:00+01:00"`, "started_at: 0000-01-01T00:30:00+01:00 is in the year -1 in UTC"},
+		{"a window in the year 10000 in UTC", `"total_tok_s": 10`, `"total_tok_s": 10, "window_start": "9999-12-31T23:59:59-23:59"`, "decode[0].window_start: 9999-12-31T23:59:59-23:59 is in the year 10000 in UTC"},
 		{"a prefill rate off its own figures", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 8192, "prompt_tok_s": 46010, "ttft_ms": 1778}], "decode": [`, "prefill[0].prompt_tok_s: 46010 tok/s is not its 8192 prompt tokens in 1778 ms"},
 	} {
 		doc := strings.Replace(minimal, tt.from, tt.to, 1)

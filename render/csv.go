@@ -5,6 +5,9 @@ import (
 	"encoding/csv"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -128,12 +131,34 @@ func percentiles(p *matrixgen.Percentiles) [3]string {
 }
 
 // csvSafe keeps a spreadsheet from reading free text as a formula: a reason
-// copied from a hostile server could start with "=".
+// copied from a hostile server could start with "=". A cell is defused with
+// a leading quote when it starts with a tab or a carriage return, or when,
+// past any leading white space or invisible format characters (a space, a
+// no-break space, a byte order mark, a zero-width space, a line end: all
+// of which spreadsheets may skip), it starts with = + - or @, or their
+// fullwidth forms ＝ ＋ － ＠, which spreadsheets may read as the same.
 func csvSafe(s string) string {
-	if s != "" && bytes.IndexByte([]byte("=+-@\t\r"), s[0]) >= 0 {
+	if s == "" {
+		return s
+	}
+	if s[0] == '\t' || s[0] == '\r' {
+		return "'" + s
+	}
+	first, _ := utf8.DecodeRuneInString(strings.TrimLeftFunc(s, skippedLead))
+	if strings.ContainsRune(formulaLeads, first) {
 		return "'" + s
 	}
 	return s
+}
+
+// formulaLeads are the characters a formula starts with.
+const formulaLeads = "=+-@\uff1d\uff0b\uff0d\uff20"
+
+// skippedLead reports whether a spreadsheet may skip r before a formula:
+// white space, and format characters (Cf: the byte order mark, zero-width
+// spaces and joiners), which show nothing.
+func skippedLead(r rune) bool {
+	return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r)
 }
 
 // notServerPrefill is "true" for a prefill figure that is not the server's

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
@@ -18,7 +19,8 @@ import (
 // no text field starts as a spreadsheet formula unless it is defused with
 // a leading quote.
 func FuzzCSV(f *testing.F) {
-	for _, s := range []string{"", "plain", `a "quoted" word`, "a,b", "line\nbreak", "cr\r", " leading", "\u00a0nbsp", `\.`, "=SUM(A1)", "+1", "-1", "@x", "\tx", "\rx", `=HYPERLINK("http://x","y")`} {
+	for _, s := range []string{"", "plain", `a "quoted" word`, "a,b", "line\nbreak", "cr\r", " leading", "\u00a0nbsp", `\.`, "=SUM(A1)", "+1", "-1", "@x", "\tx", "\rx", `=HYPERLINK("http://x","y")`,
+		" =1", "\u00a0=1", "\ufeff=1", "\u200b+1", "\n-1", "\uff1d1", " \uff20x"} {
 		f.Add(s, "model")
 	}
 	f.Fuzz(func(t *testing.T, reason, name string) {
@@ -57,16 +59,66 @@ func FuzzCSV(f *testing.F) {
 			}
 			for _, row := range back[1:] {
 				for _, col := range c.text {
-					if field := row[col]; field != "" && strings.ContainsRune("=+-@\t\r", rune(field[0])) {
+					if field := row[col]; startsAsFormula(field) {
 						t.Fatalf("%s: column %s is a formula: %q", c.name, c.header[col], field)
 					}
 				}
 			}
 		}
-		if got := csvSafe(reason); reason != "" && strings.ContainsRune("=+-@\t\r", rune(reason[0])) != (got == "'"+reason) {
+		if got := csvSafe(reason); startsAsFormula(reason) != (got == "'"+reason) || got != reason && got != "'"+reason {
 			t.Fatalf("csvSafe(%q) = %q", reason, got)
 		}
 	})
+}
+
+// startsAsFormula reports whether a spreadsheet could read field as a
+// formula: past the white space and invisible format characters it may
+// skip, it starts with = + - @ or their fullwidth forms; or it starts with
+// a tab or a carriage return. A field defused with a leading quote does
+// not.
+func startsAsFormula(field string) bool {
+	if field == "" {
+		return false
+	}
+	if field[0] == '\t' || field[0] == '\r' {
+		return true
+	}
+	for _, r := range field {
+		if unicode.IsSpace(r) || unicode.In(r, unicode.Cf) {
+			continue
+		}
+		return strings.ContainsRune("=+-@＝＋－＠", r)
+	}
+	return false
+}
+
+// TestCSVSafeEveryLead: every lead a spreadsheet skips, alone or several,
+// before every formula character, ASCII or fullwidth, is defused; the
+// same text without a formula character is left as it is.
+func TestCSVSafeEveryLead(t *testing.T) {
+	leads := []string{"", " ", "  ", "\u00a0", "\ufeff", "\t", "\r", "\n", "\u3000", "\u2007", "\u200b", "\u2060", " \u00a0\ufeff\t"}
+	formulas := []string{"=", "+", "-", "@", "＝", "＋", "－", "＠"}
+	tails := []string{"", "1+1", `HYPERLINK("http://x","y")`, "cmd|' /C calc'!A0"}
+	for _, lead := range leads {
+		for _, f := range formulas {
+			for _, tail := range tails {
+				s := lead + f + tail
+				if got := csvSafe(s); got != "'"+s {
+					t.Errorf("csvSafe(%q) = %q, want it defused", s, got)
+				}
+			}
+		}
+		for _, plain := range []string{"model", "a=b", "１", "0.30.1+cu128", "NVFP4+FP8"} {
+			s := lead + plain
+			want := s
+			if lead != "" && (lead[0] == '\t' || lead[0] == '\r') {
+				want = "'" + s // a tab or a CR first is defused whatever follows
+			}
+			if got := csvSafe(s); got != want {
+				t.Errorf("csvSafe(%q) = %q, want %q", s, got, want)
+			}
+		}
+	}
 }
 
 // BenchmarkCSV1000 writes the CSV of 1,000 full runs as a build does, each

@@ -4,39 +4,49 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/internal/parallel"
 )
 
 // Live keeps a site built from run files up to date in place, for `matrixgen
 // serve`: after a change it rewrites only what the change touches — the
 // changed runs' folders, the compare pages they are in, the pages of the
-// index and the chunks of summaries that list them (index.go), runs.csv
-// and the reuse cache, and the sitemap and the site's marker when the
-// runs or the files are others — each file replaced whole (written beside
-// it and renamed over it), so a reader gets the old page or the new one.
-// A full Build stays the way to publish: it swaps in a whole site.
+// index and the chunks of summaries that list them (index.go), and the
+// sitemap and the site's marker when the runs or the files are others —
+// each file replaced whole (written beside it and renamed over it), so a
+// reader gets the old page or the new one. A change costs its run, not
+// the site: runs.csv, every measurement of every run (1.7 GB at 100,000
+// runs), is not written again but made on request (SiteCSV) and removed
+// from the folder at the first change, so the folder never holds a stale
+// one; nor is the reuse cache, whose entries for the changed runs then no
+// longer match their inputs, so the next build builds those runs again
+// and reuses the rest. A full Build stays the way to publish: it swaps in
+// a whole site, runs.csv and all.
 type Live struct {
 	b     *builder
 	out   string
 	files map[string]fileState // run file → what it was at the last update
 	rows  map[string]indexRow  // by run id
+	// mu guards list, the runs in the index's order, which SiteCSV reads
+	// while an update may replace it.
+	mu   sync.RWMutex
+	list []indexRow
+	// csvGone says runs.csv and its parts were removed from the folder.
+	csvGone bool
 	// written is every file the site holds that a build wrote, for the
 	// marker that tells them from files someone added; markerStale says
 	// it changed since the marker was written.
 	written     map[string]bool
 	markerStale bool
-	// inputs are each run's inputs, for the cache a later build reuses
-	// pages by (reuse.go): kept true as runs change.
-	inputs map[string]string
 }
 
 // fileState is what tells a run file (and its notes) changed: size and
@@ -73,11 +83,11 @@ func NewLive(ctx context.Context, files []string, site Site, out string) (*Live,
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	l := &Live{b: b, out: filepath.Clean(out), files: states, rows: map[string]indexRow{}, written: map[string]bool{}, inputs: b.inputs}
+	l := &Live{b: b, out: filepath.Clean(out), files: states, rows: map[string]indexRow{}, written: map[string]bool{}, list: b.rows}
 	for _, r := range b.rows {
 		l.rows[r.ID] = r
 	}
-	b.rows = nil
+	b.rows, b.inputs = nil, nil
 	marker, err := readMarker(l.out)
 	if err != nil {
 		return nil, Stats{}, err
@@ -166,20 +176,13 @@ func (l *Live) Update(files []string) (Stats, error) {
 	if err := l.updateComparisons(pairs); err != nil {
 		return Stats{}, err
 	}
-	for _, f := range removed {
-		delete(l.inputs, strings.TrimSuffix(filepath.Base(f), ".json"))
-	}
-	for _, r := range rendered {
-		l.inputs[r.row.ID] = r.input
-	}
 	sortIndexOrder(list)
 	indexPages, err := l.writeListings(list, pairs, othersRuns)
 	if err != nil {
 		return Stats{}, err
 	}
-	l.forget("runs-") // runs.csv's parts by month, as the site has them now
-	for _, p := range siteCSVParts(list) {
-		l.wrote(p.Name)
+	if err := l.removeSiteCSV(); err != nil {
+		return Stats{}, err
 	}
 	if l.markerStale {
 		if err := l.writeMarker(); err != nil {
@@ -187,15 +190,18 @@ func (l *Live) Update(files []string) (Stats, error) {
 		}
 	}
 	l.files, l.rows, l.b.pairs = states, rows, pairs
+	l.mu.Lock()
+	l.list = list
+	l.mu.Unlock()
 	return Stats{Pages: len(rendered) + indexPages, Runs: len(rows)}, nil
 }
 
 // writeListings writes what is made of every run's row, after a change:
 // of the index only the pages and chunks whose print changed (a changed
 // run: the page it is on and its chunk; a run added or removed moves the
-// runs after it, so the pages and chunks from its place on); runs.csv and
-// the reuse cache whole; the sitemap only when the runs are others. It
-// says how many pages of the index it wrote.
+// runs after it, so the pages and chunks from its place on); the sitemap
+// only when the runs are others. It says how many pages of the index it
+// wrote.
 func (l *Live) writeListings(rows []indexRow, pairs []Pair, othersRuns bool) (int, error) {
 	files := l.b.indexFiles(rows, pairs)
 	had := l.b.indexPrints
@@ -229,16 +235,43 @@ func (l *Live) writeListings(rows []indexRow, pairs []Pair, othersRuns bool) (in
 		}
 	}
 	l.b.indexPrints = now
-	writes := []func() error{
-		func() error { return l.b.writeSiteCSV(l.out, rows) },
-		func() error { return l.b.writeReuse(l.out, rows, l.inputs) },
-	}
 	if othersRuns {
-		writes = append(writes, func() error { return l.b.writeSitemap(l.out, rows) })
+		if err := l.b.writeSitemap(l.out, rows); err != nil {
+			return 0, err
+		}
 	}
-	errs := make([]error, len(writes))
-	parallel.Each(len(writes), func(i int) { errs[i] = writes[i]() })
-	return pages, errors.Join(errs...)
+	return pages, nil
+}
+
+// removeSiteCSV removes runs.csv and its parts from the folder, once: from
+// the first change on they are made on request (SiteCSV).
+func (l *Live) removeSiteCSV() error {
+	if l.csvGone {
+		return nil
+	}
+	names, _ := filepath.Glob(filepath.Join(l.out, "runs-*.csv"))
+	for _, name := range append(names, filepath.Join(l.out, "runs.csv")) {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	l.forget("runs.csv")
+	l.forget("runs-")
+	l.csvGone = true
+	return nil
+}
+
+// SiteCSV writes to w the file name of the site's runs.csv, "runs.csv" or
+// one of its parts by month ("runs-2026-12.csv"), as a build of the runs
+// the site has now writes it, read from their measurements.csv in the
+// folder. ok is false for a name the site has no such file by. A run
+// changed while it is written makes an error, not a file of two
+// versions: what was written of it is then to be thrown away.
+func (l *Live) SiteCSV(w io.Writer, name string) (ok bool, err error) {
+	l.mu.RLock()
+	rows := l.list
+	l.mu.RUnlock()
+	return streamSiteCSV(w, l.out, name, rows)
 }
 
 // wrote notes that the site holds the file rel, for the marker.
@@ -254,7 +287,6 @@ func (l *Live) wrote(rel string) {
 type renderedRun struct {
 	row   indexRow
 	files []siteFile
-	input string // inputHash of the run as read
 }
 
 func (l *Live) render(file string) (renderedRun, error) {
@@ -262,7 +294,6 @@ func (l *Live) render(file string) (renderedRun, error) {
 	if err != nil {
 		return renderedRun{}, err
 	}
-	input := inputHash(e) // of the file as written, as a build's
 	if e.Raw, err = l.b.publishedJSON(e); err != nil {
 		return renderedRun{}, err
 	}
@@ -273,7 +304,7 @@ func (l *Live) render(file string) (renderedRun, error) {
 	}
 	row := newIndexRow(e)
 	row.sums = sumsOf(files)
-	return renderedRun{row: row, files: files, input: input}, nil
+	return renderedRun{row: row, files: files}, nil
 }
 
 // maps2rows is the site's runs after an update: the kept ones, and the
@@ -296,15 +327,19 @@ func maps2rows(old map[string]indexRow, removed []string, rendered []renderedRun
 // those no longer compared. A page names only its pair (its script reads
 // the runs' compare.js), so a changed run rewrites none.
 func (l *Live) updateComparisons(pairs []Pair) error {
+	// Sets, not lists searched: a site of one model on one GPU has a pair
+	// for each run, and searching one list for each of the other's was
+	// most of an update at 10,000 runs.
+	had, now := pairSet(l.b.pairs), pairSet(pairs)
 	var todo []Pair
 	for _, p := range pairs {
-		if !slices.Contains(l.b.pairs, p) {
+		if !had[p] {
 			todo = append(todo, p)
 			l.wrote(path.Join("compare", compareID(p), "index.html"))
 		}
 	}
 	for _, p := range l.b.pairs {
-		if !slices.Contains(pairs, p) {
+		if !now[p] {
 			dir := path.Join("compare", compareID(p))
 			l.forget(dir + "/")
 			if err := os.RemoveAll(filepath.Join(l.out, filepath.FromSlash(dir))); err != nil {
@@ -313,6 +348,15 @@ func (l *Live) updateComparisons(pairs []Pair) error {
 		}
 	}
 	return l.b.writeComparisons(l.out, todo)
+}
+
+// pairSet is pairs as a set.
+func pairSet(pairs []Pair) map[Pair]bool {
+	set := make(map[Pair]bool, len(pairs))
+	for _, p := range pairs {
+		set[p] = true
+	}
+	return set
 }
 
 // forget drops the files under prefix (or the file prefix names) from
@@ -344,4 +388,11 @@ func (l *Live) writeMarker() error {
 	}
 	l.markerStale = false
 	return nil
+}
+
+// CSVGone reports whether runs.csv was removed from the folder after a
+// change: the folder is then a site to serve, not yet one to publish,
+// until a build writes it again.
+func (l *Live) CSVGone() bool {
+	return l.csvGone
 }

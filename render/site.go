@@ -65,6 +65,9 @@ const defaultTitle = "LLM inference speed test matrices"
 
 // Stats says what a build did.
 type Stats struct {
+	// Pages counts the HTML pages written: a build's every page (the
+	// runs', the index's, the compare pages, methodology.html and
+	// compare.html); an update's, those it rewrote.
 	Pages int
 	Runs  int
 	// Reused counts the runs whose pages came unchanged from the site the
@@ -650,7 +653,10 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 		return Stats{}, err
 	}
 	b.rows, b.pairs = rows, pairs
-	return Stats{Pages: len(rows) + 3 + len(pairs), Runs: len(rows), Reused: b.reused}, nil
+	// Every HTML page: the runs', the index's, methodology.html,
+	// compare.html and the compare pages.
+	indexPages := max(1, (len(rows)+indexPageRuns-1)/indexPageRuns)
+	return Stats{Pages: len(rows) + indexPages + 2 + len(pairs), Runs: len(rows), Reused: b.reused}, nil
 }
 
 // writeRuns loads and writes the run pages on every core, keeping of each

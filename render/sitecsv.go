@@ -138,17 +138,51 @@ func (b *builder) writeSiteCSV(dir string, rows []indexRow) (err error) {
 			part.Write(head)
 			next++
 		}
-		if buf, err = copyRunCSV(all, part, dir, r, buf); err != nil {
+		var partW *bufio.Writer
+		if part != nil {
+			partW = part.Writer
+		}
+		if buf, err = copyRunCSV(all.Writer, partW, dir, r, buf); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// streamSiteCSV writes to w the file name of runs.csv as the site in dir
+// has it now, rows being its runs in the index's order: runs.csv itself,
+// or one of its parts by month. It is what writeSiteCSV writes, made on
+// request: `matrixgen serve` writes neither after a change (a change
+// would cost the whole file), and serves them this way. ok is false for a
+// name that is not one of them.
+func streamSiteCSV(w io.Writer, dir, name string, rows []indexRow) (ok bool, err error) {
+	month := ""
+	if name != "runs.csv" {
+		parts := siteCSVParts(rows)
+		i := slices.IndexFunc(parts, func(p csvPart) bool { return p.Name == name })
+		if i < 0 {
+			return false, nil
+		}
+		month = parts[i].Month
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	bw.Write(csvBytes(siteCSVHeader, nil))
+	var buf []byte
+	for _, r := range rows {
+		if month != "" && monthOf(r) != month {
+			continue
+		}
+		if buf, err = copyRunCSV(bw, nil, dir, r, buf); err != nil {
+			return true, err
+		}
+	}
+	return true, bw.Flush()
+}
+
 // copyRunCSV writes a run's rows of runs.csv to all and, when it is not
 // nil, part: its measurements.csv in dir, each row after its prefix. buf
 // is reused from one run to the next.
-func copyRunCSV(all, part *stream, dir string, r indexRow, buf []byte) ([]byte, error) {
+func copyRunCSV(all, part *bufio.Writer, dir string, r indexRow, buf []byte) ([]byte, error) {
 	name := filepath.Join(dir, "runs", r.ID, "measurements.csv")
 	f, info, err := regular.OpenEntry(name)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -198,10 +199,11 @@ func TestBuildHoldsASummaryPerRun(t *testing.T) {
 	}
 }
 
-// TestLiveSplitsSiteCSV: serve's in-place update writes runs.csv and its
-// parts by month as a build does, removes the part of a month whose runs
-// are gone, and its marker lists exactly the parts there are, so a later
-// build does not take them for files of someone's.
+// TestLiveSplitsSiteCSV: after serve's in-place update, runs.csv and its
+// parts by month are made on request as a build writes them, the folder
+// holds none (no stale one, no part of a month whose runs are gone), and
+// its marker lists none, so a later build does not take them for files of
+// someone's.
 func TestLiveSplitsSiteCSV(t *testing.T) {
 	entries := monthsOfRuns(6)
 	defer func(old int) { spreadsheetRows = old }(spreadsheetRows)
@@ -229,7 +231,10 @@ func TestLiveSplitsSiteCSV(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "runs-2026-09.csv")); err == nil {
 		t.Error("the part of a month without runs is still there")
 	}
-	sameAsAFreshBuild(t, runs, out, Site{})
+	if ok, _ := live.SiteCSV(io.Discard, "runs-2026-09.csv"); ok {
+		t.Error("the part of a month without runs is still served")
+	}
+	liveSameAsAFreshBuild(t, live, runs, out, Site{})
 	if stats, err := Build(Files(files), Site{}, out); err != nil || len(stats.Kept) > 0 {
 		t.Errorf("a build over the served site: %v, kept %v", err, stats.Kept)
 	}

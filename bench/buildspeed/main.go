@@ -18,8 +18,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,35 +32,93 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
 func main() {
-	n := flag.Int("n", 1000, "runs (and pages)")
-	rounds := flag.Int("rounds", 5, "builds of each, alternating (at least 2)")
-	hugoSite := flag.String("hugo-site", "", "a Hugo `folder` with gen.py, to time beside matrixgen")
-	writeOnly := flag.String("write-runs", "", "only write the n synthetic runs into this `folder`, to time builds by hand")
-	scale := flag.String("scale", "", "build once for each of these `counts` of runs (1000,10000,100000) and print wall time, peak RSS and sizes")
-	workDir := flag.String("work", "", "with -scale, the `folder` to work in (default: a temporary one)")
-	flag.Parse()
+	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `Usage: buildspeed [options]
+
+Times matrixgen build on n synthetic full runs (and Hugo beside it, given
+a Hugo site): alternating, several rounds, printing the medians and their
+ratio. With -scale, builds once for each count of runs from nothing and
+prints wall time, peak RSS and sizes as a table. With -write-runs, only
+writes the runs.
+
+Options:
+`
+
+// cli is the command with its arguments: help on stdout and 0 for -h; one
+// line on stderr and 2 for a command line it cannot use; 1 when the work
+// fails.
+func cli(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("buildspeed", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	n := fs.Int("n", 1000, "runs (and pages), at least 1")
+	rounds := fs.Int("rounds", 5, "builds of each, alternating (at least 2)")
+	hugoSite := fs.String("hugo-site", "", "a Hugo `folder` with gen.py, to time beside matrixgen")
+	writeOnly := fs.String("write-runs", "", "only write the n synthetic runs into this `folder`, to time builds by hand")
+	scale := fs.String("scale", "", "build once for each of these `counts` of runs (1000,10000,100000) and print wall time, peak RSS and sizes")
+	workDir := fs.String("work", "", "with -scale, the `folder` to work in (default: a temporary one)")
+	mistake := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "buildspeed: %s (see buildspeed -h)\n", fmt.Sprintf(format, a...))
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		return mistake("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return mistake("unexpected argument %q", fs.Arg(0))
+	}
+	if *n < 1 {
+		return mistake("-n %d: there must be at least 1 run", *n)
+	}
+	if *rounds < 2 {
+		return mistake("-rounds %d: there must be at least 2 rounds (the first build over a site is not timed)", *rounds)
+	}
+	var counts []int
 	if *scale != "" {
-		if err := runScale(*scale, *workDir); err != nil {
-			fmt.Fprintln(os.Stderr, "buildspeed:", err)
-			os.Exit(1)
+		var err error
+		if counts, err = parseCounts(*scale); err != nil {
+			return mistake("-scale: %v", err)
 		}
-		return
 	}
-	if *writeOnly != "" {
-		if err := writeRuns(*writeOnly, *n); err != nil {
-			fmt.Fprintln(os.Stderr, "buildspeed:", err)
-			os.Exit(1)
+	var err error
+	switch {
+	case counts != nil:
+		err = runScale(counts, *workDir)
+	case *writeOnly != "":
+		err = writeRuns(*writeOnly, *n)
+	default:
+		err = run(*n, *rounds, *hugoSite)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "buildspeed:", err)
+		return 1
+	}
+	return 0
+}
+
+// parseCounts reads -scale's list of counts of runs, each at least 1.
+func parseCounts(list string) ([]int, error) {
+	var counts []int
+	for field := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a count of runs (a whole number, at least 1)", field)
 		}
-		return
+		counts = append(counts, n)
 	}
-	if err := run(*n, *rounds, *hugoSite); err != nil {
-		fmt.Fprintln(os.Stderr, "buildspeed:", err)
-		os.Exit(1)
-	}
+	return counts, nil
 }
 
 // timing is one build: wall time, CPU (user + system) and peak RSS.
@@ -68,7 +128,6 @@ type timing struct {
 }
 
 func run(n, rounds int, hugoSite string) error {
-	rounds = max(rounds, 2)
 	work, err := os.MkdirTemp("", "buildspeed-")
 	if err != nil {
 		return err
@@ -139,11 +198,11 @@ func run(n, rounds int, hugoSite string) error {
 		fmt.Printf("%-34s %.2f s wall, %.2f s CPU (%.2f s in the kernel), %.0f MB peak RSS (%s)\n", name, t.wall.Seconds(), t.cpu.Seconds(), t.sys.Seconds(), t.rssMB, of)
 	}
 	f, a := median(first), median(again)
-	show(fmt.Sprintf("matrixgen build, %d runs, first:", n), f, fmt.Sprintf("from nothing, median of %d", len(first)))
-	show(fmt.Sprintf("matrixgen build, %d runs, again:", n), a, fmt.Sprintf("over its site, median of %d", len(again)))
+	show(fmt.Sprintf("matrixgen build, %s, first:", plural.Count(n, "run", "runs")), f, fmt.Sprintf("from nothing, median of %d", len(first)))
+	show(fmt.Sprintf("matrixgen build, %s, again:", plural.Count(n, "run", "runs")), a, fmt.Sprintf("over its site, median of %d", len(again)))
 	if hugo != nil {
 		h := median(theirs)
-		show(fmt.Sprintf("hugo, %d pages:", n), h, fmt.Sprintf("median of %d", len(theirs)))
+		show(fmt.Sprintf("hugo, %s:", plural.Count(n, "page", "pages")), h, fmt.Sprintf("median of %d", len(theirs)))
 		fmt.Printf("ratio matrixgen / hugo: first %.2f wall, %.2f CPU; again %.2f wall, %.2f CPU\n",
 			f.wall.Seconds()/h.wall.Seconds(), f.cpu.Seconds()/h.cpu.Seconds(),
 			a.wall.Seconds()/h.wall.Seconds(), a.cpu.Seconds()/h.cpu.Seconds())
@@ -211,9 +270,9 @@ func buildMatrixgen(work string) (string, error) {
 	return bin, nil
 }
 
-// runScale builds a site from nothing for each count of runs in list and
+// runScale builds a site from nothing for each count of runs and
 // prints a row of the table for each as soon as it is measured.
-func runScale(list, work string) error {
+func runScale(counts []int, work string) error {
 	if work == "" {
 		tmp, err := os.MkdirTemp("", "buildspeed-scale-")
 		if err != nil {
@@ -230,11 +289,7 @@ func runScale(list, work string) error {
 	}
 	fmt.Println("| runs | build wall | peak RSS | index.html | runs.csv | site |")
 	fmt.Println("|---|---|---|---|---|---|")
-	for _, field := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(field))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("-scale: %q is not a count of runs", field)
-		}
+	for _, n := range counts {
 		if err := scaleRow(bin, work, n); err != nil {
 			return err
 		}
@@ -254,7 +309,7 @@ func scaleRow(bin, work string, n int) error {
 	c.Dir = work // no matrixgen.toml there: the defaults
 	t, err := timed(c)
 	if err != nil {
-		return fmt.Errorf("matrixgen build of %d runs: %v", n, err)
+		return fmt.Errorf("matrixgen build of %s: %v", plural.Count(n, "run", "runs"), err)
 	}
 	size := func(rel string) int64 {
 		info, err := os.Stat(filepath.Join(site, rel))

@@ -94,11 +94,7 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reused := ""
-	if stats.Reused > 0 {
-		reused = fmt.Sprintf(" (%s unchanged: %s kept)", plural.Count(stats.Reused, "run", "runs"), plural.Noun(stats.Reused, "its pages", "their pages"))
-	}
-	fmt.Fprintf(stdout, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reused)
+	fmt.Fprintf(stdout, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reusedNote(stats))
 	if len(stats.Kept) > 0 {
 		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", render.Names(stats.Kept))
 	}
@@ -236,4 +232,13 @@ func cachedFolder(ctx context.Context, kind, place, name string, waiting func())
 		return "", nil, err
 	}
 	return filepath.Join(tmp, name), func() { os.RemoveAll(tmp) }, nil
+}
+
+// reusedNote says, after a build's line, how many runs' pages it kept
+// from the site it replaced.
+func reusedNote(stats render.Stats) string {
+	if stats.Reused == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s unchanged: %s kept)", plural.Count(stats.Reused, "run", "runs"), plural.Noun(stats.Reused, "its pages", "their pages"))
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,11 +33,17 @@ var serveCommand = command{
 	usage: `
 Usage: matrixgen serve [options]
 
-Builds the site, serves it on 127.0.0.1:1313, and rebuilds whenever a run
-file, a note or the config changes (and a template or static file, when run
-in a checkout, with render/templates/ and render/static/ there). Open pages reload
-themselves after each rebuild. A failed rebuild keeps serving the last good
-site and prints every bad file.
+Builds the site into the output folder (public, as build does: a site
+build made there is built over, reusing the pages of unchanged runs),
+serves it on 127.0.0.1:1313, and keeps it up to date whenever a run file,
+a note or the config changes (and a template or static file, when run in a
+checkout, with render/templates/ and render/static/ there). A changed run
+rewrites only its pages and the page of the index it is on; runs.csv is
+then made on request and removed from the folder, so run build before
+publishing the folder. Open pages reload themselves after each rebuild. A
+failed rebuild keeps serving the last good site and prints every bad file
+on stderr. Ctrl-C (or SIGTERM) stops it at once, a build in progress
+included.
 `,
 	examples: `
   matrixgen serve
@@ -45,7 +52,7 @@ site and prints every bad file.
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		addr := fs.String("addr", "127.0.0.1:1313", "`host:port` to serve on")
 		runs := fs.String("runs", "runs", "`place` of the run files: a folder, or a bucket URL such as s3://lab/runs/")
-		out := fs.String("o", "", "`folder` to build the site into (default: a temporary one, removed on exit)")
+		out := fs.String("o", "public", "`folder` to build the site into and serve")
 		cfgFile := configFlag(fs)
 		return func(args []string, stdout, stderr io.Writer) error {
 			ctx, stop := interruptible()
@@ -54,16 +61,8 @@ site and prints every bad file.
 			if err != nil {
 				return err
 			}
-			dir := *out
-			if dir == "" {
-				tmp, err := os.MkdirTemp("", "matrixgen-serve-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(tmp)
-				dir = filepath.Join(tmp, "public")
-			}
-			s := &server{runs: *runs, out: dir, cfgFile: *cfgFile.name, cfgNamed: cfgFile.named(), log: stdout}
+			defer ln.Close()
+			s := &server{runs: *runs, out: *out, cfgFile: *cfgFile.name, cfgNamed: cfgFile.named(), log: stdout, errLog: stderr}
 			if bucket.IsURL(*runs) {
 				// A bucket's runs are mirrored into a local folder, checked
 				// again every few seconds: a change costs only its files.
@@ -114,12 +113,16 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 type server struct {
 	runs, out, cfgFile string
 	cfgNamed           bool
-	log                io.Writer
+	log                io.Writer    // what it did
+	errLog             io.Writer    // what failed; log when nil
 	version            atomic.Int64 // bumped by every good build; pages poll it
 	mu                 sync.Mutex   // one build at a time
+	// ctx ends serve: a build in progress stops with it.
+	ctx context.Context
 	// site is the site as last built, updated in place when only runs
-	// change; nil until a full build succeeds.
-	site *render.Live
+	// change; nil until a full build succeeds. Requests for runs.csv read
+	// it while a build replaces it.
+	site atomic.Pointer[render.Live]
 	// mirror, for runs in a bucket, brings the local copy of the bucket's
 	// runs up to date.
 	mirror     func() error
@@ -156,22 +159,34 @@ func (s *server) build() bool {
 			site.BaseURL, site.Assets = "", liveAssets() // served here, not where it will be published
 			var stats render.Stats
 			var live *render.Live
-			if live, stats, err = render.NewLive(context.Background(), files, site, s.out); err == nil {
-				s.site = live
+			if live, stats, err = render.NewLive(s.context(), files, site, s.out); err == nil {
+				s.site.Store(live)
 				s.version.Add(1)
-				fmt.Fprintf(s.log, "built %s from %s in %d ms\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds())
+				fmt.Fprintf(s.log, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reusedNote(stats))
 				return true
 			}
 		}
+	}
+	if s.context().Err() != nil {
+		return false // stopped: no failure to tell
 	}
 	s.failed(err)
 	return false
 }
 
+// context is what ends serve's builds.
+func (s *server) context() context.Context {
+	if s.ctx == nil {
+		return context.Background()
+	}
+	return s.ctx
+}
+
 // update brings the site up to date after runs or notes changed, writing
 // only the pages they touch; without a good build yet, it builds.
 func (s *server) update() bool {
-	if s.site == nil {
+	live := s.site.Load()
+	if live == nil {
 		return s.build()
 	}
 	s.mu.Lock()
@@ -180,7 +195,7 @@ func (s *server) update() bool {
 	files, err := matrixgen.RunFiles(s.runs)
 	if err == nil {
 		var stats render.Stats
-		if stats, err = s.site.Update(files); err == nil {
+		if stats, err = live.Update(files); err == nil {
 			s.version.Add(1)
 			fmt.Fprintf(s.log, "updated %s of %s in %d ms\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds())
 			return true
@@ -196,7 +211,11 @@ func (s *server) failed(err error) {
 	if errors.As(err, &bad) {
 		err = indent(errors.Join(bad.Errs...))
 	}
-	fmt.Fprintf(s.log, "build failed; still serving the last good site:\n%v\n", err)
+	w := s.errLog
+	if w == nil {
+		w = s.log
+	}
+	fmt.Fprintf(w, "build failed; still serving the last good site:\n%v\n", err)
 }
 
 // fingerprint is the size and time of every file a build reads: the runs
@@ -234,17 +253,21 @@ func (s *server) fingerprint() (runs, site string) {
 }
 
 func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration) error {
-	if !s.build() && !render.IsSite(s.out) {
+	s.ctx = ctx
+	if !s.build() && ctx.Err() == nil && !render.IsSite(s.out) {
 		// Serve only a site matrixgen built: -o / or -o . must not put the
 		// machine's files on the network.
 		return fmt.Errorf("no site to serve: the build failed and %s holds no site matrixgen built", s.out)
+	}
+	if ctx.Err() != nil {
+		return nil // stopped while building
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /__matrixgen/version", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write([]byte(strconv.FormatInt(s.version.Load(), 10)))
 	})
-	mux.Handle("/", s.live(siteFiles(s.out)))
+	mux.Handle("/", s.live(s.siteCSV(siteFiles(s.out))))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(s.log, "serving http://%s/ (Ctrl-C to stop)\n", ln.Addr())
 	done := make(chan error, 1)
@@ -257,9 +280,16 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 		case err := <-done:
 			return err
 		case <-ctx.Done():
-			shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			// Open pages hold idle connections, closed at once; a
+			// download in progress gets a moment to end, then is cut.
+			shutdown, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
-			srv.Shutdown(shutdown)
+			if srv.Shutdown(shutdown) != nil {
+				srv.Close()
+			}
+			if live := s.site.Load(); live != nil && live.CSVGone() {
+				fmt.Fprintf(s.log, "%s lacks runs.csv, served on request while runs changed: run matrixgen build before publishing it\n", s.out)
+			}
 			return nil
 		case <-tick.C:
 			if s.mirror != nil && time.Since(s.lastMirror) >= mirrorEvery {
@@ -392,7 +422,26 @@ func siteFiles(dir string) http.Handler {
 			return
 		}
 		defer root.Close()
-		http.FileServerFS(siteFS{root}).ServeHTTP(w, r)
+		site := siteFS{root}
+		if clean := path.Clean("/" + r.URL.Path); path.Base(clean) == "index.html" {
+			// The file server answers …/index.html with a redirect to …/;
+			// a page's own address is the file's, so it is answered
+			// directly: the folder's address serves the same file.
+			f, err := site.Open(strings.TrimPrefix(clean, "/"))
+			if err != nil {
+				http.NotFound(w, r)
+				return
+			}
+			info, err := f.Stat()
+			f.Close()
+			if err != nil || !info.Mode().IsRegular() {
+				http.NotFound(w, r)
+				return
+			}
+			r = r.Clone(r.Context())
+			r.URL.Path = strings.TrimSuffix(clean, "index.html")
+		}
+		http.FileServerFS(site).ServeHTTP(w, r)
 	})
 }
 
@@ -439,4 +488,51 @@ func hasDotPart(name string) bool {
 		}
 	}
 	return false
+}
+
+// siteCSV answers runs.csv and its parts by month from the live site,
+// made on request (an update does not write them: it would cost the whole
+// file), and everything else from next. Until a build succeeds, the files
+// in the folder are served.
+func (s *server) siteCSV(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		live := s.site.Load()
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		if live == nil || r.Method != http.MethodGet || !isSiteCSV(name) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		body := &counted{w: w}
+		ok, err := live.SiteCSV(body, name)
+		switch {
+		case !ok:
+			http.NotFound(w, r)
+		case err != nil && body.n == 0:
+			http.Error(w, "runs.csv could not be made: "+err.Error(), http.StatusInternalServerError)
+		case err != nil:
+			// Part of the file went out: cut the response, so the
+			// download fails rather than ends short and looks whole.
+			panic(http.ErrAbortHandler)
+		}
+	})
+}
+
+// isSiteCSV reports whether name is runs.csv or one of its parts by month
+// (runs-2026-12.csv, runs-undated.csv), at the site's root.
+func isSiteCSV(name string) bool {
+	return name == "runs.csv" || strings.HasPrefix(name, "runs-") && strings.HasSuffix(name, ".csv") && !strings.Contains(name, "/")
+}
+
+// counted is a writer that counts what it passed on.
+type counted struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counted) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
