@@ -92,22 +92,23 @@ func Parse(name string, data []byte) (Config, error) {
 	return c, nil
 }
 
-// LoadSimProfile reads a `matrixgen sim` profile over defaults, with the
-// same strictness as the config file. check is the sim's own validation:
-// each of its problems is placed at the line of the key it names.
-func LoadSimProfile(name string, defaults SimProfile, check func(SimProfile) error) (SimProfile, error) {
-	file := defaults
+// LoadFile reads a TOML file other than matrixgen.toml (a `matrixgen sim`
+// profile) into v, which holds the defaults and its own TOML tags, with the
+// same strictness as the config file. check is v's own validation, run
+// after decoding: each of its problems is placed at the line of the key it
+// names. config knows nothing of v's type: the command passes it.
+func LoadFile(name string, v any, check func() error) error {
 	data, err := readBounded(name)
 	if err != nil {
-		return SimProfile{}, err
+		return err
 	}
-	if err := decodeStrict(name, data, &file); err != nil {
-		return SimProfile{}, err
+	if err := decodeStrict(name, data, v); err != nil {
+		return err
 	}
-	if err := check(file); err != nil {
-		return SimProfile{}, placeProfileErrors(name, data, err)
+	if err := check(); err != nil {
+		return placeProfileErrors(name, data, err)
 	}
-	return file, nil
+	return nil
 }
 
 // placeProfileErrors puts each of a profile's problems at the line of the
