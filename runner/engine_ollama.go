@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptrace"
 	"strconv"
 	"strings"
@@ -152,25 +151,14 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 		obs.err, obs.end = err, time.Now()
 		return obs
 	}
-	hreq, err := http.NewRequestWithContext(ctx, "POST", c.base+"/api/chat", bytes.NewReader(body))
-	if err != nil {
-		obs.err, obs.end = err, time.Now()
-		return obs
-	}
-	hreq.Header.Set("Content-Type", "application/json")
 	obs.sent = time.Now()
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
-	hreq = hreq.WithContext(httptrace.WithClientTrace(ctx, trace))
-	resp, err := c.http.Do(hreq)
+	resp, err := c.send(httptrace.WithClientTrace(ctx, trace), "POST", "/api/chat", body, "")
 	if err != nil {
 		obs.err, obs.end = err, time.Now()
 		return obs
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		obs.err, obs.end = ollamaError(resp), time.Now()
-		return obs
-	}
 	wd := startWatchdog(ctx, cancel, stall)
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
 	for {
@@ -262,19 +250,6 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 		o.serverPromptTokens, o.serverClock = ch.PromptEvalCount, "Ollama prompt_eval_duration"
 	}
 	return nil
-}
-
-// ollamaError reads Ollama's {"error": "..."} answer to a failed request.
-func ollamaError(resp *http.Response) error {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e struct {
-		Error string `json:"error"`
-	}
-	msg := strings.TrimSpace(string(data))
-	if json.Unmarshal(data, &e) == nil && e.Error != "" {
-		msg = e.Error
-	}
-	return &serverError{Status: resp.StatusCode, Message: msg, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
 }
 
 // readLine reads one newline-ended line of at most limit bytes; a longer

@@ -187,7 +187,7 @@ func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 	// megabyte of JSON and dialling are the client's time, not the server's.
 	obs.sent = time.Now()
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
-	resp, err := c.postStream(httptrace.WithClientTrace(ctx, trace), "/v1/chat/completions", body)
+	resp, err := c.send(httptrace.WithClientTrace(ctx, trace), "POST", "/v1/chat/completions", body, "text/event-stream")
 	if err != nil {
 		obs.err, obs.end = err, time.Now()
 		return obs
@@ -387,19 +387,4 @@ func advance(cum *int, now int) int {
 	step := now - *cum
 	*cum = now
 	return step
-}
-
-// serverError is an HTTP error the server answered with.
-type serverError struct {
-	Status     int
-	Message    string
-	RetryAfter time.Duration // from a 429 or 503's Retry-After
-}
-
-// retryable reports whether the server asked to be tried again later.
-func (e *serverError) retryable() bool { return e.Status == 429 || e.Status == 503 }
-
-// Error gives the server's words on one line, control characters escaped.
-func (e *serverError) Error() string {
-	return fmt.Sprintf("HTTP %d: %s", e.Status, term.Line(e.Message))
 }
