@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
@@ -187,7 +188,7 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 			continue
 		}
 		var ch ollamaChunk
-		if err := json.Unmarshal(line, &ch); err != nil {
+		if err := jsonv2.Unmarshal(line, &ch, chunkOptions); err != nil {
 			obs.err, obs.end = fmt.Errorf("malformed line: %v: %.120q", err, line), at
 			return obs
 		}
