@@ -11,12 +11,10 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
-	"github.com/matrixgen/matrixgen"
 )
 
 // DefaultFile is where the commands look for their configuration.
@@ -92,22 +90,23 @@ func Parse(name string, data []byte) (Config, error) {
 	return c, nil
 }
 
-// LoadSimProfile reads a `matrixgen sim` profile over defaults, with the
-// same strictness as the config file. check is the sim's own validation:
-// each of its problems is placed at the line of the key it names.
-func LoadSimProfile(name string, defaults SimProfile, check func(SimProfile) error) (SimProfile, error) {
-	file := defaults
+// LoadFile reads a TOML file other than matrixgen.toml (a `matrixgen sim`
+// profile) into v, which holds the defaults and its own TOML tags, with the
+// same strictness as the config file. check is v's own validation, run
+// after decoding: each of its problems is placed at the line of the key it
+// names. config knows nothing of v's type: the command passes it.
+func LoadFile(name string, v any, check func() error) error {
 	data, err := readBounded(name)
 	if err != nil {
-		return SimProfile{}, err
+		return err
 	}
-	if err := decodeStrict(name, data, &file); err != nil {
-		return SimProfile{}, err
+	if err := decodeStrict(name, data, v); err != nil {
+		return err
 	}
-	if err := check(file); err != nil {
-		return SimProfile{}, placeProfileErrors(name, data, err)
+	if err := check(); err != nil {
+		return placeProfileErrors(name, data, err)
 	}
-	return file, nil
+	return nil
 }
 
 // placeProfileErrors puts each of a profile's problems at the line of the
@@ -192,20 +191,20 @@ const (
 	maxDescription = 2000
 )
 
-// validate checks every value that cannot be right whatever the server,
-// before any request is sent, each error placed at its key's line.
+// validate checks what only the file can get wrong, each error placed at
+// its key's line: the [site] section, which only the config's commands
+// read, and a count or duration written as zero where leaving the key out
+// means the default. The ranges of [server], [sweep] and [describe] are
+// the runner's to check (runner.Settings.Check), placed at the same lines
+// by the command through Where.
 func (c Config) validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s: %s", c.Where(key), key, fmt.Sprintf(format, args...)))
 	}
-	checkURL := func(key, u string) {
-		parsed, err := url.Parse(u)
-		if u != "" && (err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "") {
-			bad(key, "want an http:// or https:// URL, got %q", u)
-		}
+	if u, err := url.Parse(c.Site.BaseURL); c.Site.BaseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		bad("site.base_url", "want an http:// or https:// URL, got %q", c.Site.BaseURL)
 	}
-	checkURL("site.base_url", c.Site.BaseURL)
 	for _, f := range []struct {
 		key, value string
 		most       int
@@ -219,62 +218,19 @@ func (c Config) validate() error {
 			bad("site.compare", "each pair needs two different run ids, a and b")
 		}
 	}
-	checkURL("server.base_url", c.Server.BaseURL)
-	if c.Server.MetricsURL != "" && !strings.HasPrefix(c.Server.MetricsURL, "/") {
-		checkURL("server.metrics_url", c.Server.MetricsURL)
-	}
 	s := c.Sweep
-	for _, l := range append(slices.Clone(s.Contexts), s.PrefillContexts...) {
-		if strings.EqualFold(strings.TrimSpace(l), "max") {
-			continue
+	for _, z := range []struct {
+		key  string
+		zero bool
+	}{
+		{"sweep.duration", s.Duration.Duration == 0}, {"sweep.warmup_timeout", s.WarmupTimeout.Duration == 0},
+		{"sweep.stall_timeout", s.StallTimeout.Duration == 0}, {"sweep.server_wait", s.ServerWait.Duration == 0},
+		{"sweep.idle_timeout", s.IdleTimeout.Duration == 0}, {"sweep.max_output", s.MaxOutput == 0},
+		{"sweep.repeats", s.Repeats == 0}, {"sweep.prefill_repeats", s.PrefillRepeats == 0},
+	} {
+		if z.zero && c.lines[z.key] > 0 {
+			bad(z.key, "must be positive, got 0; leave the key out for the default")
 		}
-		if _, err := matrixgen.ParseContext(l); err != nil {
-			key := "sweep.contexts"
-			if !slices.Contains(s.Contexts, l) {
-				key = "sweep.prefill_contexts"
-			}
-			bad(key, "%v", err)
-		}
-	}
-	for _, n := range s.Concurrency {
-		if n < 1 || n > 100000 {
-			bad("sweep.concurrency", "want levels from 1 up, got %d", n)
-		}
-	}
-	if c.lines["sweep.duration"] > 0 && s.Duration.Duration <= 0 {
-		bad("sweep.duration", "must be positive, got %v", s.Duration.Duration)
-	}
-	if s.MaxOutput < 0 || c.lines["sweep.max_output"] > 0 && s.MaxOutput == 0 {
-		bad("sweep.max_output", "must be at least 1, got %d", s.MaxOutput)
-	}
-	if s.KVCacheTokens < 0 {
-		bad("sweep.kv_cache_tokens", "must not be negative, got %d", s.KVCacheTokens)
-	}
-	// The most prefill repeats is the runner's to say (Settings.Check, which
-	// `matrixgen run` calls as it wires these settings): here, the least.
-	if s.PrefillRepeats < 0 || c.lines["sweep.prefill_repeats"] > 0 && s.PrefillRepeats == 0 {
-		bad("sweep.prefill_repeats", "want at least 1 fresh prompt a prefill row, got %d", s.PrefillRepeats)
-	}
-	if s.Repeats < 0 || s.Repeats > matrixgen.MaxRepeats || c.lines["sweep.repeats"] > 0 && s.Repeats == 0 {
-		bad("sweep.repeats", "want 1 to %d measurements of every cell, got %d", matrixgen.MaxRepeats, s.Repeats)
-	}
-	if s.LoopRetries != nil && *s.LoopRetries < 0 {
-		bad("sweep.loop_retries", "must not be negative, got %d", *s.LoopRetries)
-	}
-	if s.CacheMode != "" && s.CacheMode != "shared" && s.CacheMode != "distinct" {
-		bad("sweep.cache_mode", "want shared or distinct, got %q", s.CacheMode)
-	}
-	for _, key := range []string{"sweep.warmup_timeout", "sweep.stall_timeout"} {
-		d := s.WarmupTimeout
-		if key == "sweep.stall_timeout" {
-			d = s.StallTimeout
-		}
-		if c.lines[key] > 0 && d.Duration <= 0 {
-			bad(key, "must be positive, got %v", d.Duration)
-		}
-	}
-	if c.Describe.VRAMGB < 0 || c.Describe.GPUCount < 0 {
-		bad("describe", "vram_gb and gpu_count must not be negative")
 	}
 	return errors.Join(errs...)
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
 	"github.com/matrixgen/matrixgen/measure"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // What a server sends cannot make a stream keep more than its request's
@@ -66,18 +68,7 @@ func TestTokenEventsBounded(t *testing.T) {
 		var err error
 		for i := range chunks {
 			at = at.Add(gap + jitter*time.Duration(i%2))
-			ch := wireChunk{Usage: &struct {
-				PromptTokens     int `json:"prompt_tokens"`
-				CompletionTokens int `json:"completion_tokens"`
-			}{3, (i + 1) * perChunk}}
-			ch.Choices = make([]struct {
-				Delta struct {
-					Content          string `json:"content"`
-					Reasoning        string `json:"reasoning"`
-					ReasoningContent string `json:"reasoning_content"`
-				} `json:"delta"`
-				FinishReason *string `json:"finish_reason"`
-			}, 1)
+			ch := wireChunk{Usage: &openai.Usage{PromptTokens: 3, CompletionTokens: (i + 1) * perChunk}, Choices: make([]wireChoice, 1)}
 			ch.Choices[0].Delta.Content = strings.Repeat("x", perChunk)
 			if err = obs.read(&ch, at, &cum, hooks{}); err != nil {
 				break

@@ -1,13 +1,9 @@
 package runner
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
-	"net/http"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -100,32 +96,6 @@ func (b chatBody) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(fields)
-}
-
-// postStream POSTs body to path and returns the answer, or the server's
-// refusal as a *serverError (its words, and the Retry-After of a 429 or
-// 503).
-func (c *client) postStream(ctx context.Context, path string, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 == 2 {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	text, _ := io.ReadAll(resp.Body) // the transport bounds an error's body
-	return nil, &serverError{Status: resp.StatusCode, Message: errorMessage(text),
-		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
 }
 
 // errorMessage is the message of an OpenAI-style error body

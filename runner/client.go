@@ -71,29 +71,85 @@ func parseRetryAfter(v string) time.Duration {
 	return 0
 }
 
-func (c *client) get(ctx context.Context, path string) (*http.Response, error) {
-	return c.getURL(ctx, c.base+path)
-}
-
 // jsonTimeout bounds a request for a small answer (/v1/models, /tokenize,
 // /metrics, /props): a server that sends one byte a second gets an error,
 // not a run that hangs.
 const defaultJSONTimeout = time.Minute
 
-// getURL GETs a path of the server, or a full URL (a metrics_url elsewhere).
-// The answer's body must be read before cancel is called.
-func (c *client) getURL(ctx context.Context, url string) (*http.Response, error) {
+// send makes one request of the server and returns its 2xx answer, whose
+// body the caller closes. url is a path on the server or a full URL (a
+// metrics_url elsewhere); body, when not nil, is sent as JSON; the API key
+// goes to the server's own origin and nowhere else. Any other status is a
+// *serverError with the server's words and its Retry-After.
+func (c *client) send(ctx context.Context, method, url string, body []byte, accept string) (*http.Response, error) {
 	if strings.HasPrefix(url, "/") {
 		url = c.base + url
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
 	if err != nil {
 		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
 	}
 	if c.apiKey != "" && c.sameOrigin(req.URL) {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	return c.http.Do(req)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return nil, &serverError{Status: resp.StatusCode, Message: errorMessage(text),
+		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
+}
+
+// call sends one request for a small JSON answer, within jsonTimeout: body
+// (when not nil) marshalled, the answer (at most limit bytes) decoded into v.
+func (c *client) call(ctx context.Context, method, path string, body any, v any, limit int64) error {
+	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
+	defer cancel()
+	var data []byte
+	if body != nil {
+		var err error
+		if data, err = json.Marshal(body); err != nil {
+			return err
+		}
+	}
+	resp, err := c.send(ctx, method, path, data, "")
+	if err != nil {
+		if se, ok := err.(*serverError); ok {
+			se.What = method + " " + path
+		}
+		return err
+	}
+	defer resp.Body.Close()
+	answer, err := readLimited(resp.Body, limit, method+" "+path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(answer, v)
+}
+
+// getJSON GETs path into v.
+func (c *client) getJSON(ctx context.Context, path string, v any) error {
+	return c.call(ctx, "GET", path, nil, v, maxJSONInfo)
+}
+
+// postJSON POSTs a JSON body to path and decodes the answer into v.
+func (c *client) postJSON(ctx context.Context, path string, body, v any) error {
+	return c.call(ctx, "POST", path, body, v, maxJSONAnswer)
 }
 
 // sameOrigin reports whether u is on the server's own scheme, host and
@@ -135,21 +191,6 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d KB", n>>10)
 }
 
-// errorText reads an error answer's body, at most maxErrorBody of it.
-func errorText(r io.Reader) string {
-	data, _ := io.ReadAll(io.LimitReader(r, maxErrorBody))
-	return term.Line(string(bytes.TrimSpace(data)))
-}
-
-// statusError is a server's answer with an HTTP error status.
-type statusError struct {
-	What   string // "GET /v1/models"
-	Code   int
-	Status string // "401 Unauthorized"
-}
-
-func (e *statusError) Error() string { return e.What + ": " + e.Status }
-
 // keyHint adds to a probe refused for want of an API key (401, 403) what
 // to do: set the variable that holds it, or name one.
 func keyHint(err error, keyEnv string, keySent bool) error {
@@ -167,56 +208,31 @@ func keyHint(err error, keyEnv string, keySent bool) error {
 
 // wantsKey reports whether err is a server's refusal for want of a key.
 func wantsKey(err error) bool {
-	var status *statusError
-	return errors.As(err, &status) && (status.Code == http.StatusUnauthorized || status.Code == http.StatusForbidden)
+	var se *serverError
+	return errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden)
 }
 
-// getJSON GETs path into v; an HTTP error status is an error.
-func (c *client) getJSON(ctx context.Context, path string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
-	defer cancel()
-	resp, err := c.get(ctx, path)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return &statusError{What: "GET " + path, Code: resp.StatusCode, Status: resp.Status}
-	}
-	data, err := readLimited(resp.Body, maxJSONInfo, "GET "+path)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
+// serverError is an HTTP error the server answered with.
+type serverError struct {
+	What       string // "GET /v1/models", for a small request's error; "" for a stream's
+	Status     int
+	Message    string
+	RetryAfter time.Duration // from a 429 or 503's Retry-After
 }
 
-// postJSON POSTs a JSON body to path and decodes the answer into v.
-func (c *client) postJSON(ctx context.Context, path string, body, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
-	defer cancel()
-	data, err := json.Marshal(body)
-	if err != nil {
-		return err
+// retryable reports whether the server asked to be tried again later.
+func (e *serverError) retryable() bool { return e.Status == 429 || e.Status == 503 }
+
+// Error gives the server's words on one line, control characters escaped:
+// a stream's as "HTTP 503: …", a small request's after what it asked
+// ("GET /v1/models: 401 Unauthorized"), with the words when they add any.
+func (e *serverError) Error() string {
+	if e.What == "" {
+		return fmt.Sprintf("HTTP %d: %s", e.Status, term.Line(e.Message))
 	}
-	req, err := http.NewRequestWithContext(ctx, "POST", c.base+path, bytes.NewReader(data))
-	if err != nil {
-		return err
+	s := fmt.Sprintf("%s: %d %s", e.What, e.Status, http.StatusText(e.Status))
+	if e.Message != "" && !strings.EqualFold(e.Message, http.StatusText(e.Status)) {
+		s += fmt.Sprintf(": %.4000s", term.Line(e.Message))
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return fmt.Errorf("POST %s: %s: %.4000s", path, resp.Status, errorText(resp.Body))
-	}
-	answer, err := readLimited(resp.Body, maxJSONAnswer, "POST "+path)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(answer, v)
+	return s
 }

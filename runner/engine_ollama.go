@@ -9,12 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
@@ -152,25 +152,14 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 		obs.err, obs.end = err, time.Now()
 		return obs
 	}
-	hreq, err := http.NewRequestWithContext(ctx, "POST", c.base+"/api/chat", bytes.NewReader(body))
-	if err != nil {
-		obs.err, obs.end = err, time.Now()
-		return obs
-	}
-	hreq.Header.Set("Content-Type", "application/json")
 	obs.sent = time.Now()
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
-	hreq = hreq.WithContext(httptrace.WithClientTrace(ctx, trace))
-	resp, err := c.http.Do(hreq)
+	resp, err := c.send(httptrace.WithClientTrace(ctx, trace), "POST", "/api/chat", body, "")
 	if err != nil {
 		obs.err, obs.end = err, time.Now()
 		return obs
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		obs.err, obs.end = ollamaError(resp), time.Now()
-		return obs
-	}
 	wd := startWatchdog(ctx, cancel, stall)
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
 	for {
@@ -199,7 +188,7 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 			continue
 		}
 		var ch ollamaChunk
-		if err := json.Unmarshal(line, &ch); err != nil {
+		if err := jsonv2.Unmarshal(line, &ch, chunkOptions); err != nil {
 			obs.err, obs.end = fmt.Errorf("malformed line: %v: %.120q", err, line), at
 			return obs
 		}
@@ -262,19 +251,6 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 		o.serverPromptTokens, o.serverClock = ch.PromptEvalCount, "Ollama prompt_eval_duration"
 	}
 	return nil
-}
-
-// ollamaError reads Ollama's {"error": "..."} answer to a failed request.
-func ollamaError(resp *http.Response) error {
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e struct {
-		Error string `json:"error"`
-	}
-	msg := strings.TrimSpace(string(data))
-	if json.Unmarshal(data, &e) == nil && e.Error != "" {
-		msg = e.Error
-	}
-	return &serverError{Status: resp.StatusCode, Message: msg, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
 }
 
 // readLine reads one newline-ended line of at most limit bytes; a longer

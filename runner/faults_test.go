@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -121,37 +123,52 @@ func TestContextTooLongIsOverCapacity(t *testing.T) {
 	}
 }
 
-// restartableSim serves a sim on a fixed loopback address that a test can
-// take down and bring back.
+// restartableSim serves a sim in memory (call it inside a synctest
+// bubble) that a test can take down and bring back: while it is down, a
+// dial is refused as a closed port's is.
 type restartableSim struct {
-	t    *testing.T
-	addr string
-	s    *sim.Server
-	srv  *http.Server
+	s   *sim.Server
+	mu  sync.Mutex
+	ln  memListener
+	srv *http.Server
 }
 
 func (r *restartableSim) start() {
-	ln, err := net.Listen("tcp", r.addr)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.addr = ln.Addr().String()
-	r.srv = &http.Server{Handler: r.s}
-	go r.srv.Serve(ln)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ln, r.srv = newMemListener(), &http.Server{Handler: r.s}
+	go r.srv.Serve(r.ln)
 }
 
-func (r *restartableSim) kill() { r.srv.Close() }
+func (r *restartableSim) kill() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.srv.Close()
+}
 
-func TestServerDiesAndComesBack(t *testing.T) {
+func (r *restartableSim) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	r.mu.Lock()
+	ln := r.ln
+	r.mu.Unlock()
+	conn, err := ln.dial(ctx, network, addr)
+	if err != nil && ctx.Err() == nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}
+	return conn, err
+}
+
+func TestServerDiesAndComesBack(t *testing.T) { synctest.Test(t, testServerDiesAndComesBack) }
+
+func testServerDiesAndComesBack(t *testing.T) {
 	s, err := sim.New(testProfile(), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rs := &restartableSim{t: t, addr: "127.0.0.1:0", s: s}
+	rs := &restartableSim{s: s}
 	rs.start()
 	defer rs.kill()
-	settings := testSettings("http://"+rs.addr, []string{"1K"}, []int{1, 2}, 2*time.Second)
+	settings := testSettings("http://sim.test", []string{"1K"}, []int{1, 2}, 2*time.Second)
 	settings.Sweep.ServerWait = 20 * time.Second
 	log := &cancelAfter{marker: "prefill 1K", cancel: func() {
 		go func() { // mid-cell: down for a second and a half, then back
@@ -161,7 +178,7 @@ func TestServerDiesAndComesBack(t *testing.T) {
 			rs.start()
 		}()
 	}}
-	run, err := Run(context.Background(), Options{Settings: settings, File: filepath.Join(t.TempDir(), "r.json"), Log: log})
+	run, err := Run(context.Background(), Options{Settings: settings, File: filepath.Join(t.TempDir(), "r.json"), Log: log, dial: rs.dial})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.buf.String())
 	}
@@ -175,21 +192,23 @@ func TestServerDiesAndComesBack(t *testing.T) {
 	}
 }
 
-func TestServerDiesForGood(t *testing.T) {
+func TestServerDiesForGood(t *testing.T) { synctest.Test(t, testServerDiesForGood) }
+
+func testServerDiesForGood(t *testing.T) {
 	s, err := sim.New(testProfile(), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rs := &restartableSim{t: t, addr: "127.0.0.1:0", s: s}
+	rs := &restartableSim{s: s}
 	rs.start()
-	settings := testSettings("http://"+rs.addr, []string{"1K"}, []int{1, 2}, 2*time.Second)
+	settings := testSettings("http://sim.test", []string{"1K"}, []int{1, 2}, 2*time.Second)
 	settings.Sweep.ServerWait = 2 * time.Second
 	file := filepath.Join(t.TempDir(), "r.json")
 	log := &cancelAfter{marker: "prefill 1K", cancel: func() {
 		go func() { time.Sleep(1500 * time.Millisecond); rs.kill() }()
 	}}
-	_, err = Run(context.Background(), Options{Settings: settings, File: file, Log: log})
+	_, err = Run(context.Background(), Options{Settings: settings, File: file, Log: log, dial: rs.dial})
 	if err == nil || !strings.Contains(err.Error(), "did not come back within 2s") {
 		t.Fatalf("error %v", err)
 	}

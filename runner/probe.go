@@ -101,14 +101,11 @@ func (c *client) metrics(ctx context.Context, url string) ([]prom.Sample, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
 	defer cancel()
-	r, err := c.getURL(ctx, path)
+	r, err := c.send(ctx, "GET", path, nil, "")
 	if err != nil {
 		return nil, err
 	}
 	defer r.Body.Close()
-	if r.StatusCode != 200 {
-		return nil, errors.New(r.Status)
-	}
 	text, err := readLimited(r.Body, maxMetrics, "GET "+path)
 	if err != nil {
 		return nil, err
@@ -135,11 +132,9 @@ func ServedModel(ctx context.Context, baseURL, apiKey string) string {
 // healthy reports whether the server answers: /health with 200, or a model
 // list for servers that have no /health.
 func (c *client) healthy(ctx context.Context) bool {
-	if resp, err := c.get(ctx, "/health"); err == nil {
+	if resp, err := c.send(ctx, "GET", "/health", nil, ""); err == nil {
 		resp.Body.Close()
-		if resp.StatusCode == 200 {
-			return true
-		}
+		return true
 	}
 	var models struct{ Data []any }
 	return c.getJSON(ctx, "/v1/models", &models) == nil && len(models.Data) > 0

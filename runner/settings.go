@@ -5,8 +5,10 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -153,22 +155,40 @@ func (s *Settings) defaults() {
 const maxConcurrency = 100000
 
 // Check refuses settings no sweep can be measured with, before any
-// request is sent: a window or a timeout that is not positive, a level or
-// a count below its least, a base URL that is not one. Flags and the
-// config both end up here. The *SettingError names the config key, so the
-// command can point at its line. Zero values are the defaults' to fill
-// (defaults), so they pass.
+// request is sent: a URL that is not one, a context that is not one, a
+// window or a timeout that is not positive, a level or a count out of its
+// range, a hardware figure below zero. Flags and the config both end up
+// here, the one place these are checked; every problem is reported, each
+// a *SettingError naming the config key, so the command can point at its
+// line. Zero values are the defaults' to fill (defaults), so they pass.
 func (s Settings) Check() error {
-	bad := func(key, format string, args ...any) error {
-		return &SettingError{Key: key, Err: fmt.Errorf(format, args...)}
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &SettingError{Key: key, Err: fmt.Errorf(format, args...)})
 	}
-	if u, err := url.Parse(s.Server.BaseURL); s.Server.BaseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		return bad("server.base_url", "want an http:// or https:// URL, got %q", redact.Text(s.Server.BaseURL))
+	checkURL := func(key, u string) {
+		if parsed, err := url.Parse(u); u != "" && (err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "") {
+			bad(key, "want an http:// or https:// URL, got %q", redact.Text(u))
+		}
+	}
+	checkURL("server.base_url", s.Server.BaseURL)
+	if !strings.HasPrefix(s.Server.MetricsURL, "/") {
+		checkURL("server.metrics_url", s.Server.MetricsURL)
 	}
 	sw := s.Sweep
+	for _, list := range []struct {
+		key    string
+		labels []string
+	}{{"sweep.contexts", sw.Contexts}, {"sweep.prefill_contexts", sw.PrefillContexts}} {
+		for _, l := range list.labels {
+			if _, err := matrixgen.ParseContext(l); err != nil && !strings.EqualFold(strings.TrimSpace(l), "max") {
+				bad(list.key, "%v", err)
+			}
+		}
+	}
 	for _, n := range sw.Concurrency {
 		if n < 1 || n > maxConcurrency {
-			return bad("sweep.concurrency", "want levels from 1 to %d, got %d", maxConcurrency, n)
+			bad("sweep.concurrency", "want levels from 1 to %d, got %d", maxConcurrency, n)
 		}
 	}
 	for _, d := range []struct {
@@ -179,7 +199,7 @@ func (s Settings) Check() error {
 		{"sweep.server_wait", sw.ServerWait}, {"sweep.idle_timeout", sw.IdleTimeout},
 	} {
 		if d.d < 0 {
-			return bad(d.key, "must be positive, got %v", d.d)
+			bad(d.key, "must be positive, got %v", d.d)
 		}
 	}
 	for _, n := range []struct {
@@ -187,20 +207,23 @@ func (s Settings) Check() error {
 		n   int
 	}{{"sweep.max_output", sw.MaxOutput}, {"sweep.kv_cache_tokens", sw.KVCacheTokens}} {
 		if n.n < 0 {
-			return bad(n.key, "must not be negative, got %d", n.n)
+			bad(n.key, "must not be negative, got %d", n.n)
 		}
 	}
 	if r := sw.PrefillRepeats; r < 0 || r > MaxPrefillRepeats {
-		return bad("sweep.prefill_repeats", "want 1 to %d fresh prompts a prefill row, got %d", MaxPrefillRepeats, r)
+		bad("sweep.prefill_repeats", "want 1 to %d fresh prompts a prefill row, got %d", MaxPrefillRepeats, r)
 	}
 	if r := sw.Repeats; r < 0 || r > matrixgen.MaxRepeats {
-		return bad("sweep.repeats", "want 1 to %d measurements of every cell, got %d", matrixgen.MaxRepeats, r)
+		bad("sweep.repeats", "want 1 to %d measurements of every cell, got %d", matrixgen.MaxRepeats, r)
 	}
 	if r := sw.LoopRetries; r != nil && *r < 0 {
-		return bad("sweep.loop_retries", "must not be negative, got %d", *r)
+		bad("sweep.loop_retries", "must not be negative, got %d", *r)
 	}
 	if m := sw.CacheMode; m != "" && m != "shared" && m != "distinct" {
-		return bad("sweep.cache_mode", "want shared or distinct, got %q", m)
+		bad("sweep.cache_mode", "want shared or distinct, got %q", m)
 	}
-	return nil
+	if s.Describe.VRAMGB < 0 || s.Describe.GPUCount < 0 {
+		bad("describe", "vram_gb and gpu_count must not be negative")
+	}
+	return errors.Join(errs...)
 }

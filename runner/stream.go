@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/term"
 	openai "github.com/sashabaranov/go-openai"
@@ -137,30 +139,35 @@ func (o *observation) tokens() int {
 // tailBytes is how much output text a stream keeps for loop detection.
 const tailBytes = 16 << 10
 
-// wireChunk is the part of a streamed chunk the runner reads. Servers
-// differ: vLLM sends delta.reasoning, SGLang and llama.cpp
-// delta.reasoning_content; vLLM and SGLang send cumulative usage on every
-// chunk when asked, llama.cpp timings.predicted_n.
+// wireChunk is the part of a streamed chunk the runner reads: go-openai's
+// choice (delta.content, delta.reasoning_content as SGLang and llama.cpp
+// send it, finish_reason) and usage (cumulative on every chunk from vLLM
+// and SGLang when asked), with what go-openai has no place for beside
+// them: vLLM's delta.reasoning and the engines' own fields, each read by
+// its engine's file. Declared in one type, a chunk is decoded once.
 type wireChunk struct {
-	Choices []struct {
-		Delta struct {
-			Content          string `json:"content"`
-			Reasoning        string `json:"reasoning"`
-			ReasoningContent string `json:"reasoning_content"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	// Engines' own fields, each read by its engine's file; declared here so
-	// a chunk is decoded once.
+	Choices []wireChoice        `json:"choices"`
+	Usage   *openai.Usage       `json:"usage"`
 	Timings *llamaTimings       `json:"timings"`
 	Metrics *vllmRequestMetrics `json:"metrics"`
 	Error   *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// chunkOptions decode a chunk as leniently as encoding/json did, with JSON
+// v2's speed: bytes of a character split across tokens and a repeated
+// name are a server's habits, not a broken chunk.
+var chunkOptions = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true), jsonv2.MatchCaseInsensitiveNames(true))
+
+// wireChoice is go-openai's streamed choice with vLLM's delta.reasoning:
+// its Delta, less deep, is the one decoded into.
+type wireChoice struct {
+	openai.ChatCompletionStreamChoice
+	Delta struct {
+		openai.ChatCompletionStreamChoiceDelta
+		Reasoning string `json:"reasoning"`
+	} `json:"delta"`
 }
 
 // hooks let a cell follow its streams as they run.
@@ -187,7 +194,7 @@ func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 	// megabyte of JSON and dialling are the client's time, not the server's.
 	obs.sent = time.Now()
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
-	resp, err := c.postStream(httptrace.WithClientTrace(ctx, trace), "/v1/chat/completions", body)
+	resp, err := c.send(httptrace.WithClientTrace(ctx, trace), "POST", "/v1/chat/completions", body, "text/event-stream")
 	if err != nil {
 		obs.err, obs.end = err, time.Now()
 		return obs
@@ -221,7 +228,7 @@ func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 			continue
 		}
 		var ch wireChunk
-		if err := json.Unmarshal(raw, &ch); err != nil {
+		if err := jsonv2.Unmarshal(raw, &ch, chunkOptions); err != nil {
 			obs.err, obs.end = fmt.Errorf("malformed chunk: %v: %.120q", err, raw), at
 			return obs
 		}
@@ -351,8 +358,8 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error
 			o.tail = append(o.tail[:0], o.tail[len(o.tail)-tailBytes:]...)
 		}
 	}
-	if choice.FinishReason != nil && *choice.FinishReason != "" {
-		o.finishReason = *choice.FinishReason
+	if choice.FinishReason != "" {
+		o.finishReason = string(choice.FinishReason)
 	}
 	return nil
 }
@@ -387,19 +394,4 @@ func advance(cum *int, now int) int {
 	step := now - *cum
 	*cum = now
 	return step
-}
-
-// serverError is an HTTP error the server answered with.
-type serverError struct {
-	Status     int
-	Message    string
-	RetryAfter time.Duration // from a 429 or 503's Retry-After
-}
-
-// retryable reports whether the server asked to be tried again later.
-func (e *serverError) retryable() bool { return e.Status == 429 || e.Status == 503 }
-
-// Error gives the server's words on one line, control characters escaped.
-func (e *serverError) Error() string {
-	return fmt.Sprintf("HTTP %d: %s", e.Status, term.Line(e.Message))
 }

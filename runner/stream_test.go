@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // TestReasoningModelNames: go-openai refuses max_tokens for served names it
@@ -100,6 +102,49 @@ func TestServerErrorWords(t *testing.T) {
 		var se *serverError
 		if !errors.As(obs.err, &se) || se.Status != 429 || se.Message != tt.want || se.RetryAfter != 7*time.Second {
 			t.Errorf("%s: %#v", tt.body, obs.err)
+		}
+	}
+}
+
+// TestChunkFieldsAreRead: every field the runner reads from a chunk, in
+// each engine's shape, arrives through one decode (go-openai's choice and
+// usage, vLLM's delta.reasoning, the engines' own fields), and the
+// servers' habits (bytes of a split character, a repeated name, a null
+// finish_reason) do not make a chunk malformed.
+func TestChunkFieldsAreRead(t *testing.T) {
+	decode := func(raw string) wireChunk {
+		t.Helper()
+		var ch wireChunk
+		if err := jsonv2.Unmarshal([]byte(raw), &ch, chunkOptions); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return ch
+	}
+	ch := decode(`{"id":"x","created":1.5e9,"choices":[{"index":0,"delta":{"reasoning":"r","content":"c"},"finish_reason":null}],"usage":{"prompt_tokens":7,"completion_tokens":3},"metrics":{"tokens_per_second":41.5}}`)
+	if d := ch.Choices[0].Delta; d.Reasoning != "r" || d.Content != "c" || ch.Choices[0].FinishReason != "" {
+		t.Errorf("vLLM chunk: delta %+v, finish %q", d, ch.Choices[0].FinishReason)
+	}
+	if ch.Usage == nil || ch.Usage.PromptTokens != 7 || ch.Usage.CompletionTokens != 3 || ch.Metrics == nil || ch.Metrics.TokensPerSecond != 41.5 {
+		t.Errorf("vLLM chunk: usage %+v, metrics %+v", ch.Usage, ch.Metrics)
+	}
+	ch = decode(`{"choices":[{"delta":{"reasoning_content":"rc"},"finish_reason":"length"}],"timings":{"predicted_n":9,"predicted_per_second":12.5,"prompt_n":100,"prompt_ms":20}}`)
+	if ch.Choices[0].Delta.ReasoningContent != "rc" || ch.Choices[0].FinishReason != "length" {
+		t.Errorf("llama.cpp chunk: %+v", ch.Choices[0])
+	}
+	if tm := ch.Timings; tm == nil || *tm != (llamaTimings{PredictedN: 9, PredictedPerSecond: 12.5, PromptN: 100, PromptMs: 20}) {
+		t.Errorf("llama.cpp timings: %+v", tm)
+	}
+	if ch = decode(`{"error":{"message":"boom"}}`); ch.Error == nil || ch.Error.Message != "boom" {
+		t.Errorf("error event: %+v", ch.Error)
+	}
+	ch = decode("{\"choices\":[{\"delta\":{\"content\":\"\xe2\x82\"}}],\"choices\":[{\"delta\":{\"content\":\"ok\"}}]}")
+	if ch.Choices[0].Delta.Content != "ok" {
+		t.Errorf("repeated name: the last should win, got %+v", ch.Choices)
+	}
+	for _, bad := range []string{`{"choices":[{"delta":{"content":5}}]}`, `{"usage":{"completion_tokens":"3"}}`, `{"choices":`} {
+		var ch wireChunk
+		if jsonv2.Unmarshal([]byte(bad), &ch, chunkOptions) == nil {
+			t.Errorf("%s: accepted", bad)
 		}
 	}
 }

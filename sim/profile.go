@@ -17,52 +17,52 @@ type Profile struct {
 	// Flavour is the wire dialect: "vllm" (the default), "sglang",
 	// "llamacpp", "openai", "ollama" or one a dialect file registers ("tgi"), each with its own endpoints, chunk
 	// shapes and metrics.
-	Flavour string
+	Flavour string `toml:"flavour"`
 	// Model is the id /v1/models answers with; Root its "path".
-	Model string
-	Root  string
+	Model string `toml:"model"`
+	Root  string `toml:"root"`
 	// Version is what /version reports.
-	Version     string
-	MaxModelLen int
+	Version     string `toml:"version"`
+	MaxModelLen int    `toml:"max_model_len"`
 	// ReasoningTokens is how many tokens each answer spends reasoning before
 	// its content (sent as delta.reasoning); 0 for a model that does not reason.
-	ReasoningTokens int
+	ReasoningTokens int `toml:"reasoning_tokens"`
 	// NaturalLength is where an answer ends by itself (finish_reason "stop")
 	// unless the request sets ignore_eos; 0 means it never does.
-	NaturalLength int
+	NaturalLength int `toml:"natural_length"`
 	// KeepAliveSeconds is how often a waiting stream gets a ": keep-alive".
-	KeepAliveSeconds float64
+	KeepAliveSeconds float64 `toml:"keep_alive_seconds"`
 	// FinishAbandoned keeps generating for a request whose client went away,
 	// to its end: the next measurement shares the machine with work nobody
 	// reads unless the client waits for the server to idle.
-	FinishAbandoned bool
+	FinishAbandoned bool `toml:"finish_abandoned"`
 	// FinishAbandonedPrompt drops a request whose client went away only
 	// when it next has a token to send, as Ollama 0.6.5 does (its runner
 	// notices the client left when the text it sends is refused): one
 	// abandoned while its prompt is processed keeps the server busy to the
 	// end of its prompt. The Ollama flavour does this unless
 	// FinishAbandoned is set.
-	FinishAbandonedPrompt bool
+	FinishAbandonedPrompt bool `toml:"finish_abandoned_prompt"`
 	// WordTokens is how many tokens each word of a prompt counts (1 when
 	// unset). At 2 no prompt has an odd number of words' tokens, as a small
 	// vocabulary can make some lengths unreachable; the openai flavour only,
 	// whose prompts are measured by their usage alone.
-	WordTokens int
+	WordTokens int `toml:"word_tokens"`
 	// CounterSkew makes /metrics overstate generated tokens by this share
 	// (0.05: 5 %), for testing a client that checks its count against the
 	// server's.
-	CounterSkew float64
+	CounterSkew float64 `toml:"counter_skew"`
 
-	Connections ConnectionProfile
-	Power       PowerProfile
+	Connections ConnectionProfile `toml:"connections"`
+	Power       PowerProfile      `toml:"power"`
 
-	Prefill     PrefillProfile
-	Decode      DecodeProfile
-	Speculative SpeculativeProfile
-	KV          KVProfile
-	Loop        LoopProfile
-	Faults      Faults
-	Noise       NoiseProfile
+	Prefill     PrefillProfile     `toml:"prefill"`
+	Decode      DecodeProfile      `toml:"decode"`
+	Speculative SpeculativeProfile `toml:"speculative"`
+	KV          KVProfile          `toml:"kv"`
+	Loop        LoopProfile        `toml:"loop"`
+	Faults      Faults             `toml:"faults"`
+	Noise       NoiseProfile       `toml:"noise"`
 }
 
 // NoiseProfile makes the server's speed wander on purpose, the same way
@@ -75,11 +75,11 @@ type Profile struct {
 // do, and the whole sweep slowly speeds up and slows down as heat or
 // other tenants make it. All zero (the default): the exact speed.
 type NoiseProfile struct {
-	Seed               uint64
-	JitterShare        float64
-	JitterSeconds      float64
-	DriftShare         float64
-	DriftPeriodSeconds float64
+	Seed               uint64  `toml:"seed"`
+	JitterShare        float64 `toml:"jitter_share"`
+	JitterSeconds      float64 `toml:"jitter_seconds"`
+	DriftShare         float64 `toml:"drift_share"`
+	DriftPeriodSeconds float64 `toml:"drift_period_seconds"`
 }
 
 // Factor is how much longer than planned a step that starts at seconds
@@ -106,9 +106,9 @@ func (n NoiseProfile) Factor(seconds float64) float64 {
 // nvidia-smi's telemetry query, so a stand-in nvidia-smi can pass it on.
 // GPUs 0: no power model.
 type PowerProfile struct {
-	GPUs        int
-	IdleW       float64
-	PerRequestW float64
+	GPUs        int     `toml:"gpus"`
+	IdleW       float64 `toml:"idle_w"`
+	PerRequestW float64 `toml:"per_request_w"`
 }
 
 // ConnectionProfile is how the server treats keep-alive connections.
@@ -119,10 +119,10 @@ type ConnectionProfile struct {
 	// (0: never). A request that arrives on it after that is lost the way it
 	// is on a real server racing the close: the connection closes, with no
 	// answer and nothing processed.
-	IdleCloseSeconds float64
+	IdleCloseSeconds float64 `toml:"idle_close_seconds"`
 	// MaxRequests answers the last request a connection may carry with
 	// "Connection: close" and closes it (0: no limit).
-	MaxRequests int
+	MaxRequests int `toml:"max_requests"`
 }
 
 // PrefillProfile: prompt tok/s at context N is PeakTokS / (1 + N/HalfContext),
@@ -140,12 +140,12 @@ type ConnectionProfile struct {
 // and tuned per shape bucket); AfterBurstMs to the first request that finds
 // the server idle after BurstStreams or more requests ran at once.
 type PrefillProfile struct {
-	PeakTokS          float64
-	HalfContext       float64
-	RequestOverheadMs float64
-	NewSizeMs         float64
-	AfterBurstMs      float64
-	BurstStreams      int
+	PeakTokS          float64 `toml:"peak_tok_s"`
+	HalfContext       float64 `toml:"half_context"`
+	RequestOverheadMs float64 `toml:"request_overhead_ms"`
+	NewSizeMs         float64 `toml:"new_size_ms"`
+	AfterBurstMs      float64 `toml:"after_burst_ms"`
+	BurstStreams      int     `toml:"burst_streams"`
 }
 
 // Rate is the prefill speed, tokens per second, for a prompt of n tokens.
@@ -158,15 +158,15 @@ func (p PrefillProfile) Rate(n int) float64 {
 // (tokens the KV cache holds, cached prefixes included, / 1000). A step also
 // prefills up to MaxBatchedTokens prompt tokens, at the prefill rate.
 type DecodeProfile struct {
-	BaseMs      float64
-	PerSeqMs    float64
-	PerKTokenMs float64
+	BaseMs      float64 `toml:"base_ms"`
+	PerSeqMs    float64 `toml:"per_seq_ms"`
+	PerKTokenMs float64 `toml:"per_ktoken_ms"`
 	// PerKCachedTokenMs is llama.cpp's cost of a fuller cache: its
 	// attention spans the cache's used cells, other requests' cached
 	// prompts too, so an idle server decodes slower after long prompts
 	// than before them.
-	PerKCachedTokenMs float64
-	MaxBatchedTokens  int
+	PerKCachedTokenMs float64 `toml:"per_kcached_token_ms"`
+	MaxBatchedTokens  int     `toml:"max_batched_tokens"`
 }
 
 // stepSeconds is the duration of a decode step over batch sequences holding
@@ -179,46 +179,46 @@ func (d DecodeProfile) stepSeconds(batch, contextTokens int) float64 {
 // token is accepted with probability Acceptance until the first rejection,
 // so a step yields 1 + accepted tokens.
 type SpeculativeProfile struct {
-	DraftTokens int
-	Acceptance  float64
+	DraftTokens int     `toml:"draft_tokens"`
+	Acceptance  float64 `toml:"acceptance"`
 }
 
 // KVProfile is the cache: CapacityTokens in blocks of BlockSize, and at most
 // MaxRunning requests in a batch. Requests that do not fit wait.
 type KVProfile struct {
-	CapacityTokens int
-	BlockSize      int
-	MaxRunning     int
+	CapacityTokens int `toml:"capacity_tokens"`
+	BlockSize      int `toml:"block_size"`
+	MaxRunning     int `toml:"max_running"`
 }
 
 // LoopProfile: above AboveContext prompt tokens (0: never), or with
 // Probability per request, the output turns into Phrase repeated, from
 // AfterTokens on.
 type LoopProfile struct {
-	AboveContext int
-	Probability  float64
-	AfterTokens  int
-	Phrase       string
+	AboveContext int     `toml:"above_context"`
+	Probability  float64 `toml:"probability"`
+	AfterTokens  int     `toml:"after_tokens"`
+	Phrase       string  `toml:"phrase"`
 }
 
 // Faults are failures the server injects into every Every-th request
 // (1: all of them, 0: none), for testing what a client does with them.
 type Faults struct {
-	Every int
+	Every int `toml:"every"`
 	// HTTPStatus answers 500, 503 or 429 at once, with Retry-After when set.
-	HTTPStatus        int
-	RetryAfterSeconds int
+	HTTPStatus        int `toml:"http_status"`
+	RetryAfterSeconds int `toml:"retry_after_seconds"`
 	// DropAfterTokens closes the connection mid-stream, without [DONE].
-	DropAfterTokens int
+	DropAfterTokens int `toml:"drop_after_tokens"`
 	// StallAfterTokens stops sending for StallSeconds, then goes on.
-	StallAfterTokens int
-	StallSeconds     float64
+	StallAfterTokens int     `toml:"stall_after_tokens"`
+	StallSeconds     float64 `toml:"stall_seconds"`
 	// MalformedAfterTokens sends one chunk of broken JSON.
-	MalformedAfterTokens int
+	MalformedAfterTokens int `toml:"malformed_after_tokens"`
 	// ErrorEventAfterTokens ends the stream with vLLM's error event.
-	ErrorEventAfterTokens int
+	ErrorEventAfterTokens int `toml:"error_event_after_tokens"`
 	// TruncatePromptTo silently cuts prompts to this many tokens, as Ollama does.
-	TruncatePromptTo int
+	TruncatePromptTo int `toml:"truncate_prompt_to"`
 }
 
 // DefaultProfile is the sample run's server, scaled down: about 330 tok/s for one

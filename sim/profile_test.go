@@ -2,6 +2,8 @@ package sim
 
 import (
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -51,4 +53,23 @@ func TestNoiseFactor(t *testing.T) {
 	if err := (func() Profile { p := DefaultProfile(); p.Noise.DriftShare = 0.02; return p }()).Validate(); err == nil {
 		t.Error("a drift without a period passed")
 	}
+}
+
+// TestProfileFieldsHaveTOMLNames: a profile file is decoded straight into
+// Profile, so a field without a toml tag would be read under its Go name
+// (FinishAbandoned, not finish_abandoned): each one needs its snake_case name.
+func TestProfileFieldsHaveTOMLNames(t *testing.T) {
+	var walk func(reflect.Type)
+	walk = func(typ reflect.Type) {
+		for f := range typ.Fields() {
+			tag := f.Tag.Get("toml")
+			if tag == "" || tag != strings.ToLower(tag) {
+				t.Errorf("%s.%s: toml tag %q, want a snake_case name", typ.Name(), f.Name, tag)
+			}
+			if f.Type.Kind() == reflect.Struct {
+				walk(f.Type)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Profile]())
 }

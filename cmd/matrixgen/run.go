@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/matrixgen/matrixgen/bucket"
 	"io"
 	"math"
 	"net/url"
@@ -14,11 +13,13 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/runner"
@@ -124,15 +125,33 @@ func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
 	if err == nil {
 		err = w.sweep(s)
 	}
-	var setting *runner.SettingError
-	if errors.As(err, &setting) {
+	return placeSettings(err, cfg, flagSet(f.fs, "contexts"))
+}
+
+// placeSettings puts each setting the runner refused at its place: the
+// config file's line of its key, "flags" for one no file set, or -contexts
+// when that flag gave the contexts. Other errors pass as they are.
+func placeSettings(err error, cfg config.Config, contextsFlag bool) error {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = slices.Clone(joined.Unwrap()) // not the error's own slice
+	}
+	placed := false
+	for i, e := range errs {
+		var setting *runner.SettingError
+		if !errors.As(e, &setting) {
+			continue
+		}
 		where := cfg.Where(setting.Key)
-		if setting.Key == "sweep.contexts" && flagSet(f.fs, "contexts") {
+		if setting.Key == "sweep.contexts" && contextsFlag {
 			where = "-contexts"
 		}
-		return fmt.Errorf("%s: %w", where, err)
+		errs[i], placed = fmt.Errorf("%s: %w", where, e), true
 	}
-	return err
+	if !placed {
+		return err
+	}
+	return errors.Join(errs...)
 }
 
 // runSettings wires the configuration into the settings the runner takes.

@@ -102,61 +102,12 @@ func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit in
 }
 
 // loadSimProfile reads a profile file over the sim's defaults: config
-// decodes it and places each problem at its key, the sim checks it.
+// decodes it into the sim's own type and places each problem at its key,
+// the sim checks it.
 func loadSimProfile(name string) (sim.Profile, error) {
-	file, err := config.LoadSimProfile(name, simProfileFile(sim.DefaultProfile()),
-		func(f config.SimProfile) error { return asSimProfile(f).Validate() })
-	return asSimProfile(file), err
-}
-
-// asSimProfile is a profile file's profile as the sim takes it.
-func asSimProfile(p config.SimProfile) sim.Profile {
-	return sim.Profile{
-		Flavour:          p.Flavour,
-		Model:            p.Model,
-		Root:             p.Root,
-		Version:          p.Version,
-		MaxModelLen:      p.MaxModelLen,
-		ReasoningTokens:  p.ReasoningTokens,
-		NaturalLength:    p.NaturalLength,
-		KeepAliveSeconds: p.KeepAliveSeconds,
-		FinishAbandoned:  p.FinishAbandoned,
-		WordTokens:       p.WordTokens,
-		CounterSkew:      p.CounterSkew,
-		Connections:      sim.ConnectionProfile(p.Connections),
-		Power:            sim.PowerProfile(p.Power),
-		Prefill:          sim.PrefillProfile(p.Prefill),
-		Decode:           sim.DecodeProfile(p.Decode),
-		Speculative:      sim.SpeculativeProfile(p.Speculative),
-		KV:               sim.KVProfile(p.KV),
-		Loop:             sim.LoopProfile(p.Loop),
-		Faults:           sim.Faults(p.Faults),
-		Noise:            sim.NoiseProfile(p.Noise),
+	p := sim.DefaultProfile()
+	if err := config.LoadFile(name, &p, func() error { return p.Validate() }); err != nil {
+		return sim.Profile{}, err
 	}
-}
-
-// simProfileFile is a sim profile as the file spells it.
-func simProfileFile(p sim.Profile) config.SimProfile {
-	return config.SimProfile{
-		Flavour:          p.Flavour,
-		Model:            p.Model,
-		Root:             p.Root,
-		Version:          p.Version,
-		MaxModelLen:      p.MaxModelLen,
-		ReasoningTokens:  p.ReasoningTokens,
-		NaturalLength:    p.NaturalLength,
-		KeepAliveSeconds: p.KeepAliveSeconds,
-		FinishAbandoned:  p.FinishAbandoned,
-		WordTokens:       p.WordTokens,
-		CounterSkew:      p.CounterSkew,
-		Connections:      config.SimConnectionProfile(p.Connections),
-		Power:            config.SimPowerProfile(p.Power),
-		Prefill:          config.SimPrefillProfile(p.Prefill),
-		Decode:           config.SimDecodeProfile(p.Decode),
-		Speculative:      config.SimSpeculativeProfile(p.Speculative),
-		KV:               config.SimKVProfile(p.KV),
-		Loop:             config.SimLoopProfile(p.Loop),
-		Faults:           config.SimFaults(p.Faults),
-		Noise:            config.SimNoiseProfile(p.Noise),
-	}
+	return p, nil
 }

@@ -25,16 +25,12 @@ func TestExampleProfileIsTheDefault(t *testing.T) {
 	}
 	// Read over nothing, the example alone must make the defaults: it
 	// spells out every one (an empty example would pass the check above).
-	file, err := config.LoadSimProfile(name, config.SimProfile{}, func(config.SimProfile) error { return nil })
-	if err != nil {
+	var alone sim.Profile
+	if err := config.LoadFile(name, &alone, func() error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if alone := asSimProfile(file); alone != sim.DefaultProfile() {
+	if alone != sim.DefaultProfile() {
 		t.Errorf("the example leaves defaults unwritten:\n%+v\n%+v", alone, sim.DefaultProfile())
-	}
-	// And back: every field of the sim's profile has its place in the file.
-	if asSimProfile(simProfileFile(sim.DefaultProfile())) != sim.DefaultProfile() {
-		t.Error("a profile does not survive the way to its file form and back")
 	}
 }
 
@@ -53,6 +49,55 @@ func TestLoadSimProfileErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: error %v, want it to contain %q", tt.doc, err, tt.want)
 		}
+	}
+}
+
+// TestRunSettingsErrorsArePlaced: the runner checks the ranges of
+// [server], [sweep] and [describe] (Settings.Check, the one place), and
+// each problem, all of them, is placed at its key's line in the file.
+func TestRunSettingsErrorsArePlaced(t *testing.T) {
+	tests := []struct {
+		doc  string
+		want []string
+	}{
+		{"[sweep]\n\nconcurrency = [1, -1]\n", []string{"m.toml:3: sweep.concurrency: want levels from 1 to 100000, got -1"}},
+		{"[sweep]\ncontexts = [\"8K\", \"lots\"]\n", []string{`m.toml:2: sweep.contexts: context "lots"`}},
+		{"[sweep]\ncontexts = [\"8K\", \"max\"]\nprefill_contexts = [\"x\"]\n", []string{"m.toml:3: sweep.prefill_contexts"}},
+		{"[sweep]\ncache_mode = \"mixed\"\n", []string{"m.toml:2: sweep.cache_mode"}},
+		{"[sweep]\nrepeats = 101\n", []string{"m.toml:2: sweep.repeats"}},
+		{"[sweep]\nmax_output = -1\n", []string{"m.toml:2: sweep.max_output"}},
+		{"[sweep]\nloop_retries = -1\n", []string{"m.toml:2: sweep.loop_retries"}},
+		{"[server]\nbase_url = \"localhost:8000\"\n", []string{"m.toml:2: server.base_url"}},
+		{"[server]\nmetrics_url = \"ftp://x/m\"\n", []string{"m.toml:2: server.metrics_url"}},
+		{"[describe]\ngpu_count = -2\n", []string{"m.toml:1: describe: vram_gb and gpu_count"}},
+		// Every problem is reported, each at its own line.
+		{"[server]\nbase_url = \"x\"\n[sweep]\nconcurrency = [0]\ncache_mode = \"y\"\nkv_cache_tokens = -5\n",
+			[]string{"m.toml:2: server.base_url", "m.toml:4: sweep.concurrency", "m.toml:5: sweep.cache_mode", "m.toml:6: sweep.kv_cache_tokens"}},
+	}
+	for _, tt := range tests {
+		c, err := config.Parse("m.toml", []byte(tt.doc))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.doc, err)
+		}
+		err = runSettings(c).Check()
+		if err == nil {
+			t.Errorf("%q: accepted", tt.doc)
+			continue
+		}
+		err = placeSettings(err, c, false)
+		for _, want := range tt.want {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%q: error %v\nwant it to contain %q", tt.doc, err, want)
+			}
+		}
+		if got := strings.Count(err.Error(), "\n") + 1; got != len(tt.want) {
+			t.Errorf("%q: %d errors, want %d:\n%v", tt.doc, got, len(tt.want), err)
+		}
+	}
+	// A -contexts flag is named as the place of a bad context.
+	c, _ := config.Parse("m.toml", []byte("[sweep]\ncontexts = [\"lots\"]\n"))
+	if err := placeSettings(runSettings(c).Check(), c, true); err == nil || !strings.HasPrefix(err.Error(), "-contexts: sweep.contexts") {
+		t.Errorf("with -contexts: %v", err)
 	}
 }
 
