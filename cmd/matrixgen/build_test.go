@@ -225,7 +225,8 @@ var allowedTags = map[string]bool{
 	"pre": true, "code": true, "button": true, "noscript": true, "table": true, "thead": true, "tbody": true,
 	"tr": true, "th": true, "td": true, "ul": true, "ol": true, "li": true, "span": true, "strong": true,
 	"em": true, "blockquote": true, "details": true, "summary": true, "form": true, "label": true, "select": true, "option": true, "hr": true, "br": true, "del": true, "input": true,
-	"abbr": true, // the all-measurements table's compact headers, from the template only
+	"datalist": true, // the index's filter suggestions, from the template only
+	"abbr":     true, // the all-measurements table's compact headers, from the template only
 }
 
 // pageProblems parses a page as a browser would and lists every element or

@@ -56,6 +56,11 @@ type reply struct {
 	} `json:"error"`
 }
 
+// startWithin bounds Chromium's start. Its first start on a fresh machine
+// builds the font cache, which took over 30 s on a busy two-core CI runner;
+// a test then failed though nothing was wrong with the pages.
+const startWithin = 3 * time.Minute
+
 // Start launches Chromium with a fresh profile and opens a blank page.
 func Start(path, profileDir string) (*Browser, error) {
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -69,14 +74,23 @@ func Start(path, profileDir string) (*Browser, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	wsURL := make(chan string, 1)
+	wsURL, said := make(chan string, 1), make(chan []string, 1)
 	go func() {
+		// The last lines Chromium printed go into the error when it
+		// never listens, so a CI log says why (a missing library, a
+		// sandbox refusal) rather than only that it timed out.
+		var tail []string
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if _, after, ok := strings.Cut(sc.Text(), "DevTools listening on "); ok {
 				wsURL <- strings.TrimSpace(after)
+				continue
+			}
+			if tail = append(tail, sc.Text()); len(tail) > 8 {
+				tail = tail[1:]
 			}
 		}
+		said <- tail
 	}()
 	b := &Browser{cmd: cmd, waiting: map[int]chan reply{}}
 	select {
@@ -85,9 +99,12 @@ func Start(path, profileDir string) (*Browser, error) {
 			b.Close()
 			return nil, err
 		}
-	case <-time.After(30 * time.Second):
+	case tail := <-said:
 		b.Close()
-		return nil, errors.New("chromium did not start its DevTools endpoint within 30 s")
+		return nil, fmt.Errorf("chromium ended before it listened for DevTools; it said:\n%s", strings.Join(tail, "\n"))
+	case <-time.After(startWithin):
+		b.Close()
+		return nil, fmt.Errorf("chromium did not start its DevTools endpoint within %s", startWithin)
 	}
 	go b.read()
 	var target struct {
