@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/logging"
-	"gocloud.dev/blob/s3blob"
 
 	"github.com/matrixgen/matrixgen/internal/s3fake"
 	"github.com/matrixgen/matrixgen/internal/term"
@@ -56,15 +55,17 @@ func s3Client(t *testing.T, srv *s3fake.Server, log io.Writer) *s3.Client {
 }
 
 // inMemoryStore is the store s3://lab/<prefix> of srv, reached over
-// in-memory connections, so a test of time runs in a synctest bubble.
+// in-memory connections, so a test of time runs in a synctest bubble;
+// opened as every store is, its replies bounded.
 func inMemoryStore(t *testing.T, srv *s3fake.Server, prefix string, log io.Writer) *Store {
 	t.Helper()
-	b, err := s3blob.OpenBucket(context.Background(), s3Client(t, srv, log), "lab", nil)
+	hc, endpoint, stop := srv.InMemory()
+	t.Cleanup(stop)
+	s, err := open(context.Background(), "s3://lab/"+prefix+"?region=us-east-1&use_path_style=true&anonymous=true&endpoint="+endpoint, false,
+		func(o *s3.Options) { o.HTTPClient, o.Logger = hc, logging.NewStandardLogger(log) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Store{name: "s3://lab/" + prefix}
-	s.setBucket(b, prefix)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
