@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -243,6 +244,23 @@ func Redact(place string) string {
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	return u.String()
+}
+
+// Where is the name of the folder this machine's cache keeps for place (a
+// mirror of its runs, a site built for it): a hash of the place as shown
+// (Redact) and of its endpoint, so two stores that name their buckets
+// alike (s3://lab/runs/ on two self-hosted endpoints) never share one. It
+// holds no secret: the endpoint is hashed without its user or query, and
+// a place without one keeps the name it always had.
+func Where(place string) string {
+	id := Redact(place)
+	if u, err := url.Parse(place); err == nil {
+		if endpoint := u.Query().Get("endpoint"); endpoint != "" {
+			id += "\x00endpoint=" + Redact(endpoint)
+		}
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
 }
 
 // fetchesInFlight bounds the objects FetchRuns reads at once: enough to

@@ -22,9 +22,9 @@ const wordsEdge = 200
 // (each run of white space, newlines included, one space), and, when long,
 // its first and last wordsEdge bytes or so (cut between words where one
 // ends near the cut) with the count of what was left out between; then
-// redacted (redact.Text), a secret cut in two by the clip being as random
-// as a whole one. Control characters that are not space are left for the
-// printer (term.Clean) to escape.
+// redacted (redact.Text: a secret the clip cut in two is as random as a
+// whole one), and its other control characters written as escapes
+// (term.Line), so no terminal obeys them wherever it is printed.
 func storeWords(s string) string {
 	var b strings.Builder
 	space := false
@@ -39,7 +39,7 @@ func storeWords(s string) string {
 		}
 		b.WriteRune(r)
 	}
-	return redact.Text(clip(b.String(), true))
+	return term.Line(redact.Text(clip(b.String(), true)))
 }
 
 // keyName is how a key the store listed is named in a message: clipped at

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -217,8 +215,7 @@ func publishFolder(ctx context.Context, place string, waiting func()) (dir strin
 // removed by cleanup, where there is no cache folder.
 func cachedFolder(ctx context.Context, kind, place, name string, waiting func()) (dir string, cleanup func(), err error) {
 	if cache, err := os.UserCacheDir(); err == nil {
-		sum := sha256.Sum256([]byte(bucket.Redact(place)))
-		dir := filepath.Join(cache, "matrixgen", kind, hex.EncodeToString(sum[:8]), name)
+		dir := filepath.Join(cache, "matrixgen", kind, bucket.Where(place), name)
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err == nil {
 			unlock, err := lockFolder(ctx, filepath.Dir(dir), waiting)
 			if err != nil {
