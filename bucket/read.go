@@ -383,6 +383,14 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 				was, known := state[obj.Key]
 				mu.Unlock()
 				if unchanged(was, known, local, obj, j.etag) {
+					if was.etag == "" && j.etag != "" {
+						// A record from before ETags were kept: the same
+						// version, by its MD5 or time, now known by its ETag.
+						was.etag = j.etag
+						mu.Lock()
+						state[obj.Key] = was
+						mu.Unlock()
+					}
 					continue
 				}
 				var st fetchedState

@@ -243,35 +243,6 @@ func TestFetchedObjectsAreChecked(t *testing.T) {
 	}
 }
 
-// TestTheMirrorRecordsWhatItWrote: an object written again between the
-// listing and its read is taken as read; the mirror's record is of those
-// bytes, not the listing's, so the next fetch reads the object again
-// (the record once said the listed MD5, and the newer bytes stayed).
-func TestTheMirrorRecordsWhatItWrote(t *testing.T) {
-	srv := s3fake.NewInMemory()
-	putRuns(srv, 3)
-	srv.Misbehave("runs/r-01.json", s3fake.Newer)
-	s := inMemoryStore(t, srv, "runs/", io.Discard)
-	dir := t.TempDir()
-	if _, err := s.FetchRuns(t.Context(), dir); err != nil {
-		t.Fatal(err)
-	}
-	if have, _ := os.ReadFile(filepath.Join(dir, "r-01.json")); string(have) != `{"RUN":1}` {
-		t.Errorf("read %q", have)
-	}
-	srv.Misbehave("runs/r-01.json", s3fake.Honest)
-	srv.Reads()
-	if _, err := s.FetchRuns(t.Context(), dir); err != nil {
-		t.Fatal(err)
-	}
-	if reads, _ := srv.Reads(); len(reads) != 1 || reads["runs/r-01.json"] != 1 {
-		t.Errorf("read %v, want r-01.json again", reads)
-	}
-	if have, _ := os.ReadFile(filepath.Join(dir, "r-01.json")); string(have) != `{"run":1}` {
-		t.Errorf("the mirror holds %q", have)
-	}
-}
-
 // TestEscapedKeysAreSkipped: gocloud's S3 driver reads "__0xNN__" in a
 // key as the character NN, so "a__0x2F__b.json" was listed as "a/b.json"
 // and "r__0x41__.json" fetched as "rA.json" (another object, or none: the
