@@ -32,7 +32,9 @@ import (
 	"strings"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// places
 	_ "gocloud.dev/blob/memblob"  // mem:// places, for tests
@@ -203,19 +205,43 @@ func urlSecrets(u *url.URL) []string {
 }
 
 // fail is the one way a store's error becomes a message: the place as
-// shown (no query, no user), what was done, and the store's words with
-// every secret of the URL hidden, clipped to one line and redacted
-// (storeWords); a reply cut at its bound is said as ours alone. The kind
-// of error is kept for errors.Is.
+// shown (no query, no user), what was done, and what the store said
+// (said). The kind of error is kept for errors.Is.
 func (s *Store) fail(what string, err error) error {
 	if what != "" {
 		what = ": " + what
 	}
-	said := err.Error()
+	return &storeError{msg: s.name + what + ": " + s.said(err), err: err}
+}
+
+// said is a store's error in our words, each of the store's own (its code,
+// its message, its request's id) with every secret of the URL hidden, then
+// clipped to one line and redacted (storeWords): an S3 error as "the store
+// answered <status> <code>: <message> (request <id>)", a reply cut at its
+// bound as ours alone, any other error's text as it is.
+func (s *Store) said(err error) string {
+	words := func(t string) string { return storeWords(redact.Values(t, s.secrets...)) }
 	if long, ok := errors.AsType[*ReplyTooLong](err); ok {
-		said = long.Error()
+		return long.Error()
 	}
-	return &storeError{msg: s.name + what + ": " + storeWords(redact.Values(said, s.secrets...)), err: err}
+	api, ok := errors.AsType[smithy.APIError](err)
+	if !ok {
+		return words(err.Error())
+	}
+	var b strings.Builder
+	b.WriteString("the store answered")
+	re, withStatus := errors.AsType[*awshttp.ResponseError](err)
+	if withStatus {
+		fmt.Fprintf(&b, " %d", re.HTTPStatusCode())
+	}
+	b.WriteString(" " + words(api.ErrorCode()))
+	if m := api.ErrorMessage(); m != "" && m != api.ErrorCode() {
+		b.WriteString(": " + words(m))
+	}
+	if withStatus && re.ServiceRequestID() != "" {
+		b.WriteString(" (request " + words(re.ServiceRequestID()) + ")")
+	}
+	return b.String()
 }
 
 type storeError struct {

@@ -121,7 +121,7 @@ const (
 	// Chunked sends the object in chunks, its length unsaid.
 	Chunked
 	// HugeError answers with a server error of HugeBytes: a message of
-	// many lines, with terminal escapes.
+	// many lines, with characters that reorder text (U+202E).
 	HugeError
 	// Rewritten has the object written again, a byte longer, before each
 	// read: a writer always ahead of the reader.
@@ -333,11 +333,11 @@ func huge(w http.ResponseWriter, n int, start string, fill func(i int) string, e
 }
 
 // hugeError answers with a server error of about n bytes, its length said:
-// a message of many lines, with terminal escapes.
+// a message of many lines, with characters that reorder text (U+202E).
 func (s *Server) hugeError(w http.ResponseWriter, n int) {
 	start := xml.Header + "<Error><Code>InternalError</Code><Message>"
 	end := "</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>"
-	line := "the store\tsays\x1b[2J at length\n"
+	line := "the store\tsays\u202e at length\n"
 	pieces := (n - len(start) - len(end) + len(line) - 1) / len(line)
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("Content-Length", strconv.Itoa(len(start)+pieces*len(line)+len(end)))
