@@ -110,9 +110,12 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 const buildMemory = 192 << 20
 
 // indent lists joined errors one per line under the message above them.
+// Only an error that is itself a join is listed, never one found inside
+// another: a store's error wraps the SDK's, whose words (a join of its
+// attempts, say) are for errors.Is, not for printing (bucket.Store.fail).
 func indent(err error) error {
-	var joined interface{ Unwrap() []error }
-	if !errors.As(err, &joined) {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
 		return fmt.Errorf("  %w", err)
 	}
 	var list []error

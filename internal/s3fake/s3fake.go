@@ -15,6 +15,7 @@ package s3fake
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -58,6 +59,9 @@ type Server struct {
 	// HugeBytes is how long a huge reply (ListHugePage, ListHugeError,
 	// HugeError) is: 4 MB when 0.
 	HugeBytes int
+	// ErrorStatus is the status of a huge error: 500 (which a client
+	// retries) when 0.
+	ErrorStatus int
 
 	mu       sync.Mutex
 	objects  map[string]object
@@ -341,7 +345,7 @@ func (s *Server) hugeError(w http.ResponseWriter, n int) {
 	pieces := (n - len(start) - len(end) + len(line) - 1) / len(line)
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("Content-Length", strconv.Itoa(len(start)+pieces*len(line)+len(end)))
-	w.WriteHeader(http.StatusInternalServerError)
+	w.WriteHeader(cmp.Or(s.ErrorStatus, http.StatusInternalServerError))
 	huge(w, len(start)+pieces*len(line), start, func(int) string { return line }, end)
 }
 
