@@ -79,21 +79,26 @@ func (c boundedReplies) Do(req *http.Request) (*http.Response, error) {
 
 // boundedBody is a reply's body that fails once more than its bound was
 // sent: an error, not an end, so a cut listing or error is never read as
-// a whole one.
+// a whole one. After that error it reads as ended: the SDK, discarding a
+// reply's rest, would log a line for each error (as many lines as
+// replies cut).
 type boundedBody struct {
 	body io.ReadCloser
 	left int64
-	over error
+	over error // nil once returned
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.over == nil {
+		return 0, io.EOF
+	}
 	if b.left <= 0 {
 		// One byte more tells a body that ends at the bound from one that
 		// goes on.
 		var one [1]byte
 		n, err := b.body.Read(one[:])
 		if n > 0 {
-			return 0, b.over
+			err, b.over = b.over, nil
 		}
 		return 0, err
 	}

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"testing/synctest"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/s3fake"
 )
@@ -29,15 +32,16 @@ const slack = 64 << 10
 // bound (a page 4 MB, an error 64 KB, an object its kind's bound and one
 // byte) as it is read, whether it says its length or comes in chunks, so
 // the store sends little more than the bound; the error names what was
-// read, on one short line. A reply in chunks within its bound is read as
-// any other.
+// read, on one short line, and the client logs nothing of it. A reply in
+// chunks within its bound is read as any other.
 func TestRepliesAreBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := s3fake.NewInMemory()
 		putRuns(srv, 2)
 		srv.Listing = s3fake.ListHugePage
 		srv.HugeBytes = 64 << 20
-		s := inMemoryStore(t, srv, "runs/", io.Discard)
+		var log syncBuffer
+		s := inMemoryStore(t, srv, "runs/", &log)
 		_, err := s.FetchRuns(t.Context(), t.TempDir())
 		want := "s3://lab/runs/: listing: the store's reply went past 4194304 bytes, more than one may be; the rest was not read"
 		if err == nil || err.Error() != want {
@@ -98,7 +102,19 @@ func TestRepliesAreBounded(t *testing.T) {
 		if sent, _ := srv.Sent(); sent > matrixgen.MaxRunFileBytes+slack {
 			t.Errorf("Get of %d bytes in chunks: %d bytes sent", len(big), sent)
 		}
+		// The client, discarding the rest of a reply cut, found it ended:
+		// no line for each.
+		if log.String() != "" {
+			t.Errorf("the client said:\n%.2000s", log.String())
+		}
 	})
+	// A store opened for real reads through the SDK's own client, its
+	// replies' headers bounded too.
+	var o s3.Options
+	boundReplies(&o)
+	if c, ok := o.HTTPClient.(boundedReplies).next.(*awshttp.BuildableClient); !ok || c.GetTransport().MaxResponseHeaderBytes != maxReplyHeader {
+		t.Errorf("the SDK's client is %T, its header unbounded", o.HTTPClient)
+	}
 }
 
 // TestEveryObjectReadIsChecked: Get read an object without the checks a
