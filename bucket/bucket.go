@@ -218,10 +218,10 @@ func (s *Store) fail(what string, err error) error {
 // its message, its request's id) with every secret of the URL hidden, then
 // clipped to one line and redacted (storeWords): an S3 error as "the store
 // answered <status> <code>: <message> (request <id>)", a reply cut at its
-// bound as ours alone, any other error's text as it is.
+// bound as ours alone, any other error's text clipped and redacted alike.
 func (s *Store) said(err error) string {
 	words := func(t string) string { return storeWords(redact.Values(t, s.secrets...)) }
-	if long, ok := errors.AsType[*ReplyTooLong](err); ok {
+	if long, ok := errors.AsType[*replyTooLong](err); ok {
 		return long.Error()
 	}
 	api, ok := errors.AsType[smithy.APIError](err)

@@ -129,7 +129,7 @@ func TestTheMirrorGoesByTheListedETag(t *testing.T) {
 // TestAWholeFetchIsBounded: a store that answers each read within its
 // bounds, but slowly (5 minutes an object, 8 at a time), held a build of
 // 60 objects 40 minutes. The whole fetch ends at Limits.Fetch, exactly,
-// with one line saying so; the mirror keeps what it had.
+// with one line saying so, and no record of a fetch cut short is kept.
 func TestAWholeFetchIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := s3fake.NewInMemory()
@@ -144,7 +144,7 @@ func TestAWholeFetchIsBounded(t *testing.T) {
 		if took := time.Since(start); took != 30*time.Minute {
 			t.Errorf("failed after %v, want 30m", took)
 		}
-		want := "s3://lab/runs/: fetching took longer than 30m0s, the most a whole fetch may take; the mirror keeps the objects it had"
+		want := "s3://lab/runs/: fetching took longer than 30m0s, the most a whole fetch may take; the objects not yet fetched keep their copies in the mirror"
 		if err == nil || err.Error() != want {
 			t.Errorf("got %v\nwant %s", err, want)
 		}

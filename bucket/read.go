@@ -23,7 +23,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"gocloud.dev/blob"
-
 	"gocloud.dev/gcerrors"
 )
 
@@ -287,7 +286,7 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 		return Fetched{}, err
 	}
 	d := s.limits.Fetch
-	tooLong := fmt.Errorf("%s: fetching took longer than %v, the most a whole fetch may take; the mirror keeps the objects it had", s.name, d)
+	tooLong := fmt.Errorf("%s: fetching took longer than %v, the most a whole fetch may take; the objects not yet fetched keep their copies in the mirror", s.name, d)
 	ctx, cancel := context.WithTimeoutCause(ctx, d, tooLong)
 	defer cancel()
 	state := readFetched(dir)

@@ -46,13 +46,13 @@ func withObjectBound(ctx context.Context, n int64) context.Context {
 	return context.WithValue(ctx, replyBoundKey{}, n)
 }
 
-// ReplyTooLong is the error of a reply's body read past its bound.
-type ReplyTooLong struct {
-	What  string // "an error reply", "a reply", "an object's reply"
+// replyTooLong is the error of a reply's body read past its bound.
+type replyTooLong struct {
+	What  string // "error reply", "reply", "object"
 	Limit int64
 }
 
-func (e *ReplyTooLong) Error() string {
+func (e *replyTooLong) Error() string {
 	return fmt.Sprintf("the store's %s went past %d bytes, more than one may be; the rest was not read", e.What, e.Limit)
 }
 
@@ -66,12 +66,12 @@ func (c boundedReplies) Do(req *http.Request) (*http.Response, error) {
 	if err != nil || resp == nil || resp.Body == nil {
 		return resp, err
 	}
-	bound := &ReplyTooLong{What: "reply", Limit: maxReply}
+	bound := &replyTooLong{What: "reply", Limit: maxReply}
 	switch n, ok := req.Context().Value(replyBoundKey{}).(int64); {
 	case resp.StatusCode >= 300:
-		bound = &ReplyTooLong{What: "error reply", Limit: maxErrorReply}
+		bound = &replyTooLong{What: "error reply", Limit: maxErrorReply}
 	case ok:
-		bound = &ReplyTooLong{What: "object's reply", Limit: n}
+		bound = &replyTooLong{What: "object", Limit: n}
 	}
 	resp.Body = &boundedBody{body: resp.Body, left: bound.Limit, over: bound}
 	return resp, nil
