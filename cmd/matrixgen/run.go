@@ -408,6 +408,9 @@ func (w *runWork) openPlace() error {
 	if !bucket.IsURL(w.file) {
 		return nil
 	}
+	if err := checkPlaces(w.file); err != nil {
+		return err
+	}
 	var err error
 	w.up, w.file, err = newUploader(w.file, w.resume != "", w.stdout)
 	return err
