@@ -604,4 +604,3 @@ func Union(sets ...[]int) []int {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
