@@ -79,18 +79,20 @@ func slowDecode(d matrixgen.Decode, share float64) matrixgen.Decode {
 // 5%` to -repeat 3 runs of a sim whose speed drifts 2 % over ten minutes
 // beside its ±3 % jitter (3 seeds; 1 with -short): two runs of the same
 // server one after the other differ by nothing real, yet meet the drift at
-// different points. Tested over their repeats, no cell of any pair may be
-// called different on its own, and the gate must pass; tested second by
-// second (the rule before repeats were tested as such), drift is called a
-// difference, which is why the repeats are tested. With one cell 10 %
-// slower in every repeat, the gate must fail on that cell in every pair.
+// different points of its swing. Tested over their repeats, no cell may be
+// significant after Holm's correction and the gate must pass in every
+// pair; on its own a cell may be called different at the stated 5 % (at
+// most 1 in 6 here, for chance's sake). Tested second by second (the rule
+// before repeats were tested as such), drift is called a difference far
+// more often: why the repeats are tested. With one cell 10 % slower in
+// every repeat, the gate must fail on that cell in every pair.
 func TestGateWithRepeatsAgainstKnownTruth(t *testing.T) {
 	seeds := uint64(3)
 	if testing.Short() {
 		seeds = 1
 	}
 	const slowContext, slowConcurrency = 4096, 4
-	bySeconds, caught := 0, 0
+	cells, byRepeats, bySeconds, caught := 0, 0, 0, 0
 	for seed := uint64(1); seed <= seeds; seed++ {
 		a, b := drifting(t, seed, 0.02)
 		table := stats.CompareRuns(a, b)
@@ -98,11 +100,15 @@ func TestGateWithRepeatsAgainstKnownTruth(t *testing.T) {
 			if r.Cell.Phase != stats.PhaseDecode {
 				continue
 			}
+			cells++
 			if r.Test != stats.TestRepeats || r.SamplesA != 3 || r.SamplesB != 3 {
 				t.Errorf("seed %d, %v: tested by %s over %d+%d, want t over 3+3 repeats", seed, r.Cell, r.Test, r.SamplesA, r.SamplesB)
 			}
-			if r.Differ || r.SignificantAfterHolm {
-				t.Errorf("seed %d, %v: %+.1f %%, p %.3g: called a difference with none", seed, r.Cell, 100*r.Change(), r.P)
+			if r.Differ {
+				byRepeats++
+			}
+			if r.SignificantAfterHolm {
+				t.Errorf("seed %d, %v: %+.1f %%, p %.3g: significant after Holm with no real difference", seed, r.Cell, 100*r.Change(), r.P)
 			}
 			da, _ := a.Cell(r.Cell.Context, r.Cell.Concurrency)
 			db, _ := b.Cell(r.Cell.Context, r.Cell.Concurrency)
@@ -120,7 +126,14 @@ func TestGateWithRepeatsAgainstKnownTruth(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("no real difference: 0 cells called different over their repeats; %d of %d called different second by second", bySeconds, 6*seeds)
+	t.Logf("no real difference: %d of %d cells called different on their own over their repeats, %d second by second", byRepeats, cells, bySeconds)
+	t.Logf("one cell 10 %% slower: caught in %d of %d pairs", caught, seeds)
+	if byRepeats > max(1, cells/6) {
+		t.Errorf("%d of %d cells called different over their repeats with no real difference (stated: 5 %%)", byRepeats, cells)
+	}
+	if bySeconds <= byRepeats {
+		t.Errorf("second by second %d cells were called different, over repeats %d: the drift is not what the test is about", bySeconds, byRepeats)
+	}
 	if caught != int(seeds) {
 		t.Errorf("the 10 %% slowdown was caught in %d of %d pairs", caught, seeds)
 	}
@@ -226,9 +239,11 @@ func (g gateRates) String() string {
 }
 
 // TestGateMeasured measures the gate against known truth at scale (with
-// -gate-pairs N): N pairs of -repeat 3 runs of 8 × 8 cells, 30 s windows,
-// on the sim's noise (±3 % jitter a quarter second, seeded, and a drift of
-// 0, 1, 2 or 3 % over ten minutes), B swept after A on the same machine.
+// -gate-pairs N): N pairs of -repeat 3 runs of 8 × 8 cells, 30 s windows
+// 8 s apart (a pass of 41 minutes), on the sim's noise (±3 % jitter a
+// quarter second, seeded, and a drift of 0, 1, 2 or 3 % whose period is
+// drawn for each pair from 15 minutes to 2 hours), B swept after A on the
+// same machine.
 // Each pair is compared by the rule before (Mann–Whitney over every second
 // of the repeats) and after (Student's t over the repeats): the share of
 // cells called different on their own with no real difference, of pairs
@@ -258,8 +273,18 @@ func TestGateMeasured(t *testing.T) {
 			before.add(stats.CompareRuns(flattened(a), flattened(b)), stats.CompareRuns(flattened(a), flattened(slow)), slowCell)
 		}
 		fmt.Fprintf(&report, "drift %.0f %%, %d pairs × 64 cells\n  before (seconds): %v\n  after (repeats):  %v\n", 100*drift, *gatePairs, before, after)
-		if after.tested > 0 && float64(after.cells)/float64(after.tested) > 0.08 {
-			t.Errorf("drift %.0f %%: the test of repeats called %d of %d cells different with none (stated: 5 %%)", 100*drift, after.cells, after.tested)
+		// The drift is a sine: a period that the pass divides puts every
+		// repeat of a cell at one point of the swing, and a period longer
+		// than a run makes B slower than A throughout, which no test
+		// within a run can tell from a change. So the test of repeats is
+		// held to its 5 % without drift, and with drift to well under the
+		// rule before it, not to 5 %.
+		rate := func(g gateRates) float64 { return float64(g.cells) / float64(max(g.tested, 1)) }
+		if drift == 0 && (rate(after) < 0.03 || rate(after) > 0.07) {
+			t.Errorf("no drift: the test of repeats called %d of %d cells different with none (stated: 5 %%)", after.cells, after.tested)
+		}
+		if drift > 0 && rate(after) > rate(before)/2 {
+			t.Errorf("drift %.0f %%: over repeats %d of %d cells called different, second by second %d", 100*drift, after.cells, after.tested, before.cells)
 		}
 	}
 	t.Logf("\n%s", report.String())
