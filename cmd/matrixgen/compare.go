@@ -53,8 +53,8 @@ the changes.
 
 The gate (Holm) column is the regression gate's view: a cell's p corrected
 by Holm's method over the family of cells whose sample sizes can reach
-p < 0.05 at all (3 samples against 3 never can: the smallest p they can
-give is 0.1), so that when nothing changed the chance that the gate calls
+p < 0.05 at all (a cell tested by t always can; 3 samples against 3
+never can by U: the smallest p they can give is 0.1), so that when nothing changed the chance that the gate calls
 any cell significant is at most 5 %. "!" marks a cell that fails -fail-on,
 "*" one significant after the correction that does not, "–" one outside
 the family.
@@ -64,6 +64,8 @@ all the same, with a warning on stderr naming what differs.
 
 -fail-on takes a percentage from 0 up to 100, with or without "%": 5 and
 5% both fail on a slowdown of more than 5 % (95 against 100 is not).
+Given empty (an unset variable in a script) or as -0, it is a mistake
+(exit 2), not a gate that never fails.
 
 Exit status:
   0  no slowdown beyond -fail-on is significant after the correction
