@@ -1,7 +1,9 @@
 // Package bucket keeps run files and published sites in an object store —
-// S3 or any S3-compatible store (MinIO, Ceph, SeaweedFS), and GCS or Azure
-// with them — through gocloud.dev/blob, so a lab's GPU boxes can write
-// their runs into one bucket and one site be built and published from it.
+// S3 or any S3-compatible store (MinIO, Ceph, SeaweedFS, GCS through its
+// S3-compatible endpoint) — through gocloud.dev/blob, so a lab's GPU boxes
+// can write their runs into one bucket and one site be built and published
+// from it. Only the s3:// driver is linked in: gs:// and azblob:// places
+// are refused (CheckScheme) with a line that says how to reach the store.
 //
 // A place is a local folder or a URL: s3://bucket/prefix/ (the store's
 // endpoint, region and path style as gocloud's URL parameters, e.g.
@@ -51,6 +53,31 @@ import (
 func IsURL(place string) bool {
 	scheme, _, ok := strings.Cut(place, "://")
 	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
+}
+
+// CheckScheme refuses a place whose scheme this build of matrixgen cannot
+// open, in one line that says what can: s3:// (AWS S3, or any
+// S3-compatible store by its endpoint), file:// and mem:// (tests). A GCS
+// bucket is read through GCS's own S3-compatible endpoint; Azure Blob
+// Storage speaks no S3 and needs a gateway that does. Drivers for GCS and
+// Azure are not linked in: each would bring its cloud's SDK for what one
+// S3 client already reaches.
+func CheckScheme(place string) error {
+	scheme, _, _ := strings.Cut(place, "://")
+	var how string
+	switch strings.ToLower(scheme) {
+	case "s3", "file", "mem":
+		return nil
+	case "gs":
+		how = "; for Google Cloud Storage give its S3-compatible endpoint with an HMAC key in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: " +
+			"s3://<bucket>/<prefix>/?endpoint=https://storage.googleapis.com&region=auto"
+	case "azblob":
+		how = "; Azure Blob Storage has no S3 endpoint of its own: serve it through an S3-compatible gateway (S3Proxy, say) " +
+			"and give the gateway's address: s3://<bucket>/<prefix>/?endpoint=https://gateway:8080&region=us-east-1&use_path_style=true"
+	default:
+		how = "; any S3-compatible store by its endpoint: s3://<bucket>/<prefix>/?endpoint=https://host:9000&region=us-east-1&use_path_style=true"
+	}
+	return fmt.Errorf("%s: only s3:// (AWS S3 and S3-compatible stores) and file:// places are supported%s", Redact(place), how)
 }
 
 // Store is a prefix of a bucket: the runs folder, or the site.
@@ -124,6 +151,9 @@ func OpenForWriting(ctx context.Context, place string) (*Store, error) {
 // open opens place; an s3:// bucket's client is made with the options
 // given (a test's in-memory connections), its replies bounded (openS3).
 func open(ctx context.Context, place string, create bool, given ...func(*s3.Options)) (*Store, error) {
+	if err := CheckScheme(place); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(place)
 	if err != nil {
 		// url.Parse's error repeats the whole URL, query and all.

@@ -39,6 +39,9 @@ bad file and leaves the previous site untouched.
 		baseURL := fs.String("base-url", "", "`URL` the site is published at, for canonical links and a sitemap (overrides [site] base_url)")
 		cfgFile := configFlag(fs)
 		return func(args []string, stdout, stderr io.Writer) error {
+			if err := checkPlaces(*runs, *out); err != nil {
+				return err
+			}
 			cfg, err := cfgFile.load()
 			if err != nil {
 				return err

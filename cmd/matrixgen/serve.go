@@ -55,6 +55,9 @@ included.
 		out := fs.String("o", "public", "`folder` to build the site into and serve")
 		cfgFile := configFlag(fs)
 		return func(args []string, stdout, stderr io.Writer) error {
+			if err := checkPlaces(*runs); err != nil {
+				return err
+			}
 			ctx, stop := interruptible()
 			defer stop()
 			ln, err := net.Listen("tcp", *addr)

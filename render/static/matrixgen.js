@@ -690,44 +690,60 @@
     rules.ratio_bins.forEach(function (bin) { legend.appendChild(el("li")).append(el("span", undefined, "swatch " + bin.class), bin.label); });
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-2 sig-loss"), "0.95–1.05×, a significant loss");
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-2 sig-gain"), "0.95–1.05×, a significant gain");
-    legend.appendChild(el("li")).append(el("span", "~", "swatch ratio-same"), "not significant");
-    legend.appendChild(el("li")).append(el("span", "≠", "swatch mark-differs"), "differs: two-sided Mann–Whitney U, p < " + rules.test.alpha + " for the cell on its own");
+    legend.appendChild(el("li")).append(el("span", "~", "swatch ratio-same"), "not significant, or (against) significant the other way from the ratio");
+    legend.appendChild(el("li")).append(el("span", "≠", "swatch mark-differs"), "differs, p < " + rules.test.alpha + " for the cell on its own: Student's t over the repeats where both runs have " +
+      rules.test.min_repeats + " or more, else two-sided Mann–Whitney U over the seconds");
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-none"), "requests queued: not marked");
     section.hidden = false;
   }
 
   // ratioCell is a decode cell both runs have a figure for: its ratio
   // coloured as a gain or a loss only where the difference is significant
-  // (significance), "~" where it is not; a cell whose requests queued in
-  // either run is never marked; a pair where a run kept no per-second
-  // samples is not tested and keeps its ratio's colour. data-verdict says
-  // which: gain, loss, same, unmarked or untested.
+  // (repeatsTest where both runs have test.min_repeats repeats or more,
+  // otherwise significance over the seconds), "~" where it is not, "~
+  // (against)" where it is but the other way from the ratio; a cell whose
+  // requests queued in either run is never marked; a pair where a run kept
+  // no per-second samples (and not the repeats to test) is not tested and
+  // keeps its ratio's colour. data-verdict says which: gain, loss, same,
+  // against, unmarked or untested.
   function ratioCell(name, ca, cb, r, test) {
-    var figures = ca.text + " → " + cb.text, verdict, td;
+    var figures = ca.text + " → " + cb.text, verdict, td, s;
+    var byRepeats = !ca.status && !cb.status && ca.repeats && cb.repeats &&
+      ca.repeats.length >= test.min_repeats && cb.repeats.length >= test.min_repeats;
     if (ca.status || cb.status) {
       verdict = "unmarked";
       td = spans("ratio-none", [[r.text, "fig"], [figures, "ttft"], [ca.status && cb.status ? "both queued" : ca.status ? "A queued" : "B queued", "st"]]);
       td.title = name + ": " + [["A", ca], ["B", cb]].filter(function (s) { return s[1].status; }).map(function (s) { return s[0] + " " + s[1].status; }).join(", ") +
         "; not marked as a gain or a loss";
-    } else if (!ca.seconds || !cb.seconds) {
+    } else if (!byRepeats && (!ca.seconds || !cb.seconds)) {
       verdict = "untested";
       td = spans(r.className, [[r.text, "fig"], [figures, "ttft"]]);
       td.title = name + ": not tested, " + (ca.seconds ? "B" : "A") + " kept no per-second samples";
     } else {
-      var s = significance(ca.seconds, cb.seconds, test);
+      s = byRepeats ? repeatsTest(ca.repeats, cb.repeats, test) : significance(ca.seconds, cb.seconds, test);
       verdict = verdictOf(s, r);
       td = verdict === "same" ? spans("ratio-same", [["~ " + r.text, "fig"], [figures, "ttft"]]) :
+        verdict === "against" ? spans("ratio-same", [["~ " + r.text, "fig"], ["(against)", "against"], [figures, "ttft"]]) :
         spans(r.className + " sig-" + verdict, [[r.text, "fig"], ["≠", "mark-differs"], [figures, "ttft"]]);
-      td.title = name + ": " + testWords(s, ca.seconds.length, cb.seconds.length, "seconds", test);
+      td.title = name + ": " + (byRepeats ? repeatWords(s, ca.repeats.length, cb.repeats.length, test) :
+        testWords(s, ca.seconds.length, cb.seconds.length, "seconds", test)) + againstWords(verdict);
     }
     td.setAttribute("data-verdict", verdict);
     return td;
   }
 
-  // verdictOf is a tested pair's mark: gain or loss where significant (by
-  // the ratio of the figures shown), same (~) where not.
+  // verdictOf is a tested pair's mark: gain or loss where significant in
+  // the direction of the ratio of the figures shown, against where
+  // significant the other way (the ratio is of median repeats, the test of
+  // means or ranks), same (~) where not significant.
   function verdictOf(s, r) {
-    return !s.significant || r.value === 1 ? "same" : r.value > 1 ? "gain" : "loss";
+    if (!s.significant || r.value === 1) return "same";
+    var shown = r.value > 1 ? 1 : -1;
+    return s.direction !== shown ? "against" : shown > 0 ? "gain" : "loss";
+  }
+
+  function againstWords(verdict) {
+    return verdict === "against" ? "; but the test finds B on the other side of A than the ratio shown: neither a gain nor a loss" : "";
   }
 
   // testWords says what the test found, for a cell's title.
@@ -735,6 +751,43 @@
     return (s.tested ? "Mann–Whitney U over " + m + " and " + n + " " + unit + ", p " + (s.exact ? "= " : "≈ ") + s.p.toPrecision(2) +
       (s.significant ? ", significant" : ", not significant") : "fewer than " + test.min_samples + " " + unit + ", not tested") +
       " at " + Math.round(100 * test.alpha) + " %";
+  }
+
+  // repeatWords says what the test of repeats found, for a cell's title.
+  function repeatWords(s, m, n, test) {
+    return "Student's t over " + m + " and " + n + " repeats, t = " + s.t.toPrecision(3) + " with " + s.df + " degrees of freedom (critical " +
+      s.critical.toPrecision(4) + ")" + (s.significant ? ", significant" : ", not significant") + " at " + Math.round(100 * test.alpha) + " %";
+  }
+
+  // repeatsTest is stats.CompareRepeats: Student's two-sample t of the
+  // repeats' tok/s, variance pooled (pooledT), significant where |t|
+  // reaches the build's critical t for its degrees of freedom, the t at
+  // which the t distribution's two-sided p falls below alpha.
+  function repeatsTest(a, b, test) {
+    var m = a.length, n = b.length;
+    if (m < test.min_repeats || n < test.min_repeats) return { tested: false, significant: false, direction: 0 };
+    var t = pooledT(a, b), df = m + n - 2, critical = test.critical_t[df - 1];
+    return { tested: true, repeats: true, t: t, df: df, critical: critical, significant: Math.abs(t) >= critical,
+      direction: t > 0 ? 1 : t < 0 ? -1 : 0 };
+  }
+
+  // pooledT is stats.PooledT step for step, in the same order, so that the
+  // page's t is the build's to the bit: b's mean less a's over the pooled
+  // standard error.
+  function pooledT(a, b) {
+    var m = a.length, n = b.length, ma = mean(a), mb = mean(b), ss = 0, d, i;
+    for (i = 0; i < m; i++) { d = a[i] - ma; ss += d * d; }
+    for (i = 0; i < n; i++) { d = b[i] - mb; ss += d * d; }
+    var pooled = ss / (m + n - 2);
+    var se = Math.sqrt(pooled * (1 / m + 1 / n));
+    return (mb - ma) / se;
+  }
+
+  // mean is stats.Mean: summed in order, then divided.
+  function mean(xs) {
+    var sum = 0;
+    for (var i = 0; i < xs.length; i++) sum += xs[i];
+    return sum / xs.length;
   }
 
   // significance is stats.CompareCell's rule, step for step, so that a
@@ -763,9 +816,12 @@
     var sumA = 0;
     for (var i = 0; i < m; i++) sumA += ranks[i];
     var u = sumA - m * (m + 1) / 2;
+    // U counts the pairs in which a's value is the larger: below its
+    // middle, b's tend to be the larger.
+    var direction = u < m * n / 2 ? 1 : u > m * n / 2 ? -1 : 0;
     if (!ties && m <= test.exact_max && n <= test.exact_max) {
       var p = exactP(u, m, n);
-      return { tested: true, exact: true, p: p, significant: p < test.alpha };
+      return { tested: true, exact: true, p: p, significant: p < test.alpha, direction: direction };
     }
     var total = m + n, sorted = ranks.slice().sort(function (x, y) { return x - y; }), tieSum = 0;
     for (lo = 0; lo < total;) {
@@ -776,9 +832,9 @@
       lo = hi;
     }
     var mn = m * n, variance = mn / 12 * ((total + 1) - tieSum / (total * (total - 1)));
-    if (variance <= 0) return { tested: true, p: 1, significant: false };
+    if (variance <= 0) return { tested: true, p: 1, significant: false, direction: 0 };
     var z = Math.max(0, Math.abs(u - mn / 2) - 0.5) / Math.sqrt(variance);
-    return { tested: true, p: Math.max(minP(m, n), erfcApprox(z / Math.SQRT2)), significant: z >= test.critical_z };
+    return { tested: true, p: Math.max(minP(m, n), erfcApprox(z / Math.SQRT2)), significant: z >= test.critical_z, direction: direction };
   }
 
   // minP is stats.MinP: the smallest two-sided p samples of m and n can
@@ -872,12 +928,15 @@
     if (fa.samples && fb.samples) {
       var s = significance(fa.samples, fb.samples, rules.test), verdict = verdictOf(s, r);
       if (verdict === "same") td = el("td", "~ " + r.text, "num ratio-same");
-      else {
+      else if (verdict === "against") {
+        td = el("td", "~ " + r.text, "num ratio-same");
+        td.append(" ", el("span", "(against)", "against"));
+      } else {
         td.classList.add("sig-" + verdict);
         td.append(" ", el("span", "≠", "mark-differs"));
       }
       td.setAttribute("data-verdict", verdict);
-      td.title = testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test);
+      td.title = testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test) + againstWords(verdict);
     }
     return [ta, tb, td];
   }
