@@ -151,7 +151,7 @@ func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 				make: func() ([]byte, error) { return indexValues(f, chunk) }})
 		}
 	}
-	files = append(files, comparedFiles(rows, pairs)...)
+	files = append(files, comparedFiles(pairs)...)
 	return files
 }
 

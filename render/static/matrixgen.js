@@ -1025,12 +1025,27 @@
 
   // A run page lists the compare pages the site builds of it, from the
   // bucket script its id hashes to (compared.go), which hands its runs'
-  // links to matrixgenCompared; a run in no pair shows nothing.
+  // links to matrixgenCompared. Only buckets that hold a pair are written,
+  // listed in buckets.js: the page loads the list, then its bucket only if
+  // listed; a run in no pair shows nothing.
   function comparedLinks() {
     var section = document.getElementById("compared");
     if (!section) return;
     var id = section.getAttribute("data-id"), src = section.getAttribute("data-src");
-    window.matrixgenCompared = function (bucket, runs) {
+    var bucket = parseInt(section.getAttribute("data-bucket"), 10);
+    function load(src) {
+      var script = document.createElement("script");
+      script.src = src;
+      document.head.appendChild(script);
+    }
+    // data-listed says what the list said: "no", nothing to show.
+    window.matrixgenComparedBuckets = function (written) {
+      var listed = Array.isArray(written) && written.indexOf(bucket) >= 0;
+      section.setAttribute("data-listed", listed ? "yes" : "no");
+      if (listed) load(src);
+    };
+    window.matrixgenCompared = function (at, runs) {
+      if (at !== bucket) return;
       var mine = runs.filter(function (r) { return r[0] === id; })[0];
       if (!mine || !mine[1].length) return;
       var root = src.replace(/assets\/compared\/[^/]*$/, "");
@@ -1043,9 +1058,7 @@
       }));
       section.hidden = false;
     };
-    var script = document.createElement("script");
-    script.src = src;
-    document.head.appendChild(script);
+    load(section.getAttribute("data-list"));
   }
   comparedLinks();
 
