@@ -445,7 +445,6 @@ type filterValue struct {
 	Runs  int
 }
 
-
 // indexFilterValues is how many values of a filter a page lists, and
 // indexValuesChunk how many one values script holds.
 var (
