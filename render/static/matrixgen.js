@@ -23,7 +23,7 @@
     if (dark) option.backgroundColor = "transparent";
     var shown = option;
     if (target.id === "index-chart") {
-      target.hidden = false;
+      target.hidden = !!indexView && indexView.shown.length === 0;
       shown = indexOption(option);
       fitIndexChart(target, option);
     }
@@ -72,11 +72,13 @@
     target.setAttribute("aria-label", indexView ? chartLabel(indexView.shown, indexView.of) : builtLabel);
   }
   // showIndexRuns draws the fastest of a view's runs (of matching in
-  // all), or the page's as built (summaries null).
+  // all), or the page's as built (summaries null); a view of no run has
+  // no chart.
   function showIndexRuns(summaries, of) {
     indexView = summaries ? { shown: fastest(summaries), of: of } : null;
-    var d = drawn["index-chart"];
-    if (!d) return;
+    var d = drawn["index-chart"], target = document.getElementById("index-chart");
+    if (target && d) target.hidden = !!summaries && summaries.length === 0;
+    if (!d || target.hidden) return;
     fitIndexChart(document.getElementById("index-chart"), d.option);
     d.chart.resize();
     d.chart.setOption(indexOption(d.option), true);
@@ -506,6 +508,7 @@
     // showPage is the page as built: its own runs, newest first, its pager
     // numbered, each number the page's file.
     function showPage() {
+      table.hidden = false;
       body.replaceChildren.apply(body, pageRows);
       var first = here === 1 ? 1 : newest + (here - 2) * perPage + 1;
       pagers.forEach(function (pager) { drawPager(pager, here, pages, first, first + pageRows.length - 1, site.runs, fileOf, false); });
@@ -535,6 +538,8 @@
       page = Math.min(Math.max(1, page), pages);
       var shown = match.slice((page - 1) * perPage, page * perPage);
       var rows = shown.map(function (s) { return runRow(s, site.efficiency); });
+      // A view of no run has no table: the count says why.
+      table.hidden = rows.length === 0;
       body.replaceChildren.apply(body, rows);
       pagers.forEach(function (pager) {
         drawPager(pager, page, pages, (page - 1) * perPage + 1, (page - 1) * perPage + shown.length, match.length,
