@@ -134,7 +134,9 @@ func TestPagedIndexInABrowser(t *testing.T) {
 	every := ids(func(pagedRun) bool { return true })
 	h100 := ids(func(r pagedRun) bool { return r.gpu == "NVIDIA H100 80GB HBM3" })
 	llama := ids(func(r pagedRun) bool { return r.model == "meta-llama/Llama-3.1-8B-Instruct" })
-	both := ids(func(r pagedRun) bool { return r.gpu == "NVIDIA H100 80GB HBM3" && r.model == "meta-llama/Llama-3.1-8B-Instruct" })
+	both := ids(func(r pagedRun) bool {
+		return r.gpu == "NVIDIA H100 80GB HBM3" && r.model == "meta-llama/Llama-3.1-8B-Instruct"
+	})
 	odd := ids(func(r pagedRun) bool { return strings.HasPrefix(r.model, "<b>") })
 	qwen := ids(func(r pagedRun) bool {
 		return strings.Contains(strings.ToLower(r.id+r.model+r.gpu+r.engine), "qwen")
@@ -383,7 +385,9 @@ func TestPagedIndexInABrowser(t *testing.T) {
 			{`index.html?__proto__=1&constructor=2&sort=__proto__`, "/index.html", every[:50]},
 		} {
 			navigate(c.address)
-			s := await(c.address, func(s indexState) bool { return strings.HasSuffix(s.Path, c.path) || c.path == "/index.html" && newest(s.Path) })
+			s := await(c.address, func(s indexState) bool {
+				return strings.HasSuffix(s.Path, c.path) || c.path == "/index.html" && newest(s.Path)
+			})
 			if !slices.Equal(s.IDs, c.want) || s.Markup != 0 || s.Pwned {
 				t.Errorf("%s: lists %d runs (want %d), %d elements of markup, script ran: %v", where(c.address), len(s.IDs), len(c.want), s.Markup, s.Pwned)
 			}
