@@ -152,15 +152,16 @@ func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 	for page := range l.pages {
 		var h maphash.Hash
 		h.SetSeed(printSeed)
-		// What the page is called, and what its pager links.
-		writeInts(&h, page, int(l.shared), boolInt(page == l.pages-1), boolInt(page == l.pages-2), boolInt(page > 0))
+		// What the page is called and what its pager links: past its
+		// number, only whether it is the newest or the one before.
+		writeInts(&h, page, int(l.shared), boolInt(page == l.pages-1), boolInt(page == l.pages-2))
+		writeRowPrints(&h, l.pageRows(page))
 		if page == l.pages-1 {
 			for _, p := range l.csvParts {
 				writeStrings(&h, p.Name)
 			}
+			writeRowPrints(&h, l.pickerRows(page))
 		}
-		writeRowPrints(&h, l.pageRows(page))
-		writeRowPrints(&h, l.pickerRows(page))
 		for _, c := range l.comparisons[page] {
 			writeStrings(&h, c.A, c.B)
 		}
