@@ -309,9 +309,10 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 func (s *server) live(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/") && !strings.HasSuffix(r.URL.Path, ".html") {
-			if strings.HasPrefix(r.URL.Path, "/assets/index/") {
-				// The index's chunks change as runs do: a page reloaded
-				// after a change must not filter an old one.
+			if strings.HasPrefix(r.URL.Path, "/assets/index/") || strings.HasPrefix(r.URL.Path, "/assets/compared/") {
+				// The index's chunks and the compared buckets change as
+				// runs do: a page reloaded after a change must not filter
+				// an old one, nor miss a compare page.
 				w.Header().Set("Cache-Control", "no-store")
 			}
 			next.ServeHTTP(w, r)
