@@ -21,10 +21,11 @@ import (
 // by the Go rule: "" where it shows no ratio (either run has no figure
 // there: looped, over capacity, error, not measured, 0 tok/s); "unmarked"
 // where either run's requests queued; "untested" where either kept no
-// per-second samples and the two have not the repeats to test; otherwise
-// stats.CompareDecode (its repeats, or its seconds): "gain" or "loss"
-// where significant the ratio's way, "against" where significant the other
-// way, "same" (the page's ~) where not.
+// per-second samples and the two have not the repeats to test, or where
+// they have too few to test; otherwise stats.CompareDecode (its repeats,
+// or its seconds): "gain" or "loss" where significant the ratio's way,
+// "against" where significant the other way, "same" (the page's ~) where
+// not.
 func pageVerdict(a, b matrixgen.Decode) string {
 	figure := func(d matrixgen.Decode) bool {
 		return d.TotalTokS != nil && *d.TotalTokS > 0 && (d.Status == matrixgen.StatusValid || d.Status == matrixgen.StatusQueued)
@@ -88,24 +89,30 @@ func prefillRow(r *matrixgen.Run, context int) (matrixgen.Prefill, bool) {
 }
 
 // prefillVerdict is what a compare page's prefill table should call a
-// row's B / A: "" where it shows none or either run kept no requests;
-// otherwise stats.CompareCell over the requests' prompt tok/s, as a decode
-// cell's.
+// row's B / A: "" where it shows none; "untested" where either run kept no
+// requests; otherwise stats.CompareCell over the requests' prompt tok/s,
+// as a decode cell's.
 func prefillVerdict(a, b matrixgen.Prefill) string {
 	figure := func(p matrixgen.Prefill) bool {
 		return p.Status == matrixgen.StatusValid && p.PromptTokS != nil && *p.PromptTokS > 0
 	}
-	if !figure(a) || !figure(b) || len(a.Requests) == 0 || len(b.Requests) == 0 {
+	switch {
+	case !figure(a) || !figure(b):
 		return ""
+	case len(a.Requests) == 0 || len(b.Requests) == 0:
+		return "untested"
 	}
 	return called(stats.CompareCell(stats.PrefillSamples(a), stats.PrefillSamples(b)), *b.PromptTokS / *a.PromptTokS)
 }
 
-// called is a tested pair's call: "gain" or "loss" where the test finds it
-// significant in the direction of the ratio of the figures shown,
-// "against" where significant the other way, "same" where not.
+// called is a pair's call: "untested" where its samples are too few to
+// test, "gain" or "loss" where the test finds it significant in the
+// direction of the ratio of the figures shown, "against" where
+// significant the other way, "same" where not.
 func called(r stats.Result, ratio float64) string {
 	switch {
+	case !r.Tested:
+		return "untested"
 	case !r.Significant || ratio == 1:
 		return "same"
 	case stats.Direction(ratio) != r.Direction:
@@ -302,8 +309,8 @@ func TestSignificanceAgreesWithGo(t *testing.T) {
 	if seen["against"] < 1 {
 		t.Errorf("no cell called against: the generated runs do not reach it")
 	}
-	if seen["prefill same"] < 10 || seen["prefill gain"]+seen["prefill loss"] < 5 {
-		t.Errorf("prefill rows: %d ~, %d gains and %d losses: the generated runs do not reach both", seen["prefill same"], seen["prefill gain"], seen["prefill loss"])
+	if seen["prefill same"] < 10 || seen["prefill gain"]+seen["prefill loss"] < 5 || seen["prefill untested"] < 5 {
+		t.Errorf("prefill rows: %d ~, %d gains and %d losses, %d untested: the generated runs do not reach each", seen["prefill same"], seen["prefill gain"], seen["prefill loss"], seen["prefill untested"])
 	}
 	for _, w := range []string{"exact significant", "exact not", "normal significant", "normal not", "repeats significant", "repeats not", "too few"} {
 		if ways[w] < 10 {
@@ -318,10 +325,13 @@ func TestSignificanceAgreesWithGo(t *testing.T) {
 func countWays(a, b *matrixgen.Run, ways map[string]int) {
 	for _, da := range a.Decode {
 		db, ok := b.Cell(da.ContextTokens, da.Concurrency)
-		if !ok || pageVerdict(da, db) == "" || pageVerdict(da, db) == "unmarked" || pageVerdict(da, db) == "untested" {
+		if !ok || pageVerdict(da, db) == "" || pageVerdict(da, db) == "unmarked" {
 			continue
 		}
 		sa, sb := stats.DecodeSamples(da), stats.DecodeSamples(db)
+		if !byRepeats(da, db) && (len(sa) == 0 || len(sb) == 0) {
+			continue // kept no samples: nothing to test by
+		}
 		r := stats.CompareDecode(da, db)
 		if !r.Tested {
 			ways["too few"]++
