@@ -1,6 +1,7 @@
 package render
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,5 +167,18 @@ func TestRepeatsAreNamed(t *testing.T) {
 	}
 	if row(once) != "" || setting(once) != "" {
 		t.Errorf("a run measured once: panel %q, setting %q", row(once), setting(once))
+	}
+}
+
+// TestMethodologyExplainsRepeatedIntervals: the methodology page has a
+// section on the interval of a repeated decode cell, with its rule and its
+// level for few repeats, in words a newcomer can follow.
+func TestMethodologyExplainsRepeatedIntervals(t *testing.T) {
+	page := read(t, filepath.Join(buildSample(t, Site{}), "methodology.html"))
+	for _, want := range []string{"Interval of a repeated decode cell", "r₍ₖ₎ to r₍ₙ₋ₖ₊₁₎", "2 · P(B ≤ k − 1)",
+		"<strong>75 % for 3 repeats</strong>", "1 − 2 · (½)ⁿ", "<code>level</code> column"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("methodology.html lacks %q", want)
+		}
 	}
 }

@@ -454,7 +454,12 @@ func TestCompareInABrowser(t *testing.T) {
 		// The seed's queued cell, never marked; its other cells, which kept no
 		// per-second samples, untested and coloured as before.
 		"ratio-none:1.00×\n489.5 → 489.5\nboth queued (512K × 2: A Requests queued, B Requests queued; not marked as a gain or a loss)",
-		"not tested, A kept no per-second samples", ":A · again | :B · " + sampleID} {
+		"untested, A and B kept no per-second samples; coloured as measured", ":A · again | :B · " + sampleID,
+		// A headline figure is never tested: its B / A uncoloured and
+		// untested, the higher of A and B still starred.
+		"num ratio-untested:1.00× untested (untested: a headline figure is one number a run, with no samples to test)",
+		// The seed keeps no prefill requests: untested, uncoloured, no star.
+		"num:4,601.0 | num:4,601.0 | num ratio-untested:1.00× untested (untested: A and B kept no requests)"} {
 		if !strings.Contains(want, must) {
 			t.Errorf("the built compare page lacks %q:\n%s", must, want)
 		}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/matrixgen/matrixgen"
@@ -124,10 +126,10 @@ func called(r stats.Result, ratio float64) string {
 }
 
 // pageVerdicts reads the drawn ratio matrix and prefill table back: each
-// cell's
-// data-verdict ("" where it has none) and class, by context (its tokens,
-// the row head's data-context) and concurrency (the column's head); each
-// prefill row's B / A by "prefill" and its context's label.
+// cell's data-verdict ("" where it has none) and class, by context (its
+// tokens, the row head's data-context) and concurrency (the column's
+// head); each prefill row's B / A by "prefill" and its context's label,
+// its class followed by " starred" where A or B is marked ★.
 const pageVerdicts = `(() => {
 	const t = document.getElementById("compare-ratio"), out = {};
 	const levels = [...t.tHead.rows[0].cells].slice(1).map(c => c.textContent);
@@ -136,7 +138,8 @@ const pageVerdicts = `(() => {
 		[...r.cells].slice(1).forEach((c, i) => { out[context + "x" + levels[i]] = [c.getAttribute("data-verdict") || "", c.className]; });
 	}
 	const p = document.getElementById("compare-prefill-table");
-	if (p.tBodies.length) for (const r of p.tBodies[0].rows) out["prefill " + r.cells[0].textContent] = [r.cells[3].getAttribute("data-verdict") || "", r.cells[3].className];
+	if (p.tBodies.length) for (const r of p.tBodies[0].rows) if (!r.classList.contains("sub"))
+		out["prefill " + r.cells[0].textContent] = [r.cells[3].getAttribute("data-verdict") || "", r.cells[3].className + (r.querySelector("td.top") ? " starred" : "")];
 	return out;
 })()`
 
@@ -178,6 +181,13 @@ func checkVerdicts(t *testing.T, pair string, a, b *matrixgen.Run, got map[strin
 		var ctx, n int
 		if _, err := fmt.Sscanf(key, "%dx%d", &ctx, &n); err != nil {
 			seen["prefill "+w]++
+			// Coloured and starred only where significant.
+			significant := w == "gain" || w == "loss"
+			uncoloured := strings.Contains(g[1], "ratio-same") || strings.Contains(g[1], "ratio-untested")
+			if w != "" && (strings.HasSuffix(g[1], " starred") != significant || uncoloured == significant ||
+				strings.Contains(g[1], "ratio-untested") != (w == "untested")) {
+				t.Errorf("%s, %s: %q drawn as %q", pair, key, w, g[1])
+			}
 			continue
 		}
 		seen[w]++
@@ -412,7 +422,25 @@ func TestCompareMarksSignificance(t *testing.T) {
 	if !regexpMatch(`^~ [01]\.\d\d× \| A ratio is coloured .* p < 0\.05 for each cell .*Student's two-sample t of each repeat's tok/s.*Mann–Whitney U`, text) {
 		t.Errorf("the ~ cell and the test's words read %q", text)
 	}
-	t.Logf("verdicts: %v", got)
+	// Each cell's title names its test and p, the p Go's t distribution
+	// gives (the page's own series, shown to 2 figures).
+	var titles map[string]string
+	if err := br.Eval(`Object.fromEntries([...document.querySelectorAll("#compare-ratio tbody tr")].flatMap(r => [...r.cells].slice(1).map((c, i) =>
+		[r.cells[0].getAttribute("data-context") + "x" + document.querySelector("#compare-ratio thead tr").cells[i + 1].textContent, c.title])))`, &titles); err != nil {
+		t.Fatal(err)
+	}
+	for _, da := range a.Decode {
+		db, _ := b.Cell(da.ContextTokens, da.Concurrency)
+		p := stats.CompareDecode(da, db).P
+		want := "t over 3 v 3 repeats, p = " + strconv.FormatFloat(p, 'g', 2, 64)
+		if p < 0.001 {
+			want = "t over 3 v 3 repeats, p < 0.001"
+		}
+		if key := fmt.Sprintf("%dx%d", da.ContextTokens, da.Concurrency); !strings.Contains(titles[key], want) {
+			t.Errorf("cell %s's title %q, want it to say %q", key, titles[key], want)
+		}
+	}
+	t.Logf("verdicts: %v; titles %v", got, titles)
 	artifacts := t.ArtifactDir()
 	eachScreen(t, br, func(screen, scheme string, _ bool) {
 		if err := br.Navigate(context.Background(), root+"/compare.html?a=sim-repeat-a&b=sim-repeat-b"); err != nil {
