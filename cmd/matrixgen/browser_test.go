@@ -307,12 +307,21 @@ const runPageDetails = `(() => {
 // carries its label, and on the run pages none of runPageDetails.
 // The screenshots are the test's artifacts: go test -artifacts keeps them.
 func TestPagesFitEveryScreen(t *testing.T) {
-	b, siteURL, _ := siteInBrowser(t)
+	b, siteURL, _ := siteInBrowser(t, func(runs string) {
+		data, err := os.ReadFile(filepath.Join("testdata", "repeat", "sim-repeat-a.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(runs, "sim-repeat-a.json"), data)
+	})
 	artifacts := t.ArtifactDir()
 	pages := []struct{ name, path string }{
 		{"index", "index.html"},
 		{"run", "runs/" + sampleID + "/index.html#cell-8K-1"},
 		{"synthetic run", "runs/synthetic/index.html"},
+		// A -repeat 3 run: intervals of 75 %, said beside each, and a
+		// cell's details open.
+		{"repeated", "runs/sim-repeat-a/index.html#cell-32K-16"},
 		{"methodology", "methodology.html"},
 	}
 	eachScreen(t, b, func(screen, scheme string, phone bool) {
@@ -333,11 +342,19 @@ func TestPagesFitEveryScreen(t *testing.T) {
 			}
 			// The tables that carry a site's figures fit a desktop whole,
 			// with nothing left to scroll to.
-			if !phone && (p.name == "run" || p.name == "index") {
+			if !phone && (p.name == "run" || p.name == "index" || p.name == "repeated") {
 				var hidden []string
 				b.Eval(`[...document.querySelectorAll("table.all, table.runs")].filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className)`, &hidden)
 				if len(hidden) > 0 {
 					t.Errorf("%s: %q tables need scrolling sideways", where, hidden)
+				}
+			}
+			if p.name == "repeated" {
+				var shown []string
+				b.Eval(`[document.querySelector("table.all").innerText, document.querySelector(".panels").innerText, document.getElementById("cell-detail-figures").innerText]`, &shown)
+				if len(shown) != 3 || !strings.Contains(shown[0], "±3.4 % (75 %)") || !strings.Contains(shown[1], "Repeats\n3, interleaved") ||
+					!strings.Contains(shown[2], "3 repeats × 10.0 s") || !strings.Contains(shown[2], "75 % interval") {
+					t.Errorf("%s shows %q", where, shown)
 				}
 			}
 			if strings.HasSuffix(p.name, "run") {

@@ -693,7 +693,7 @@
     legend.appendChild(el("li")).append(el("span", "≠", "swatch mark-differs"), "differs, p < " + rules.test.alpha + " for the cell on its own: Student's t over the repeats where both runs have " +
       rules.test.min_repeats + " or more, else two-sided Mann–Whitney U over the seconds");
     legend.appendChild(el("li")).append(el("span", "~", "swatch ratio-same"), "tested, not significant; ~ (against): significant the other way from the ratio, neither a gain nor a loss");
-    legend.appendChild(el("li")).append(el("span", "untested", "untested"), " no test could be made: too few samples to ever reach p < " + rules.test.alpha +
+    legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-untested"), "untested: no test could be made, too few samples to ever reach p < " + rules.test.alpha +
       " (uncoloured), or a run kept none (other tools' runs: coloured as measured)");
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-none"), "requests queued: not marked");
     legend.appendChild(el("li")).append("matrixgen compare's gate (Holm) column: ! fails -fail-on; * significant after Holm's correction; " +
