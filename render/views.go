@@ -66,7 +66,7 @@ var viewSpecs = []viewSpec{
 		}
 		return d.Power.JoulesPer1KTokens
 	}, func(v float64) string { return decimal1(v) + " J" }, true, nil},
-	{"spread", "Spread: half the width of each cell's interval, ± % of total tok/s (95 % unless the cell names its level, as 75 % over 3 repeats; " +
+	{"spread", "Spread: the interval around total tok/s, ± % (half its width; 95 % unless a cell names its level, as 75 % over 3 repeats; " +
 		"colour: logarithmic steps; narrower is better)", func(d *matrixgen.Decode) *float64 {
 		if sp := decodeSpread(*d); sp.ok {
 			return new(100 * sp.share)
