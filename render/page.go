@@ -103,7 +103,8 @@ type matrixCell struct {
 	// ratio matrix.
 	Class, Figure, Status, TTFT, Title string
 	Href                               string // the cell's detail section, "#cell-8K-16"
-	// Spread marks a figure whose 95 % interval is wider than ±5 %: "±7.2 %".
+	// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %",
+	// with its level where it is not 95 %: "±7.2 % (75 %)".
 	Spread string
 }
 
@@ -308,6 +309,7 @@ func runPanels(r *matrixgen.Run) []panel {
 		"Decode test", decodeTestLabel(s.DecodeTest),
 		"Prefill mode", prefillModeLabel(s),
 		"Time per measurement", secondsIf(s.DurationSeconds),
+		"Repeats", repeatsLabel(s.Repeats),
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
 	)}
@@ -372,6 +374,16 @@ func boolIf(b *bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// repeatsLabel is how many times the sweep measured each decode cell, and
+// how: "3, interleaved" (the whole matrix once, then again, so drift falls
+// on every cell alike); "" for once.
+func repeatsLabel(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return strconv.Itoa(n) + ", interleaved"
 }
 
 func decodeTestLabel(s string) string {
