@@ -25,7 +25,9 @@ var csvHeader = []string{
 	"server_clock", "not_server_prefill",
 	// The figure's 95 % interval (total tok/s of a decode cell, from its
 	// per-second samples; prompt tok/s of a prefill row of 3 or more
-	// requests), computed as the site is built.
+	// requests): a decode cell's as its run file stores it, computed from
+	// the samples for a file written before intervals were kept; a prefill
+	// row's computed as the site is built.
 	"low", "high",
 }
 
