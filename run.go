@@ -622,20 +622,3 @@ func Union(sets ...[]int) []int {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
-// CountStatuses counts the run's measurements, prefill rows and decode
-// cells, whose status is one of want.
-func (r *Run) CountStatuses(want func(Status) bool) int {
-	n := 0
-	for _, p := range r.Prefill {
-		if want(p.Status) {
-			n++
-		}
-	}
-	for i := range r.Decode { // by index: a Decode is too big to copy per step
-		if want(r.Decode[i].Status) {
-			n++
-		}
-	}
-	return n
-}

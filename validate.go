@@ -25,7 +25,7 @@ const maxProblems = 20
 // are negative or not finite, concurrency 0, cells named twice, a valid cell
 // without its throughput. A run that passes is safe to render.
 func (r *Run) Validate() []Problem {
-	v := validator{maxOutput: r.Sweep.MaxOutputTokens, gpus: r.Hardware.GPUCount}
+	v := validator{maxOutput: r.Sweep.MaxOutputTokens, gpus: r.Hardware.GPUCount, duration: r.Sweep.DurationSeconds}
 	if r.Schema != SchemaVersion {
 		v.add("schema", fmt.Sprintf("unsupported version %d; this build reads %d", r.Schema, SchemaVersion))
 	}
@@ -59,6 +59,9 @@ type validator struct {
 	// maxOutput and gpus are the sweep's max output tokens and the
 	// machine's GPUs: what bounds a cell's tokens and power (Impossible).
 	maxOutput, gpus int
+	// duration is the sweep's window, which bounds the per-second counts
+	// of a cell that gives no window of its own.
+	duration float64
 }
 
 // date refuses a time outside the years 0000 to 9999 in UTC, where every
@@ -316,6 +319,13 @@ func (v *validator) cell(at string, d Decode) {
 	if d.TokenSource != "" && !slices.Contains(tokenSources, d.TokenSource) {
 		v.add(at+".token_source", fmt.Sprintf("unknown %q", d.TokenSource))
 	}
+	if d.WindowSeconds == nil && len(d.PerSecondTokens) > 0 {
+		window := Decode{WindowSeconds: &v.duration}
+		if most, ok := window.MaxSeconds(); ok && v.duration > 0 && len(d.PerSecondTokens) > most {
+			v.add(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %s: at most %d (its seconds rounded, and one more)",
+				len(d.PerSecondTokens), strconv.FormatFloat(v.duration, 'g', 6, 64), most))
+		}
+	}
 	for j, n := range d.PerSecondTokens {
 		if n < 0 {
 			v.count(at, ".per_second_tokens["+strconv.Itoa(j)+"]", n)
@@ -432,6 +442,22 @@ func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Cont
 // by the runner for every cell before it is saved: a figure past these is
 // an error, not a measurement.
 
+// MaxSeconds is the most per-second counts a cell's window can hold: its
+// seconds rounded (as the runner cuts a window into seconds), and one more
+// for a window another tool cut otherwise. Every count is a sample of the
+// significance test, so counts past the window would make a cell look
+// surer than it was measured. ok is false without window_seconds.
+func (d *Decode) MaxSeconds() (int, bool) {
+	if d.WindowSeconds == nil || !(*d.WindowSeconds >= 0) || *d.WindowSeconds > maxWindowSeconds {
+		return 0, false
+	}
+	return int(math.Round(*d.WindowSeconds)) + 1, true
+}
+
+// maxWindowSeconds bounds the windows MaxSeconds reads: a year, past any
+// sweep (and far inside an int).
+const maxWindowSeconds = 366 * 24 * 3600
+
 // minWindowSeconds is the shortest window a measured cell may have: a
 // millisecond.
 const minWindowSeconds = 0.001
@@ -486,6 +512,10 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 	}
 	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds >= minWindowSeconds) {
 		add("window_seconds", "a measured cell's window must be at least %g s, got %s", minWindowSeconds, strconv.FormatFloat(*d.WindowSeconds, 'g', -1, 64))
+	}
+	if most, ok := d.MaxSeconds(); ok && len(d.PerSecondTokens) > most {
+		add("per_second_tokens", "%d seconds of counts, but the window is %s s: at most %d (its seconds rounded, and one more)",
+			len(d.PerSecondTokens), strconv.FormatFloat(*d.WindowSeconds, 'g', 6, 64), most)
 	}
 	if d.Completed != nil && d.OutputTokens != nil && *d.Completed > *d.OutputTokens {
 		add("completed", "%d requests completed in the window, but only %d tokens arrived in it: each brings at least one", *d.Completed, *d.OutputTokens)

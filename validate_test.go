@@ -76,6 +76,10 @@ func TestValidateRefusesImpossibleRuns(t *testing.T) {
 		{"finished in the year 10000 in UTC", `"schema": 1`, `"schema": 1, "finished_at": "9999-12-31T23:30:00-00:45"`, "finished_at: 9999-12-31T23:30:00-00:45 is in the year 10000 in UTC"},
 		{"started before the year 0000 in UTC", `"schema": 1`, `"schema": 1, "started_at": "0000-01-01T00:30:00+01:00"`, "started_at: 0000-01-01T00:30:00+01:00 is in the year -1 in UTC"},
 		{"a window in the year 10000 in UTC", `"total_tok_s": 10`, `"total_tok_s": 10, "window_start": "9999-12-31T23:59:59-23:59"`, "decode[0].window_start: 9999-12-31T23:59:59-23:59 is in the year 10000 in UTC"},
+		// Every per-second count is a sample of compare's test: counts past
+		// the window would make a cell look surer than it was measured.
+		{"more seconds than the window", `"total_tok_s": 10`, `"total_tok_s": 10, "window_seconds": 2.4, "per_second_tokens": [10, 10, 10, 10]`,
+			"decode[0].per_second_tokens: 4 seconds of counts, but the window is 2.4 s: at most 3"},
 		{"a prefill rate off its own figures", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 8192, "prompt_tok_s": 46010, "ttft_ms": 1778}], "decode": [`, "prefill[0].prompt_tok_s: 46010 tok/s is not its 8192 prompt tokens in 1778 ms"},
 	} {
 		doc := strings.Replace(minimal, tt.from, tt.to, 1)
@@ -83,6 +87,22 @@ func TestValidateRefusesImpossibleRuns(t *testing.T) {
 		_, err := DecodeRun("f.json", []byte(doc))
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "f.json:") {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+	// Without a window of its own, a cell's seconds are bounded by the
+	// sweep's; on the bound they pass.
+	seconds := func(window string, n int) string {
+		counts := strings.TrimSuffix(strings.Repeat("10, ", n), ", ")
+		doc := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10`+window+`, "per_second_tokens": [`+counts+`]`, 1)
+		return strings.Replace(doc, `"concurrency": [1, 2]}`, `"concurrency": [1, 2], "duration_seconds": 2}`, 1)
+	}
+	if _, err := DecodeRun("f.json", []byte(seconds("", 4))); err == nil ||
+		!strings.Contains(err.Error(), "decode[0].per_second_tokens: 4 seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is 2: at most 3") {
+		t.Errorf("more seconds than the sweep's window: %v", err)
+	}
+	for _, doc := range []string{seconds("", 3), seconds(`, "window_seconds": 2.4`, 3), seconds(`, "window_seconds": 2.6`, 4)} {
+		if _, err := DecodeRun("f.json", []byte(doc)); err != nil {
+			t.Errorf("seconds within the window refused: %v", err)
 		}
 	}
 	if _, err := DecodeRun("f.json", []byte(strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "completed": 3, "output_tokens": 4000`, 1))); err != nil {

@@ -1,7 +1,9 @@
 // Package bucket keeps run files and published sites in an object store —
-// S3 or any S3-compatible store (MinIO, Ceph, SeaweedFS), and GCS or Azure
-// with them — through gocloud.dev/blob, so a lab's GPU boxes can write
-// their runs into one bucket and one site be built and published from it.
+// S3 or any S3-compatible store (MinIO, Ceph, SeaweedFS, GCS through its
+// S3-compatible endpoint) — through gocloud.dev/blob, so a lab's GPU boxes
+// can write their runs into one bucket and one site be built and published
+// from it. Only the s3:// driver is linked in: gs:// and azblob:// places
+// are refused (CheckScheme) with a line that says how to reach the store.
 //
 // A place is a local folder or a URL: s3://bucket/prefix/ (the store's
 // endpoint, region and path style as gocloud's URL parameters, e.g.
@@ -16,6 +18,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -31,10 +34,13 @@ import (
 	"strings"
 	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // file:// places
 	_ "gocloud.dev/blob/memblob"  // mem:// places, for tests
-	_ "gocloud.dev/blob/s3blob"   // s3:// places
+	"gocloud.dev/blob/s3blob"     // s3:// places, opened by openS3
 	"gocloud.dev/gcerrors"
 
 	"github.com/matrixgen/matrixgen"
@@ -47,6 +53,31 @@ import (
 func IsURL(place string) bool {
 	scheme, _, ok := strings.Cut(place, "://")
 	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
+}
+
+// CheckScheme refuses a place whose scheme this build of matrixgen cannot
+// open, in one line that says what can: s3:// (AWS S3, or any
+// S3-compatible store by its endpoint), file:// and mem:// (tests). A GCS
+// bucket is read through GCS's own S3-compatible endpoint; Azure Blob
+// Storage speaks no S3 and needs a gateway that does. Drivers for GCS and
+// Azure are not linked in: each would bring its cloud's SDK for what one
+// S3 client already reaches.
+func CheckScheme(place string) error {
+	scheme, _, _ := strings.Cut(place, "://")
+	var how string
+	switch strings.ToLower(scheme) {
+	case "s3", "file", "mem":
+		return nil
+	case "gs":
+		how = "; for Google Cloud Storage give its S3-compatible endpoint with an HMAC key in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: " +
+			"s3://<bucket>/<prefix>/?endpoint=https://storage.googleapis.com&region=auto"
+	case "azblob":
+		how = "; Azure Blob Storage has no S3 endpoint of its own: serve it through an S3-compatible gateway (S3Proxy, say) " +
+			"and give the gateway's address: s3://<bucket>/<prefix>/?endpoint=https://gateway:8080&region=us-east-1&use_path_style=true"
+	default:
+		how = "; any S3-compatible store by its endpoint: s3://<bucket>/<prefix>/?endpoint=https://host:9000&region=us-east-1&use_path_style=true"
+	}
+	return fmt.Errorf("%s: only s3:// (AWS S3 and S3-compatible stores) and file:// places are supported%s", Redact(place), how)
 }
 
 // Store is a prefix of a bucket: the runs folder, or the site.
@@ -74,6 +105,10 @@ type Limits struct {
 	Idle time.Duration
 	// Object bounds one object's read from request to last byte.
 	Object time.Duration
+	// Fetch bounds one FetchRuns, listings and objects together: a store
+	// that answers each read in time, but slowly enough to take hours,
+	// fails a build (or serve's poll) with a message.
+	Fetch time.Duration
 	// MaxKeys and MaxPages bound one listing: a store that lists more
 	// keys, or pages, than this is refused.
 	MaxKeys, MaxPages int
@@ -83,16 +118,17 @@ type Limits struct {
 }
 
 // DefaultLimits are a store's limits until SetLimits: a byte every 30 s,
-// 10 minutes an object (a run file's 8 MB at 14 KB/s), a million keys
-// (100,000 runs and their notes five times over) in at most 100,000 pages.
-var DefaultLimits = Limits{Idle: 30 * time.Second, Object: 10 * time.Minute, MaxKeys: 1_000_000, MaxPages: 100_000, MaxReported: 20}
+// 10 minutes an object (a run file's 8 MB at 14 KB/s), 30 minutes a whole
+// fetch (100,000 runs of 100 KB at 6 MB/s), a million keys (100,000 runs
+// and their notes five times over) in at most 100,000 pages.
+var DefaultLimits = Limits{Idle: 30 * time.Second, Object: 10 * time.Minute, Fetch: 30 * time.Minute, MaxKeys: 1_000_000, MaxPages: 100_000, MaxReported: 20}
 
 // SetLimits sets the limits of the store's reads; a zero field keeps its
 // default.
 func (s *Store) SetLimits(l Limits) {
 	d := DefaultLimits
 	s.limits = Limits{
-		Idle: cmp.Or(l.Idle, d.Idle), Object: cmp.Or(l.Object, d.Object),
+		Idle: cmp.Or(l.Idle, d.Idle), Object: cmp.Or(l.Object, d.Object), Fetch: cmp.Or(l.Fetch, d.Fetch),
 		MaxKeys: cmp.Or(l.MaxKeys, d.MaxKeys), MaxPages: cmp.Or(l.MaxPages, d.MaxPages),
 		MaxReported: cmp.Or(l.MaxReported, d.MaxReported),
 	}
@@ -112,7 +148,12 @@ func OpenForWriting(ctx context.Context, place string) (*Store, error) {
 	return open(ctx, place, true)
 }
 
-func open(ctx context.Context, place string, create bool) (*Store, error) {
+// open opens place; an s3:// bucket's client is made with the options
+// given (a test's in-memory connections), its replies bounded (openS3).
+func open(ctx context.Context, place string, create bool, given ...func(*s3.Options)) (*Store, error) {
+	if err := CheckScheme(place); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(place)
 	if err != nil {
 		// url.Parse's error repeats the whole URL, query and all.
@@ -139,7 +180,12 @@ func open(ctx context.Context, place string, create bool) (*Store, error) {
 		bucketURL.RawQuery = q.Encode()
 	}
 	s := &Store{name: Redact(place), secrets: urlSecrets(u)}
-	b, err := blob.OpenBucket(ctx, bucketURL.String())
+	var b *blob.Bucket
+	if u.Scheme == s3blob.Scheme {
+		b, err = openS3(ctx, &bucketURL, given...)
+	} else {
+		b, err = blob.OpenBucket(ctx, bucketURL.String())
+	}
 	if err != nil {
 		return nil, s.fail("", err)
 	}
@@ -189,13 +235,43 @@ func urlSecrets(u *url.URL) []string {
 }
 
 // fail is the one way a store's error becomes a message: the place as
-// shown (no query, no user), what was done and the store's words with
-// every secret of the URL hidden; the kind of error is kept for errors.Is.
+// shown (no query, no user), what was done, and what the store said
+// (said). The kind of error is kept for errors.Is.
 func (s *Store) fail(what string, err error) error {
 	if what != "" {
 		what = ": " + what
 	}
-	return &storeError{msg: s.name + what + ": " + redact.Text(redact.Values(err.Error(), s.secrets...)), err: err}
+	return &storeError{msg: s.name + what + ": " + s.said(err), err: err}
+}
+
+// said is a store's error in our words, each of the store's own (its code,
+// its message, its request's id) with every secret of the URL hidden, then
+// clipped to one line and redacted (storeWords): an S3 error as "the store
+// answered <status> <code>: <message> (request <id>)", a reply cut at its
+// bound as ours alone, any other error's text clipped and redacted alike.
+func (s *Store) said(err error) string {
+	words := func(t string) string { return storeWords(redact.Values(t, s.secrets...)) }
+	if long, ok := errors.AsType[*replyTooLong](err); ok {
+		return long.Error()
+	}
+	api, ok := errors.AsType[smithy.APIError](err)
+	if !ok {
+		return words(err.Error())
+	}
+	var b strings.Builder
+	b.WriteString("the store answered")
+	re, withStatus := errors.AsType[*awshttp.ResponseError](err)
+	if withStatus {
+		fmt.Fprintf(&b, " %d", re.HTTPStatusCode())
+	}
+	b.WriteString(" " + words(api.ErrorCode()))
+	if m := api.ErrorMessage(); m != "" && m != api.ErrorCode() {
+		b.WriteString(": " + words(m))
+	}
+	if withStatus && re.ServiceRequestID() != "" {
+		b.WriteString(" (request " + words(re.ServiceRequestID()) + ")")
+	}
+	return b.String()
 }
 
 type storeError struct {
@@ -226,6 +302,23 @@ func Redact(place string) string {
 	return u.String()
 }
 
+// Where is the name of the folder this machine's cache keeps for place (a
+// mirror of its runs, a site built for it): a hash of the place as shown
+// (Redact) and of its endpoint, so two stores that name their buckets
+// alike (s3://lab/runs/ on two self-hosted endpoints) never share one. It
+// holds no secret: the endpoint is hashed without its user or query, and
+// a place without one keeps the name it always had.
+func Where(place string) string {
+	id := Redact(place)
+	if u, err := url.Parse(place); err == nil {
+		if endpoint := u.Query().Get("endpoint"); endpoint != "" {
+			id += "\x00endpoint=" + Redact(endpoint)
+		}
+	}
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
+}
+
 // fetchesInFlight bounds the objects FetchRuns reads at once: enough to
 // hide a store's latency (tens of milliseconds a request), few enough
 // that a build's memory and a store's request rate stay small; each
@@ -248,16 +341,20 @@ func unexpected(key string, listed map[string]bool) string {
 
 // fetchedFile is the mirror's record of what FetchRuns fetched, so the
 // next call tells an unchanged object by its listing alone, reading
-// neither the object nor the file: its key, size and MD5 (S3's ETag of an
-// object written whole) or, for a store that lists none, its time; and
-// the file's time as fetch left it, so a file changed in the mirror since
-// is looked at again.
+// neither the object nor the file: a line a key, with its size and the MD5
+// of the bytes fetched, its time as listed, the file's time as fetch left
+// it (a file changed in the mirror since is looked at again) and, last,
+// the ETag it was listed with and read under (If-Match), which tells any
+// change, an object written in parts included. A record written before
+// the ETag was kept has five fields a line; its objects are told by MD5,
+// or time, until fetched again.
 const fetchedFile = ".fetched"
 
 type fetchedState struct {
 	size      int64
-	md5       string // hex, "" when the store lists none
+	md5       string // hex of the bytes fetched
 	mod, file time.Time
+	etag      string // as listed (cleanETag); "" when the store lists none
 }
 
 // readFetched reads the mirror's record; a line it cannot read is left
@@ -274,15 +371,20 @@ func readFetched(dir string) map[string]fetchedState {
 	}
 	for line := range strings.Lines(string(data)) {
 		fields := strings.Split(strings.TrimSuffix(line, "\n"), "\t")
-		if len(fields) != 5 {
+		if len(fields) != 5 && len(fields) != 6 {
 			continue
 		}
 		size, err1 := strconv.ParseInt(fields[1], 10, 64)
 		mod, err2 := strconv.ParseInt(fields[3], 10, 64)
 		file, err3 := strconv.ParseInt(fields[4], 10, 64)
-		if err1 == nil && err2 == nil && err3 == nil {
-			out[fields[0]] = fetchedState{size: size, md5: fields[2], mod: time.Unix(0, mod), file: time.Unix(0, file)}
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue
 		}
+		st := fetchedState{size: size, md5: fields[2], mod: time.Unix(0, mod), file: time.Unix(0, file)}
+		if len(fields) == 6 {
+			st.etag = cleanETag(fields[5])
+		}
+		out[fields[0]] = st
 	}
 	return out
 }
@@ -296,7 +398,7 @@ func writeFetched(dir string, state map[string]fetchedState, listed map[string]b
 	var b strings.Builder
 	for key := range listed {
 		if st, ok := state[key]; ok {
-			fmt.Fprintf(&b, "%s\t%d\t%s\t%d\t%d\n", key, st.size, st.md5, st.mod.UnixNano(), st.file.UnixNano())
+			fmt.Fprintf(&b, "%s\t%d\t%s\t%d\t%d\t%s\n", key, st.size, st.md5, st.mod.UnixNano(), st.file.UnixNano(), st.etag)
 		}
 	}
 	tmp, err := os.CreateTemp(dir, ".fetched-*")
@@ -317,8 +419,9 @@ func writeFetched(dir string, state map[string]fetchedState, listed map[string]b
 }
 
 // unchanged reports whether local holds obj's bytes, by the mirror's
-// record alone: obj listed as it was when fetched, the file as fetch left it.
-func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject) bool {
+// record alone: obj listed as it was when fetched (the same ETag; without
+// one on either side, the same MD5, or time), the file as fetch left it.
+func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject, etag string) bool {
 	if !known || was.file.IsZero() || obj.Size != was.size {
 		return false
 	}
@@ -326,7 +429,10 @@ func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject)
 	if err != nil || !info.Mode().IsRegular() || info.Size() != was.size || !info.ModTime().Equal(was.file) {
 		return false
 	}
-	if len(obj.MD5) > 0 {
+	switch {
+	case etag != "" && was.etag != "":
+		return sameETag(etag, was.etag)
+	case len(obj.MD5) > 0:
 		return hex.EncodeToString(obj.MD5) == was.md5
 	}
 	return !obj.ModTime.IsZero() && obj.ModTime.Equal(was.mod)
@@ -368,33 +474,18 @@ const maxPublished = 64 << 20
 // maxGet bounds what Get reads: a run file to resume, a site's marker.
 const maxGet = matrixgen.MaxRunFileBytes
 
-// Get reads one object of at most maxGet bytes; found is false when there
-// is none.
+// Get reads one object of at most maxGet bytes, checked as every read is
+// (readObject); found is false when there is none.
 func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, err error) {
-	g := s.guard(ctx, true)
-	defer g.stop()
-	r, err := s.b.NewReader(g.ctx, key, readOptions)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	var buf bytes.Buffer
+	_, err = s.readObject(ctx, key, notListed, maxGet, "an object read whole", &buf)
+	switch {
+	case errors.Is(err, errNotFound):
 		return nil, false, nil
+	case err != nil:
+		return nil, false, err
 	}
-	if err != nil {
-		return nil, false, s.fail(term.Name(key), g.why(err))
-	}
-	defer r.Close()
-	if r.Size() > maxGet {
-		return nil, false, fmt.Errorf("%s: %s: %d bytes is larger than the %d an object read whole may be", s.name, term.Name(key), r.Size(), maxGet)
-	}
-	data, err = io.ReadAll(io.LimitReader(guardedReader{r, g}, maxGet+1))
-	if err != nil {
-		return nil, false, s.fail(term.Name(key), g.why(err))
-	}
-	if len(data) > maxGet {
-		return nil, false, fmt.Errorf("%s: %s: larger than the %d bytes an object read whole may be", s.name, term.Name(key), maxGet)
-	}
-	if said := r.Size(); said >= 0 && int64(len(data)) != said {
-		return nil, false, fmt.Errorf("%s: %s: the store said it sent %d bytes and sent %d", s.name, term.Name(key), said, len(data))
-	}
-	return data, true, nil
+	return buf.Bytes(), true, nil
 }
 
 // ErrExists is Create's answer when the key is taken: another writer got
@@ -584,7 +675,7 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 		return old, nil
 	}
 	if obj, err := s.list().next(ctx); err == nil {
-		return nil, fmt.Errorf("%s holds objects (%s, …) that matrixgen did not publish: publish to an empty prefix, or to one matrixgen published before", s.name, term.Name(obj.Key))
+		return nil, fmt.Errorf("%s holds objects (%s, …) that matrixgen did not publish: publish to an empty prefix, or to one matrixgen published before", s.name, keyName(obj.Key))
 	} else if !errors.Is(err, io.EOF) {
 		return nil, err
 	}

@@ -43,6 +43,31 @@ func TestIsURLAndRedact(t *testing.T) {
 	}
 }
 
+// TestCheckScheme: s3://, file:// and mem:// open; gs://, azblob:// and
+// any other scheme are refused in one line that names the place without
+// its query, says only s3:// (and S3-compatible stores) is read, and how
+// to reach the store; Open refuses them the same way.
+func TestCheckScheme(t *testing.T) {
+	for _, place := range []string{"s3://lab/runs/?region=x", "S3://lab/runs/", "file:///tmp/x", "mem://"} {
+		if err := CheckScheme(place); err != nil {
+			t.Errorf("%s: %v", place, err)
+		}
+	}
+	for place, how := range map[string]string{
+		"gs://lab/runs/?token=s3cr3tvalue":       "endpoint=https://storage.googleapis.com",
+		"azblob://lab/runs/?sig=s3cr3tvalue":     "S3-compatible gateway",
+		"GS://lab/runs/":                         "storage.googleapis.com",
+		"swift://lab/runs/?password=s3cr3tvalue": "endpoint=https://host:9000",
+	} {
+		for _, err := range []error{CheckScheme(place), func() error { _, err := Open(context.Background(), place); return err }()} {
+			if err == nil || strings.Contains(err.Error(), "s3cr3tvalue") || strings.Contains(err.Error(), "\n") ||
+				!strings.Contains(err.Error(), "only s3:// (AWS S3 and S3-compatible stores) and file:// places are supported") || !strings.Contains(err.Error(), how) {
+				t.Errorf("%s: %v; want it refused, saying %q, without the query", place, err, how)
+			}
+		}
+	}
+}
+
 // TestFetchRuns: the run files and notes at the top of the store, nothing
 // below it, nothing hidden.
 func TestFetchRuns(t *testing.T) {

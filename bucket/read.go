@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -18,15 +19,17 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"gocloud.dev/blob"
-
-	"github.com/matrixgen/matrixgen/internal/term"
+	"gocloud.dev/gcerrors"
 )
 
 // Every read of a store goes through a guard (its time) and, for a
-// listing, a listing (its length); an object fetched into a mirror goes
+// listing, a listing (its length); every object read goes through
+// readObject (its bytes, checked), and every reply through boundedReplies
+// (reply.go); an object fetched into a mirror goes
 // through fetch (its bytes). What a store may do wrong is bounded there,
 // once, whatever called.
 
@@ -88,17 +91,6 @@ func (r guardedReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// readOptions are every object read's: the S3 client says nothing of an
-// object stored without a checksum (it would print a line for each, and
-// most objects are; fetch checks size and MD5 itself).
-var readOptions = &blob.ReaderOptions{BeforeRead: func(as func(any) bool) error {
-	var opts *[]func(*s3.Options)
-	if as(&opts) {
-		*opts = append(*opts, func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
-	}
-	return nil
-}}
 
 // listing is one listing of a store, bounded: in time (a page within the
 // idle time), in length (keys and pages), and never looping (a store that
@@ -188,13 +180,38 @@ func (s *Store) stored(obj *blob.ListObject) (name string, ok bool) {
 	return "", false
 }
 
-// listedETag is the ETag an S3 listing gives an object, or "".
+// listedETag is the ETag an S3 listing gives an object (cleanETag), or "".
 func listedETag(obj *blob.ListObject) string {
 	var o types.Object
 	if obj.As(&o) {
-		return aws.ToString(o.ETag)
+		return cleanETag(aws.ToString(o.ETag))
 	}
 	return ""
+}
+
+// cleanETag is etag when it can be recorded and sent back (If-Match): at
+// most maxETag bytes of printable ASCII; otherwise "", as if the store
+// gave none.
+func cleanETag(etag string) string {
+	if len(etag) > maxETag {
+		return ""
+	}
+	for i := range len(etag) {
+		if etag[i] < 0x21 || etag[i] > 0x7e {
+			return ""
+		}
+	}
+	return etag
+}
+
+// maxETag bounds an ETag kept: S3's are 34 to 40 bytes.
+const maxETag = 256
+
+// sameETag reports whether two ETags name one version, written with
+// quotes or without, weak or strong.
+func sameETag(a, b string) bool {
+	bare := func(e string) string { return strings.Trim(strings.TrimPrefix(e, "W/"), `"`) }
+	return bare(a) == bare(b)
 }
 
 // plainMD5 is the MD5 an ETag says, when it is one (an object written
@@ -239,32 +256,96 @@ type Fetched struct {
 // names are fetched as it goes, fetchesInFlight at once, each copied to
 // its file as it arrives: a bucket of 100,000 runs costs the names, never
 // the runs, in memory. An object is fetched again only when it changed:
-// its key's record in the mirror (size and MD5, or size and time; see
-// fetchedFile) says so, or, without one, the file's bytes.
+// its key's record in the mirror (its ETag, or size and MD5, or size and
+// time; see fetchedFile) says so, or, without one, the file's bytes.
+//
+// Each object is read as it was listed (If-Match on its listed ETag; see
+// readObject): one written again since the listing is not mixed into the
+// snapshot. The whole listing is read again, once, when one was; an
+// object written again after that too is an error naming it.
 //
 // Every key under the prefix is looked at, whatever the store makes of the
 // listing's delimiter (not every S3-compatible store honours it). Names
 // starting with a dot, and folders so named, are ignored, as a local runs
 // folder's are; any other .json or .md key the build does not expect (in
 // a folder below the top, a name no run id can have, the same name twice,
-// a name the store's client would read as another) is skipped with a line
-// saying why, never failing the build.
+// a name the store's client would read as another, a name that differs
+// from another's only in case) is skipped with a line saying why, never
+// failing the build.
 //
-// What a store may do wrong is bounded (see Limits): a read that stalls
-// fails after the idle time, naming its object; a listing too long, or
-// one that loops, is refused; each object is read with the bound of its
-// kind and checked against what the store says of it (see fetch) before
-// it replaces the mirror's copy. An object that fails is reported with
-// every other one that does (the first Limits.MaxReported, then a count;
+// What a store may do wrong is bounded (see Limits and boundedReplies): a
+// read that stalls fails after the idle time, naming its object; a
+// listing too long, or one that loops, is refused; each object is read
+// with the bound of its kind and checked against what the store says of
+// it (see readObject) before it replaces the mirror's copy; the whole
+// fetch ends at Limits.Fetch. An object that fails is reported with every
+// other one that does (the first Limits.MaxReported, then a count;
 // fetching stops there), and the build does not run.
 func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
-	var f Fetched
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return f, err
+		return Fetched{}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	d := s.limits.Fetch
+	tooLong := fmt.Errorf("%s: fetching took longer than %v, the most a whole fetch may take; the objects not yet fetched keep their copies in the mirror", s.name, d)
+	ctx, cancel := context.WithTimeoutCause(ctx, d, tooLong)
 	defer cancel()
 	state := readFetched(dir)
+	p := s.fetchPass(ctx, dir, state)
+	if p.err == nil && len(p.changed) > 0 {
+		// Written since the listing: a new one lists them as they are now.
+		p = s.fetchPass(ctx, dir, state)
+		if p.err == nil && len(p.changed) > 0 {
+			slices.Sort(p.changed)
+			var errs []error
+			for _, key := range p.changed {
+				errs = append(errs, fmt.Errorf("%s: %s: written again since it was listed, and again since a second listing; the mirror's copy was kept (fetch again once its writer is done)", s.name, keyName(key)))
+			}
+			p.err = errors.Join(errs...)
+		}
+	}
+	if context.Cause(ctx) == tooLong {
+		return p.f, tooLong
+	}
+	if p.err != nil {
+		return p.f, p.err
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || p.taken[n] || !isRunKey(n) {
+			continue
+		}
+		// On a file system that ignores case, a name kept by the listing
+		// in another case is the same file.
+		if key, ok := p.folded[strings.ToLower(n)]; ok && sameEntry(dir, n, key) {
+			continue
+		}
+		os.Remove(filepath.Join(dir, n))
+	}
+	slices.Sort(p.f.Runs)
+	// Without its record the next call compares each file's bytes: slower,
+	// not wrong.
+	_ = writeFetched(dir, state, p.taken)
+	return p.f, nil
+}
+
+// pass is one listing's fetch: what it brought, the keys it kept (as
+// listed, and by their lower case), the keys written again since the
+// listing, and the failures.
+type pass struct {
+	f       Fetched
+	taken   map[string]bool
+	folded  map[string]string
+	changed []string
+	err     error
+}
+
+// fetchPass lists the store once and fetches what changed into dir,
+// recording each object fetched in state.
+func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetchedState) pass {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := pass{taken: map[string]bool{}, folded: map[string]string{}}
 	type job struct {
 		obj  *blob.ListObject
 		etag string // as listed; "" when the store lists none
@@ -276,12 +357,15 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 		failed   []error // the first MaxReported
 		stopped  bool
 		skipped  = bounded{max: s.limits.MaxReported}
-		taken    = map[string]bool{}
-		fetchErr = func(err error) {
+		fetchErr = func(key string, err error) {
 			mu.Lock()
 			defer mu.Unlock()
-			if stopped {
+			switch {
+			case stopped:
 				return // cut short by the stop below: not the object's fault
+			case errors.Is(err, errChanged):
+				p.changed = append(p.changed, key)
+				return
 			}
 			if failed = append(failed, err); len(failed) == s.limits.MaxReported {
 				stopped = true
@@ -297,18 +381,26 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 				mu.Lock()
 				was, known := state[obj.Key]
 				mu.Unlock()
-				if unchanged(was, known, local, obj) {
+				if unchanged(was, known, local, obj, j.etag) {
+					if was.etag == "" && j.etag != "" {
+						// A record from before ETags were kept: the same
+						// version, by its MD5 or time, now known by its ETag.
+						was.etag = j.etag
+						mu.Lock()
+						state[obj.Key] = was
+						mu.Unlock()
+					}
 					continue
 				}
 				var st fetchedState
 				var err error
 				if sameFile(local, obj) {
-					st, err = recordOf(local, fetchedState{size: obj.Size, md5: hex.EncodeToString(obj.MD5), mod: obj.ModTime})
+					st, err = recordOf(local, fetchedState{size: obj.Size, md5: hex.EncodeToString(obj.MD5), mod: obj.ModTime, etag: j.etag})
 				} else {
 					st, err = s.fetch(ctx, obj, j.etag, local)
 				}
 				if err != nil {
-					fetchErr(err)
+					fetchErr(obj.Key, err)
 					continue
 				}
 				mu.Lock()
@@ -331,20 +423,27 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 			name := obj.Key
 			if as, other := s.stored(obj); other {
 				if isRunKey(as) || isRunKey(name) {
-					skipped.add(fmt.Sprintf("skipped %s in %s: its name holds text (__0xNN__) that the store's client reads as an escaped character, so it would be read as %s; rename it", term.Name(as), s.name, term.Name(name)))
+					skipped.add(fmt.Sprintf("skipped %s in %s: its name holds text (__0xNN__) that the store's client reads as an escaped character, so it would be read as %s; rename it", keyName(as), s.name, keyName(name)))
 				}
 				continue
 			}
 			if obj.IsDir || !isRunKey(name) || strings.HasPrefix(name, ".") {
 				continue
 			}
-			if why := unexpected(name, taken); why != "" {
-				skipped.add(fmt.Sprintf("skipped %s in %s: %s", term.Name(name), s.name, why))
+			if why := unexpected(name, p.taken); why != "" {
+				skipped.add(fmt.Sprintf("skipped %s in %s: %s", keyName(name), s.name, why))
 				continue
 			}
-			taken[name] = true
+			// Run ids are ASCII: their lower case is how a file system
+			// that ignores case (macOS's, Windows') sees them.
+			if first, ok := p.folded[strings.ToLower(name)]; ok {
+				skipped.add(fmt.Sprintf("skipped %s in %s: its name differs from %s only in case, and a file system that ignores case (macOS, Windows) holds the two as one file; rename one", keyName(name), s.name, keyName(first)))
+				continue
+			}
+			p.taken[name] = true
+			p.folded[strings.ToLower(name)] = name
 			if path.Ext(name) == ".json" {
-				f.Runs = append(f.Runs, filepath.Join(dir, name))
+				p.f.Runs = append(p.f.Runs, filepath.Join(dir, name))
 			}
 			select {
 			case todo <- job{obj, listedETag(obj)}:
@@ -354,31 +453,28 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 		}
 	}()
 	workers.Wait()
-	f.Skipped = skipped.lines
+	p.f.Skipped = skipped.lines
 	if skipped.more > 0 {
-		f.Skipped = append(f.Skipped, fmt.Sprintf("skipped %d more keys in %s", skipped.more, s.name))
+		p.f.Skipped = append(p.f.Skipped, fmt.Sprintf("skipped %d more keys in %s", skipped.more, s.name))
 	}
-	if len(failed) > 0 {
+	switch {
+	case len(failed) > 0:
 		slices.SortFunc(failed, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 		if stopped {
 			failed = append(failed, fmt.Errorf("fetching from %s stopped after %d objects failed; the others were not read", s.name, len(failed)))
 		}
-		return f, errors.Join(failed...)
+		p.err = errors.Join(failed...)
+	case listErr != nil:
+		p.err = listErr
 	}
-	if listErr != nil {
-		return f, listErr
-	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if n := e.Name(); !e.IsDir() && !taken[n] && isRunKey(n) {
-			os.Remove(filepath.Join(dir, n))
-		}
-	}
-	slices.Sort(f.Runs)
-	// Without its record the next call compares each file's bytes: slower,
-	// not wrong.
-	_ = writeFetched(dir, state, taken)
-	return f, nil
+	return p
+}
+
+// sameEntry reports whether the names a and b in dir are one file.
+func sameEntry(dir, a, b string) bool {
+	ia, errA := os.Lstat(filepath.Join(dir, a))
+	ib, errB := os.Lstat(filepath.Join(dir, b))
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 // isRunKey reports whether a key names what a runs folder holds: a run
@@ -398,83 +494,155 @@ func recordOf(local string, st fetchedState) (fetchedState, error) {
 	return st, nil
 }
 
-// fetch copies an object into the file local, never holding more than its
-// bound, and checks what it got before it replaces local: as many bytes
-// as the store said it sent, with the MD5 of its ETag when that is one;
-// and, when the object read is the one listed (the same ETag, or a store
-// that sends none), as many bytes as listed with the MD5 listed. An
-// object written again since the listing is taken as read. The record
-// returned is of what was checked: the bytes' own size and MD5.
-//
-// An object larger than its bound (by the listing, or by what it turns
-// out to hold), or one that fails a check, is an error naming it, and
-// local is left as it was.
-func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, listedETag, local string) (fetchedState, error) {
+// fetch copies an object, as listed, into the file local through
+// readObject (never holding more than its kind's bound, every check
+// made), and only then replaces local; the record returned is of the
+// bytes written and the ETag they were read under. An object that fails,
+// or was written again since the listing (errChanged), is an error naming
+// it, and local is left as it was.
+func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, etag, local string) (fetchedState, error) {
 	limit, what := boundOf(obj.Key)
-	name := term.Name(obj.Key)
-	if obj.Size > limit {
-		return fetchedState{}, fmt.Errorf("%s: %s: %d bytes is larger than the %d %s may be", s.name, name, obj.Size, limit, what)
-	}
-	g := s.guard(ctx, true)
-	defer g.stop()
-	r, err := s.b.NewReader(g.ctx, obj.Key, readOptions)
-	if err != nil {
-		return fetchedState{}, s.fail(name, g.why(err))
-	}
-	defer r.Close()
 	tmp, err := os.CreateTemp(filepath.Dir(local), ".fetch-*")
 	if err != nil {
 		return fetchedState{}, err
 	}
 	defer os.Remove(tmp.Name()) // after a rename, nothing
-	h := md5.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(guardedReader{r, g}, limit+1))
-	if closeErr := tmp.Close(); err == nil {
+	got, err := s.readObject(ctx, obj.Key, listedAs{size: obj.Size, md5: obj.MD5, etag: etag}, limit, what, tmp)
+	if closeErr := tmp.Close(); err == nil && closeErr != nil {
 		err = closeErr
 	}
-	switch {
-	case err != nil:
-		return fetchedState{}, s.fail(name, g.why(err))
-	case n > limit:
-		return fetchedState{}, fmt.Errorf("%s: %s: larger than the %d bytes %s may be", s.name, name, limit, what)
-	}
-	sum := h.Sum(nil)
-	mod, err := s.check(obj, listedETag, r, n, sum)
 	if err != nil {
-		return fetchedState{}, err
+		if errors.Is(err, errChanged) {
+			return fetchedState{}, err
+		}
+		return fetchedState{}, fmt.Errorf("%w; the mirror's copy was kept", err)
 	}
 	if err := os.Rename(tmp.Name(), local); err != nil {
 		return fetchedState{}, err
 	}
-	return recordOf(local, fetchedState{size: n, md5: hex.EncodeToString(sum), mod: mod})
+	return recordOf(local, fetchedState{size: got.n, md5: hex.EncodeToString(got.md5), mod: obj.ModTime, etag: etag})
 }
 
-// check is fetch's check of the n bytes with MD5 sum read from r, obj as
-// listed; it gives the time to record of the version read.
-func (s *Store) check(obj *blob.ListObject, listedETag string, r *blob.Reader, n int64, sum []byte) (time.Time, error) {
+// listedAs is what a listing said of an object, which readObject holds the
+// object read to; notListed, for a read of a key no listing named (Get).
+type listedAs struct {
+	size int64 // -1 when not listed
+	md5  []byte
+	etag string
+}
+
+var notListed = listedAs{size: -1}
+
+// objectRead is what readObject read: its bytes' count and MD5.
+type objectRead struct {
+	n   int64
+	md5 []byte
+}
+
+var (
+	// errNotFound is readObject's answer for a key the store does not hold.
+	errNotFound = errors.New("no such object")
+	// errChanged marks an object written again (or removed) since it was
+	// listed: the store refused the listed ETag (412), sent another, or
+	// no longer has it.
+	errChanged = errors.New("written again since it was listed")
+)
+
+// readObject is every read of an object, Get's and fetch's: it copies key
+// into w, never more than limit bytes (what says of what kind: "a run
+// file"), within the store's read bounds (guard), and checks what it got:
+//
+//   - no more bytes than limit, said or sent: one byte past it is read
+//     (the reply's bound is limit+1, withObjectBound) and refused by name;
+//   - as many bytes as the store said it sent, when it said (a reply in
+//     chunks says none);
+//   - the MD5 of a plain ETag (an object written whole), when it sends one;
+//   - for an object listed, the version listed: it asks for it by its
+//     listed ETag (If-Match), so a store answers 412 for one written
+//     again since, and one that ignores If-Match and sends another ETag is
+//     refused the same way (errChanged, read no further); as many bytes as
+//     listed, and the listed MD5.
+//
+// Every error names the store and the key (keyName); errNotFound when
+// the store has no such key and none was listed.
+func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit int64, what string, w io.Writer) (objectRead, error) {
+	name := keyName(key)
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%s: %s: %s; the mirror's copy was kept", s.name, term.Name(obj.Key), fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s: %s: "+format, append([]any{s.name, name}, args...)...)
 	}
-	if said := r.Size(); said >= 0 && n != said {
-		return time.Time{}, bad("the store said it sent %d bytes and sent %d", said, n)
+	if want.size > limit {
+		return objectRead{}, bad("%d bytes is larger than the %d %s may be", want.size, limit, what)
 	}
+	g := s.guard(ctx, true)
+	defer g.stop()
+	opts := &blob.ReaderOptions{BeforeRead: func(as func(any) bool) error {
+		var opts *[]func(*s3.Options)
+		if as(&opts) {
+			// The S3 client says nothing of an object stored without a
+			// checksum (it would print a line for each, and most objects
+			// are; the checks below are this read's).
+			*opts = append(*opts, func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
+		}
+		var in *s3.GetObjectInput
+		if want.etag != "" && as(&in) {
+			in.IfMatch = aws.String(want.etag)
+		}
+		return nil
+	}}
+	r, err := s.b.NewReader(withObjectBound(g.ctx, limit+1), key, opts)
+	switch {
+	case err == nil:
+	case gcerrors.Code(err) == gcerrors.NotFound && want.size < 0:
+		return objectRead{}, errNotFound
+	case gcerrors.Code(err) == gcerrors.NotFound:
+		return objectRead{}, bad("%w: the store no longer has it", errChanged)
+	case preconditionFailed(err):
+		return objectRead{}, bad("%w: the store no longer has the version listed (ETag %s)", errChanged, storeWords(want.etag))
+	default:
+		return objectRead{}, s.fail(name, g.why(err))
+	}
+	defer r.Close()
+	said, sent := r.Size(), ""
 	var out s3.GetObjectOutput
-	sentETag := ""
 	if r.As(&out) {
-		sentETag = aws.ToString(out.ETag)
+		// A reply in chunks says no length: the driver's size is then 0.
+		said, sent = -1, cleanETag(aws.ToString(out.ETag))
+		if out.ContentLength != nil {
+			said = *out.ContentLength
+		}
 	}
-	if want, ok := plainMD5(sentETag); ok && !bytes.Equal(want, sum) {
-		return time.Time{}, bad("the bytes sent have MD5 %x, not the %x their ETag says", sum, want)
+	switch {
+	case said > limit:
+		return objectRead{}, bad("%d bytes is larger than the %d %s may be", said, limit, what)
+	case want.etag != "" && sent != "" && !sameETag(sent, want.etag):
+		return objectRead{}, bad("%w: the store sent ETag %s, not the %s listed", errChanged, storeWords(sent), storeWords(want.etag))
 	}
-	if sentETag != "" && listedETag != "" && sentETag != listedETag {
-		// Written again since the listing: the version read is the newer.
-		return r.ModTime(), nil
+	h := md5.New()
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(guardedReader{r, g}, limit+1))
+	if err != nil {
+		return objectRead{}, s.fail(name, g.why(err))
 	}
-	if n != obj.Size {
-		return time.Time{}, bad("listed as %d bytes, sent as %d", obj.Size, n)
+	sum := h.Sum(nil)
+	switch md5Sent, plain := plainMD5(sent); {
+	case n > limit:
+		return objectRead{}, bad("larger than the %d bytes %s may be", limit, what)
+	case said >= 0 && n != said:
+		return objectRead{}, bad("the store said it sent %d bytes and sent %d", said, n)
+	case plain && !bytes.Equal(md5Sent, sum):
+		return objectRead{}, bad("the bytes sent have MD5 %x, not the %x their ETag says", sum, md5Sent)
+	case want.size >= 0 && n != want.size:
+		return objectRead{}, bad("listed as %d bytes, sent as %d", want.size, n)
+	case len(want.md5) > 0 && !bytes.Equal(want.md5, sum):
+		return objectRead{}, bad("listed with MD5 %x, the bytes sent have %x", want.md5, sum)
 	}
-	if len(obj.MD5) > 0 && !bytes.Equal(obj.MD5, sum) {
-		return time.Time{}, bad("listed with MD5 %x, the bytes sent have %x", obj.MD5, sum)
+	return objectRead{n: n, md5: sum}, nil
+}
+
+// preconditionFailed reports whether err is a store's 412: the version a
+// read asked for (If-Match) is not the one it holds.
+func preconditionFailed(err error) bool {
+	if re, ok := errors.AsType[*awshttp.ResponseError](err); ok && re.HTTPStatusCode() == http.StatusPreconditionFailed {
+		return true
 	}
-	return obj.ModTime, nil
+	return gcerrors.Code(err) == gcerrors.FailedPrecondition
 }

@@ -141,29 +141,39 @@ type compareRules struct {
 	PrefillChart any              `json:"prefill_chart"`
 }
 
-// significanceTest is stats.CompareCell's rule as the script repeats it
-// (significance in matrixgen.js): a two-sided Mann–Whitney U over a
-// cell's per-second samples, MinSamples or more a side; exact without
-// ties and at most ExactMax a side, its p against Alpha; otherwise the
-// normal approximation, its z against CriticalZ, the z at which p falls
-// below Alpha (the script has no erfc, and by z it decides as stats does
-// by p).
+// significanceTest is stats.CompareDecode's rule as the script repeats it
+// (significance in matrixgen.js). A decode cell with MinRepeats or more
+// valid repeats in both runs: Student's t over the repeats' tok/s (pooled
+// variance, computed in the same order as stats.PooledT), its |t| against
+// CriticalT[df − 1], the t at which the t distribution's p falls below
+// Alpha (the script has no incomplete beta, and by t it decides as stats
+// does). Otherwise (stats.CompareCell): a two-sided Mann–Whitney U over a
+// cell's per-second samples or a prefill row's requests, MinSamples or
+// more a side; exact without ties and at most ExactMax a side, its p
+// against Alpha; otherwise the normal approximation, its z against
+// CriticalZ, the z at which p falls below Alpha (by z, as stats does by p,
+// for want of an erfc).
 type significanceTest struct {
-	Alpha      float64 `json:"alpha"`
-	CriticalZ  float64 `json:"critical_z"`
-	MinSamples int     `json:"min_samples"`
-	ExactMax   int     `json:"exact_max"`
+	Alpha      float64   `json:"alpha"`
+	CriticalZ  float64   `json:"critical_z"`
+	MinSamples int       `json:"min_samples"`
+	ExactMax   int       `json:"exact_max"`
+	MinRepeats int       `json:"min_repeats"`
+	CriticalT  []float64 `json:"critical_t"`
 }
 
 // significanceText is the test and its level in words, under the matrix.
 func significanceText() string {
-	return fmt.Sprintf("A ratio is coloured as a gain or a loss, and marked ≠ (differs), only where the difference is significant: "+
-		"a two-sided Mann–Whitney U test of the two cells' tok/s, second by second over every repeat, p < %g for each cell on its own "+
-		"(about 1 cell in %.0f is marked by chance when nothing changed); "+
-		"~ where it is not, or where either cell has fewer than %d seconds or too few to ever reach p < %g (3 against 3 cannot go below 0.1). "+
+	return fmt.Sprintf("A ratio is coloured as a gain or a loss, and marked ≠ (differs), only where the difference is significant, "+
+		"p < %g for each cell on its own (about 1 cell in %.0f is marked by chance when nothing changed). "+
+		"A cell both runs measured %d times or more (-repeat) is tested over its repeats: Student's two-sample t of each repeat's tok/s, "+
+		"the variance pooled, since drift on a machine moves whole repeats and would make the seconds inside them look different when nothing changed. "+
+		"Any other cell, and a prefill row, is tested by a two-sided Mann–Whitney U of its tok/s second by second over every repeat (a prefill row's requests). "+
+		"~ where it is not significant, or where either cell has fewer than %d seconds or too few to ever reach p < %g (3 against 3 cannot go below 0.1); "+
+		"~ (against) where the test finds the difference on the other side of the ratio shown (a median repeat's against the repeats' mean): neither a gain nor a loss. "+
 		"matrixgen compare -fail-on gates on these p corrected by Holm's method over the cells that can reach %g. "+
 		"Runs that kept no per-second samples (other tools' runs) are not tested: their ratios are coloured as measured. "+
-		"A cell whose requests queued is never marked.", stats.Alpha, 1/stats.Alpha, stats.MinSamples, stats.Alpha, stats.Alpha)
+		"A cell whose requests queued is never marked, and one of 0 tok/s in either run has no ratio.", stats.Alpha, 1/stats.Alpha, stats.MinRepeats, stats.MinSamples, stats.Alpha, stats.Alpha)
 }
 
 type ratioBin struct {
@@ -183,7 +193,8 @@ var ratioBins = []ratioBin{
 }
 
 var compareRulesJS = sync.OnceValue(func() jsontext.Value {
-	test := significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples, ExactMax: stats.MaxExactSize}
+	test := significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples, ExactMax: stats.MaxExactSize,
+		MinRepeats: stats.MinRepeats, CriticalT: stats.CriticalTs()}
 	return chartJSON(compareRules{RatioBins: ratioBins, Test: test, PrefillChart: comparePrefillChart()})
 })
 
@@ -256,6 +267,10 @@ type compareCell struct {
 	// tokens in each second of its window, of every valid repeat
 	// (stats.DecodeSamples); none where the run kept none.
 	Seconds []float64 `json:"seconds,omitempty"`
+	// Repeats are a valid cell's valid repeats' total tok/s
+	// (stats.RepeatTotals), which the test reads where both runs have
+	// MinRepeats of them; none where the sweep did not repeat.
+	Repeats []float64 `json:"repeats,omitempty"`
 }
 
 // compareScript is runs/<id>/compare.js: the run's compareRun, added to
@@ -300,7 +315,7 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 		if showsFigure(d) && *d.TotalTokS > 0 {
 			cell.TotalTokS, cell.Text = d.TotalTokS, decimal1(*d.TotalTokS)
 			if d.Status == matrixgen.StatusValid {
-				cell.Seconds = stats.DecodeSamples(d)
+				cell.Seconds, cell.Repeats = stats.DecodeSamples(d), stats.RepeatTotals(d)
 			} else {
 				cell.Status = d.Status.Label()
 			}

@@ -180,8 +180,8 @@ func TestComparePagesNameTheirPair(t *testing.T) {
 }
 
 // TestCompareScriptCarriesSamples: a valid cell carries its samples for
-// the page's test, every valid repeat's seconds in order (a failed repeat
-// left out); a queued cell carries its status and no samples, so it is
+// the page's test, every valid repeat's seconds in order and each valid
+// repeat's tok/s (a failed repeat left out); a queued cell carries its status and no samples, so it is
 // never marked; a looped one neither figure nor samples; the seed's cells,
 // which kept no seconds, carry none.
 func TestCompareScriptCarriesSamples(t *testing.T) {
@@ -207,7 +207,7 @@ func TestCompareScriptCarriesSamples(t *testing.T) {
 	failed := one
 	failed.Status, failed.PerSecondTokens = matrixgen.StatusError, []int{1, 2, 3}
 	second := one
-	second.PerSecondTokens = []int{7, 8, 9}
+	second.PerSecondTokens, second.TotalTokS = []int{7, 8, 9}, new(*one.TotalTokS*0.9)
 	*valid = matrixgen.Decode{}
 	for _, m := range []matrixgen.Decode{one, failed, second} {
 		valid.AddRepeat(m)
@@ -222,6 +222,9 @@ func TestCompareScriptCarriesSamples(t *testing.T) {
 	if !slices.Equal(got.Seconds, want) || got.Status != "" {
 		t.Errorf("valid repeated cell: seconds %v status %q, want %v", got.Seconds, got.Status, want)
 	}
+	if want := []float64{*one.TotalTokS, *second.TotalTokS}; !slices.Equal(got.Repeats, want) {
+		t.Errorf("valid repeated cell: repeats %v, want the valid ones' tok/s %v", got.Repeats, want)
+	}
 	if got := byCell[[2]int{queued.ContextTokens, queued.Concurrency}]; got.Seconds != nil || got.Status != "Requests queued" || got.TotalTokS == nil {
 		t.Errorf("queued cell: %+v", got)
 	}
@@ -229,8 +232,8 @@ func TestCompareScriptCarriesSamples(t *testing.T) {
 		t.Errorf("looped cell: %+v", got)
 	}
 	for _, cell := range newCompareRun(sampleID, loadSample(t).Run).Cells {
-		if cell.Seconds != nil {
-			t.Fatalf("the seed's cell %s × %d carries seconds", cell.Label, cell.Concurrency)
+		if cell.Seconds != nil || cell.Repeats != nil {
+			t.Fatalf("the seed's cell %s × %d carries seconds or repeats", cell.Label, cell.Concurrency)
 		}
 	}
 }

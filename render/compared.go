@@ -14,8 +14,10 @@ import (
 // of comparedBuckets scripts (assets/compared/00.js … ff.js), the one the
 // run's id hashes to, which the page names when it is built and whose
 // script loads it (a script, not JSON to fetch, as browsers refuse fetch
-// from file://). Every bucket is written, empty or not, so no page asks
-// for a file that is not there; a run in no pair shows nothing.
+// from file://). Only the buckets that hold a pair are written, and
+// assets/compared/buckets.js lists them: a page loads that list first,
+// then its bucket only if listed, so no page asks for a file that is not
+// there, and a site of few pairs is not 256 files of nothing.
 
 // comparedBuckets is how many scripts the links are spread over: at
 // 100,000 runs each is some tens of kilobytes.
@@ -33,10 +35,14 @@ func comparedName(bucket int) string {
 	return fmt.Sprintf("assets/compared/%02x.js", bucket)
 }
 
-// comparedFiles are the buckets of the pairs, each listing, for each run
-// in it with a pair, the other run and the compare page's folder:
-// matrixgenCompared([[id, [[other, folder], …]], …]).
-func comparedFiles(rows []indexRow, pairs []Pair) []indexFile {
+// comparedListName is the script listing the buckets written.
+const comparedListName = "assets/compared/buckets.js"
+
+// comparedFiles are the buckets of the pairs that hold one, each listing,
+// for each run in it with a pair, the other run and the compare page's
+// folder: matrixgenCompared(bucket, [[id, [[other, folder], …]], …]); and
+// the list of those buckets: matrixgenComparedBuckets([bucket, …]).
+func comparedFiles(pairs []Pair) []indexFile {
 	type link struct{ other, page string }
 	byRun := map[string][]link{}
 	var order [comparedBuckets][]string
@@ -52,9 +58,14 @@ func comparedFiles(rows []indexRow, pairs []Pair) []indexFile {
 		add(p.A, p.B, page)
 		add(p.B, p.A, page)
 	}
-	files := make([]indexFile, comparedBuckets)
+	var files []indexFile
+	written := []int{}
 	for b := range comparedBuckets {
 		ids := order[b]
+		if len(ids) == 0 {
+			continue
+		}
+		written = append(written, b)
 		var h maphash.Hash
 		h.SetSeed(printSeed)
 		writeInts(&h, b)
@@ -68,13 +79,24 @@ func comparedFiles(rows []indexRow, pairs []Pair) []indexFile {
 			}
 			list[i] = [2]any{id, links}
 		}
-		files[b] = indexFile{rel: comparedName(b), print: h.Sum64(), make: func() ([]byte, error) {
+		files = append(files, indexFile{rel: comparedName(b), print: h.Sum64(), make: func() ([]byte, error) {
 			js, err := scriptJSON(list)
 			if err != nil {
 				return nil, err
 			}
 			return []byte("matrixgenCompared(" + strconv.Itoa(b) + ", " + string(js) + ");\n"), nil
-		}}
+		}})
 	}
+	var h maphash.Hash
+	h.SetSeed(printSeed)
+	writeInts(&h, len(written))
+	writeInts(&h, written...)
+	files = append(files, indexFile{rel: comparedListName, print: h.Sum64(), make: func() ([]byte, error) {
+		js, err := scriptJSON(written)
+		if err != nil {
+			return nil, err
+		}
+		return []byte("matrixgenComparedBuckets(" + string(js) + ");\n"), nil
+	}})
 	return files
 }

@@ -15,14 +15,25 @@ import (
 
 // The index at any size. A lab's history grows to a hundred thousand runs,
 // whose one table would be a hundred megabytes of HTML no browser opens
-// comfortably, so the index is pages of indexPageRuns runs, newest first
-// (index.html, index-2.html, …), each a plain table with a pager that
-// works without a script. Filters and sorting must still reach every run:
-// the runs' summaries are also written in chunks of indexChunkRuns
-// (assets/index/chunk-0001.js, …), each a script that hands its runs to
-// the page's script (matrixgenIndexChunk), which loads them only once a
-// filter or a sort is chosen. A script, not JSON to fetch, because
-// browsers load <script src> from file:// and refuse fetch there.
+// comfortably, so the index is pages of indexPageRuns runs, each a plain
+// table, newest first, with a pager that works without a script. Filters
+// and sorting must still reach every run: the runs' summaries are also
+// written in chunks of indexChunkRuns (assets/index/chunk-0001.js, …),
+// each a script that hands its runs to the page's script
+// (matrixgenIndexChunk), which loads them only once a filter or a sort is
+// chosen. A script, not JSON to fetch, because browsers load <script src>
+// from file:// and refuse fetch there.
+//
+// Pages and chunks are numbered from the oldest run: page 1 (index-1.html)
+// holds the oldest indexPageRuns runs, page 2 the next, and the newest
+// page, which holds what is left (1 to indexPageRuns runs), is the site's
+// index.html, the page a reader lands on. A run added, the newest, goes on
+// that page and in the last chunk, and no other page or chunk changes:
+// numbered from the newest, every page after it would hold other runs. So
+// that pages stay as they are, what every page would show of the whole
+// site (how many runs, each filter's values and their runs) is in one
+// small script, assets/index/site.js, which each page's script loads; a
+// reader still sees the newest first and ?p=1 is the newest page.
 //
 // Each file of the index has a fingerprint of everything its bytes are made
 // of (indexFile.print), so `matrixgen serve` rewrites only the pages and
@@ -49,14 +60,17 @@ type indexFile struct {
 // indexLayout is the index cut into pages and chunks, and what its pages
 // share.
 type indexLayout struct {
-	rows        []indexRow         // every run, in the index's order
-	comparisons [][]comparisonLink // by page: the pairs whose first run in the index's order is on it
+	rows        []indexRow         // every run, in the index's order: newest first
+	comparisons [][]comparisonLink // by page (0-based): the pairs whose newer run is on it
 	filters     []filter
 	efficiency  bool
 	pages       int
 	chunks      int
-	shared      uint64 // print of what every page shows
-	// csvParts are runs.csv's parts by month, linked from the first page.
+	// shared is the print of what every page shows alike: it changes
+	// rarely (the first run with telemetry, the second run), not with
+	// every run added.
+	shared uint64
+	// csvParts are runs.csv's parts by month, linked from the newest page.
 	csvParts []csvPart
 }
 
@@ -80,53 +94,78 @@ func newIndexLayout(rows []indexRow, pairs []Pair) indexLayout {
 	}
 	l.comparisons = make([][]comparisonLink, l.pages)
 	for _, p := range pairs {
-		page := min(at[p.A], at[p.B]) / indexPageRuns
+		page := l.pageOf(min(at[p.A], at[p.B]))
 		l.comparisons[page] = append(l.comparisons[page], comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
 	}
 	var h maphash.Hash
 	h.SetSeed(printSeed)
-	writeInts(&h, len(rows), l.pages, l.chunks, boolInt(l.efficiency))
+	writeInts(&h, boolInt(l.efficiency), boolInt(len(rows) > 1))
 	for _, f := range l.filters {
-		writeStrings(&h, f.Name)
-		for _, v := range f.Values {
-			writeStrings(&h, v.Value)
-			writeInts(&h, v.Runs)
-		}
-		writeInts(&h, len(f.all))
+		writeStrings(&h, f.Name, f.Label)
 	}
 	l.shared = h.Sum64()
 	return l
 }
 
-// pageRows are the runs the page (0-based) lists.
-func (l indexLayout) pageRows(page int) []indexRow {
-	return l.rows[min(page*indexPageRuns, len(l.rows)):min((page+1)*indexPageRuns, len(l.rows))]
+// pageOf is the page (0-based, from the oldest) of the run at i in the
+// index's order.
+func (l indexLayout) pageOf(i int) int {
+	return (len(l.rows) - 1 - i) / indexPageRuns
 }
 
-// chunkRows are the runs the chunk (0-based) holds.
+// pageRows are the runs the page (0-based, from the oldest) lists, newest
+// first.
+func (l indexLayout) pageRows(page int) []indexRow {
+	n := len(l.rows)
+	return l.rows[max(0, n-(page+1)*indexPageRuns):max(0, n-page*indexPageRuns)]
+}
+
+// chunkRows are the runs the chunk (0-based, from the oldest) holds,
+// newest first.
 func (l indexLayout) chunkRows(chunk int) []indexRow {
-	return l.rows[chunk*indexChunkRuns : min((chunk+1)*indexChunkRuns, len(l.rows))]
+	n := len(l.rows)
+	return l.rows[max(0, n-(chunk+1)*indexChunkRuns) : n-chunk*indexChunkRuns]
+}
+
+// pickerRows are the runs the page's compare pickers offer: its own, and
+// on the newest page, which may hold one run, the newest indexPageRuns.
+func (l indexLayout) pickerRows(page int) []indexRow {
+	if page == l.pages-1 {
+		return l.rows[:min(len(l.rows), indexPageRuns)]
+	}
+	return l.pageRows(page)
+}
+
+// pageName is the file of the page (0-based, from the oldest).
+func (l indexLayout) pageName(page int) string {
+	if page == l.pages-1 {
+		return "index.html"
+	}
+	return indexPageName(page + 1)
 }
 
 // indexFiles lays out the index of rows, in the index's order, as files.
 func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 	l := newIndexLayout(rows, pairs)
 	l.csvParts = siteCSVParts(rows)
-	files := make([]indexFile, 0, l.pages+l.chunks)
+	files := make([]indexFile, 0, l.pages+l.chunks+1)
 	for page := range l.pages {
 		var h maphash.Hash
 		h.SetSeed(printSeed)
-		writeInts(&h, page, int(l.shared))
-		if page == 0 {
+		// What the page is called and what its pager links: past its
+		// number, only whether it is the newest or the one before.
+		writeInts(&h, page, int(l.shared), boolInt(page == l.pages-1), boolInt(page == l.pages-2))
+		writeRowPrints(&h, l.pageRows(page))
+		if page == l.pages-1 {
 			for _, p := range l.csvParts {
 				writeStrings(&h, p.Name)
 			}
+			writeRowPrints(&h, l.pickerRows(page))
 		}
-		writeRowPrints(&h, l.pageRows(page))
 		for _, c := range l.comparisons[page] {
 			writeStrings(&h, c.A, c.B)
 		}
-		files = append(files, indexFile{rel: indexPageName(page + 1), print: h.Sum64(),
+		files = append(files, indexFile{rel: l.pageName(page), print: h.Sum64(),
 			make: func() ([]byte, error) { return b.indexPageHTML(l, page) }})
 	}
 	for chunk := range l.chunks {
@@ -137,13 +176,32 @@ func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 		files = append(files, indexFile{rel: indexChunkName(chunk + 1), print: h.Sum64(),
 			make: func() ([]byte, error) { return indexChunk(chunk+1, l.chunkRows(chunk)) }})
 	}
+	site := l.siteData()
+	var h maphash.Hash
+	h.SetSeed(printSeed)
+	writeInts(&h, site.Runs, site.Chunks, site.ChunkRuns, site.PageRuns, boolInt(site.Efficiency))
+	for _, f := range site.Filters {
+		writeStrings(&h, f.Name, f.Label)
+		writeInts(&h, f.Values, f.Chunks, len(f.Shown))
+		for _, v := range f.Shown {
+			writeStrings(&h, v[0].(string))
+			writeInts(&h, v[1].(int))
+		}
+	}
+	files = append(files, indexFile{rel: indexSiteName, print: h.Sum64(), make: func() ([]byte, error) {
+		js, err := scriptJSON(site)
+		if err != nil {
+			return nil, err
+		}
+		return []byte("matrixgenIndexSite(" + string(js) + ");\n"), nil
+	}})
 	for _, f := range l.filters {
 		for chunk := 1; chunk <= f.chunks(); chunk++ {
 			var h maphash.Hash
 			h.SetSeed(printSeed)
 			writeStrings(&h, f.Name)
 			writeInts(&h, chunk)
-			for _, v := range f.all[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.all))] {
+			for _, v := range f.stored[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.stored))] {
 				writeStrings(&h, v.Value)
 				writeInts(&h, v.Runs)
 			}
@@ -151,7 +209,7 @@ func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 				make: func() ([]byte, error) { return indexValues(f, chunk) }})
 		}
 	}
-	files = append(files, comparedFiles(rows, pairs)...)
+	files = append(files, comparedFiles(pairs)...)
 	return files
 }
 
@@ -180,26 +238,28 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 	return nil
 }
 
-// indexPageName is the file of the page (1-based): the first is the
-// site's index.html, so every link to the index stays as it was.
+// indexPageName is the file of a page (1-based, from the oldest) other
+// than the newest, which is index.html.
 func indexPageName(page int) string {
-	if page == 1 {
-		return "index.html"
-	}
 	return "index-" + strconv.Itoa(page) + ".html"
 }
 
-// indexChunkName is the file of the chunk (1-based).
+// indexChunkName is the file of the chunk (1-based, from the oldest).
 func indexChunkName(chunk int) string {
 	return fmt.Sprintf("assets/index/chunk-%04d.js", chunk)
 }
 
+// indexSiteName is the script of what every page of the index shows of
+// the whole site (indexSite).
+const indexSiteName = "assets/index/site.js"
+
 type indexPage struct {
 	pageBase
 	SiteDescription string
-	// Runs are the page's runs; TotalRuns the site's.
-	Runs        []indexRow
-	TotalRuns   int
+	// Runs are the page's runs, newest first; Pick the runs its compare
+	// pickers offer; Many says the site has runs to compare.
+	Runs, Pick  []indexRow
+	Many        bool
 	Filters     []filter
 	Comparisons []comparisonLink
 	// Efficiency shows the tok/s per watt column: some run has telemetry.
@@ -209,134 +269,141 @@ type indexPage struct {
 	Chart      any
 	ChartLabel string
 	// Pager links the index's other pages, below the table, and PagerTop
-	// above the chart, a page of a hundred runs being long; "" when there
+	// above the chart, a page of a hundred runs being long; nil when there
 	// is one page.
 	Pager, PagerTop *pager
-	// Data tells the page's script where every run's summary is (indexData).
+	// Data tells the page's script which page this is (indexData).
 	Data template.JS
 	// CSVParts are runs.csv split by month, linked beside the table on the
-	// first page, when it is longer than a spreadsheet opens (sitecsv.go).
+	// newest page, when it is longer than a spreadsheet opens (sitecsv.go).
 	CSVParts []csvPart
 }
 
-// indexData is what the page's script needs to filter and sort every run:
-// how many there are, in how many chunks, and how the pages are cut.
+// indexData is what a page's script knows of the page: its number, from
+// the oldest. What it needs of the whole site is in site.js (indexSite).
 type indexData struct {
-	Filters    []filterData `json:"filters"`
+	Page int    `json:"page"`
+	Site string `json:"site"`
+}
+
+// indexSite is what every page of the index shows of the whole site, the
+// script assets/index/site.js hands to the page's script: how many runs
+// there are, in how many chunks and pages, and each filter's most frequent
+// values. A run added changes it, and no page but the newest.
+type indexSite struct {
 	Runs       int          `json:"runs"`
 	Chunks     int          `json:"chunks"`
 	ChunkRuns  int          `json:"chunk_runs"`
 	PageRuns   int          `json:"page_runs"`
-	Page       int          `json:"page"`
 	Efficiency bool         `json:"efficiency"`
+	Filters    []filterData `json:"filters"`
 }
 
-// filterData is what the page's script knows of a filter: how many values
-// it has, in how many values scripts.
+// filterData is what the page's script knows of a filter: the values its
+// box lists, each [value, runs], by value; how many values it has in all,
+// in how many values scripts.
 type filterData struct {
-	Name   string `json:"name"`
-	Label  string `json:"label"`
-	Values int    `json:"values"`
-	Chunks int    `json:"chunks"`
+	Name   string  `json:"name"`
+	Label  string  `json:"label"`
+	Shown  [][]any `json:"shown"`
+	Values int     `json:"values"`
+	Chunks int     `json:"chunks"`
+}
+
+// siteData is the layout's site.js.
+func (l indexLayout) siteData() indexSite {
+	s := indexSite{Runs: len(l.rows), Chunks: l.chunks, ChunkRuns: indexChunkRuns, PageRuns: indexPageRuns, Efficiency: l.efficiency}
+	for _, f := range l.filters {
+		shown := make([][]any, len(f.Values))
+		for i, v := range f.Values {
+			shown[i] = []any{v.Value, v.Runs}
+		}
+		s.Filters = append(s.Filters, filterData{Name: f.Name, Label: f.Label, Shown: shown, Values: len(f.all), Chunks: f.chunks()})
+	}
+	return s
 }
 
 type comparisonLink struct{ Href, A, B string }
 
-// indexPageHTML lays out and writes the page (0-based) of the index.
+// indexPageHTML lays out and writes the page (0-based, from the oldest) of
+// the index.
 func (b *builder) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 	desc := b.site.Description
 	if desc == "" {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
 	}
-	title := b.site.Title
-	if page > 0 {
-		title = "Runs, page " + strconv.Itoa(page+1) + " · " + b.site.Title
-	}
 	rows := l.pageRows(page)
-	p := indexPage{pageBase: b.base("", title, desc, pageAddress(page+1)), SiteDescription: b.site.Description,
-		Runs: rows, TotalRuns: len(l.rows), Filters: l.filters, Efficiency: l.efficiency, Comparisons: l.comparisons[page],
-		Pager: newPager(page+1, l.pages, len(l.rows), "pager"), PagerTop: newPager(page+1, l.pages, len(l.rows), "pager-top")}
+	title := b.site.Title
+	if page < l.pages-1 {
+		title = "Runs " + dateRange(rows) + " · " + b.site.Title
+	}
+	address := ""
+	if page < l.pages-1 {
+		address = indexPageName(page + 1)
+	}
+	p := indexPage{pageBase: b.base("", title, desc, address), SiteDescription: b.site.Description,
+		Runs: rows, Pick: l.pickerRows(page), Many: len(l.rows) > 1, Filters: l.filters, Efficiency: l.efficiency, Comparisons: l.comparisons[page],
+		Pager: l.pager(page, "pager"), PagerTop: l.pager(page, "pager-top")}
 	if len(rows) > 0 {
 		p.Chart, p.ChartLabel = indexChart(rows)
 		p.Charts = true
 	}
-	fd := make([]filterData, len(l.filters))
-	for i, f := range l.filters {
-		fd[i] = filterData{Name: f.Name, Label: f.Label, Values: len(f.all), Chunks: f.chunks()}
-	}
-	data, err := scriptJSON(indexData{Filters: fd, Runs: len(l.rows), Chunks: l.chunks, ChunkRuns: indexChunkRuns, PageRuns: indexPageRuns,
-		Page: page + 1, Efficiency: l.efficiency})
+	data, err := scriptJSON(indexData{Page: page + 1, Site: indexSiteName})
 	if err != nil {
 		return nil, err
 	}
 	p.Data = data
-	if page == 0 {
+	if page == l.pages-1 {
 		p.CSVParts = l.csvParts
 	}
 	return execute(b.index, p)
 }
 
-// pageAddress is the page's address relative to the site, for its
-// canonical link: the site's own address for the first.
-func pageAddress(page int) string {
-	if page == 1 {
+// dateRange is the days of rows (newest first), oldest to newest: what a
+// page of the index holds, in words that do not change as runs are added.
+func dateRange(rows []indexRow) string {
+	if len(rows) == 0 {
 		return ""
 	}
-	return indexPageName(page)
+	newest, oldest := rows[0].Date, rows[len(rows)-1].Date
+	if newest == oldest {
+		return "of " + newest
+	}
+	return "from " + oldest + " to " + newest
 }
 
-// pager links the index's pages from one page: newer and older, the first
-// and the last, and the two on each side of this one. The template's
-// "pager" block writes it; matrixgen.js's viewPager writes a filtered
-// view's alike.
+// pager links the index's other pages from one page, as the page's words
+// that stay true while runs are added: the newest and the oldest page,
+// the newer and the older one, and the days the page holds. The
+// template's "pager" block writes it; matrixgen.js, once it knows how many
+// runs there are (site.js), numbers the pages instead, as it does a
+// filtered view's.
 type pager struct {
-	ID                string // the nav's id
-	First, Last, Runs string // "Runs 101–200 of 1,000"
-	Newer, Older      string // the pages before and after, "" at an end
-	Items             []pagerItem
+	ID                           string // the nav's id
+	Range                        string // "Runs from 2026-05-01 to 2026-05-04"
+	Newest, Newer, Older, Oldest string // "" where it is this page or the next link
 }
 
-// pagerItem is a page number a pager shows, or a gap where numbers are
-// left out.
-type pagerItem struct {
-	N            int
-	Href         string
-	Current, Gap bool
-}
-
-// newPager is the pager of page (1-based) of pages; nil when there is one
-// page. id names the pager.
-func newPager(page, pages, runs int, id string) *pager {
-	if pages < 2 {
+// pager is the pager of the page (0-based, from the oldest); nil when
+// there is one page. id names the pager.
+func (l indexLayout) pager(page int, id string) *pager {
+	if l.pages < 2 {
 		return nil
 	}
-	p := &pager{ID: id, First: count((page-1)*indexPageRuns + 1), Last: count(min(page*indexPageRuns, runs)), Runs: count(runs)}
-	if page > 1 {
-		p.Newer = indexPageName(page - 1)
-	}
-	if page < pages {
-		p.Older = indexPageName(page + 1)
-	}
-	for _, n := range pagerNumbers(page, pages) {
-		p.Items = append(p.Items, pagerItem{N: n, Href: indexPageName(n), Current: n == page, Gap: n == 0})
-	}
-	return p
-}
-
-// pagerNumbers are the page numbers a pager shows from page: the first,
-// the last and two each side of page, a 0 where numbers are left out.
-// matrixgen.js's pager numbers the pages of a filtered view alike.
-func pagerNumbers(page, pages int) []int {
-	var out []int
-	for n := 1; n <= pages; n++ {
-		if n == 1 || n == pages || n >= page-2 && n <= page+2 {
-			if len(out) > 0 && out[len(out)-1] != n-1 {
-				out = append(out, 0)
-			}
-			out = append(out, n)
+	p := &pager{ID: id, Range: "Runs " + dateRange(l.pageRows(page))}
+	if page < l.pages-1 {
+		p.Newer = l.pageName(page + 1)
+		if page < l.pages-2 {
+			p.Newest = "index.html"
 		}
 	}
-	return out
+	if page > 0 {
+		p.Older = l.pageName(page - 1)
+		if page > 1 {
+			p.Oldest = indexPageName(1)
+		}
+	}
+	return p
 }
 
 // indexChunk is the script of the chunk (1-based) of rows: it hands each
@@ -365,8 +432,12 @@ type filter struct {
 	Name, Label string
 	// Values are what the page's box lists, by value.
 	Values []filterValue
-	// all are every value, the most frequent first.
-	all []filterValue
+	// all are every value, the most frequent first; stored are the same
+	// in the order their first runs came, oldest first: the values
+	// scripts' order, in which a run added changes one value's runs or
+	// adds one at the end, so it rewrites one script, not every one after
+	// a value that moved.
+	all, stored []filterValue
 }
 
 // filterValue is a value of a column and how many runs have it.
@@ -374,9 +445,6 @@ type filterValue struct {
 	Value string
 	Runs  int
 }
-
-// RunsText is how many runs have the value, as the page prints it.
-func (v filterValue) RunsText() string { return count(v.Runs) }
 
 // indexFilterValues is how many values of a filter a page lists, and
 // indexValuesChunk how many one values script holds.
@@ -386,26 +454,27 @@ var (
 )
 
 // chunks is how many values scripts hold the filter's values.
-func (f filter) chunks() int { return (len(f.all) + indexValuesChunk - 1) / indexValuesChunk }
+func (f filter) chunks() int { return (len(f.stored) + indexValuesChunk - 1) / indexValuesChunk }
 
 // filters are the index's select boxes over every run, each listing its
 // most frequent values however many runs there are.
 func filters(rows []indexRow) []filter {
 	distinct := func(name, label string, get func(indexRow) string) filter {
 		at := map[string]int{}
-		var all []filterValue
-		for _, r := range rows {
+		var stored []filterValue
+		for _, r := range slices.Backward(rows) {
 			v := get(r)
 			if v == dash || v == "" {
 				continue
 			}
 			if i, ok := at[v]; ok {
-				all[i].Runs++
+				stored[i].Runs++
 				continue
 			}
-			at[v] = len(all)
-			all = append(all, filterValue{Value: v, Runs: 1})
+			at[v] = len(stored)
+			stored = append(stored, filterValue{Value: v, Runs: 1})
 		}
+		all := slices.Clone(stored)
 		slices.SortFunc(all, func(x, y filterValue) int {
 			if c := cmp.Compare(y.Runs, x.Runs); c != 0 {
 				return c
@@ -414,7 +483,7 @@ func filters(rows []indexRow) []filter {
 		})
 		shown := slices.Clone(all[:min(len(all), indexFilterValues)])
 		slices.SortFunc(shown, func(x, y filterValue) int { return strings.Compare(x.Value, y.Value) })
-		return filter{Name: name, Label: label, Values: shown, all: all}
+		return filter{Name: name, Label: label, Values: shown, all: all, stored: stored}
 	}
 	return []filter{
 		distinct("gpu", "GPU", func(r indexRow) string { return r.GPU }),
@@ -430,10 +499,10 @@ func indexValuesName(name string, chunk int) string {
 }
 
 // indexValues is the values script (1-based) of the filter: it hands the
-// filter's values, each [value, runs], the most frequent first, to the
-// page's matrixgenIndexValues.
+// filter's values, each [value, runs], in the order their first runs
+// came, to the page's matrixgenIndexValues, which orders them.
 func indexValues(f filter, chunk int) ([]byte, error) {
-	values := f.all[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.all))]
+	values := f.stored[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.stored))]
 	list := make([][2]any, len(values))
 	for i, v := range values {
 		list[i] = [2]any{v.Value, v.Runs}

@@ -29,8 +29,11 @@ type pageBase struct {
 type runPage struct {
 	pageBase
 	// ID is the run's; Compared the script listing the compare pages of
-	// it, relative to the page (compared.go).
+	// it, relative to the page, CompareBucket its number and ComparedList
+	// the script listing the buckets written (compared.go).
 	ID, Compared             string
+	CompareBucket            int
+	ComparedList             string
 	Heading, Subtitle, Shape string
 	Simulated, Incomplete    bool
 	// Disagreements lists the cells where our count and the server's own
@@ -141,6 +144,8 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		pageBase:       b.base("../../", runTitle(r)+" · "+b.site.Title, runDescription(r), "runs/"+e.ID+"/"),
 		ID:             e.ID,
 		Compared:       "../../" + comparedName(comparedBucket(e.ID)),
+		CompareBucket:  comparedBucket(e.ID),
+		ComparedList:   "../../" + comparedListName,
 		Heading:        runTitle(r),
 		Subtitle:       joinNonEmpty(" · ", r.Engine.Name, r.Engine.Version, r.Engine.Quantization),
 		Shape:          sweepShape(r),

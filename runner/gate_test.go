@@ -44,11 +44,7 @@ func slowed(run *matrixgen.Run, context, concurrency int) *matrixgen.Run {
 		if d.ContextTokens != context || d.Concurrency != concurrency {
 			continue
 		}
-		d.TotalTokS = new(*d.TotalTokS * 0.9)
-		d.PerSecondTokens = append([]int(nil), d.PerSecondTokens...)
-		for j, n := range d.PerSecondTokens {
-			d.PerSecondTokens[j] = int(float64(n)*0.9 + 0.5)
-		}
+		*d = slowDecode(*d, 0.9)
 	}
 	return &s
 }

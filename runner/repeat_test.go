@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -126,4 +127,101 @@ func TestRepeatsResume(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRepeatsResumeRetriesFailed: a run of 3 repeats whose file holds a
+// failed repeat (error) in one cell and a cell whose every repeat failed
+// is resumed: the failed repeats are measured again rather than kept as
+// made, the good ones kept as they were, each cell ends with 3 valid
+// repeats, and the log says how many were taken out.
+func TestRepeatsResumeRetriesFailed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, url, dial := startMemSim(t, testProfile())
+		s := testSettings(url, []string{"1K"}, []int{1, 2}, time.Second)
+		s.Sweep.Repeats = 3
+		file := filepath.Join(t.TempDir(), "run.json")
+		if _, err := Run(context.Background(), Options{dial: dial, Settings: s, File: file, Log: io.Discard}); err != nil {
+			t.Fatal(err)
+		}
+		e, err := matrixgen.LoadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed := func(d matrixgen.Decode) matrixgen.Decode {
+			return matrixgen.Decode{ContextTokens: d.ContextTokens, Concurrency: d.Concurrency, Status: matrixgen.StatusError, Reason: "HTTP 500"}
+		}
+		one, all := &e.Run.Decode[0], &e.Run.Decode[1]
+		kept := []matrixgen.Decode{one.Repeats[0], one.Repeats[2]}
+		repeats := []matrixgen.Decode{one.Repeats[0], failed(*one), one.Repeats[2]}
+		*one = matrixgen.Decode{}
+		for _, m := range repeats {
+			one.AddRepeat(m)
+		}
+		repeats = []matrixgen.Decode{failed(*all), failed(*all), failed(*all)}
+		*all = matrixgen.Decode{}
+		for _, m := range repeats {
+			all.AddRepeat(m)
+		}
+		e.Run.Incomplete = true
+		if err := matrixgen.SaveRun(file, e.Run); err != nil {
+			t.Fatal(err)
+		}
+		resumed := time.Now()
+		var log strings.Builder
+		run, err := Run(context.Background(), Options{dial: dial, Settings: s, File: file, Resume: true, Log: &log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Incomplete || !strings.Contains(log.String(), "resume: 4 repeats that failed to be measured again") {
+			t.Errorf("incomplete %v; log:\n%s", run.Incomplete, log.String())
+		}
+		for _, d := range run.Decode {
+			if len(d.Repeats) != 3 || d.Status != matrixgen.StatusValid {
+				t.Fatalf("%s × %d: %d repeats, %s", d.ContextLabel(), d.Concurrency, len(d.Repeats), d.Status)
+			}
+			for k, r := range d.Repeats {
+				if r.Status != matrixgen.StatusValid {
+					t.Errorf("%s × %d repeat %d: %s", d.ContextLabel(), d.Concurrency, k+1, r.Status)
+				}
+			}
+		}
+		for k, r := range kept {
+			if !run.Decode[0].Repeats[k].WindowStart.Equal(r.WindowStart) {
+				t.Errorf("a good repeat of 1K × 1 was measured again or moved: %d", k+1)
+			}
+		}
+		if got := run.Decode[0].Repeats[2].WindowStart; got.Before(resumed) {
+			t.Errorf("the failed repeat of 1K × 1 was kept, not measured again (its window began %v, the resume %v)", got, resumed)
+		}
+	})
+}
+
+// TestDropFailedRepeats: a cell keeps its repeats with a result, its
+// figures its median kept one's; a cell with none kept is not run; a cell
+// never repeated, failed or not, is left as it is (a resume retries a
+// failed one already).
+func TestDropFailedRepeats(t *testing.T) {
+	valid := func(rate float64) matrixgen.Decode {
+		return matrixgen.Decode{ContextTokens: 1024, Concurrency: 1, Status: matrixgen.StatusValid, TotalTokS: &rate}
+	}
+	bad := matrixgen.Decode{ContextTokens: 1024, Concurrency: 1, Status: matrixgen.StatusError, Reason: "x"}
+	var mixed, failedOnly matrixgen.Decode
+	for _, m := range []matrixgen.Decode{valid(10), bad, valid(30), valid(20)} {
+		mixed.AddRepeat(m)
+	}
+	failedOnly.AddRepeat(bad)
+	plain := bad
+	run := &matrixgen.Run{Decode: []matrixgen.Decode{mixed, failedOnly, plain}}
+	if n := dropFailedRepeats(run); n != 2 {
+		t.Errorf("dropped %d, want 2", n)
+	}
+	if d := run.Decode[0]; len(d.Repeats) != 3 || *d.TotalTokS != 20 || d.Status != matrixgen.StatusValid {
+		t.Errorf("mixed cell: %d repeats, %v, %s", len(d.Repeats), *d.TotalTokS, d.Status)
+	}
+	if d := run.Decode[1]; len(d.Repeats) != 0 || d.Status != matrixgen.StatusNotRun || d.ContextTokens != 1024 {
+		t.Errorf("failed cell: %+v", d)
+	}
+	if d := run.Decode[2]; d.Status != matrixgen.StatusError || d.Reason != "x" {
+		t.Errorf("a cell never repeated was changed: %+v", d)
+	}
 }

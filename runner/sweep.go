@@ -136,6 +136,9 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 		if run, err = resumeRun(o.File, run, o.Force); err != nil {
 			return nil, err
 		}
+		if n := dropFailedRepeats(run); n > 0 {
+			logf("resume: %s that failed to be measured again", plural.Count(n, "repeat", "repeats"))
+		}
 	}
 	sw := &sweeper{c: c, o: o, s: s, run: run, probe: probe, logf: logf, warnf: warnf, red: red,
 		sampler: &metricsSampler{c: c, url: s.Server.MetricsURL, enabled: probe.Metrics, interval: time.Second},
@@ -318,6 +321,34 @@ func resumeRun(file string, fresh *matrixgen.Run, force bool) (*matrixgen.Run, e
 	}
 	old.Incomplete = true
 	return old, nil
+}
+
+// dropFailedRepeats takes out of each repeated cell the repeats that
+// failed (error) or never ran, the cell's figures becoming its median kept
+// repeat's (not run where none is kept), so that a resume measures them
+// again as it measures a failed cell that was not repeated: a repeat
+// counts as made only once it has a result. It returns how many it took
+// out.
+func dropFailedRepeats(r *matrixgen.Run) int {
+	dropped := 0
+	for i := range r.Decode {
+		d := &r.Decode[i]
+		kept := make([]matrixgen.Decode, 0, len(d.Repeats))
+		for _, m := range d.Repeats {
+			if finished(m.Status) {
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) == len(d.Repeats) {
+			continue
+		}
+		dropped += len(d.Repeats) - len(kept)
+		*d = matrixgen.Decode{ContextTokens: d.ContextTokens, Concurrency: d.Concurrency, Status: matrixgen.StatusNotRun}
+		for _, m := range kept {
+			d.AddRepeat(m)
+		}
+	}
+	return dropped
 }
 
 // resumeDifferences lists what differs between a run and the run a resume

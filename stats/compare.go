@@ -10,8 +10,22 @@ import (
 // nothing of a cell; from 3 a side the two sets each have a spread.
 const MinSamples = 3
 
+// The tests a cell of two runs is compared by, as Result.Test and Row.Test
+// name them.
+const (
+	// TestSamples is the two-sided Mann–Whitney U over the samples inside
+	// the cell (CompareCell): its seconds, of every repeat, or a prefill
+	// row's requests.
+	TestSamples = "mann-whitney-u"
+	// TestRepeats is Student's two-sample t over the cell's repeats
+	// (CompareRepeats), where both runs measured it twice or more.
+	TestRepeats = "t"
+)
+
 // Result is one cell of two runs set side by side.
 type Result struct {
+	// Test is which test the cell was put to (TestSamples or TestRepeats).
+	Test string
 	// Ratio is the mean of b over the mean of a: 1.10 when b is 10 %
 	// faster; 0 when a's mean is 0.
 	Ratio float64
@@ -26,23 +40,45 @@ type Result struct {
 	// of being called significant when nothing changed. A table of many
 	// cells corrects for their number (Holm).
 	Significant bool
+	// Direction is the way the test found b to lie from a: 1 higher, −1
+	// lower, 0 neither (or untested). The figures a page shows (a cell's
+	// median repeat) can point the other way; a caller reads a difference
+	// only where the two agree.
+	Direction int
+	// T and DF are the t statistic and its degrees of freedom of a test of
+	// repeats; 0 for a Mann–Whitney test.
+	T  float64
+	DF int
+	// NA and NB are how many samples (or repeats) each side had.
+	NA, NB int
 }
 
 // CompareCell compares the samples of one cell in two runs (its tokens per
-// second, second by second, of every repeat; or its requests' rates): the
-// one rule by which a cell's difference is called significant, in the
-// regression gate's table (before its correction for many cells) and on
-// compare pages, whose script repeats it (the page's test rules say how).
+// second, second by second, of every repeat; or a prefill row's requests'
+// rates) by a two-sided Mann–Whitney U: the rule by which a prefill row's
+// difference, or a decode cell's not repeated twice in both runs
+// (CompareDecode), is called significant, in the regression gate's table
+// (before its correction for many cells) and on compare pages, whose script
+// repeats it (the page's test rules say how).
 func CompareCell(a, b []float64) Result {
-	r := Result{P: 1}
+	r := Result{P: 1, Test: TestSamples, NA: len(a), NB: len(b)}
 	if ma := Mean(a); ma != 0 {
 		r.Ratio = Mean(b) / ma
 	}
 	if !Testable(len(a), len(b)) {
 		return r
 	}
-	_, r.P = MannWhitney(a, b)
+	var u float64
+	u, r.P = MannWhitney(a, b)
 	r.Tested, r.Significant = true, r.P < Alpha
+	// U counts the pairs in which a's value is the larger: below its
+	// middle, b's values tend to be the larger.
+	switch middle := float64(len(a)) * float64(len(b)) / 2; {
+	case u < middle:
+		r.Direction = 1
+	case u > middle:
+		r.Direction = -1
+	}
 	return r
 }
 

@@ -64,8 +64,9 @@ func seconds(out []float64, d matrixgen.Decode) []float64 {
 	return out
 }
 
-// repeatTotals are the total tok/s of a cell's valid repeats.
-func repeatTotals(d matrixgen.Decode) []float64 {
+// RepeatTotals are the total tok/s of a cell's valid repeats, in the
+// order they were made; none where the sweep did not repeat.
+func RepeatTotals(d matrixgen.Decode) []float64 {
 	var out []float64
 	for _, r := range d.Repeats {
 		if r.Status == matrixgen.StatusValid && r.TotalTokS != nil {
@@ -73,6 +74,20 @@ func repeatTotals(d matrixgen.Decode) []float64 {
 		}
 	}
 	return out
+}
+
+// CompareDecode compares a decode cell of two runs by the one rule the
+// regression gate and the compare pages share: where both runs measured it
+// MinRepeats times or more (valid repeats), by its repeats (CompareRepeats:
+// slow drift on a machine moves whole repeats, and would make the seconds
+// inside them look significant when nothing changed); otherwise by its
+// seconds, of every repeat (CompareCell over DecodeSamples).
+func CompareDecode(a, b matrixgen.Decode) Result {
+	ra, rb := RepeatTotals(a), RepeatTotals(b)
+	if len(ra) >= MinRepeats && len(rb) >= MinRepeats {
+		return CompareRepeats(ra, rb)
+	}
+	return CompareCell(DecodeSamples(a), DecodeSamples(b))
 }
 
 // PrefillSamples are a prefill row's samples: each measured request's
@@ -95,7 +110,7 @@ func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 	if d.TotalTokS == nil {
 		return Interval{}, 0, false
 	}
-	if totals := repeatTotals(d); len(totals) >= 3 {
+	if totals := RepeatTotals(d); len(totals) >= 3 {
 		return MedianInterval(totals)
 	}
 	cell := Cell{Phase: PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}
@@ -135,44 +150,66 @@ func PrefillInterval(p matrixgen.Prefill) (Interval, float64, bool) {
 // Row is one cell of two runs compared.
 type Row struct {
 	Cell Cell `json:"cell"`
-	// A and B are the runs' own figures (total tok/s of a decode cell,
-	// prompt tok/s of a prefill row); SamplesA and SamplesB how many
-	// samples each had.
-	A        float64 `json:"a"`
-	B        float64 `json:"b"`
-	SamplesA int     `json:"samples_a"`
-	SamplesB int     `json:"samples_b"`
-	// Ratio is B / A: 0.9 when B is 10 % slower.
-	Ratio float64 `json:"ratio"`
-	// P is the cell's own two-sided Mann–Whitney p (CompareCell), 1 where
-	// it was not tested; Differ is P below Alpha: the cell's verdict on
-	// its own, the same as its compare page's.
-	P      float64 `json:"p"`
-	Differ bool    `json:"differ"`
-	// MinP is the smallest p the cell's sample sizes could give (MinP);
-	// InFamily is the cell being testable (Testable), so counted in the
-	// family the regression gate corrects for.
+	// A and B are the runs' own figures (total tok/s of a decode cell, its
+	// median repeat's where it was repeated; prompt tok/s of a prefill
+	// row).
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+	// Test is the test the cell was put to: TestRepeats where both runs
+	// repeated it MinRepeats times or more, TestSamples otherwise
+	// (CompareDecode); DF the t test's degrees of freedom.
+	Test string `json:"test"`
+	DF   int    `json:"df,omitempty"`
+	// SamplesA and SamplesB are how many samples each run had for the
+	// test: repeats for TestRepeats; seconds, or a prefill row's
+	// requests, for TestSamples.
+	SamplesA int `json:"samples_a"`
+	SamplesB int `json:"samples_b"`
+	// Ratio is B / A: 0.9 when B is 10 % slower. A cell with 0 tok/s in
+	// either run has none (0, and absent from JSON): it is not tested and
+	// not in the geometric mean.
+	Ratio float64 `json:"ratio,omitzero"`
+	// P is the cell's own two-sided p (CompareDecode: Student's t over the
+	// repeats, or Mann–Whitney over the samples), 1 where it was not
+	// tested. Differ is P below Alpha in the direction the ratio points:
+	// the cell's verdict on its own, the same as its compare page's.
+	// Against is P below Alpha with the test finding B on the other side
+	// of A than the ratio shows (the ratio is of median repeats, the t
+	// test of means; Mann–Whitney ranks): neither a gain nor a loss.
+	P       float64 `json:"p"`
+	Differ  bool    `json:"differ"`
+	Against bool    `json:"against"`
+	// MinP is the smallest p the cell's sample sizes could give (MinP; 0
+	// for a t test, whose p has no floor); InFamily is the cell being
+	// tested, so counted in the family the regression gate corrects for.
 	MinP     float64 `json:"min_p"`
 	InFamily bool    `json:"in_family"`
 	// PAdjusted is P corrected for the size of the family (Holm), null
 	// for a cell outside it; SignificantAfterHolm is PAdjusted below
-	// Alpha, what the regression gate reads.
+	// Alpha (and the test not Against the ratio), what the regression
+	// gate reads.
 	PAdjusted            *float64 `json:"p_adjusted"`
 	SignificantAfterHolm bool     `json:"significant_after_holm"`
 }
 
-// Change is the row's change as a share: −0.1 for 10 % slower.
+// Change is the row's change as a share: −0.1 for 10 % slower;
+// meaningless where the row has no ratio (HasRatio).
 func (r Row) Change() float64 { return r.Ratio - 1 }
 
-// Tested reports whether both runs had samples enough to test at all
-// (Testable): the row is in the gate's family.
-func (r Row) Tested() bool { return Testable(r.SamplesA, r.SamplesB) }
+// HasRatio reports whether both figures are above 0, so B / A means
+// something.
+func (r Row) HasRatio() bool { return r.Ratio > 0 }
+
+// Tested reports whether the cell was tested: both figures above 0 and
+// samples enough in both runs (Testable, or MinRepeats repeats a side).
+// The row is in the gate's family.
+func (r Row) Tested() bool { return r.InFamily }
 
 // Table is two runs compared cell by cell.
 type Table struct {
 	Rows []Row `json:"rows"`
 	// GeoMean is the geometric mean of the rows' ratios, the typical
-	// change; 0 when no row compared.
+	// change, over the rows that have one; 0 when none has.
 	GeoMean float64 `json:"geomean,omitempty"`
 	// Family is how many rows could reach significance at all (Testable):
 	// the family Holm's correction holds to a 5 % chance of any false
@@ -181,8 +218,8 @@ type Table struct {
 }
 
 // CompareRuns compares every measurement valid in both runs: decode cells
-// by total tok/s and their per-second samples, prefill rows by prompt
-// tok/s and their requests. Each row carries its own verdict (Differ, p
+// by total tok/s and their repeats or per-second samples (CompareDecode),
+// prefill rows by prompt tok/s and their requests (CompareCell). Each row carries its own verdict (Differ, p
 // below 5 % on its own, as the compare page marks it) and, for the gate,
 // its p corrected (Holm–Bonferroni) for the family of rows that could
 // reach 5 % at all, so that over a whole table the chance that any cell
@@ -194,7 +231,7 @@ func CompareRuns(a, b *matrixgen.Run) Table {
 		for _, pb := range b.Prefill {
 			if pa.ContextTokens == pb.ContextTokens && bothValid(pa.Status, pb.Status) && pa.PromptTokS != nil && pb.PromptTokS != nil {
 				t.Rows = append(t.Rows, row(Cell{Phase: PhasePrefill, Context: pa.ContextTokens},
-					*pa.PromptTokS, *pb.PromptTokS, PrefillSamples(pa), PrefillSamples(pb)))
+					*pa.PromptTokS, *pb.PromptTokS, CompareCell(PrefillSamples(pa), PrefillSamples(pb))))
 			}
 		}
 	}
@@ -203,7 +240,7 @@ func CompareRuns(a, b *matrixgen.Run) Table {
 		db, ok := b.Cell(da.ContextTokens, da.Concurrency)
 		if ok && bothValid(da.Status, db.Status) && da.TotalTokS != nil && db.TotalTokS != nil {
 			t.Rows = append(t.Rows, row(Cell{Phase: PhaseDecode, Context: da.ContextTokens, Concurrency: da.Concurrency},
-				*da.TotalTokS, *db.TotalTokS, DecodeSamples(*da), DecodeSamples(db)))
+				*da.TotalTokS, *db.TotalTokS, CompareDecode(*da, db)))
 		}
 	}
 	slices.SortStableFunc(t.Rows, func(x, y Row) int {
@@ -213,7 +250,9 @@ func CompareRuns(a, b *matrixgen.Run) Table {
 	t.Family = holm(t.Rows)
 	ratios := make([]float64, 0, len(t.Rows))
 	for _, r := range t.Rows {
-		ratios = append(ratios, r.Ratio)
+		if r.HasRatio() {
+			ratios = append(ratios, r.Ratio)
+		}
 	}
 	t.GeoMean, _ = GeoMean(ratios)
 	return t
@@ -223,14 +262,35 @@ func bothValid(a, b matrixgen.Status) bool {
 	return a == matrixgen.StatusValid && b == matrixgen.StatusValid
 }
 
-func row(c Cell, a, b float64, sa, sb []float64) Row {
-	r := Row{Cell: c, A: a, B: b, SamplesA: len(sa), SamplesB: len(sb), MinP: MinP(len(sa), len(sb))}
-	if a > 0 {
-		r.Ratio = b / a
+// row is a cell of two runs: their figures a and b and the cell's test.
+// Without a ratio (a figure of 0) nothing is tested; a test that found the
+// difference on the other side of the ratio says so (Against) rather than
+// mark it a difference.
+func row(c Cell, a, b float64, cell Result) Row {
+	r := Row{Cell: c, A: a, B: b, Test: cell.Test, DF: cell.DF, SamplesA: cell.NA, SamplesB: cell.NB, P: 1}
+	if cell.Test == TestSamples {
+		r.MinP = MinP(cell.NA, cell.NB)
 	}
-	cell := CompareCell(sa, sb)
-	r.P, r.Differ, r.InFamily = cell.P, cell.Significant, cell.Tested
+	if !(a > 0) || !(b > 0) {
+		return r
+	}
+	r.Ratio = b / a
+	r.P, r.InFamily = cell.P, cell.Tested
+	shown := Direction(r.Ratio)
+	r.Differ = cell.Significant && shown != 0 && shown == cell.Direction
+	r.Against = cell.Significant && shown != 0 && shown != cell.Direction
 	return r
+}
+
+// Direction is the way a ratio B / A points: 1 above 1, −1 below, 0 at 1.
+func Direction(ratio float64) int {
+	switch {
+	case ratio > 1:
+		return 1
+	case ratio < 1:
+		return -1
+	}
+	return 0
 }
 
 // holm sets PAdjusted and SignificantAfterHolm of the rows in the family
@@ -250,7 +310,7 @@ func holm(rows []Row) int {
 		adjusted := max(floor, min(1, float64(m-k)*rows[i].P))
 		floor = adjusted
 		rows[i].PAdjusted = &adjusted
-		rows[i].SignificantAfterHolm = adjusted < Alpha
+		rows[i].SignificantAfterHolm = adjusted < Alpha && !rows[i].Against
 	}
 	return m
 }
@@ -270,5 +330,15 @@ func (t Table) Slowdowns(beyond float64) []Row {
 
 // FailsGate reports whether the row alone fails a gate at beyond.
 func (r Row) FailsGate(beyond float64) bool {
-	return r.SignificantAfterHolm && r.Change() < -beyond
+	return r.SignificantAfterHolm && Beyond(r.Ratio, beyond)
+}
+
+// Beyond reports whether a ratio B / A is a slowdown of more than share
+// (0.05: more than 5 %). A slowdown of exactly share is not, though the
+// floating point of 95 / 100 puts it a hair past 0.05: the tolerance,
+// 1e-9, is far below any change a figure of tok/s can show. A ratio of 0
+// (none) is no slowdown.
+func Beyond(ratio, share float64) bool {
+	const tolerance = 1e-9
+	return ratio > 0 && 1-ratio > share+tolerance
 }

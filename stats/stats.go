@@ -161,23 +161,63 @@ func MedianInterval(xs []float64) (in Interval, level float64, ok bool) {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	// outside(k): the chance all but fewer than k samples fall on one side,
-	// which is when the median lies outside [s[k-1], s[n-k]].
-	outside := func(k int) float64 { return 2 * binomialCDF(k-1, n) }
-	k := 1
-	for k+1 <= n/2 && outside(k+1) <= Alpha {
-		k++
+	// 2·P(X ≤ k − 1) for X ~ Binomial(n, ½), which is when the median lies
+	// outside [s[k-1], s[n-k]]. The CDF grows a term at a time as k does.
+	cdf := newBinomialCDF(n)
+	outside := func(k int) float64 { return 2 * cdf.upTo(k-1) }
+	k, out := 1, outside(1)
+	for k+1 <= n/2 {
+		next := outside(k + 1)
+		if next > Alpha {
+			break
+		}
+		k, out = k+1, next
 	}
-	return Interval{Low: s[k-1], High: s[n-k]}, 1 - outside(k), true
+	return Interval{Low: s[k-1], High: s[n-k]}, 1 - out, true
 }
 
-// binomialCDF is P(X ≤ k) for X ~ Binomial(n, ½).
-func binomialCDF(k, n int) float64 {
-	sum, c := 0.0, 1.0 // c = C(n, i)
-	for i := 0; i <= k; i++ {
-		sum += c
-		c = c * float64(n-i) / float64(i+1)
+// binomialCDF is P(X ≤ k) for X ~ Binomial(n, ½), for k rising from one
+// call to the next. Up to exactLogBound trials it sums C(n, i) as floats
+// and divides by 2ⁿ; past it 2ⁿ (and C(n, n/2)) overflow a float, so each
+// term is exp(log C(n, i) − n·log 2), from log-gamma.
+type binomialCDF struct {
+	n    int
+	i    int     // the next term to add
+	sum  float64 // the terms below i: counts, or probabilities past the bound
+	c    float64 // C(n, i), up to the bound
+	logs bool
+}
+
+// exactLogBound is the most trials whose 2ⁿ a float holds with room: 2¹⁰²⁴
+// is past the largest float.
+const exactLogBound = 1000
+
+func newBinomialCDF(n int) *binomialCDF {
+	return &binomialCDF{n: n, c: 1, logs: n > exactLogBound}
+}
+
+// upTo is P(X ≤ k); k never falls from one call to the next.
+func (b *binomialCDF) upTo(k int) float64 {
+	for ; b.i <= k; b.i++ {
+		if !b.logs {
+			b.sum += b.c
+			b.c = b.c * float64(b.n-b.i) / float64(b.i+1)
+			continue
+		}
+		b.sum += math.Exp(logChoose(b.n, b.i) - float64(b.n)*math.Ln2)
 	}
-	return sum / math.Exp2(float64(n))
+	if b.logs {
+		return b.sum
+	}
+	return b.sum / math.Exp2(float64(b.n))
+}
+
+// logChoose is log C(n, k).
+func logChoose(n, k int) float64 {
+	ln, _ := math.Lgamma(float64(n + 1))
+	lk, _ := math.Lgamma(float64(k + 1))
+	lnk, _ := math.Lgamma(float64(n - k + 1))
+	return ln - lk - lnk
 }
 
 // selectQuantile is the q-quantile of xs by linear interpolation between

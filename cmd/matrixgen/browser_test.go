@@ -64,6 +64,12 @@ func TestPagesInABrowser(t *testing.T) {
 	if visible != 3 {
 		t.Errorf("the index shows %d runs, want 3", visible)
 	}
+	// One page of runs: no pager.
+	var pagers int
+	eval(`document.querySelectorAll("nav.pager").length`, &pagers)
+	if pagers != 0 {
+		t.Errorf("an index of one page shows %d pagers", pagers)
+	}
 	// The best of each figure column, marked by the script alone.
 	var tops []string
 	eval(`[...document.querySelectorAll("#runs td.top")].map(td => td.dataset.top + " " + td.parentElement.dataset.id).sort()`, &tops)

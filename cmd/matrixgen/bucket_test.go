@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
+	"github.com/matrixgen/matrixgen/internal/s3fake"
 )
 
 // TestALabInOneBucket: two boxes run at once into one bucket, a third
@@ -171,7 +173,7 @@ func TestServeFromABucket(t *testing.T) {
 	}
 	log := &lockedBuffer{}
 	s := &server{runs: mirror, out: filepath.Join(t.TempDir(), "public"), cfgFile: filepath.Join(t.TempDir(), "none.toml"), log: log,
-		mirror: mirrorOf(context.Background(), store, mirror, io.Discard)}
+		mirror: newBucketMirror(store, mirror, io.Discard)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.serve(ctx, ln, 20*time.Millisecond) }()
@@ -193,4 +195,81 @@ func TestServeFromABucket(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestAFailedPollKeepsTheMirror: a poll of serve's that failed halfway
+// left the runs it had fetched beside the ones it had not (two listings
+// mixed), and a stale run removed or not by chance. A poll fetches into
+// the staging folder and swaps in only when every object came: a failed
+// one leaves every file of the mirror as it was (its very file), says why
+// on one line a failure, escaped; the next good poll brings every change.
+// A key skipped is said once while it stays.
+func TestAFailedPollKeepsTheMirror(t *testing.T) {
+	srv := s3fake.New()
+	defer srv.Close()
+	srv.Put("runs/a.json", []byte(`{"a":1}`))
+	srv.Put("runs/a.md", []byte("notes"))
+	srv.Put("runs/b.json", []byte(`{"b":1}`))
+	srv.Put("runs/bad name.json", []byte(`{}`))
+	store, err := bucket.Open(t.Context(), srv.URL("runs/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	dir := t.TempDir()
+	var said, failures lockedBuffer
+	s := &server{runs: dir, log: &said, errLog: &failures, mirror: newBucketMirror(store, dir, &said)}
+	mirrored := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+				out[e.Name()] = string(data)
+			}
+		}
+		return out
+	}
+	if err := s.pollOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := mirrored()
+	if len(before) != 3 || before["a.json"] != `{"a":1}` || before["a.md"] != "notes" {
+		t.Fatalf("the mirror holds %v", before)
+	}
+	infoA, _ := os.Stat(filepath.Join(dir, "a.json"))
+
+	srv.Put("runs/a.json", []byte(`{"a":2}`))
+	srv.Delete("runs/a.md")
+	srv.Put("runs/c.json", []byte(`{"c":1}`))
+	srv.Put("runs/b.json", []byte(`{"b":2}`))
+	srv.Misbehave("runs/b.json", s3fake.HugeError)
+	srv.HugeBytes, srv.ErrorStatus = 40<<10, http.StatusForbidden // not tried again
+	if err := s.pollOnce(t.Context()); err == nil {
+		t.Fatal("a poll with a failing object succeeded")
+	}
+	if after := mirrored(); !maps.Equal(after, before) {
+		t.Errorf("after a failed poll the mirror holds %v, want %v", after, before)
+	}
+	if info, _ := os.Stat(filepath.Join(dir, "a.json")); !os.SameFile(info, infoA) {
+		t.Error("a failed poll replaced a.json")
+	}
+	lines := strings.Split(strings.TrimSuffix(failures.String(), "\n"), "\n")
+	if len(lines) != 2 || lines[0] != "reading the bucket's runs failed; still serving the last good site:" ||
+		!strings.HasPrefix(lines[1], "  "+store.String()+": b.json: the store answered 403 InternalError: the store says\\u202e at length") || len(lines[1]) > 1000 {
+		t.Errorf("the failure said:\n%s", failures.String())
+	}
+
+	srv.Misbehave("runs/b.json", s3fake.Honest)
+	if err := s.pollOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a.json": `{"a":2}`, "b.json": `{"b":2}`, "c.json": `{"c":1}`}
+	if after := mirrored(); !maps.Equal(after, want) {
+		t.Errorf("after a good poll the mirror holds %v, want %v", after, want)
+	}
+	if n := strings.Count(said.String(), `skipped "bad name.json"`); n != 1 {
+		t.Errorf("the skipped key was said %d times in three polls:\n%s", n, said.String())
+	}
 }

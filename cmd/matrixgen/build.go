@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,6 +39,9 @@ bad file and leaves the previous site untouched.
 		baseURL := fs.String("base-url", "", "`URL` the site is published at, for canonical links and a sitemap (overrides [site] base_url)")
 		cfgFile := configFlag(fs)
 		return func(args []string, stdout, stderr io.Writer) error {
+			if err := checkPlaces(*runs, *out); err != nil {
+				return err
+			}
 			cfg, err := cfgFile.load()
 			if err != nil {
 				return err
@@ -115,9 +116,12 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 const buildMemory = 192 << 20
 
 // indent lists joined errors one per line under the message above them.
+// Only an error that is itself a join is listed, never one found inside
+// another: a store's error wraps the SDK's, whose words (a join of its
+// attempts, say) are for errors.Is, not for printing (bucket.Store.fail).
 func indent(err error) error {
-	var joined interface{ Unwrap() []error }
-	if !errors.As(err, &joined) {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
 		return fmt.Errorf("  %w", err)
 	}
 	var list []error
@@ -220,8 +224,7 @@ func publishFolder(ctx context.Context, place string, waiting func()) (dir strin
 // removed by cleanup, where there is no cache folder.
 func cachedFolder(ctx context.Context, kind, place, name string, waiting func()) (dir string, cleanup func(), err error) {
 	if cache, err := os.UserCacheDir(); err == nil {
-		sum := sha256.Sum256([]byte(bucket.Redact(place)))
-		dir := filepath.Join(cache, "matrixgen", kind, hex.EncodeToString(sum[:8]), name)
+		dir := filepath.Join(cache, "matrixgen", kind, bucket.Where(place), name)
 		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err == nil {
 			unlock, err := lockFolder(ctx, filepath.Dir(dir), waiting)
 			if err != nil {

@@ -37,17 +37,24 @@ Usage: matrixgen compare <A> <B> [options]
 A and B are run files, ids of runs in the -runs folder (a local folder or
 a bucket URL), or run files in a bucket (s3://lab/runs/<id>.json). Every cell and
 prefill row valid in both is set side by side: A's figure, B's, the change,
-its p and its verdict, tested by a two-sided Mann–Whitney U on the samples
-inside the cell (its tokens in each second of its window, of every repeat,
+its p, its test and its verdict. A decode cell measured twice or more in
+both runs (-repeat) is tested over its repeats, by Student's two-sample t
+on each repeat's tok/s ("t"): drift on a machine moves whole repeats, and
+would make the seconds inside them look significant when nothing changed.
+Any other cell is tested by a two-sided Mann–Whitney U on the samples
+inside it ("U": its tokens in each second of its window, of every repeat,
 or its prefill requests' rates). The verdict is the cell's own, at
 p < 0.05, the same as its compare page's: faster or slower where the
-difference is significant, "~" where it is not. The last line is the
-geometric mean of the changes.
+difference is significant, "~" where it is not, "~ (against)" where the
+test finds B on the other side of A than the figures shown (a median
+repeat against the repeats' mean): neither. A cell of 0 tok/s in either
+run has no ratio and is not tested. The last line is the geometric mean of
+the changes.
 
 The gate (Holm) column is the regression gate's view: a cell's p corrected
 by Holm's method over the family of cells whose sample sizes can reach
-p < 0.05 at all (3 samples against 3 never can: the smallest p they can
-give is 0.1), so that when nothing changed the chance that the gate calls
+p < 0.05 at all (a cell tested by t always can; 3 samples against 3
+never can by U: the smallest p they can give is 0.1), so that when nothing changed the chance that the gate calls
 any cell significant is at most 5 %. "!" marks a cell that fails -fail-on,
 "*" one significant after the correction that does not, "–" one outside
 the family.
@@ -56,7 +63,9 @@ Runs of different models, GPUs, engines or context lengths are compared
 all the same, with a warning on stderr naming what differs.
 
 -fail-on takes a percentage from 0 up to 100, with or without "%": 5 and
-5% both fail on a slowdown of more than 5 %.
+5% both fail on a slowdown of more than 5 % (95 against 100 is not).
+Given empty (an unset variable in a script) or as -0, it is a mistake
+(exit 2), not a gate that never fails.
 
 Exit status:
   0  no slowdown beyond -fail-on is significant after the correction
@@ -76,7 +85,7 @@ Exit status:
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		runs := fs.String("runs", "runs", "runs `folder` or bucket URL that ids name runs in")
 		format := fs.String("format", "text", "output `format`: text, markdown or json")
-		failOn := fs.String("fail-on", "", "exit 1 on a slowdown beyond this `percentage` (5 or 5%), significant after Holm's correction; empty: never")
+		failOn := fs.String("fail-on", "", "exit 1 on a slowdown beyond this `percentage` (5 or 5%), significant after Holm's correction; not given: never")
 		return func(args []string, stdout, stderr io.Writer) error {
 			if len(args) != 2 {
 				return usagef("name two runs to compare, A and B")
@@ -84,12 +93,17 @@ Exit status:
 			if *format != "text" && *format != "markdown" && *format != "json" {
 				return usagef("-format: want text, markdown or json, not %q", *format)
 			}
-			beyond, gate, err := parsePercent(*failOn)
+			given := false
+			fs.Visit(func(f *flag.Flag) { given = given || f.Name == "fail-on" })
+			beyond, gate, err := parsePercent(*failOn, given)
 			if err != nil {
 				return usagef("-fail-on: %v", err)
 			}
 			if args[0] == args[1] {
 				return usagef("A and B are one run (%s): name two runs", term.Name(args[0]))
+			}
+			if err := checkPlaces(*runs, args[0], args[1]); err != nil {
+				return err
 			}
 			a, err := loadCompared(*runs, args[0])
 			if err != nil {
@@ -147,27 +161,35 @@ func nothingWhy(t stats.Table) string {
 	if len(t.Rows) == 0 {
 		return "nothing to test: the two runs have no cell or prefill row valid in both"
 	}
-	noSamples := 0
+	noSamples, noRatio := 0, 0
 	for _, r := range t.Rows {
-		if r.SamplesA == 0 || r.SamplesB == 0 {
+		switch {
+		case !r.HasRatio():
+			noRatio++
+		case r.SamplesA == 0 || r.SamplesB == 0:
 			noSamples++
 		}
 	}
 	return fmt.Sprintf("nothing could be tested: of %s valid in both runs, none has samples enough in both to reach p < %g "+
-		"(%d kept no per-second samples or requests in a run; the others have too few: a cell needs %d or more a side "+
-		"and sizes whose smallest possible p is below %g, so 3 against 3, whose smallest is 0.1, never can)",
-		plural.Count(len(t.Rows), "cell", "cells"), stats.Alpha, noSamples, stats.MinSamples, stats.Alpha)
+		"(%d kept no per-second samples or requests in a run; %d had 0 tok/s in a run, so no ratio; the others have too few: a cell needs "+
+		"%d repeats a side, or %d samples or more a side and sizes whose smallest possible p is below %g, so 3 against 3, whose smallest is 0.1, never can)",
+		plural.Count(len(t.Rows), "cell", "cells"), stats.Alpha, noSamples, noRatio, stats.MinRepeats, stats.MinSamples, stats.Alpha)
 }
 
 // parsePercent reads -fail-on: a percentage from 0 up to 100, "5" or
-// "5%" both five per cent, as a share (0.05); "" no gate.
-func parsePercent(s string) (share float64, set bool, err error) {
-	if s == "" {
+// "5%" both five per cent, as a share (0.05); not given, no gate. Given
+// empty (a variable that was not set, in a CI script) or as "-0", it is a
+// mistake: a gate that silently does not run would pass every change.
+func parsePercent(s string, given bool) (share float64, set bool, err error) {
+	if !given {
 		return 0, false, nil
 	}
 	text := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
 	v, err := strconv.ParseFloat(text, 64)
-	if err != nil || text == "" || strings.ContainsAny(text, "%xXpP_") || !(v >= 0) || v >= 100 {
+	if text == "" {
+		return 0, false, errors.New("want a percentage from 0 up to 100 (5 or 5%), not an empty value; leave -fail-on out for no gate")
+	}
+	if err != nil || strings.ContainsAny(text, "%xXpP_-") || !(v >= 0) || v >= 100 {
 		return 0, false, fmt.Errorf("want a percentage from 0 up to 100 (5 or 5%%), not %q", s)
 	}
 	return v / 100, true, nil
@@ -247,13 +269,18 @@ type compareReport struct {
 }
 
 // verdict is a row's own verdict, as its compare page marks the cell:
-// "faster" or "slower" where its p is below 5 %, "~" where not,
+// "faster" or "slower" where its p is below 5 % in the direction of its
+// ratio, "~ (against)" where below 5 % the other way, "~" where not,
 // "untested" where a run kept no samples there (the page then colours
-// the ratio as measured).
+// the ratio as measured), "no ratio" where a figure is 0.
 func verdict(r stats.Row) string {
 	switch {
+	case !r.HasRatio():
+		return "no ratio"
 	case r.SamplesA == 0 || r.SamplesB == 0:
 		return "untested"
+	case r.Against:
+		return "~ (against)"
 	case !r.Differ || r.Ratio == 1:
 		return "~"
 	case r.Ratio < 1:
@@ -291,18 +318,35 @@ func pText(r stats.Row) string {
 }
 
 // compareRows are the table's rows, every column in one format: tok/s to
-// one decimal, changes as signed percentages to one, p to three decimals.
+// one decimal, changes as signed percentages to one ("no ratio" where a
+// figure is 0), p to three decimals, the test as t or U ("–" untested).
 func (rep compareReport) compareRows() [][]string {
 	t := rep.Table
 	rows := make([][]string, 0, len(t.Rows)+1)
 	for _, r := range t.Rows {
-		rows = append(rows, []string{r.Cell.String(), rate(r.A), rate(r.B), percent(r.Change()), pText(r),
+		change := "no ratio"
+		if r.HasRatio() {
+			change = percent(r.Change())
+		}
+		rows = append(rows, []string{r.Cell.String(), rate(r.A), rate(r.B), change, pText(r), testName(r),
 			fmt.Sprintf("%d+%d", r.SamplesA, r.SamplesB), verdict(r), rep.gateMark(r)})
 	}
 	if t.GeoMean > 0 {
-		rows = append(rows, []string{"geomean", "", "", percent(t.GeoMean - 1), "", "", "", ""})
+		rows = append(rows, []string{"geomean", "", "", percent(t.GeoMean - 1), "", "", "", "", ""})
 	}
 	return rows
+}
+
+// testName is the row's test, as the table's test column names it: "t"
+// over repeats, "U" over samples, "–" where it was not tested.
+func testName(r stats.Row) string {
+	switch {
+	case !r.InFamily:
+		return "–"
+	case r.Test == stats.TestRepeats:
+		return "t"
+	}
+	return "U"
 }
 
 func rate(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
@@ -310,7 +354,7 @@ func rate(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 // compareHeader is the table's header; which runs A and B are goes above
 // it (runsLine), as ids can be long.
 func compareHeader() []string {
-	return []string{"cell", "A tok/s", "B tok/s", "change", "p", "n A+B", "verdict", "gate (Holm)"}
+	return []string{"cell", "A tok/s", "B tok/s", "change", "p", "test", "n A+B", "verdict", "gate (Holm)"}
 }
 
 func runsLine(a, b string) string { return "A: " + term.Name(a) + "\nB: " + term.Name(b) + "\n" }
@@ -321,9 +365,12 @@ func (rep compareReport) legend() string {
 	if rep.Gate {
 		gate = "! fails -fail-on " + strings.TrimPrefix(percent(rep.Beyond), "+")
 	}
-	return fmt.Sprintf("verdict: two-sided Mann–Whitney U over each cell's samples, p < %g for the cell on its own (as its compare page marks it); ~ where not.\n"+
-		"gate (Holm): p corrected by Holm's method over the family of %s whose sample sizes can reach p < %g; %s; * significant after the correction; – outside the family.",
-		stats.Alpha, plural.Count(rep.Table.Family, "cell", "cells"), stats.Alpha, gate)
+	return fmt.Sprintf("test: t, Student's two-sample t (variance pooled) over the cell's repeats, where both runs measured it %d times or more (n: repeats); "+
+		"U, two-sided Mann–Whitney U over its samples otherwise (n: seconds of every repeat, or prefill requests).\n"+
+		"verdict: p < %g for the cell on its own (as its compare page marks it), faster or slower as its ratio points; "+
+		"~ where not; ~ (against) where the test finds the difference on the other side of the ratio; no ratio where a figure is 0.\n"+
+		"gate (Holm): p corrected by Holm's method over the family of %s that can reach p < %g; %s; * significant after the correction; – outside the family.",
+		stats.MinRepeats, stats.Alpha, plural.Count(rep.Table.Family, "cell", "cells"), stats.Alpha, gate)
 }
 
 // notComparedLine is one line for every cell without a row: how many, and
@@ -346,7 +393,7 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 	io.WriteString(w, runsLine(rep.A, rep.B)+"\n")
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-	right := map[int]bool{1: true, 2: true, 3: true, 4: true, 5: true}
+	right := map[int]bool{1: true, 2: true, 3: true, 4: true, 6: true}
 	rows := append([][]string{compareHeader()}, rep.compareRows()...)
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
@@ -392,7 +439,7 @@ func writeCompareMarkdown(w io.Writer, rep compareReport) error {
 		sb.WriteString("Warning: " + warning + "\n\n")
 	}
 	line(compareHeader())
-	sb.WriteString("|---|--:|--:|--:|--:|--:|---|:-:|\n")
+	sb.WriteString("|---|--:|--:|--:|--:|:-:|--:|---|:-:|\n")
 	for _, r := range rep.compareRows() {
 		line(r)
 	}
@@ -414,7 +461,8 @@ func writeCompareJSON(w io.Writer, rep compareReport) error {
 		Warnings    []string    `json:"warnings"`
 		Table       stats.Table `json:"table"`
 		NotCompared []string    `json:"not_compared"`
-	}{rep.A, rep.B, stats.Alpha, "mann-whitney-u two-sided per cell; gate: holm over the cells that can reach alpha", nil,
+	}{rep.A, rep.B, stats.Alpha, "per cell: t (student's two-sample t, variance pooled) over its repeats where both runs have 2 or more, " +
+		"else mann-whitney-u two-sided over its samples; each row's test says which; gate: holm over the cells that can reach alpha", nil,
 		append([]string{}, rep.Warnings...), rep.Table, append([]string{}, rep.NotCompared...)}
 	if rep.Gate {
 		out.FailOn = &rep.Beyond

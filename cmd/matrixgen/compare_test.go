@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,15 +21,21 @@ import (
 // into a runs folder.
 func comparedRuns(t *testing.T) string {
 	t.Helper()
+	return comparedRunsBy(t, 0.85)
+}
+
+// comparedRunsBy writes run A and run B, B's 8K × 1 cell at share of A's.
+func comparedRunsBy(t *testing.T, share float64) string {
+	t.Helper()
 	runs := t.TempDir()
 	a := testrun.Full(1)
 	b := testrun.Full(1)
 	d := &b.Decode[0]
-	d.TotalTokS = new(*d.TotalTokS * 0.85)
-	d.OutputTokens = new(int(float64(*d.OutputTokens) * 0.85))
-	d.Completed = new(int(float64(*d.Completed) * 0.85))
+	d.TotalTokS = new(*d.TotalTokS * share)
+	d.OutputTokens = new(int(float64(*d.OutputTokens) * share))
+	d.Completed = new(int(math.Ceil(float64(*d.Completed) * share))) // as many requests made its tokens
 	for i, n := range d.PerSecondTokens {
-		d.PerSecondTokens[i] = int(float64(n) * 0.85)
+		d.PerSecondTokens[i] = int(float64(n) * share)
 	}
 	for id, r := range map[string]*matrixgen.Run{"before": a, "after": b} {
 		if err := matrixgen.SaveRun(filepath.Join(runs, id+".json"), r); err != nil {
@@ -111,6 +118,14 @@ func TestCompareUsage(t *testing.T) {
 		{"compare", "-runs", runs, "before", "after", "-fail-on", "Inf%"},
 		{"compare", "-runs", runs, "before", "after", "-fail-on", "%"},
 		{"compare", "-runs", runs, "before", "after", "-fail-on", "0x10"},
+		// Given but empty (a CI variable never set), or −0: a gate that
+		// would never run is a mistake, not a pass.
+		{"compare", "-runs", runs, "before", "after", "-fail-on", ""},
+		{"compare", "-runs", runs, "before", "after", "-fail-on="},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "  "},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "-0"},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "-0%"},
+		{"compare", "-runs", runs, "before", "after", "-fail-on", "-0.0"},
 		{"compare", "-runs", runs, "before", "before"},
 	} {
 		code, _, errOut := matrixgenCmd(t, args...)
@@ -128,6 +143,49 @@ func TestCompareUsage(t *testing.T) {
 	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "missing"); code != exitFailed ||
 		!strings.Contains(errOut, "no run ") || !strings.Contains(errOut, "missing.json") || strings.Contains(errOut, "openat") {
 		t.Errorf("a missing run: exit %d, %s", code, errOut)
+	}
+}
+
+// TestFailOnExactlyBeyond: a cell exactly 5 % slower (95 against 100, in
+// floating point a hair past 0.05) does not fail -fail-on 5%; it fails
+// -fail-on 4.9, and a cell 5.1 % slower fails 5 %.
+func TestFailOnExactlyBeyond(t *testing.T) {
+	runs := comparedRunsBy(t, 0.95)
+	if code, out, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-fail-on", "5%"); code != 0 {
+		t.Errorf("5 %% slower, -fail-on 5%%: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-fail-on", "4.9"); code != exitFailed || !strings.Contains(errOut, "decode 8K×1") {
+		t.Errorf("5 %% slower, -fail-on 4.9: exit %d, %s", code, errOut)
+	}
+	runs = comparedRunsBy(t, 0.949)
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-fail-on", "5"); code != exitFailed {
+		t.Errorf("5.1 %% slower, -fail-on 5: exit %d, %s", code, errOut)
+	}
+}
+
+// TestStoresWithoutADriverAreRefused: gs:// and azblob:// places are
+// command-line mistakes (exit 2) in one line that says only s3:// (and
+// S3-compatible endpoints) is read and how to reach the store, before any
+// work; the URL's query (a key, perhaps) is not repeated.
+func TestStoresWithoutADriverAreRefused(t *testing.T) {
+	runs := comparedRuns(t)
+	for _, args := range [][]string{
+		{"compare", "-runs", "gs://lab/runs/?token=SECRETVALUE", "before", "after"},
+		{"compare", "gs://lab/runs/before.json", "azblob://lab/runs/after.json"},
+		{"compare", "-runs", runs, "before", "azblob://lab/runs/after.json?sig=SECRETVALUE"},
+		{"build", "-runs", "gs://lab/runs/", "-o", t.TempDir()},
+		{"build", "-runs", "azblob://lab/runs/?sig=SECRETVALUE", "-o", t.TempDir()},
+		{"build", "-runs", runs, "-o", "gs://lab/site/"},
+		{"validate", "gs://lab/runs/"},
+	} {
+		code, out, errOut := matrixgenCmd(t, args...)
+		if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "only s3:// (AWS S3 and S3-compatible stores)") ||
+			!strings.Contains(errOut, "endpoint=") || strings.Contains(errOut, "SECRETVALUE") || out != "" {
+			t.Errorf("%q: exit %d, %q%q; want 2 and one line naming s3:// and how", args, code, out, errOut)
+		}
+		if strings.Contains(strings.Join(args, " "), "gs://") && !strings.Contains(errOut, "storage.googleapis.com") {
+			t.Errorf("%q: %q does not say how to reach GCS", args, errOut)
+		}
 	}
 }
 
@@ -272,10 +330,11 @@ func TestCompareColumnsOneFormat(t *testing.T) {
 	forms := []*regexp.Regexp{
 		regexp.MustCompile(`^(decode \S+×\d+|prefill \S+|geomean)$`),
 		regexp.MustCompile(`^(\d+\.\d|)$`), regexp.MustCompile(`^(\d+\.\d|)$`),
-		regexp.MustCompile(`^[+-]\d+\.\d %$`),
+		regexp.MustCompile(`^([+-]\d+\.\d %|no ratio)$`),
 		regexp.MustCompile(`^(0\.\d\d\d|1\.000|<0\.001|–|)$`),
+		regexp.MustCompile(`^(t|U|–|)$`),
 		regexp.MustCompile(`^(\d+\+\d+|)$`),
-		regexp.MustCompile(`^(faster|slower|~|untested|)$`),
+		regexp.MustCompile(`^(faster|slower|~|~ \(against\)|untested|no ratio|)$`),
 		regexp.MustCompile(`^(!|\*|–|)$`),
 	}
 	for seed := range uint64(6) {
@@ -327,7 +386,7 @@ func TestCompareColumnsOneFormat(t *testing.T) {
 // for gain, slower for loss, ~ for same, untested where the page colours
 // the ratio as measured; and the JSON's differ is that verdict.
 func TestCompareVerdictIsTheCellsOwn(t *testing.T) {
-	page := map[string]string{"gain": "faster", "loss": "slower", "same": "~", "untested": "untested", "": "untested"}
+	page := map[string]string{"gain": "faster", "loss": "slower", "same": "~", "against": "~ (against)", "untested": "untested", "": "untested"}
 	seen := map[string]int{}
 	for seed := range uint64(6) {
 		a, b := testrun.Full(100+seed), testrun.Full(200+seed)
@@ -345,7 +404,7 @@ func TestCompareVerdictIsTheCellsOwn(t *testing.T) {
 			if !ok {
 				t.Fatalf("seed %d: %s is not on the page", seed, key)
 			}
-			got := rows[i][6]
+			got := rows[i][7]
 			if page[w] != got {
 				t.Errorf("seed %d, %s: the CLI says %q, the page %q", seed, key, got, w)
 			}
@@ -359,6 +418,52 @@ func TestCompareVerdictIsTheCellsOwn(t *testing.T) {
 	for _, v := range []string{"faster", "slower", "~"} {
 		if seen[v] < 10 {
 			t.Errorf("only %d rows called %q: the generated runs do not reach it", seen[v], v)
+		}
+	}
+}
+
+// TestCompareTestsRepeatsByT: two -repeat 3 runs of the sim have every
+// decode cell tested over its 3 repeats a side (t, n 3+3), the prefill rows
+// by their requests; JSON names each row's test and its degrees of
+// freedom; the legend says which test is used when.
+func TestCompareTestsRepeatsByT(t *testing.T) {
+	a, b := filepath.Join("testdata", "repeat", "sim-repeat-a.json"), filepath.Join("testdata", "repeat", "sim-repeat-b.json")
+	code, out, errOut := matrixgenCmd(t, "compare", a, b)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	decode := 0
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, "decode ") {
+			decode++
+			if !regexp.MustCompile(`  t  +3\+3  `).MatchString(line) {
+				t.Errorf("a decode cell of two -repeat 3 runs is not tested by t over 3+3: %q", line)
+			}
+		}
+	}
+	if decode != 6 || !strings.Contains(out, "test: t, Student's two-sample t (variance pooled) over the cell's repeats, where both runs measured it 2 times or more") {
+		t.Errorf("%d decode rows; legend:\n%s", decode, out)
+	}
+	_, out, _ = matrixgenCmd(t, "compare", a, b, "-format", "json")
+	var got struct {
+		Table struct {
+			Rows []struct {
+				Cell stats.Cell `json:"cell"`
+				Test string     `json:"test"`
+				DF   int        `json:"df"`
+			} `json:"rows"`
+		} `json:"table"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got.Table.Rows {
+		want, df := stats.TestRepeats, 4
+		if r.Cell.Phase == stats.PhasePrefill {
+			want, df = stats.TestSamples, 0
+		}
+		if r.Test != want || r.DF != df {
+			t.Errorf("%v: test %q with %d df, want %q with %d", r.Cell, r.Test, r.DF, want, df)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -63,21 +64,22 @@ func FuzzShellQuote(f *testing.F) {
 
 // FuzzParsePercent: -fail-on takes anything a person types; it never
 // panics, what it accepts is a percentage from 0 up to 100 read as a share
-// under 1, and the same with "%" or without.
+// under 1 (never −0), and the same with "%" or without; given, it is never
+// silently no gate.
 func FuzzParsePercent(f *testing.F) {
-	for _, s := range []string{"5%", "0.05", "", "100%", "-1", "NaN", "1e309%", " 5 %", "99.99", "0x1p3", "Inf"} {
+	for _, s := range []string{"5%", "0.05", "", "100%", "-1", "NaN", "1e309%", " 5 %", "99.99", "0x1p3", "Inf", "-0", " ", "-0%"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v, set, err := parsePercent(s)
-		if err == nil && set && !(v >= 0 && v < 1) {
-			t.Errorf("%q accepted as %g", s, v)
+		v, set, err := parsePercent(s, true)
+		if err == nil && (!set || !(v >= 0 && v < 1) || math.Signbit(v)) {
+			t.Errorf("%q accepted as %g (a gate: %v)", s, v, set)
 		}
 		if err != nil && !strings.Contains(err.Error(), "percentage from 0 up to 100") {
 			t.Errorf("%q: the error %q does not say what was expected", s, err)
 		}
 		if s != "" && !strings.HasSuffix(s, "%") {
-			w, _, err2 := parsePercent(s + "%")
+			w, _, err2 := parsePercent(s+"%", true)
 			if (err == nil) != (err2 == nil) || w != v {
 				t.Errorf("%q gives %g (%v), with %% %g (%v)", s, v, err, w, err2)
 			}

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
@@ -177,6 +178,20 @@ func (e usageError) Unwrap() error { return e.err }
 
 // usagef makes a usageError.
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// checkPlaces refuses, as a command-line mistake, a place given as a URL
+// whose store matrixgen cannot open (gs://, azblob://): one line saying
+// what it can, before any work.
+func checkPlaces(places ...string) error {
+	for _, p := range places {
+		if bucket.IsURL(p) {
+			if err := bucket.CheckScheme(p); err != nil {
+				return usageError{err}
+			}
+		}
+	}
+	return nil
+}
 
 // help writes a command's help: what it does, every option with its
 // default, and examples.

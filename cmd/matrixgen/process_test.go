@@ -226,7 +226,7 @@ func TestResumeHintWorksAsPrinted(t *testing.T) {
 		t.Errorf("a resume with other contexts: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = matrixgenCmd(t, args[1:]...)
-	if code != 0 || !strings.Contains(stdout, "6 of 6 measurements") || !strings.Contains(stdout, "(complete)") {
+	if code != 0 || !strings.Contains(stdout, "6 of 6 cells and prefill rows done") || !strings.Contains(stdout, "(complete)") {
 		t.Fatalf("the hint %q: exit %d\n%s\n%s", hint, code, stdout, stderr)
 	}
 	after := finishedCells(t, file)

@@ -408,6 +408,9 @@ func (w *runWork) openPlace() error {
 	if !bucket.IsURL(w.file) {
 		return nil
 	}
+	if err := checkPlaces(w.file); err != nil {
+		return err
+	}
 	var err error
 	w.up, w.file, err = newUploader(w.file, w.resume != "", w.stdout)
 	return err
@@ -458,15 +461,73 @@ func (w *runWork) sweep(s runner.Settings) error {
 		fmt.Fprintf(w.stdout, "matrixgen run: copied to %s at last\n", w.up.target())
 	}
 	if run != nil && w.saved {
-		total := len(run.Prefill) + len(run.Decode)
-		measured := run.CountStatuses(func(s matrixgen.Status) bool { return s != matrixgen.StatusNotRun })
 		state := "complete"
 		if run.Incomplete {
 			state = "incomplete: continue with " + w.resumeHint()
 		}
-		fmt.Fprintf(w.stdout, "matrixgen run: %d of %s in %s (%s)\n", measured, plural.Count(total, "measurement", "measurements"), w.file, state)
+		fmt.Fprintf(w.stdout, "matrixgen run: %s, in %s (%s)\n", doneLine(run), w.file, state)
 	}
 	return w.failed(err)
+}
+
+// doneLine says how far a run got, in counts a person can check against
+// the sweep: its cells and prefill rows done (with a result; a failed one
+// is counted apart, as a resume measures it again) and, where the sweep
+// repeats, its decode repeats made of cells × repeats ("4 of 9 cells and
+// prefill rows done, 7 of 14 decode repeats made"). A repeated cell is
+// done once every repeat is made; one over capacity is so every time, so
+// its first such repeat stands for all.
+func doneLine(run *matrixgen.Run) string {
+	repeats := max(run.Sweep.Repeats, 1)
+	done, failed, made, failedRepeats := 0, 0, 0, 0
+	count := func(s matrixgen.Status) {
+		switch s {
+		case matrixgen.StatusNotRun:
+		case matrixgen.StatusError:
+			failed++
+		default:
+			done++
+		}
+	}
+	for _, p := range run.Prefill {
+		count(p.Status)
+	}
+	for i := range run.Decode {
+		d := &run.Decode[i]
+		if repeats == 1 {
+			count(d.Status)
+			continue
+		}
+		n := 0
+		for _, m := range d.Repeats {
+			switch m.Status {
+			case matrixgen.StatusNotRun:
+			case matrixgen.StatusError:
+				failedRepeats++
+			default:
+				n++
+			}
+		}
+		if n > 0 && d.Status == matrixgen.StatusOverCapacity {
+			n = repeats
+		}
+		n = min(n, repeats)
+		made += n
+		if n == repeats {
+			done++
+		}
+	}
+	line := fmt.Sprintf("%d of %s done", done, plural.Count(len(run.Prefill)+len(run.Decode), "cell and prefill row", "cells and prefill rows"))
+	if failed > 0 {
+		line += fmt.Sprintf(", %d failed", failed)
+	}
+	if repeats > 1 {
+		line += fmt.Sprintf(", %d of %s made", made, plural.Count(len(run.Decode)*repeats, "decode repeat", "decode repeats"))
+		if failedRepeats > 0 {
+			line += fmt.Sprintf(", %s failed", plural.Count(failedRepeats, "repeat", "repeats"))
+		}
+	}
+	return line
 }
 
 // resumeHint is the command that continues this run. A run copied to a

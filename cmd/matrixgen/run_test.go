@@ -53,7 +53,7 @@ launch_command = "vllm serve m --api-key `+key+` -api-key `+key+` --api-keys `+k
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "6 of 6 measurements") || !strings.Contains(stdout, "(complete)") {
+	if !strings.Contains(stdout, "6 of 6 cells and prefill rows done") || !strings.Contains(stdout, "(complete)") {
 		t.Errorf("run summary: %s", stdout)
 	}
 	e, err := matrixgen.LoadFile(runFile)
@@ -122,7 +122,7 @@ func TestContextBeyondTheModel(t *testing.T) {
 
 // TestEscapeSequencesArePrinted: a server's error holding escape sequences
 // and a carriage return once retitled the terminal, cleared it and forged
-// the line "matrixgen run: 9 of 9 measurements (complete)". Its words are
+// the line "matrixgen run: 9 of 9 cells and prefill rows done, in … (complete)". Its words are
 // printed escaped, wherever they surface.
 func TestEscapeSequencesArePrinted(t *testing.T) {
 	ts := httptest.NewServer(&hostile.Server{Attack: hostile.EscapeError, Deadline: 10 * time.Second})
@@ -188,7 +188,7 @@ func TestExampleConfigAgainstTheSim(t *testing.T) {
 	if len(e.Run.Hardware.Given) != 0 || !e.Run.Simulated {
 		t.Errorf("hardware given %v, simulated %v", e.Run.Hardware.Given, e.Run.Simulated)
 	}
-	if !strings.Contains(stdout, "1 of 2 measurements") && !strings.Contains(stdout, "2 of 2 measurements") {
+	if !regexp.MustCompile(`[12] of 2 cells and prefill rows done, in `).MatchString(stdout) {
 		t.Errorf("summary: %s", stdout)
 	}
 }
@@ -420,7 +420,7 @@ func TestOneIsSingular(t *testing.T) {
 	}
 	said = append(said, stderr)
 	all := strings.Join(said, "\n")
-	for _, want := range []string{"from 1 run in", "(1 run unchanged: its pages kept)", "2 of 2 measurements"} {
+	for _, want := range []string{"from 1 run in", "(1 run unchanged: its pages kept)", "2 of 2 cells and prefill rows done"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the output lacks %q:\n%s", want, all)
 		}
@@ -443,4 +443,36 @@ func TestOneIsSingular(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestDoneLine: the run's last line counts its cells and prefill rows done
+// (a failed one apart) and, with -repeat, its decode repeats made of cells
+// × repeats; a cell over capacity once stands for all its repeats.
+func TestDoneLine(t *testing.T) {
+	valid := matrixgen.Decode{Status: matrixgen.StatusValid, TotalTokS: new(1.0)}
+	failed := matrixgen.Decode{Status: matrixgen.StatusError, Reason: "x"}
+	full, part, over := matrixgen.Decode{}, matrixgen.Decode{}, matrixgen.Decode{}
+	for range 3 {
+		full.AddRepeat(valid)
+	}
+	part.AddRepeat(valid)
+	part.AddRepeat(failed)
+	over.AddRepeat(matrixgen.Decode{Status: matrixgen.StatusOverCapacity, Reason: "x"})
+	prefill := []matrixgen.Prefill{{Status: matrixgen.StatusValid}, {Status: matrixgen.StatusError}, {Status: matrixgen.StatusNotRun}}
+	for _, tt := range []struct {
+		name string
+		run  matrixgen.Run
+		want string
+	}{
+		{"once", matrixgen.Run{Prefill: prefill, Decode: []matrixgen.Decode{valid, failed, {Status: matrixgen.StatusNotRun}, valid}},
+			"3 of 7 cells and prefill rows done, 2 failed"},
+		{"repeated", matrixgen.Run{Sweep: matrixgen.Sweep{Repeats: 3}, Prefill: prefill[:1],
+			Decode: []matrixgen.Decode{full, part, over, {Status: matrixgen.StatusNotRun}}},
+			"3 of 5 cells and prefill rows done, 7 of 12 decode repeats made, 1 repeat failed"},
+		{"one", matrixgen.Run{Decode: []matrixgen.Decode{valid}}, "1 of 1 cell and prefill row done"},
+	} {
+		if got := doneLine(&tt.run); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
 }

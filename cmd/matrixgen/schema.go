@@ -58,6 +58,9 @@ every run file in it. Exits 1 if any file is bad.
 			if len(args) == 0 {
 				return usagef("name the run files to check")
 			}
+			if err := checkPlaces(args...); err != nil {
+				return err
+			}
 			var bad []error
 			checked := 0
 			check := func(name, shown string, rename func(string) string) {

@@ -55,6 +55,9 @@ included.
 		out := fs.String("o", "public", "`folder` to build the site into and serve")
 		cfgFile := configFlag(fs)
 		return func(args []string, stdout, stderr io.Writer) error {
+			if err := checkPlaces(*runs); err != nil {
+				return err
+			}
 			ctx, stop := interruptible()
 			defer stop()
 			ln, err := net.Listen("tcp", *addr)
@@ -71,36 +74,23 @@ included.
 					return err
 				}
 				defer store.Close()
-				mirror, err := os.MkdirTemp("", "matrixgen-serve-runs-")
+				dir, err := os.MkdirTemp("", "matrixgen-serve-runs-")
 				if err != nil {
 					return err
 				}
-				defer os.RemoveAll(mirror)
-				s.runs = mirror
-				s.mirror = mirrorOf(ctx, store, mirror, stdout)
-				if err := s.mirror(); err != nil {
+				defer os.RemoveAll(dir)
+				s.runs = dir
+				s.mirror = newBucketMirror(store, dir, stdout)
+				if err := s.mirror.fetch(ctx); err != nil {
+					return err
+				}
+				if err := s.mirror.swapIn(); err != nil {
 					return err
 				}
 			}
 			return s.serve(ctx, ln, 500*time.Millisecond)
 		}
 	},
-}
-
-// mirrorOf brings the local folder mirror up to date with the runs of
-// store, saying once each key it skips.
-func mirrorOf(ctx context.Context, store *bucket.Store, mirror string, log io.Writer) func() error {
-	said := map[string]bool{}
-	return func() error {
-		fetched, err := store.FetchRuns(ctx, mirror)
-		for _, line := range fetched.Skipped {
-			if !said[line] {
-				fmt.Fprintln(log, line)
-				said[line] = true
-			}
-		}
-		return err
-	}
 }
 
 func flagSet(fs *flag.FlagSet, name string) bool {
@@ -123,10 +113,9 @@ type server struct {
 	// change; nil until a full build succeeds. Requests for runs.csv read
 	// it while a build replaces it.
 	site atomic.Pointer[render.Live]
-	// mirror, for runs in a bucket, brings the local copy of the bucket's
-	// runs up to date.
-	mirror     func() error
-	lastMirror time.Time
+	// mirror, for runs in a bucket, is the local copy of the bucket's
+	// runs, polled in its own goroutine (pollBucket).
+	mirror *bucketMirror
 }
 
 // liveAssets are render/templates/ and render/static/ from disk when serve runs in a
@@ -272,6 +261,15 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 	fmt.Fprintf(s.log, "serving http://%s/ (Ctrl-C to stop)\n", ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
+	if s.mirror != nil {
+		polls, stopPolling := context.WithCancel(ctx)
+		var polling sync.WaitGroup
+		polling.Go(func() { s.pollBucket(polls) })
+		// Stopped, then waited for (a poll in flight ends with its
+		// context), whatever ends serve.
+		defer polling.Wait()
+		defer stopPolling()
+	}
 	lastRuns, lastSite := s.fingerprint()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
@@ -292,12 +290,6 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 			}
 			return nil
 		case <-tick.C:
-			if s.mirror != nil && time.Since(s.lastMirror) >= mirrorEvery {
-				if err := s.mirror(); err != nil {
-					fmt.Fprintf(s.log, "reading the bucket's runs failed; still serving the last good site:\n%v\n", indent(err))
-				}
-				s.lastMirror = time.Now()
-			}
 			runs, site := s.fingerprint()
 			switch {
 			case site != lastSite:
@@ -317,9 +309,10 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 func (s *server) live(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/") && !strings.HasSuffix(r.URL.Path, ".html") {
-			if strings.HasPrefix(r.URL.Path, "/assets/index/") {
-				// The index's chunks change as runs do: a page reloaded
-				// after a change must not filter an old one.
+			if strings.HasPrefix(r.URL.Path, "/assets/index/") || strings.HasPrefix(r.URL.Path, "/assets/compared/") {
+				// The index's chunks and the compared buckets change as
+				// runs do: a page reloaded after a change must not filter
+				// an old one, nor miss a compare page.
 				w.Header().Set("Cache-Control", "no-store")
 			}
 			next.ServeHTTP(w, r)

@@ -102,10 +102,12 @@ func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
 	if _, js := get("/assets/matrixgen.js"); !strings.Contains(js, "matrixgen-live") {
 		t.Error("the site script does not poll for new builds")
 	}
-	if resp, err := http.Get(base + "/assets/index/chunk-0001.js"); err != nil || resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" {
-		t.Errorf("the index's chunk may be kept by a browser, though it changes as runs do: %v", err)
-	} else {
-		resp.Body.Close()
+	for _, changing := range []string{"/assets/index/chunk-0001.js", "/assets/compared/buckets.js"} {
+		if resp, err := http.Get(base + changing); err != nil || resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s may be kept by a browser, though it changes as runs do: %v", changing, err)
+		} else {
+			resp.Body.Close()
+		}
 	}
 	data, _ := os.ReadFile(filepath.Join(runs, sampleID+".json"))
 	writeFile(t, filepath.Join(runs, "second.json"), data)

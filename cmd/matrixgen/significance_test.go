@@ -19,10 +19,12 @@ import (
 
 // pageVerdict is what a compare page should call a decode cell of two runs,
 // by the Go rule: "" where it shows no ratio (either run has no figure
-// there: looped, over capacity, error, not measured); "unmarked" where
-// either run's requests queued; "untested" where either kept no
-// per-second samples; otherwise stats.CompareCell over their samples:
-// "gain" or "loss" where significant, "same" (the page's ~) where not.
+// there: looped, over capacity, error, not measured, 0 tok/s); "unmarked"
+// where either run's requests queued; "untested" where either kept no
+// per-second samples and the two have not the repeats to test; otherwise
+// stats.CompareDecode (its repeats, or its seconds): "gain" or "loss"
+// where significant the ratio's way, "against" where significant the other
+// way, "same" (the page's ~) where not.
 func pageVerdict(a, b matrixgen.Decode) string {
 	figure := func(d matrixgen.Decode) bool {
 		return d.TotalTokS != nil && *d.TotalTokS > 0 && (d.Status == matrixgen.StatusValid || d.Status == matrixgen.StatusQueued)
@@ -33,11 +35,20 @@ func pageVerdict(a, b matrixgen.Decode) string {
 	case a.Status == matrixgen.StatusQueued || b.Status == matrixgen.StatusQueued:
 		return "unmarked"
 	}
+	ratio := *b.TotalTokS / *a.TotalTokS
+	if byRepeats(a, b) {
+		return called(stats.CompareDecode(a, b), ratio)
+	}
 	sa, sb := stats.DecodeSamples(a), stats.DecodeSamples(b)
 	if len(sa) == 0 || len(sb) == 0 {
 		return "untested"
 	}
-	return tested(sa, sb, *b.TotalTokS / *a.TotalTokS)
+	return called(stats.CompareDecode(a, b), ratio)
+}
+
+// byRepeats reports whether a cell of two runs is tested over its repeats.
+func byRepeats(a, b matrixgen.Decode) bool {
+	return len(stats.RepeatTotals(a)) >= stats.MinRepeats && len(stats.RepeatTotals(b)) >= stats.MinRepeats
 }
 
 // expectedVerdicts are pageVerdict's calls for every cell of the two runs, by
@@ -87,16 +98,18 @@ func prefillVerdict(a, b matrixgen.Prefill) string {
 	if !figure(a) || !figure(b) || len(a.Requests) == 0 || len(b.Requests) == 0 {
 		return ""
 	}
-	return tested(stats.PrefillSamples(a), stats.PrefillSamples(b), *b.PromptTokS / *a.PromptTokS)
+	return called(stats.CompareCell(stats.PrefillSamples(a), stats.PrefillSamples(b)), *b.PromptTokS / *a.PromptTokS)
 }
 
-// tested is a tested pair's call: "gain" or "loss" where stats.CompareCell
-// finds it significant (by the ratio of the figures shown), "same" where
-// not.
-func tested(sa, sb []float64, ratio float64) string {
+// called is a tested pair's call: "gain" or "loss" where the test finds it
+// significant in the direction of the ratio of the figures shown,
+// "against" where significant the other way, "same" where not.
+func called(r stats.Result, ratio float64) string {
 	switch {
-	case !stats.CompareCell(sa, sb).Significant || ratio == 1:
+	case !r.Significant || ratio == 1:
 		return "same"
+	case stats.Direction(ratio) != r.Direction:
+		return "against"
 	case ratio > 1:
 		return "gain"
 	}
@@ -176,7 +189,11 @@ func checkVerdicts(t *testing.T, pair string, a, b *matrixgen.Run, got map[strin
 // three (not tested: ~) through the exact test's bound of 50 a side and
 // past it, values distinct or coarse enough to tie, spread 1–8 %, around
 // the cell's figure times a shift of up to ±6 % (the runs' own figures
-// differ by up to ±10 %), so that pairs fall on both sides of 5 %.
+// differ by up to ±10 %), so that pairs fall on both sides of 5 %. Half
+// its valid cells are repeated 1 to 4 times (sweep.repeats 4), each repeat
+// its own rate, spread 0.5–4 % about the shift, and one repeat in four
+// cells an outlier 12 % off, so that a repeats' mean and median can lie on
+// two sides of the other run's figure (against).
 func withSamples(r *matrixgen.Run, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	sizes := []int{0, 1, 2, 3, 4, 6, 10, 20, 30, 49, 50, 51, 60, 90}
@@ -188,6 +205,7 @@ func withSamples(r *matrixgen.Run, seed uint64) {
 				PromptTokS: *p.PromptTokS * shift * (1 + 0.02*rng.NormFloat64())})
 		}
 	}
+	r.Sweep.Repeats = 4
 	for i := range r.Decode {
 		d := &r.Decode[i]
 		d.PerSecondTokens = nil
@@ -196,24 +214,56 @@ func withSamples(r *matrixgen.Run, seed uint64) {
 		}
 		n, spread, shift := sizes[rng.IntN(len(sizes))], 0.01+0.07*rng.Float64(), 1+0.12*(rng.Float64()-0.5)
 		coarse := rng.IntN(3) == 0
-		for range n {
-			x := *d.TotalTokS * shift * (1 + spread*rng.NormFloat64())
-			if coarse {
-				x = math.Round(x/(*d.TotalTokS*0.02)) * (*d.TotalTokS * 0.02)
+		figure := *d.TotalTokS
+		seconds := func(rate float64) []int {
+			var out []int
+			for range n {
+				x := rate * (1 + spread*rng.NormFloat64())
+				if coarse {
+					x = math.Round(x/(figure*0.02)) * (figure * 0.02)
+				}
+				out = append(out, max(0, int(x)))
 			}
-			d.PerSecondTokens = append(d.PerSecondTokens, max(0, int(x)))
+			return out
+		}
+		if rng.IntN(2) == 0 {
+			setRate(d, figure, n)
+			d.PerSecondTokens = seconds(figure * shift)
+			continue
+		}
+		base, each, outlier := *d, 0.005+0.035*rng.Float64(), rng.IntN(4) == 0
+		*d = matrixgen.Decode{}
+		for k := range 1 + rng.IntN(4) {
+			m := base
+			rate := figure * shift * (1 + each*rng.NormFloat64())
+			if outlier && k == 0 {
+				rate *= 1 + 0.12*float64(1-2*rng.IntN(2))
+			}
+			setRate(&m, rate, n)
+			m.PerSecondTokens = seconds(rate)
+			d.AddRepeat(m)
 		}
 	}
 }
 
+// setRate gives a cell the rate total over a window long enough for n
+// per-second counts (30 s at least), with its tokens and completed
+// requests to match, as validation holds them.
+func setRate(d *matrixgen.Decode, total float64, n int) {
+	window := float64(max(30, n))
+	d.TotalTokS, d.WindowSeconds = new(total), new(window)
+	d.OutputTokens, d.Completed = new(int(total*window)), new(int(total*window/4096))
+}
+
 // TestSignificanceAgreesWithGo: over every ordered pair of 6 generated
 // runs (30 pages, 1,920 decode cells and 270 prefill rows), the compare
-// page's script calls each cell a gain, a loss, ~, unmarked or untested
-// exactly where the Go rule (stats.CompareCell over stats.DecodeSamples,
-// or a prefill row's requests) does; queued, looped and
-// over-capacity cells are never coloured. Both of the test's ways (exact,
-// and the normal approximation with ties) are reached, each on both
-// sides of significance.
+// page's script calls each cell a gain, a loss, ~, ~ (against), unmarked
+// or untested exactly where the Go rule (stats.CompareDecode: Student's t
+// over the repeats, or Mann–Whitney over stats.DecodeSamples; a prefill
+// row's requests by stats.CompareCell) does; queued, looped and
+// over-capacity cells are never coloured. Every one of the test's ways
+// (t over repeats, exact, and the normal approximation with ties) is
+// reached, each on both sides of significance.
 func TestSignificanceAgreesWithGo(t *testing.T) {
 	const count = 6
 	runs := map[string]*matrixgen.Run{}
@@ -249,10 +299,13 @@ func TestSignificanceAgreesWithGo(t *testing.T) {
 			t.Errorf("only %d cells called %q: the generated runs do not reach it", seen[v], v)
 		}
 	}
+	if seen["against"] < 1 {
+		t.Errorf("no cell called against: the generated runs do not reach it")
+	}
 	if seen["prefill same"] < 10 || seen["prefill gain"]+seen["prefill loss"] < 5 {
 		t.Errorf("prefill rows: %d ~, %d gains and %d losses: the generated runs do not reach both", seen["prefill same"], seen["prefill gain"], seen["prefill loss"])
 	}
-	for _, w := range []string{"exact significant", "exact not", "normal significant", "normal not", "too few"} {
+	for _, w := range []string{"exact significant", "exact not", "normal significant", "normal not", "repeats significant", "repeats not", "too few"} {
 		if ways[w] < 10 {
 			t.Errorf("only %d cells tested the %s way", ways[w], w)
 		}
@@ -269,13 +322,16 @@ func countWays(a, b *matrixgen.Run, ways map[string]int) {
 			continue
 		}
 		sa, sb := stats.DecodeSamples(da), stats.DecodeSamples(db)
-		r := stats.CompareCell(sa, sb)
+		r := stats.CompareDecode(da, db)
 		if !r.Tested {
 			ways["too few"]++
 			continue
 		}
 		way := "normal"
-		if len(sa) <= stats.MaxExactSize && len(sb) <= stats.MaxExactSize && distinct(sa, sb) {
+		switch {
+		case r.Test == stats.TestRepeats:
+			way = "repeats"
+		case len(sa) <= stats.MaxExactSize && len(sb) <= stats.MaxExactSize && distinct(sa, sb):
 			way = "exact"
 		}
 		if r.Significant {
@@ -309,8 +365,9 @@ func readRun(t *testing.T, name string) *matrixgen.Run {
 // TestCompareMarksSignificance: two -repeat 3 runs of the sim (testdata/
 // repeat: B slowed by a known share in each cell, its profile says how
 // much) compared on the page, built and in the browser: each cell called
-// as the Go rule calls it, and that rule's calls the known truth: the
-// cells 7 % and more slower are losses, the one 0.7 % slower is ~. Each
+// as the Go rule calls it (Student's t over the 3 repeats a side), and that
+// rule's calls the known truth: the cells 7 % and more slower are losses,
+// the one 0.7 % slower is ~. Each
 // screen (1400 and 390 px, light and dark) is a screenshot in the test's
 // artifacts.
 func TestCompareMarksSignificance(t *testing.T) {
@@ -325,6 +382,11 @@ func TestCompareMarksSignificance(t *testing.T) {
 		}
 	})
 	truth := map[string]string{"8192x1": "same", "8192x16": "loss", "32768x4": "loss", "32768x16": "loss"}
+	for _, da := range a.Decode {
+		if db, ok := b.Cell(da.ContextTokens, da.Concurrency); ok && da.Status == matrixgen.StatusValid && db.Status == matrixgen.StatusValid && !byRepeats(da, db) {
+			t.Errorf("cell %s × %d of two -repeat 3 runs is not tested over its repeats", matrixgen.ContextLabel(da.ContextTokens), da.Concurrency)
+		}
+	}
 	want := expectedVerdicts(a, b)
 	for key, v := range truth {
 		if want[key] != v {
@@ -337,7 +399,7 @@ func TestCompareMarksSignificance(t *testing.T) {
 	if err := br.Eval(`document.querySelector("#compare-ratio td[data-verdict=same] .fig").textContent + " | " + document.getElementById("compare-test").textContent`, &text); err != nil {
 		t.Fatal(err)
 	}
-	if !regexpMatch(`^~ [01]\.\d\d× \| A ratio is coloured .*Mann–Whitney U.* p < 0\.05 for each cell`, text) {
+	if !regexpMatch(`^~ [01]\.\d\d× \| A ratio is coloured .* p < 0\.05 for each cell .*Student's two-sample t of each repeat's tok/s.*Mann–Whitney U`, text) {
 		t.Errorf("the ~ cell and the test's words read %q", text)
 	}
 	t.Logf("verdicts: %v", got)

@@ -99,7 +99,7 @@ type Server struct {
 func (s *Server) Written() int64 { return s.written.Load() }
 
 // ForgedLine is the progress line EscapeError tries to forge on a terminal.
-const ForgedLine = "matrixgen run: 9 of 9 measurements (complete)"
+const ForgedLine = "matrixgen run: 9 of 9 cells and prefill rows done, in runs/r.json (complete)"
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	deadline := s.Deadline

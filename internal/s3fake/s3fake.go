@@ -7,12 +7,15 @@
 // It misbehaves on request, as a broken or hostile store would: a read
 // that stalls, a body other than the one it lists (shorter, longer, other
 // bytes), a listing that never ends, loops on its continuation token or
-// stalls. InMemory serves it over in-memory connections, so a test of
+// stalls, replies of megabytes (a listing's page, an error), objects
+// written again between the listing and the read. It honours If-Match on
+// a read, as S3 does, unless told to ignore it. InMemory serves it over in-memory connections, so a test of
 // time (testing/synctest) runs it inside its bubble.
 package s3fake
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -21,6 +24,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -49,6 +53,15 @@ type Server struct {
 	// MultipartETags makes every ETag one of an object uploaded in parts
 	// ("<md5>-1"), which says nothing of the object's MD5.
 	MultipartETags bool
+	// IgnoreIfMatch makes a read send the object whatever ETag it asks
+	// for, as some S3-compatible stores do.
+	IgnoreIfMatch bool
+	// HugeBytes is how long a huge reply (ListHugePage, ListHugeError,
+	// HugeError) is: 4 MB when 0.
+	HugeBytes int
+	// ErrorStatus is the status of a huge error: 500 (which a client
+	// retries) when 0.
+	ErrorStatus int
 
 	mu       sync.Mutex
 	objects  map[string]object
@@ -56,6 +69,9 @@ type Server struct {
 	inFlight int
 	maxReads int
 	tamper   map[string]Tamper
+	onRead   map[string][]byte // written before the next read of the key
+	sent     int64             // bytes of bodies sent
+	requests int
 	done     chan struct{} // closed by Close: stalled answers end
 	closing  sync.Once
 }
@@ -74,6 +90,10 @@ const (
 	ListEndlessEmpty
 	// ListStall never answers.
 	ListStall
+	// ListHugePage sends one page of HugeBytes of keys, in chunks.
+	ListHugePage
+	// ListHugeError answers every listing with an error of HugeBytes.
+	ListHugeError
 )
 
 // Tamper is a way a read of one object misbehaves.
@@ -102,6 +122,14 @@ const (
 	// NoChecksum sends the object without a checksum header, as a store
 	// does for an object written without one.
 	NoChecksum
+	// Chunked sends the object in chunks, its length unsaid.
+	Chunked
+	// HugeError answers with a server error of HugeBytes: a message of
+	// many lines, with characters that reorder text (U+202E).
+	HugeError
+	// Rewritten has the object written again, a byte longer, before each
+	// read: a writer always ahead of the reader.
+	Rewritten
 )
 
 type object struct {
@@ -117,7 +145,7 @@ func New() *Server {
 }
 
 func newServer() *Server {
-	return &Server{PageSize: 3, objects: map[string]object{}, reads: map[string]int{}, tamper: map[string]Tamper{}, done: make(chan struct{})}
+	return &Server{PageSize: 3, objects: map[string]object{}, reads: map[string]int{}, tamper: map[string]Tamper{}, onRead: map[string][]byte{}, done: make(chan struct{})}
 }
 
 // NewInMemory is a server reached only through InMemory's client.
@@ -194,6 +222,24 @@ func (s *Server) Misbehave(key string, how Tamper) {
 	s.tamper[key] = how
 }
 
+// WriteOnNextRead has key written with data just before its next read is
+// answered: an object written again between the listing and the read.
+func (s *Server) WriteOnNextRead(key string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onRead[key] = slices.Clone(data)
+}
+
+// Sent is how many bytes of bodies the server sent, and how many requests
+// it answered, since the last call; both start again from zero.
+func (s *Server) Sent() (bytes int64, requests int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	bytes, requests = s.sent, s.requests
+	s.sent, s.requests = 0, 0
+	return bytes, requests
+}
+
 // URL is the place of prefix in the bucket, as matrixgen takes it.
 func (s *Server) URL(prefix string) string {
 	return "s3://lab/" + prefix + "?endpoint=" + s.srv.URL + "&region=us-east-1&use_path_style=true&anonymous=true"
@@ -203,6 +249,10 @@ func (s *Server) URL(prefix string) string {
 func (s *Server) Put(key string, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.put(key, data)
+}
+
+func (s *Server) put(key string, data []byte) {
 	s.objects[key] = object{data: slices.Clone(data), mod: time.Now().UTC().Truncate(time.Second)}
 }
 
@@ -224,7 +274,11 @@ func (s *Server) Reads() (reads map[string]int, maxInFlight int) {
 }
 
 // ServeHTTP answers the requests of S3's protocol the fake knows.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests++
+	s.mu.Unlock()
+	w := &counting{ResponseWriter: rw, s: s}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	switch {
 	case bucket != "lab":
@@ -242,6 +296,64 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "NotImplemented", http.StatusNotImplemented)
 	}
+}
+
+// counting counts the bytes of a reply's body as they are sent.
+type counting struct {
+	http.ResponseWriter
+	s *Server
+}
+
+func (c *counting) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.s.mu.Lock()
+	c.s.sent += int64(n)
+	c.s.mu.Unlock()
+	return n, err
+}
+
+func (c *counting) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// huge writes parts, then filler made by fill(i) for the i-th piece until
+// about n bytes are written, then end, flushing each piece: a reply the
+// size of n, sent until the client stops reading.
+func huge(w http.ResponseWriter, n int, start string, fill func(i int) string, end string) {
+	if _, err := io.WriteString(w, start); err != nil {
+		return
+	}
+	for i, sent := 0, len(start); sent < n; i++ {
+		piece := fill(i)
+		if _, err := io.WriteString(w, piece); err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+		sent += len(piece)
+	}
+	io.WriteString(w, end)
+}
+
+// hugeError answers with a server error of about n bytes, its length said:
+// a message of many lines, with characters that reorder text (U+202E).
+func (s *Server) hugeError(w http.ResponseWriter, n int) {
+	start := xml.Header + "<Error><Code>InternalError</Code><Message>"
+	end := "</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>"
+	line := "the store\tsays\u202e at length\n"
+	pieces := (n - len(start) - len(end) + len(line) - 1) / len(line)
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Set("Content-Length", strconv.Itoa(len(start)+pieces*len(line)+len(end)))
+	w.WriteHeader(cmp.Or(s.ErrorStatus, http.StatusInternalServerError))
+	huge(w, len(start)+pieces*len(line), start, func(int) string { return line }, end)
+}
+
+func (s *Server) hugeBytes() int {
+	if s.HugeBytes > 0 {
+		return s.HugeBytes
+	}
+	return 4 << 20
 }
 
 func (s *Server) etag(data []byte) string {
@@ -289,8 +401,19 @@ type listEntry struct {
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	prefix, after := q.Get("prefix"), q.Get("continuation-token")
-	if s.Listing == ListStall {
+	switch s.Listing {
+	case ListStall:
 		s.stall(w, r)
+		return
+	case ListHugeError:
+		s.hugeError(w, s.hugeBytes())
+		return
+	case ListHugePage:
+		w.Header().Set("Content-Type", "application/xml")
+		start := xml.Header + `<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>lab</Name><Prefix>` + prefix + `</Prefix><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>`
+		huge(w, s.hugeBytes(), start, func(i int) string {
+			return fmt.Sprintf(`<Contents><Key>%sh-%09d.txt</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified><ETag>"d41d8cd98f00b204e9800998ecf8427e"</ETag><Size>0</Size><StorageClass>STANDARD</StorageClass></Contents>`, prefix, i)
+		}, "</ListBucketResult>")
 		return
 	}
 	s.mu.Lock()
@@ -337,8 +460,15 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, key string) {
 	s.mu.Lock()
-	o, ok := s.objects[key]
 	how := s.tamper[key]
+	if data, ok := s.onRead[key]; ok {
+		delete(s.onRead, key)
+		s.put(key, data)
+	}
+	if o, ok := s.objects[key]; ok && how == Rewritten {
+		s.put(key, append(o.data, '!'))
+	}
+	o, ok := s.objects[key]
 	if ok {
 		s.reads[key]++
 		s.inFlight++
@@ -369,6 +499,15 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string) {
 			body = append(body, '!')
 		}
 		tag, mod = s.etag(body), mod.Add(time.Minute)
+	case HugeError:
+		s.hugeError(w, s.hugeBytes())
+		return
+	}
+	if want := r.Header.Get("If-Match"); want != "" && want != tag && !s.IgnoreIfMatch {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusPreconditionFailed)
+		fmt.Fprint(w, xml.Header+`<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message><Condition>If-Match</Condition></Error>`)
+		return
 	}
 	w.Header().Set("ETag", tag)
 	// As S3 sends for an object written with a checksum; without one the
@@ -403,6 +542,13 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string) {
 	case Short:
 		w.Write(body[:len(body)/2])
 		// The handler's end then closes the connection, the body short.
+		return
+	case Chunked:
+		w.Header().Del("Content-Length")
+		for part := range slices.Chunk(body, 1000) {
+			w.Write(part)
+			w.(http.Flusher).Flush()
+		}
 		return
 	}
 	w.Write(body)

@@ -23,7 +23,7 @@
     if (dark) option.backgroundColor = "transparent";
     var shown = option;
     if (target.id === "index-chart") {
-      target.hidden = false;
+      target.hidden = !!indexView && indexView.shown.length === 0;
       shown = indexOption(option);
       fitIndexChart(target, option);
     }
@@ -72,11 +72,13 @@
     target.setAttribute("aria-label", indexView ? chartLabel(indexView.shown, indexView.of) : builtLabel);
   }
   // showIndexRuns draws the fastest of a view's runs (of matching in
-  // all), or the page's as built (summaries null).
+  // all), or the page's as built (summaries null); a view of no run has
+  // no chart.
   function showIndexRuns(summaries, of) {
     indexView = summaries ? { shown: fastest(summaries), of: of } : null;
-    var d = drawn["index-chart"];
-    if (!d) return;
+    var d = drawn["index-chart"], target = document.getElementById("index-chart");
+    if (target && d) target.hidden = !!summaries && summaries.length === 0;
+    if (!d || target.hidden) return;
     fitIndexChart(document.getElementById("index-chart"), d.option);
     d.chart.resize();
     d.chart.setOption(indexOption(d.option), true);
@@ -229,8 +231,14 @@
   }
 
   // The index is pages of runs, newest first, each a plain table that
-  // needs no script. A filter or a sort reaches every run: the runs'
-  // summaries come in chunks (assets/index/chunk-0001.js, …), scripts that
+  // needs no script. The files are numbered from the oldest (index-1.html
+  // holds the oldest runs; the newest page, which holds what is left, is
+  // index.html), so a run added changes one page; what every page shows
+  // of the whole site (how many runs, each filter's values) comes from
+  // assets/index/site.js (index.go's indexSite), and the pages are shown
+  // numbered from the newest: ?p=1 is index.html. A filter or a sort
+  // reaches every run: the runs' summaries come in chunks
+  // (assets/index/chunk-0001.js, …, also from the oldest), scripts that
   // each hand theirs to matrixgenIndexChunk (a script loads from file://,
   // where fetch is refused), loaded once a filter or a sort is chosen. The
   // rows of such a view are made here, as the build writes a page's, every
@@ -291,21 +299,34 @@
     });
   }
 
-  // withSummaries calls then with every run's summary, in the index's order.
-  function withSummaries(data, then, fail) {
+  // withSite calls then with what the index's site.js says of the whole
+  // site (index.go's indexSite), the page's data (index-data) beside it.
+  function withSite(then, fail) {
+    var data = readJSON("index-data");
+    if (!data || typeof data.site !== "string") return;
+    loadScripts("site", [data.site], "matrixgenIndexSite", function () { return 0; }, function (parts) {
+      then(parts[0], data);
+    }, fail);
+  }
+
+  // withSummaries calls then with every run's summary, in the index's
+  // order, newest first: the chunks are numbered from the oldest, each
+  // newest first.
+  function withSummaries(site, then, fail) {
     var srcs = [];
-    for (var n = 1; n <= data.chunks; n++) srcs.push("assets/index/chunk-" + String(n).padStart(4, "0") + ".js");
+    for (var n = 1; n <= site.chunks; n++) srcs.push("assets/index/chunk-" + String(n).padStart(4, "0") + ".js");
     loadScripts("summaries", srcs, "matrixgenIndexChunk", function (a) { return a[0] - 1; }, function (parts) {
-      then(parts.summaries || (parts.summaries = [].concat.apply([], parts)));
+      then(parts.summaries || (parts.summaries = [].concat.apply([], parts.slice().reverse())));
     }, fail);
   }
 
   // withValues calls then with every filter's values, each [filter, value,
   // runs], the most frequent of each filter first, from the values scripts
-  // (index.go's indexValues): loaded only when a reader looks for a value.
-  function withValues(data, then, fail) {
+  // (index.go's indexValues, in the order their first runs came): loaded
+  // only when a reader looks for a value.
+  function withValues(site, then, fail) {
     var srcs = [], at = dict();
-    data.filters.forEach(function (f) {
+    site.filters.forEach(function (f) {
       for (var n = 1; n <= f.chunks; n++) {
         at[f.name + " " + n] = srcs.length;
         srcs.push("assets/index/values-" + f.name + "-" + String(n).padStart(4, "0") + ".js");
@@ -315,8 +336,11 @@
       if (!parts.all) {
         parts.all = [];
         var i = 0;
-        data.filters.forEach(function (f) {
-          for (var n = 1; n <= f.chunks; n++, i++) parts[i].forEach(function (v) { parts.all.push([f, v[0], v[1]]); });
+        site.filters.forEach(function (f) {
+          var values = [];
+          for (var n = 1; n <= f.chunks; n++, i++) parts[i].forEach(function (v) { values.push([f, v[0], v[1]]); });
+          values.sort(function (x, y) { return y[2] - x[2] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0); });
+          parts.all = parts.all.concat(values);
         });
       }
       then(parts.all);
@@ -373,9 +397,8 @@
     return tr;
   }
 
-  // pagerNumbers are the page numbers a pager shows, as index.go's
-  // pagerNumbers gives them: the first, the last and two each side of
-  // page, a 0 where numbers are left out.
+  // pagerNumbers are the page numbers a pager shows: the first, the last
+  // and two each side of page, a 0 where numbers are left out.
   function pagerNumbers(page, pages) {
     var out = [];
     for (var n = 1; n <= pages; n++) {
@@ -387,20 +410,44 @@
     return out;
   }
 
+  // wireIndex makes the index's filters, sort and pagers work once site.js
+  // has come; until then, or if it cannot load, the page is as built.
   function wireIndex(offerRuns) {
     var form = document.getElementById("filters");
     var table = document.getElementById("runs");
-    var data = readJSON("index-data");
-    if (!form || !table || !data) return;
+    if (!form || !table) return;
+    withSite(function (site, data) { wireIndexPage(site, data, form, table, offerRuns); });
+  }
+
+  function wireIndexPage(site, data, form, table, offerRuns) {
     var body = table.tBodies[0];
     var pageRows = Array.prototype.slice.call(body.rows);
-    // The pagers above and below the table, and what the build wrote in them.
+    // The pagers above and below the table.
     var pagers = Array.prototype.slice.call(document.querySelectorAll("nav.pager"));
-    var built = pagers.map(function (p) { return p.cloneNode(true); });
     var count = document.getElementById("filter-count");
     // The page's comparisons are of its own runs: a view hides them.
     var comparisons = document.querySelector("ul.compare-list");
-    var pages = Math.max(1, Math.ceil(data.runs / data.page_runs));
+    var perPage = site.page_runs;
+    // A reader's pages are numbered from the newest, the files from the
+    // oldest; the newest page holds what is left after full pages.
+    var pages = Math.max(1, Math.ceil(site.runs / perPage));
+    var here = Math.min(Math.max(1, pages - data.page + 1), pages);
+    var newest = site.runs - (pages - 1) * perPage;
+    function fileOf(n) {
+      var k = pages - n + 1;
+      return k === pages ? "index.html" : "index-" + k + ".html";
+    }
+    // Each filter's box lists its most frequent values, with their runs.
+    site.filters.forEach(function (f) {
+      Array.prototype.forEach.call(form.elements, function (s) {
+        if (s.tagName !== "SELECT" || s.name !== f.name) return;
+        f.shown.forEach(function (v) {
+          var o = el("option", v[0] + " (" + Number(v[1]).toLocaleString("en-US") + ")");
+          o.value = v[0];
+          s.appendChild(o);
+        });
+      });
+    });
     form.hidden = false;
     // setForm shows the address's view in the form. A filter's value the
     // page does not list (it lists each filter's most frequent) is added
@@ -435,7 +482,7 @@
     // pageOf is the page an address names (?p=3), else this file's.
     function pageOf(params) {
       var p = parseInt(params.get("p"), 10);
-      return p >= 1 ? p : data.page;
+      return p >= 1 ? p : here;
     }
     // go records a view in the address: "push" so Back returns to the one
     // before, "replace" where the address only catches up.
@@ -448,27 +495,26 @@
       if (!keep.toString()) {
         // No filter: the pages as built. Another page is its own file.
         page = Math.min(Math.max(1, page), pages);
-        if (page !== data.page) return location.replace(indexPageName(page));
+        if (page !== here) return location.replace(fileOf(page));
         go(how, location.pathname + location.hash);
         return showPage();
       }
       go(how, location.pathname + query(keep, page) + location.hash);
-      count.textContent = "loading " + runsText(data.runs) + "…";
-      withSummaries(data, function (all) { showView(all, keep, page); }, function (src) {
+      count.textContent = "loading " + runsText(site.runs) + "…";
+      withSummaries(site, function (all) { showView(all, keep, page); }, function (src) {
         count.textContent = "could not load " + src;
       });
     }
-    function indexPageName(page) { return page === 1 ? "index.html" : "index-" + page + ".html"; }
-    // showPage is the page as built: its own runs, newest first.
+    // showPage is the page as built: its own runs, newest first, its pager
+    // numbered, each number the page's file.
     function showPage() {
+      table.hidden = false;
       body.replaceChildren.apply(body, pageRows);
-      pagers.forEach(function (pager, i) {
-        pager.hidden = false;
-        pager.replaceChildren.apply(pager, Array.prototype.map.call(built[i].childNodes, function (n) { return n.cloneNode(true); }));
-      });
+      var first = here === 1 ? 1 : newest + (here - 2) * perPage + 1;
+      pagers.forEach(function (pager) { drawPager(pager, here, pages, first, first + pageRows.length - 1, site.runs, fileOf, false); });
       markTops(pageRows);
       showIndexRuns(null, 0);
-      count.textContent = runsText(data.runs);
+      count.textContent = runsText(site.runs);
       if (comparisons) comparisons.hidden = false;
       offerRuns(null);
     }
@@ -488,45 +534,53 @@
       } else if (sort === "oldest") {
         match.reverse();
       }
-      var pages = Math.max(1, Math.ceil(match.length / data.page_runs));
+      var pages = Math.max(1, Math.ceil(match.length / perPage));
       page = Math.min(Math.max(1, page), pages);
-      var shown = match.slice((page - 1) * data.page_runs, page * data.page_runs);
-      var rows = shown.map(function (s) { return runRow(s, data.efficiency); });
+      var shown = match.slice((page - 1) * perPage, page * perPage);
+      var rows = shown.map(function (s) { return runRow(s, site.efficiency); });
+      // A view of no run has no table: the count says why.
+      table.hidden = rows.length === 0;
       body.replaceChildren.apply(body, rows);
-      pagers.forEach(function (pager) { viewPager(pager, keep, page, pages, match.length); });
+      pagers.forEach(function (pager) {
+        drawPager(pager, page, pages, (page - 1) * perPage + 1, (page - 1) * perPage + shown.length, match.length,
+          function (k) { return query(keep, k) || "?"; }, true);
+      });
       markTops(rows);
       showIndexRuns(shown, shown.length);
       // A value no run has is said, not dropped: the address may be old
       // or mistyped.
-      var none = data.filters.filter(function (f) {
+      var none = site.filters.filter(function (f) {
         var v = keep.get(f.name);
         return v && !all.some(function (s) { return same(s[filterFields[f.name]], v); });
       }).map(function (f) { return "no run has " + f.label.toLowerCase() + " “" + keep.get(f.name) + "”"; });
-      count.textContent = match.length.toLocaleString("en-US") + " of " + runsText(data.runs) + (none.length ? ": " + none.join("; ") : "");
+      count.textContent = match.length.toLocaleString("en-US") + " of " + runsText(site.runs) + (none.length ? ": " + none.join("; ") : "");
       history.replaceState(null, "", location.pathname + query(keep, page) + location.hash);
       if (comparisons) comparisons.hidden = true;
       offerRuns(shown);
     }
-    // viewPager is the pager of a view, as index.html's pager block writes a
-    // page's: its links keep the view and name its page.
-    function viewPager(pager, keep, page, pages, n) {
+    // drawPager writes a pager: the runs it shows (first to last of
+    // total), newer and older, the first and the last page and two each
+    // side of this one, each linked by href(page); a view's links carry
+    // their page (data-page), which the script shows without leaving the
+    // file. Hidden where there is one page.
+    function drawPager(pager, page, pages, first, last, total, href, view) {
       pager.hidden = pages < 2;
-      var parts = [el("span", "Runs " + ((page - 1) * data.page_runs + 1).toLocaleString("en-US") + "\u2013" +
-        Math.min(page * data.page_runs, n).toLocaleString("en-US") + " of " + n.toLocaleString("en-US"), "range")];
+      var parts = [el("span", "Runs " + first.toLocaleString("en-US") + "\u2013" + last.toLocaleString("en-US") + " of " +
+        total.toLocaleString("en-US"), "range")];
       function link(to, text, rel) {
         var a = el("a", text);
-        a.setAttribute("href", query(keep, to) || "?");
+        a.setAttribute("href", href(to));
         if (rel) a.setAttribute("rel", rel);
-        a.setAttribute("data-page", to);
+        if (view) a.setAttribute("data-page", to);
         parts.push(a);
       }
       if (page > 1) link(page - 1, "\u2190 Newer", "prev");
       pagerNumbers(page, pages).forEach(function (k) {
         if (k === 0) return parts.push(el("span", "\u2026", "gap"));
         if (k !== page) return link(k, String(k));
-        var here = el("span", String(k));
-        here.setAttribute("aria-current", "page");
-        parts.push(here);
+        var at = el("span", String(k));
+        at.setAttribute("aria-current", "page");
+        parts.push(at);
       });
       if (page < pages) link(page + 1, "Older \u2192", "next");
       pager.replaceChildren();
@@ -556,7 +610,7 @@
           apply(1, "replace");
           var text = q.value.toLowerCase();
           if (!text) return list.replaceChildren();
-          withValues(data, function (values) {
+          withValues(site, function (values) {
             if (q.value.toLowerCase() !== text) return;
             list.replaceChildren.apply(list, values.filter(function (v) { return String(v[1]).toLowerCase().indexOf(text) >= 0; }).slice(0, 30).map(function (v) {
               var o = el("option");
@@ -690,44 +744,60 @@
     rules.ratio_bins.forEach(function (bin) { legend.appendChild(el("li")).append(el("span", undefined, "swatch " + bin.class), bin.label); });
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-2 sig-loss"), "0.95–1.05×, a significant loss");
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-2 sig-gain"), "0.95–1.05×, a significant gain");
-    legend.appendChild(el("li")).append(el("span", "~", "swatch ratio-same"), "not significant");
-    legend.appendChild(el("li")).append(el("span", "≠", "swatch mark-differs"), "differs: two-sided Mann–Whitney U, p < " + rules.test.alpha + " for the cell on its own");
+    legend.appendChild(el("li")).append(el("span", "~", "swatch ratio-same"), "not significant, or (against) significant the other way from the ratio");
+    legend.appendChild(el("li")).append(el("span", "≠", "swatch mark-differs"), "differs, p < " + rules.test.alpha + " for the cell on its own: Student's t over the repeats where both runs have " +
+      rules.test.min_repeats + " or more, else two-sided Mann–Whitney U over the seconds");
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-none"), "requests queued: not marked");
     section.hidden = false;
   }
 
   // ratioCell is a decode cell both runs have a figure for: its ratio
   // coloured as a gain or a loss only where the difference is significant
-  // (significance), "~" where it is not; a cell whose requests queued in
-  // either run is never marked; a pair where a run kept no per-second
-  // samples is not tested and keeps its ratio's colour. data-verdict says
-  // which: gain, loss, same, unmarked or untested.
+  // (repeatsTest where both runs have test.min_repeats repeats or more,
+  // otherwise significance over the seconds), "~" where it is not, "~
+  // (against)" where it is but the other way from the ratio; a cell whose
+  // requests queued in either run is never marked; a pair where a run kept
+  // no per-second samples (and not the repeats to test) is not tested and
+  // keeps its ratio's colour. data-verdict says which: gain, loss, same,
+  // against, unmarked or untested.
   function ratioCell(name, ca, cb, r, test) {
-    var figures = ca.text + " → " + cb.text, verdict, td;
+    var figures = ca.text + " → " + cb.text, verdict, td, s;
+    var byRepeats = !ca.status && !cb.status && ca.repeats && cb.repeats &&
+      ca.repeats.length >= test.min_repeats && cb.repeats.length >= test.min_repeats;
     if (ca.status || cb.status) {
       verdict = "unmarked";
       td = spans("ratio-none", [[r.text, "fig"], [figures, "ttft"], [ca.status && cb.status ? "both queued" : ca.status ? "A queued" : "B queued", "st"]]);
       td.title = name + ": " + [["A", ca], ["B", cb]].filter(function (s) { return s[1].status; }).map(function (s) { return s[0] + " " + s[1].status; }).join(", ") +
         "; not marked as a gain or a loss";
-    } else if (!ca.seconds || !cb.seconds) {
+    } else if (!byRepeats && (!ca.seconds || !cb.seconds)) {
       verdict = "untested";
       td = spans(r.className, [[r.text, "fig"], [figures, "ttft"]]);
       td.title = name + ": not tested, " + (ca.seconds ? "B" : "A") + " kept no per-second samples";
     } else {
-      var s = significance(ca.seconds, cb.seconds, test);
+      s = byRepeats ? repeatsTest(ca.repeats, cb.repeats, test) : significance(ca.seconds, cb.seconds, test);
       verdict = verdictOf(s, r);
       td = verdict === "same" ? spans("ratio-same", [["~ " + r.text, "fig"], [figures, "ttft"]]) :
+        verdict === "against" ? spans("ratio-same", [["~ " + r.text, "fig"], ["(against)", "against"], [figures, "ttft"]]) :
         spans(r.className + " sig-" + verdict, [[r.text, "fig"], ["≠", "mark-differs"], [figures, "ttft"]]);
-      td.title = name + ": " + testWords(s, ca.seconds.length, cb.seconds.length, "seconds", test);
+      td.title = name + ": " + (byRepeats ? repeatWords(s, ca.repeats.length, cb.repeats.length, test) :
+        testWords(s, ca.seconds.length, cb.seconds.length, "seconds", test)) + againstWords(verdict);
     }
     td.setAttribute("data-verdict", verdict);
     return td;
   }
 
-  // verdictOf is a tested pair's mark: gain or loss where significant (by
-  // the ratio of the figures shown), same (~) where not.
+  // verdictOf is a tested pair's mark: gain or loss where significant in
+  // the direction of the ratio of the figures shown, against where
+  // significant the other way (the ratio is of median repeats, the test of
+  // means or ranks), same (~) where not significant.
   function verdictOf(s, r) {
-    return !s.significant || r.value === 1 ? "same" : r.value > 1 ? "gain" : "loss";
+    if (!s.significant || r.value === 1) return "same";
+    var shown = r.value > 1 ? 1 : -1;
+    return s.direction !== shown ? "against" : shown > 0 ? "gain" : "loss";
+  }
+
+  function againstWords(verdict) {
+    return verdict === "against" ? "; but the test finds B on the other side of A than the ratio shown: neither a gain nor a loss" : "";
   }
 
   // testWords says what the test found, for a cell's title.
@@ -735,6 +805,43 @@
     return (s.tested ? "Mann–Whitney U over " + m + " and " + n + " " + unit + ", p " + (s.exact ? "= " : "≈ ") + s.p.toPrecision(2) +
       (s.significant ? ", significant" : ", not significant") : "fewer than " + test.min_samples + " " + unit + ", not tested") +
       " at " + Math.round(100 * test.alpha) + " %";
+  }
+
+  // repeatWords says what the test of repeats found, for a cell's title.
+  function repeatWords(s, m, n, test) {
+    return "Student's t over " + m + " and " + n + " repeats, t = " + s.t.toPrecision(3) + " with " + s.df + " degrees of freedom (critical " +
+      s.critical.toPrecision(4) + ")" + (s.significant ? ", significant" : ", not significant") + " at " + Math.round(100 * test.alpha) + " %";
+  }
+
+  // repeatsTest is stats.CompareRepeats: Student's two-sample t of the
+  // repeats' tok/s, variance pooled (pooledT), significant where |t|
+  // reaches the build's critical t for its degrees of freedom, the t at
+  // which the t distribution's two-sided p falls below alpha.
+  function repeatsTest(a, b, test) {
+    var m = a.length, n = b.length;
+    if (m < test.min_repeats || n < test.min_repeats) return { tested: false, significant: false, direction: 0 };
+    var t = pooledT(a, b), df = m + n - 2, critical = test.critical_t[df - 1];
+    return { tested: true, repeats: true, t: t, df: df, critical: critical, significant: Math.abs(t) >= critical,
+      direction: t > 0 ? 1 : t < 0 ? -1 : 0 };
+  }
+
+  // pooledT is stats.PooledT step for step, in the same order, so that the
+  // page's t is the build's to the bit: b's mean less a's over the pooled
+  // standard error.
+  function pooledT(a, b) {
+    var m = a.length, n = b.length, ma = mean(a), mb = mean(b), ss = 0, d, i;
+    for (i = 0; i < m; i++) { d = a[i] - ma; ss += d * d; }
+    for (i = 0; i < n; i++) { d = b[i] - mb; ss += d * d; }
+    var pooled = ss / (m + n - 2);
+    var se = Math.sqrt(pooled * (1 / m + 1 / n));
+    return (mb - ma) / se;
+  }
+
+  // mean is stats.Mean: summed in order, then divided.
+  function mean(xs) {
+    var sum = 0;
+    for (var i = 0; i < xs.length; i++) sum += xs[i];
+    return sum / xs.length;
   }
 
   // significance is stats.CompareCell's rule, step for step, so that a
@@ -763,9 +870,12 @@
     var sumA = 0;
     for (var i = 0; i < m; i++) sumA += ranks[i];
     var u = sumA - m * (m + 1) / 2;
+    // U counts the pairs in which a's value is the larger: below its
+    // middle, b's tend to be the larger.
+    var direction = u < m * n / 2 ? 1 : u > m * n / 2 ? -1 : 0;
     if (!ties && m <= test.exact_max && n <= test.exact_max) {
       var p = exactP(u, m, n);
-      return { tested: true, exact: true, p: p, significant: p < test.alpha };
+      return { tested: true, exact: true, p: p, significant: p < test.alpha, direction: direction };
     }
     var total = m + n, sorted = ranks.slice().sort(function (x, y) { return x - y; }), tieSum = 0;
     for (lo = 0; lo < total;) {
@@ -776,9 +886,9 @@
       lo = hi;
     }
     var mn = m * n, variance = mn / 12 * ((total + 1) - tieSum / (total * (total - 1)));
-    if (variance <= 0) return { tested: true, p: 1, significant: false };
+    if (variance <= 0) return { tested: true, p: 1, significant: false, direction: 0 };
     var z = Math.max(0, Math.abs(u - mn / 2) - 0.5) / Math.sqrt(variance);
-    return { tested: true, p: Math.max(minP(m, n), erfcApprox(z / Math.SQRT2)), significant: z >= test.critical_z };
+    return { tested: true, p: Math.max(minP(m, n), erfcApprox(z / Math.SQRT2)), significant: z >= test.critical_z, direction: direction };
   }
 
   // minP is stats.MinP: the smallest two-sided p samples of m and n can
@@ -872,12 +982,15 @@
     if (fa.samples && fb.samples) {
       var s = significance(fa.samples, fb.samples, rules.test), verdict = verdictOf(s, r);
       if (verdict === "same") td = el("td", "~ " + r.text, "num ratio-same");
-      else {
+      else if (verdict === "against") {
+        td = el("td", "~ " + r.text, "num ratio-same");
+        td.append(" ", el("span", "(against)", "against"));
+      } else {
         td.classList.add("sig-" + verdict);
         td.append(" ", el("span", "≠", "mark-differs"));
       }
       td.setAttribute("data-verdict", verdict);
-      td.title = testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test);
+      td.title = testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test) + againstWords(verdict);
     }
     return [ta, tb, td];
   }
@@ -971,7 +1084,7 @@
     var form = document.querySelector("form.pick");
     if (!form) return function () {};
     var a = form.querySelector("select[name=a]"), b = form.querySelector("select[name=b]");
-    var find = form.querySelector("input[name=find]"), data = readJSON("index-data");
+    var find = form.querySelector("input[name=find]");
     var built = Array.prototype.map.call(a.options, function (o) { return [o.value, o.textContent]; });
     var offered = built, shownRuns = built, typing = null;
     function exclude() {
@@ -998,18 +1111,18 @@
     apart(a, b);
     a.addEventListener("change", function () { apart(a, b); });
     b.addEventListener("change", function () { apart(b, a); });
-    if (find && data) {
+    if (find) {
       find.addEventListener("input", function () {
         clearTimeout(typing);
         typing = setTimeout(function () {
           var text = find.value.toLowerCase();
           if (!text) return offer(shownRuns);
-          withSummaries(data, function (all) {
+          withSite(function (site) { withSummaries(site, function (all) {
             if (find.value.toLowerCase() !== text) return;
             offer(all.filter(function (s) {
               return String(s[S.id]).toLowerCase().indexOf(text) >= 0 || String(s[S.model]).toLowerCase().indexOf(text) >= 0;
             }).slice(0, 200).map(summaryOption));
-          });
+          }); });
         }, 250);
       });
     }
@@ -1025,12 +1138,27 @@
 
   // A run page lists the compare pages the site builds of it, from the
   // bucket script its id hashes to (compared.go), which hands its runs'
-  // links to matrixgenCompared; a run in no pair shows nothing.
+  // links to matrixgenCompared. Only buckets that hold a pair are written,
+  // listed in buckets.js: the page loads the list, then its bucket only if
+  // listed; a run in no pair shows nothing.
   function comparedLinks() {
     var section = document.getElementById("compared");
     if (!section) return;
     var id = section.getAttribute("data-id"), src = section.getAttribute("data-src");
-    window.matrixgenCompared = function (bucket, runs) {
+    var bucket = parseInt(section.getAttribute("data-bucket"), 10);
+    function load(src) {
+      var script = document.createElement("script");
+      script.src = src;
+      document.head.appendChild(script);
+    }
+    // data-listed says what the list said: "no", nothing to show.
+    window.matrixgenComparedBuckets = function (written) {
+      var listed = Array.isArray(written) && written.indexOf(bucket) >= 0;
+      section.setAttribute("data-listed", listed ? "yes" : "no");
+      if (listed) load(src);
+    };
+    window.matrixgenCompared = function (at, runs) {
+      if (at !== bucket) return;
       var mine = runs.filter(function (r) { return r[0] === id; })[0];
       if (!mine || !mine[1].length) return;
       var root = src.replace(/assets\/compared\/[^/]*$/, "");
@@ -1043,9 +1171,7 @@
       }));
       section.hidden = false;
     };
-    var script = document.createElement("script");
-    script.src = src;
-    document.head.appendChild(script);
+    load(section.getAttribute("data-list"));
   }
   comparedLinks();
 

@@ -1,0 +1,194 @@
+package bucket
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	gcaws "gocloud.dev/aws"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/s3blob"
+)
+
+// Every reply an S3 store sends passes through boundedReplies, the HTTP
+// client the SDK is given when the store is opened (openS3, and the
+// tests' stores through clientOptions): whatever asked (a listing's page,
+// an object, an attribute, a write), its body is read through a bound,
+// counted as it is read, so a reply sent in chunks, with no length said,
+// is bounded as one that says its length.
+const (
+	// maxReply bounds a reply other than an object's or an error's: a
+	// listing's page of 1,000 keys is about 300 KB.
+	maxReply = 4 << 20
+	// maxErrorReply bounds an error's reply (S3's XML error, a proxy's
+	// page): a few hundred bytes say what went wrong.
+	maxErrorReply = 64 << 10
+	// maxReplyHeader bounds a reply's header, ETag and request ids with it.
+	maxReplyHeader = 64 << 10
+)
+
+// replyBoundKey is the context key under which a read says how much of an
+// object's body its reply may carry.
+type replyBoundKey struct{}
+
+// withObjectBound lets the reply to a GET made with ctx carry up to n
+// bytes: an object's bound and one byte more, so an object larger than its
+// kind may be is seen to be, and refused by name, by its reader.
+func withObjectBound(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, replyBoundKey{}, n)
+}
+
+// replyTooLong is the error of a reply's body read past its bound.
+type replyTooLong struct {
+	What  string // "error reply", "reply", "object"
+	Limit int64
+}
+
+func (e *replyTooLong) Error() string {
+	return fmt.Sprintf("the store's %s went past %d bytes, more than one may be; the rest was not read", e.What, e.Limit)
+}
+
+// boundedReplies is an HTTP client whose replies' bodies are bounded:
+// maxErrorReply for an error (status 300 and above), the bound a read set
+// for an object (withObjectBound), maxReply for any other.
+type boundedReplies struct{ next aws.HTTPClient }
+
+func (c boundedReplies) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.Do(req)
+	if err != nil || resp == nil || resp.Body == nil {
+		return resp, err
+	}
+	bound := &replyTooLong{What: "reply", Limit: maxReply}
+	switch n, ok := req.Context().Value(replyBoundKey{}).(int64); {
+	case resp.StatusCode >= 300:
+		bound = &replyTooLong{What: "error reply", Limit: maxErrorReply}
+	case ok:
+		bound = &replyTooLong{What: "object", Limit: n}
+	}
+	resp.Body = &boundedBody{body: resp.Body, left: bound.Limit, over: bound}
+	return resp, nil
+}
+
+// boundedBody is a reply's body that fails once more than its bound was
+// sent: an error, not an end, so a cut listing or error is never read as
+// a whole one. After that error it reads as ended: the SDK, discarding a
+// reply's rest, would log a line for each error (as many lines as
+// replies cut).
+type boundedBody struct {
+	body io.ReadCloser
+	left int64
+	over error // nil once returned
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.over == nil {
+		return 0, io.EOF
+	}
+	if b.left <= 0 {
+		// One byte more tells a body that ends at the bound from one that
+		// goes on.
+		var one [1]byte
+		n, err := b.body.Read(one[:])
+		if n > 0 {
+			err, b.over = b.over, nil
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.body.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *boundedBody) Close() error { return b.body.Close() }
+
+// boundReplies is the option every S3 client of a store is made with
+// (openS3), last: its replies are read through boundedReplies, over the
+// client it was given (a test's in-memory connections) or the SDK's own,
+// whose header is bounded too (maxReplyHeader).
+func boundReplies(o *s3.Options) {
+	hc := o.HTTPClient
+	switch c := hc.(type) {
+	case nil:
+		hc = awshttp.NewBuildableClient().WithTransportOptions(boundHeader)
+	case *awshttp.BuildableClient:
+		hc = c.WithTransportOptions(boundHeader)
+	}
+	o.HTTPClient = boundedReplies{hc}
+}
+
+func boundHeader(tr *http.Transport) { tr.MaxResponseHeaderBytes = maxReplyHeader }
+
+// openS3 opens the bucket of an s3:// URL as gocloud's own URL opener does,
+// with the same parameters, but with every reply bounded (boundReplies,
+// after the options given: a test's HTTP client and logger).
+func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.Bucket, error) {
+	q := u.Query()
+	var bopts s3blob.Options
+	var opts []func(*s3.Options)
+	take := func(key string) string {
+		v := q.Get(key)
+		q.Del(key)
+		return v
+	}
+	boolean := func(key string, set func(o *s3.Options, v bool)) error {
+		raw := take(key)
+		if raw == "" {
+			return nil
+		}
+		v, err := strconv.ParseBool(raw)
+		if err != nil {
+			return fmt.Errorf("invalid value for %q: %w", key, err)
+		}
+		opts = append(opts, func(o *s3.Options) { set(o, v) })
+		return nil
+	}
+	if v := take("ssetype"); v != "" {
+		t, ok := sseType(v)
+		if !ok {
+			return nil, fmt.Errorf("%q is not a valid value for \"ssetype\"", v)
+		}
+		bopts.EncryptionType = t
+	}
+	bopts.KMSEncryptionID = take("kmskeyid")
+	for _, p := range []struct {
+		key string
+		set func(*s3.Options, bool)
+	}{
+		{"accelerate", func(o *s3.Options, v bool) { o.UseAccelerate = v }},
+		{"disable_https", func(o *s3.Options, v bool) { o.EndpointOptions.DisableHTTPS = v }},
+		{"use_path_style", func(o *s3.Options, v bool) { o.UsePathStyle = v }},
+		{"s3ForcePathStyle", func(o *s3.Options, v bool) { o.UsePathStyle = v }},
+	} {
+		if err := boolean(p.key, p.set); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	bopts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
+	opts = append(append(opts, given...), boundReplies)
+	return s3blob.OpenBucket(ctx, s3.NewFromConfig(cfg, opts...), u.Host, &bopts)
+}
+
+// sseType is the server-side encryption an ssetype parameter names.
+func sseType(v string) (types.ServerSideEncryption, bool) {
+	for _, t := range types.ServerSideEncryptionAes256.Values() {
+		if strings.EqualFold(string(t), v) {
+			return t, true
+		}
+	}
+	return "", false
+}

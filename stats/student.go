@@ -1,0 +1,184 @@
+package stats
+
+import (
+	"math"
+	"sync"
+
+	"github.com/matrixgen/matrixgen"
+)
+
+// MinRepeats is the fewest repeats a side CompareRepeats tests: two give
+// each side a spread of its own.
+const MinRepeats = 2
+
+// MaxDF is the most degrees of freedom a test of repeats can have: both
+// sides at matrixgen.MaxRepeats.
+const MaxDF = 2*matrixgen.MaxRepeats - 2
+
+// CompareRepeats compares a cell of two runs by its repeats: each repeat's
+// tok/s over its window (the mean of its seconds), one figure a pass over
+// the matrix. Drift on a machine moves a whole repeat, so the seconds
+// inside one are not independent of each other; the repeats are, as far as
+// the sweep can make them (interleaved passes). The test is Student's two-
+// sample t with the variance pooled, two-sided, with m + n − 2 degrees of
+// freedom, significant where |t| reaches CriticalT of them: the same as p
+// below Alpha (P says what p is). Fewer than MinRepeats a side is not
+// tested (P 1).
+func CompareRepeats(a, b []float64) Result {
+	r := Result{P: 1, Test: TestRepeats, NA: len(a), NB: len(b)}
+	if ma := Mean(a); ma != 0 {
+		r.Ratio = Mean(b) / ma
+	}
+	if len(a) < MinRepeats || len(b) < MinRepeats {
+		return r
+	}
+	t, df := PooledT(a, b)
+	r.T, r.DF, r.Tested = t, df, true
+	switch {
+	case t > 0:
+		r.Direction = 1
+	case t < 0:
+		r.Direction = -1
+	}
+	r.P = StudentP(t, float64(df))
+	r.Significant = math.Abs(t) >= CriticalT(df)
+	return r
+}
+
+// PooledT is Student's two-sample t of b against a (positive where b's
+// mean is the higher) with the two variances pooled, and its degrees of
+// freedom, m + n − 2. The compare page's script computes it step for step
+// in the same order (pooledT in matrixgen.js), each product rounded on its
+// own (the conversions keep the compiler from fusing a multiply and an
+// add), so both get the same t to the bit. Two sides with no spread give
+// ±Inf where their means differ and NaN where they do not.
+func PooledT(a, b []float64) (t float64, df int) {
+	m, n := len(a), len(b)
+	ma, mb := Mean(a), Mean(b)
+	ss := 0.0
+	for _, x := range a {
+		d := x - ma
+		ss += float64(d * d)
+	}
+	for _, x := range b {
+		d := x - mb
+		ss += float64(d * d)
+	}
+	df = m + n - 2
+	pooled := ss / float64(df)
+	se := math.Sqrt(float64(pooled * (1/float64(m) + 1/float64(n))))
+	return (mb - ma) / se, df
+}
+
+// StudentP is the two-sided p of Student's t with df degrees of freedom:
+// the chance of a |t| at least this large if the two means were one,
+// I_{df/(df+t²)}(df/2, ½), the regularized incomplete beta function. 1
+// for a NaN t (no spread and no difference), 0 for an infinite one.
+func StudentP(t, df float64) float64 {
+	switch {
+	case math.IsNaN(t) || !(df > 0):
+		return 1
+	case math.IsInf(t, 0):
+		return 0
+	}
+	return regularizedBeta(df/(df+t*t), df/2, 0.5)
+}
+
+// regularizedBeta is I_x(a, b), by the continued fraction of Numerical
+// Recipes (§6.4, betacf, evaluated by the modified Lentz method) on the
+// side of x where it converges fast.
+func regularizedBeta(x, a, b float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	}
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log1p(-x))
+	if x < (a+1)/(a+b+2) {
+		return front * betaFraction(x, a, b) / a
+	}
+	return 1 - front*betaFraction(1-x, b, a)/b
+}
+
+// betaFraction is the continued fraction of I_x(a, b), to within 1e-15.
+func betaFraction(x, a, b float64) float64 {
+	const tiny, eps, rounds = 1e-300, 1e-15, 1000
+	c, d := 1.0, 1-(a+b)*x/(a+1)
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	d = 1 / d
+	h := d
+	for i := 1; i <= rounds; i++ {
+		m := float64(i)
+		// The even step.
+		num := m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m))
+		d, c = 1+num*d, 1+num/c
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		h *= d * c
+		// The odd step.
+		num = -(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1))
+		d, c = 1+num*d, 1+num/c
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		step := d * c
+		h *= step
+		if math.Abs(step-1) < eps {
+			break
+		}
+	}
+	return h
+}
+
+// CriticalT is the smallest |t| with df degrees of freedom whose two-sided
+// p (StudentP) is below Alpha: 12.71 at 1, 4.30 at 2, 2.78 at 4, 1.98 at
+// 120. A t at or above it is significant and one below is not, so the
+// compare page's script, which has no incomplete beta, decides by t as
+// this package does (the page's rules carry the table). 0 for df below 1
+// or above MaxDF.
+func CriticalT(df int) float64 {
+	if df < 1 || df > MaxDF {
+		return 0
+	}
+	return criticalTs()[df]
+}
+
+// criticalTs is CriticalT for every df from 1 to MaxDF (index 0 unused),
+// each found by bisecting the bits of positive floats, which order as the
+// floats do.
+var criticalTs = sync.OnceValue(func() []float64 {
+	out := make([]float64, MaxDF+1)
+	for df := 1; df <= MaxDF; df++ {
+		significant := func(t float64) bool { return StudentP(t, float64(df)) < Alpha }
+		lo, hi := math.Float64bits(0), math.Float64bits(1000)
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			if significant(math.Float64frombits(mid)) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		out[df] = math.Float64frombits(hi)
+	}
+	return out
+})
+
+// CriticalTs is CriticalT for df from 1 to MaxDF, at index df − 1: the
+// table a compare page's script decides a test of repeats by.
+func CriticalTs() []float64 { return criticalTs()[1:] }
