@@ -112,6 +112,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"bad time", strings.Replace(minimal, `"schema": 1,`, `"schema": 1, "started_at": "yesterday",`, 1), "f.json:2:16: started_at:"},
 		{"deep nesting", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpu": `+strings.Repeat("[", 100000)+strings.Repeat("]", 100000)+`}`, 1), "f.json:6:16: hardware.gpu: want a string, got an array"},
 		{"invalid utf-8", strings.Replace(minimal, `"m"`, "\"m\xff\"", 1), "f.json:5:23: model.name: invalid UTF-8"},
+		{"interval upside down", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 11, "high": 9, "level": 0.95}`, 1), "decode[0].interval: low 11 is above high 9"},
+		{"interval of certainty", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 11, "level": 1}`, 1), "decode[0].interval.level: a confidence between 0 and 1"},
+		{"interval without level", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 11}`, 1), "decode[0].interval.level: a confidence between 0 and 1"},
+		{"interval of no figure", strings.Replace(minimal, `"status": "valid", "total_tok_s": 10`, `"status": "error", "interval": {"low": 9, "high": 11, "level": 0.95}`, 1), "decode[0].interval: an interval of no figure"},
+		{"interval past any figure", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 1e300, "level": 0.95}`, 1), "decode[0].interval.high: must be a finite number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +138,20 @@ func TestMinimalDecodes(t *testing.T) {
 	}
 	if got := r.ConcurrencyLevels(); len(got) != 2 {
 		t.Errorf("columns = %v, want [1 2] from the sweep", got)
+	}
+}
+
+// TestIntervalMayMissItsFigure: a stored interval is of the samples' mean
+// (or the repeats' median), which a cell's figure need not be, so a figure
+// outside its interval is read as it is.
+func TestIntervalMayMissItsFigure(t *testing.T) {
+	doc := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": -0.5, "high": 9.5, "level": 0.875}`, 1)
+	r, err := DecodeRun("f.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := *r.Decode[0].Interval, (Interval{Low: -0.5, High: 9.5, Level: 0.875}); got != want {
+		t.Errorf("interval = %+v, want %+v", got, want)
 	}
 }
 

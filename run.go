@@ -315,6 +315,13 @@ type Decode struct {
 	WindowStart time.Time `json:"window_start,omitzero"`
 	// TotalTokS is output tokens that arrived inside the window / its length.
 	TotalTokS *float64 `json:"total_tok_s,omitempty"`
+	// Interval is TotalTokS's confidence interval, computed from the
+	// cell's own samples when the run file was written (stats.SetInterval:
+	// over Repeats where there are 3 or more, else from PerSecondTokens),
+	// so a build reads it rather than computing it again. Absent where the
+	// samples are too few, on a repeat, and in files written before it was
+	// kept, whose intervals a build computes from their samples.
+	Interval *Interval `json:"interval,omitempty"`
 	// PerRequestTokS is the median over streams of each stream's own rate.
 	PerRequestTokS *float64 `json:"per_request_tok_s,omitempty"`
 	// ServerPerRequestTokS is the same as the server measured it (llama.cpp's
@@ -466,6 +473,17 @@ func (c ServerCount) Deviation() float64 {
 func (c ServerCount) Disagrees() bool {
 	d := c.Deviation()
 	return d > CountDisagreement || d < -CountDisagreement || (c.ServerTokens == 0 && c.ClientTokens > 0)
+}
+
+// Interval is a figure's confidence interval: the true figure lies
+// between Low and High with confidence Level (0.95, or less for the median
+// of a few repeats). It is the statistics', not the figure's, so the
+// figure may lie outside it: a bootstrap interval is about the mean of
+// the samples, and a cell's figure need not be that mean.
+type Interval struct {
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+	Level float64 `json:"level"`
 }
 
 // Percentiles of a latency distribution in milliseconds. The median is always

@@ -30,10 +30,27 @@ func enumOf[S ~string](values []S) map[string]any {
 }
 
 var (
-	timeType   = reflect.TypeFor[time.Time]()
-	statusType = reflect.TypeFor[Status]()
-	sourceType = reflect.TypeFor[TokenSource]()
+	timeType     = reflect.TypeFor[time.Time]()
+	statusType   = reflect.TypeFor[Status]()
+	sourceType   = reflect.TypeFor[TokenSource]()
+	intervalType = reflect.TypeFor[Interval]()
 )
+
+// intervalSchema is an interval's: its ends may be below zero (a
+// stretched bootstrap interval of a cell of few tokens can reach past 0),
+// its confidence is a share strictly between 0 and 1.
+func intervalSchema() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"low":   map[string]any{"type": "number"},
+			"high":  map[string]any{"type": "number"},
+			"level": map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+		},
+		"required":             []string{"low", "high", "level"},
+		"additionalProperties": false,
+	}
+}
 
 // schemaOf is t's schema at path (a JSON pointer from the document's
 // root); a struct met again inside itself (a cell's repeats are cells)
@@ -52,6 +69,8 @@ func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[str
 		return enumOf(Statuses)
 	case sourceType:
 		return enumOf(tokenSources)
+	case intervalType:
+		return intervalSchema()
 	}
 	switch t.Kind() {
 	case reflect.String:

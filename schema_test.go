@@ -46,7 +46,8 @@ func TestSchemaAcceptsOurRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, doc := range map[string][]byte{"sample": sample, "minimal": []byte(minimal)} {
+	withInterval := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": -0.5, "high": 12, "level": 0.95}`, 1)
+	for name, doc := range map[string][]byte{"sample": sample, "minimal": []byte(minimal), "interval": []byte(withInterval)} {
 		var v any
 		json.Unmarshal(doc, &v)
 		if problems := checkSchema(schema, v, ""); len(problems) > 0 {
@@ -59,6 +60,8 @@ func TestSchemaAcceptsOurRuns(t *testing.T) {
 		"negative":       strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": -1`, 1),
 		"no model name":  strings.Replace(minimal, `"model": {"name": "m"}`, `"model": {}`, 1),
 		"wrong schema":   strings.Replace(minimal, `"schema": 1`, `"schema": 2`, 1),
+		"level of 1":     strings.Replace(withInterval, `"level": 0.95`, `"level": 1`, 1),
+		"no level":       strings.Replace(withInterval, `, "level": 0.95`, ``, 1),
 	} {
 		var v any
 		json.Unmarshal([]byte(doc), &v)
@@ -69,7 +72,8 @@ func TestSchemaAcceptsOurRuns(t *testing.T) {
 }
 
 // checkSchema validates v against the keywords Schema emits: type,
-// properties, required, additionalProperties, items, enum, const, minimum.
+// properties, required, additionalProperties, items, enum, const, minimum,
+// exclusiveMinimum, exclusiveMaximum.
 func checkSchema(s map[string]any, v any, at string) []string {
 	var out []string
 	if c, ok := s["const"]; ok && c != v {
@@ -118,6 +122,12 @@ func checkSchema(s map[string]any, v any, at string) []string {
 		}
 		if min, ok := s["minimum"].(float64); ok && f < min {
 			out = append(out, at+": below minimum")
+		}
+		if min, ok := s["exclusiveMinimum"].(float64); ok && f <= min {
+			out = append(out, at+": not above exclusiveMinimum")
+		}
+		if max, ok := s["exclusiveMaximum"].(float64); ok && f >= max {
+			out = append(out, at+": not below exclusiveMaximum")
 		}
 	}
 	return out

@@ -281,6 +281,7 @@ func (v *validator) cell(at string, d Decode) {
 	}
 	v.status(at, d.Status, d.TotalTokS, "total_tok_s")
 	v.rate(at, ".total_tok_s", d.TotalTokS)
+	v.interval(at+".interval", d)
 	v.rate(at, ".per_request_tok_s", d.PerRequestTokS)
 	v.rate(at, ".server_per_request_tok_s", d.ServerPerRequestTokS)
 	v.rate(at, ".client_rate_of_server_timed", d.ClientRateOfServerTimed)
@@ -335,6 +336,36 @@ func (v *validator) cell(at string, d Decode) {
 			{"at_seconds", &m.AtSeconds}, {"running", m.Running}, {"waiting", m.Waiting},
 			{"kv_cache_usage", m.KVCacheUsage}, {"preemptions", m.Preemptions}, {"spec_acceptance_rate", m.SpecAcceptanceRate},
 		})
+	}
+}
+
+// interval checks a cell's stored interval is one: finite ends in order,
+// a confidence between 0 and 1, and a figure it is the interval of. It
+// does not ask that the figure lie inside: the interval is of the
+// samples' mean (or of the repeats' median), which the figure need not be.
+func (v *validator) interval(at string, d Decode) {
+	in := d.Interval
+	if in == nil {
+		return
+	}
+	if d.TotalTokS == nil {
+		v.add(at, "an interval of no figure: the cell has no total_tok_s")
+	}
+	ends := true
+	for _, end := range []struct {
+		name string
+		x    float64
+	}{{".low", in.Low}, {".high", in.High}} {
+		if math.IsNaN(end.x) || math.Abs(end.x) > maxFigure {
+			v.add(at+end.name, fmt.Sprintf("must be a finite number within ±%g", float64(maxFigure)))
+			ends = false
+		}
+	}
+	if ends && in.Low > in.High {
+		v.add(at, fmt.Sprintf("low %s is above high %s", strconv.FormatFloat(in.Low, 'g', 6, 64), strconv.FormatFloat(in.High, 'g', 6, 64)))
+	}
+	if !(in.Level > 0 && in.Level < 1) {
+		v.add(at+".level", fmt.Sprintf("a confidence between 0 and 1 (0.95), got %s", strconv.FormatFloat(in.Level, 'g', 6, 64)))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/term"
@@ -277,15 +278,17 @@ type compareCell struct {
 // compareScript is runs/<id>/compare.js: the run's compareRun, added to
 // window.matrixgenRuns by id.
 func compareScript(id string, r *matrixgen.Run) ([]byte, error) {
-	key, err := scriptJSON(id)
+	key, err := json.Marshal(id, scriptJSONOptions)
 	if err != nil {
 		return nil, err
 	}
-	data, err := scriptJSON(newCompareRun(id, r))
+	data, err := json.Marshal(newCompareRun(id, r), scriptJSONOptions)
 	if err != nil {
 		return nil, err
 	}
-	return []byte("window.matrixgenRuns = window.matrixgenRuns || {};\nwindow.matrixgenRuns[" + string(key) + "] = " + string(data) + ";\n"), nil
+	const head, between, tail = "window.matrixgenRuns = window.matrixgenRuns || {};\nwindow.matrixgenRuns[", "] = ", ";\n"
+	out := make([]byte, 0, len(head)+len(key)+len(between)+len(data)+len(tail))
+	return append(append(append(append(append(out, head...), key...), between...), data...), tail...), nil
 }
 
 func newCompareRun(id string, r *matrixgen.Run) compareRun {

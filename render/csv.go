@@ -25,9 +25,11 @@ var csvHeader = []string{
 	"server_clock", "not_server_prefill",
 	// The figure's interval (total tok/s of a decode cell: over its
 	// repeats where it has 3 or more, else from its per-second samples;
-	// prompt tok/s of a prefill row of 3 or more requests), computed as the
-	// site is built, and its level: 0.95, or less where few repeats or
-	// requests cannot give 95 % (0.75 for 3).
+	// prompt tok/s of a prefill row of 3 or more requests) and its level:
+	// 0.95, or less where few repeats or requests cannot give 95 % (0.75
+	// for 3). A decode cell's as its run file stores it, computed from its
+	// samples for a file written before intervals were kept; a prefill
+	// row's computed as the site is built.
 	"low", "high", "level",
 }
 

@@ -99,7 +99,7 @@ func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
 	}
 	c := matrixCell{Title: fmt.Sprintf("%s × %d: %s", d.ContextLabel(), d.Concurrency, d.Status.Label())}
 	if d.Status != matrixgen.StatusNotRun {
-		c.Href = "#" + cellID(d)
+		c.Anchor = cellID(d)
 	}
 	if d.Reason != "" {
 		c.Title += ": " + d.Reason

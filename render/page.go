@@ -102,7 +102,10 @@ type matrixCell struct {
 	// TTFT is the line under the figure: "256 ms TTFT", or "A → B" on a
 	// ratio matrix.
 	Class, Figure, Status, TTFT, Title string
-	Href                               string // the cell's detail section, "#cell-8K-16"
+	// Anchor is the id of the cell's detail section, "cell-8K-16": the
+	// template writes its link "#…", one escaper less than a whole
+	// address at the start of href, on 64 cells a page.
+	Anchor string
 	// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %",
 	// with its level where it is not 95 %: "±7.2 % (75 %)".
 	Spread string

@@ -15,10 +15,11 @@ import (
 // act on.
 const wideSpread = 0.05
 
-// spread is a figure's 95 % interval as a page shows it, computed when the
-// site is built from the samples the run file keeps (a decode cell's
-// tokens in each second, a prefill row's requests), so every run that
-// kept samples gains it and none is stored twice.
+// spread is a figure's 95 % interval as a page shows it: a decode cell's
+// as its run file stores it (stats.SetInterval, when the file was
+// written), or, for a file written before intervals were kept, computed
+// from the samples it keeps (a decode cell's tokens in each second); a
+// prefill row's from its requests (a few order statistics, cheap).
 type spread struct {
 	in    stats.Interval
 	share float64 // half width over the figure
@@ -26,13 +27,18 @@ type spread struct {
 	ok    bool
 }
 
-// decodeSpread is a decode cell's spread. A page shows it five times (the
+// decodeSpread is a decode cell's spread: the interval its file stores,
+// or one computed from its samples. A page shows it five times (the
 // matrix, a view, the details, the table, the CSV) and the bootstrap costs
-// about 0.1 ms a cell, so each is computed once a build: remembered by
-// what it is computed from.
+// about 0.1 ms a cell, so each computed one is computed once a build:
+// remembered by what it is computed from.
 func decodeSpread(d matrixgen.Decode) spread {
 	if d.TotalTokS == nil {
 		return spread{}
+	}
+	if in := d.Interval; in != nil {
+		i := stats.Interval{Low: in.Low, High: in.High}
+		return spread{i, i.HalfWidthShare(*d.TotalTokS), in.Level, true}
 	}
 	key := spreadKeyOf(d)
 	spreads.Lock()

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
 // noisyCell is a valid cell of 30 seconds whose tokens swing by swing
@@ -180,5 +182,49 @@ func TestMethodologyExplainsRepeatedIntervals(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("methodology.html lacks %q", want)
 		}
+	}
+}
+
+// TestStoredIntervalIsShown: a cell whose file stores its interval shows
+// that one, not one computed again; a run page from a file that stores
+// every interval is byte for byte the page from the same run without them
+// (an older file, whose intervals the build computes from the samples).
+func TestStoredIntervalIsShown(t *testing.T) {
+	d := noisyCell(5)
+	d.Interval = &matrixgen.Interval{Low: 900, High: 1100, Level: 0.9}
+	if got, want := decodeSpread(d).long(), "90.0 % interval 900.0–1,100.0 (±10.0 %)"; got != want {
+		t.Errorf("stored interval shown as %q, want %q", got, want)
+	}
+
+	b, err := newBuilder(Site{Title: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(r *matrixgen.Run) []byte {
+		t.Helper()
+		p, err := b.newRunPage(matrixgen.Entry{ID: "r", Run: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		html, err := execute(b.run, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(html, measurementsCSV(r)...)
+	}
+	stored := testrun.Full(3)
+	older := testrun.Full(3)
+	n := 0
+	for i := range older.Decode {
+		if older.Decode[i].Interval != nil {
+			n++
+		}
+		older.Decode[i].Interval = nil
+	}
+	if n == 0 {
+		t.Fatal("testrun.Full stores no interval")
+	}
+	if !bytes.Equal(page(stored), page(older)) {
+		t.Error("the page from stored intervals differs from the page that computes them")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/stats"
 )
 
 // checkRepeats holds a finished run of n repeats: every cell has n, its
@@ -54,6 +55,24 @@ func checkRepeats(t *testing.T, run *matrixgen.Run, n int) {
 	}
 }
 
+// checkIntervals holds every cell of a saved run to the interval of its
+// samples as stats computes it, stored with the file (a build reads it):
+// over its repeats where it has 3 or more, none on a repeat.
+func checkIntervals(t *testing.T, run *matrixgen.Run) {
+	t.Helper()
+	for _, d := range run.Decode {
+		in, level, ok := stats.DecodeInterval(d)
+		if got := d.Interval; !ok && got != nil || ok && (got == nil || *got != (matrixgen.Interval{Low: in.Low, High: in.High, Level: level})) {
+			t.Errorf("%s × %d: stored interval %+v, want %+v at %g (%v)", d.ContextLabel(), d.Concurrency, got, in, level, ok)
+		}
+		for k, r := range d.Repeats {
+			if r.Interval != nil {
+				t.Errorf("%s × %d repeat %d keeps an interval", d.ContextLabel(), d.Concurrency, k+1)
+			}
+		}
+	}
+}
+
 // TestRepeatsInterleaved: -repeat 3 measures the whole matrix once, then
 // again, and keeps every measurement; the file validates.
 func TestRepeatsInterleaved(t *testing.T) {
@@ -63,8 +82,13 @@ func TestRepeatsInterleaved(t *testing.T) {
 		s.Sweep.Repeats = 3
 		run, file := sweepWith(t, s, dial)
 		checkRepeats(t, run, 3)
-		if _, err := matrixgen.LoadFile(file); err != nil {
+		saved, err := matrixgen.LoadFile(file)
+		if err != nil {
 			t.Fatalf("the run file does not load: %v", err)
+		}
+		checkIntervals(t, saved.Run)
+		if saved.Run.Decode[0].Interval == nil {
+			t.Error("a cell of 3 repeats was saved without its interval")
 		}
 	})
 }
@@ -95,6 +119,8 @@ func TestRepeatsResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkRepeats(t, run, 3)
+		checkIntervals(t, first.Run)
+		checkIntervals(t, run)
 		for k, r := range first.Run.Decode[0].Repeats {
 			if !run.Decode[0].Repeats[k].WindowStart.Equal(r.WindowStart) {
 				t.Errorf("resuming measured repeat %d of 1K × 1 again", k+1)

@@ -17,6 +17,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/stats"
 	"github.com/matrixgen/matrixgen/telemetry"
 )
 
@@ -781,9 +782,11 @@ func describeDecode(d matrixgen.Decode) string {
 }
 
 // save writes the run file atomically: a temporary file beside it, synced,
-// then renamed over it, so the file is a whole valid run at every moment.
+// then renamed over it, so the file is a whole valid run at every moment;
+// each decode cell with its interval, recomputed for what changed since.
 func (sw *sweeper) save() error {
 	cleanServerText(sw.run, sw.red)
+	stats.SetInterval(sw.run)
 	if err := matrixgen.SaveRun(sw.o.File, sw.run); err != nil {
 		return err
 	}

@@ -3,8 +3,6 @@ package stats
 import (
 	"math/rand/v2"
 	"testing"
-
-	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
 // BenchmarkMeanInterval: one decode cell's interval, 30 seconds of samples,
@@ -23,14 +21,5 @@ func BenchmarkMannWhitneyExact(b *testing.B) {
 	a, c := ar1(rng, 30, 1000, 0, 50), ar1(rng, 30, 1000, 0, 50)
 	for b.Loop() {
 		MannWhitney(a, c)
-	}
-}
-
-// BenchmarkCompareRuns: two full 8 × 8 runs with 30 s of samples a cell,
-// as `matrixgen compare` reads them.
-func BenchmarkCompareRuns(b *testing.B) {
-	a, c := testrun.Full(1), testrun.Full(2)
-	for b.Loop() {
-		CompareRuns(a, c)
 	}
 }

@@ -118,6 +118,25 @@ func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 	return in, Level, ok
 }
 
+// SetInterval stores each decode cell's interval (DecodeInterval) in the
+// run, as its file keeps it: computed once, when the run is written,
+// rather than by every build of every site that shows it (the bootstrap
+// is most of a build's arithmetic). A cell whose samples give none has
+// none, and a repeat none of its own: the cell's is over its repeats.
+// Every writer of run files calls it before saving.
+func SetInterval(r *matrixgen.Run) {
+	for i := range r.Decode {
+		d := &r.Decode[i]
+		d.Interval = nil
+		if in, level, ok := DecodeInterval(*d); ok {
+			d.Interval = &matrixgen.Interval{Low: in.Low, High: in.High, Level: level}
+		}
+		for j := range d.Repeats {
+			d.Repeats[j].Interval = nil
+		}
+	}
+}
+
 // PrefillInterval is a prefill row's interval of prompt tok/s, from its
 // requests (MedianInterval) and its real confidence; ok is false without 3
 // requests.

@@ -119,6 +119,44 @@ func TestIntervalsOfARun(t *testing.T) {
 	}
 }
 
+// TestSetInterval: each cell keeps DecodeInterval's interval and level,
+// computed again on each save (a stale one replaced, one of a cell that
+// lost its samples dropped); a repeat keeps none of its own.
+func TestSetInterval(t *testing.T) {
+	var repeated matrixgen.Decode
+	for _, rate := range []int{400, 380, 420} {
+		repeated.AddRepeat(cellWith(32768, 4, float64(rate), steady(rate, 30)))
+	}
+	repeated.Repeats[1].Interval = &matrixgen.Interval{Low: 1, High: 2, Level: 0.5}
+	stale := cellWith(16384, 4, 400, steady(400, 30))
+	stale.Interval = &matrixgen.Interval{Low: 1, High: 2, Level: 0.5}
+	bare := cellWith(8192, 4, 400, nil)
+	bare.Interval = &matrixgen.Interval{Low: 1, High: 2, Level: 0.5}
+	r := &matrixgen.Run{Decode: []matrixgen.Decode{cellWith(8192, 1, 400, steady(400, 30)), stale, bare, repeated}}
+	SetInterval(r)
+	for i, d := range r.Decode {
+		in, level, ok := DecodeInterval(d)
+		var want *matrixgen.Interval
+		if ok {
+			want = &matrixgen.Interval{Low: in.Low, High: in.High, Level: level}
+		}
+		if (d.Interval == nil) != (want == nil) || want != nil && *d.Interval != *want {
+			t.Errorf("cell %d: stored %+v, want %+v", i, d.Interval, want)
+		}
+	}
+	if r.Decode[2].Interval != nil {
+		t.Error("a cell without samples kept an interval")
+	}
+	if got := r.Decode[3].Interval; got == nil || got.Level != 0.75 {
+		t.Errorf("over repeats: %+v", got)
+	}
+	for j, rep := range r.Decode[3].Repeats {
+		if rep.Interval != nil {
+			t.Errorf("repeat %d kept an interval", j)
+		}
+	}
+}
+
 // TestFamilyExcludesCellsThatCannotReachAlpha: over generated tables of
 // cells with 0 to 12 samples a side, a row is in the family exactly where
 // its sizes can give p < 0.05 (MinP), the family is their count, Holm's

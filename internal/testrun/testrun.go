@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/stats"
 )
 
 // Contexts and Concurrency are the sample run's sweep: 8 × 8 cells.
@@ -18,7 +19,8 @@ var (
 )
 
 // Full returns a run with 9 prefill rows and a full 8 × 8 decode matrix,
-// every status represented, deterministic for a given seed.
+// every status represented, each cell's interval stored as a saved run
+// file has it, deterministic for a given seed.
 func Full(seed uint64) *matrixgen.Run {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	r := &matrixgen.Run{
@@ -47,6 +49,7 @@ func Full(seed uint64) *matrixgen.Run {
 			r.Decode = append(r.Decode, cell(rng, c, n, i+j))
 		}
 	}
+	stats.SetInterval(r) // as the runner saves it
 	return r
 }
 
