@@ -192,7 +192,7 @@ func TestMethodologyExplainsRepeatedIntervals(t *testing.T) {
 func TestStoredIntervalIsShown(t *testing.T) {
 	d := noisyCell(5)
 	d.Interval = &matrixgen.Interval{Low: 900, High: 1100, Level: 0.9}
-	if got, want := decodeSpread(d).long(), "90.0 % interval 900.0–1,100.0 (±10.0 %)"; got != want {
+	if got, want := decodeSpread(d).long(), "90 % interval 900.0–1,100.0 (±10.0 %)"; got != want {
 		t.Errorf("stored interval shown as %q, want %q", got, want)
 	}
 
