@@ -155,13 +155,7 @@ func TestPagesInABrowser(t *testing.T) {
 // page), serves it, and opens Chromium. .ci/run installs Chromium and sets
 // MATRIXGEN_REQUIRE_BROWSER, so there the test cannot be skipped.
 func siteInBrowser(t *testing.T, more ...func(runs string)) (b *browser.Browser, siteURL, dir string) {
-	path, err := browser.Find()
-	if err != nil {
-		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("SKIPPED, not passed: %v", err)
-	}
+	path := browser.PathForTest(t)
 	runs := sampleRuns(t)
 	synthetic := testrun.Full(3)
 	// GPU telemetry through the 8K × 4 window, for the power chart.
@@ -198,18 +192,7 @@ func siteInBrowser(t *testing.T, more ...func(runs string)) (b *browser.Browser,
 	site := httptest.NewServer(http.FileServer(http.Dir(out)))
 	t.Cleanup(site.Close)
 
-	// Chromium's helpers may still be writing its profile as the test ends,
-	// so the profile is removed on a best-effort basis, not by t.TempDir.
-	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(profile) })
-	b, err = browser.Start(path, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
+	b = browser.StartForTest(t, path)
 	return b, site.URL, out
 }
 
