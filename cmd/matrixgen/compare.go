@@ -257,8 +257,15 @@ func fetchRun(place, key string) (matrixgen.Entry, error) {
 	return matrixgen.Entry{ID: strings.TrimSuffix(key, ".json"), Run: run, Raw: data}, nil
 }
 
-// percent is a share as a signed percentage: "-10.0 %".
-func percent(share float64) string { return fmt.Sprintf("%+.1f %%", 100*share) }
+// percent is a share as a signed percentage: "-10.0 %"; a change that
+// rounds to nothing is "+0.0 %", never "-0.0 %".
+func percent(share float64) string {
+	p := math.Round(1000*share) / 10
+	if p == 0 {
+		p = 0 // -0 prints as "-0.0"
+	}
+	return fmt.Sprintf("%+.1f %%", p)
+}
 
 // compareReport is what compare prints, in any format.
 type compareReport struct {

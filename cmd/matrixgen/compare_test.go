@@ -573,3 +573,13 @@ func TestCompareNamesTheSim(t *testing.T) {
 		t.Errorf("stderr: %q", errOut)
 	}
 }
+
+// TestPercentNeverNegativeZero: a change that rounds to nothing reads
+// +0.0 %, not -0.0 % (a newcomer read -0.04 % as a loss).
+func TestPercentNeverNegativeZero(t *testing.T) {
+	for share, want := range map[float64]string{-0.0004: "+0.0 %", 0.0004: "+0.0 %", -0.0006: "-0.1 %", -0.1: "-10.0 %", 0.052: "+5.2 %"} {
+		if got := percent(share); got != want {
+			t.Errorf("percent(%g) = %q, want %q", share, got, want)
+		}
+	}
+}

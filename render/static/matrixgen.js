@@ -750,8 +750,8 @@
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-untested"), "untested: no test could be made, too few samples to ever reach p < " + rules.test.alpha +
       " (uncoloured), or a run kept none (other tools' runs: coloured as measured)");
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-none"), "requests queued: not marked");
-    legend.appendChild(el("li")).append("matrixgen compare's gate (Holm) column: ! fails -fail-on; * significant after Holm's correction; " +
-      "blank, tested but not significant after it; – untested, outside the family it corrects over, never failing the gate");
+    legend.appendChild(el("li")).append("Not on this page: the command line's matrixgen compare -fail-on adds a gate (Holm) column, where ! fails the gate; " +
+      "* significant after Holm's correction; blank, tested but not significant after it; – untested, outside the family it corrects over, never failing the gate");
     section.hidden = false;
   }
 
@@ -812,8 +812,9 @@
   // U over 30 v 30 seconds, p = 0.031, significant at 5 %".
   function testWords(s, m, n, unit, test) {
     if (!s.tested) {
-      return "untested: " + m + " v " + n + " " + unit + " are too few to ever reach p < " + test.alpha + " (" + test.min_samples +
-        " a side at least, and sizes whose smallest p is below it)";
+      return "untested: " + m + " v " + n + " " + unit + " are too few: Mann–Whitney cannot reach p < " + test.alpha +
+        " with these sizes, whatever they show (it needs " + test.min_samples + " a side or more, and sizes whose smallest possible p is below " +
+        test.alpha + ": 3 against 3 cannot go below 0.1, 4 against 4 can)";
     }
     return "Mann–Whitney U over " + m + " v " + n + " " + unit + ", " + pWords(s.p, s.exact) + (s.significant ? ", significant" : ", not significant") +
       " at " + Math.round(100 * test.alpha) + " %";
