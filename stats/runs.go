@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"strconv"
 
@@ -294,8 +295,11 @@ func row(c Cell, a, b float64, cell Result) Row {
 	if cell.Test == TestSamples {
 		r.MinP = MinP(cell.NA, cell.NB)
 	}
-	if a > 0 && b > 0 {
-		r.Ratio = b / a
+	// Figures so tiny (a hostile file's 5e-324) that B / A overflows or
+	// underflows have no ratio either: an infinite one broke the JSON and
+	// the geometric mean, a zero one hid a cell from the family.
+	if q := b / a; a > 0 && b > 0 && q > 0 && !math.IsInf(q, 0) {
+		r.Ratio = q
 	}
 	if r.Ratio == 0 || !cell.Tested {
 		return r

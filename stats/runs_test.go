@@ -211,3 +211,19 @@ func smallestInFamily(t Table) float64 {
 	}
 	return p
 }
+
+// TestFiguresTooTinyForARatio: figures so small (a hostile file's 5e-324)
+// that B / A overflows or underflows have no ratio, are untested and
+// stay out of the family and the geometric mean, as a figure of 0 does.
+func TestFiguresTooTinyForARatio(t *testing.T) {
+	tested := Result{Test: TestRepeats, Tested: true, Significant: true, P: 0.001, Direction: 1, DF: 4, NA: 3, NB: 3}
+	for _, ab := range [][2]float64{{5e-324, 1000}, {1000, 5e-324}, {1e-300, 1e300}} {
+		r := row(Cell{}, ab[0], ab[1], tested)
+		if r.HasRatio() || r.InFamily || r.P != nil || r.Verdict != VerdictUntested {
+			t.Errorf("%g against %g: ratio %g, in family %v, verdict %q; want no ratio, untested", ab[0], ab[1], r.Ratio, r.InFamily, r.Verdict)
+		}
+	}
+	if r := row(Cell{}, 100, 90, tested); !r.HasRatio() || !r.InFamily {
+		t.Errorf("100 against 90: %+v", r)
+	}
+}

@@ -210,9 +210,8 @@ func loadCompared(runs, name string) (matrixgen.Entry, error) {
 		if err != nil || !strings.HasSuffix(u.Path, ".json") {
 			return matrixgen.Entry{}, usagef("%s: name the run file in the bucket (…/<id>.json)", bucket.Redact(name))
 		}
-		key := path.Base(u.Path)
-		u.Path = path.Dir(u.Path) + "/"
-		return fetchRun(u.String(), key)
+		folder, key := splitRunURL(u)
+		return fetchRun(folder, key)
 	case bucket.IsURL(runs) && !strings.HasSuffix(name, ".json"):
 		return fetchRun(runs, name+".json")
 	}
@@ -454,6 +453,30 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 	return err
 }
 
+// splitRunURL is a run file's bucket URL as its folder's URL (ending in
+// one "/") and the file's key. The folder keeps a single slash: path.Dir
+// of a key at the bucket's root is "/", and "/"+"/" asked for "//r.json".
+func splitRunURL(u *url.URL) (folder, key string) {
+	dir := *u
+	dir.Path = strings.TrimSuffix(path.Dir(u.Path), "/") + "/"
+	return dir.String(), path.Base(u.Path)
+}
+
+// markdownText is text from run files (a model's or GPU's name) as
+// Markdown that shows it as written: every character Markdown or its HTML
+// could read as markup is escaped by a backslash, so a model named
+// "[link](http://…) <img …>" stays text in a pull-request comment.
+func markdownText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\`*_{}[]()<>#+-.!|~&", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 func writeCompareMarkdown(w io.Writer, rep compareReport) error {
 	var sb strings.Builder
 	line := func(cells []string) {
@@ -464,7 +487,7 @@ func writeCompareMarkdown(w io.Writer, rep compareReport) error {
 	}
 	sb.WriteString(strings.ReplaceAll(runsLine("`"+rep.A+"`", "`"+rep.B+"`"), "\n", "  \n") + "\n")
 	for _, warning := range rep.Warnings {
-		sb.WriteString("Warning: " + warning + "\n\n")
+		sb.WriteString("Warning: " + markdownText(warning) + "\n\n")
 	}
 	line(compareHeader())
 	sb.WriteString("|---|--:|--:|--:|--:|:-:|--:|---|:-:|\n")
@@ -496,10 +519,13 @@ func writeCompareJSON(w io.Writer, rep compareReport) error {
 	if rep.Gate {
 		out.FailOn = &rep.Beyond
 	}
-	err := json.MarshalWrite(w, out, jsontext.WithIndent("  "))
-	if err == nil {
-		_, err = io.WriteString(w, "\n")
+	// Marshalled whole before a byte is written: an error leaves stdout
+	// empty, never half a document a CI step would try to read.
+	data, err := json.Marshal(out, jsontext.WithIndent("  "))
+	if err != nil {
+		return err
 	}
+	_, err = w.Write(append(data, '\n'))
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -581,5 +582,44 @@ func TestPercentNeverNegativeZero(t *testing.T) {
 		if got := percent(share); got != want {
 			t.Errorf("percent(%g) = %q, want %q", share, got, want)
 		}
+	}
+}
+
+// TestRunURLAtTheBucketsRoot: a run file at a bucket's root is asked for
+// by its key, not as "//r.json" (which no store has).
+func TestRunURLAtTheBucketsRoot(t *testing.T) {
+	for name, want := range map[string][2]string{
+		"s3://bk/r.json?region=eu-west-1":    {"s3://bk/?region=eu-west-1", "r.json"},
+		"s3://bk/lab/runs/r.json":            {"s3://bk/lab/runs/", "r.json"},
+		"file:///tmp/runs/before.json":       {"file:///tmp/runs/", "before.json"},
+		"s3://bk/r.json?endpoint=http://h:1": {"s3://bk/?endpoint=http://h:1", "r.json"},
+	} {
+		u, err := url.Parse(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if folder, key := splitRunURL(u); folder != want[0] || key != want[1] {
+			t.Errorf("%s: folder %q, key %q; want %q, %q", name, folder, key, want[0], want[1])
+		}
+	}
+}
+
+// TestWarningsAreTextInMarkdown: a model's name from a run file is shown
+// as written in the Markdown output's warning, never as a link, emphasis
+// or HTML in a pull-request comment.
+func TestWarningsAreTextInMarkdown(t *testing.T) {
+	evil := "x**bold** [link](http://evil) <img src=x onerror=alert(1)> `code` _em_"
+	var sb strings.Builder
+	if err := writeCompareMarkdown(&sb, compareReport{A: "a", B: "b", Warnings: []string{"different models: " + evil + " vs y"}}); err != nil {
+		t.Fatal(err)
+	}
+	out := sb.String()
+	for _, markup := range []string{"**bold**", "[link](", " <img", "`code`", "_em_"} {
+		if strings.Contains(out, markup) {
+			t.Errorf("markup %q left live in:\n%s", markup, out)
+		}
+	}
+	if !strings.Contains(out, `\[link\]\(http://evil\)`) {
+		t.Errorf("the name is not escaped as expected:\n%s", out)
 	}
 }

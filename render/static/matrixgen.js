@@ -998,10 +998,13 @@
   function sortedKeys(o) { return Object.keys(o).map(Number).sort(function (x, y) { return x - y; }); }
 
   // ratio is B / A as the page shows it, its class from the rules' bins;
-  // null where either has no figure.
+  // null where either has no figure, or where B / A is no finite number
+  // above 0 (figures so tiny the division overflows or underflows): the
+  // rule stats.row keeps.
   function ratio(va, vb, rules) {
     if (!(va > 0) || !(vb > 0)) return null;
     var r = vb / va, bins = rules.ratio_bins, i = 0;
+    if (!(r > 0) || !isFinite(r)) return null;
     while (i < bins.length - 1 && !(r < bins[i].below)) i++;
     return { value: r, text: r.toFixed(2) + "×", className: bins[i].class };
   }
