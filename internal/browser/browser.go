@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,8 +62,30 @@ type reply struct {
 // a test then failed though nothing was wrong with the pages.
 const startWithin = 3 * time.Minute
 
-// Start launches Chromium with a fresh profile and opens a blank page.
+// Start launches Chromium with a fresh profile and opens a blank page. A
+// Chromium that ends before it listens is started again, twice at most,
+// each time with a profile of its own: on a loaded CI runner its zygote
+// once could not fork its GPU process and it quit at once, failing a test
+// of pages that were fine.
 func Start(path, profileDir string) (*Browser, error) {
+	var errs []error
+	for try := 1; try <= 3; try++ {
+		profile := filepath.Join(profileDir, fmt.Sprintf("try-%d", try))
+		b, err := startOnce(path, profile)
+		if !errors.Is(err, errEndedEarly) {
+			return b, err
+		}
+		errs = append(errs, err)
+		time.Sleep(time.Duration(try) * time.Second)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// errEndedEarly is a Chromium that ended before it listened for DevTools.
+var errEndedEarly = errors.New("chromium ended before it listened for DevTools")
+
+// startOnce is one try of Start.
+func startOnce(path, profileDir string) (*Browser, error) {
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
 		"--user-data-dir="+profileDir, "--remote-debugging-port=0", "--remote-allow-origins=*", "--window-size=1280,2000", "about:blank")
@@ -101,7 +124,7 @@ func Start(path, profileDir string) (*Browser, error) {
 		}
 	case tail := <-said:
 		b.Close()
-		return nil, fmt.Errorf("chromium ended before it listened for DevTools; it said:\n%s", strings.Join(tail, "\n"))
+		return nil, fmt.Errorf("%w; it said:\n%s", errEndedEarly, strings.Join(tail, "\n"))
 	case <-time.After(startWithin):
 		b.Close()
 		return nil, fmt.Errorf("chromium did not start its DevTools endpoint within %s", startWithin)
