@@ -169,10 +169,12 @@ func significanceText() string {
 		"A cell both runs measured %d times or more (-repeat) is tested over its repeats: Student's two-sample t of each repeat's tok/s, "+
 		"the variance pooled, since drift on a machine moves whole repeats and would make the seconds inside them look different when nothing changed. "+
 		"Any other cell, and a prefill row, is tested by a two-sided Mann–Whitney U of its tok/s second by second over every repeat (a prefill row's requests). "+
-		"~ where it is not significant, or where either cell has fewer than %d seconds or too few to ever reach p < %g (3 against 3 cannot go below 0.1); "+
-		"~ (against) where the test finds the difference on the other side of the ratio shown (a median repeat's against the repeats' mean): neither a gain nor a loss. "+
-		"matrixgen compare -fail-on gates on these p corrected by Holm's method over the cells that can reach %g. "+
-		"Runs that kept no per-second samples (other tools' runs) are not tested: their ratios are coloured as measured. "+
+		"~ where it was tested and is not significant; ~ (against) where the test finds the difference on the other side of the ratio shown "+
+		"(a median repeat's against the repeats' mean): neither a gain nor a loss. "+
+		"untested where no test could be made: fewer than %d samples a side, or too few to ever reach p < %g (3 against 3 cannot go below 0.1), uncoloured; "+
+		"or a run kept no per-second samples (other tools' runs), its ratio coloured as measured. "+
+		"A prefill row is coloured, and its higher figure starred, only where significant; a headline figure is one number a run, never tested. "+
+		"matrixgen compare -fail-on gates on these p corrected by Holm's method over the cells that can reach %g; untested cells are outside that family. "+
 		"A cell whose requests queued is never marked, and one of 0 tok/s in either run has no ratio.", stats.Alpha, 1/stats.Alpha, stats.MinRepeats, stats.MinSamples, stats.Alpha, stats.Alpha)
 }
 
@@ -364,6 +366,7 @@ func compareSettings(r *matrixgen.Run) []compareFigure {
 		{Label: "Benchmark tool", Text: joinNonEmpty(" ", r.Tool.Name, r.Tool.Version)},
 		{Label: "Decode test", Text: decodeTestLabel(r.Sweep.DecodeTest)},
 		{Label: "Time per measurement", Text: secondsIf(r.Sweep.DurationSeconds)},
+		{Label: "Repeats", Text: repeatsLabel(r.Sweep.Repeats)},
 		{Label: "Max output", Text: tokensIf(r.Sweep.MaxOutputTokens)},
 		{Label: "Power limit", Text: powerLimit(h.PowerLimitW, h.DefaultPowerLimitW)},
 		{Label: "Idle power", Text: wattsIf(h.IdlePowerW)},

@@ -50,7 +50,7 @@ func TestCompareScriptHoldsTheRun(t *testing.T) {
 	for _, s := range c.Settings {
 		labels = append(labels, s.Label)
 	}
-	if len(labels) != 17 || labels[0] != "Measured against" || labels[1] != "GPU" || labels[16] != "Idle power" {
+	if len(labels) != 18 || labels[0] != "Measured against" || labels[1] != "GPU" || labels[14] != "Repeats" || labels[17] != "Idle power" {
 		t.Errorf("settings labels %q", labels)
 	}
 	if len(c.Cells) != len(r.Decode) || len(c.Cells) != 64 {
@@ -144,8 +144,8 @@ func TestCompareScriptEfficiency(t *testing.T) {
 	a.Decode[0].Power = &matrixgen.Power{MeanPowerW: 250, TokSPerW: new(2.5)}
 	a.Decode[0].Status = matrixgen.StatusValid
 	ca, cb := newCompareRun("a", a), newCompareRun("b", b)
-	if ca.Settings[15].Label != "Power limit" || ca.Settings[15].Text != "300 W (default 600 W)" {
-		t.Errorf("power limit %+v", ca.Settings[15])
+	if ca.Settings[16].Label != "Power limit" || ca.Settings[16].Text != "300 W (default 600 W)" {
+		t.Errorf("power limit %+v", ca.Settings[16])
 	}
 	if len(ca.Headline) != 3 || ca.Headline[2].Text != "2.50" || *ca.Headline[2].Value != 2.5 || len(cb.Headline) != 2 {
 		t.Errorf("headline with telemetry %+v, without %+v", ca.Headline, cb.Headline)

@@ -113,25 +113,10 @@ func TestComparedFiles(t *testing.T) {
 		t.Errorf("the buckets list %d runs with pairs, want 5: %v", len(links), links)
 	}
 
-	path, err := browser.Find()
-	if err != nil {
-		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("SKIPPED, not passed: %v", err)
-	}
+	path := browser.PathForTest(t)
 	server := httptest.NewServer(http.FileServer(http.Dir(out)))
 	defer server.Close()
-	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(profile)
-	b, err := browser.Start(path, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := browser.StartForTest(t, path)
 	for _, root := range []string{server.URL, "file://" + out} {
 		for _, c := range []struct {
 			id    string

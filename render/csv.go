@@ -23,12 +23,14 @@ var csvHeader = []string{
 	// the warm-up's TTFT, and the spread of the measured requests.
 	"server_prompt_tok_s", "server_prompt_ms", "cold_ttft_ms", "prompt_tok_s_min", "prompt_tok_s_max",
 	"server_clock", "not_server_prefill",
-	// The figure's 95 % interval (total tok/s of a decode cell, from its
-	// per-second samples; prompt tok/s of a prefill row of 3 or more
-	// requests): a decode cell's as its run file stores it, computed from
-	// the samples for a file written before intervals were kept; a prefill
+	// The figure's interval (total tok/s of a decode cell: over its
+	// repeats where it has 3 or more, else from its per-second samples;
+	// prompt tok/s of a prefill row of 3 or more requests) and its level:
+	// 0.95, or less where few repeats or requests cannot give 95 % (0.75
+	// for 3). A decode cell's as its run file stores it, computed from its
+	// samples for a file written before intervals were kept; a prefill
 	// row's computed as the site is built.
-	"low", "high",
+	"low", "high", "level",
 }
 
 // measurementsCSV writes every measurement of a run as CSV, one row each, in
@@ -86,7 +88,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
 			integer(p.Completed), "", "", "", positive(p.PromptTokens),
 			num(p.ServerPromptTokS), num(p.ServerPromptMs), num(p.ColdTTFTMs), low, high,
-			csvSafe(p.ServerClock), notServerPrefill(p), sp.low(), sp.high(),
+			csvSafe(p.ServerClock), notServerPrefill(p), sp.low(), sp.high(), sp.levelField(),
 		})
 	}
 	for _, d := range run.Decode {
@@ -98,7 +100,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 			num(d.TotalTokS), num(d.PerRequestTokS), ttft[0], ttft[1], ttft[2], tbt[0], tbt[1], tbt[2],
 			num(d.AvgActive), integer(d.Completed), integer(d.OutputTokens), num(d.WindowSeconds),
 			string(d.TokenSource), "", "", "", "", "", "", "", "",
-			sp.low(), sp.high(),
+			sp.low(), sp.high(), sp.levelField(),
 		})
 	}
 	return rows

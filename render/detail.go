@@ -186,12 +186,13 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 	c.Figures = []string{
 		opt(d.TotalTokS, decimal1), opt(d.PerRequestTokS, decimal1), opt(d.ServerPerRequestTokS, decimal1), opt(d.ClientRateOfServerTimed, decimal1),
 		pct(d.TTFTMs), pct(d.TBTMs), opt(d.AvgActive, decimal1), optInt(d.Completed), optInt(d.OutputTokens),
-		opt(d.WindowSeconds, secs), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
+		measuredFor(d), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
 		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), opt(d.IdleWaitSeconds, secs),
 	}
 	if sp := decodeSpread(*d); sp.ok {
 		c.Figures[0] += " (" + sp.long() + ")"
 	}
+
 	c.Figures = append(c.Figures, powerTexts(d.Power)...)
 	c.PerSecond = d.PerSecondTokens
 	if d.Power != nil {
@@ -208,6 +209,29 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 		})
 	}
 	return c
+}
+
+// measuredFor is a cell's window, "10.0 s"; a repeated cell's says how
+// many: "3 repeats × 10.0 s; the figures are the median repeat's" ("3
+// repeats (2 valid) × …" where some failed).
+func measuredFor(d *matrixgen.Decode) string {
+	if d.WindowSeconds == nil {
+		return ""
+	}
+	if len(d.Repeats) == 0 {
+		return secs(*d.WindowSeconds)
+	}
+	n, valid := len(d.Repeats), 0
+	for _, r := range d.Repeats {
+		if r.Status == matrixgen.StatusValid {
+			valid++
+		}
+	}
+	text := plural.Count(n, "repeat", "repeats")
+	if valid < n {
+		text += " (" + strconv.Itoa(valid) + " valid)"
+	}
+	return text + " × " + secs(*d.WindowSeconds) + "; the figures are the median repeat's"
 }
 
 func tokenSourceLabel(s matrixgen.TokenSource) string {

@@ -516,17 +516,11 @@ func indexBrowserRuns() int {
 // built pages' pager works without the script. Screenshots at desktop and
 // phone sizes, light and dark, are the test's artifacts.
 func TestIndexInABrowser(t *testing.T) {
-	path, err := browser.Find()
-	if err != nil {
-		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("SKIPPED, not passed: %v", err)
-	}
+	path := browser.PathForTest(t)
 	rows, pairs, bld := manyRunsIndex(t, indexBrowserRuns())
 	dir := t.TempDir()
 	start := time.Now()
-	err = errors.Join(copyAssets(embedded, dir), writeFile(dir, "assets/bins.css", []byte(binsCSS())), bld.writeIndex(dir, rows, pairs))
+	err := errors.Join(copyAssets(embedded, dir), writeFile(dir, "assets/bins.css", []byte(binsCSS())), bld.writeIndex(dir, rows, pairs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,16 +534,7 @@ func TestIndexInABrowser(t *testing.T) {
 	}
 	server := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer server.Close()
-	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(profile)
-	b, err := browser.Start(path, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := browser.StartForTest(t, path)
 
 	ids := func(keep func(indexRow) bool) []string {
 		var out []string

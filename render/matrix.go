@@ -110,7 +110,7 @@ func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
 		if sp := decodeSpread(d); sp.ok {
 			c.Title += "; " + sp.long()
 			if sp.wide() {
-				c.Spread = "±" + decimal1(100*sp.share) + " %"
+				c.Spread = sp.halfWidth()
 			}
 		}
 		if d.TTFTMs != nil {

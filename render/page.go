@@ -106,7 +106,8 @@ type matrixCell struct {
 	// template writes its link "#…", one escaper less than a whole
 	// address at the start of href, on 64 cells a page.
 	Anchor string
-	// Spread marks a figure whose 95 % interval is wider than ±5 %: "±7.2 %".
+	// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %",
+	// with its level where it is not 95 %: "±7.2 % (75 %)".
 	Spread string
 }
 
@@ -311,6 +312,7 @@ func runPanels(r *matrixgen.Run) []panel {
 		"Decode test", decodeTestLabel(s.DecodeTest),
 		"Prefill mode", prefillModeLabel(s),
 		"Time per measurement", secondsIf(s.DurationSeconds),
+		"Repeats", repeatsLabel(s.Repeats),
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
 	)}
@@ -375,6 +377,16 @@ func boolIf(b *bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// repeatsLabel is how many times the sweep measured each decode cell, and
+// how: "3, interleaved" (the whole matrix once, then again, so drift falls
+// on every cell alike); "" for once.
+func repeatsLabel(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return strconv.Itoa(n) + ", interleaved"
 }
 
 func decodeTestLabel(s string) string {

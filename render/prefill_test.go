@@ -35,8 +35,9 @@ func TestPrefillRowsShowTheServersClockAndTheColdStart(t *testing.T) {
 	if len(rows) != 3 {
 		t.Fatalf("%d rows, want the row, the server's own and the cold start", len(rows))
 	}
-	// The three requests' range, 13,851–14,437, is ±2.1 % of the median.
-	if r := rows[0]; r.Total != "14K ±2.1 %" || r.TTFT != "73.2 ms" || r.Completed != "3" {
+	// The three requests' range, 13,851–14,437, is ±2.1 % of the median,
+	// an interval of 75 %, as three requests give.
+	if r := rows[0]; r.Total != "14K ±2.1 % (75 %)" || r.TTFT != "73.2 ms" || r.Completed != "3" {
 		t.Errorf("the row: %+v", r)
 	}
 	if r := rows[1]; r.Status != "Server's own" || r.Total != "15K" || r.TTFT != "68.3 ms" || !strings.Contains(r.Class, "sub") {

@@ -2,6 +2,8 @@ package render
 
 import (
 	"hash/maphash"
+	"math"
+	"strconv"
 	"sync"
 
 	"github.com/matrixgen/matrixgen"
@@ -104,25 +106,47 @@ func prefillSpread(p matrixgen.Prefill) spread {
 func (s spread) wide() bool { return s.ok && s.share > wideSpread }
 
 // short is the half width as the tables show it beside a figure: " ±1.8 %",
-// with " wide" past ±5 %; "" without an interval.
+// its level beside it where it is not 95 % (" ±0.8 % (75 %)": 3 repeats or
+// prefill requests), with " wide" past ±5 %; "" without an interval.
 func (s spread) short() string {
 	if !s.ok {
 		return ""
 	}
-	text := " ±" + decimal1(100*s.share) + " %"
+	text := " " + s.halfWidth()
 	if s.wide() {
 		text += wideMark
 	}
 	return text
 }
 
+// halfWidth is the half width and, where it is not 95 %, its level:
+// "±1.8 %", "±0.8 % (75 %)".
+func (s spread) halfWidth() string {
+	return "±" + decimal1(100*s.share) + " %" + s.levelNote()
+}
+
+// levelNote is " (75 %)" for an interval whose level is not stats.Level,
+// "" for one that is: a reader takes an interval for 95 % unless told.
+func (s spread) levelNote() string {
+	if !s.ok || s.level == stats.Level {
+		return ""
+	}
+	return " (" + levelText(s.level) + ")"
+}
+
+// levelText is a confidence as the pages write it: "95 %", "75 %",
+// "87.5 %", "93.8 %".
+func levelText(level float64) string {
+	return strconv.FormatFloat(math.Round(1000*level)/10, 'f', -1, 64) + " %"
+}
+
 // long is the interval as the cell's details and titles say it, with its
-// confidence: "95.0 % interval 405.0–419.8 (±1.8 %)".
+// confidence: "95 % interval 405.0–419.8 (±1.8 %)".
 func (s spread) long() string {
 	if !s.ok {
 		return ""
 	}
-	return decimal1(100*s.level) + " % interval " + decimal1(s.in.Low) + "–" + decimal1(s.in.High) + " (±" + decimal1(100*s.share) + " %)"
+	return levelText(s.level) + " interval " + decimal1(s.in.Low) + "–" + decimal1(s.in.High) + " (±" + decimal1(100*s.share) + " %)"
 }
 
 // wideMark follows a figure whose interval is wider than ±5 %.
@@ -141,4 +165,13 @@ func (s spread) high() string {
 		return ""
 	}
 	return num(&s.in.High)
+}
+
+// levelField is the interval's level as CSV writes it: "0.95", "0.75";
+// "" without an interval.
+func (s spread) levelField() string {
+	if !s.ok {
+		return ""
+	}
+	return num(&s.level)
 }

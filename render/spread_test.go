@@ -2,6 +2,8 @@ package render
 
 import (
 	"bytes"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,20 +31,20 @@ func TestSpreadShown(t *testing.T) {
 	bare.PerSecondTokens = nil
 	run := &matrixgen.Run{Decode: []matrixgen.Decode{narrow}}
 
-	if f := newCellDetail(&narrow).Figures[0]; !strings.Contains(f, "95.0 % interval") {
+	if f := newCellDetail(&narrow).Figures[0]; !strings.Contains(f, "95 % interval") {
 		t.Errorf("details: %q", f)
 	}
-	if c := cell(narrow, true, 0, 2000); !strings.Contains(c.Title, "95.0 % interval") || c.Spread != "" {
+	if c := cell(narrow, true, 0, 2000); !strings.Contains(c.Title, "95 % interval") || c.Spread != "" {
 		t.Errorf("narrow matrix cell: %+v", c)
 	}
-	if c := cell(wide, true, 0, 2000); !strings.HasPrefix(c.Spread, "±") {
+	if c := cell(wide, true, 0, 2000); !strings.HasPrefix(c.Spread, "±") || strings.Contains(c.Spread, "(") {
 		t.Errorf("wide matrix cell not marked: %+v", c)
 	}
 	if c := cell(bare, true, 0, 2000); c.Spread != "" || strings.Contains(c.Title, "interval") {
 		t.Errorf("a cell without samples: %+v", c)
 	}
 	row := measurementRows(run)[0].Rows[0]
-	if !strings.HasPrefix(row.Total, "1,000.0 ±") || strings.HasSuffix(row.Total, wideMark) {
+	if !strings.HasPrefix(row.Total, "1,000.0 ±") || strings.HasSuffix(row.Total, wideMark) || strings.Contains(row.Total, "(") {
 		t.Errorf("table: %q", row.Total)
 	}
 	wideRow := measurementRows(&matrixgen.Run{Decode: []matrixgen.Decode{wide}})[0].Rows[0]
@@ -50,12 +52,12 @@ func TestSpreadShown(t *testing.T) {
 		t.Errorf("wide table row: %q", wideRow.Total)
 	}
 	csv := csvRows(run)[0]
-	low, errLow := strconv.ParseFloat(csv[len(csv)-2], 64)
-	high, errHigh := strconv.ParseFloat(csv[len(csv)-1], 64)
-	if errLow != nil || errHigh != nil || low >= 1000 || high <= 1000 {
-		t.Errorf("CSV low %q high %q", csv[len(csv)-2], csv[len(csv)-1])
+	low, errLow := strconv.ParseFloat(csv[len(csv)-3], 64)
+	high, errHigh := strconv.ParseFloat(csv[len(csv)-2], 64)
+	if errLow != nil || errHigh != nil || low >= 1000 || high <= 1000 || csv[len(csv)-1] != "0.95" {
+		t.Errorf("CSV low %q high %q level %q", csv[len(csv)-3], csv[len(csv)-2], csv[len(csv)-1])
 	}
-	if header := csvHeader[len(csvHeader)-2:]; header[0] != "low" || header[1] != "high" {
+	if header := csvHeader[len(csvHeader)-3:]; !slices.Equal(header, []string{"low", "high", "level"}) {
 		t.Errorf("CSV header ends %q", header)
 	}
 }
@@ -91,16 +93,95 @@ func TestSpreadView(t *testing.T) {
 }
 
 // TestSpreadOfRepeats: a cell measured three times shows the interval over
-// its repeats, at the confidence three allow.
+// its repeats, at the confidence three allow, and says that level wherever
+// the interval is shown (details, the matrix cell's title and mark, the
+// measurements table, the spread view, the CSV); its details say how many
+// repeats of how long.
 func TestSpreadOfRepeats(t *testing.T) {
-	var d matrixgen.Decode
-	for _, swing := range []int{5, 6, 7} {
-		r := noisyCell(swing)
-		r.TotalTokS = new(1000.0 + float64(swing))
-		d.AddRepeat(r)
+	repeated := func(rates ...float64) matrixgen.Decode {
+		var d matrixgen.Decode
+		for _, rate := range rates {
+			r := noisyCell(5)
+			r.TotalTokS, r.WindowSeconds = new(rate), new(30.0)
+			d.AddRepeat(r)
+		}
+		return d
 	}
-	if f := newCellDetail(&d).Figures[0]; !strings.Contains(f, "75.0 % interval 1,005.0–1,007.0") {
+	d, wide := repeated(1005, 1006, 1007), repeated(900, 1000, 1100)
+	wide.Concurrency = 8
+	detail := newCellDetail(&d)
+	if f := detail.Figures[0]; !strings.Contains(f, "75 % interval 1,005.0–1,007.0") {
 		t.Errorf("details of a repeated cell: %q", f)
+	}
+	if f := detail.Figures[slices.Index(detailLabels, "Measured for")]; f != "3 repeats × 30.0 s; the figures are the median repeat's" {
+		t.Errorf("measured for: %q", f)
+	}
+	if c := cell(d, true, 0, 2000); !strings.Contains(c.Title, "75 % interval") {
+		t.Errorf("matrix cell's title: %q", c.Title)
+	}
+	if c := cell(wide, true, 0, 2000); c.Spread != "±10.0 % (75 %)" {
+		t.Errorf("a wide repeated cell's mark: %q", c.Spread)
+	}
+	run := &matrixgen.Run{Decode: []matrixgen.Decode{d, wide}}
+	if row := measurementRows(run)[0].Rows[0]; row.Total != "1,006.0 ±0.1 % (75 %)" {
+		t.Errorf("measurements table: %q", row.Total)
+	}
+	if csv := csvRows(run)[0]; csv[len(csv)-1] != "0.75" {
+		t.Errorf("CSV level %q", csv[len(csv)-1])
+	}
+	for _, v := range matrixViews([]orderedCell{{cellID(d), &d}, {cellID(wide), &wide}}) {
+		if v.Name == "spread" {
+			if v.Cells[0].Value[0] != "±0.1 % (75 %)" || !strings.Contains(v.Label, "interval") {
+				t.Errorf("spread view: %q, cells %+v", v.Label, v.Cells)
+			}
+		}
+	}
+}
+
+// TestRepeatsAreNamed: a run that measured each cell three times says so
+// in its page's Run panel and in a comparison's settings ("3,
+// interleaved"); a run measured once has no such row, as before.
+func TestRepeatsAreNamed(t *testing.T) {
+	row := func(r *matrixgen.Run) string {
+		for _, p := range runPanels(r) {
+			for _, row := range p.Rows {
+				if row.Label == "Repeats" {
+					return row.Value
+				}
+			}
+		}
+		return ""
+	}
+	setting := func(r *matrixgen.Run) string {
+		for _, s := range compareSettings(r) {
+			if s.Label == "Repeats" {
+				return s.Text
+			}
+		}
+		return "no row"
+	}
+	repeated, once := &matrixgen.Run{Sweep: matrixgen.Sweep{Repeats: 3}}, &matrixgen.Run{Sweep: matrixgen.Sweep{Repeats: 1}}
+	if got := row(repeated); got != "3, interleaved" {
+		t.Errorf("Run panel of a -repeat 3 run: %q", got)
+	}
+	if got := setting(repeated); got != "3, interleaved" {
+		t.Errorf("compare settings of a -repeat 3 run: %q", got)
+	}
+	if row(once) != "" || setting(once) != "" {
+		t.Errorf("a run measured once: panel %q, setting %q", row(once), setting(once))
+	}
+}
+
+// TestMethodologyExplainsRepeatedIntervals: the methodology page has a
+// section on the interval of a repeated decode cell, with its rule and its
+// level for few repeats, in words a newcomer can follow.
+func TestMethodologyExplainsRepeatedIntervals(t *testing.T) {
+	page := read(t, filepath.Join(buildSample(t, Site{}), "methodology.html"))
+	for _, want := range []string{"Interval of a repeated decode cell", "r₍ₖ₎ to r₍ₙ₋ₖ₊₁₎", "2 · P(B ≤ k − 1)",
+		"<strong>75 % for 3 repeats</strong>", "1 − 2 · (½)ⁿ", "<code>level</code> column"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("methodology.html lacks %q", want)
+		}
 	}
 }
 
@@ -111,7 +192,7 @@ func TestSpreadOfRepeats(t *testing.T) {
 func TestStoredIntervalIsShown(t *testing.T) {
 	d := noisyCell(5)
 	d.Interval = &matrixgen.Interval{Low: 900, High: 1100, Level: 0.9}
-	if got, want := decodeSpread(d).long(), "90.0 % interval 900.0–1,100.0 (±10.0 %)"; got != want {
+	if got, want := decodeSpread(d).long(), "90 % interval 900.0–1,100.0 (±10.0 %)"; got != want {
 		t.Errorf("stored interval shown as %q, want %q", got, want)
 	}
 

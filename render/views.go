@@ -36,6 +36,9 @@ type viewSpec struct {
 	value       func(*matrixgen.Decode) *float64
 	format      func(float64) string
 	lowerBetter bool // TTFT and joules: the smallest figure is the best
+	// note, where set, follows a cell's figure: the spread's level where
+	// it is not 95 %.
+	note func(*matrixgen.Decode) string
 }
 
 // scaleNote says in each legend how the colours are scaled (anchoredLow):
@@ -43,32 +46,33 @@ type viewSpec struct {
 const scaleNote = "colour: logarithmic steps from the best figure, over at least 16×, so close figures look alike"
 
 var viewSpecs = []viewSpec{
-	{"total", "Total tok/s (" + scaleNote + ")", func(d *matrixgen.Decode) *float64 { return d.TotalTokS }, decimal1, false},
-	{"per-request", "Per request tok/s (" + scaleNote + ")", func(d *matrixgen.Decode) *float64 { return d.PerRequestTokS }, decimal1, false},
+	{"total", "Total tok/s (" + scaleNote + ")", func(d *matrixgen.Decode) *float64 { return d.TotalTokS }, decimal1, false, nil},
+	{"per-request", "Per request tok/s (" + scaleNote + ")", func(d *matrixgen.Decode) *float64 { return d.PerRequestTokS }, decimal1, false, nil},
 	{"ttft", "Time to first token, median (" + scaleNote + "; shorter is better)", func(d *matrixgen.Decode) *float64 {
 		if d.TTFTMs == nil {
 			return nil
 		}
 		return &d.TTFTMs.P50
-	}, millis, true},
+	}, millis, true, nil},
 	{"per-watt", "Tok/s per watt of GPU board power (" + scaleNote + ")", func(d *matrixgen.Decode) *float64 {
 		if d.Power == nil {
 			return nil
 		}
 		return d.Power.TokSPerW
-	}, func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, false},
+	}, func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, false, nil},
 	{"joules", "Joules per 1K output tokens (" + scaleNote + "; fewer is better)", func(d *matrixgen.Decode) *float64 {
 		if d.Power == nil {
 			return nil
 		}
 		return d.Power.JoulesPer1KTokens
-	}, func(v float64) string { return decimal1(v) + " J" }, true},
-	{"spread", "Spread: the 95 % interval's half width, ± % of total tok/s (colour, logarithmic steps; narrower is better)", func(d *matrixgen.Decode) *float64 {
+	}, func(v float64) string { return decimal1(v) + " J" }, true, nil},
+	{"spread", "Spread: the interval around total tok/s, ± % (half its width; 95 % unless a cell names its level, as 75 % over 3 repeats; " +
+		"colour: logarithmic steps; narrower is better)", func(d *matrixgen.Decode) *float64 {
 		if sp := decodeSpread(*d); sp.ok {
 			return new(100 * sp.share)
 		}
 		return nil
-	}, func(v float64) string { return "±" + decimal1(v) + " %" }, true},
+	}, func(v float64) string { return "±" + decimal1(v) + " %" }, true, func(d *matrixgen.Decode) string { return decodeSpread(*d).levelNote() }},
 }
 
 // matrixViews lays out every view the run has figures for; nil when it
@@ -121,7 +125,11 @@ func matrixViews(cells []orderedCell) []matrixView {
 			if spec.lowerBetter && !single {
 				bin = binCount - 1 - bin
 			}
-			v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{spec.format(*x), binClass(bin)}})
+			text := spec.format(*x)
+			if spec.note != nil {
+				text += spec.note(d)
+			}
+			v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{text, binClass(bin)}})
 		}
 		views = append(views, v)
 	}

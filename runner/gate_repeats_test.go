@@ -108,7 +108,7 @@ func TestGateWithRepeatsAgainstKnownTruth(t *testing.T) {
 				byRepeats++
 			}
 			if r.SignificantAfterHolm {
-				t.Errorf("seed %d, %v: %+.1f %%, p %.3g: significant after Holm with no real difference", seed, r.Cell, 100*r.Change(), r.P)
+				t.Errorf("seed %d, %v: %+.1f %%, p %.3g: significant after Holm with no real difference", seed, r.Cell, 100*r.Change(), r.PValue())
 			}
 			da, _ := a.Cell(r.Cell.Context, r.Cell.Concurrency)
 			db, _ := b.Cell(r.Cell.Context, r.Cell.Concurrency)

@@ -73,7 +73,7 @@ func TestGateAgainstKnownTruth(t *testing.T) {
 				continue
 			}
 			cells++
-			if r.P < stats.Alpha {
+			if r.PValue() < stats.Alpha {
 				falseCells++
 			}
 			anySignificant = anySignificant || r.SignificantAfterHolm

@@ -115,9 +115,15 @@ func MinP(m, n int) float64 {
 // for bit as p < Alpha decides: so a page's script, which has no erfc,
 // decides by z exactly as this package does by p.
 var SignificantZ = sync.OnceValue(func() float64 {
-	significant := func(z float64) bool { return math.Erfc(z/math.Sqrt2) < Alpha }
-	// Positive floats order as their bits do: bisect the bits.
-	lo, hi := math.Float64bits(0), math.Float64bits(10)
+	return smallestSignificant(10, func(z float64) bool { return math.Erfc(z/math.Sqrt2) < Alpha })
+})
+
+// smallestSignificant is the smallest positive float below upTo at which
+// significant turns true (it must stay true above), found by bisecting the
+// floats' bits, which order as positive floats do: exact to the last bit,
+// so a page's script comparing against it decides as p < Alpha does here.
+func smallestSignificant(upTo float64, significant func(float64) bool) float64 {
+	lo, hi := math.Float64bits(0), math.Float64bits(upTo)
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		if significant(math.Float64frombits(mid)) {
@@ -127,4 +133,4 @@ var SignificantZ = sync.OnceValue(func() float64 {
 		}
 	}
 	return math.Float64frombits(hi)
-})
+}

@@ -182,15 +182,16 @@ type Row struct {
 	// not in the geometric mean.
 	Ratio float64 `json:"ratio,omitzero"`
 	// P is the cell's own two-sided p (CompareDecode: Student's t over the
-	// repeats, or Mann–Whitney over the samples), 1 where it was not
-	// tested. Differ is P below Alpha in the direction the ratio points:
-	// the cell's verdict on its own, the same as its compare page's.
-	// Against is P below Alpha with the test finding B on the other side
-	// of A than the ratio shows (the ratio is of median repeats, the t
-	// test of means; Mann–Whitney ranks): neither a gain nor a loss.
-	P       float64 `json:"p"`
-	Differ  bool    `json:"differ"`
-	Against bool    `json:"against"`
+	// repeats, or Mann–Whitney over the samples); null where no test could
+	// be made (not InFamily: no ratio, a run kept no samples, or too few).
+	// Differ is P below Alpha in the direction the ratio points: the
+	// cell's verdict on its own, the same as its compare page's. Against
+	// is P below Alpha with the test finding B on the other side of A
+	// than the ratio shows (the ratio is of median repeats, the t test of
+	// means; Mann–Whitney ranks): neither a gain nor a loss.
+	P       *float64 `json:"p"`
+	Differ  bool     `json:"differ"`
+	Against bool     `json:"against"`
 	// MinP is the smallest p the cell's sample sizes could give (MinP; 0
 	// for a t test, whose p has no floor); InFamily is the cell being
 	// tested, so counted in the family the regression gate corrects for.
@@ -202,7 +203,28 @@ type Row struct {
 	// gate reads.
 	PAdjusted            *float64 `json:"p_adjusted"`
 	SignificantAfterHolm bool     `json:"significant_after_holm"`
+	// Verdict is the cell's verdict in words, as `matrixgen compare`
+	// prints it: VerdictFaster or VerdictSlower (Differ), VerdictAgainst,
+	// VerdictSame (tested, not significant) or VerdictUntested (no test
+	// could be made).
+	Verdict string `json:"verdict"`
 }
+
+// The verdicts of a row (Row.Verdict). "~" is only ever a test's answer:
+// a cell that could not be tested says so.
+const (
+	VerdictFaster = "faster"
+	VerdictSlower = "slower"
+	// VerdictSame is a cell tested and not found different at Alpha.
+	VerdictSame = "~"
+	// VerdictAgainst is a cell whose test found a difference on the other
+	// side of A than its ratio shows: neither a gain nor a loss.
+	VerdictAgainst = "~ (against)"
+	// VerdictUntested is a cell no test could be made of: no ratio (0
+	// tok/s in a run), a run kept no samples there, or too few samples
+	// to ever reach Alpha.
+	VerdictUntested = "untested"
+)
 
 // Change is the row's change as a share: −0.1 for 10 % slower;
 // meaningless where the row has no ratio (HasRatio).
@@ -221,7 +243,8 @@ func (r Row) Tested() bool { return r.InFamily }
 type Table struct {
 	Rows []Row `json:"rows"`
 	// GeoMean is the geometric mean of the rows' ratios, the typical
-	// change, over the rows that have one; 0 when none has.
+	// change, over every row that has one, prefill rows and decode cells
+	// alike, tested or not; 0 when none has.
 	GeoMean float64 `json:"geomean,omitempty"`
 	// Family is how many rows could reach significance at all (Testable):
 	// the family Holm's correction holds to a 5 % chance of any false
@@ -279,19 +302,39 @@ func bothValid(a, b matrixgen.Status) bool {
 // difference on the other side of the ratio says so (Against) rather than
 // mark it a difference.
 func row(c Cell, a, b float64, cell Result) Row {
-	r := Row{Cell: c, A: a, B: b, Test: cell.Test, DF: cell.DF, SamplesA: cell.NA, SamplesB: cell.NB, P: 1}
+	r := Row{Cell: c, A: a, B: b, Test: cell.Test, DF: cell.DF, SamplesA: cell.NA, SamplesB: cell.NB, Verdict: VerdictUntested}
 	if cell.Test == TestSamples {
 		r.MinP = MinP(cell.NA, cell.NB)
 	}
-	if !(a > 0) || !(b > 0) {
+	if a > 0 && b > 0 {
+		r.Ratio = b / a
+	}
+	if r.Ratio == 0 || !cell.Tested {
 		return r
 	}
-	r.Ratio = b / a
-	r.P, r.InFamily = cell.P, cell.Tested
+	r.P, r.InFamily = &cell.P, true
 	shown := Direction(r.Ratio)
 	r.Differ = cell.Significant && shown != 0 && shown == cell.Direction
 	r.Against = cell.Significant && shown != 0 && shown != cell.Direction
+	switch {
+	case r.Against:
+		r.Verdict = VerdictAgainst
+	case !r.Differ:
+		r.Verdict = VerdictSame
+	case shown < 0:
+		r.Verdict = VerdictSlower
+	default:
+		r.Verdict = VerdictFaster
+	}
 	return r
+}
+
+// PValue is the row's p; 1 where it was not tested.
+func (r Row) PValue() float64 {
+	if r.P == nil {
+		return 1
+	}
+	return *r.P
 }
 
 // Direction is the way a ratio B / A points: 1 above 1, −1 below, 0 at 1.
@@ -316,10 +359,10 @@ func holm(rows []Row) int {
 			family = append(family, i)
 		}
 	}
-	slices.SortStableFunc(family, func(x, y int) int { return cmp.Compare(rows[x].P, rows[y].P) })
+	slices.SortStableFunc(family, func(x, y int) int { return cmp.Compare(*rows[x].P, *rows[y].P) })
 	m, floor := len(family), 0.0
 	for k, i := range family {
-		adjusted := max(floor, min(1, float64(m-k)*rows[i].P))
+		adjusted := max(floor, min(1, float64(m-k)*(*rows[i].P)))
 		floor = adjusted
 		rows[i].PAdjusted = &adjusted
 		rows[i].SignificantAfterHolm = adjusted < Alpha && !rows[i].Against

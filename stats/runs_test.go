@@ -49,13 +49,13 @@ func TestCompareRuns(t *testing.T) {
 		}
 	}
 	same, slow, untested := table.Rows[0], table.Rows[1], table.Rows[2]
-	if same.Differ || same.SignificantAfterHolm || same.Ratio != 1 {
+	if same.Differ || same.SignificantAfterHolm || same.Ratio != 1 || same.Verdict != VerdictSame {
 		t.Errorf("unchanged cell: %+v", same)
 	}
-	if !slow.Differ || !slow.SignificantAfterHolm || !slow.InFamily || math.Abs(slow.Ratio-0.9) > 1e-12 || slow.PAdjusted == nil || *slow.PAdjusted < slow.P {
+	if !slow.Differ || !slow.SignificantAfterHolm || !slow.InFamily || math.Abs(slow.Ratio-0.9) > 1e-12 || slow.PAdjusted == nil || slow.P == nil || *slow.PAdjusted < *slow.P || slow.Verdict != VerdictSlower {
 		t.Errorf("slower cell: %+v", slow)
 	}
-	if untested.Tested() || untested.InFamily || untested.Differ || untested.SignificantAfterHolm || untested.P != 1 || untested.PAdjusted != nil {
+	if untested.Tested() || untested.InFamily || untested.Differ || untested.SignificantAfterHolm || untested.P != nil || untested.PValue() != 1 || untested.PAdjusted != nil || untested.Verdict != VerdictUntested {
 		t.Errorf("cell without samples: %+v", untested)
 	}
 	if got := table.Slowdowns(0.05); len(got) != 1 || got[0].Cell != slow.Cell {
@@ -74,7 +74,7 @@ func TestCompareRuns(t *testing.T) {
 // to 0.06), so only the first stays significant; a row outside the family
 // is neither counted nor corrected.
 func TestHolm(t *testing.T) {
-	rows := []Row{{P: 0.01, InFamily: true}, {P: 0.04, InFamily: true}, {P: 0.03, InFamily: true}, {P: 0.001}}
+	rows := []Row{{P: new(0.01), InFamily: true}, {P: new(0.04), InFamily: true}, {P: new(0.03), InFamily: true}, {}}
 	if m := holm(rows); m != 3 {
 		t.Fatalf("tests %d, want 3", m)
 	}
@@ -189,11 +189,14 @@ func TestFamilyExcludesCellsThatCannotReachAlpha(t *testing.T) {
 			if r.InFamily != inFamily || (r.PAdjusted != nil) != inFamily {
 				t.Errorf("seed %d, %d+%d samples: in family %v, adjusted %v", seed, r.SamplesA, r.SamplesB, r.InFamily, r.PAdjusted)
 			}
+			if (r.P != nil) != inFamily || (r.Verdict == VerdictUntested) != !inFamily {
+				t.Errorf("seed %d, %d+%d samples: p %v and verdict %q, in the family %v", seed, r.SamplesA, r.SamplesB, r.P, r.Verdict, inFamily)
+			}
 			if !inFamily && (r.Differ || r.SignificantAfterHolm) {
 				t.Errorf("seed %d, %d+%d samples outside the family called significant: %+v", seed, r.SamplesA, r.SamplesB, r)
 			}
-			if inFamily && r.P == smallestInFamily(table) && math.Abs(*r.PAdjusted-min(1, float64(table.Family)*r.P)) > 1e-12 {
-				t.Errorf("seed %d: the smallest p %g adjusted to %g, not by the family of %d", seed, r.P, *r.PAdjusted, table.Family)
+			if inFamily && *r.P == smallestInFamily(table) && math.Abs(*r.PAdjusted-min(1, float64(table.Family)**r.P)) > 1e-12 {
+				t.Errorf("seed %d: the smallest p %g adjusted to %g, not by the family of %d", seed, *r.P, *r.PAdjusted, table.Family)
 			}
 		}
 	}
@@ -203,7 +206,7 @@ func smallestInFamily(t Table) float64 {
 	p := 1.0
 	for _, r := range t.Rows {
 		if r.InFamily {
-			p = min(p, r.P)
+			p = min(p, *r.P)
 		}
 	}
 	return p

@@ -158,23 +158,11 @@ func CriticalT(df int) float64 {
 	return criticalTs()[df]
 }
 
-// criticalTs is CriticalT for every df from 1 to MaxDF (index 0 unused),
-// each found by bisecting the bits of positive floats, which order as the
-// floats do.
+// criticalTs is CriticalT for every df from 1 to MaxDF (index 0 unused).
 var criticalTs = sync.OnceValue(func() []float64 {
 	out := make([]float64, MaxDF+1)
 	for df := 1; df <= MaxDF; df++ {
-		significant := func(t float64) bool { return StudentP(t, float64(df)) < Alpha }
-		lo, hi := math.Float64bits(0), math.Float64bits(1000)
-		for hi-lo > 1 {
-			mid := lo + (hi-lo)/2
-			if significant(math.Float64frombits(mid)) {
-				hi = mid
-			} else {
-				lo = mid
-			}
-		}
-		out[df] = math.Float64frombits(hi)
+		out[df] = smallestSignificant(1000, func(t float64) bool { return StudentP(t, float64(df)) < Alpha })
 	}
 	return out
 })

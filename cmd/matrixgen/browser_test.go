@@ -155,13 +155,7 @@ func TestPagesInABrowser(t *testing.T) {
 // page), serves it, and opens Chromium. .ci/run installs Chromium and sets
 // MATRIXGEN_REQUIRE_BROWSER, so there the test cannot be skipped.
 func siteInBrowser(t *testing.T, more ...func(runs string)) (b *browser.Browser, siteURL, dir string) {
-	path, err := browser.Find()
-	if err != nil {
-		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("SKIPPED, not passed: %v", err)
-	}
+	path := browser.PathForTest(t)
 	runs := sampleRuns(t)
 	synthetic := testrun.Full(3)
 	// GPU telemetry through the 8K × 4 window, for the power chart.
@@ -198,18 +192,7 @@ func siteInBrowser(t *testing.T, more ...func(runs string)) (b *browser.Browser,
 	site := httptest.NewServer(http.FileServer(http.Dir(out)))
 	t.Cleanup(site.Close)
 
-	// Chromium's helpers may still be writing its profile as the test ends,
-	// so the profile is removed on a best-effort basis, not by t.TempDir.
-	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(profile) })
-	b, err = browser.Start(path, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
+	b = browser.StartForTest(t, path)
 	return b, site.URL, out
 }
 
@@ -313,12 +296,21 @@ const runPageDetails = `(() => {
 // carries its label, and on the run pages none of runPageDetails.
 // The screenshots are the test's artifacts: go test -artifacts keeps them.
 func TestPagesFitEveryScreen(t *testing.T) {
-	b, siteURL, _ := siteInBrowser(t)
+	b, siteURL, _ := siteInBrowser(t, func(runs string) {
+		data, err := os.ReadFile(filepath.Join("testdata", "repeat", "sim-repeat-a.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(runs, "sim-repeat-a.json"), data)
+	})
 	artifacts := t.ArtifactDir()
 	pages := []struct{ name, path string }{
 		{"index", "index.html"},
 		{"run", "runs/" + sampleID + "/index.html#cell-8K-1"},
 		{"synthetic run", "runs/synthetic/index.html"},
+		// A -repeat 3 run: intervals of 75 %, said beside each, and a
+		// cell's details open.
+		{"repeated", "runs/sim-repeat-a/index.html#cell-32K-16"},
 		{"methodology", "methodology.html"},
 	}
 	eachScreen(t, b, func(screen, scheme string, phone bool) {
@@ -339,11 +331,19 @@ func TestPagesFitEveryScreen(t *testing.T) {
 			}
 			// The tables that carry a site's figures fit a desktop whole,
 			// with nothing left to scroll to.
-			if !phone && (p.name == "run" || p.name == "index") {
+			if !phone && (p.name == "run" || p.name == "index" || p.name == "repeated") {
 				var hidden []string
 				b.Eval(`[...document.querySelectorAll("table.all, table.runs")].filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className)`, &hidden)
 				if len(hidden) > 0 {
 					t.Errorf("%s: %q tables need scrolling sideways", where, hidden)
+				}
+			}
+			if p.name == "repeated" {
+				var shown []string
+				b.Eval(`[document.querySelector("table.all").innerText, document.querySelector(".panels").innerText, document.getElementById("cell-detail-figures").innerText]`, &shown)
+				if len(shown) != 3 || !strings.Contains(shown[0], "±3.4 % (75 %)") || !strings.Contains(shown[1], "Repeats\n3, interleaved") ||
+					!strings.Contains(shown[2], "3 repeats × 10.0 s") || !strings.Contains(shown[2], "75 % interval") {
+					t.Errorf("%s shows %q", where, shown)
 				}
 			}
 			if strings.HasSuffix(p.name, "run") {
@@ -460,7 +460,12 @@ func TestCompareInABrowser(t *testing.T) {
 		// The seed's queued cell, never marked; its other cells, which kept no
 		// per-second samples, untested and coloured as before.
 		"ratio-none:1.00×\n489.5 → 489.5\nboth queued (512K × 2: A Requests queued, B Requests queued; not marked as a gain or a loss)",
-		"not tested, A kept no per-second samples", ":A · again | :B · " + sampleID} {
+		"untested, A and B kept no per-second samples; coloured as measured", ":A · again | :B · " + sampleID,
+		// A headline figure is never tested: its B / A uncoloured and
+		// untested, the higher of A and B still starred.
+		"num ratio-untested:1.00× untested (untested: a headline figure is one number a run, with no samples to test)",
+		// The seed keeps no prefill requests: untested, uncoloured, no star.
+		"num:4,601.0 | num:4,601.0 | num ratio-untested:1.00× untested (untested: A and B kept no requests)"} {
 		if !strings.Contains(want, must) {
 			t.Errorf("the built compare page lacks %q:\n%s", must, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path"
@@ -45,11 +46,14 @@ Any other cell is tested by a two-sided Mann–Whitney U on the samples
 inside it ("U": its tokens in each second of its window, of every repeat,
 or its prefill requests' rates). The verdict is the cell's own, at
 p < 0.05, the same as its compare page's: faster or slower where the
-difference is significant, "~" where it is not, "~ (against)" where the
-test finds B on the other side of A than the figures shown (a median
-repeat against the repeats' mean): neither. A cell of 0 tok/s in either
-run has no ratio and is not tested. The last line is the geometric mean of
-the changes.
+difference is significant, "~" where it was tested and is not, "~
+(against)" where the test finds B on the other side of A than the figures
+shown (a median repeat against the repeats' mean): neither. "untested"
+is a cell no test could be made of: a run kept no samples there, too few
+to ever reach p < 0.05, or a figure of 0 tok/s (no ratio). The table's
+last row, geomean, is the geometric mean of every ratio, prefill rows
+and decode cells alike, tested or not; the output's last line counts the
+cells that differ and, with -fail-on, says pass or fail.
 
 The gate (Holm) column is the regression gate's view: a cell's p corrected
 by Holm's method over the family of cells whose sample sizes can reach
@@ -57,7 +61,8 @@ p < 0.05 at all (a cell tested by t always can; 3 samples against 3
 never can by U: the smallest p they can give is 0.1), so that when nothing changed the chance that the gate calls
 any cell significant is at most 5 %. "!" marks a cell that fails -fail-on,
 "*" one significant after the correction that does not, "–" one outside
-the family.
+the family (untested); blank, one in the family but not significant after
+the correction.
 
 Runs of different models, GPUs, engines or context lengths are compared
 all the same, with a warning on stderr naming what differs.
@@ -143,7 +148,7 @@ Exit status:
 				}
 				return fmt.Errorf("%s significantly slower (after Holm's correction over %s) by more than %s: %s",
 					plural.Count(len(slow), "cell", "cells"), plural.Count(rep.Table.Family, "cell", "cells"),
-					strings.TrimPrefix(percent(beyond), "+"), strings.Join(names, ", "))
+					plainPercent(beyond), strings.Join(names, ", "))
 			}
 			return nil
 		}
@@ -268,31 +273,10 @@ type compareReport struct {
 	NotCompared []string
 }
 
-// verdict is a row's own verdict, as its compare page marks the cell:
-// "faster" or "slower" where its p is below 5 % in the direction of its
-// ratio, "~ (against)" where below 5 % the other way, "~" where not,
-// "untested" where a run kept no samples there (the page then colours
-// the ratio as measured), "no ratio" where a figure is 0.
-func verdict(r stats.Row) string {
-	switch {
-	case !r.HasRatio():
-		return "no ratio"
-	case r.SamplesA == 0 || r.SamplesB == 0:
-		return "untested"
-	case r.Against:
-		return "~ (against)"
-	case !r.Differ || r.Ratio == 1:
-		return "~"
-	case r.Ratio < 1:
-		return "slower"
-	default:
-		return "faster"
-	}
-}
-
 // gateMark is a row's gate (Holm) column: "!" where it fails the gate,
 // "*" where significant after the correction without failing, "–" outside
-// the family, "" otherwise.
+// the family (untested), "" in it but not significant after the
+// correction.
 func (rep compareReport) gateMark(r stats.Row) string {
 	switch {
 	case !r.InFamily:
@@ -311,10 +295,10 @@ func pText(r stats.Row) string {
 	switch {
 	case !r.InFamily:
 		return "–"
-	case r.P < 0.001:
+	case *r.P < 0.001:
 		return "<0.001"
 	}
-	return strconv.FormatFloat(r.P, 'f', 3, 64)
+	return strconv.FormatFloat(*r.P, 'f', 3, 64)
 }
 
 // compareRows are the table's rows, every column in one format: tok/s to
@@ -329,7 +313,7 @@ func (rep compareReport) compareRows() [][]string {
 			change = percent(r.Change())
 		}
 		rows = append(rows, []string{r.Cell.String(), rate(r.A), rate(r.B), change, pText(r), testName(r),
-			fmt.Sprintf("%d+%d", r.SamplesA, r.SamplesB), verdict(r), rep.gateMark(r)})
+			fmt.Sprintf("%d+%d", r.SamplesA, r.SamplesB), r.Verdict, rep.gateMark(r)})
 	}
 	if t.GeoMean > 0 {
 		rows = append(rows, []string{"geomean", "", "", percent(t.GeoMean - 1), "", "", "", "", ""})
@@ -363,14 +347,50 @@ func runsLine(a, b string) string { return "A: " + term.Name(a) + "\nB: " + term
 func (rep compareReport) legend() string {
 	gate := "no -fail-on given"
 	if rep.Gate {
-		gate = "! fails -fail-on " + strings.TrimPrefix(percent(rep.Beyond), "+")
+		gate = "! fails -fail-on " + plainPercent(rep.Beyond)
 	}
 	return fmt.Sprintf("test: t, Student's two-sample t (variance pooled) over the cell's repeats, where both runs measured it %d times or more (n: repeats); "+
 		"U, two-sided Mann–Whitney U over its samples otherwise (n: seconds of every repeat, or prefill requests).\n"+
 		"verdict: p < %g for the cell on its own (as its compare page marks it), faster or slower as its ratio points; "+
-		"~ where not; ~ (against) where the test finds the difference on the other side of the ratio; no ratio where a figure is 0.\n"+
-		"gate (Holm): p corrected by Holm's method over the family of %s that can reach p < %g; %s; * significant after the correction; – outside the family.",
-		stats.MinRepeats, stats.Alpha, plural.Count(rep.Table.Family, "cell", "cells"), stats.Alpha, gate)
+		"~ tested and not significant; ~ (against) where the test finds the difference on the other side of the ratio; "+
+		"untested where no test could be made (a run kept no samples, too few to reach p < %g, or no ratio: a figure of 0).\n"+
+		"gate (Holm): p corrected by Holm's method over the family of %s that can reach p < %g; %s; * significant after the correction; "+
+		"blank not significant after it; – outside the family (untested). geomean: every ratio, prefill rows included.",
+		stats.MinRepeats, stats.Alpha, stats.Alpha, plural.Count(rep.Table.Family, "cell", "cells"), stats.Alpha, gate)
+}
+
+// summary is the output's last line, in plain words: how many cells
+// differ, how many could not be tested and, with -fail-on, the gate's
+// answer: "2 of 8 cells differ, 2 untested; none slower by more than 5 %
+// after Holm's correction: pass".
+func (rep compareReport) summary() string {
+	t := rep.Table
+	differ := 0
+	for _, r := range t.Rows {
+		if r.Differ {
+			differ++
+		}
+	}
+	line := fmt.Sprintf("%d of %s differ", differ, plural.Count(len(t.Rows), "cell", "cells"))
+	if untested := len(t.Rows) - t.Family; untested > 0 {
+		line += fmt.Sprintf(", %d untested", untested)
+	}
+	switch slow := t.Slowdowns(rep.Beyond); {
+	case !rep.Gate:
+		return line + "; no gate (-fail-on not given)"
+	case t.Family == 0:
+		return line + "; nothing could be tested: no pass"
+	case len(slow) == 0:
+		return line + "; none slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction: pass"
+	default:
+		return line + "; " + strconv.Itoa(len(slow)) + " slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction: fail"
+	}
+}
+
+// plainPercent is a share as a percentage without needless decimals:
+// "5 %", "2.5 %".
+func plainPercent(share float64) string {
+	return strconv.FormatFloat(math.Round(share*1e8)/1e6, 'f', -1, 64) + " %"
 }
 
 // notComparedLine is one line for every cell without a row: how many, and
@@ -422,6 +442,7 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 	if line := rep.notComparedLine(); line != "" {
 		text += line + "\n"
 	}
+	text += rep.summary() + "\n"
 	_, err := io.WriteString(w, text)
 	return err
 }
@@ -447,6 +468,7 @@ func writeCompareMarkdown(w io.Writer, rep compareReport) error {
 	if l := rep.notComparedLine(); l != "" {
 		sb.WriteString("\n" + l + "\n")
 	}
+	sb.WriteString("\n**" + rep.summary() + "**\n")
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
@@ -484,13 +506,24 @@ func unrelated(a, b *matrixgen.Run) []string {
 		}
 	}
 	differ("model", a.Model.Name, b.Model.Name)
-	differ("GPU", a.Hardware.GPU, b.Hardware.GPU)
+	if x, y := gpuOf(a), gpuOf(b); x != y {
+		diffs = append(diffs, fmt.Sprintf("GPU (%s vs %s)", x, y))
+	}
 	differ("engine", strings.TrimSpace(a.Engine.Name+" "+a.Engine.Version), strings.TrimSpace(b.Engine.Name+" "+b.Engine.Version))
 	differ("contexts", contextSet(a), contextSet(b))
 	if len(diffs) == 0 {
 		return nil
 	}
 	return []string{"A and B are runs of different setups, compared all the same: they differ in " + strings.Join(diffs, ", ")}
+}
+
+// gpuOf is a run's GPU as a warning names it: a simulated run without
+// one ran on the sim, as its pages say, and is named so, not as none.
+func gpuOf(r *matrixgen.Run) string {
+	if r.Simulated && r.Hardware.GPU == "" {
+		return "matrixgen sim"
+	}
+	return orNone(r.Hardware.GPU)
 }
 
 func orNone(s string) string { return cmp.Or(term.Name(s), "none") }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
@@ -334,7 +337,7 @@ func TestCompareColumnsOneFormat(t *testing.T) {
 		regexp.MustCompile(`^(0\.\d\d\d|1\.000|<0\.001|–|)$`),
 		regexp.MustCompile(`^(t|U|–|)$`),
 		regexp.MustCompile(`^(\d+\+\d+|)$`),
-		regexp.MustCompile(`^(faster|slower|~|~ \(against\)|untested|no ratio|)$`),
+		regexp.MustCompile(`^(faster|slower|~|~ \(against\)|untested|)$`),
 		regexp.MustCompile(`^(!|\*|–|)$`),
 	}
 	for seed := range uint64(6) {
@@ -383,8 +386,9 @@ func TestCompareColumnsOneFormat(t *testing.T) {
 // sample size, ties, both sides of 5 %), the CLI's verdict of each row is
 // what the compare page calls the cell (pageVerdict and prefillVerdict,
 // which TestSignificanceAgreesWithGo holds the page's script to): faster
-// for gain, slower for loss, ~ for same, untested where the page colours
-// the ratio as measured; and the JSON's differ is that verdict.
+// for gain, slower for loss, ~ for same (tested, not significant),
+// untested where the page says no test could be made; and the JSON's
+// differ is that verdict, its p null exactly where it is untested.
 func TestCompareVerdictIsTheCellsOwn(t *testing.T) {
 	page := map[string]string{"gain": "faster", "loss": "slower", "same": "~", "against": "~ (against)", "untested": "untested", "": "untested"}
 	seen := map[string]int{}
@@ -408,14 +412,14 @@ func TestCompareVerdictIsTheCellsOwn(t *testing.T) {
 			if page[w] != got {
 				t.Errorf("seed %d, %s: the CLI says %q, the page %q", seed, key, got, w)
 			}
-			if r.Differ != (got == "faster" || got == "slower") {
-				t.Errorf("seed %d, %s: differ %v, verdict %q", seed, key, r.Differ, got)
+			if r.Differ != (got == "faster" || got == "slower") || r.Verdict != got || (r.P == nil) != (got == "untested") {
+				t.Errorf("seed %d, %s: differ %v, p %v, verdict %q (JSON's %q)", seed, key, r.Differ, r.P, got, r.Verdict)
 			}
 			seen[got]++
 		}
 	}
 	t.Logf("verdicts: %v", seen)
-	for _, v := range []string{"faster", "slower", "~"} {
+	for _, v := range []string{"faster", "slower", "~", "untested"} {
 		if seen[v] < 10 {
 			t.Errorf("only %d rows called %q: the generated runs do not reach it", seen[v], v)
 		}
@@ -465,5 +469,107 @@ func TestCompareTestsRepeatsByT(t *testing.T) {
 		if r.Test != want || r.DF != df {
 			t.Errorf("%v: test %q with %d df, want %q with %d", r.Cell, r.Test, r.DF, want, df)
 		}
+	}
+}
+
+// TestCompareLastLine: the output's last line says in plain words how
+// many cells differ, how many could not be tested and, with -fail-on, the
+// gate's answer; in text and in Markdown.
+func TestCompareLastLine(t *testing.T) {
+	a, b := filepath.Join("testdata", "repeat", "sim-repeat-a.json"), filepath.Join("testdata", "repeat", "sim-repeat-b.json")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 0, "3 of 8 cells differ, 2 untested; no gate (-fail-on not given)"},
+		{[]string{"-fail-on", "30"}, 0, "3 of 8 cells differ, 2 untested; none slower by more than 30 % after Holm's correction: pass"},
+		{[]string{"-fail-on", "5%"}, exitFailed, "3 of 8 cells differ, 2 untested; 2 slower by more than 5 % after Holm's correction: fail"},
+		{[]string{"-fail-on", "2.5", "-format", "markdown"}, exitFailed, "**3 of 8 cells differ, 2 untested; 2 slower by more than 2.5 % after Holm's correction: fail**"},
+	} {
+		code, out, errOut := matrixgenCmd(t, append([]string{"compare", a, b}, c.args...)...)
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if code != c.code || lines[len(lines)-1] != c.want {
+			t.Errorf("%q: exit %d, last line %q, want %d and %q\n%s", c.args, code, lines[len(lines)-1], c.code, c.want, errOut)
+		}
+	}
+}
+
+// jsonRowFields are the names of a JSON row, in the order README.md
+// documents them; a row without a ratio has no "ratio".
+var jsonRowFields = []string{"cell", "a", "b", "test", "df", "samples_a", "samples_b", "ratio", "p", "differ", "against",
+	"min_p", "in_family", "p_adjusted", "significant_after_holm", "verdict"}
+
+// TestCompareJSONFieldsInOrder: each JSON row's fields come in the
+// documented order (README.md lists them), p is null exactly where the
+// verdict is untested, and the verdicts are the text table's words.
+func TestCompareJSONFieldsInOrder(t *testing.T) {
+	a, b := filepath.Join("testdata", "repeat", "sim-repeat-a.json"), filepath.Join("testdata", "repeat", "sim-repeat-b.json")
+	_, out, _ := matrixgenCmd(t, "compare", a, b, "-format", "json")
+	var got struct {
+		Table struct {
+			Rows []jsontext.Value `json:"rows"`
+		} `json:"table"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Table.Rows) != 8 {
+		t.Fatalf("%v, %d rows:\n%s", err, len(got.Table.Rows), out)
+	}
+	verdicts := map[string]int{}
+	for _, raw := range got.Table.Rows {
+		var names []string
+		var p jsontext.Value
+		var verdict string
+		dec := jsontext.NewDecoder(bytes.NewReader(raw))
+		dec.ReadToken() // {
+		for dec.PeekKind() != '}' {
+			token, _ := dec.ReadToken()
+			name := token.String()
+			value, err := dec.ReadValue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, name)
+			switch name {
+			case "p":
+				p = value.Clone()
+			case "verdict":
+				verdict = strings.Trim(string(value), `"`)
+			}
+		}
+		if !slices.Equal(names, jsonRowFields) {
+			t.Errorf("a row's fields %q, want %q", names, jsonRowFields)
+		}
+		if (string(p) == "null") != (verdict == stats.VerdictUntested) {
+			t.Errorf("p %s with the verdict %q", p, verdict)
+		}
+		verdicts[verdict]++
+	}
+	if verdicts["untested"] != 2 || verdicts["slower"] != 3 || verdicts["~"] != 3 {
+		t.Errorf("verdicts %v, want the prefill rows untested, 3 slower and 3 ~", verdicts)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "`" + strings.Join(jsonRowFields, "`, `") + "`"; !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), want) {
+		t.Errorf("README.md does not list a JSON row's fields in order: %s", want)
+	}
+}
+
+// TestCompareNamesTheSim: a simulated run without a GPU is named as the
+// sim in the warning, not as an empty GPU.
+func TestCompareNamesTheSim(t *testing.T) {
+	runs := comparedRuns(t)
+	a, err := matrixgen.LoadFile(filepath.Join(runs, "before.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Run.Simulated, a.Run.Hardware.GPU = true, ""
+	if err := matrixgen.SaveRun(filepath.Join(runs, "before.json"), a.Run); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after")
+	if !strings.Contains(errOut, "GPU (matrixgen sim vs ") || strings.Contains(errOut, "none vs") {
+		t.Errorf("stderr: %q", errOut)
 	}
 }

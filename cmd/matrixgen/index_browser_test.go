@@ -100,26 +100,11 @@ const indexStateJS = `(() => {
 // model written in markup stays text. At phone and desktop widths, light
 // and dark, nothing overflows; the screenshots are the test's artifacts.
 func TestPagedIndexInABrowser(t *testing.T) {
-	path, err := browser.Find()
-	if err != nil {
-		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("SKIPPED, not passed: %v", err)
-	}
+	path := browser.PathForTest(t)
 	dir := pagedSite(t)
 	server := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	defer server.Close()
-	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(profile)
-	b, err := browser.Start(path, profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := browser.StartForTest(t, path)
 
 	runs := pagedRuns()
 	ids := func(keep func(pagedRun) bool) []string {
@@ -402,7 +387,7 @@ func TestPagedIndexInABrowser(t *testing.T) {
 	// Every screen: nothing past its edge; each page at its top and at its
 	// pager (a page of a hundred runs is long on a phone).
 	artifacts := t.ArtifactDir()
-	err = b.EachScreen(func(screen, scheme string, _ bool) {
+	err := b.EachScreen(func(screen, scheme string, _ bool) {
 		for _, v := range []struct{ name, address string }{
 			{"newest", "index.html"}, {"second", "index.html?p=2"}, {"h100", "index.html?gpu=NVIDIA+H100+80GB+HBM3&p=2"},
 			{"none", "index.html?gpu=Voodoo+5+6000"}, {"qwen", "index.html?q=qwen"},

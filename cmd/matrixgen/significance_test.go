@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/matrixgen/matrixgen"
@@ -21,10 +23,11 @@ import (
 // by the Go rule: "" where it shows no ratio (either run has no figure
 // there: looped, over capacity, error, not measured, 0 tok/s); "unmarked"
 // where either run's requests queued; "untested" where either kept no
-// per-second samples and the two have not the repeats to test; otherwise
-// stats.CompareDecode (its repeats, or its seconds): "gain" or "loss"
-// where significant the ratio's way, "against" where significant the other
-// way, "same" (the page's ~) where not.
+// per-second samples and the two have not the repeats to test, or where
+// they have too few to test; otherwise stats.CompareDecode (its repeats,
+// or its seconds): "gain" or "loss" where significant the ratio's way,
+// "against" where significant the other way, "same" (the page's ~) where
+// not.
 func pageVerdict(a, b matrixgen.Decode) string {
 	figure := func(d matrixgen.Decode) bool {
 		return d.TotalTokS != nil && *d.TotalTokS > 0 && (d.Status == matrixgen.StatusValid || d.Status == matrixgen.StatusQueued)
@@ -88,24 +91,30 @@ func prefillRow(r *matrixgen.Run, context int) (matrixgen.Prefill, bool) {
 }
 
 // prefillVerdict is what a compare page's prefill table should call a
-// row's B / A: "" where it shows none or either run kept no requests;
-// otherwise stats.CompareCell over the requests' prompt tok/s, as a decode
-// cell's.
+// row's B / A: "" where it shows none; "untested" where either run kept no
+// requests; otherwise stats.CompareCell over the requests' prompt tok/s,
+// as a decode cell's.
 func prefillVerdict(a, b matrixgen.Prefill) string {
 	figure := func(p matrixgen.Prefill) bool {
 		return p.Status == matrixgen.StatusValid && p.PromptTokS != nil && *p.PromptTokS > 0
 	}
-	if !figure(a) || !figure(b) || len(a.Requests) == 0 || len(b.Requests) == 0 {
+	switch {
+	case !figure(a) || !figure(b):
 		return ""
+	case len(a.Requests) == 0 || len(b.Requests) == 0:
+		return "untested"
 	}
 	return called(stats.CompareCell(stats.PrefillSamples(a), stats.PrefillSamples(b)), *b.PromptTokS / *a.PromptTokS)
 }
 
-// called is a tested pair's call: "gain" or "loss" where the test finds it
-// significant in the direction of the ratio of the figures shown,
-// "against" where significant the other way, "same" where not.
+// called is a pair's call: "untested" where its samples are too few to
+// test, "gain" or "loss" where the test finds it significant in the
+// direction of the ratio of the figures shown, "against" where
+// significant the other way, "same" where not.
 func called(r stats.Result, ratio float64) string {
 	switch {
+	case !r.Tested:
+		return "untested"
 	case !r.Significant || ratio == 1:
 		return "same"
 	case stats.Direction(ratio) != r.Direction:
@@ -117,10 +126,10 @@ func called(r stats.Result, ratio float64) string {
 }
 
 // pageVerdicts reads the drawn ratio matrix and prefill table back: each
-// cell's
-// data-verdict ("" where it has none) and class, by context (its tokens,
-// the row head's data-context) and concurrency (the column's head); each
-// prefill row's B / A by "prefill" and its context's label.
+// cell's data-verdict ("" where it has none) and class, by context (its
+// tokens, the row head's data-context) and concurrency (the column's
+// head); each prefill row's B / A by "prefill" and its context's label,
+// its class followed by " starred" where A or B is marked ★.
 const pageVerdicts = `(() => {
 	const t = document.getElementById("compare-ratio"), out = {};
 	const levels = [...t.tHead.rows[0].cells].slice(1).map(c => c.textContent);
@@ -129,7 +138,8 @@ const pageVerdicts = `(() => {
 		[...r.cells].slice(1).forEach((c, i) => { out[context + "x" + levels[i]] = [c.getAttribute("data-verdict") || "", c.className]; });
 	}
 	const p = document.getElementById("compare-prefill-table");
-	if (p.tBodies.length) for (const r of p.tBodies[0].rows) out["prefill " + r.cells[0].textContent] = [r.cells[3].getAttribute("data-verdict") || "", r.cells[3].className];
+	if (p.tBodies.length) for (const r of p.tBodies[0].rows) if (!r.classList.contains("sub"))
+		out["prefill " + r.cells[0].textContent] = [r.cells[3].getAttribute("data-verdict") || "", r.cells[3].className + (r.querySelector("td.top") ? " starred" : "")];
 	return out;
 })()`
 
@@ -171,6 +181,13 @@ func checkVerdicts(t *testing.T, pair string, a, b *matrixgen.Run, got map[strin
 		var ctx, n int
 		if _, err := fmt.Sscanf(key, "%dx%d", &ctx, &n); err != nil {
 			seen["prefill "+w]++
+			// Coloured and starred only where significant.
+			significant := w == "gain" || w == "loss"
+			uncoloured := strings.Contains(g[1], "ratio-same") || strings.Contains(g[1], "ratio-untested")
+			if w != "" && (strings.HasSuffix(g[1], " starred") != significant || uncoloured == significant ||
+				strings.Contains(g[1], "ratio-untested") != (w == "untested")) {
+				t.Errorf("%s, %s: %q drawn as %q", pair, key, w, g[1])
+			}
 			continue
 		}
 		seen[w]++
@@ -302,8 +319,8 @@ func TestSignificanceAgreesWithGo(t *testing.T) {
 	if seen["against"] < 1 {
 		t.Errorf("no cell called against: the generated runs do not reach it")
 	}
-	if seen["prefill same"] < 10 || seen["prefill gain"]+seen["prefill loss"] < 5 {
-		t.Errorf("prefill rows: %d ~, %d gains and %d losses: the generated runs do not reach both", seen["prefill same"], seen["prefill gain"], seen["prefill loss"])
+	if seen["prefill same"] < 10 || seen["prefill gain"]+seen["prefill loss"] < 5 || seen["prefill untested"] < 5 {
+		t.Errorf("prefill rows: %d ~, %d gains and %d losses, %d untested: the generated runs do not reach each", seen["prefill same"], seen["prefill gain"], seen["prefill loss"], seen["prefill untested"])
 	}
 	for _, w := range []string{"exact significant", "exact not", "normal significant", "normal not", "repeats significant", "repeats not", "too few"} {
 		if ways[w] < 10 {
@@ -318,10 +335,13 @@ func TestSignificanceAgreesWithGo(t *testing.T) {
 func countWays(a, b *matrixgen.Run, ways map[string]int) {
 	for _, da := range a.Decode {
 		db, ok := b.Cell(da.ContextTokens, da.Concurrency)
-		if !ok || pageVerdict(da, db) == "" || pageVerdict(da, db) == "unmarked" || pageVerdict(da, db) == "untested" {
+		if !ok || pageVerdict(da, db) == "" || pageVerdict(da, db) == "unmarked" {
 			continue
 		}
 		sa, sb := stats.DecodeSamples(da), stats.DecodeSamples(db)
+		if !byRepeats(da, db) && (len(sa) == 0 || len(sb) == 0) {
+			continue // kept no samples: nothing to test by
+		}
 		r := stats.CompareDecode(da, db)
 		if !r.Tested {
 			ways["too few"]++
@@ -402,7 +422,25 @@ func TestCompareMarksSignificance(t *testing.T) {
 	if !regexpMatch(`^~ [01]\.\d\d× \| A ratio is coloured .* p < 0\.05 for each cell .*Student's two-sample t of each repeat's tok/s.*Mann–Whitney U`, text) {
 		t.Errorf("the ~ cell and the test's words read %q", text)
 	}
-	t.Logf("verdicts: %v", got)
+	// Each cell's title names its test and p, the p Go's t distribution
+	// gives (the page's own series, shown to 2 figures).
+	var titles map[string]string
+	if err := br.Eval(`Object.fromEntries([...document.querySelectorAll("#compare-ratio tbody tr")].flatMap(r => [...r.cells].slice(1).map((c, i) =>
+		[r.cells[0].getAttribute("data-context") + "x" + document.querySelector("#compare-ratio thead tr").cells[i + 1].textContent, c.title])))`, &titles); err != nil {
+		t.Fatal(err)
+	}
+	for _, da := range a.Decode {
+		db, _ := b.Cell(da.ContextTokens, da.Concurrency)
+		p := stats.CompareDecode(da, db).P
+		want := "t over 3 v 3 repeats, p = " + strconv.FormatFloat(p, 'g', 2, 64)
+		if p < 0.001 {
+			want = "t over 3 v 3 repeats, p < 0.001"
+		}
+		if key := fmt.Sprintf("%dx%d", da.ContextTokens, da.Concurrency); !strings.Contains(titles[key], want) {
+			t.Errorf("cell %s's title %q, want it to say %q", key, titles[key], want)
+		}
+	}
+	t.Logf("verdicts: %v; titles %v", got, titles)
 	artifacts := t.ArtifactDir()
 	eachScreen(t, br, func(screen, scheme string, _ bool) {
 		if err := br.Navigate(context.Background(), root+"/compare.html?a=sim-repeat-a&b=sim-repeat-b"); err != nil {

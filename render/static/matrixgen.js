@@ -710,7 +710,7 @@
     var headline = byLabel(b.headline, true);
     table("compare-headline", ["", "A", "B", "B / A"], a.headline.map(function (f) {
       var g = headline[f.label] || { text: "—" };
-      return { cells: [el("th", f.label)].concat(ranked(f, g, rules)) };
+      return { cells: [el("th", f.label)].concat(ranked(f, g, rules, false)) };
     }));
 
     var prefillShown = a.prefill.length + b.prefill.length > 0;
@@ -744,22 +744,27 @@
     rules.ratio_bins.forEach(function (bin) { legend.appendChild(el("li")).append(el("span", undefined, "swatch " + bin.class), bin.label); });
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-2 sig-loss"), "0.95–1.05×, a significant loss");
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-2 sig-gain"), "0.95–1.05×, a significant gain");
-    legend.appendChild(el("li")).append(el("span", "~", "swatch ratio-same"), "not significant, or (against) significant the other way from the ratio");
     legend.appendChild(el("li")).append(el("span", "≠", "swatch mark-differs"), "differs, p < " + rules.test.alpha + " for the cell on its own: Student's t over the repeats where both runs have " +
       rules.test.min_repeats + " or more, else two-sided Mann–Whitney U over the seconds");
+    legend.appendChild(el("li")).append(el("span", "~", "swatch ratio-same"), "tested, not significant; ~ (against): significant the other way from the ratio, neither a gain nor a loss");
+    legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-untested"), "untested: no test could be made, too few samples to ever reach p < " + rules.test.alpha +
+      " (uncoloured), or a run kept none (other tools' runs: coloured as measured)");
     legend.appendChild(el("li")).append(el("span", undefined, "swatch ratio-none"), "requests queued: not marked");
+    legend.appendChild(el("li")).append("matrixgen compare's gate (Holm) column: ! fails -fail-on; * significant after Holm's correction; " +
+      "blank, tested but not significant after it; – untested, outside the family it corrects over, never failing the gate");
     section.hidden = false;
   }
 
   // ratioCell is a decode cell both runs have a figure for: its ratio
   // coloured as a gain or a loss only where the difference is significant
   // (repeatsTest where both runs have test.min_repeats repeats or more,
-  // otherwise significance over the seconds), "~" where it is not, "~
-  // (against)" where it is but the other way from the ratio; a cell whose
-  // requests queued in either run is never marked; a pair where a run kept
-  // no per-second samples (and not the repeats to test) is not tested and
-  // keeps its ratio's colour. data-verdict says which: gain, loss, same,
-  // against, unmarked or untested.
+  // otherwise significance over the seconds), "~" where it was tested and
+  // is not, "~ (against)" where it is but the other way from the ratio,
+  // "untested" and uncoloured where its samples are too few to test; a
+  // cell whose requests queued in either run is never marked; a pair where
+  // a run kept no per-second samples (and not the repeats to test) is
+  // untested and keeps its ratio's colour. data-verdict says which: gain,
+  // loss, same, against, unmarked or untested.
   function ratioCell(name, ca, cb, r, test) {
     var figures = ca.text + " → " + cb.text, verdict, td, s;
     var byRepeats = !ca.status && !cb.status && ca.repeats && cb.repeats &&
@@ -771,12 +776,13 @@
         "; not marked as a gain or a loss";
     } else if (!byRepeats && (!ca.seconds || !cb.seconds)) {
       verdict = "untested";
-      td = spans(r.className, [[r.text, "fig"], [figures, "ttft"]]);
-      td.title = name + ": not tested, " + (ca.seconds ? "B" : "A") + " kept no per-second samples";
+      td = spans(r.className, [[r.text, "fig"], ["untested", "untested"], [figures, "ttft"]]);
+      td.title = name + ": untested, " + lacking(ca.seconds, cb.seconds) + " kept no per-second samples; coloured as measured";
     } else {
       s = byRepeats ? repeatsTest(ca.repeats, cb.repeats, test) : significance(ca.seconds, cb.seconds, test);
       verdict = verdictOf(s, r);
-      td = verdict === "same" ? spans("ratio-same", [["~ " + r.text, "fig"], [figures, "ttft"]]) :
+      td = verdict === "untested" ? spans("ratio-untested", [[r.text, "fig"], ["untested", "untested"], [figures, "ttft"]]) :
+        verdict === "same" ? spans("ratio-same", [["~ " + r.text, "fig"], [figures, "ttft"]]) :
         verdict === "against" ? spans("ratio-same", [["~ " + r.text, "fig"], ["(against)", "against"], [figures, "ttft"]]) :
         spans(r.className + " sig-" + verdict, [[r.text, "fig"], ["≠", "mark-differs"], [figures, "ttft"]]);
       td.title = name + ": " + (byRepeats ? repeatWords(s, ca.repeats.length, cb.repeats.length, test) :
@@ -786,11 +792,13 @@
     return td;
   }
 
-  // verdictOf is a tested pair's mark: gain or loss where significant in
-  // the direction of the ratio of the figures shown, against where
-  // significant the other way (the ratio is of median repeats, the test of
-  // means or ranks), same (~) where not significant.
+  // verdictOf is a pair's mark: untested where its samples were too few to
+  // test, gain or loss where significant in the direction of the ratio of
+  // the figures shown, against where significant the other way (the ratio
+  // is of median repeats, the test of means or ranks), same (~) where
+  // tested and not significant.
   function verdictOf(s, r) {
+    if (!s.tested) return "untested";
     if (!s.significant || r.value === 1) return "same";
     var shown = r.value > 1 ? 1 : -1;
     return s.direction !== shown ? "against" : shown > 0 ? "gain" : "loss";
@@ -800,17 +808,45 @@
     return verdict === "against" ? "; but the test finds B on the other side of A than the ratio shown: neither a gain nor a loss" : "";
   }
 
-  // testWords says what the test found, for a cell's title.
+  // testWords says what the test found, for a cell's title: "Mann–Whitney
+  // U over 30 v 30 seconds, p = 0.031, significant at 5 %".
   function testWords(s, m, n, unit, test) {
-    return (s.tested ? "Mann–Whitney U over " + m + " and " + n + " " + unit + ", p " + (s.exact ? "= " : "≈ ") + s.p.toPrecision(2) +
-      (s.significant ? ", significant" : ", not significant") : "fewer than " + test.min_samples + " " + unit + ", not tested") +
+    if (!s.tested) {
+      return "untested: " + m + " v " + n + " " + unit + " are too few to ever reach p < " + test.alpha + " (" + test.min_samples +
+        " a side at least, and sizes whose smallest p is below it)";
+    }
+    return "Mann–Whitney U over " + m + " v " + n + " " + unit + ", " + pWords(s.p, s.exact) + (s.significant ? ", significant" : ", not significant") +
       " at " + Math.round(100 * test.alpha) + " %";
   }
 
-  // repeatWords says what the test of repeats found, for a cell's title.
+  // repeatWords says what the test of repeats found, for a cell's title:
+  // "t over 3 v 3 repeats, p = 0.013, significant at 5 % (t = −4.12, 4
+  // degrees of freedom)". Its p is studentP's, shown, never decided by.
   function repeatWords(s, m, n, test) {
-    return "Student's t over " + m + " and " + n + " repeats, t = " + s.t.toPrecision(3) + " with " + s.df + " degrees of freedom (critical " +
-      s.critical.toPrecision(4) + ")" + (s.significant ? ", significant" : ", not significant") + " at " + Math.round(100 * test.alpha) + " %";
+    return "t over " + m + " v " + n + " repeats, " + pWords(studentP(s.t, s.df), true) + (s.significant ? ", significant" : ", not significant") +
+      " at " + Math.round(100 * test.alpha) + " % (t = " + s.t.toPrecision(3) + ", " + s.df + " degrees of freedom)";
+  }
+
+  // pWords is a p as a title says it: "p = 0.031" ("≈" where it is the
+  // normal approximation's), "p < 0.001" below.
+  function pWords(p, exact) {
+    return p < 0.001 ? "p < 0.001" : "p " + (exact ? "= " : "≈ ") + p.toPrecision(2);
+  }
+
+  // studentP is the two-sided p of Student's t with df degrees of freedom,
+  // for a title only (the test decides by the build's critical t): 1 − A(t|df)
+  // by the finite series of Abramowitz and Stegun 26.7.3 (odd df) and
+  // 26.7.4 (even df), exact for whole df but for rounding.
+  function studentP(t, df) {
+    var theta = Math.atan(Math.abs(t) / Math.sqrt(df)), c2 = Math.cos(theta) * Math.cos(theta), sum = 1, term = 1, a, k;
+    if (df % 2 === 1) {
+      for (k = 3; k <= df - 2; k += 2) { term *= (k - 1) / k * c2; sum += term; }
+      a = df === 1 ? 2 * theta / Math.PI : 2 / Math.PI * (theta + Math.sin(theta) * Math.cos(theta) * sum);
+    } else {
+      for (k = 2; k <= df - 2; k += 2) { term *= (k - 1) / k * c2; sum += term; }
+      a = Math.sin(theta) * sum;
+    }
+    return Math.min(1, Math.max(0, 1 - a));
   }
 
   // repeatsTest is stats.CompareRepeats: Student's two-sample t of the
@@ -969,31 +1005,39 @@
     return { value: r, text: r.toFixed(2) + "×", className: bins[i].class };
   }
 
-  // ranked is the A, B and B / A cells of a figure both runs may have,
-  // the higher marked best. Where both carry samples (a prefill row's
-  // requests) B / A is tested as a decode cell is (ratioCell): coloured
-  // only where significant, "~" where not; data-verdict says which.
-  function ranked(fa, fb, rules) {
+  // ranked is the A, B and B / A cells of a figure both runs may have.
+  // Where the figure can be tested (a prefill row: its requests) B / A is
+  // tested as a decode cell is (ratioCell): coloured, and the higher of A
+  // and B marked ★, only where significant; "~" where tested and not,
+  // "untested" where a run kept too few requests or none. A figure that
+  // is never tested (a headline figure: one number a run) has its higher
+  // marked ★ and its B / A untested, uncoloured. data-verdict says which.
+  function ranked(fa, fb, rules, testable) {
     var r = ratio(fa.value, fb.value, rules);
     var ta = el("td", fa.text, "num"), tb = el("td", fb.text, "num");
-    if (r && fa.value !== fb.value) (fb.value > fa.value ? tb : ta).classList.add("top");
     if (!r) return [ta, tb, el("td", "", "num")];
-    var td = el("td", r.text, "num " + r.className);
-    if (fa.samples && fb.samples) {
-      var s = significance(fa.samples, fb.samples, rules.test), verdict = verdictOf(s, r);
-      if (verdict === "same") td = el("td", "~ " + r.text, "num ratio-same");
-      else if (verdict === "against") {
-        td = el("td", "~ " + r.text, "num ratio-same");
-        td.append(" ", el("span", "(against)", "against"));
-      } else {
-        td.classList.add("sig-" + verdict);
-        td.append(" ", el("span", "≠", "mark-differs"));
-      }
-      td.setAttribute("data-verdict", verdict);
-      td.title = testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test) + againstWords(verdict);
+    var s = testable && fa.samples && fb.samples ? significance(fa.samples, fb.samples, rules.test) : { tested: false };
+    var verdict = verdictOf(s, r), td;
+    if (verdict === "gain" || verdict === "loss") {
+      td = el("td", r.text, "num " + r.className + " sig-" + verdict);
+      td.append(" ", el("span", "≠", "mark-differs"));
+    } else if (verdict === "untested") {
+      td = el("td", r.text, "num ratio-untested");
+      td.append(" ", el("span", "untested", "untested"));
+    } else {
+      td = el("td", "~ " + r.text, "num ratio-same");
+      if (verdict === "against") td.append(" ", el("span", "(against)", "against"));
     }
+    if ((!testable || verdict === "gain" || verdict === "loss") && fa.value !== fb.value) (fb.value > fa.value ? tb : ta).classList.add("top");
+    td.setAttribute("data-verdict", verdict);
+    td.title = !testable ? "untested: a headline figure is one number a run, with no samples to test" :
+      s.tested || (fa.samples && fb.samples) ? testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test) + againstWords(verdict) :
+      "untested: " + lacking(fa.samples, fb.samples) + " kept no requests";
     return [ta, tb, td];
   }
+
+  // lacking names the runs without samples: "A", "B" or "A and B".
+  function lacking(a, b) { return !a && !b ? "A and B" : !a ? "A" : "B"; }
 
   // table fills the table with this id: a head row, then rows of cells.
   function table(id, heads, rows) {
@@ -1056,18 +1100,18 @@
       chart.setOption(option);
       window.addEventListener("resize", function () { chart.resize(); });
     }
-    var server = contexts.some(function (c) { return rows[c].some(function (p) { return p && p.server; }); });
-    var cold = contexts.some(function (c) { return rows[c].some(function (p) { return p && p.cold; }); });
-    var heads = ["Context", "A tok/s", "B tok/s", "B / A"];
-    if (server) heads.push("A server's own", "B server's own");
-    if (cold) heads.push("A cold TTFT", "B cold TTFT");
-    table("compare-prefill-table", heads, contexts.map(function (c) {
+    // Four columns at any width: the server's own figure and the cold
+    // TTFT are rows beneath their context's, as on a run's page, so the
+    // table fits a phone.
+    var body = [];
+    contexts.forEach(function (c) {
       var pa = rows[c][0] || none, pb = rows[c][1] || none;
-      var cells = [el("th", labels[c])].concat(ranked({ text: pa.text, value: pa.tok_s, samples: pa.samples }, { text: pb.text, value: pb.tok_s, samples: pb.samples }, rules));
-      if (server) cells.push(el("td", pa.server || "—", "num"), el("td", pb.server || "—", "num"));
-      if (cold) cells.push(el("td", pa.cold || "—", "num"), el("td", pb.cold || "—", "num"));
-      return { cells: cells };
-    }));
+      body.push({ cells: [el("th", labels[c])].concat(ranked({ text: pa.text, value: pa.tok_s, samples: pa.samples }, { text: pb.text, value: pb.tok_s, samples: pb.samples }, rules, true)) });
+      [["server's own", "server"], ["cold TTFT", "cold"]].forEach(function (f) {
+        if (pa[f[1]] || pb[f[1]]) body.push({ className: "sub", cells: [el("th", "↳ " + f[0]), el("td", pa[f[1]] || "—", "num"), el("td", pb[f[1]] || "—", "num"), el("td", "", "num")] });
+      });
+    });
+    table("compare-prefill-table", ["Context", "A tok/s", "B tok/s", "B / A"], body);
   }
 
   wireCopyButtons();

@@ -1,0 +1,40 @@
+package browser
+
+import (
+	"os"
+	"testing"
+)
+
+// PathForTest is Find for a test: without a Chromium the test is skipped,
+// and saying so, or fails where MATRIXGEN_REQUIRE_BROWSER is set (.ci/run
+// installs Chromium and sets it, so there no browser test can be skipped).
+func PathForTest(t testing.TB) string {
+	t.Helper()
+	path, err := Find()
+	if err != nil {
+		if os.Getenv("MATRIXGEN_REQUIRE_BROWSER") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("SKIPPED, not passed: %v", err)
+	}
+	return path
+}
+
+// StartForTest starts the Chromium at path with a fresh profile, closed
+// when the test ends. Chromium's helpers may still be writing the profile
+// as the test ends, so it is removed on a best-effort basis, not by
+// t.TempDir, which fails a test on a file left behind.
+func StartForTest(t testing.TB, path string) *Browser {
+	t.Helper()
+	profile, err := os.MkdirTemp("", "matrixgen-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(profile) })
+	b, err := Start(path, profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
