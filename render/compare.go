@@ -267,8 +267,8 @@ type compareCell struct {
 	Status string `json:"status,omitempty"`
 	// Seconds are a valid cell's samples for the significance test: its
 	// tokens in each second of its window, of every valid repeat
-	// (stats.DecodeSamples); none where the run kept none.
-	Seconds []float64 `json:"seconds,omitempty"`
+	// (stats.DecodeSeconds); none where the run kept none.
+	Seconds []int `json:"seconds,omitempty"`
 	// Repeats are a valid cell's valid repeats' total tok/s
 	// (stats.RepeatTotals), which the test reads where both runs have
 	// MinRepeats of them; none where the sweep did not repeat.
@@ -317,7 +317,7 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 		if showsFigure(d) && *d.TotalTokS > 0 {
 			cell.TotalTokS, cell.Text = d.TotalTokS, decimal1(*d.TotalTokS)
 			if d.Status == matrixgen.StatusValid {
-				cell.Seconds, cell.Repeats = stats.DecodeSamples(d), stats.RepeatTotals(d)
+				cell.Seconds, cell.Repeats = stats.DecodeSeconds(d), stats.RepeatTotals(d)
 			} else {
 				cell.Status = d.Status.Label()
 			}

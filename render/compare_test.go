@@ -218,7 +218,7 @@ func TestCompareScriptCarriesSamples(t *testing.T) {
 		byCell[[2]int{cell.Context, cell.Concurrency}] = cell
 	}
 	got := byCell[[2]int{valid.ContextTokens, valid.Concurrency}]
-	want := append(floats(one.PerSecondTokens), 7, 8, 9)
+	want := append(slices.Clone(one.PerSecondTokens), 7, 8, 9)
 	if !slices.Equal(got.Seconds, want) || got.Status != "" {
 		t.Errorf("valid repeated cell: seconds %v status %q, want %v", got.Seconds, got.Status, want)
 	}
@@ -236,12 +236,4 @@ func TestCompareScriptCarriesSamples(t *testing.T) {
 			t.Fatalf("the seed's cell %s × %d carries seconds or repeats", cell.Label, cell.Concurrency)
 		}
 	}
-}
-
-func floats(xs []int) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = float64(x)
-	}
-	return out
 }

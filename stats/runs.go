@@ -46,13 +46,25 @@ func (c Cell) Seed() uint64 {
 // other, where the sweep repeated. Empty when the run file kept none (runs
 // of other tools, older runs).
 func DecodeSamples(d matrixgen.Decode) []float64 {
-	if len(d.Repeats) == 0 {
-		return seconds(nil, d)
+	counts := DecodeSeconds(d)
+	out := make([]float64, len(counts))
+	for i, n := range counts {
+		out[i] = float64(n)
 	}
-	var out []float64
+	return out
+}
+
+// DecodeSeconds are DecodeSamples as the counts they are, for writing
+// out (a page's compare data): whole numbers print faster than floats.
+// A cell measured once gives its own PerSecondTokens, not a copy.
+func DecodeSeconds(d matrixgen.Decode) []int {
+	if len(d.Repeats) == 0 {
+		return d.PerSecondTokens
+	}
+	var out []int
 	for _, r := range d.Repeats {
 		if r.Status == matrixgen.StatusValid {
-			out = seconds(out, r)
+			out = append(out, r.PerSecondTokens...)
 		}
 	}
 	return out
