@@ -560,6 +560,8 @@ func (r *Run) PrefillContexts() []int {
 }
 
 // Cell returns the decode cell at (context, concurrency), if the run has one.
+// It scans the cells: a caller looking up many cells builds a CellIndex
+// once instead, or a matrix of n cells takes time in n².
 func (r *Run) Cell(context, concurrency int) (Decode, bool) {
 	for i := range r.Decode { // by index: a Decode is too big to copy per step
 		if d := &r.Decode[i]; d.ContextTokens == context && d.Concurrency == concurrency {
@@ -567,6 +569,34 @@ func (r *Run) Cell(context, concurrency int) (Decode, bool) {
 		}
 	}
 	return Decode{}, false
+}
+
+// CellIndex finds a run's decode cells by (context, concurrency) in
+// constant time. It reads the run's cells as they were when it was built.
+type CellIndex struct {
+	decode []Decode
+	at     map[[2]int]int // (context, concurrency) to the first such cell
+}
+
+// CellIndex indexes the run's decode cells, for callers that look up many.
+func (r *Run) CellIndex() CellIndex {
+	x := CellIndex{decode: r.Decode, at: make(map[[2]int]int, len(r.Decode))}
+	for i := range r.Decode {
+		k := [2]int{r.Decode[i].ContextTokens, r.Decode[i].Concurrency}
+		if _, dup := x.at[k]; !dup { // the first, as Run.Cell finds it
+			x.at[k] = i
+		}
+	}
+	return x
+}
+
+// Cell returns the decode cell at (context, concurrency), as Run.Cell does.
+func (x CellIndex) Cell(context, concurrency int) (Decode, bool) {
+	i, ok := x.at[[2]int{context, concurrency}]
+	if !ok {
+		return Decode{}, false
+	}
+	return x.decode[i], true
 }
 
 // BestSingleStream is the highest total tok/s of a valid cell at one request,

@@ -124,3 +124,40 @@ func BenchmarkCancelBuild(b *testing.B) {
 	}
 	b.ReportMetric(float64(waited.Milliseconds())/float64(b.N), "ms-to-stop")
 }
+
+// errorGrid is a run of side × side error cells, the shape of a hostile
+// file: many cells, each cheap on its own.
+func errorGrid(side int) *matrixgen.Run {
+	r := &matrixgen.Run{}
+	for c := range side {
+		for n := range side {
+			r.Decode = append(r.Decode, matrixgen.Decode{ContextTokens: 1024 + c, Concurrency: 1 + n, Status: matrixgen.StatusError})
+		}
+	}
+	return r
+}
+
+// TestDecodeMatrixWideGrid: a matrix of 200 × 200 cells lays out in well
+// under a second. Looking each cell up by a scan of the run took minutes at
+// this size (time in the square of the cells).
+func TestDecodeMatrixWideGrid(t *testing.T) {
+	m, _ := decodeMatrix(errorGrid(200))
+	if len(m.Rows) != 200 || len(m.Rows[199].Cells) != 200 {
+		t.Fatalf("decodeMatrix of 200 × 200 cells: %d rows, want 200 of 200", len(m.Rows))
+	}
+}
+
+// BenchmarkDecodeMatrixGrid reports the time a cell at 10,000 and 40,000
+// cells: about the same at both if the layout is linear, four times as much
+// at 40,000 if it is quadratic.
+func BenchmarkDecodeMatrixGrid(b *testing.B) {
+	for _, side := range []int{100, 200} {
+		r := errorGrid(side)
+		b.Run(fmt.Sprintf("cells=%d", side*side), func(b *testing.B) {
+			for b.Loop() {
+				decodeMatrix(r)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(side*side), "ns/cell")
+		})
+	}
+}

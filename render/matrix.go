@@ -29,10 +29,11 @@ func decodeMatrix(r *matrixgen.Run) (matrix, legend) {
 	contexts, levels := r.Contexts(), r.ConcurrencyLevels()
 	m := matrix{Columns: levels}
 	seen := map[matrixgen.Status]bool{}
+	cells := r.CellIndex() // one scan, not one per cell
 	for _, c := range contexts {
 		row := matrixRow{Label: matrixgen.ContextLabel(c)}
 		for _, n := range levels {
-			d, ok := r.Cell(c, n)
+			d, ok := cells.Cell(c, n)
 			if ok {
 				seen[d.Status] = true
 			}

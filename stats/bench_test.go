@@ -23,3 +23,16 @@ func BenchmarkMannWhitneyExact(b *testing.B) {
 		MannWhitney(a, c)
 	}
 }
+
+// BenchmarkMannWhitneyExact50: 50 against 50 without ties, the largest
+// samples read from the exact distribution, as every cell of a compare of
+// runs with 50 repeats a cell tests them.
+func BenchmarkMannWhitneyExact50(b *testing.B) {
+	a, c := make([]float64, 50), make([]float64, 50)
+	for i := range a {
+		a[i], c[i] = float64(2*i), float64(2*i+1)
+	}
+	for b.Loop() {
+		MannWhitney(a, c)
+	}
+}

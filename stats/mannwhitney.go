@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // MaxExactSize is the largest sample, on either side, whose U the test
@@ -84,7 +85,7 @@ func rank(a, b []float64) (ranks []float64, ties bool) {
 // exactP is the two-sided p of U = u for samples of m and n without ties:
 // twice the smaller tail, at most 1.
 func exactP(u float64, m, n int) float64 {
-	freq := uDistribution(m, n)
+	freq := cachedUDistribution(m, n)
 	total, below, above := 0.0, 0.0, 0.0
 	k := int(math.Round(u))
 	for v, f := range freq {
@@ -97,6 +98,23 @@ func exactP(u float64, m, n int) float64 {
 		}
 	}
 	return min(1, 2*min(below, above)/total)
+}
+
+// uDistributions holds each (m, n)'s distribution, computed once: a
+// compare tests every cell with the same sample sizes, and computing it
+// takes milliseconds at 50 v 50. Sizes are at most MaxExactSize, so it
+// holds at most 50 × 50 distributions, 13 MB if every one is asked for.
+var uDistributions sync.Map // [2]int{m, n} → func() []float64
+
+// cachedUDistribution is uDistribution(m, n), computed once for each (m,
+// n) however many goroutines ask. Callers only read it.
+func cachedUDistribution(m, n int) []float64 {
+	k := [2]int{m, n}
+	f, ok := uDistributions.Load(k)
+	if !ok {
+		f, _ = uDistributions.LoadOrStore(k, sync.OnceValue(func() []float64 { return uDistribution(m, n) }))
+	}
+	return f.(func() []float64)()
 }
 
 // uDistribution counts, for each U from 0 to m·n, the orderings of m and n

@@ -2,6 +2,8 @@ package stats
 
 import (
 	"math"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -221,5 +223,24 @@ func TestTiesNeverBeatMinP(t *testing.T) {
 		if _, p := MannWhitney(a, b); p < MinP(m, n)-1e-15 {
 			t.Errorf("%v against %v: p %g below MinP %g", a, b, p, MinP(m, n))
 		}
+	}
+}
+
+// TestCachedUDistribution: goroutines asking at once all get the one
+// distribution uDistribution computes, for each pair of sizes.
+func TestCachedUDistribution(t *testing.T) {
+	var wg sync.WaitGroup
+	got := make([][]float64, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = cachedUDistribution(7, 5+i%2) })
+	}
+	wg.Wait()
+	for i, g := range got {
+		if want := uDistribution(7, 5+i%2); !slices.Equal(g, want) {
+			t.Errorf("cachedUDistribution(7, %d) = %v, want %v", 5+i%2, g, want)
+		}
+	}
+	if &got[0][0] != &got[2][0] {
+		t.Error("cachedUDistribution(7, 5) computed twice, want once")
 	}
 }

@@ -263,17 +263,22 @@ type Table struct {
 // 5 %.
 func CompareRuns(a, b *matrixgen.Run) Table {
 	var t Table
+	prefillB := make(map[int][]int, len(b.Prefill)) // context to b's rows, in order
+	for j := range b.Prefill {
+		prefillB[b.Prefill[j].ContextTokens] = append(prefillB[b.Prefill[j].ContextTokens], j)
+	}
 	for _, pa := range a.Prefill {
-		for _, pb := range b.Prefill {
-			if pa.ContextTokens == pb.ContextTokens && bothValid(pa.Status, pb.Status) && pa.PromptTokS != nil && pb.PromptTokS != nil {
+		for _, j := range prefillB[pa.ContextTokens] {
+			if pb := b.Prefill[j]; bothValid(pa.Status, pb.Status) && pa.PromptTokS != nil && pb.PromptTokS != nil {
 				t.Rows = append(t.Rows, row(Cell{Phase: PhasePrefill, Context: pa.ContextTokens},
 					*pa.PromptTokS, *pb.PromptTokS, CompareCell(PrefillSamples(pa), PrefillSamples(pb))))
 			}
 		}
 	}
+	cellsB := b.CellIndex() // one scan of b, not one per cell of a
 	for i := range a.Decode {
 		da := &a.Decode[i]
-		db, ok := b.Cell(da.ContextTokens, da.Concurrency)
+		db, ok := cellsB.Cell(da.ContextTokens, da.Concurrency)
 		if ok && bothValid(da.Status, db.Status) && da.TotalTokS != nil && db.TotalTokS != nil {
 			t.Rows = append(t.Rows, row(Cell{Phase: PhaseDecode, Context: da.ContextTokens, Concurrency: da.Concurrency},
 				*da.TotalTokS, *db.TotalTokS, CompareDecode(*da, db)))
