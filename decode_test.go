@@ -113,8 +113,21 @@ func TestDecodeErrors(t *testing.T) {
 		{"deep nesting", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpu": `+strings.Repeat("[", 100000)+strings.Repeat("]", 100000)+`}`, 1), "f.json:6:16: hardware.gpu: want a string, got an array"},
 		{"invalid utf-8", strings.Replace(minimal, `"m"`, "\"m\xff\"", 1), "f.json:5:23: model.name: invalid UTF-8"},
 		{"interval upside down", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 11, "high": 9, "level": 0.95}`, 1), "decode[0].interval: low 11 is above high 9"},
-		{"interval of certainty", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 11, "level": 1}`, 1), "decode[0].interval.level: a confidence between 0 and 1"},
-		{"interval without level", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 11}`, 1), "decode[0].interval.level: a confidence between 0 and 1"},
+		{"interval of certainty", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 11, "level": 1}`, 1), "decode[0].interval.level: a confidence from 0.5"},
+		{"interval without level", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 11}`, 1), "decode[0].interval.level: a confidence from 0.5"},
+		// What an attack found validate let through, each placed and named:
+		{"interval all below 0", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": -1e12, "high": -1, "level": 0.95}`, 1),
+			"f.json:9:99: decode[0].interval.low: an interval of a rate cannot reach below 0, got -1e+12"},
+		{"interval high below 0", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 0, "high": -1, "level": 0.95}`, 1),
+			"decode[0].interval.high: an interval of a rate cannot reach below 0, got -1"},
+		{"level of 1e-300", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 11, "level": 1e-300}`, 1),
+			"f.json:9:121: decode[0].interval.level: a confidence from 0.5 (the median of 2 repeats) to below 1 (0.95), got 1e-300"},
+		{"level below the median of 2", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 11, "level": 0.49}`, 1),
+			"decode[0].interval.level: a confidence from 0.5"},
+		{"interval on a repeat", strings.Replace(strings.Replace(minimal, `"total_tok_s": 10}`,
+			`"total_tok_s": 10, "repeats": [{"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 10, "interval": {"low": 9, "high": 11, "level": 0.95}}]}`, 1),
+			`"concurrency": [1, 2]}`, `"concurrency": [1, 2], "repeats": 2}`, 1),
+			"f.json:9:179: decode[0].repeats[0].interval: a repeat carries no interval"},
 		{"interval of no figure", strings.Replace(minimal, `"status": "valid", "total_tok_s": 10`, `"status": "error", "interval": {"low": 9, "high": 11, "level": 0.95}`, 1), "decode[0].interval: an interval of no figure"},
 		{"interval past any figure", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 1e300, "level": 0.95}`, 1), "decode[0].interval.high: must be a finite number"},
 	}
@@ -145,12 +158,12 @@ func TestMinimalDecodes(t *testing.T) {
 // (or the repeats' median), which a cell's figure need not be, so a figure
 // outside its interval is read as it is.
 func TestIntervalMayMissItsFigure(t *testing.T) {
-	doc := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": -0.5, "high": 9.5, "level": 0.875}`, 1)
+	doc := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 10.5, "high": 19.5, "level": 0.875}`, 1)
 	r, err := DecodeRun("f.json", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := *r.Decode[0].Interval, (Interval{Low: -0.5, High: 9.5, Level: 0.875}); got != want {
+	if got, want := *r.Decode[0].Interval, (Interval{Low: 10.5, High: 19.5, Level: 0.875}); got != want {
 		t.Errorf("interval = %+v, want %+v", got, want)
 	}
 }

@@ -475,6 +475,10 @@ func (c ServerCount) Disagrees() bool {
 	return d > CountDisagreement || d < -CountDisagreement || (c.ServerTokens == 0 && c.ClientTokens > 0)
 }
 
+// MinLevel is the lowest confidence a stored interval has: that of the
+// median of 2 repeats, between the two.
+const MinLevel = 0.5
+
 // Interval is a figure's confidence interval: the true figure lies
 // between Low and High with confidence Level (0.95, or less for the median
 // of a few repeats). It is the statistics', not the figure's, so the

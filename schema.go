@@ -36,16 +36,16 @@ var (
 	intervalType = reflect.TypeFor[Interval]()
 )
 
-// intervalSchema is an interval's: its ends may be below zero (a
-// stretched bootstrap interval of a cell of few tokens can reach past 0),
-// its confidence is a share strictly between 0 and 1.
+// intervalSchema is an interval's: its ends are rates, never below zero
+// (SetInterval cuts a stretched bootstrap interval off at 0), its
+// confidence a share from MinLevel to below 1.
 func intervalSchema() map[string]any {
 	return map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"low":   map[string]any{"type": "number"},
-			"high":  map[string]any{"type": "number"},
-			"level": map[string]any{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+			"low":   map[string]any{"type": "number", "minimum": 0},
+			"high":  map[string]any{"type": "number", "minimum": 0},
+			"level": map[string]any{"type": "number", "minimum": MinLevel, "exclusiveMaximum": 1},
 		},
 		"required":             []string{"low", "high", "level"},
 		"additionalProperties": false,

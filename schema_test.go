@@ -46,7 +46,7 @@ func TestSchemaAcceptsOurRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withInterval := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": -0.5, "high": 12, "level": 0.95}`, 1)
+	withInterval := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 0.5, "high": 12, "level": 0.95}`, 1)
 	for name, doc := range map[string][]byte{"sample": sample, "minimal": []byte(minimal), "interval": []byte(withInterval)} {
 		var v any
 		json.Unmarshal(doc, &v)
@@ -55,13 +55,15 @@ func TestSchemaAcceptsOurRuns(t *testing.T) {
 		}
 	}
 	for name, doc := range map[string]string{
-		"unknown field":  strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpus": 2}`, 1),
-		"unknown status": strings.Replace(minimal, `"valid"`, `"fast"`, 1),
-		"negative":       strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": -1`, 1),
-		"no model name":  strings.Replace(minimal, `"model": {"name": "m"}`, `"model": {}`, 1),
-		"wrong schema":   strings.Replace(minimal, `"schema": 1`, `"schema": 2`, 1),
-		"level of 1":     strings.Replace(withInterval, `"level": 0.95`, `"level": 1`, 1),
-		"no level":       strings.Replace(withInterval, `, "level": 0.95`, ``, 1),
+		"unknown field":   strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpus": 2}`, 1),
+		"unknown status":  strings.Replace(minimal, `"valid"`, `"fast"`, 1),
+		"negative":        strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": -1`, 1),
+		"no model name":   strings.Replace(minimal, `"model": {"name": "m"}`, `"model": {}`, 1),
+		"wrong schema":    strings.Replace(minimal, `"schema": 1`, `"schema": 2`, 1),
+		"level of 1":      strings.Replace(withInterval, `"level": 0.95`, `"level": 1`, 1),
+		"no level":        strings.Replace(withInterval, `, "level": 0.95`, ``, 1),
+		"level of 1e-300": strings.Replace(withInterval, `"level": 0.95`, `"level": 1e-300`, 1),
+		"low below 0":     strings.Replace(withInterval, `"low": 0.5`, `"low": -1`, 1),
 	} {
 		var v any
 		json.Unmarshal([]byte(doc), &v)

@@ -339,8 +339,10 @@ func (v *validator) cell(at string, d Decode) {
 	}
 }
 
-// interval checks a cell's stored interval is one: finite ends in order,
-// a confidence between 0 and 1, and a figure it is the interval of. It
+// interval checks a cell's stored interval is one: finite ends of no less
+// than 0 in order (a rate is never negative), a confidence of at least 0.5
+// (the least any interval has: the median of 2 repeats) and below 1, and a
+// figure it is the interval of. It
 // does not ask that the figure lie inside: the interval is of the
 // samples' mean (or of the repeats' median), which the figure need not be.
 func (v *validator) interval(at string, d Decode) {
@@ -356,16 +358,20 @@ func (v *validator) interval(at string, d Decode) {
 		name string
 		x    float64
 	}{{".low", in.Low}, {".high", in.High}} {
-		if math.IsNaN(end.x) || math.Abs(end.x) > maxFigure {
+		switch {
+		case math.IsNaN(end.x) || math.Abs(end.x) > maxFigure:
 			v.add(at+end.name, fmt.Sprintf("must be a finite number within ±%g", float64(maxFigure)))
+			ends = false
+		case end.x < 0:
+			v.add(at+end.name, fmt.Sprintf("an interval of a rate cannot reach below 0, got %s", strconv.FormatFloat(end.x, 'g', 6, 64)))
 			ends = false
 		}
 	}
 	if ends && in.Low > in.High {
 		v.add(at, fmt.Sprintf("low %s is above high %s", strconv.FormatFloat(in.Low, 'g', 6, 64), strconv.FormatFloat(in.High, 'g', 6, 64)))
 	}
-	if !(in.Level > 0 && in.Level < 1) {
-		v.add(at+".level", fmt.Sprintf("a confidence between 0 and 1 (0.95), got %s", strconv.FormatFloat(in.Level, 'g', 6, 64)))
+	if !(in.Level >= MinLevel && in.Level < 1) {
+		v.add(at+".level", fmt.Sprintf("a confidence from %g (the median of 2 repeats) to below 1 (0.95), got %s", MinLevel, strconv.FormatFloat(in.Level, 'g', 6, 64)))
 	}
 }
 
@@ -385,6 +391,9 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 		}
 		if len(r.Repeats) > 0 {
 			v.add(rat+".repeats", "a repeat has no repeats of its own")
+		}
+		if r.Interval != nil {
+			v.add(rat+".interval", "a repeat carries no interval: the cell's interval is over its repeats")
 		}
 		v.cell(rat, r)
 	}

@@ -135,9 +135,15 @@ func (s spread) levelNote() string {
 }
 
 // levelText is a confidence as the pages write it: "95 %", "75 %",
-// "87.5 %", "93.8 %".
+// "87.5 %", "93.8 %". It never shows a whole percent the level is not:
+// where rounding to a tenth would give one (0.94999 is not "95 %", 0.9999
+// not "100 %"), the tenth is cut off instead ("94.9 %", "99.9 %").
 func levelText(level float64) string {
-	return strconv.FormatFloat(math.Round(1000*level)/10, 'f', -1, 64) + " %"
+	pct := math.Round(1000*level) / 10
+	if pct == math.Trunc(pct) && math.Abs(pct-100*level) > 1e-9 { // past float noise
+		pct = math.Floor(1000*level) / 10
+	}
+	return strconv.FormatFloat(pct, 'f', -1, 64) + " %"
 }
 
 // long is the interval as the cell's details and titles say it, with its

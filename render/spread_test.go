@@ -228,3 +228,20 @@ func TestStoredIntervalIsShown(t *testing.T) {
 		t.Error("the page from stored intervals differs from the page that computes them")
 	}
 }
+
+// TestLevelText: a level is written as a whole percent only where it is
+// one; a level a hair under one shows a tenth rather than round up to it.
+func TestLevelText(t *testing.T) {
+	for _, tt := range []struct {
+		level float64
+		want  string
+	}{
+		{0.95, "95 %"}, {0.9, "90 %"}, {0.75, "75 %"}, {0.5, "50 %"},
+		{0.875, "87.5 %"}, {0.9375, "93.8 %"},
+		{0.94999, "94.9 %"}, {0.9999, "99.9 %"}, {0.99999999, "99.9 %"}, {0.9499999, "94.9 %"},
+	} {
+		if got := levelText(tt.level); got != tt.want {
+			t.Errorf("levelText(%v) = %q, want %q", tt.level, got, tt.want)
+		}
+	}
+}

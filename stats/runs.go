@@ -136,13 +136,15 @@ func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 // rather than by every build of every site that shows it (the bootstrap
 // is most of a build's arithmetic). A cell whose samples give none has
 // none, and a repeat none of its own: the cell's is over its repeats.
+// A bootstrap interval stretched for few samples can reach below 0; a
+// rate cannot, so its low end is cut off at 0, as validation asks.
 // Every writer of run files calls it before saving.
 func SetInterval(r *matrixgen.Run) {
 	for i := range r.Decode {
 		d := &r.Decode[i]
 		d.Interval = nil
 		if in, level, ok := DecodeInterval(*d); ok {
-			d.Interval = &matrixgen.Interval{Low: in.Low, High: in.High, Level: level}
+			d.Interval = &matrixgen.Interval{Low: max(0, in.Low), High: max(0, in.High), Level: level}
 		}
 		for j := range d.Repeats {
 			d.Repeats[j].Interval = nil

@@ -227,3 +227,18 @@ func TestFiguresTooTinyForARatio(t *testing.T) {
 		t.Errorf("100 against 90: %+v", r)
 	}
 }
+
+// TestSetIntervalStopsAtZero: a bootstrap interval stretched for few
+// seconds of very uneven counts reaches below 0; a rate cannot, and
+// validation refuses a stored interval that does, so it is cut off at 0.
+func TestSetIntervalStopsAtZero(t *testing.T) {
+	d := cellWith(8192, 1, 20, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 200})
+	if in, _, ok := DecodeInterval(d); !ok || in.Low >= 0 {
+		t.Fatalf("the example's interval %+v does not reach below 0: it tests nothing", in)
+	}
+	r := &matrixgen.Run{Decode: []matrixgen.Decode{d}}
+	SetInterval(r)
+	if in := r.Decode[0].Interval; in == nil || in.Low != 0 {
+		t.Errorf("stored interval = %+v, want low 0", in)
+	}
+}
