@@ -397,9 +397,12 @@ func MedianRepeat(repeats []Decode) int {
 }
 
 // AddRepeat records one more measurement m of the cell: it joins the
-// cell's repeats, and the cell's figures become the median repeat's.
+// cell's repeats, and the cell's figures become the median repeat's. A
+// repeat carries no interval (validation refuses one): the cell's is over
+// its repeats, set again when the run is saved, so m's is dropped, as a
+// copy of a whole cell made into a repeat would bring one.
 func (d *Decode) AddRepeat(m Decode) {
-	m.Repeats = nil
+	m.Repeats, m.Interval = nil, nil
 	all := append(d.Repeats, m)
 	*d = all[MedianRepeat(all)]
 	d.Repeats = all
