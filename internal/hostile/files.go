@@ -41,7 +41,11 @@ func NumberFlood(valid []byte, size int) ([]byte, error) {
 			out := make([]byte, 0, len(valid)+2*n)
 			out = append(out, valid[:at]...)
 			out = append(out, bytes.Repeat([]byte("1,"), n)...)
-			return append(out, valid[at:]...), nil
+			out = append(out, valid[at:]...)
+			// White space after the document makes it size bytes exactly
+			// (n rounds down by one byte when size − len(valid) is odd),
+			// so a flood past the bound is past it whatever the run.
+			return append(out, bytes.Repeat([]byte(" "), max(0, size-len(out)))...), nil
 		}
 	}
 	return nil, errors.New("the run has no per-second token counts to flood")
