@@ -3,13 +3,11 @@ package render
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,11 +40,10 @@ type Live struct {
 	list []indexRow
 	// csvGone says runs.csv and its parts were removed from the folder.
 	csvGone bool
-	// written is every file the site holds that a build wrote, for the
-	// marker that tells them from files someone added; markerStale says
-	// it changed since the marker was written.
-	written     map[string]bool
-	markerStale bool
+	// marker is every file the site holds that a build wrote, which
+	// tells them from files someone added, and the changes not yet
+	// appended to the site's marker.
+	marker *markerLog
 }
 
 // fileState is what tells a run file (and its notes) changed: size and
@@ -83,19 +80,13 @@ func NewLive(ctx context.Context, files []string, site Site, out string) (*Live,
 	if err != nil {
 		return nil, Stats{}, err
 	}
-	l := &Live{b: b, out: filepath.Clean(out), files: states, rows: map[string]indexRow{}, written: map[string]bool{}, list: b.rows}
+	l := &Live{b: b, out: filepath.Clean(out), files: states, rows: map[string]indexRow{}, list: b.rows}
 	for _, r := range b.rows {
 		l.rows[r.ID] = r
 	}
 	b.rows, b.inputs = nil, nil
-	marker, err := readMarker(l.out)
-	if err != nil {
+	if l.marker, err = readMarkerLog(l.out); err != nil {
 		return nil, Stats{}, err
-	}
-	for _, line := range strings.Split(strings.TrimPrefix(string(marker), markerHeader), "\n") {
-		if line != "" {
-			l.written[line] = true
-		}
 	}
 	b.inPlace = true
 	return l, stats, nil
@@ -159,7 +150,9 @@ func (l *Live) Update(files []string) (Stats, error) {
 	for _, f := range removed {
 		id := strings.TrimSuffix(filepath.Base(f), ".json")
 		if _, still := rows[id]; !still {
-			l.forget("runs/" + id + "/")
+			if err := l.marker.removedFolder(l.out, "runs/"+id); err != nil {
+				return Stats{}, err
+			}
 			if err := os.RemoveAll(filepath.Join(l.out, "runs", id)); err != nil {
 				return Stats{}, err
 			}
@@ -184,10 +177,8 @@ func (l *Live) Update(files []string) (Stats, error) {
 	if err := l.removeSiteCSV(); err != nil {
 		return Stats{}, err
 	}
-	if l.markerStale {
-		if err := l.writeMarker(); err != nil {
-			return Stats{}, err
-		}
+	if err := l.marker.flush(l.out, func(rel string, data []byte) error { return l.b.writeFile(l.out, rel, data) }); err != nil {
+		return Stats{}, err
 	}
 	l.files, l.rows, l.b.pairs = states, rows, pairs
 	l.mu.Lock()
@@ -228,7 +219,7 @@ func (l *Live) writeListings(rows []indexRow, pairs []Pair, othersRuns bool) (in
 	now := indexPrintsOf(files)
 	for rel := range had {
 		if _, still := now[rel]; !still {
-			l.forget(rel)
+			l.marker.removed(rel)
 			if err := os.Remove(filepath.Join(l.out, filepath.FromSlash(rel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return 0, err
 			}
@@ -255,8 +246,10 @@ func (l *Live) removeSiteCSV() error {
 			return err
 		}
 	}
-	l.forget("runs.csv")
-	l.forget("runs-")
+	l.marker.removed("runs.csv")
+	for _, name := range names {
+		l.marker.removed(filepath.Base(name))
+	}
 	l.csvGone = true
 	return nil
 }
@@ -276,10 +269,7 @@ func (l *Live) SiteCSV(w io.Writer, name string) (ok bool, err error) {
 
 // wrote notes that the site holds the file rel, for the marker.
 func (l *Live) wrote(rel string) {
-	if !l.written[rel] {
-		l.written[rel] = true
-		l.markerStale = true
-	}
+	l.marker.wrote(rel)
 }
 
 // renderedRun is a changed run laid out: its files and its line on the
@@ -341,7 +331,9 @@ func (l *Live) updateComparisons(pairs []Pair) error {
 	for _, p := range l.b.pairs {
 		if !now[p] {
 			dir := path.Join("compare", compareID(p))
-			l.forget(dir + "/")
+			if err := l.marker.removedFolder(l.out, dir); err != nil {
+				return err
+			}
 			if err := os.RemoveAll(filepath.Join(l.out, filepath.FromSlash(dir))); err != nil {
 				return err
 			}
@@ -357,37 +349,6 @@ func pairSet(pairs []Pair) map[Pair]bool {
 		set[p] = true
 	}
 	return set
-}
-
-// forget drops the files under prefix (or the file prefix names) from
-// the marker's list.
-func (l *Live) forget(prefix string) {
-	for f := range l.written {
-		if strings.HasPrefix(f, prefix) {
-			delete(l.written, f)
-			l.markerStale = true
-		}
-	}
-}
-
-// writeMarker writes the site's marker with the list of its files, as a
-// build does.
-func (l *Live) writeMarker() error {
-	names := make([]string, 0, len(l.written))
-	for f := range l.written {
-		names = append(names, f)
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	b.WriteString(markerHeader)
-	for _, n := range names {
-		b.WriteString(n + "\n")
-	}
-	if err := l.b.writeFile(l.out, siteMarker, []byte(b.String())); err != nil {
-		return fmt.Errorf("the site's marker: %w", err)
-	}
-	l.markerStale = false
-	return nil
 }
 
 // CSVGone reports whether runs.csv was removed from the folder after a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,9 +60,13 @@ func siteFiles(t *testing.T, dir string) map[string]string {
 		rel, _ := filepath.Rel(dir, p)
 		data, err := os.ReadFile(p)
 		if rel == siteMarker {
-			lines := strings.Split(string(data), "\n")
-			slices.Sort(lines)
-			data = []byte(strings.Join(lines, "\n"))
+			// The marker as the files it lists, its appended changes
+			// applied.
+			files, ok := markerFiles(data)
+			if !ok {
+				t.Errorf("%s is not a marker: %.80q", p, data)
+			}
+			data = markerText(slices.Sorted(maps.Keys(files)))
 		}
 		out[filepath.ToSlash(rel)] = string(data)
 		return err
@@ -92,13 +97,9 @@ func liveSameAsAFreshBuild(t *testing.T, live *Live, runs, out string, site Site
 	delete(got, cacheFile)
 	delete(want, cacheFile)
 	if live.csvGone {
-		var lines []string
-		for line := range strings.SplitSeq(want[siteMarker], "\n") {
-			if line != "runs.csv" && !strings.HasPrefix(line, "runs-") {
-				lines = append(lines, line)
-			}
-		}
-		want[siteMarker] = strings.Join(lines, "\n")
+		files, _ := markerFiles([]byte(want[siteMarker]))
+		maps.DeleteFunc(files, func(name string, _ bool) bool { return name == "runs.csv" || strings.HasPrefix(name, "runs-") })
+		want[siteMarker] = string(markerText(slices.Sorted(maps.Keys(files))))
 	}
 	for name, w := range want {
 		if name != "runs.csv" && !strings.HasPrefix(name, "runs-") {

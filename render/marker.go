@@ -1,0 +1,251 @@
+package render
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/matrixgen/matrixgen/internal/regular"
+	"github.com/matrixgen/matrixgen/internal/term"
+)
+
+// siteMarker is written at the root of every site, so a later build knows
+// the folder it replaces is one it made and not, say, a home directory. It
+// lists every file the build wrote, so the next build can tell them from
+// files someone added.
+//
+// A build writes the list whole, a name a line. serve, which changes a
+// site in place, appends what each change did instead — "+ name" for a
+// file it wrote, "- name" for one it removed — so a change costs its own
+// lines, not a list of every file of the site (1.5 MB at 10,000 runs).
+// The lines are read in order; an unfinished last line (an append cut
+// short) is ignored. Names the build writes begin with a letter, a digit
+// or a dot, never with "+ " or "- ".
+const siteMarker = ".matrixgen-site"
+
+const markerHeader = "This folder is a site built by matrixgen; the next build replaces the files listed below and keeps any other.\n"
+
+// maxMarkerBytes bounds a site's marker, a line for each file the site
+// holds: tens of bytes for each of some files for each run.
+const maxMarkerBytes = 64 << 20
+
+// writeManifest writes the marker with the list of the site's files.
+func writeManifest(dir string) error {
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err == nil && rel != siteMarker {
+			names = append(names, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return writeFile(dir, siteMarker, markerText(names))
+}
+
+// markerText is a marker listing names, in the order given.
+func markerText(names []string) []byte {
+	size := len(markerHeader)
+	for _, n := range names {
+		size += len(n) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, markerHeader...)
+	for _, n := range names {
+		b = append(b, n...)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// readMarker reads the marker of the site at out: the file itself, never
+// what a link there points to, nor a pipe that would block the build.
+func readMarker(out string) ([]byte, error) {
+	name := filepath.Join(out, siteMarker)
+	f, info, err := regular.OpenEntry(name)
+	if err != nil {
+		return nil, err
+	}
+	return regular.Read(f, info, maxMarkerBytes, term.Name(name), "a site's marker")
+}
+
+// markerFiles is the set of files a marker lists, its appended changes
+// applied; ok is false for text that is not a marker.
+func markerFiles(data []byte) (files map[string]bool, ok bool) {
+	text, ok := strings.CutPrefix(string(data), markerHeader)
+	if !ok {
+		return nil, false
+	}
+	// An append cut short leaves a last line without its newline.
+	text = text[:strings.LastIndexByte(text, '\n')+1]
+	files = map[string]bool{}
+	for line := range strings.Lines(text) {
+		line = strings.TrimSuffix(line, "\n")
+		change, name := changeOf(line)
+		switch {
+		case name == "":
+		case change == '-':
+			delete(files, name)
+		default:
+			files[name] = true
+		}
+	}
+	return files, true
+}
+
+// changeOf reads a line of the marker: a name, or a change ('+' or '-')
+// and its name. A name no build writes — none, or one that would read as
+// a change — is "".
+func changeOf(line string) (change byte, name string) {
+	if strings.HasPrefix(line, "+ ") || strings.HasPrefix(line, "- ") {
+		change, line = line[0], line[2:]
+	}
+	if strings.HasPrefix(line, "+ ") || strings.HasPrefix(line, "- ") {
+		return change, ""
+	}
+	return change, line
+}
+
+// builtFiles reads the list of files the build of site out wrote; ok is
+// false for a site whose marker lists none (an older matrixgen's).
+func builtFiles(out string) (files map[string]bool, ok bool) {
+	data, err := readMarker(out)
+	if err != nil {
+		return nil, false
+	}
+	listed, ok := markerFiles(data)
+	if !ok {
+		return nil, false
+	}
+	files = map[string]bool{siteMarker: true}
+	for line := range listed {
+		files[line] = true
+		// Its folders too, as "runs/a/", so a folder is known to be the
+		// build's at a glance.
+		for dir := path.Dir(line); dir != "."; dir = path.Dir(dir) {
+			files[dir+"/"] = true
+		}
+	}
+	return files, true
+}
+
+// markerLog is serve's side of the marker: the files the site holds that
+// a build wrote, and the changes to them not yet appended.
+type markerLog struct {
+	files   map[string]bool
+	pending []string
+	// size is the marker's size on disk; whole is its size when last
+	// written whole. Once the appended lines outgrow the list, the marker
+	// is written whole again, so it stays within twice its list.
+	size, whole int
+}
+
+// readMarkerLog reads the marker of the site at out.
+func readMarkerLog(out string) (*markerLog, error) {
+	data, err := readMarker(out)
+	if err != nil {
+		return nil, err
+	}
+	files, ok := markerFiles(data)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a site's marker", term.Name(filepath.Join(out, siteMarker)))
+	}
+	return &markerLog{files: files, size: len(data), whole: len(data)}, nil
+}
+
+// wrote notes that the site holds the file rel.
+func (m *markerLog) wrote(rel string) {
+	if !m.files[rel] {
+		m.files[rel] = true
+		m.pending = append(m.pending, "+ "+rel)
+	}
+}
+
+// removed notes that the site no longer holds the file rel.
+func (m *markerLog) removed(rel string) {
+	if m.files[rel] {
+		delete(m.files, rel)
+		m.pending = append(m.pending, "- "+rel)
+	}
+}
+
+// removedFolder notes that the files now in the site's folder dir (a
+// slash-separated path under out) are to go: read from the folder, not
+// by a search of every file the site holds.
+func (m *markerLog) removedFolder(out, dir string) error {
+	root := filepath.Join(out, filepath.FromSlash(dir))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(out, p)
+		if err == nil {
+			m.removed(filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if os.IsNotExist(err) {
+		return nil
+	}
+	return err
+}
+
+// flush appends the pending changes to the marker of the site at out, or
+// writes it whole when the changes appended since it last was would
+// outgrow its list; replace writes a file whole (beside it, then renamed).
+func (m *markerLog) flush(out string, replace func(rel string, data []byte) error) error {
+	if len(m.pending) == 0 {
+		return nil
+	}
+	// A leading newline ends a line an earlier append left unfinished.
+	lines := "\n" + strings.Join(m.pending, "\n") + "\n"
+	if m.size+len(lines) > 2*m.whole {
+		names := make([]string, 0, len(m.files))
+		for f := range m.files {
+			names = append(names, f)
+		}
+		slices.Sort(names)
+		data := markerText(names)
+		if err := replace(siteMarker, data); err != nil {
+			return fmt.Errorf("the site's marker: %w", err)
+		}
+		m.size, m.whole, m.pending = len(data), len(data), nil
+		return nil
+	}
+	if err := appendMarker(filepath.Join(out, siteMarker), lines); err != nil {
+		return fmt.Errorf("the site's marker: %w", err)
+	}
+	m.size += len(lines)
+	m.pending = nil
+	return nil
+}
+
+// appendMarker appends lines to the marker name, a regular file (a link
+// put in its place is not followed), in one write.
+func appendMarker(name, lines string) error {
+	info, err := os.Lstat(name)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", term.Name(name))
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(lines); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
