@@ -227,7 +227,7 @@ func (l *Live) writeListings(rows []indexRow, pairs []Pair, othersRuns bool) (in
 	}
 	l.b.indexPrints = now
 	if othersRuns {
-		if err := l.b.writeSitemap(l.out, rows); err != nil {
+		if err := l.b.writeSitemap(l.out, rows, l.wrote, l.marker.removed); err != nil {
 			return 0, err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"html/template"
@@ -394,6 +393,9 @@ type builder struct {
 	// rows and pairs are what the last write laid out: a Live keeps them.
 	rows  []indexRow
 	pairs []Pair
+	// sitemapPrints are the prints of the sitemap's files as last
+	// written, for a Live to write only those a change changed.
+	sitemapPrints map[string]uint64
 	// indexPrints are the prints of the index's files as last written
 	// (index.go), by file: a Live rewrites those whose print changes.
 	indexPrints map[string]uint64
@@ -909,7 +911,7 @@ func (b *builder) writeListings(dir string, rows []indexRow, pairs []Pair, input
 		func() error { return b.writeIndex(dir, rows, pairs) },
 		func() error { return b.writePick(dir) },
 		func() error { return b.writeSiteCSV(dir, rows) },
-		func() error { return b.writeSitemap(dir, rows) },
+		func() error { return b.writeSitemap(dir, rows, func(string) {}, func(string) {}) },
 		func() error { return b.writeReuse(dir, rows, inputs) },
 	}
 	errs := make([]error, len(writes))
@@ -958,30 +960,6 @@ func (b *builder) writePick(dir string) error {
 		return err
 	}
 	return b.writeFile(dir, "compare.html", html)
-}
-
-// writeSitemap lists every page for search engines when the site knows
-// where it will be published.
-func (b *builder) writeSitemap(dir string, rows []indexRow) error {
-	if b.site.BaseURL == "" {
-		return nil
-	}
-	base := strings.TrimSuffix(b.site.BaseURL, "/") + "/"
-	var buf bytes.Buffer
-	buf.WriteString(xml.Header + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
-	for _, loc := range append([]string{"", "methodology.html"}, func() []string {
-		var out []string
-		for _, r := range rows {
-			out = append(out, "runs/"+r.ID+"/")
-		}
-		return out
-	}()...) {
-		buf.WriteString("<url><loc>")
-		xml.EscapeText(&buf, []byte(base+loc))
-		buf.WriteString("</loc></url>\n")
-	}
-	buf.WriteString("</urlset>\n")
-	return b.writeFile(dir, "sitemap.xml", buf.Bytes())
 }
 
 func rawIfOK(ok bool, v float64) string {

@@ -1,0 +1,109 @@
+package render
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// sitemapURLs is the most addresses one sitemap file may list (the
+// sitemaps.org protocol's limit); a site with more is listed in parts
+// named by a sitemap index at sitemap.xml. A var for tests.
+var sitemapURLs = 50_000
+
+// sitemapFile is one file of the sitemap: its name and its text.
+type sitemapFile struct {
+	rel  string
+	data []byte
+}
+
+// sitemapFiles lists every page for search engines when the site knows
+// where it will be published (none when it does not): sitemap.xml
+// itself, or, past sitemapURLs addresses, a sitemap index there and parts
+// sitemap-1.xml … numbered from the oldest runs, so a run added rewrites
+// the newest part and not every one. rows are newest first.
+func (b *builder) sitemapFiles(rows []indexRow) []sitemapFile {
+	if b.site.BaseURL == "" {
+		return nil
+	}
+	base := strings.TrimSuffix(b.site.BaseURL, "/") + "/"
+	pages := []string{"", "methodology.html"}
+	if len(pages)+len(rows) <= sitemapURLs {
+		for _, r := range rows {
+			pages = append(pages, "runs/"+r.ID+"/")
+		}
+		return []sitemapFile{{"sitemap.xml", urlSet(base, pages)}}
+	}
+	var parts []sitemapFile
+	for end := len(rows); end > 0 || len(parts) == 0; {
+		page := pages
+		room := sitemapURLs - len(page)
+		start := max(end-room, 0)
+		for i := end - 1; i >= start; i-- {
+			page = append(page, "runs/"+rows[i].ID+"/")
+		}
+		parts = append(parts, sitemapFile{fmt.Sprintf("sitemap-%d.xml", len(parts)+1), urlSet(base, page)})
+		pages, end = nil, start
+	}
+	var index bytes.Buffer
+	index.WriteString(xml.Header + `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
+	for _, p := range parts {
+		index.WriteString("<sitemap><loc>")
+		xml.EscapeText(&index, []byte(base+p.rel))
+		index.WriteString("</loc></sitemap>\n")
+	}
+	index.WriteString("</sitemapindex>\n")
+	return append(parts, sitemapFile{"sitemap.xml", index.Bytes()})
+}
+
+// urlSet is a sitemap listing the pages, addresses relative to base.
+func urlSet(base string, pages []string) []byte {
+	var buf bytes.Buffer
+	buf.WriteString(xml.Header + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
+	for _, loc := range pages {
+		buf.WriteString("<url><loc>")
+		xml.EscapeText(&buf, []byte(base+loc))
+		buf.WriteString("</loc></url>\n")
+	}
+	buf.WriteString("</urlset>\n")
+	return buf.Bytes()
+}
+
+// writeSitemap writes the sitemap's files that changed since it was last
+// written (every one, the first time) and removes the parts it no longer
+// has; wrote and removed are told each name, for the site's marker.
+func (b *builder) writeSitemap(dir string, rows []indexRow, wrote, removed func(rel string)) error {
+	files := b.sitemapFiles(rows)
+	prints := make(map[string]uint64, len(files))
+	had := b.sitemapPrints
+	b.sitemapPrints = nil // until every file is written
+	for _, f := range files {
+		print := maphash.Bytes(sitemapSeed, f.data)
+		prints[f.rel] = print
+		if old, ok := had[f.rel]; ok && old == print {
+			continue
+		}
+		if err := b.writeFile(dir, f.rel, f.data); err != nil {
+			return err
+		}
+		wrote(f.rel)
+	}
+	for rel := range had {
+		if _, still := prints[rel]; !still {
+			if err := os.Remove(filepath.Join(dir, rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			removed(rel)
+		}
+	}
+	b.sitemapPrints = prints
+	return nil
+}
+
+var sitemapSeed = maphash.MakeSeed()
