@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -117,6 +118,11 @@ Exit status:
 			b, err := loadCompared(*runs, args[1])
 			if err != nil {
 				return err
+			}
+			// Two names of one file (a.json, ./a.json, an id and its file)
+			// or two copies of it: nothing to compare.
+			if a.ID == b.ID && a.Raw != nil && bytes.Equal(a.Raw, b.Raw) {
+				return usagef("A and B are one run (%s as %s and %s): name two runs", a.ID, term.Name(args[0]), term.Name(args[1]))
 			}
 			rep := compareReport{A: a.ID, B: b.ID, Table: stats.CompareRuns(a.Run, b.Run), Gate: gate, Beyond: beyond,
 				Warnings: unrelated(a.Run, b.Run)}

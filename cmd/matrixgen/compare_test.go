@@ -131,6 +131,9 @@ func TestCompareUsage(t *testing.T) {
 		{"compare", "-runs", runs, "before", "after", "-fail-on", "-0%"},
 		{"compare", "-runs", runs, "before", "after", "-fail-on", "-0.0"},
 		{"compare", "-runs", runs, "before", "before"},
+		// One file by two names, or an id and its file.
+		{"compare", filepath.Join(runs, "before.json"), runs + string(filepath.Separator) + "." + string(filepath.Separator) + "before.json"},
+		{"compare", "-runs", runs, "before", filepath.Join(runs, "before.json")},
 	} {
 		code, _, errOut := matrixgenCmd(t, args...)
 		if code != exitUsage || strings.Count(errOut, "\n") != 1 {

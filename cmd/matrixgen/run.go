@@ -198,7 +198,7 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	}{
 		{"duration", *f.duration < 0, "a positive window such as 30s"},
 		{"max-output", *f.maxOutput < 0, "a positive number of tokens"},
-		{"repeat", *f.repeat < 0, "a positive count"},
+		{"repeat", *f.repeat < 1 || *f.repeat > matrixgen.MaxRepeats, fmt.Sprintf("a count of measurements of every cell from 1 to %d", matrixgen.MaxRepeats)},
 	} {
 		if given(bad.name) && bad.is {
 			return usagef("-%s: want %s, not %s", bad.name, bad.want, f.fs.Lookup(bad.name).Value)
@@ -213,7 +213,7 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	if *f.kv != 0 {
 		cfg.Sweep.KVCacheTokens = *f.kv
 	}
-	if *f.repeat != 0 {
+	if given("repeat") {
 		cfg.Sweep.Repeats = *f.repeat
 	}
 	return cfg.Set(f.sets)
