@@ -128,6 +128,10 @@ func TestDecodeErrors(t *testing.T) {
 			`"total_tok_s": 10, "repeats": [{"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 10, "interval": {"low": 9, "high": 11, "level": 0.95}}]}`, 1),
 			`"concurrency": [1, 2]}`, `"concurrency": [1, 2], "repeats": 2}`, 1),
 			"f.json:9:179: decode[0].repeats[0].interval: a repeat carries no interval"},
+		{"figure not the median repeat's", strings.Replace(strings.Replace(minimal, `"total_tok_s": 10}`,
+			`"total_tok_s": 10, "repeats": [{"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 8}, {"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 9}]}`, 1),
+			`"concurrency": [1, 2]}`, `"concurrency": [1, 2], "repeats": 2}`, 1),
+			"f.json:9:67: decode[0].total_tok_s: 10 (valid), but its median repeat, repeats[0], is 8 (valid): a repeated cell's figures are its median repeat's"},
 		{"interval of no figure", strings.Replace(minimal, `"status": "valid", "total_tok_s": 10`, `"status": "error", "interval": {"low": 9, "high": 11, "level": 0.95}`, 1), "decode[0].interval: an interval of no figure"},
 		{"interval past any figure", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 9, "high": 1e300, "level": 0.95}`, 1), "decode[0].interval.high: must be a finite number"},
 	}

@@ -397,6 +397,26 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 		}
 		v.cell(rat, r)
 	}
+	// The cell's figure is its median repeat's: an edited one would show
+	// and compare a figure no repeat measured.
+	m := MedianRepeat(d.Repeats)
+	if median := d.Repeats[m]; d.Status != median.Status || !sameFigure(d.TotalTokS, median.TotalTokS) {
+		v.add(at+".total_tok_s", fmt.Sprintf("%s (%s), but its median repeat, repeats[%d], is %s (%s): a repeated cell's figures are its median repeat's",
+			figureText(d.TotalTokS), d.Status, m, figureText(median.TotalTokS), median.Status))
+	}
+}
+
+// sameFigure reports whether two optional figures are both absent or equal.
+func sameFigure(a, b *float64) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// figureText is an optional figure as written, or "none".
+func figureText(f *float64) string {
+	if f == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*f, 'g', -1, 64)
 }
 
 var tokenSources = []TokenSource{TokensContinuousUsage, TokensTimingsPerToken, TokensFinalUsage, TokensServerMetrics, TokensChunks}
