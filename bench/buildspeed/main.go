@@ -10,11 +10,16 @@
 // DIR is a Hugo site with a gen.py that writes n run pages (python3 gen.py
 // n) and hugo on PATH.
 //
-// -scale builds a site once for each count of runs, from nothing, and
-// prints a table: the build's wall time and peak RSS (the child process's,
-// from getrusage), and the sizes of index.html, runs.csv and the whole
-// site. Each count's runs and site are deleted once measured (100,000
-// runs are 4.4 GB of run files and a site of about 17 GB).
+// -scale builds a site from nothing for each count of runs, -rounds times
+// (default once), alternating between the counts, and prints a table: the
+// build's wall time, CPU time (user and kernel; the kernel's apart) and
+// peak RSS (the child process's, from getrusage), and the sizes of
+// index.html, runs.csv and the whole site; then each count's medians and
+// how its wall time grew over the count before. The runs are written once
+// (100,000 are 5 GB), smaller counts linked to the first of them; each
+// site (20 GB at 100,000 runs) is deleted once measured.
+//
+//	go run ./bench/buildspeed -scale 10000,100000 -rounds 3
 package main
 
 import (
@@ -58,7 +63,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("buildspeed", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	n := fs.Int("n", 1000, "runs (and pages), at least 1")
-	rounds := fs.Int("rounds", 5, "builds of each, alternating (at least 2)")
+	rounds := fs.Int("rounds", 5, "builds of each, alternating (at least 2; with -scale, default 1)")
 	hugoSite := fs.String("hugo-site", "", "a Hugo `folder` with gen.py, to time beside matrixgen")
 	writeOnly := fs.String("write-runs", "", "only write the n synthetic runs into this `folder`, to time builds by hand")
 	scale := fs.String("scale", "", "build once for each of these `counts` of runs (1000,10000,100000) and print wall time, peak RSS and sizes")
@@ -82,8 +87,14 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	if *n < 1 {
 		return mistake("-n %d: there must be at least 1 run", *n)
 	}
-	if *rounds < 2 {
-		return mistake("-rounds %d: there must be at least 2 rounds (the first build over a site is not timed)", *rounds)
+	roundsGiven := false
+	fs.Visit(func(f *flag.Flag) { roundsGiven = roundsGiven || f.Name == "rounds" })
+	if *rounds < 2 && (*scale == "" || *rounds < 1) {
+		return mistake("-rounds %d: there must be at least 2 rounds (the first build over a site is not timed), or 1 with -scale", *rounds)
+	}
+	scaleRounds := 1 // a 100,000-run round takes minutes
+	if roundsGiven {
+		scaleRounds = *rounds
 	}
 	var counts []int
 	if *scale != "" {
@@ -95,7 +106,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch {
 	case counts != nil:
-		err = runScale(counts, *workDir)
+		err = runScale(counts, scaleRounds, *workDir)
 	case *writeOnly != "":
 		err = writeRuns(*writeOnly, *n)
 	default:
@@ -270,9 +281,14 @@ func buildMatrixgen(work string) (string, error) {
 	return bin, nil
 }
 
-// runScale builds a site from nothing for each count of runs and
-// prints a row of the table for each as soon as it is measured.
-func runScale(counts []int, work string) error {
+// runScale builds a site from nothing for each count of runs, in rounds
+// that alternate between the counts (so a slower minute of a shared
+// machine falls on every count alike), printing a row for each build as
+// soon as it is measured, then each count's medians and the growth of its
+// median wall time over the count before. The runs are written once, for
+// the largest count; a smaller count's folder holds hard links to the
+// first of them.
+func runScale(counts []int, rounds int, work string) error {
 	if work == "" {
 		tmp, err := os.MkdirTemp("", "buildspeed-scale-")
 		if err != nil {
@@ -287,29 +303,104 @@ func runScale(counts []int, work string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("| runs | build wall | peak RSS | index.html | runs.csv | site |")
+	folders, made, err := scaleRuns(work, counts)
+	for _, f := range made {
+		defer os.RemoveAll(f)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Println("| runs | round | build wall | CPU (kernel) | peak RSS | index.html | runs.csv | site |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	times := make([][]timing, len(counts))
+	for round := range rounds {
+		for i, n := range counts {
+			t, err := scaleRow(bin, work, folders[i], n, round+1)
+			if err != nil {
+				return err
+			}
+			times[i] = append(times[i], t)
+		}
+	}
+	fmt.Printf("\nmedians of %s:\n\n", plural.Count(rounds, "round", "rounds"))
+	fmt.Println("| runs | build wall | per run | CPU (kernel) | peak RSS | wall × the count before |")
 	fmt.Println("|---|---|---|---|---|---|")
+	for i, n := range counts {
+		m := median(times[i])
+		growth := "–"
+		if i > 0 {
+			growth = fmt.Sprintf("%.1f× for %.0f× the runs", m.wall.Seconds()/median(times[i-1]).wall.Seconds(), float64(n)/float64(counts[i-1]))
+		}
+		fmt.Printf("| %d | %.2f s | %.2f ms | %.1f s (%.1f s) | %.0f MB | %s |\n", n, m.wall.Seconds(),
+			m.wall.Seconds()*1000/float64(n), m.cpu.Seconds(), m.sys.Seconds(), m.rssMB, growth)
+	}
+	return nil
+}
+
+// scaleRuns writes the runs for the largest of counts once and gives each
+// count a folder of its first n, as hard links (copies where the file
+// system has none). It returns each count's folder, and every folder it
+// made, for the caller to remove.
+func scaleRuns(work string, counts []int) (dirs, made []string, err error) {
+	largest := slices.Max(counts)
+	byCount := map[int]string{largest: filepath.Join(work, fmt.Sprintf("runs-%d", largest))}
+	made = append(made, byCount[largest])
+	if err := writeRuns(byCount[largest], largest); err != nil {
+		return nil, made, err
+	}
+	names, err := filepath.Glob(filepath.Join(byCount[largest], "*.json"))
+	if err != nil {
+		return nil, made, err
+	}
+	slices.Sort(names)
 	for _, n := range counts {
-		if err := scaleRow(bin, work, n); err != nil {
+		if byCount[n] != "" {
+			continue
+		}
+		dir := filepath.Join(work, fmt.Sprintf("runs-%d", n))
+		byCount[n] = dir
+		made = append(made, dir)
+		if err := linkRuns(names[:n], dir); err != nil {
+			return nil, made, err
+		}
+	}
+	for _, n := range counts {
+		dirs = append(dirs, byCount[n])
+	}
+	return dirs, made, nil
+}
+
+// linkRuns puts the files names into dir, as hard links where it can.
+func linkRuns(names []string, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range names {
+		to := filepath.Join(dir, filepath.Base(name))
+		if os.Link(name, to) == nil {
+			continue
+		}
+		data, err := os.ReadFile(name)
+		if err == nil {
+			err = os.WriteFile(to, data, 0o644)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// scaleRow measures one build of n runs and removes its runs and site.
-func scaleRow(bin, work string, n int) error {
-	runs, site := filepath.Join(work, fmt.Sprintf("runs-%d", n)), filepath.Join(work, fmt.Sprintf("site-%d", n))
-	defer os.RemoveAll(runs)
+// scaleRow measures one build of the n runs in runs from nothing, prints
+// its row, and removes the site.
+func scaleRow(bin, work, runs string, n, round int) (timing, error) {
+	site := filepath.Join(work, fmt.Sprintf("site-%d", n))
 	defer os.RemoveAll(site)
-	if err := writeRuns(runs, n); err != nil {
-		return err
-	}
 	c := exec.Command(bin, "build", "-runs", runs, "-o", site)
 	c.Dir = work // no matrixgen.toml there: the defaults
 	t, err := timed(c)
 	if err != nil {
-		return fmt.Errorf("matrixgen build of %s: %v", plural.Count(n, "run", "runs"), err)
+		return t, fmt.Errorf("matrixgen build of %s: %v", plural.Count(n, "run", "runs"), err)
 	}
 	size := func(rel string) int64 {
 		info, err := os.Stat(filepath.Join(site, rel))
@@ -330,10 +421,11 @@ func scaleRow(bin, work string, n int) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return t, err
 	}
-	fmt.Printf("| %d | %.2f s | %.0f MB | %s | %s | %s |\n", n, t.wall.Seconds(), t.rssMB, megabytes(size("index.html")), megabytes(size("runs.csv")), megabytes(total))
-	return nil
+	fmt.Printf("| %d | %d | %.2f s | %.1f s (%.1f s) | %.0f MB | %s | %s | %s |\n", n, round, t.wall.Seconds(), t.cpu.Seconds(), t.sys.Seconds(),
+		t.rssMB, megabytes(size("index.html")), megabytes(size("runs.csv")), megabytes(total))
+	return t, nil
 }
 
 // megabytes shows a size in MB (10^6 bytes), or GB past a thousand.

@@ -26,6 +26,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"-scale", "abc"}, 2, `-scale: "abc" is not a count of runs`},
 		{[]string{"-scale", "1000,0"}, 2, `-scale: "0" is not a count of runs`},
 		{[]string{"-scale", "1000,-10"}, 2, `"-10" is not a count of runs`},
+		{[]string{"-scale", "10", "-rounds", "0"}, 2, "-rounds 0: there must be at least 2 rounds (the first build over a site is not timed), or 1 with -scale"},
 		{[]string{"-nope"}, 2, "flag provided but not defined: -nope"},
 		{[]string{"extra"}, 2, `unexpected argument "extra"`},
 	} {
