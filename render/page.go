@@ -64,8 +64,11 @@ type runPage struct {
 	Views        []matrixView
 	ViewsJSON    template.JS
 	Measurements []measurementGroup
-	Details      template.JS // every cell's detail
-	Notes        *notes
+	// Repeated says the decode cells were measured more than once: a
+	// cell's figures, latencies too, are then its median repeat's.
+	Repeated bool
+	Details  template.JS // every cell's detail
+	Notes    *notes
 }
 
 // notes are a run's notes as its page shows them: goldmark's HTML, or,
@@ -160,6 +163,7 @@ func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
 		LaunchCommand:  r.LaunchCommand,
 		LaunchArgs:     strings.Fields(r.LaunchCommand),
 		Measurements:   measurementRows(r),
+		Repeated:       r.Sweep.Repeats > 1,
 		LegendTitle:    viewSpecs[0].label,
 	}
 	p.DisagreementCells = plural.Count(len(p.Disagreements), "cell", "cells")

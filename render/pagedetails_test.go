@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -183,4 +185,26 @@ func percent(t *testing.T, v any) float64 {
 		t.Fatalf("%v is not a percentage", v)
 	}
 	return f
+}
+
+// TestRepeatedRunSaysWhoseLatencies: with repeats, a cell's latencies are
+// its median repeat's, not medians over the repeats; the page says so,
+// and says nothing of repeats for a run measured once.
+func TestRepeatedRunSaysWhoseLatencies(t *testing.T) {
+	const said = "a repeated cell's figures, latencies too, are those of its median repeat"
+	for _, repeats := range []int{0, 3} {
+		r := testrun.Full(1)
+		r.Sweep.Repeats = repeats
+		out := filepath.Join(t.TempDir(), "public")
+		if _, err := Build(Entries{{ID: "run", Run: r}}, Site{}, out); err != nil {
+			t.Fatal(err)
+		}
+		page, err := os.ReadFile(filepath.Join(out, "runs", "run", "index.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(page), said); got != (repeats > 1) {
+			t.Errorf("%d repeats: the page says whose latencies: %v", repeats, got)
+		}
+	}
 }
