@@ -262,7 +262,13 @@ func median(ts []timing) timing {
 			v[i] = get(t)
 		}
 		slices.Sort(v)
-		return v[len(v)/2]
+		// Of an even count, the mean of the middle two: the median of
+		// two rounds is not the slower one.
+		mid := len(v) / 2
+		if len(v)%2 == 0 {
+			return (v[mid-1] + v[mid]) / 2
+		}
+		return v[mid]
 	}
 	return timing{
 		wall:  time.Duration(pick(func(t timing) float64 { return float64(t.wall) })),
