@@ -422,6 +422,8 @@ type sweeper struct {
 	// warnf says what was skipped or is in doubt, where logf says progress,
 	// and what the runner is waiting on and until when.
 	warnf func(string, ...any)
+	// simLost is how far behind its schedule the sim was when last said.
+	simLost float64
 
 	// contexts are the sweep's contexts; setUp marks those whose prompt is
 	// built and whose prefill row is measured or cache warmed, for the ETA.
@@ -691,7 +693,35 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 		sw.warnf("warning: %s × %d: we counted %s, the server %d (%+.1f%%, by %s)",
 			matrixgen.ContextLabel(n), cc, plural.Count(c.ClientTokens, "token", "tokens"), c.ServerTokens, 100*c.Deviation(), c.Source)
 	}
+	sw.checkSimSchedule(ctx)
 	return sw.save()
+}
+
+// checkSimSchedule asks a simulated server whether it kept to its
+// profile's schedule and warns, here where the figures are recorded and
+// not only on the sim's own terminal, when it fell further behind: a
+// machine too busy for the profile makes every figure run slow. A server
+// that does not answer (another version of the sim) is not asked again.
+func (sw *sweeper) checkSimSchedule(ctx context.Context) {
+	if !sw.run.Simulated || sw.simLost < 0 {
+		return
+	}
+	var t struct {
+		LostSeconds      float64 `json:"lost_seconds"`
+		ScheduledSeconds float64 `json:"scheduled_seconds"`
+		LateSteps        int     `json:"late_steps"`
+		KeepingUp        bool    `json:"keeping_up"`
+	}
+	if err := sw.c.getJSON(ctx, "/sim/timing", &t); err != nil {
+		sw.simLost = -1
+		return
+	}
+	if t.KeepingUp || t.LostSeconds <= sw.simLost {
+		return
+	}
+	sw.simLost = t.LostSeconds
+	sw.warnf("warning: the sim is %.1f s behind its schedule of %.1f s (%s): this machine is too busy for its profile, so the figures measured run slow",
+		t.LostSeconds, t.ScheduledSeconds, plural.Count(t.LateSteps, "late step", "late steps"))
 }
 
 // baselineActive is the share of its window a stream spent producing in

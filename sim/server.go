@@ -71,6 +71,7 @@ func New(p Profile, opts Options) (*Server, error) {
 	s.routes()
 	s.mux.HandleFunc("GET /sim/trace", s.traceJSON)
 	s.mux.HandleFunc("GET /sim/power", s.power)
+	s.mux.HandleFunc("GET /sim/timing", s.timingJSON)
 	go s.e.run()
 	return s, nil
 }
@@ -733,6 +734,23 @@ func (st *streamState) whole(ctx context.Context, w http.ResponseWriter) {
 	}{st.rt.ID, "chat.completion", st.created, st.s.p.Model,
 		[]choice{{Message: msg, FinishReason: snap.reason}},
 		map[string]int{"prompt_tokens": st.rt.PromptTokens, "total_tokens": st.rt.PromptTokens + snap.produced, "completion_tokens": snap.produced}})
+}
+
+// TimingReport is how far the sim kept to its profile's schedule, as GET
+// /sim/timing answers it: a client measuring the sim (matrixgen run) warns
+// when the machine could not keep up, since the figures then run slow.
+type TimingReport struct {
+	Steps            int     `json:"steps"`
+	LateSteps        int     `json:"late_steps"`
+	ScheduledSeconds float64 `json:"scheduled_seconds"`
+	LostSeconds      float64 `json:"lost_seconds"`
+	KeepingUp        bool    `json:"keeping_up"`
+}
+
+func (s *Server) timingJSON(w http.ResponseWriter, _ *http.Request) {
+	t := s.Timing()
+	writeJSON(w, TimingReport{Steps: t.Steps, LateSteps: t.LateSteps, ScheduledSeconds: t.Scheduled.Seconds(),
+		LostSeconds: t.Lost.Seconds(), KeepingUp: t.KeepingUp()})
 }
 
 func (s *Server) traceJSON(w http.ResponseWriter, _ *http.Request) {
