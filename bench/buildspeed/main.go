@@ -12,8 +12,10 @@
 //
 // -scale builds a site from nothing for each count of runs, -rounds times
 // (default once), alternating between the counts, and prints a table: the
-// build's wall time, CPU time (user and kernel; the kernel's apart) and
-// peak RSS (the child process's, from getrusage), and the sizes of
+// build's wall time, the wall time until its site is on disk (a sync
+// after it: a small site is written back after its build, a large one
+// during it), CPU time (user and kernel; the kernel's apart) and peak RSS
+// (the child process's, from getrusage), and the sizes of
 // index.html, runs.csv and the whole site; then each count's medians and
 // how its wall time grew over the count before. The runs are written once
 // (100,000 are 5 GB), smaller counts linked to the first of them; each
@@ -135,7 +137,10 @@ func parseCounts(list string) ([]int, error) {
 // timing is one build: wall time, CPU (user + system) and peak RSS.
 type timing struct {
 	wall, cpu, sys time.Duration
-	rssMB          float64
+	// synced is the wall time until the site is on disk (-scale only):
+	// the build and the sync after it.
+	synced time.Duration
+	rssMB  float64
 }
 
 func run(n, rounds int, hugoSite string) error {
@@ -271,10 +276,11 @@ func median(ts []timing) timing {
 		return v[mid]
 	}
 	return timing{
-		wall:  time.Duration(pick(func(t timing) float64 { return float64(t.wall) })),
-		cpu:   time.Duration(pick(func(t timing) float64 { return float64(t.cpu) })),
-		sys:   time.Duration(pick(func(t timing) float64 { return float64(t.sys) })),
-		rssMB: pick(func(t timing) float64 { return t.rssMB }),
+		wall:   time.Duration(pick(func(t timing) float64 { return float64(t.wall) })),
+		cpu:    time.Duration(pick(func(t timing) float64 { return float64(t.cpu) })),
+		sys:    time.Duration(pick(func(t timing) float64 { return float64(t.sys) })),
+		synced: time.Duration(pick(func(t timing) float64 { return float64(t.synced) })),
+		rssMB:  pick(func(t timing) float64 { return t.rssMB }),
 	}
 }
 
@@ -316,8 +322,8 @@ func runScale(counts []int, rounds int, work string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("| runs | round | build wall | CPU (kernel) | peak RSS | index.html | runs.csv | site |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| runs | round | build wall | on disk | CPU (kernel) | peak RSS | index.html | runs.csv | site |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	times := make([][]timing, len(counts))
 	for round := range rounds {
 		for i, n := range counts {
@@ -329,16 +335,18 @@ func runScale(counts []int, rounds int, work string) error {
 		}
 	}
 	fmt.Printf("\nmedians of %s:\n\n", plural.Count(rounds, "round", "rounds"))
-	fmt.Println("| runs | build wall | per run | CPU (kernel) | peak RSS | wall × the count before |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| runs | build wall | on disk | per run (on disk) | CPU (kernel) | peak RSS | × the count before: wall, on disk |")
+	fmt.Println("|---|---|---|---|---|---|---|")
 	for i, n := range counts {
 		m := median(times[i])
 		growth := "–"
 		if i > 0 {
-			growth = fmt.Sprintf("%.1f× for %.0f× the runs", m.wall.Seconds()/median(times[i-1]).wall.Seconds(), float64(n)/float64(counts[i-1]))
+			before := median(times[i-1])
+			growth = fmt.Sprintf("%.1f×, %.1f× for %.0f× the runs", m.wall.Seconds()/before.wall.Seconds(),
+				m.synced.Seconds()/before.synced.Seconds(), float64(n)/float64(counts[i-1]))
 		}
-		fmt.Printf("| %d | %.2f s | %.2f ms | %.1f s (%.1f s) | %.0f MB | %s |\n", n, m.wall.Seconds(),
-			m.wall.Seconds()*1000/float64(n), m.cpu.Seconds(), m.sys.Seconds(), m.rssMB, growth)
+		fmt.Printf("| %d | %.2f s | %.2f s | %.2f ms | %.1f s (%.1f s) | %.0f MB | %s |\n", n, m.wall.Seconds(), m.synced.Seconds(),
+			m.synced.Seconds()*1000/float64(n), m.cpu.Seconds(), m.sys.Seconds(), m.rssMB, growth)
 	}
 	return nil
 }
@@ -404,10 +412,18 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 	defer os.RemoveAll(site)
 	c := exec.Command(bin, "build", "-runs", runs, "-o", site)
 	c.Dir = work // no matrixgen.toml there: the defaults
+	// Every build starts with nothing left to write back, and is timed
+	// again once its site is on disk: a small site's writing back happens
+	// after its build ends, a large one's (past the kernel's dirty-page
+	// threshold, a tenth of memory) during it, on the same cores.
+	syscall.Sync()
 	t, err := timed(c)
 	if err != nil {
 		return t, fmt.Errorf("matrixgen build of %s: %v", plural.Count(n, "run", "runs"), err)
 	}
+	start := time.Now()
+	syscall.Sync()
+	t.synced = t.wall + time.Since(start)
 	size := func(rel string) int64 {
 		info, err := os.Stat(filepath.Join(site, rel))
 		if err != nil {
@@ -429,7 +445,7 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 	if err != nil {
 		return t, err
 	}
-	fmt.Printf("| %d | %d | %.2f s | %.1f s (%.1f s) | %.0f MB | %s | %s | %s |\n", n, round, t.wall.Seconds(), t.cpu.Seconds(), t.sys.Seconds(),
+	fmt.Printf("| %d | %d | %.2f s | %.2f s | %.1f s (%.1f s) | %.0f MB | %s | %s | %s |\n", n, round, t.wall.Seconds(), t.synced.Seconds(), t.cpu.Seconds(), t.sys.Seconds(),
 		t.rssMB, megabytes(size("index.html")), megabytes(size("runs.csv")), megabytes(total))
 	return t, nil
 }
