@@ -1,13 +1,18 @@
 package matrixgen
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Problem is one impossible value in a run, named by its field path
@@ -397,13 +402,50 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 		}
 		v.cell(rat, r)
 	}
-	// The cell's figure is its median repeat's: an edited one would show
+	// The cell's figures are its median repeat's: an edited one would show
 	// and compare a figure no repeat measured.
 	m := MedianRepeat(d.Repeats)
-	if median := d.Repeats[m]; d.Status != median.Status || !sameFigure(d.TotalTokS, median.TotalTokS) {
-		v.add(at+".total_tok_s", fmt.Sprintf("%s (%s), but its median repeat, repeats[%d], is %s (%s): a repeated cell's figures are its median repeat's",
-			figureText(d.TotalTokS), d.Status, m, figureText(median.TotalTokS), median.Status))
+	median := d.Repeats[m]
+	const why = "a repeated cell's figures are its median repeat's"
+	switch {
+	case d.Status != median.Status:
+		v.add(at+".status", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s", d.Status, m, median.Status, why))
+	case !sameFigure(d.TotalTokS, median.TotalTokS):
+		v.add(at+".total_tok_s", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s",
+			figureText(d.TotalTokS), m, figureText(median.TotalTokS), why))
+	default:
+		if field := differingField(d, median); field != "" {
+			v.add(at+"."+field, fmt.Sprintf("is not its median repeat's, repeats[%d]: %s", m, why))
+		}
 	}
+}
+
+// differingField is the first field, by name, in which a repeated cell
+// differs from its median repeat, but for the repeats and the interval
+// only a cell has; "" when none does.
+func differingField(cell, median Decode) string {
+	cell.Repeats, cell.Interval = nil, nil
+	fields := func(d Decode) map[string]jsontext.Value {
+		var out map[string]jsontext.Value
+		if data, err := json.Marshal(d); err == nil {
+			_ = json.Unmarshal(data, &out)
+		}
+		return out
+	}
+	a, b := fields(cell), fields(median)
+	names := slices.Sorted(maps.Keys(a))
+	for name := range maps.Keys(b) {
+		if _, ok := a[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !bytes.Equal(a[name], b[name]) {
+			return name
+		}
+	}
+	return ""
 }
 
 // sameFigure reports whether two optional figures are both absent or equal.

@@ -95,7 +95,7 @@ func NewLive(ctx context.Context, files []string, site Site, out string) (*Live,
 // Update brings the site up to date with files, the run files there are
 // now. Runs whose file or notes changed are read again; if any cannot be
 // read, nothing is written and the error lists them all, as a build's does.
-func (l *Live) Update(files []string) (Stats, error) {
+func (l *Live) Update(files []string) (_ Stats, err error) {
 	if errs := idClashes(Files(files)); len(errs) > 0 {
 		return Stats{}, &BadRunsError{Errs: errs}
 	}
@@ -133,6 +133,16 @@ func (l *Live) Update(files []string) (Stats, error) {
 	if len(bad) > 0 {
 		return Stats{}, &BadRunsError{Errs: bad}
 	}
+	// From here on files are written. Should a write fail, the changed
+	// runs are known as written but not as what: the next update lays out
+	// again those still there and removes the folders of those gone.
+	defer func() {
+		if err != nil {
+			for _, f := range changed {
+				l.files[f] = fileState{size: -1}
+			}
+		}
+	}()
 	rows := maps2rows(l.rows, removed, rendered)
 	list := make([]indexRow, 0, len(rows))
 	for _, r := range rows {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -200,51 +201,60 @@ func (m *markerLog) removedFolder(out, dir string) error {
 }
 
 // flush appends the pending changes to the marker of the site at out, or
-// writes it whole when the changes appended since it last was would
-// outgrow its list; replace writes a file whole (beside it, then renamed).
+// writes it whole (replace: written beside it, then renamed over it) when
+// the changes appended since it last was would outgrow its list or the
+// bound a marker is read within, or when an append cannot be trusted: the
+// marker is gone, not a regular file, or ends in an unfinished line (an
+// append cut short), which a line appended after it would complete into a
+// name the site never wrote, and the next build would replace a file of
+// that name as its own.
 func (m *markerLog) flush(out string, replace func(rel string, data []byte) error) error {
 	if len(m.pending) == 0 {
 		return nil
 	}
-	// A leading newline ends a line an earlier append left unfinished.
-	lines := "\n" + strings.Join(m.pending, "\n") + "\n"
-	if m.size+len(lines) > 2*m.whole {
-		names := make([]string, 0, len(m.files))
-		for f := range m.files {
-			names = append(names, f)
+	lines := strings.Join(m.pending, "\n") + "\n"
+	if m.size+len(lines) <= min(2*m.whole, maxMarkerBytes) {
+		if err := appendMarker(filepath.Join(out, siteMarker), lines); err == nil {
+			m.size += len(lines)
+			m.pending = nil
+			return nil
 		}
-		slices.Sort(names)
-		data := markerText(names)
-		if err := replace(siteMarker, data); err != nil {
-			return fmt.Errorf("the site's marker: %w", err)
-		}
-		m.size, m.whole, m.pending = len(data), len(data), nil
-		return nil
 	}
-	if err := appendMarker(filepath.Join(out, siteMarker), lines); err != nil {
+	names := make([]string, 0, len(m.files))
+	for f := range m.files {
+		names = append(names, f)
+	}
+	slices.Sort(names)
+	data := markerText(names)
+	if err := replace(siteMarker, data); err != nil {
 		return fmt.Errorf("the site's marker: %w", err)
 	}
-	m.size += len(lines)
-	m.pending = nil
+	m.size, m.whole, m.pending = len(data), len(data), nil
 	return nil
 }
 
-// appendMarker appends lines to the marker name, a regular file (a link
-// put in its place is not followed), in one write.
+// errUnfinished is a marker whose last line has no end.
+var errUnfinished = errors.New("the marker ends in an unfinished line")
+
+// appendMarker appends lines to the marker name, the regular file itself
+// (not what a link there points to, nor a pipe), in one write, if its
+// last line is finished.
 func appendMarker(name, lines string) error {
-	info, err := os.Lstat(name)
+	f, info, err := regular.AppendEntry(name)
 	if err != nil {
 		return err
 	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", term.Name(name))
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return err
+	defer f.Close()
+	if size := info.Size(); size > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, size-1); err != nil {
+			return err
+		}
+		if last[0] != '\n' {
+			return errUnfinished
+		}
 	}
 	if _, err := f.WriteString(lines); err != nil {
-		f.Close()
 		return err
 	}
 	return f.Close()

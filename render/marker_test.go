@@ -116,3 +116,87 @@ func TestLiveMarkerGrowsByTheChange(t *testing.T) {
 	}
 	liveSameAsAFreshBuild(t, live, runs, out, Site{})
 }
+
+// TestMarkerAppendNeverCompletesAFragment: an append cut short leaves an
+// unfinished last line; the next change writes the marker whole instead
+// of appending after it (which would complete the fragment into a name
+// the site never wrote), so a user's file of that name outlives the next
+// build.
+func TestMarkerAppendNeverCompletesAFragment(t *testing.T) {
+	runs := t.TempDir()
+	files := []string{writeRunFile(t, runs, "run-00", testrun.Full(0), ""), writeRunFile(t, runs, "run-01", testrun.Full(1), "")}
+	out := filepath.Join(t.TempDir(), "public")
+	live, _, err := NewLive(context.Background(), files, Site{}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(out, "runs", "run-0")
+	if err := os.WriteFile(mine, []byte("a person's own file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker, err := os.OpenFile(filepath.Join(out, siteMarker), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What "+ runs/run-05/index.html" cut short by a full disk leaves.
+	if _, err := marker.WriteString("+ runs/run-0"); err != nil {
+		t.Fatal(err)
+	}
+	marker.Close()
+	files = append(files, writeRunFile(t, runs, "run-02", testrun.Full(2), ""))
+	if _, err := live.Update(files); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(Files(files), Site{}, out); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(mine); err != nil || string(data) != "a person's own file" {
+		t.Errorf("after an append cut short, a change and a build, the person's file is %q, %v", data, err)
+	}
+}
+
+// TestMarkerReplacedUnderServe: a marker removed, or swapped for a link or
+// a pipe, while serve runs, is written again whole (not followed, not
+// waited on), and every update goes on working.
+func TestMarkerReplacedUnderServe(t *testing.T) {
+	for _, swap := range []string{"removed", "link", "pipe"} {
+		t.Run(swap, func(t *testing.T) {
+			runs := t.TempDir()
+			files := []string{writeRunFile(t, runs, "run-00", testrun.Full(0), "")}
+			out := filepath.Join(t.TempDir(), "public")
+			live, _, err := NewLive(context.Background(), files, Site{}, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := filepath.Join(out, siteMarker)
+			target := filepath.Join(t.TempDir(), "elsewhere")
+			if err := os.WriteFile(target, []byte(markerHeader), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(name)
+			switch swap {
+			case "link":
+				err = os.Symlink(target, name)
+			case "pipe":
+				err = mkfifo(name)
+			}
+			if err != nil {
+				t.Skip(err)
+			}
+			for i := 1; i <= 2; i++ {
+				files = append(files, writeRunFile(t, runs, fmt.Sprintf("run-%02d", i), testrun.Full(uint64(i)), ""))
+				if _, err := live.Update(files); err != nil {
+					t.Fatalf("update %d: %v", i, err)
+				}
+			}
+			info, err := os.Lstat(name)
+			if err != nil || !info.Mode().IsRegular() {
+				t.Fatalf("the marker after the updates: %v, %v", info, err)
+			}
+			if data, _ := os.ReadFile(target); string(data) != markerHeader {
+				t.Errorf("the link's target was written to: %q", data)
+			}
+			liveSameAsAFreshBuild(t, live, runs, out, Site{})
+		})
+	}
+}

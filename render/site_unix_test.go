@@ -193,3 +193,6 @@ func onlyRegularFiles(t *testing.T, out string) {
 		return nil
 	})
 }
+
+// mkfifo makes a named pipe at name.
+func mkfifo(name string) error { return syscall.Mkfifo(name, 0o644) }

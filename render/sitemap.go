@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,30 +81,45 @@ func urlSet(base string, pages []string) []byte {
 // has; wrote and removed are told each name, for the site's marker.
 func (b *builder) writeSitemap(dir string, rows []indexRow, wrote, removed func(rel string)) error {
 	files := b.sitemapFiles(rows)
-	prints := make(map[string]uint64, len(files))
-	had := b.sitemapPrints
-	b.sitemapPrints = nil // until every file is written
+	// What the folder holds, kept up to date file by file, so that an
+	// update that fails partway still knows every part it has to remove
+	// or write again: a file whose write failed is known by a print no
+	// text has.
+	held := maps.Clone(b.sitemapPrints)
+	if held == nil {
+		held = map[string]uint64{}
+	}
+	defer func() { b.sitemapPrints = held }()
+	named := make(map[string]bool, len(files))
 	for _, f := range files {
+		named[f.rel] = true
 		print := maphash.Bytes(sitemapSeed, f.data)
-		prints[f.rel] = print
-		if old, ok := had[f.rel]; ok && old == print {
+		if old, ok := held[f.rel]; ok && old == print {
 			continue
 		}
 		if err := b.writeFile(dir, f.rel, f.data); err != nil {
+			held[f.rel] = unwritten
 			return err
 		}
+		held[f.rel] = print
 		wrote(f.rel)
 	}
-	for rel := range had {
-		if _, still := prints[rel]; !still {
-			if err := os.Remove(filepath.Join(dir, rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			removed(rel)
+	for rel := range held {
+		if named[rel] {
+			continue
 		}
+		if err := os.Remove(filepath.Join(dir, rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		delete(held, rel)
+		removed(rel)
 	}
-	b.sitemapPrints = prints
 	return nil
 }
+
+// unwritten is the print of a sitemap file whose write failed: no text's,
+// so the next update writes it (or removes it) whatever it then holds.
+// (A text could hash to it; one in 2^64.)
+const unwritten = 0
 
 var sitemapSeed = maphash.MakeSeed()

@@ -148,3 +148,47 @@ func TestSitemapInParts(t *testing.T) {
 	check("2 runs", 2)
 	liveSameAsAFreshBuild(t, live, runs, out, site)
 }
+
+// TestSitemapPartsAfterAFailedWrite: an update whose sitemap write fails
+// partway still knows every part the folder holds, so a later update
+// removes those it no longer names.
+func TestSitemapPartsAfterAFailedWrite(t *testing.T) {
+	old := sitemapURLs
+	sitemapURLs = 10
+	t.Cleanup(func() { sitemapURLs = old })
+	site := Site{BaseURL: "https://example.org/lab"}
+	runs := t.TempDir()
+	var files []string
+	for i := range 19 {
+		files = append(files, writeRunFile(t, runs, fmt.Sprintf("run-%02d", i), testrun.Full(uint64(i)), ""))
+	}
+	out := filepath.Join(t.TempDir(), "public")
+	live, _, err := NewLive(context.Background(), files, site, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A folder where the newest part goes: its write fails.
+	block := filepath.Join(out, "sitemap-3.xml")
+	os.Remove(block)
+	if err := os.MkdirAll(filepath.Join(block, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, writeRunFile(t, runs, "run-19", testrun.Full(19), ""))
+	if _, err := live.Update(files); err == nil {
+		t.Fatal("an update whose sitemap part is a folder did not fail")
+	}
+	if err := os.RemoveAll(block); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files[5:] {
+		os.Remove(f)
+	}
+	files = files[:5]
+	if _, err := live.Update(files); err != nil {
+		t.Fatal(err)
+	}
+	if parts, _ := filepath.Glob(filepath.Join(out, "sitemap-*.xml")); len(parts) > 0 {
+		t.Errorf("parts left behind after a failed write: %q", parts)
+	}
+	liveSameAsAFreshBuild(t, live, runs, out, site)
+}

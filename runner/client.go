@@ -54,7 +54,23 @@ func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *client {
 		DisableCompression:  true,
 	}
 	hc := &http.Client{Transport: resendUnanswered{transport}}
-	return &client{base: strings.TrimSuffix(baseURL, "/"), apiKey: apiKey, http: hc, jsonTimeout: defaultJSONTimeout, eng: genericEngine{}}
+	c := &client{base: strings.TrimSuffix(baseURL, "/"), apiKey: apiKey, http: hc, jsonTimeout: defaultJSONTimeout, eng: genericEngine{}}
+	hc.CheckRedirect = c.redirect
+	return c
+}
+
+// redirect follows a redirect as net/http does, but the API key goes only
+// to the server's own origin: net/http keeps the Authorization header on
+// a redirect to the same host name on another port or scheme (https to
+// http), where another program may listen.
+func (c *client) redirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if !c.sameOrigin(req.URL) {
+		req.Header.Del("Authorization")
+	}
+	return nil
 }
 
 // parseRetryAfter reads a Retry-After of seconds or an HTTP date.

@@ -3,12 +3,14 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -197,6 +199,42 @@ func TestKeyStaysWithItsServer(t *testing.T) {
 	c.metrics(context.Background(), "")
 	if len(got) != 2 || got[0] != "" || got[1] != "Bearer sk-secret" {
 		t.Errorf("Authorization sent: %q; want none to the other host, the key to the server's own", got)
+	}
+}
+
+// TestKeyDoesNotFollowARedirect: a server redirecting a request of its
+// own (here /sim/timing, any GET alike) to another port of the same host
+// does not get the key sent there; a redirect within its origin keeps it.
+func TestKeyDoesNotFollowARedirect(t *testing.T) {
+	var got []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, "other:"+r.Header.Get("Authorization"))
+		fmt.Fprint(w, `{}`)
+	}))
+	defer other.Close()
+	var own *httptest.Server
+	own = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/sim/timing", http.StatusFound)
+		case "/here":
+			http.Redirect(w, r, own.URL+"/there", http.StatusFound)
+		default:
+			got = append(got, "own:"+r.Header.Get("Authorization"))
+			fmt.Fprint(w, `{}`)
+		}
+	}))
+	defer own.Close()
+	c := newClient(own.URL, "sk-secret", 1, nil)
+	var v map[string]any
+	if err := c.getJSON(context.Background(), "/away", &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.getJSON(context.Background(), "/here", &v); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"other:", "own:Bearer sk-secret"}; !slices.Equal(got, want) {
+		t.Errorf("Authorization sent: %q, want %q", got, want)
 	}
 }
 

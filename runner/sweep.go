@@ -712,7 +712,10 @@ func (sw *sweeper) checkSimSchedule(ctx context.Context) {
 		LateSteps        int     `json:"late_steps"`
 		KeepingUp        bool    `json:"keeping_up"`
 	}
-	if err := sw.c.getJSON(ctx, "/sim/timing", &t); err != nil {
+	// An answer no sim gives (more than a year behind) is a server that is
+	// not the sim: not asked again.
+	const year = 365 * 24 * 3600
+	if err := sw.c.getJSON(ctx, "/sim/timing", &t); err != nil || t.LostSeconds > year || t.ScheduledSeconds > year {
 		sw.simLost = -1
 		return
 	}

@@ -119,9 +119,13 @@ Exit status:
 			if err != nil {
 				return err
 			}
-			// Two names of one file (a.json, ./a.json, an id and its file)
-			// or two copies of it: nothing to compare.
-			if a.ID == b.ID && a.Raw != nil && bytes.Equal(a.Raw, b.Raw) {
+			// Two names of one file (a.json, ./a.json, an id and its file,
+			// a link) or two copies of it, whatever their ids: one
+			// measurement, nothing to compare.
+			if a.Raw != nil && bytes.Equal(a.Raw, b.Raw) {
+				if a.ID != b.ID {
+					return usagef("A and B are one measurement (%s and %s hold the same bytes): name two runs", term.Name(args[0]), term.Name(args[1]))
+				}
 				return usagef("A and B are one run (%s as %s and %s): name two runs", a.ID, term.Name(args[0]), term.Name(args[1]))
 			}
 			rep := compareReport{A: a.ID, B: b.ID, Table: stats.CompareRuns(a.Run, b.Run), Gate: gate, Beyond: beyond,

@@ -110,6 +110,14 @@ func TestCompareCommand(t *testing.T) {
 
 func TestCompareUsage(t *testing.T) {
 	runs := comparedRuns(t)
+	// A copy under another id is the same measurement.
+	before, err := os.ReadFile(filepath.Join(runs, "before.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runs, "copy-of-before.json"), before, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"compare", "before"},
 		{"compare", "-runs", runs, "before", "after", "-format", "xml"},
@@ -134,6 +142,7 @@ func TestCompareUsage(t *testing.T) {
 		// One file by two names, or an id and its file.
 		{"compare", filepath.Join(runs, "before.json"), runs + string(filepath.Separator) + "." + string(filepath.Separator) + "before.json"},
 		{"compare", "-runs", runs, "before", filepath.Join(runs, "before.json")},
+		{"compare", "-runs", runs, "before", "copy-of-before"},
 	} {
 		code, _, errOut := matrixgenCmd(t, args...)
 		if code != exitUsage || strings.Count(errOut, "\n") != 1 {
@@ -276,6 +285,7 @@ func TestCompareExitCodes(t *testing.T) {
 		runs := t.TempDir()
 		for _, id := range []string{"before", "after"} {
 			r := testrun.Full(1)
+			r.Engine.Version += "-" + id // two runs, not one file twice
 			for i := range r.Decode {
 				r.Decode[i].PerSecondTokens = r.Decode[i].PerSecondTokens[:min(keep, len(r.Decode[i].PerSecondTokens))]
 			}

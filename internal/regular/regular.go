@@ -35,6 +35,16 @@ func OpenPath(name string) (*os.File, fs.FileInfo, error) {
 // name held when looked at (os.SameFile), whatever was swapped in
 // meanwhile.
 func OpenEntry(name string) (*os.File, fs.FileInfo, error) {
+	return openEntry(name, os.O_RDONLY)
+}
+
+// AppendEntry is OpenEntry for appending to the file: each write at its
+// end, and what it holds readable (ReadAt), to check its end first.
+func AppendEntry(name string) (*os.File, fs.FileInfo, error) {
+	return openEntry(name, os.O_RDWR|os.O_APPEND)
+}
+
+func openEntry(name string, flag int) (*os.File, fs.FileInfo, error) {
 	entry, err := os.Lstat(name)
 	if err != nil {
 		return nil, nil, err
@@ -42,7 +52,7 @@ func OpenEntry(name string) (*os.File, fs.FileInfo, error) {
 	if !entry.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("%s: not a regular file", term.Name(name))
 	}
-	f, info, err := OpenPath(name)
+	f, info, err := withInfo(os.OpenFile(name, flag|nonBlocking, 0))
 	if err != nil {
 		return nil, nil, err
 	}
