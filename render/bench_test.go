@@ -16,7 +16,7 @@ import (
 // BenchmarkRunPage measures the CPU of one run page: layout, chart option,
 // template, CSV and run.json, without the disk. Target: under 2 ms.
 func BenchmarkRunPage(b *testing.B) {
-	bld, err := newBuilder(Site{Title: "bench"})
+	bld, err := NewRenderer(Site{Title: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -145,7 +145,7 @@ func (l indexLayout) pageName(page int) string {
 }
 
 // indexFiles lays out the index of rows, in the index's order, as files.
-func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
+func (b *Renderer) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 	l := newIndexLayout(rows, pairs)
 	l.csvParts = siteCSVParts(rows)
 	files := make([]indexFile, 0, l.pages+l.chunks+1)
@@ -214,8 +214,8 @@ func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 }
 
 // writeIndex writes the index's pages and chunks from rows in the index's
-// order, on every core, and keeps their prints for a Live.
-func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
+// order, on every core, and keeps their prints for an Update.
+func (b *Renderer) writeIndex(out Folder, rows []indexRow, pairs []Pair) error {
 	files := b.indexFiles(rows, pairs)
 	errs := make([]error, len(files))
 	parallel.Each(len(files), func(i int) {
@@ -225,7 +225,7 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 		}
 		data, err := files[i].make()
 		if err == nil {
-			err = b.writeFile(dir, files[i].rel, data)
+			err = out.WriteFile(files[i].rel, data)
 		}
 		errs[i] = err
 	})
@@ -327,7 +327,7 @@ type comparisonLink struct{ Href, A, B string }
 
 // indexPageHTML lays out and writes the page (0-based, from the oldest) of
 // the index.
-func (b *builder) indexPageHTML(l indexLayout, page int) ([]byte, error) {
+func (b *Renderer) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 	desc := b.site.Description
 	if desc == "" {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."

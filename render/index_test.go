@@ -71,14 +71,14 @@ func manyRows(n int) []indexRow {
 // manyRunsIndex is n generated runs' rows, newest first, the compare
 // pairs they make (one run of each model and GPU against the one before),
 // and a builder for their index.
-func manyRunsIndex(t *testing.T, n int) ([]indexRow, []Pair, *builder) {
+func manyRunsIndex(t *testing.T, n int) ([]indexRow, []Pair, *Renderer) {
 	t.Helper()
 	rows := manyRows(n)
 	pairs, err := comparePairs(nil, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := newBuilder(Site{Title: "A lab's runs"})
+	b, err := NewRenderer(Site{Title: "A lab's runs"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestIndexPages(t *testing.T) {
 	smallIndex(t, 3, 4)
 	rows := manyRows(10)
 	rows[4].Model = `</script><b>"odd" & model`
-	b, err := newBuilder(Site{Title: "Many"})
+	b, err := NewRenderer(Site{Title: "Many"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestFilterOptionValues(t *testing.T) {
 		rows[i].GPU = odd[(i+1)%len(odd)]
 		rows[i].ID = fmt.Sprintf(" run %d ", i)
 	}
-	b, err := newBuilder(Site{Title: "Odd"})
+	b, err := NewRenderer(Site{Title: "Odd"})
 	if err != nil {
 		t.Fatal(err)
 	}

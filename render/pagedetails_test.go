@@ -65,7 +65,7 @@ func TestLoopedCellShowsItsFigure(t *testing.T) {
 	if looped.Figure != "700.0" || !strings.Contains(looped.Status, "Looped") || strings.Contains(looped.Class, "bin-") {
 		t.Errorf("looped cell: figure %q, status %q, class %q; want 700.0 beside the looped mark, uncoloured", looped.Figure, looped.Status, looped.Class)
 	}
-	bld, err := newBuilder(Site{})
+	bld, err := NewRenderer(Site{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestNoteHeadingsBelowNotes(t *testing.T) {
 // value, so markup in them cannot end the <pre> or run.
 func TestPlainNotesAreText(t *testing.T) {
 	const evil = "</pre><script>alert(1)</script>"
-	bld, err := newBuilder(Site{})
+	bld, err := NewRenderer(Site{})
 	if err != nil {
 		t.Fatal(err)
 	}

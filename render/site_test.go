@@ -456,7 +456,7 @@ func TestGeneratedDeepNotesAreShownPlain(t *testing.T) {
 // lines indented ever deeper), and of the costliest notes within the
 // budgets. Goal: each under a second, so Ctrl-C stops a build within two.
 func BenchmarkHostileNotes(b *testing.B) {
-	bld, err := newBuilder(Site{Title: "bench"})
+	bld, err := NewRenderer(Site{Title: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func TestBuildHoldsASummaryPerRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := newBuilder(Site{Title: "t"})
+	b, err := NewRenderer(Site{Title: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

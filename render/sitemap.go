@@ -3,12 +3,8 @@ package render
 import (
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"hash/maphash"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -28,7 +24,7 @@ type sitemapFile struct {
 // itself, or, past sitemapURLs addresses, a sitemap index there and parts
 // sitemap-1.xml … numbered from the oldest runs, so a run added rewrites
 // the newest part and not every one. rows are newest first.
-func (b *builder) sitemapFiles(rows []indexRow) []sitemapFile {
+func (b *Renderer) sitemapFiles(rows []indexRow) []sitemapFile {
 	if b.site.BaseURL == "" {
 		return nil
 	}
@@ -77,8 +73,8 @@ func urlSet(base string, pages []string) []byte {
 
 // writeSitemap writes the sitemap's files that changed since it was last
 // written (every one, the first time) and removes the parts it no longer
-// has; wrote and removed are told each name, for the site's marker.
-func (b *builder) writeSitemap(dir string, rows []indexRow, wrote, removed func(rel string)) error {
+// has.
+func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
 	files := b.sitemapFiles(rows)
 	prints := make(map[string]uint64, len(files))
 	had := b.sitemapPrints
@@ -89,17 +85,15 @@ func (b *builder) writeSitemap(dir string, rows []indexRow, wrote, removed func(
 		if old, ok := had[f.rel]; ok && old == print {
 			continue
 		}
-		if err := b.writeFile(dir, f.rel, f.data); err != nil {
+		if err := out.WriteFile(f.rel, f.data); err != nil {
 			return err
 		}
-		wrote(f.rel)
 	}
 	for rel := range had {
 		if _, still := prints[rel]; !still {
-			if err := os.Remove(filepath.Join(dir, rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := out.Remove(rel); err != nil {
 				return err
 			}
-			removed(rel)
 		}
 	}
 	b.sitemapPrints = prints
