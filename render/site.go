@@ -18,6 +18,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/parallel"
+	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -143,7 +144,7 @@ type Renderer struct {
 	reused int
 	// mu guards rows, every run's summary in the index's order as last
 	// written, which SiteCSV reads while an Update may replace it.
-	mu   sync.RWMutex
+	mu   *sync.RWMutex
 	rows []indexRow
 	// byID are the rows by run id, made by the first Update; pairs are
 	// the compare pages as last written.
@@ -190,7 +191,7 @@ func parseTemplates(site Site) (*Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Renderer{site: site, index: index, run: run, methodology: methodology, compare: compare, md: newMarkdown()}, nil
+	return &Renderer{site: site, index: index, run: run, methodology: methodology, compare: compare, md: newMarkdown(), mu: new(sync.RWMutex)}, nil
 }
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
@@ -362,7 +363,7 @@ func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cach
 	b.mu.Unlock()
 	// Every HTML page: the runs', the index's, methodology.html,
 	// compare.html and the compare pages.
-	indexPages := max(1, (len(rows)+indexPageRuns-1)/indexPageRuns)
+	indexPages := max(1, (len(rows)+sitesize.IndexPageRuns-1)/sitesize.IndexPageRuns)
 	return Stats{Pages: len(rows) + indexPages + 2 + len(pairs), Runs: len(rows), Reused: b.reused}, nil
 }
 

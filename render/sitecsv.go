@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -22,12 +23,6 @@ import (
 // is made by reading each run's back, one at a time, and writing it out
 // with its prefix. The bytes are what encoding/csv writes for the whole
 // table: it encodes each field on its own, so a row is its fields' joined.
-
-// spreadsheetRows is the most rows a spreadsheet opens (Excel's 1,048,576,
-// header included; LibreOffice's is the same). A site whose runs.csv has
-// more offers it split by month as well: runs-YYYY-MM.csv. A variable so
-// tests can split a small site.
-var spreadsheetRows = 1 << 20
 
 // csvPart is one file runs.csv is split into when it is too long for a
 // spreadsheet: its name at the site's root, the month its runs started
@@ -72,7 +67,7 @@ func siteCSVParts(rows []indexRow) []csvPart {
 	for _, r := range rows {
 		total += int(r.csvRows)
 	}
-	if total <= spreadsheetRows {
+	if total <= sitesize.SpreadsheetRows {
 		return nil
 	}
 	var parts []csvPart

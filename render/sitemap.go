@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"hash/maphash"
 	"strings"
-)
 
-// sitemapURLs is the most addresses one sitemap file may list (the
-// sitemaps.org protocol's limit); a site with more is listed in parts
-// named by a sitemap index at sitemap.xml. A var for tests.
-var sitemapURLs = 50_000
+	"github.com/matrixgen/matrixgen/internal/sitesize"
+)
 
 // sitemapFile is one file of the sitemap: its name and its text.
 type sitemapFile struct {
@@ -21,7 +18,7 @@ type sitemapFile struct {
 
 // sitemapFiles lists every page for search engines when the site knows
 // where it will be published (none when it does not): sitemap.xml
-// itself, or, past sitemapURLs addresses, a sitemap index there and parts
+// itself, or, past sitesize.SitemapURLs addresses, a sitemap index there and parts
 // sitemap-1.xml … numbered from the oldest runs, so a run added rewrites
 // the newest part and not every one. rows are newest first.
 func (b *Renderer) sitemapFiles(rows []indexRow) []sitemapFile {
@@ -30,7 +27,7 @@ func (b *Renderer) sitemapFiles(rows []indexRow) []sitemapFile {
 	}
 	base := strings.TrimSuffix(b.site.BaseURL, "/") + "/"
 	pages := []string{"", "methodology.html"}
-	if len(pages)+len(rows) <= sitemapURLs {
+	if len(pages)+len(rows) <= sitesize.SitemapURLs {
 		for _, r := range rows {
 			pages = append(pages, "runs/"+r.ID+"/")
 		}
@@ -39,7 +36,7 @@ func (b *Renderer) sitemapFiles(rows []indexRow) []sitemapFile {
 	var parts []sitemapFile
 	for end := len(rows); end > 0 || len(parts) == 0; {
 		page := pages
-		room := sitemapURLs - len(page)
+		room := sitesize.SitemapURLs - len(page)
 		start := max(end-room, 0)
 		for i := end - 1; i >= start; i-- {
 			page = append(page, "runs/"+rows[i].ID+"/")

@@ -281,4 +281,3 @@ func swapDir(src, dst string) error {
 	}
 	return nil
 }
-

@@ -200,4 +200,3 @@ func (s *stream) Abort() {
 	s.f.Close()
 	os.Remove(s.name)
 }
-

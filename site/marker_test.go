@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/render"
 )
 
 // TestMarkerLines: a marker's list and its appended changes read in
@@ -67,7 +68,7 @@ func TestLiveMarkerGrowsByTheChange(t *testing.T) {
 		files = append(files, writeRunFile(t, runs, fmt.Sprintf("run-%02d", i), testrun.Full(uint64(i)), ""))
 	}
 	out := filepath.Join(t.TempDir(), "public")
-	live, _, err := NewLive(context.Background(), files, Site{}, out)
+	live, _, err := NewLive(context.Background(), files, render.Site{}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,5 +115,5 @@ func TestLiveMarkerGrowsByTheChange(t *testing.T) {
 	if appended == 0 || compacted == 0 {
 		t.Errorf("over 40 added runs the marker was appended to %d times and written whole %d times; want both", appended, compacted)
 	}
-	liveSameAsAFreshBuild(t, live, runs, out, Site{})
+	liveSameAsAFreshBuild(t, live, runs, out, render.Site{})
 }
