@@ -2,6 +2,7 @@ package render
 
 import (
 	"io"
+	"iter"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -58,5 +59,5 @@ type Cache interface {
 	Reuse(e matrixgen.Entry) (input string, row CachedRow, ok bool)
 	// Save records, for the next build, the runs of the site as built:
 	// n of them, in id order.
-	Save(n int, runs func(yield func(CachedRun) bool)) error
+	Save(n int, runs iter.Seq[CachedRun]) error
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"testing"
@@ -125,4 +126,4 @@ func bump(t testing.TB, name string) {
 type reuseNone struct{}
 
 func (reuseNone) Reuse(e matrixgen.Entry) (string, CachedRow, bool) { return "", CachedRow{}, false }
-func (reuseNone) Save(int, func(func(CachedRun) bool)) error        { return nil }
+func (reuseNone) Save(int, iter.Seq[CachedRun]) error               { return nil }

@@ -38,7 +38,7 @@ import (
 //
 // Each file of the index has a fingerprint of everything its bytes are made
 // of (indexFile.print), so `matrixgen serve` rewrites only the pages and
-// the chunk a change reaches, not the whole index (live.go).
+// the chunk a change reaches, not the whole index (update.go).
 
 // indexFile is one file of the index: a page or a chunk.
 type indexFile struct {
@@ -66,7 +66,7 @@ type indexLayout struct {
 	csvParts []csvPart
 }
 
-// printSeed seeds every fingerprint of a process: a Live compares prints
+// printSeed seeds every fingerprint of a process: an Update compares prints
 // only with its own earlier ones.
 var printSeed = maphash.MakeSeed()
 
@@ -543,7 +543,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// indexPrintsOf lists the index's files and their prints, for a Live to
+// indexPrintsOf lists the index's files and their prints, for an Update to
 // tell which a change reaches.
 func indexPrintsOf(files []indexFile) map[string]uint64 {
 	out := make(map[string]uint64, len(files))

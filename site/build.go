@@ -120,6 +120,7 @@ func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest 
 		return render.Stats{}, err
 	}
 	if cache == nil {
+		// No cache: a nil *reuse would be a render.Cache that is not nil.
 		return r.Build(ctx, src, dest, nil)
 	}
 	return r.Build(ctx, src, dest, cache)

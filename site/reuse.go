@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"sync"
@@ -278,7 +279,7 @@ func (c *reuse) Reuse(e matrixgen.Entry) (string, render.CachedRow, bool) {
 
 // Save writes the cache, signed, for the next build: each run's inputs
 // and summary.
-func (c *reuse) Save(n int, runs func(yield func(render.CachedRun) bool)) error {
+func (c *reuse) Save(n int, runs iter.Seq[render.CachedRun]) error {
 	f, err := c.dest.Create(cacheFile)
 	if err != nil {
 		return err
