@@ -60,7 +60,7 @@ func manyRows(n int) []indexRow {
 
 // manyRunsIndex is n generated runs' rows, newest first, the compare
 // pairs they make (one run of each model and GPU against the one before),
-// and a builder for their index.
+// and a Renderer for their index.
 func manyRunsIndex(t *testing.T, n int) ([]indexRow, []Pair, *Renderer) {
 	t.Helper()
 	rows := manyRows(n)

@@ -461,7 +461,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	return rows, nil
 }
 
-// worker is a builder with its own Markdown converter, so concurrent pages
+// worker is a Renderer with its own Markdown converter, so concurrent pages
 // share only what is safe to share (parsed templates, settings).
 func (b *Renderer) worker() *Renderer {
 	w := *b
