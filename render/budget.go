@@ -1,7 +1,6 @@
 package render
 
 import (
-	"os"
 	"sync"
 
 	"github.com/matrixgen/matrixgen"
@@ -44,15 +43,4 @@ func (b *budget) release(n int64) {
 	if b.cond != nil {
 		b.cond.Broadcast()
 	}
-}
-
-// fileSize is a run file's size as the budget counts it: the bound when it
-// cannot be told (reading it will say why), and never more than the bound
-// (a larger file is refused before it is read).
-func fileSize(name string) int64 {
-	info, err := os.Stat(name)
-	if err != nil {
-		return matrixgen.MaxRunFileBytes
-	}
-	return min(info.Size(), matrixgen.MaxRunFileBytes)
 }

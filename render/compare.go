@@ -117,7 +117,7 @@ type comparePage struct {
 	Test string
 }
 
-func (b *builder) newComparePage(p Pair) comparePage {
+func (b *Renderer) newComparePage(p Pair) comparePage {
 	if p == (Pair{}) {
 		page := comparePage{pageBase: b.base("", "Compare two runs · "+b.site.Title,
 			"Compare any two speed test matrices of this site.", "compare.html"), Heading: "Compare"}

@@ -38,7 +38,7 @@ func readCompareRun(t *testing.T, out, id string) compareRun {
 func TestCompareScriptHoldsTheRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "public")
 	sample := loadSample(t)
-	if _, err := Build(Entries{sample}, Site{}, out); err != nil {
+	if _, err := writeSite(Entries{sample}, Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	c := readCompareRun(t, out, sampleID)
@@ -101,7 +101,7 @@ func TestCompareScriptEscapes(t *testing.T) {
 		t.Errorf("compare.js holds raw markup or line separators: %.300s", js)
 	}
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Entries{{ID: "x", Run: r}}, Site{}, out); err != nil {
+	if _, err := writeSite(Entries{{ID: "x", Run: r}}, Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	c := readCompareRun(t, out, "x")

@@ -44,7 +44,7 @@ func TestComparedFiles(t *testing.T) {
 		}
 	}
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Entries(entries), Site{Title: "Compared"}, out); err != nil {
+	if _, err := writeSite(Entries(entries), Site{Title: "Compared"}, out); err != nil {
 		t.Fatal(err)
 	}
 

@@ -19,7 +19,7 @@ func markedPair(t *testing.T) string {
 	given.ID, given.Raw, given.Notes = "given-run", nil, nil
 	given.Run.Hardware.Given = []string{"gpu", "vram_gb"}
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Entries{sample, sim, given}, Site{Compare: []Pair{{sampleID, "simulated-run"}, {sampleID, "given-run"}}}, out); err != nil {
+	if _, err := writeSite(Entries{sample, sim, given}, Site{Compare: []Pair{{sampleID, "simulated-run"}, {sampleID, "given-run"}}}, out); err != nil {
 		t.Fatal(err)
 	}
 	return out

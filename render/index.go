@@ -11,22 +11,23 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen/internal/parallel"
+	"github.com/matrixgen/matrixgen/internal/sitesize"
 )
 
 // The index at any size. A lab's history grows to a hundred thousand runs,
 // whose one table would be a hundred megabytes of HTML no browser opens
-// comfortably, so the index is pages of indexPageRuns runs, each a plain
+// comfortably, so the index is pages of sitesize.IndexPageRuns runs, each a plain
 // table, newest first, with a pager that works without a script. Filters
 // and sorting must still reach every run: the runs' summaries are also
-// written in chunks of indexChunkRuns (assets/index/chunk-0001.js, …),
+// written in chunks of sitesize.IndexChunkRuns (assets/index/chunk-0001.js, …),
 // each a script that hands its runs to the page's script
 // (matrixgenIndexChunk), which loads them only once a filter or a sort is
 // chosen. A script, not JSON to fetch, because browsers load <script src>
 // from file:// and refuse fetch there.
 //
 // Pages and chunks are numbered from the oldest run: page 1 (index-1.html)
-// holds the oldest indexPageRuns runs, page 2 the next, and the newest
-// page, which holds what is left (1 to indexPageRuns runs), is the site's
+// holds the oldest sitesize.IndexPageRuns runs, page 2 the next, and the newest
+// page, which holds what is left (1 to sitesize.IndexPageRuns runs), is the site's
 // index.html, the page a reader lands on. A run added, the newest, goes on
 // that page and in the last chunk, and no other page or chunk changes:
 // numbered from the newest, every page after it would hold other runs. So
@@ -37,16 +38,7 @@ import (
 //
 // Each file of the index has a fingerprint of everything its bytes are made
 // of (indexFile.print), so `matrixgen serve` rewrites only the pages and
-// the chunk a change reaches, not the whole index (live.go).
-
-// indexPageRuns is how many runs a page of the index lists, and
-// indexChunkRuns how many runs' summaries one chunk holds: a page stays
-// around a hundred kilobytes, a chunk a few hundred. Variables so that
-// tests make a site of many pages from a few runs.
-var (
-	indexPageRuns  = 100
-	indexChunkRuns = 1000
-)
+// the chunk a change reaches, not the whole index (update.go).
 
 // indexFile is one file of the index: a page or a chunk.
 type indexFile struct {
@@ -74,14 +66,14 @@ type indexLayout struct {
 	csvParts []csvPart
 }
 
-// printSeed seeds every fingerprint of a process: a Live compares prints
+// printSeed seeds every fingerprint of a process: an Update compares prints
 // only with its own earlier ones.
 var printSeed = maphash.MakeSeed()
 
 func newIndexLayout(rows []indexRow, pairs []Pair) indexLayout {
 	l := indexLayout{rows: rows, filters: filters(rows)}
-	l.pages = max(1, (len(rows)+indexPageRuns-1)/indexPageRuns)
-	l.chunks = (len(rows) + indexChunkRuns - 1) / indexChunkRuns
+	l.pages = max(1, (len(rows)+sitesize.IndexPageRuns-1)/sitesize.IndexPageRuns)
+	l.chunks = (len(rows) + sitesize.IndexChunkRuns - 1) / sitesize.IndexChunkRuns
 	for _, r := range rows {
 		if r.BestPerWatt != "" {
 			l.efficiency = true
@@ -110,28 +102,28 @@ func newIndexLayout(rows []indexRow, pairs []Pair) indexLayout {
 // pageOf is the page (0-based, from the oldest) of the run at i in the
 // index's order.
 func (l indexLayout) pageOf(i int) int {
-	return (len(l.rows) - 1 - i) / indexPageRuns
+	return (len(l.rows) - 1 - i) / sitesize.IndexPageRuns
 }
 
 // pageRows are the runs the page (0-based, from the oldest) lists, newest
 // first.
 func (l indexLayout) pageRows(page int) []indexRow {
 	n := len(l.rows)
-	return l.rows[max(0, n-(page+1)*indexPageRuns):max(0, n-page*indexPageRuns)]
+	return l.rows[max(0, n-(page+1)*sitesize.IndexPageRuns):max(0, n-page*sitesize.IndexPageRuns)]
 }
 
 // chunkRows are the runs the chunk (0-based, from the oldest) holds,
 // newest first.
 func (l indexLayout) chunkRows(chunk int) []indexRow {
 	n := len(l.rows)
-	return l.rows[max(0, n-(chunk+1)*indexChunkRuns) : n-chunk*indexChunkRuns]
+	return l.rows[max(0, n-(chunk+1)*sitesize.IndexChunkRuns) : n-chunk*sitesize.IndexChunkRuns]
 }
 
 // pickerRows are the runs the page's compare pickers offer: its own, and
-// on the newest page, which may hold one run, the newest indexPageRuns.
+// on the newest page, which may hold one run, the newest sitesize.IndexPageRuns.
 func (l indexLayout) pickerRows(page int) []indexRow {
 	if page == l.pages-1 {
-		return l.rows[:min(len(l.rows), indexPageRuns)]
+		return l.rows[:min(len(l.rows), sitesize.IndexPageRuns)]
 	}
 	return l.pageRows(page)
 }
@@ -145,7 +137,7 @@ func (l indexLayout) pageName(page int) string {
 }
 
 // indexFiles lays out the index of rows, in the index's order, as files.
-func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
+func (b *Renderer) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 	l := newIndexLayout(rows, pairs)
 	l.csvParts = siteCSVParts(rows)
 	files := make([]indexFile, 0, l.pages+l.chunks+1)
@@ -214,8 +206,8 @@ func (b *builder) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 }
 
 // writeIndex writes the index's pages and chunks from rows in the index's
-// order, on every core, and keeps their prints for a Live.
-func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
+// order, on every core, and keeps their prints for an Update.
+func (b *Renderer) writeIndex(out Folder, rows []indexRow, pairs []Pair) error {
 	files := b.indexFiles(rows, pairs)
 	errs := make([]error, len(files))
 	parallel.Each(len(files), func(i int) {
@@ -225,7 +217,7 @@ func (b *builder) writeIndex(dir string, rows []indexRow, pairs []Pair) error {
 		}
 		data, err := files[i].make()
 		if err == nil {
-			err = b.writeFile(dir, files[i].rel, data)
+			err = out.WriteFile(files[i].rel, data)
 		}
 		errs[i] = err
 	})
@@ -312,7 +304,7 @@ type filterData struct {
 
 // siteData is the layout's site.js.
 func (l indexLayout) siteData() indexSite {
-	s := indexSite{Runs: len(l.rows), Chunks: l.chunks, ChunkRuns: indexChunkRuns, PageRuns: indexPageRuns, Efficiency: l.efficiency}
+	s := indexSite{Runs: len(l.rows), Chunks: l.chunks, ChunkRuns: sitesize.IndexChunkRuns, PageRuns: sitesize.IndexPageRuns, Efficiency: l.efficiency}
 	for _, f := range l.filters {
 		shown := make([][]any, len(f.Values))
 		for i, v := range f.Values {
@@ -327,7 +319,7 @@ type comparisonLink struct{ Href, A, B string }
 
 // indexPageHTML lays out and writes the page (0-based, from the oldest) of
 // the index.
-func (b *builder) indexPageHTML(l indexLayout, page int) ([]byte, error) {
+func (b *Renderer) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 	desc := b.site.Description
 	if desc == "" {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
@@ -551,7 +543,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// indexPrintsOf lists the index's files and their prints, for a Live to
+// indexPrintsOf lists the index's files and their prints, for an Update to
 // tell which a change reaches.
 func indexPrintsOf(files []indexFile) map[string]uint64 {
 	out := make(map[string]uint64, len(files))

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,17 +21,8 @@ import (
 	xhtml "golang.org/x/net/html"
 
 	"github.com/matrixgen/matrixgen/internal/browser"
-	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/internal/sitesize"
 )
-
-// smallIndex makes the index's pages and chunks a few runs each for the
-// test, so a handful of runs make a site of many pages.
-func smallIndex(t *testing.T, pageRuns, chunkRuns int) {
-	t.Helper()
-	page, chunk := indexPageRuns, indexChunkRuns
-	indexPageRuns, indexChunkRuns = pageRuns, chunkRuns
-	t.Cleanup(func() { indexPageRuns, indexChunkRuns = page, chunk })
-}
 
 // Models, GPUs and engines of generated runs, in cycles of lengths with no
 // common factor, so that each filter, and each pair of them, picks its own
@@ -70,15 +60,15 @@ func manyRows(n int) []indexRow {
 
 // manyRunsIndex is n generated runs' rows, newest first, the compare
 // pairs they make (one run of each model and GPU against the one before),
-// and a builder for their index.
-func manyRunsIndex(t *testing.T, n int) ([]indexRow, []Pair, *builder) {
+// and a Renderer for their index.
+func manyRunsIndex(t *testing.T, n int) ([]indexRow, []Pair, *Renderer) {
 	t.Helper()
 	rows := manyRows(n)
 	pairs, err := comparePairs(nil, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := newBuilder(Site{Title: "A lab's runs"})
+	b, err := NewRenderer(Site{Title: "A lab's runs"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +107,12 @@ func TestIndexPages(t *testing.T) {
 	smallIndex(t, 3, 4)
 	rows := manyRows(10)
 	rows[4].Model = `</script><b>"odd" & model`
-	b, err := newBuilder(Site{Title: "Many"})
+	b, err := NewRenderer(Site{Title: "Many"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := b.writeIndex(dir, rows, []Pair{{A: rows[9].ID, B: rows[8].ID}, {A: rows[2].ID, B: rows[4].ID}}); err != nil {
+	if err := b.writeIndex(dirFolder(dir), rows, []Pair{{A: rows[9].ID, B: rows[8].ID}, {A: rows[2].ID, B: rows[4].ID}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -352,7 +342,7 @@ func TestFilterOptionValues(t *testing.T) {
 		rows[i].GPU = odd[(i+1)%len(odd)]
 		rows[i].ID = fmt.Sprintf(" run %d ", i)
 	}
-	b, err := newBuilder(Site{Title: "Odd"})
+	b, err := NewRenderer(Site{Title: "Odd"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,92 +399,6 @@ func TestFilterOptionValues(t *testing.T) {
 	}
 }
 
-// TestLiveIndexPages: serving a site of many index pages, a changed run
-// rewrites its own folder, the one page of the index it is on and its
-// chunk, no other; a run added, the newest, rewrites the newest page
-// alone, or, once that page is full, writes it as a page of its own and
-// starts a new newest, the page before linking it as newer; a page no
-// longer needed goes. After each, the site is a fresh build's.
-func TestLiveIndexPages(t *testing.T) {
-	smallIndex(t, 2, 3)
-	runs := t.TempDir()
-	site := Site{Title: "Live", BaseURL: "https://example.org/"}
-	var files []string
-	for i := range 7 {
-		files = append(files, writeRunFile(t, runs, fmt.Sprintf("run-%d", i), testrun.Full(uint64(i)), ""))
-	}
-	out := filepath.Join(t.TempDir(), "public")
-	live, _, err := NewLive(context.Background(), files, site, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// From the oldest: index-1.html run-1 run-0 | index-2.html run-3 run-2 |
-	// index-3.html run-5 run-4 | index.html run-6, in chunks run-2 run-1
-	// run-0 | run-5 run-4 run-3 | run-6.
-	index := []string{"index-1.html", "index-2.html", "index-3.html", "index-4.html", "index.html",
-		"assets/index/chunk-0001.js", "assets/index/chunk-0002.js", "assets/index/chunk-0003.js"}
-	// Every file's time is set back, so a rewrite shows whatever the clock.
-	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	setBack := func() {
-		for _, f := range index {
-			if err := os.Chtimes(filepath.Join(out, f), old, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				t.Fatal(err)
-			}
-		}
-	}
-	rewrote := func(what string, want ...string) {
-		t.Helper()
-		for _, f := range index {
-			info, err := os.Stat(filepath.Join(out, f))
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rewritten := !info.ModTime().Equal(old); rewritten != slices.Contains(want, f) {
-				t.Errorf("after %s, %s rewritten: %v, want %v", what, f, rewritten, !rewritten)
-			}
-		}
-	}
-	update := liveUpdater(t, live, runs, out, site)
-	setBack()
-	changed := testrun.Full(3)
-	changed.Engine.Version = "0.31.0"
-	writeRunFile(t, runs, "run-3", changed, "")
-	if s := update("a changed run"); s.Pages != 2 {
-		t.Errorf("a changed run rewrote %d pages, want its own and its page of the index", s.Pages)
-	}
-	rewrote("run-3 changed", "index-2.html", "assets/index/chunk-0002.js")
-
-	setBack()
-	writeRunFile(t, runs, "run-9", testrun.Full(9), "")
-	if s := update("a run added"); s.Pages != 1+1 {
-		t.Errorf("a run added, the newest, rewrote %d pages, want its own and the newest page of the index", s.Pages)
-	}
-	rewrote("run-9 added", "index.html", "assets/index/chunk-0003.js")
-
-	// The newest page is full (run-9 run-6): the next run starts another.
-	setBack()
-	writeRunFile(t, runs, "run-10", testrun.Full(10), "")
-	if s := update("a run added to a full page"); s.Pages != 1+3 {
-		t.Errorf("a run added past a full newest page rewrote %d pages, want its own, the new newest, the full one and the one before", s.Pages)
-	}
-	rewrote("run-10 added", "index.html", "index-4.html", "index-3.html", "assets/index/chunk-0003.js")
-
-	for _, id := range []string{"run-10", "run-9", "run-6", "run-5"} {
-		if err := os.Remove(filepath.Join(runs, id+".json")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	update("four runs removed")
-	for _, gone := range []string{"index-3.html", "index-4.html"} {
-		if _, err := os.Stat(filepath.Join(out, gone)); err == nil {
-			t.Errorf("five runs at two a page left %s", gone)
-		}
-	}
-}
-
 // indexBrowserRuns is the size of the site TestIndexInABrowser builds: a
 // lab's hundred thousand runs (their index and chunks; no run's own page,
 // which the index only links), or, with -short, ten thousand: the same
@@ -520,7 +424,7 @@ func TestIndexInABrowser(t *testing.T) {
 	rows, pairs, bld := manyRunsIndex(t, indexBrowserRuns())
 	dir := t.TempDir()
 	start := time.Now()
-	err := errors.Join(copyAssets(embedded, dir), writeFile(dir, "assets/bins.css", []byte(binsCSS())), bld.writeIndex(dir, rows, pairs))
+	err := errors.Join(copyAssets(embedded, dirFolder(dir)), dirFolder(dir).WriteFile("assets/bins.css", []byte(binsCSS())), bld.writeIndex(dirFolder(dir), rows, pairs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -712,4 +616,13 @@ func quoteAll(ss []string) string {
 		quoted[i] = strconv.Quote(s)
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// smallIndex makes the index's pages and chunks a few runs each for the
+// test, so a handful of runs make a site of many pages.
+func smallIndex(t *testing.T, pageRuns, chunkRuns int) {
+	t.Helper()
+	page, chunk := sitesize.IndexPageRuns, sitesize.IndexChunkRuns
+	sitesize.IndexPageRuns, sitesize.IndexChunkRuns = pageRuns, chunkRuns
+	t.Cleanup(func() { sitesize.IndexPageRuns, sitesize.IndexChunkRuns = page, chunk })
 }

@@ -142,7 +142,7 @@ type measurementRow struct {
 }
 
 // newRunPage lays out everything one run page shows.
-func (b *builder) newRunPage(e matrixgen.Entry) (*runPage, error) {
+func (b *Renderer) newRunPage(e matrixgen.Entry) (*runPage, error) {
 	r := e.Run.Sorted()
 	p := &runPage{
 		pageBase:       b.base("../../", runTitle(r)+" · "+b.site.Title, runDescription(r), "runs/"+e.ID+"/"),

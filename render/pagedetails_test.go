@@ -67,7 +67,7 @@ func TestLoopedCellShowsItsFigure(t *testing.T) {
 	if looped.Figure != "700.0" || !strings.Contains(looped.Status, "Looped") || strings.Contains(looped.Class, "bin-") {
 		t.Errorf("looped cell: figure %q, status %q, class %q; want 700.0 beside the looped mark, uncoloured", looped.Figure, looped.Status, looped.Class)
 	}
-	bld, err := newBuilder(Site{})
+	bld, err := NewRenderer(Site{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestNoteHeadingsBelowNotes(t *testing.T) {
 // value, so markup in them cannot end the <pre> or run.
 func TestPlainNotesAreText(t *testing.T) {
 	const evil = "</pre><script>alert(1)</script>"
-	bld, err := newBuilder(Site{})
+	bld, err := NewRenderer(Site{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestRepeatedRunSaysWhoseLatencies(t *testing.T) {
 		r := testrun.Full(1)
 		r.Sweep.Repeats = repeats
 		out := filepath.Join(t.TempDir(), "public")
-		if _, err := Build(Entries{{ID: "run", Run: r}}, Site{}, out); err != nil {
+		if _, err := writeSite(Entries{{ID: "run", Run: r}}, Site{}, out); err != nil {
 			t.Fatal(err)
 		}
 		page, err := os.ReadFile(filepath.Join(out, "runs", "run", "index.html"))

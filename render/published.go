@@ -8,7 +8,7 @@ import "github.com/matrixgen/matrixgen"
 // often as not (10.x, a host on a lab's network, its port): the run file
 // keeps it for `run -resume`, the site does not need it. A run without an
 // address is published byte for byte.
-func (b *builder) publishedJSON(e matrixgen.Entry) ([]byte, error) {
+func (b *Renderer) publishedJSON(e matrixgen.Entry) ([]byte, error) {
 	p := e.Run.Probe
 	if b.site.PublishServerAddress || p == nil || p.BaseURL == "" {
 		return e.JSON()

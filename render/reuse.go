@@ -1,87 +1,45 @@
 package render
 
 import (
-	"bytes"
 	"cmp"
-	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
-	"debug/elf"
-	"encoding/gob"
-	"encoding/hex"
-	"fmt"
-	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
-	"sync"
 	"time"
-
-	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/internal/regular"
-	"github.com/matrixgen/matrixgen/internal/term"
 )
 
 // A build reuses the pages of the runs whose inputs did not change since
-// the site it replaces was built: the run file's bytes, its notes, the
-// site's settings and matrixgen itself (the executable's bytes, templates
-// and all). Their folders are linked from the old site into the new one,
-// without reading the run again, and their line on the index comes from the
-// old site's cache. The result is the same bytes a full build writes; a
-// test holds it to that.
-//
-// The cache lies in the site, where anyone who can write the site can
-// write it too; a cache may speed a build up, never change what it
-// publishes. So it is signed (HMAC-SHA256) with a key of this user's that
-// never leaves this machine's cache folder, and a cache whose signature
-// does not check is dropped unread; and it records a hash of each page it
-// stands for, checked before the page is linked, so a page changed in the
-// old site is built again.
+// the site it replaces was built (package site keeps the cache, signed,
+// in the site, and links the old folders into the new site). This is what
+// the cache holds of a run, and how a build asks for it (Cache).
 
-// cacheFile is the previous build's record of each run's inputs and index
-// line, at the site's root.
-const cacheFile = ".matrixgen-cache"
-
-// reuseCache is kept as a stream of gobs, signed: a cacheHeader, then each
-// run's cachedRun in id order (a map's order would make two builds of the
-// same runs differ), one at a time, so neither writing nor reading it
-// holds the whole list twice. It holds each run's summary, a few hundred
-// bytes, not its rows of runs.csv: those are read back from its
-// measurements.csv when runs.csv is written (sitecsv.go).
-type reuseCache struct {
-	Key  string
-	Runs map[string]cachedRun // by run id
-}
-
-// cacheHeader begins the cache file.
-type cacheHeader struct {
-	Key  string
-	Runs int
-}
-
-type cachedRun struct {
+// CachedRun is what the reuse cache keeps of a run: its id, what its pages
+// are made of besides matrixgen and the site (its input), and its summary.
+type CachedRun struct {
 	ID, Input string
-	Row       cachedRow
+	Row       CachedRow
 }
 
 // pageSums are the SHA-256 of a run's files as a build wrote them, in
-// runFolderFiles' order.
+// RunFiles' order.
 type pageSums [4][sha256.Size]byte
 
-// cachedRow is an index row as the cache keeps it.
-type cachedRow struct {
+// CachedRow is a run's summary (its line on the index, its columns of
+// runs.csv, its files' hashes) as the cache keeps it.
+type CachedRow struct {
 	Model, GPU, Engine, Quantization, Date, BestSingle, Peak, BestPerWatt string
 	EngineName, BestValue, PeakValue, PerWattValue                        string
 	Simulated                                                             bool
 	Started                                                               time.Time
 	CSVPrefix                                                             string
 	CSVRows                                                               int32
-	Sums                                                                  pageSums
+	// Sums are the SHA-256 of the run's files, in RunFiles' order:
+	// checked before a file of the old site is linked into the new one.
+	Sums pageSums
 }
 
-func cacheRow(r indexRow) cachedRow {
-	return cachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
+func cacheRow(r indexRow) CachedRow {
+	return CachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
 		BestSingle: r.BestSingle, Peak: r.Peak, BestPerWatt: r.BestPerWatt, EngineName: r.EngineName,
 		BestValue: r.BestValue, PeakValue: r.PeakValue, PerWattValue: r.PerWattValue, Simulated: r.Simulated,
 		Started: r.started, CSVPrefix: r.csvPrefix, CSVRows: r.csvRows, Sums: r.sums}
@@ -89,188 +47,21 @@ func cacheRow(r indexRow) cachedRow {
 
 // indexRow is the cached summary as a build keeps it, its shared strings
 // interned as newIndexRow's are.
-func (c cachedRow) indexRow(id string) indexRow {
+func (c CachedRow) indexRow(id string) indexRow {
 	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: intern(c.Model), GPU: intern(c.GPU), Engine: intern(c.Engine),
 		Quantization: intern(c.Quantization), Date: intern(c.Date), BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
 		EngineName: intern(c.EngineName), BestValue: c.BestValue, PeakValue: c.PeakValue, PerWattValue: c.BestPerWatt,
 		Simulated: c.Simulated, started: c.Started, csvPrefix: c.CSVPrefix, csvRows: c.CSVRows, sums: c.Sums}
 }
 
-// executableHash identifies the running program's bytes, once: any change
-// to matrixgen (code or templates) makes every page new. Go's build ID is
-// such a hash, written by the toolchain into every binary (an ELF note on
-// Linux, a marker near the start of the text elsewhere); reading it costs
-// a few kilobytes where hashing the 40 MB program cost a build 25 ms.
-// Without one the whole file is hashed.
-var executableHash = sync.OnceValue(func() string {
-	name, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if id := goBuildID(f); id != "" {
-		return "go-build-id:" + id
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return ""
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ""
-	}
-	return hex.EncodeToString(h.Sum(nil))
-})
-
-// goBuildID reads a Go program's build ID, or "".
-func goBuildID(f *os.File) string {
-	if e, err := elf.NewFile(f); err == nil {
-		if s := e.Section(".note.go.buildid"); s != nil {
-			// One note: name size, description size, type (4), "Go\0\0", the ID.
-			if note, err := s.Data(); err == nil && len(note) > 16 && string(note[12:16]) == "Go\x00\x00" {
-				if size := int(e.ByteOrder.Uint32(note[4:])); 16+size <= len(note) {
-					return string(note[16 : 16+size])
-				}
-			}
-		}
-		return ""
-	}
-	head := make([]byte, 32<<10)
-	n, _ := io.ReadFull(f, head)
-	const marker = "\xff Go build ID: \""
-	_, after, ok := bytes.Cut(head[:n], []byte(marker))
-	if !ok {
-		return ""
-	}
-	id, _, ok := bytes.Cut(after, []byte{'"'})
-	if !ok {
-		return ""
-	}
-	return string(id)
-}
-
-// reuseKey is what every run page depends on beside its run: matrixgen and
-// the site's settings; "" when pages cannot be reused (templates read from
-// disk by serve, or no way to tell what matrixgen is).
-func reuseKey(site Site) string {
-	exe := executableHash()
-	if exe == "" || site.Assets != nil {
-		return ""
-	}
-	h := sha256.New()
-	for _, part := range []string{exe, matrixgen.Version, site.Title, site.Description, site.BaseURL, fmt.Sprint(site.PublishServerAddress)} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// inputHash is what a run's page is made of besides matrixgen and the
-// site: its file's bytes and its notes.
-func inputHash(e matrixgen.Entry) string {
-	h := sha256.New()
-	h.Write(e.Raw)
-	h.Write([]byte{0})
-	h.Write(e.Notes)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// maxCacheBytes bounds the cache a build reads: a run's summary is a few
-// hundred bytes (100,000 runs' about 60 MB); a larger one is not read, and
-// every page is built.
-const maxCacheBytes = 256 << 20
-
-// loadReuse reads the cache of the site at out, if it was built by the
-// same matrixgen with the same settings and signed with secret.
-func loadReuse(out, key string, secret []byte) *reuseCache {
-	if key == "" || secret == nil {
-		return nil
-	}
-	name := filepath.Join(out, cacheFile)
-	f, info, err := regular.OpenEntry(name)
-	if err != nil {
-		return nil
-	}
-	signed, err := regular.Read(f, info, maxCacheBytes, term.Name(name), "a reuse cache")
-	if err != nil || len(signed) < sha256.Size {
-		return nil
-	}
-	data, sig := signed[:len(signed)-sha256.Size], signed[len(signed)-sha256.Size:]
-	if !hmac.Equal(sig, sign(secret, data)) {
-		return nil // not a cache this user's builds wrote: build everything
-	}
-	dec := gob.NewDecoder(bytes.NewReader(data))
-	var head cacheHeader
-	if dec.Decode(&head) != nil || head.Key != key || head.Runs < 0 || head.Runs > len(data) {
-		return nil
-	}
-	c := reuseCache{Key: key, Runs: make(map[string]cachedRun, head.Runs)}
-	for range head.Runs {
-		var r cachedRun
-		if dec.Decode(&r) != nil {
-			return nil // cut short: build everything
-		}
-		c.Runs[r.ID] = r
-	}
-	return &c
-}
-
-// sign is the cache's signature of data.
-func sign(secret, data []byte) []byte {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(data)
-	return mac.Sum(nil)
-}
-
-// cacheSecret is this user's key for signing caches: 32 random bytes in
-// the user's cache folder (~/.cache/matrixgen/reuse-key), made on first
-// use, readable by this user alone; nil where there is no such folder, and
-// then nothing is reused.
-var cacheSecret = sync.OnceValue(func() []byte {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return nil
-	}
-	return readOrMakeSecret(filepath.Join(dir, "matrixgen", "reuse-key"))
-})
-
-// readOrMakeSecret reads the key in name, or makes it.
-func readOrMakeSecret(name string) []byte {
-	if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
-		return key
-	}
-	key := make([]byte, 32)
-	rand.Read(key)
-	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
-		return nil
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		// Another build made it meanwhile: its key is the one.
-		if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
-			return key
-		}
-		return nil
-	}
-	_, err = f.Write(key)
-	if closeErr := f.Close(); err != nil || closeErr != nil {
-		os.Remove(name)
-		return nil
-	}
-	return key
-}
-
-// runFolderFiles are a run's files in its folder, as renderRun makes them.
-var runFolderFiles = []string{"index.html", "run.json", "measurements.csv", "compare.js"}
+// RunFiles are a run's files in its folder, as renderRun makes them.
+var RunFiles = []string{"index.html", "run.json", "measurements.csv", "compare.js"}
 
 // sumsOf are the hashes of a run's files, from renderRun.
 func sumsOf(files []siteFile) pageSums {
 	var sums pageSums
 	for _, f := range files {
-		for i, name := range runFolderFiles {
+		for i, name := range RunFiles {
 			if path.Base(f.rel) == name {
 				sums[i] = sha256.Sum256(f.data)
 			}
@@ -279,52 +70,9 @@ func sumsOf(files []siteFile) pageSums {
 	return sums
 }
 
-// reuseRun links a run's folder from the site being replaced into the new
-// one when its inputs are the ones the cache recorded and its files the
-// ones the cache's build wrote, and gives its index line; false when it
-// must be built.
-func (b *builder) reuseRun(dir string, e matrixgen.Entry, input string) (indexRow, bool) {
-	c, ok := b.reuse.Runs[e.ID]
-	if !ok || c.Input != input {
-		return indexRow{}, false
-	}
-	old := filepath.Join(b.previous, "runs", e.ID)
-	for i, name := range runFolderFiles {
-		if !fileHasSum(filepath.Join(old, name), c.Row.Sums[i]) {
-			return indexRow{}, false
-		}
-	}
-	folder := filepath.Join(dir, "runs", e.ID)
-	if err := os.MkdirAll(folder, 0o755); err != nil {
-		return indexRow{}, false
-	}
-	for _, name := range runFolderFiles {
-		if !linkRegular(filepath.Join(old, name), filepath.Join(folder, name)) {
-			os.RemoveAll(folder)
-			return indexRow{}, false
-		}
-	}
-	return c.Row.indexRow(e.ID), true
-}
-
-// fileHasSum reports whether name is a regular file whose bytes hash to
-// sum.
-func fileHasSum(name string, sum [sha256.Size]byte) bool {
-	f, _, err := regular.OpenEntry(name) // a link, however it resolves, is not a page of ours
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return false
-	}
-	return bytes.Equal(h.Sum(nil), sum[:])
-}
-
-// writeReuse records, for the next build, each run's inputs and index line.
-func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]string) error {
-	if b.key == "" || b.secret == nil {
+// writeReuse records, for the next build, each run's inputs and summary.
+func (b *Renderer) writeReuse(rows []indexRow, inputs map[string]string) error {
+	if b.cache == nil {
 		return nil
 	}
 	// The rows by id, as indices: a copy of each would double them.
@@ -335,47 +83,12 @@ func (b *builder) writeReuse(dir string, rows []indexRow, inputs map[string]stri
 		}
 	}
 	slices.SortFunc(order, func(i, j int32) int { return cmp.Compare(rows[i].ID, rows[j].ID) })
-	f, err := b.createStream(dir, cacheFile)
-	if err != nil {
-		return err
-	}
-	mac := hmac.New(sha256.New, b.secret)
-	enc := gob.NewEncoder(io.MultiWriter(f, mac))
-	err = enc.Encode(cacheHeader{Key: b.key, Runs: len(order)})
-	for _, i := range order {
-		if err != nil {
-			break
+	return b.cache.Save(len(order), func(yield func(CachedRun) bool) {
+		for _, i := range order {
+			r := &rows[i]
+			if !yield(CachedRun{ID: r.ID, Input: inputs[r.ID], Row: cacheRow(*r)}) {
+				return
+			}
 		}
-		r := &rows[i]
-		err = enc.Encode(cachedRun{ID: r.ID, Input: inputs[r.ID], Row: cacheRow(*r)})
-	}
-	if err == nil {
-		_, err = f.Write(mac.Sum(nil))
-	}
-	if err != nil {
-		f.abort()
-		return err
-	}
-	return f.finish()
-}
-
-// linkRegular links a regular file of the old site into the new one, and
-// reports whether that is what it did: a symbolic link in the old site is
-// refused (os.Link on Linux links the link itself, carrying a pointer out
-// of the site into it), and so is a file swapped for one between the look
-// and the link.
-func linkRegular(old, name string) bool {
-	before, err := os.Lstat(old)
-	if err != nil || !before.Mode().IsRegular() {
-		return false
-	}
-	if os.Link(old, name) != nil {
-		return false
-	}
-	after, err := os.Lstat(name)
-	if err != nil || !after.Mode().IsRegular() || !os.SameFile(before, after) {
-		os.Remove(name)
-		return false
-	}
-	return true
+	})
 }

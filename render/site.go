@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,7 +18,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/parallel"
-	"github.com/matrixgen/matrixgen/internal/regular"
+	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -70,7 +68,7 @@ type Stats struct {
 	Pages int
 	Runs  int
 	// Reused counts the runs whose pages came unchanged from the site the
-	// build replaced (reuse.go).
+	// build replaced (Cache).
 	Reused int
 	// Kept are files of the output folder no build wrote, carried over
 	// (a folder a line).
@@ -81,7 +79,7 @@ type Stats struct {
 	Left []string
 	// Unproven are the names beside the site that look like a build's
 	// working folder but that no lock file proves a killed build's: left
-	// alone (debris.go).
+	// alone (package site's debris.go).
 	Unproven []string
 }
 
@@ -103,186 +101,12 @@ type Entries []matrixgen.Entry
 func (es Entries) Len() int                             { return len(es) }
 func (es Entries) Entry(i int) (matrixgen.Entry, error) { return es[i], nil }
 
-// Files is a Source of run files on disk, read when their page is built.
-type Files []string
-
-func (fs Files) Len() int                             { return len(fs) }
-func (fs Files) Entry(i int) (matrixgen.Entry, error) { return matrixgen.LoadFile(fs[i]) }
-
 // BadRunsError lists every run that could not be read or rendered. When a
 // build returns it, nothing was published.
 type BadRunsError struct{ Errs []error }
 
 func (e *BadRunsError) Error() string   { return errors.Join(e.Errs...).Error() }
 func (e *BadRunsError) Unwrap() []error { return e.Errs }
-
-// Build writes the site for the runs of src into out. It builds into a fresh
-// folder beside out and swaps it in only when every page is written, so a
-// failed build (every bad run listed) leaves the previous site as it was.
-// Files in out that no build wrote (a CNAME, .nojekyll, a .git folder) are
-// carried over into the new site, never deleted.
-func Build(src Source, site Site, out string) (Stats, error) {
-	return BuildContext(context.Background(), src, site, out)
-}
-
-// BuildContext is Build that stops, removing what it began, when ctx ends.
-func BuildContext(ctx context.Context, src Source, site Site, out string) (Stats, error) {
-	_, stats, err := build(ctx, src, site, out)
-	return stats, err
-}
-
-// build is BuildContext, giving back the builder with what it laid out.
-func build(ctx context.Context, src Source, site Site, out string) (*builder, Stats, error) {
-	if site.Title == "" {
-		site.Title = defaultTitle
-	}
-	b, err := newBuilder(site)
-	if err != nil {
-		return nil, Stats{}, err
-	}
-	b.ctx = ctx
-	out = filepath.Clean(out)
-	if err := replaceable(out); err != nil {
-		return nil, Stats{}, err
-	}
-	if errs := idClashes(src); len(errs) > 0 {
-		return nil, Stats{}, &BadRunsError{Errs: errs}
-	}
-	parent := filepath.Dir(out)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, Stats{}, err
-	}
-	unproven := removeDebris(parent, filepath.Base(out))
-	work, err := newWorkFolder(parent, filepath.Base(out))
-	if err != nil {
-		return nil, Stats{}, err
-	}
-	defer work.release()
-	tmp := work.dir
-	b.key, b.secret = reuseKey(site), cacheSecret()
-	if IsSite(out) {
-		b.previous = out
-		b.reuse = loadReuse(out, b.key, b.secret)
-	}
-	stats, err := b.write(src, tmp)
-	if err == nil {
-		err = ctx.Err()
-	}
-	if err == nil {
-		err = writeManifest(tmp)
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o755)
-	}
-	var kept, moved, left []string
-	if err == nil {
-		kept, moved, left, err = keepUserFiles(out, tmp)
-	}
-	if err == nil {
-		// A build cancelled up to here swaps nothing in.
-		err = ctx.Err()
-	}
-	if err == nil {
-		err = swapDir(tmp, out)
-	}
-	if err != nil {
-		returnUserFiles(tmp, out, moved)
-		os.RemoveAll(tmp)
-		return nil, Stats{}, err
-	}
-	stats.Kept, stats.Left, stats.Unproven = kept, left, unproven
-	return b, stats, nil
-}
-
-// keepUserFiles moves the files of the old site out that no build wrote
-// into the new site tmp. It returns what it kept, a file or a whole
-// folder a line, for the message; the files it moved, to move back should
-// the build fail after all; and what it left out: links and anything else
-// that is not a regular file (a link to /etc would carry /etc into the
-// new site, and serve and publish it). For an older site whose marker
-// lists nothing, whatever the new build does not write is kept. A name
-// the new build also writes is an error naming it: neither file is lost.
-func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
-	built, listed := builtFiles(out)
-	var files, clash []string
-	inKept := func(rel string) bool {
-		return len(kept) > 0 && strings.HasPrefix(rel, kept[len(kept)-1]+"/")
-	}
-	err = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && p == out {
-				return fs.SkipAll
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(out, p)
-		if rel == "." {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		ours := listed && (built[rel] || d.IsDir() && built[rel+"/"])
-		if !listed {
-			_, statErr := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel)))
-			ours = statErr == nil && !d.IsDir() || d.IsDir() && statErr == nil
-		}
-		switch {
-		case ours:
-			return nil
-		case !d.Type().IsRegular() && !d.IsDir():
-			left = append(left, rel)
-			return nil
-		}
-		if !inKept(rel) {
-			kept = append(kept, rel)
-		}
-		if info, err := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel))); err == nil && (!d.IsDir() || !info.IsDir()) {
-			clash = append(clash, rel)
-		}
-		if !d.IsDir() {
-			files = append(files, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("look for files of yours in %s: %w", term.Name(out), err)
-	}
-	if len(clash) > 0 {
-		return nil, nil, nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", term.Name(out), Names(clash))
-	}
-	beforeKeeping()
-	// Each file is moved through the folder both sites are in, opened as
-	// an os.Root: a folder on the way swapped for a link out of it since
-	// the listing cannot move a file from elsewhere into the site. What
-	// was moved is looked at where it now is, in the build's own folder:
-	// one swapped for a link or a pipe goes back, left out.
-	both, err := os.OpenRoot(filepath.Dir(out))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer both.Close()
-	for _, rel := range files {
-		from, to := filepath.Join(filepath.Base(out), filepath.FromSlash(rel)), filepath.Join(filepath.Base(tmp), filepath.FromSlash(rel))
-		err := both.MkdirAll(filepath.Dir(to), 0o755)
-		if err == nil {
-			err = both.Rename(from, to)
-		}
-		if err != nil {
-			if info, lerr := both.Lstat(from); lerr != nil || !info.Mode().IsRegular() {
-				kept, left = slices.DeleteFunc(kept, func(k string) bool { return k == rel }), append(left, rel) // gone, or swapped, since the listing
-				continue
-			}
-			returnUserFiles(tmp, out, moved)
-			return nil, nil, nil, fmt.Errorf("keep %s: %w (nothing was changed)", term.Name(rel), err)
-		}
-		if info, err := both.Lstat(to); err != nil || !info.Mode().IsRegular() {
-			both.Rename(to, from)
-			kept, left = slices.DeleteFunc(kept, func(k string) bool { return k == rel }), append(left, rel)
-			continue
-		}
-		moved = append(moved, rel)
-	}
-	return kept, moved, left, nil
-}
 
 // Names lists outside names (files, ids) for a message, each as term.Name
 // prints it.
@@ -294,76 +118,12 @@ func Names(list []string) string {
 	return strings.Join(shown, ", ")
 }
 
-// returnUserFiles moves kept files back from tmp into out, when the build
-// fails after keepUserFiles moved them, through the folder both are in
-// (an os.Root), as they came.
-func returnUserFiles(tmp, out string, kept []string) {
-	both, err := os.OpenRoot(filepath.Dir(out))
-	if err != nil {
-		return
-	}
-	defer both.Close()
-	for _, rel := range kept {
-		to := filepath.Join(filepath.Base(out), filepath.FromSlash(rel))
-		both.MkdirAll(filepath.Dir(to), 0o755)
-		both.Rename(filepath.Join(filepath.Base(tmp), filepath.FromSlash(rel)), to)
-	}
-}
-
-// beforeKeeping runs between keepUserFiles' listing of the old site and
-// its moves: tests swap files there.
-var beforeKeeping = func() {}
-
-// IsSite reports whether dir holds a site matrixgen built.
-func IsSite(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, siteMarker))
-	return err == nil
-}
-
-// replaceable refuses to replace a folder matrixgen did not build: the
-// output folder is replaced whole, and a mistyped -o must not cost anyone
-// their files.
-func replaceable(out string) error {
-	entries, err := os.ReadDir(out)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0 {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("output folder: %w", err)
-	}
-	if _, err := os.Stat(filepath.Join(out, siteMarker)); err != nil {
-		return fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", term.Name(out), siteMarker)
-	}
-	return nil
-}
-
-// swapDir replaces dst with src: the old folder is moved aside, the new one
-// renamed into place, and only then is the old one removed. The site is in
-// place once the rename succeeds: an old folder that cannot be removed is
-// left for the next build to clear, not an error.
-func swapDir(src, dst string) error {
-	old := ""
-	if _, err := os.Lstat(dst); err == nil {
-		old = src + ".old"
-		if err := os.Rename(dst, old); err != nil {
-			return fmt.Errorf("move the previous site aside: %w", err)
-		}
-	}
-	if err := os.Rename(src, dst); err != nil {
-		if old != "" {
-			os.Rename(old, dst)
-		}
-		return fmt.Errorf("put the new site in place: %w", err)
-	}
-	if old != "" {
-		os.RemoveAll(old)
-	}
-	return nil
-}
-
-// builder renders pages; its templates and Markdown converter are made once
-// per build.
-type builder struct {
+// Renderer turns runs into the files of a site: pages, scripts, CSV, the
+// sitemap. Its templates and Markdown converter are made once. It writes
+// what it makes to a Folder and reads nothing but its runs (Source) and
+// its templates, so where the files go, and how they are swapped in or
+// replaced, is package site's.
+type Renderer struct {
 	site        Site
 	index       *template.Template
 	run         *template.Template
@@ -376,32 +136,33 @@ type builder struct {
 	// worker: each page gets its own.
 	page *bytes.Buffer
 	ctx  context.Context // a build stops when it ends
-	// inPlace replaces the files of a site being served (Live) instead of
-	// writing into a fresh folder.
-	inPlace bool
-	// previous is the site this build replaces, if any: a file it holds
-	// with the same bytes is linked into the new site, not written again.
-	previous string
-	// key is what every run page depends on beside its run (reuseKey);
-	// reuse the previous site's cache when it was built with the same;
-	// inputs each run's inputs as this build read them.
-	key    string
-	secret []byte // signs the cache (cacheSecret)
-	reuse  *reuseCache
+	// cache is the reuse cache of the site being replaced, nil where
+	// pages cannot be reused; inputs each run's inputs as this build read
+	// them.
+	cache  Cache
 	inputs map[string]string
 	reused int
-	// rows and pairs are what the last write laid out: a Live keeps them.
-	rows  []indexRow
+	// mu guards rows, every run's summary in the index's order as last
+	// written, which SiteCSV reads while an Update may replace it.
+	mu   *sync.RWMutex
+	rows []indexRow
+	// byID are the rows by run id, made by the first Update; pairs are
+	// the compare pages as last written.
+	byID  map[string]indexRow
 	pairs []Pair
 	// sitemapPrints are the prints of the sitemap's files as last
-	// written, for a Live to write only those a change changed.
+	// written, for an Update to write only those a change changed.
 	sitemapPrints map[string]uint64
 	// indexPrints are the prints of the index's files as last written
-	// (index.go), by file: a Live rewrites those whose print changes.
+	// (index.go), by file: an Update rewrites those whose print changes.
 	indexPrints map[string]uint64
 }
 
-func newBuilder(site Site) (*builder, error) {
+// NewRenderer parses the site's templates.
+func NewRenderer(site Site) (*Renderer, error) {
+	if site.Title == "" {
+		site.Title = defaultTitle
+	}
 	b, err := parseTemplates(site)
 	if err != nil {
 		return nil, err
@@ -410,7 +171,7 @@ func newBuilder(site Site) (*builder, error) {
 	return b, nil
 }
 
-func parseTemplates(site Site) (*builder, error) {
+func parseTemplates(site Site) (*Renderer, error) {
 	parse := func(page string) (*template.Template, error) {
 		return template.New(page).ParseFS(site.assets(), "templates/base.html", "templates/"+page)
 	}
@@ -430,7 +191,7 @@ func parseTemplates(site Site) (*builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &builder{site: site, index: index, run: run, methodology: methodology, compare: compare, md: newMarkdown()}, nil
+	return &Renderer{site: site, index: index, run: run, methodology: methodology, compare: compare, md: newMarkdown(), mu: new(sync.RWMutex)}, nil
 }
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
@@ -464,7 +225,7 @@ func (noteHeadings) Transform(doc *ast.Document, _ text.Reader, _ parser.Context
 	}
 }
 
-func (b *builder) base(root, title, description, rel string) pageBase {
+func (b *Renderer) base(root, title, description, rel string) pageBase {
 	p := pageBase{Root: root, SiteTitle: b.site.Title, PageTitle: title, Description: description, EChartsVersion: echartsVersion}
 	if b.site.BaseURL != "" {
 		p.Canonical = strings.TrimSuffix(b.site.BaseURL, "/") + "/" + rel
@@ -472,7 +233,7 @@ func (b *builder) base(root, title, description, rel string) pageBase {
 	return p
 }
 
-func (b *builder) markdown(src []byte) (*notes, error) {
+func (b *Renderer) markdown(src []byte) (*notes, error) {
 	if why := tooHardForMarkdown(src); why != "" {
 		// Plain text costs time in proportion to its length; Markdown's
 		// emphasis, links and nesting can cost its square or worse.
@@ -570,17 +331,20 @@ func markerEnds(line []byte, i int) bool {
 	return i == len(line) || line[i] == ' ' || line[i] == '\t' || line[i] == '\n' || line[i] == '\r'
 }
 
-func (b *builder) write(src Source, dir string) (Stats, error) {
-	if err := copyAssets(b.site.assets(), dir); err != nil {
+// Build writes the site of the runs of src into out, a fresh folder, and
+// keeps what it laid out for the Updates that follow. cache, when not
+// nil, gives the pages of runs that did not change since the site being
+// replaced was built. It stops when ctx ends.
+func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cache) (Stats, error) {
+	b.ctx, b.cache = ctx, cache
+	defer func() { b.cache, b.inputs = nil, nil }()
+	if err := copyAssets(b.site.assets(), out); err != nil {
 		return Stats{}, err
 	}
-	if err := writeFile(dir, siteMarker, []byte(markerHeader)); err != nil {
+	if err := out.WriteFile("assets/bins.css", []byte(binsCSS())); err != nil {
 		return Stats{}, err
 	}
-	if err := writeFile(dir, "assets/bins.css", []byte(binsCSS())); err != nil {
-		return Stats{}, err
-	}
-	rows, err := b.writeRuns(dir, src)
+	rows, err := b.writeRuns(out, src)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -588,16 +352,18 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	if err := b.writeComparisons(dir, pairs); err != nil {
+	if err := b.writeComparisons(out, pairs); err != nil {
 		return Stats{}, err
 	}
-	if err := errors.Join(b.writeMethodology(dir), b.writeListings(dir, rows, pairs, b.inputs)); err != nil {
+	if err := errors.Join(b.writeMethodology(out), b.writeListings(out, rows, pairs, b.inputs)); err != nil {
 		return Stats{}, err
 	}
-	b.rows, b.pairs = rows, pairs
+	b.mu.Lock()
+	b.rows, b.byID, b.pairs = rows, nil, pairs
+	b.mu.Unlock()
 	// Every HTML page: the runs', the index's, methodology.html,
 	// compare.html and the compare pages.
-	indexPages := max(1, (len(rows)+indexPageRuns-1)/indexPageRuns)
+	indexPages := max(1, (len(rows)+sitesize.IndexPageRuns-1)/sitesize.IndexPageRuns)
 	return Stats{Pages: len(rows) + indexPages + 2 + len(pairs), Runs: len(rows), Reused: b.reused}, nil
 }
 
@@ -608,11 +374,11 @@ func (b *builder) write(src Source, dir string) (Stats, error) {
 // a build of 100,000 runs holds 100,000 summaries and the few runs in
 // flight, never every run. Pages are independent, and a site of a thousand
 // runs is mostly this loop.
-func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
+func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	rows := make([]indexRow, src.Len())
 	errs := make([]error, src.Len())
 	inputs := make([]string, src.Len())
-	files, fromFiles := src.(Files)
+	files, fromFiles := src.(RawSource)
 	var reused atomic.Int64
 	inFlight := &budget{limit: runBytesInFlight}
 	parallel.EachWorker(src.Len(), func() func(int) {
@@ -627,7 +393,7 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			if fromFiles {
 				// The file's bytes, from now until its page is written,
 				// count against the build's budget.
-				size := fileSize(files[i])
+				size := files.Size(i)
 				inFlight.acquire(size)
 				defer inFlight.release(size)
 				if err := b.ctx.Err(); err != nil { // it may have waited
@@ -635,16 +401,15 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 					return
 				}
 			}
-			if fromFiles && b.key != "" {
+			if fromFiles && b.cache != nil {
 				// Read, and decode only a run whose page cannot be reused.
-				if e, err = matrixgen.ReadFile(files[i]); err == nil {
-					inputs[i] = inputHash(e)
-					if b.reuse != nil {
-						if row, ok := b.reuseRun(dir, e, inputs[i]); ok {
-							rows[i] = row
-							reused.Add(1)
-							return
-						}
+				if e, err = files.Read(i); err == nil {
+					var row CachedRow
+					var ok bool
+					if inputs[i], row, ok = b.cache.Reuse(e); ok {
+						rows[i] = row.indexRow(e.ID)
+						reused.Add(1)
+						return
 					}
 					err = e.Decode()
 				}
@@ -662,7 +427,7 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 			}
 			var sums pageSums
 			if err == nil {
-				sums, err = w.writeRun(dir, e)
+				sums, err = w.writeRun(out, e)
 			}
 			if err != nil {
 				errs[i] = err
@@ -696,9 +461,9 @@ func (b *builder) writeRuns(dir string, src Source) ([]indexRow, error) {
 	return rows, nil
 }
 
-// worker is a builder with its own Markdown converter, so concurrent pages
+// worker is a Renderer with its own Markdown converter, so concurrent pages
 // share only what is safe to share (parsed templates, settings).
-func (b *builder) worker() *builder {
+func (b *Renderer) worker() *Renderer {
 	w := *b
 	w.md = newMarkdown()
 	w.page = new(bytes.Buffer)
@@ -709,7 +474,7 @@ func (b *builder) worker() *builder {
 // compare.js) and returns its files' hashes for the cache. Its rows of the
 // site's runs.csv are its measurements.csv's, read back when runs.csv is
 // written (sitecsv.go), not held meanwhile.
-func (b *builder) writeRun(dir string, e matrixgen.Entry) (pageSums, error) {
+func (b *Renderer) writeRun(out Folder, e matrixgen.Entry) (pageSums, error) {
 	files, err := b.renderRun(e)
 	if err == nil {
 		err = b.ctx.Err() // laying a page out may have taken a while
@@ -717,21 +482,9 @@ func (b *builder) writeRun(dir string, e matrixgen.Entry) (pageSums, error) {
 	if err != nil {
 		return pageSums{}, err
 	}
-	if !b.inPlace {
-		// A fresh folder: nothing to replace, one directory to make
-		// (and the runs folder, for the first run).
-		folder := filepath.Join(dir, "runs", e.ID)
-		err := os.Mkdir(folder, 0o755)
-		if errors.Is(err, fs.ErrNotExist) {
-			err = os.MkdirAll(folder, 0o755)
-		}
-		if err != nil {
-			return pageSums{}, err
-		}
-	}
 	var errs []error
 	for _, f := range files {
-		errs = append(errs, b.writeFile(dir, f.rel, f.data))
+		errs = append(errs, out.WriteFile(f.rel, f.data))
 	}
 	return sumsOf(files), errors.Join(errs...)
 }
@@ -744,7 +497,7 @@ type siteFile struct {
 
 // renderRun makes a run's files. In a worker (b.page set) the page's bytes
 // are the worker's buffer, good until its next run.
-func (b *builder) renderRun(e matrixgen.Entry) ([]siteFile, error) {
+func (b *Renderer) renderRun(e matrixgen.Entry) ([]siteFile, error) {
 	if !matrixgen.ValidID(e.ID) {
 		return nil, fmt.Errorf("run id %s cannot name a folder", term.Name(e.ID))
 	}
@@ -884,14 +637,14 @@ func bestPerWattValue(r *matrixgen.Run) float64 {
 
 // writeComparisons writes a page for each pair: the page names its pair,
 // and its script draws it from the runs' compare.js.
-func (b *builder) writeComparisons(dir string, pairs []Pair) error {
+func (b *Renderer) writeComparisons(out Folder, pairs []Pair) error {
 	for _, p := range pairs {
 		if err := b.ctx.Err(); err != nil {
 			return err
 		}
 		html, err := execute(b.compare, b.newComparePage(p))
 		if err == nil {
-			err = b.writeFile(dir, path.Join("compare", compareID(p), "index.html"), html)
+			err = out.WriteFile(path.Join("compare", compareID(p), "index.html"), html)
 		}
 		if err != nil {
 			return err
@@ -905,14 +658,14 @@ func (b *builder) writeComparisons(dir string, pairs []Pair) error {
 // and the reuse cache. They are written at once, each reading the rows
 // and writing a file of its own: one after another they were a tenth of a
 // build on one core while the other waited.
-func (b *builder) writeListings(dir string, rows []indexRow, pairs []Pair, inputs map[string]string) error {
+func (b *Renderer) writeListings(out Folder, rows []indexRow, pairs []Pair, inputs map[string]string) error {
 	sortIndexOrder(rows)
 	writes := []func() error{
-		func() error { return b.writeIndex(dir, rows, pairs) },
-		func() error { return b.writePick(dir) },
-		func() error { return b.writeSiteCSV(dir, rows) },
-		func() error { return b.writeSitemap(dir, rows, func(string) {}, func(string) {}) },
-		func() error { return b.writeReuse(dir, rows, inputs) },
+		func() error { return b.writeIndex(out, rows, pairs) },
+		func() error { return b.writePick(out) },
+		func() error { return b.writeSiteCSV(out, rows) },
+		func() error { return b.writeSitemap(out, rows) },
+		func() error { return b.writeReuse(rows, inputs) },
 	}
 	errs := make([]error, len(writes))
 	var wg sync.WaitGroup
@@ -939,7 +692,7 @@ type methodologyPage struct {
 	Statuses []legendStatus
 }
 
-func (b *builder) writeMethodology(dir string) error {
+func (b *Renderer) writeMethodology(out Folder) error {
 	page := methodologyPage{pageBase: b.base("", "How the figures are measured · "+b.site.Title,
 		"What prefill, sustained decode, TTFT, time between tokens and every status mean on these pages.", "methodology.html")}
 	for _, s := range matrixgen.Statuses {
@@ -949,17 +702,17 @@ func (b *builder) writeMethodology(dir string) error {
 	if err != nil {
 		return err
 	}
-	return b.writeFile(dir, "methodology.html", html)
+	return out.WriteFile("methodology.html", html)
 }
 
 // writePick writes compare.html, which compares the two runs its address
 // names (?a=…&b=…), as a built compare page does.
-func (b *builder) writePick(dir string) error {
+func (b *Renderer) writePick(out Folder) error {
 	html, err := execute(b.compare, b.newComparePage(Pair{}))
 	if err != nil {
 		return err
 	}
-	return b.writeFile(dir, "compare.html", html)
+	return out.WriteFile("compare.html", html)
 }
 
 func rawIfOK(ok bool, v float64) string {
@@ -991,7 +744,7 @@ func execute(t *template.Template, data any) ([]byte, error) {
 var pageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // copyAssets copies the embedded static folder to <dir>/assets.
-func copyAssets(assets fs.FS, dir string) error {
+func copyAssets(assets fs.FS, out Folder) error {
 	return fs.WalkDir(assets, "static", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -1000,77 +753,6 @@ func copyAssets(assets fs.FS, dir string) error {
 		if err != nil {
 			return err
 		}
-		return writeFile(dir, path.Join("assets", strings.TrimPrefix(p, "static/")), data)
+		return out.WriteFile(path.Join("assets", strings.TrimPrefix(p, "static/")), data)
 	})
-}
-
-// writeFile writes a slash-separated path under dir. Paths come from this
-// package and validated ids only; the check is a last guard all the same.
-func writeFile(dir, rel string, data []byte) error {
-	if !filepath.IsLocal(filepath.FromSlash(rel)) {
-		return fmt.Errorf("refusing to write %s outside the site", term.Name(rel))
-	}
-	name := filepath.Join(dir, filepath.FromSlash(rel))
-	err := createFile(name, data)
-	if errors.Is(err, fs.ErrNotExist) {
-		// The first file of its folder: make the folder and try again,
-		// rather than ask after every file whether its folder is there.
-		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			return err
-		}
-		err = createFile(name, data)
-	}
-	return err
-}
-
-// linkUnchanged links the previous site's file into the new one when it
-// holds exactly data, and says whether it did. A build replaces a site
-// whole, so most files are the same bytes as before; a link costs the file
-// system no new file (on ext4, creating files just after deleting as many
-// made the allocator scan for recently freed ones: a third of a build's
-// time), and the old site's removal frees nothing the new one uses.
-func (b *builder) linkUnchanged(dir, rel string, data []byte) bool {
-	if b.previous == "" {
-		return false
-	}
-	old := filepath.Join(b.previous, filepath.FromSlash(rel))
-	f, info, err := regular.OpenEntry(old)
-	if err != nil {
-		return false
-	}
-	if info.Size() != int64(len(data)) {
-		f.Close()
-		return false
-	}
-	have, err := regular.Read(f, info, int64(len(data)), term.Name(old), "a page")
-	if err != nil || !bytes.Equal(have, data) {
-		return false
-	}
-	name := filepath.Join(dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return false
-	}
-	return linkRegular(old, name)
-}
-
-// writeFile writes one file of the site: straight into a fresh build's
-// folder, or, updating a site in place (Live), through a temporary file
-// renamed over the old one, so a reader gets the old page or the new one,
-// never half of either.
-func (b *builder) writeFile(dir, rel string, data []byte) error {
-	if !b.inPlace {
-		if b.linkUnchanged(dir, rel, data) {
-			return nil
-		}
-		return writeFile(dir, rel, data)
-	}
-	tmp := rel + ".matrixgen-tmp"
-	if err := writeFile(dir, tmp, data); err != nil {
-		return err
-	}
-	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(tmp)), filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
-		os.Remove(filepath.Join(dir, filepath.FromSlash(tmp)))
-		return err
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"html"
 	"math/rand/v2"
@@ -36,7 +35,7 @@ func loadSample(t testing.TB) matrixgen.Entry {
 func buildSample(t *testing.T, site Site) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Entries{loadSample(t)}, site, out); err != nil {
+	if _, err := writeSite(Entries{loadSample(t)}, site, out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -210,7 +209,7 @@ func TestNotesAreMarkdownWithoutRawHTML(t *testing.T) {
 	e := loadSample(t)
 	e.Notes = []byte("**bold** and <script>alert(1)</script> and [x](javascript:alert(1))\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Entries{e}, Site{}, out); err != nil {
+	if _, err := writeSite(Entries{e}, Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	page := read(t, filepath.Join(out, "runs", sampleID, "index.html"))
@@ -235,7 +234,7 @@ func TestSimulatedRunIsMarked(t *testing.T) {
 	e.Run.Simulated = true
 	e.Raw = nil
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Entries{e}, Site{}, out); err != nil {
+	if _, err := writeSite(Entries{e}, Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	if page := read(t, filepath.Join(out, "runs", sampleID, "index.html")); !strings.Contains(page, "Simulated: measured against") {
@@ -271,83 +270,12 @@ func TestComparePairs(t *testing.T) {
 	}
 }
 
-// TestBuildKeepsFilesItDidNotWrite: a CNAME, .nojekyll and .git/ added to
-// the output folder were deleted by the next build. Files no build wrote
-// are carried over; a removed run's pages still go.
-func TestBuildKeepsFilesItDidNotWrite(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "public")
-	a, b := testrun.Full(1), testrun.Full(2)
-	if _, err := Build(Entries{{ID: "a", Run: a}, {ID: "b", Run: b}}, Site{}, out); err != nil {
-		t.Fatal(err)
-	}
-	mine := map[string]string{"CNAME": "bench.example.org\n", ".nojekyll": "", ".git/config": "[core]\n", "runs/a/extra.txt": "by hand\n"}
-	for name, text := range mine {
-		os.MkdirAll(filepath.Dir(filepath.Join(out, name)), 0o755)
-		os.WriteFile(filepath.Join(out, name), []byte(text), 0o644)
-	}
-	stats, err := Build(Entries{{ID: "a", Run: a}}, Site{}, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range mine {
-		if got, err := os.ReadFile(filepath.Join(out, name)); err != nil || string(got) != text {
-			t.Errorf("%s after the build: %q, %v", name, got, err)
-		}
-	}
-	if len(stats.Kept) != 4 {
-		t.Errorf("kept %q", stats.Kept)
-	}
-	if _, err := os.Stat(filepath.Join(out, "runs", "b")); err == nil {
-		t.Error("the removed run's pages are still there")
-	}
-	// And again: files kept once are kept the next time too.
-	if _, err := Build(Entries{{ID: "a", Run: a}}, Site{}, out); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(out, "CNAME")); err != nil {
-		t.Error("CNAME lost on the second build")
-	}
-}
-
-// TestInterruptedBuildLeavesNothing: Ctrl-C during a build left a
-// .public.building-* folder beside the site. A cancelled build removes its
-// work, and the next build removes what a killed one left.
-func TestInterruptedBuildLeavesNothing(t *testing.T) {
-	parent := t.TempDir()
-	out := filepath.Join(parent, "public")
-	if _, err := Build(Entries{{ID: "a", Run: testrun.Full(1)}}, Site{}, out); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := BuildContext(ctx, Entries{{ID: "a", Run: testrun.Full(1)}, {ID: "b", Run: testrun.Full(2)}}, Site{}, out); err == nil {
-		t.Fatal("a cancelled build succeeded")
-	}
-	killed, err := newWorkFolder(parent, "public")
-	if err != nil {
-		t.Fatal(err)
-	}
-	killed.lock.Close() // as kill -9 closes it
-	if _, err := Build(Entries{{ID: "a", Run: testrun.Full(1)}}, Site{}, out); err != nil {
-		t.Fatal(err)
-	}
-	entries, _ := os.ReadDir(parent)
-	for _, e := range entries {
-		if e.Name() != "public" {
-			t.Errorf("left beside the site: %s", e.Name())
-		}
-	}
-	if _, err := os.Stat(filepath.Join(out, "runs", "a", "index.html")); err != nil {
-		t.Error(err)
-	}
-}
-
 // TestLongIDsMakeValidCompareNames: two runs with 128-character ids once
 // made a compare folder name past the file name limit.
 func TestLongIDsMakeValidCompareNames(t *testing.T) {
 	long := func(c string) string { return strings.Repeat(c, 128) }
 	a, b := testrun.Full(7), testrun.Full(7) // one model on one GPU: a compare page
-	if _, err := Build(Entries{{ID: long("a"), Run: a}, {ID: long("b"), Run: b}}, Site{}, filepath.Join(t.TempDir(), "public")); err != nil {
+	if _, err := writeSite(Entries{{ID: long("a"), Run: a}, {ID: long("b"), Run: b}}, Site{}, filepath.Join(t.TempDir(), "public")); err != nil {
 		t.Fatal(err)
 	}
 	if id := compareID(Pair{A: long("a"), B: long("b")}); len(id) > maxCompareID {
@@ -369,7 +297,7 @@ func TestPathologicalNotesAndNames(t *testing.T) {
 	notes := []byte(strings.Repeat("*a_", 300000))
 	out := filepath.Join(t.TempDir(), "public")
 	start := time.Now()
-	if _, err := Build(Entries{{ID: "a", Run: r, Notes: notes}}, Site{}, out); err != nil {
+	if _, err := writeSite(Entries{{ID: "a", Run: r, Notes: notes}}, Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("built in %v", time.Since(start)) // logged, not asserted: the machine is shared
@@ -456,7 +384,7 @@ func TestGeneratedDeepNotesAreShownPlain(t *testing.T) {
 // lines indented ever deeper), and of the costliest notes within the
 // budgets. Goal: each under a second, so Ctrl-C stops a build within two.
 func BenchmarkHostileNotes(b *testing.B) {
-	bld, err := newBuilder(Site{Title: "bench"})
+	bld, err := NewRenderer(Site{Title: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -495,7 +423,7 @@ func TestIndexBestTokSPerWatt(t *testing.T) {
 	}
 	best, _ := withPower.PeakTotal()
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Entries{{ID: "a", Run: withPower}, {ID: "b", Run: testrun.Full(2)}}, Site{}, out); err != nil {
+	if _, err := writeSite(Entries{{ID: "a", Run: withPower}, {ID: "b", Run: testrun.Full(2)}}, Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
@@ -504,7 +432,7 @@ func TestIndexBestTokSPerWatt(t *testing.T) {
 		t.Errorf("the index lacks the column or the figure %s", want)
 	}
 	out2 := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Entries{{ID: "b", Run: testrun.Full(2)}}, Site{}, out2); err != nil {
+	if _, err := writeSite(Entries{{ID: "b", Run: testrun.Full(2)}}, Site{}, out2); err != nil {
 		t.Fatal(err)
 	}
 	if index, _ := os.ReadFile(filepath.Join(out2, "index.html")); strings.Contains(string(index), "per watt") {

@@ -5,14 +5,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
-	"github.com/matrixgen/matrixgen/internal/regular"
+	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -25,17 +23,6 @@ import (
 // is made by reading each run's back, one at a time, and writing it out
 // with its prefix. The bytes are what encoding/csv writes for the whole
 // table: it encodes each field on its own, so a row is its fields' joined.
-
-// spreadsheetRows is the most rows a spreadsheet opens (Excel's 1,048,576,
-// header included; LibreOffice's is the same). A site whose runs.csv has
-// more offers it split by month as well: runs-YYYY-MM.csv. A variable so
-// tests can split a small site.
-var spreadsheetRows = 1 << 20
-
-// maxMeasurementsBytes bounds a run's measurements.csv read back into
-// runs.csv: thousands of times what a full run's holds (tens of
-// kilobytes); the file is the build's own, the bound a last guard.
-const maxMeasurementsBytes = 64 << 20
 
 // csvPart is one file runs.csv is split into when it is too long for a
 // spreadsheet: its name at the site's root, the month its runs started
@@ -80,7 +67,7 @@ func siteCSVParts(rows []indexRow) []csvPart {
 	for _, r := range rows {
 		total += int(r.csvRows)
 	}
-	if total <= spreadsheetRows {
+	if total <= sitesize.SpreadsheetRows {
 		return nil
 	}
 	var parts []csvPart
@@ -98,13 +85,10 @@ func siteCSVParts(rows []indexRow) []csvPart {
 // index's order (rows are in it), and its parts by month when it is too
 // long for a spreadsheet: each run's measurements.csv read back from the
 // site in dir, one run at a time.
-func (b *builder) writeSiteCSV(dir string, rows []indexRow) (err error) {
+func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 	parts := siteCSVParts(rows)
-	if b.inPlace {
-		removeStaleParts(dir, parts)
-	}
 	head := csvBytes(siteCSVHeader, nil)
-	all, err := b.createStream(dir, "runs.csv")
+	all, err := createStream(out, "runs.csv")
 	if err != nil {
 		return err
 	}
@@ -132,7 +116,7 @@ func (b *builder) writeSiteCSV(dir string, rows []indexRow) (err error) {
 					return err
 				}
 			}
-			if part, err = b.createStream(dir, parts[next].Name); err != nil {
+			if part, err = createStream(out, parts[next].Name); err != nil {
 				return err
 			}
 			part.Write(head)
@@ -142,20 +126,20 @@ func (b *builder) writeSiteCSV(dir string, rows []indexRow) (err error) {
 		if part != nil {
 			partW = part.Writer
 		}
-		if buf, err = copyRunCSV(all.Writer, partW, dir, r, buf); err != nil {
+		if buf, err = copyRunCSV(all.Writer, partW, out, r, buf); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// streamSiteCSV writes to w the file name of runs.csv as the site in dir
+// streamSiteCSV writes to w the file name of runs.csv as the site in out
 // has it now, rows being its runs in the index's order: runs.csv itself,
 // or one of its parts by month. It is what writeSiteCSV writes, made on
 // request: `matrixgen serve` writes neither after a change (a change
 // would cost the whole file), and serves them this way. ok is false for a
 // name that is not one of them.
-func streamSiteCSV(w io.Writer, dir, name string, rows []indexRow) (ok bool, err error) {
+func streamSiteCSV(w io.Writer, out Folder, name string, rows []indexRow) (ok bool, err error) {
 	month := ""
 	if name != "runs.csv" {
 		parts := siteCSVParts(rows)
@@ -172,7 +156,7 @@ func streamSiteCSV(w io.Writer, dir, name string, rows []indexRow) (ok bool, err
 		if month != "" && monthOf(r) != month {
 			continue
 		}
-		if buf, err = copyRunCSV(bw, nil, dir, r, buf); err != nil {
+		if buf, err = copyRunCSV(bw, nil, out, r, buf); err != nil {
 			return true, err
 		}
 	}
@@ -180,21 +164,12 @@ func streamSiteCSV(w io.Writer, dir, name string, rows []indexRow) (ok bool, err
 }
 
 // copyRunCSV writes a run's rows of runs.csv to all and, when it is not
-// nil, part: its measurements.csv in dir, each row after its prefix. buf
+// nil, part: its measurements.csv in out, each row after its prefix. buf
 // is reused from one run to the next.
-func copyRunCSV(all, part *bufio.Writer, dir string, r indexRow, buf []byte) ([]byte, error) {
-	name := filepath.Join(dir, "runs", r.ID, "measurements.csv")
-	f, info, err := regular.OpenEntry(name)
+func copyRunCSV(all, part *bufio.Writer, out Folder, r indexRow, buf []byte) ([]byte, error) {
+	buf, name, err := out.Measurements(r.ID, buf)
 	if err != nil {
 		return buf, fmt.Errorf("runs.csv: %w", err)
-	}
-	defer f.Close()
-	if info.Size() > maxMeasurementsBytes {
-		return buf, fmt.Errorf("runs.csv: %s is larger than the %d bytes a run's measurements may be", term.Name(name), maxMeasurementsBytes)
-	}
-	buf = slices.Grow(buf[:0], int(info.Size()))[:info.Size()]
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return buf, fmt.Errorf("runs.csv: %s: %w", term.Name(name), err)
 	}
 	records := csvRecords(buf)
 	if len(records) == 0 {
@@ -236,64 +211,32 @@ func csvRecords(data []byte) [][]byte {
 	return out
 }
 
-// removeStaleParts removes, from a site updated in place, the parts of
-// runs.csv a smaller or changed site no longer has.
-func removeStaleParts(dir string, parts []csvPart) {
-	old, _ := filepath.Glob(filepath.Join(dir, "runs-*.csv"))
-	for _, name := range old {
-		keep := false
-		for _, p := range parts {
-			keep = keep || filepath.Base(name) == p.Name
-		}
-		if !keep {
-			os.Remove(name)
-		}
-	}
-}
-
 // stream is a file of the site written piece by piece, too large to
-// hold: straight into a fresh build's folder, or beside the file of a
-// site updated in place, renamed over it when finished.
+// hold, through a buffer.
 type stream struct {
 	*bufio.Writer
-	f           *os.File
-	name, final string
+	s Stream
 }
 
-// createStream starts the file rel of the site in dir.
-func (b *builder) createStream(dir, rel string) (*stream, error) {
-	final := filepath.Join(dir, filepath.FromSlash(rel))
-	name := final
-	if b.inPlace {
-		name += ".matrixgen-tmp"
-	}
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+// createStream starts the file rel of the site in out.
+func createStream(out Folder, rel string) (*stream, error) {
+	s, err := out.Create(rel)
 	if err != nil {
 		return nil, err
 	}
-	return &stream{Writer: bufio.NewWriterSize(f, 256<<10), f: f, name: name, final: final}, nil
+	return &stream{Writer: bufio.NewWriterSize(s, 256<<10), s: s}, nil
 }
 
 // finish writes out what is buffered and puts the file in place.
 func (s *stream) finish() error {
-	err := s.Flush()
-	if closeErr := s.f.Close(); err == nil {
-		err = closeErr
+	if err := s.Flush(); err != nil {
+		s.s.Abort()
+		return err
 	}
-	if err == nil && s.name != s.final {
-		err = os.Rename(s.name, s.final)
-	}
-	if err != nil {
-		os.Remove(s.name)
-	}
-	return err
+	return s.s.Close()
 }
 
 // abort drops the file.
 func (s *stream) abort() {
-	s.f.Close()
-	os.Remove(s.name)
+	s.s.Abort()
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
@@ -57,7 +57,7 @@ func FuzzSiteCSVFromMeasurements(f *testing.F) {
 func TestSiteCSVIsEveryRunsMeasurements(t *testing.T) {
 	entries := monthsOfRuns(6)
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(entries, Site{}, out); err != nil {
+	if _, err := writeSite(entries, Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	got := read(t, filepath.Join(out, "runs.csv"))
@@ -76,10 +76,10 @@ func TestSiteCSVIsEveryRunsMeasurements(t *testing.T) {
 func TestSiteCSVSplitByMonth(t *testing.T) {
 	entries := monthsOfRuns(6)
 	perRun := len(entries[0].Run.Prefill) + len(entries[0].Run.Decode)
-	defer func(old int) { spreadsheetRows = old }(spreadsheetRows)
-	spreadsheetRows = 3 * perRun // a site of 6 runs is too long
+	defer func(old int) { sitesize.SpreadsheetRows = old }(sitesize.SpreadsheetRows)
+	sitesize.SpreadsheetRows = 3 * perRun // a site of 6 runs is too long
 	out := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(entries, Site{}, out); err != nil {
+	if _, err := writeSite(entries, Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	byMonth := map[string]Entries{}
@@ -106,22 +106,6 @@ func TestSiteCSVSplitByMonth(t *testing.T) {
 	if got, want := read(t, filepath.Join(out, "runs.csv")), string(expectedSiteCSV(entries)); got != want {
 		t.Error("runs.csv, split too, is not every run's rows")
 	}
-}
-
-// monthsOfRuns are n full runs over three months and one without a date.
-func monthsOfRuns(n int) Entries {
-	var entries Entries
-	for i := range n {
-		r := testrun.Full(uint64(i))
-		r.Model.Name = fmt.Sprintf("model, \"%d\"", i%2) // a field to quote
-		r.StartedAt = time.Date(2026, time.Month(9+i%3), 1+i, 12, 0, 0, 0, time.UTC)
-		if i == n-1 {
-			r.StartedAt = time.Time{}
-		}
-		r.Decode[0].Reason = "a reason\nover two lines, \"quoted\""
-		entries = append(entries, matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
-	}
-	return entries
 }
 
 // expectedSiteCSV is runs.csv for entries as encoding/csv writes the whole
@@ -156,11 +140,11 @@ func TestBuildHoldsASummaryPerRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := newBuilder(Site{Title: "t"})
+	b, err := NewRenderer(Site{Title: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.ctx, b.key = context.Background(), "a key, so run files are read as a build reads them"
+	b.ctx, b.cache = context.Background(), reuseNone{} // so run files are read as a build that reuses pages reads them
 	dir := t.TempDir()
 	heap := func() uint64 {
 		// The cells' intervals are remembered up to maxSpreads cells, a
@@ -176,11 +160,11 @@ func TestBuildHoldsASummaryPerRun(t *testing.T) {
 	}
 	// What a first page costs once (the JSON library's and the
 	// templates' caches, the chart's option) is not a run's.
-	if _, err := b.writeRuns(t.TempDir(), Files(files[:5])); err != nil {
+	if _, err := b.writeRuns(dirFolder(t.TempDir()), Files(files[:5])); err != nil {
 		t.Fatal(err)
 	}
 	before := heap()
-	rows, err := b.writeRuns(dir, Files(files))
+	rows, err := b.writeRuns(dirFolder(dir), Files(files))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,43 +183,18 @@ func TestBuildHoldsASummaryPerRun(t *testing.T) {
 	}
 }
 
-// TestLiveSplitsSiteCSV: after serve's in-place update, runs.csv and its
-// parts by month are made on request as a build writes them, the folder
-// holds none (no stale one, no part of a month whose runs are gone), and
-// its marker lists none, so a later build does not take them for files of
-// someone's.
-func TestLiveSplitsSiteCSV(t *testing.T) {
-	entries := monthsOfRuns(6)
-	defer func(old int) { spreadsheetRows = old }(spreadsheetRows)
-	spreadsheetRows = 2 * (len(entries[0].Run.Prefill) + len(entries[0].Run.Decode))
-	runs := t.TempDir()
-	var files []string
-	for _, e := range entries {
-		files = append(files, writeRunFile(t, runs, e.ID, e.Run, ""))
+// monthsOfRuns are n full runs over three months and one without a date.
+func monthsOfRuns(n int) Entries {
+	var entries Entries
+	for i := range n {
+		r := testrun.Full(uint64(i))
+		r.Model.Name = fmt.Sprintf("model, \"%d\"", i%2) // a field to quote
+		r.StartedAt = time.Date(2026, time.Month(9+i%3), 1+i, 12, 0, 0, 0, time.UTC)
+		if i == n-1 {
+			r.StartedAt = time.Time{}
+		}
+		r.Decode[0].Reason = "a reason\nover two lines, \"quoted\""
+		entries = append(entries, matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
 	}
-	out := filepath.Join(t.TempDir(), "public")
-	live, _, err := NewLive(context.Background(), files, Site{}, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// run-0 and run-3 started in September: without them, no September.
-	os.Remove(filepath.Join(runs, "run-0.json"))
-	os.Remove(filepath.Join(runs, "run-3.json"))
-	files, err = matrixgen.RunFiles(runs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := live.Update(files); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(out, "runs-2026-09.csv")); err == nil {
-		t.Error("the part of a month without runs is still there")
-	}
-	if ok, _ := live.SiteCSV(io.Discard, "runs-2026-09.csv"); ok {
-		t.Error("the part of a month without runs is still served")
-	}
-	liveSameAsAFreshBuild(t, live, runs, out, Site{})
-	if stats, err := Build(Files(files), Site{}, out); err != nil || len(stats.Kept) > 0 {
-		t.Errorf("a build over the served site: %v, kept %v", err, stats.Kept)
-	}
+	return entries
 }

@@ -3,20 +3,13 @@ package render
 import (
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"hash/maphash"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
-)
 
-// sitemapURLs is the most addresses one sitemap file may list (the
-// sitemaps.org protocol's limit); a site with more is listed in parts
-// named by a sitemap index at sitemap.xml. A var for tests.
-var sitemapURLs = 50_000
+	"github.com/matrixgen/matrixgen/internal/sitesize"
+)
 
 // sitemapFile is one file of the sitemap: its name and its text.
 type sitemapFile struct {
@@ -26,16 +19,16 @@ type sitemapFile struct {
 
 // sitemapFiles lists every page for search engines when the site knows
 // where it will be published (none when it does not): sitemap.xml
-// itself, or, past sitemapURLs addresses, a sitemap index there and parts
+// itself, or, past sitesize.SitemapURLs addresses, a sitemap index there and parts
 // sitemap-1.xml … numbered from the oldest runs, so a run added rewrites
 // the newest part and not every one. rows are newest first.
-func (b *builder) sitemapFiles(rows []indexRow) []sitemapFile {
+func (b *Renderer) sitemapFiles(rows []indexRow) []sitemapFile {
 	if b.site.BaseURL == "" {
 		return nil
 	}
 	base := strings.TrimSuffix(b.site.BaseURL, "/") + "/"
 	pages := []string{"", "methodology.html"}
-	if len(pages)+len(rows) <= sitemapURLs {
+	if len(pages)+len(rows) <= sitesize.SitemapURLs {
 		for _, r := range rows {
 			pages = append(pages, "runs/"+r.ID+"/")
 		}
@@ -44,7 +37,7 @@ func (b *builder) sitemapFiles(rows []indexRow) []sitemapFile {
 	var parts []sitemapFile
 	for end := len(rows); end > 0 || len(parts) == 0; {
 		page := pages
-		room := sitemapURLs - len(page)
+		room := sitesize.SitemapURLs - len(page)
 		start := max(end-room, 0)
 		for i := end - 1; i >= start; i-- {
 			page = append(page, "runs/"+rows[i].ID+"/")
@@ -78,8 +71,8 @@ func urlSet(base string, pages []string) []byte {
 
 // writeSitemap writes the sitemap's files that changed since it was last
 // written (every one, the first time) and removes the parts it no longer
-// has; wrote and removed are told each name, for the site's marker.
-func (b *builder) writeSitemap(dir string, rows []indexRow, wrote, removed func(rel string)) error {
+// has.
+func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
 	files := b.sitemapFiles(rows)
 	// What the folder holds, kept up to date file by file, so that an
 	// update that fails partway still knows every part it has to remove
@@ -97,22 +90,20 @@ func (b *builder) writeSitemap(dir string, rows []indexRow, wrote, removed func(
 		if old, ok := held[f.rel]; ok && old == print {
 			continue
 		}
-		if err := b.writeFile(dir, f.rel, f.data); err != nil {
+		if err := out.WriteFile(f.rel, f.data); err != nil {
 			held[f.rel] = unwritten
 			return err
 		}
 		held[f.rel] = print
-		wrote(f.rel)
 	}
 	for rel := range held {
 		if named[rel] {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := out.Remove(rel); err != nil {
 			return err
 		}
 		delete(held, rel)
-		removed(rel)
 	}
 	return nil
 }

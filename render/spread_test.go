@@ -196,7 +196,7 @@ func TestStoredIntervalIsShown(t *testing.T) {
 		t.Errorf("stored interval shown as %q, want %q", got, want)
 	}
 
-	b, err := newBuilder(Site{Title: "t"})
+	b, err := NewRenderer(Site{Title: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

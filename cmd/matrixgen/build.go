@@ -16,6 +16,7 @@ import (
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/site"
 )
 
 var buildCommand = command{
@@ -57,7 +58,7 @@ bad file and leaves the previous site untouched.
 	},
 }
 
-func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
+func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) error {
 	start := time.Now()
 	// A build streams runs through a small heap (a few MB live: summaries
 	// and the runs in flight) while allocating about a megabyte a page, so
@@ -83,11 +84,11 @@ func buildSite(runsDir, out string, site config.Site, stdout io.Writer) error {
 	}
 	defer cleanup()
 	if bucket.IsURL(out) {
-		return publish(ctx, files, site, out, start, stdout)
+		return publish(ctx, files, settings, out, start, stdout)
 	}
 	// Ctrl-C stops the build and removes what it began; the previous site
 	// stays as it was.
-	stats, err := render.BuildContext(ctx, render.Files(files), renderSite(site), out)
+	stats, err := site.BuildContext(ctx, site.Files(files), renderSite(settings), out)
 	if ctx.Err() != nil {
 		return errors.New("interrupted; nothing was written, the previous site is as it was")
 	}
@@ -177,7 +178,7 @@ func runFiles(ctx context.Context, place string, log io.Writer) (files []string,
 // publish builds the site into a temporary folder and publishes it to the
 // bucket at place: changed objects written, then the ones it no longer has
 // removed.
-func publish(ctx context.Context, files []string, site config.Site, place string, start time.Time, stdout io.Writer) error {
+func publish(ctx context.Context, files []string, settings config.Site, place string, start time.Time, stdout io.Writer) error {
 	store, err := bucket.OpenForWriting(ctx, place)
 	if err != nil {
 		return err
@@ -190,7 +191,7 @@ func publish(ctx context.Context, files []string, site config.Site, place string
 		return err
 	}
 	defer cleanup()
-	stats, err := render.BuildContext(ctx, render.Files(files), renderSite(site), dir)
+	stats, err := site.BuildContext(ctx, site.Files(files), renderSite(settings), dir)
 	var bad *render.BadRunsError
 	if errors.As(err, &bad) {
 		return fmt.Errorf("nothing was published; fix these run files first:\n%w", indent(errors.Join(bad.Errs...)))

@@ -26,6 +26,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/site"
 )
 
 var serveCommand = command{
@@ -109,10 +110,10 @@ type server struct {
 	mu                 sync.Mutex   // one build at a time
 	// ctx ends serve: a build in progress stops with it.
 	ctx context.Context
-	// site is the site as last built, updated in place when only runs
+	// current is the site as last built, updated in place when only runs
 	// change; nil until a full build succeeds. Requests for runs.csv read
 	// it while a build replaces it.
-	site atomic.Pointer[render.Live]
+	current atomic.Pointer[site.Live]
 	// mirror, for runs in a bucket, is the local copy of the bucket's
 	// runs, polled in its own goroutine (pollBucket).
 	mirror *bucketMirror
@@ -144,12 +145,12 @@ func (s *server) build() bool {
 	if err == nil {
 		var files []string
 		if files, err = matrixgen.RunFiles(s.runs); err == nil {
-			site := renderSite(cfg.Site)
-			site.BaseURL, site.Assets = "", liveAssets() // served here, not where it will be published
+			settings := renderSite(cfg.Site)
+			settings.BaseURL, settings.Assets = "", liveAssets() // served here, not where it will be published
 			var stats render.Stats
-			var live *render.Live
-			if live, stats, err = render.NewLive(s.context(), files, site, s.out); err == nil {
-				s.site.Store(live)
+			var live *site.Live
+			if live, stats, err = site.NewLive(s.context(), files, settings, s.out); err == nil {
+				s.current.Store(live)
 				s.version.Add(1)
 				fmt.Fprintf(s.log, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reusedNote(stats))
 				return true
@@ -174,7 +175,7 @@ func (s *server) context() context.Context {
 // update brings the site up to date after runs or notes changed, writing
 // only the pages they touch; without a good build yet, it builds.
 func (s *server) update() bool {
-	live := s.site.Load()
+	live := s.current.Load()
 	if live == nil {
 		return s.build()
 	}
@@ -243,7 +244,7 @@ func (s *server) fingerprint() (runs, site string) {
 
 func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration) error {
 	s.ctx = ctx
-	if !s.build() && ctx.Err() == nil && !render.IsSite(s.out) {
+	if !s.build() && ctx.Err() == nil && !site.IsSite(s.out) {
 		// Serve only a site matrixgen built: -o / or -o . must not put the
 		// machine's files on the network.
 		return fmt.Errorf("no site to serve: the build failed and %s holds no site matrixgen built", s.out)
@@ -285,19 +286,19 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 			if srv.Shutdown(shutdown) != nil {
 				srv.Close()
 			}
-			if live := s.site.Load(); live != nil && live.CSVGone() {
+			if live := s.current.Load(); live != nil && live.CSVGone() {
 				fmt.Fprintf(s.log, "%s lacks runs.csv, served on request while runs changed: run matrixgen build before publishing it\n", s.out)
 			}
 			return nil
 		case <-tick.C:
-			runs, site := s.fingerprint()
+			runs, settings := s.fingerprint()
 			switch {
-			case site != lastSite:
+			case settings != lastSite:
 				s.build()
 			case runs != lastRuns:
 				s.update()
 			}
-			lastRuns, lastSite = runs, site
+			lastRuns, lastSite = runs, settings
 		}
 	}
 }
@@ -415,12 +416,12 @@ func siteFiles(dir string) http.Handler {
 			return
 		}
 		defer root.Close()
-		site := siteFS{root}
+		files := siteFS{root}
 		if clean := path.Clean("/" + r.URL.Path); path.Base(clean) == "index.html" {
 			// The file server answers …/index.html with a redirect to …/;
 			// a page's own address is the file's, so it is answered
 			// directly: the folder's address serves the same file.
-			f, err := site.Open(strings.TrimPrefix(clean, "/"))
+			f, err := files.Open(strings.TrimPrefix(clean, "/"))
 			if err != nil {
 				http.NotFound(w, r)
 				return
@@ -434,7 +435,7 @@ func siteFiles(dir string) http.Handler {
 			r = r.Clone(r.Context())
 			r.URL.Path = strings.TrimSuffix(clean, "index.html")
 		}
-		http.FileServerFS(site).ServeHTTP(w, r)
+		http.FileServerFS(files).ServeHTTP(w, r)
 	})
 }
 
@@ -489,7 +490,7 @@ func hasDotPart(name string) bool {
 // in the folder are served.
 func (s *server) siteCSV(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		live := s.site.Load()
+		live := s.current.Load()
 		name := strings.TrimPrefix(r.URL.Path, "/")
 		if live == nil || r.Method != http.MethodGet || !isSiteCSV(name) {
 			next.ServeHTTP(w, r)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package render
+package site
 
 import (
 	"io/fs"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/render"
 )
 
 // TestBuildCarriesOnlyRegularFiles: a link in the output folder to /etc
@@ -21,8 +22,8 @@ import (
 // and pipes are left out and said.
 func TestBuildCarriesOnlyRegularFiles(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "public")
-	runs := Entries{{ID: "a", Run: testrun.Full(1)}}
-	if _, err := Build(runs, Site{}, out); err != nil {
+	runs := render.Entries{{ID: "a", Run: testrun.Full(1)}}
+	if _, err := Build(runs, render.Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	outside := t.TempDir()
@@ -43,7 +44,7 @@ func TestBuildCarriesOnlyRegularFiles(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(out, "pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := Build(runs, Site{}, out)
+	stats, err := Build(runs, render.Site{}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestBuildCarriesOnlyRegularFiles(t *testing.T) {
 func TestKilledBuildsDebrisIsCleared(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "public")
-	runs := Entries{{ID: "a", Run: testrun.Full(1)}}
+	runs := render.Entries{{ID: "a", Run: testrun.Full(1)}}
 	// What killed builds leave: a lock file nobody holds and its folder
 	// (mid-build), or its folder's ".old" (mid-swap). Each made by the
 	// build's own code, then its descriptor closed as a kill closes it.
@@ -108,7 +109,7 @@ func TestKilledBuildsDebrisIsCleared(t *testing.T) {
 	for _, name := range []string{".public.building-111", ".public.building-111.lock", ".public.building-222", ".public.building-444", ".public.building-444.lock"} {
 		os.Chtimes(filepath.Join(parent, name), old, old)
 	}
-	stats, err := Build(runs, Site{}, out)
+	stats, err := Build(runs, render.Site{}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +149,8 @@ func sorted(s []string) []string {
 func TestKeptFilesSwappedAfterListing(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "public")
-	runs := Entries{{ID: "a", Run: testrun.Full(1)}}
-	if _, err := Build(runs, Site{}, out); err != nil {
+	runs := render.Entries{{ID: "a", Run: testrun.Full(1)}}
+	if _, err := Build(runs, render.Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	outside := t.TempDir()
@@ -165,7 +166,7 @@ func TestKeptFilesSwappedAfterListing(t *testing.T) {
 		os.Symlink(outside, filepath.Join(out, "extra"))
 	}
 	defer func() { beforeKeeping = func() {} }()
-	stats, err := Build(runs, Site{}, out)
+	stats, err := Build(runs, render.Site{}, out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package render
+package site
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/render"
 )
 
 // idClashes returns an error for each run of src whose id differs from an
@@ -16,7 +17,7 @@ import (
 // the other's. Refusing says so where renaming behind the user's back
 // would break their links. Run ids are ASCII (matrixgen.ValidID), so case
 // is the only way two can name one folder.
-func idClashes(src Source) []error {
+func idClashes(src render.Source) []error {
 	ids, names := sourceIDs(src)
 	first := make(map[string]int, len(ids))
 	var errs []error
@@ -36,14 +37,14 @@ func idClashes(src Source) []error {
 // sourceIDs lists the ids of src's runs, and the names to show for them
 // (their files'), without reading a run: a build refuses clashing ids
 // before it writes anything.
-func sourceIDs(src Source) (ids, names []string) {
+func sourceIDs(src render.Source) (ids, names []string) {
 	switch s := src.(type) {
 	case Files:
 		for _, f := range s {
 			ids = append(ids, strings.TrimSuffix(filepath.Base(f), ".json"))
 		}
 		return ids, s
-	case Entries:
+	case render.Entries:
 		for _, e := range s {
 			ids, names = append(ids, e.ID), append(names, cmp.Or(e.File, e.ID))
 		}

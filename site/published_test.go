@@ -1,4 +1,4 @@
-package render
+package site
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/render"
 )
 
 // TestServerAddressIsNotPublished: a run's probe.base_url (an address on a
@@ -34,7 +35,7 @@ func TestServerAddressIsNotPublished(t *testing.T) {
 		kept[f], _ = os.ReadFile(f)
 	}
 	hidden := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Files(files), Site{}, hidden); err != nil {
+	if _, err := Build(Files(files), render.Site{}, hidden); err != nil {
 		t.Fatal(err)
 	}
 	everything := strings.Join(slices.Collect(maps.Values(siteFiles(t, hidden))), "\n")
@@ -58,14 +59,14 @@ func TestServerAddressIsNotPublished(t *testing.T) {
 	}
 
 	shown := filepath.Join(t.TempDir(), "public")
-	if _, err := Build(Files(files), Site{PublishServerAddress: true}, shown); err != nil {
+	if _, err := Build(Files(files), render.Site{PublishServerAddress: true}, shown); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(shown, "runs", "run-a", "run.json")); string(got) != string(kept[files[0]]) {
 		t.Error("a site that publishes addresses does not publish the run file as written")
 	}
 
-	live, _, err := NewLive(context.Background(), files[:1], Site{}, filepath.Join(t.TempDir(), "live"))
+	live, _, err := NewLive(context.Background(), files[:1], render.Site{}, filepath.Join(t.TempDir(), "live"))
 	if err != nil {
 		t.Fatal(err)
 	}

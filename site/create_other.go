@@ -1,6 +1,6 @@
 //go:build !unix
 
-package render
+package site
 
 import "os"
 

@@ -1,16 +1,19 @@
-package render
+package site
 
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/render"
 )
 
 // TestReusedPagesAreAFreshBuilds: a build over a site it built before
@@ -25,9 +28,9 @@ func TestReusedPagesAreAFreshBuilds(t *testing.T) {
 		r.Model.Name = fmt.Sprintf("model-%d", i%2) // pairs: compare pages too
 		writeRunFile(t, runs, fmt.Sprintf("run-%d", i), r, "")
 	}
-	site := Site{Title: "Reuse"}
+	site := render.Site{Title: "Reuse"}
 	out := filepath.Join(t.TempDir(), "public")
-	build := func(site Site) Stats {
+	build := func(site render.Site) render.Stats {
 		t.Helper()
 		files, err := matrixgen.RunFiles(runs)
 		if err != nil {
@@ -59,7 +62,7 @@ func TestReusedPagesAreAFreshBuilds(t *testing.T) {
 	if s := build(site); s.Reused != 2 {
 		t.Errorf("after a change, new notes, a removal and an addition: %d runs reused, want 2 (run-0, run-4)", s.Reused)
 	}
-	if s := build(Site{Title: "Another title"}); s.Reused != 0 {
+	if s := build(render.Site{Title: "Another title"}); s.Reused != 0 {
 		t.Errorf("a new title reused %d runs: their pages carry the old one", s.Reused)
 	}
 }
@@ -89,7 +92,7 @@ func TestExecutableHashIsTheBuildID(t *testing.T) {
 // site is the bytes a fresh build writes.
 func TestForgedCacheChangesNothing(t *testing.T) {
 	runs, files, site, out := reuseFixture(t, 3)
-	build := func() Stats {
+	build := func() render.Stats {
 		t.Helper()
 		stats, err := Build(Files(files), site, out)
 		if err != nil {
@@ -124,34 +127,30 @@ func TestForgedCacheChangesNothing(t *testing.T) {
 // forgeCache writes what someone without this user's key could: a cache in
 // the right format, for the right inputs and pages, signed with their own
 // key, whose index lines and CSV lines are theirs.
-func forgeCache(t *testing.T, files []string, site Site, out string) []byte {
+func forgeCache(t *testing.T, files []string, site render.Site, out string) []byte {
 	t.Helper()
-	forger := &builder{key: reuseKey(site), secret: []byte("not this user's key, 32 bytes..")}
-	var rows []indexRow
-	inputs := map[string]string{}
-	for _, f := range files {
-		e, err := matrixgen.LoadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		row := newIndexRow(e)
-		row.Model = `=HYPERLINK("https://evil.example/","click")`
-		row.csvPrefix = "=cmd|' /C calc'!A0,forged,"
-		for i, name := range runFolderFiles {
-			data, err := os.ReadFile(filepath.Join(out, "runs", e.ID, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			row.sums[i] = sha256.Sum256(data)
-		}
-		rows = append(rows, row)
-		inputs[e.ID] = inputHash(e)
+	// The right format, inputs and pages: the cache the build over out
+	// wrote, read with this user's key.
+	real := loadReuse(out, reuseKey(site), cacheSecret())
+	if len(real) != len(files) {
+		t.Fatalf("the cache holds %d runs, want %d", len(real), len(files))
 	}
-	dir := t.TempDir()
-	if err := forger.writeReuse(dir, rows, inputs); err != nil {
+	forger := &reuse{key: reuseKey(site), secret: []byte("not this user's key, 32 bytes.."), dest: &folder{dir: t.TempDir()}}
+	ids := slices.Sorted(maps.Keys(real))
+	err := forger.Save(len(ids), func(yield func(render.CachedRun) bool) {
+		for _, id := range ids {
+			r := real[id]
+			r.Row.Model = `=HYPERLINK("https://evil.example/","click")`
+			r.Row.CSVPrefix = "=cmd|' /C calc'!A0,forged,"
+			if !yield(r) {
+				return
+			}
+		}
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, cacheFile))
+	data, err := os.ReadFile(filepath.Join(forger.dest.dir, cacheFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +195,7 @@ func TestReuseLinksNoLinkOutOfTheSite(t *testing.T) {
 }
 
 // reuseFixture writes n full runs and names where their site goes.
-func reuseFixture(t *testing.T, n int) (runs string, files []string, site Site, out string) {
+func reuseFixture(t *testing.T, n int) (runs string, files []string, site render.Site, out string) {
 	t.Helper()
 	runs = t.TempDir()
 	for i := range n {
@@ -206,5 +205,5 @@ func reuseFixture(t *testing.T, n int) (runs string, files []string, site Site, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runs, files, Site{Title: "Reuse"}, filepath.Join(t.TempDir(), "public")
+	return runs, files, render.Site{Title: "Reuse"}, filepath.Join(t.TempDir(), "public")
 }

@@ -1,4 +1,4 @@
-package render
+package site
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/render"
 )
 
 // TestMarkerLines: a marker's list and its appended changes read in
@@ -67,7 +68,7 @@ func TestLiveMarkerGrowsByTheChange(t *testing.T) {
 		files = append(files, writeRunFile(t, runs, fmt.Sprintf("run-%02d", i), testrun.Full(uint64(i)), ""))
 	}
 	out := filepath.Join(t.TempDir(), "public")
-	live, _, err := NewLive(context.Background(), files, Site{}, out)
+	live, _, err := NewLive(context.Background(), files, render.Site{}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestLiveMarkerGrowsByTheChange(t *testing.T) {
 	if appended == 0 || compacted == 0 {
 		t.Errorf("over 40 added runs the marker was appended to %d times and written whole %d times; want both", appended, compacted)
 	}
-	liveSameAsAFreshBuild(t, live, runs, out, Site{})
+	liveSameAsAFreshBuild(t, live, runs, out, render.Site{})
 }
 
 // TestMarkerAppendNeverCompletesAFragment: an append cut short leaves an
@@ -126,7 +127,7 @@ func TestMarkerAppendNeverCompletesAFragment(t *testing.T) {
 	runs := t.TempDir()
 	files := []string{writeRunFile(t, runs, "run-00", testrun.Full(0), ""), writeRunFile(t, runs, "run-01", testrun.Full(1), "")}
 	out := filepath.Join(t.TempDir(), "public")
-	live, _, err := NewLive(context.Background(), files, Site{}, out)
+	live, _, err := NewLive(context.Background(), files, render.Site{}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestMarkerAppendNeverCompletesAFragment(t *testing.T) {
 	if _, err := live.Update(files); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Build(Files(files), Site{}, out); err != nil {
+	if _, err := Build(Files(files), render.Site{}, out); err != nil {
 		t.Fatal(err)
 	}
 	if data, err := os.ReadFile(mine); err != nil || string(data) != "a person's own file" {
@@ -164,7 +165,7 @@ func TestMarkerReplacedUnderServe(t *testing.T) {
 			runs := t.TempDir()
 			files := []string{writeRunFile(t, runs, "run-00", testrun.Full(0), "")}
 			out := filepath.Join(t.TempDir(), "public")
-			live, _, err := NewLive(context.Background(), files, Site{}, out)
+			live, _, err := NewLive(context.Background(), files, render.Site{}, out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +197,7 @@ func TestMarkerReplacedUnderServe(t *testing.T) {
 			if data, _ := os.ReadFile(target); string(data) != markerHeader {
 				t.Errorf("the link's target was written to: %q", data)
 			}
-			liveSameAsAFreshBuild(t, live, runs, out, Site{})
+			liveSameAsAFreshBuild(t, live, runs, out, render.Site{})
 		})
 	}
 }

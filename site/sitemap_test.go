@@ -1,4 +1,4 @@
-package render
+package site
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/render"
 )
 
 // readSitemap reads a site's sitemap: the addresses each file lists, by
@@ -57,11 +59,11 @@ func readSitemap(t *testing.T, out, base string) map[string][]string {
 // and, when a part is added, the index — not every part — and a site that
 // shrinks back to one file removes its parts.
 func TestSitemapInParts(t *testing.T) {
-	old := sitemapURLs
-	sitemapURLs = 5
-	t.Cleanup(func() { sitemapURLs = old })
+	old := sitesize.SitemapURLs
+	sitesize.SitemapURLs = 5
+	t.Cleanup(func() { sitesize.SitemapURLs = old })
 	const base = "https://example.org/lab/"
-	site := Site{BaseURL: "https://example.org/lab"}
+	site := render.Site{BaseURL: "https://example.org/lab"}
 	runs := t.TempDir()
 	var files []string
 	add := func(i int) {
@@ -83,8 +85,8 @@ func TestSitemapInParts(t *testing.T) {
 		}
 		var got []string
 		for name, urls := range readSitemap(t, out, base) {
-			if len(urls) > sitemapURLs {
-				t.Errorf("%s: %s lists %d addresses, over %d", what, name, len(urls), sitemapURLs)
+			if len(urls) > sitesize.SitemapURLs {
+				t.Errorf("%s: %s lists %d addresses, over %d", what, name, len(urls), sitesize.SitemapURLs)
 			}
 			got = append(got, urls...)
 		}
@@ -153,10 +155,10 @@ func TestSitemapInParts(t *testing.T) {
 // partway still knows every part the folder holds, so a later update
 // removes those it no longer names.
 func TestSitemapPartsAfterAFailedWrite(t *testing.T) {
-	old := sitemapURLs
-	sitemapURLs = 10
-	t.Cleanup(func() { sitemapURLs = old })
-	site := Site{BaseURL: "https://example.org/lab"}
+	old := sitesize.SitemapURLs
+	sitesize.SitemapURLs = 10
+	t.Cleanup(func() { sitesize.SitemapURLs = old })
+	site := render.Site{BaseURL: "https://example.org/lab"}
 	runs := t.TempDir()
 	var files []string
 	for i := range 19 {

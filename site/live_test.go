@@ -1,4 +1,4 @@
-package render
+package site
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/render"
 )
 
 // writeRunFile writes r as runs/<id>.json in dir, its notes beside it.
@@ -79,7 +80,7 @@ func siteFiles(t *testing.T, dir string) map[string]string {
 
 // sameAsAFreshBuild: after a build over a site, the site is what a full
 // build of the same files makes, file for file, byte for byte.
-func sameAsAFreshBuild(t *testing.T, runs, out string, site Site) {
+func sameAsAFreshBuild(t *testing.T, runs, out string, site render.Site) {
 	t.Helper()
 	got, want := siteFiles(t, out), freshBuild(t, runs, site)
 	sameFiles(t, got, want)
@@ -91,7 +92,7 @@ func sameAsAFreshBuild(t *testing.T, runs, out string, site Site) {
 // on request and so gone from the folder (what SiteCSV makes is the fresh
 // build's), and the reuse cache, the initial build's (a later build over
 // the site is checked against a fresh one apart).
-func liveSameAsAFreshBuild(t *testing.T, live *Live, runs, out string, site Site) {
+func liveSameAsAFreshBuild(t *testing.T, live *Live, runs, out string, site render.Site) {
 	t.Helper()
 	got, want := siteFiles(t, out), freshBuild(t, runs, site)
 	delete(got, cacheFile)
@@ -120,7 +121,7 @@ func liveSameAsAFreshBuild(t *testing.T, live *Live, runs, out string, site Site
 }
 
 // freshBuild builds the run files in runs into a new folder and reads it.
-func freshBuild(t *testing.T, runs string, site Site) map[string]string {
+func freshBuild(t *testing.T, runs string, site render.Site) map[string]string {
 	t.Helper()
 	files, err := matrixgen.RunFiles(runs)
 	if err != nil {
@@ -151,8 +152,8 @@ func sameFiles(t *testing.T, got, want map[string]string) {
 
 // liveUpdater updates live from the run files in runs and checks the
 // site out is then what a fresh build makes, giving what it did.
-func liveUpdater(t *testing.T, live *Live, runs, out string, site Site) func(what string) Stats {
-	return func(what string) Stats {
+func liveUpdater(t *testing.T, live *Live, runs, out string, site render.Site) func(what string) render.Stats {
+	return func(what string) render.Stats {
 		t.Helper()
 		files, err := matrixgen.RunFiles(runs)
 		if err != nil {
@@ -172,7 +173,7 @@ func liveUpdater(t *testing.T, live *Live, runs, out string, site Site) func(wha
 // pages the change touches are written, and a bad run writes nothing.
 func TestLiveUpdates(t *testing.T) {
 	runs := t.TempDir()
-	site := Site{Title: "Live", BaseURL: "https://example.org/"}
+	site := render.Site{Title: "Live", BaseURL: "https://example.org/"}
 	var files []string
 	for i := range 4 {
 		r := testrun.Full(uint64(i))
@@ -226,7 +227,7 @@ func TestLiveUpdates(t *testing.T) {
 	bump(t, bad)
 	files, _ = matrixgen.RunFiles(runs)
 	_, err = live.Update(files)
-	var badRuns *BadRunsError
+	var badRuns *render.BadRunsError
 	if !errors.As(err, &badRuns) || !strings.Contains(err.Error(), "run-2.json") {
 		t.Errorf("a broken run: %v", err)
 	}
@@ -272,7 +273,7 @@ func BenchmarkLiveUpdate(b *testing.B) {
 					files = append(files, writeRunFile(b, runs, fmt.Sprintf("run-%06d", i), testrun.Full(uint64(i)), ""))
 				}
 				out := filepath.Join(b.TempDir(), "public")
-				live, _, err := NewLive(context.Background(), files, Site{}, out)
+				live, _, err := NewLive(context.Background(), files, render.Site{}, out)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -363,7 +364,7 @@ func TestLiveUpdateWritesOnlyItsFiles(t *testing.T) {
 		files = append(files, writeRunFile(t, runs, fmt.Sprintf("run-%d", i), testrun.Full(uint64(i)), ""))
 	}
 	out := filepath.Join(t.TempDir(), "public")
-	live, _, err := NewLive(context.Background(), files, Site{}, out)
+	live, _, err := NewLive(context.Background(), files, render.Site{}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,7 +447,7 @@ func TestBuildCountsEveryPage(t *testing.T) {
 			entries = append(entries, matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
 		}
 		out := filepath.Join(t.TempDir(), "public")
-		stats, err := Build(Entries(entries), Site{}, out)
+		stats, err := Build(render.Entries(entries), render.Site{}, out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package render
+package site
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/render"
 )
 
 // TestIDsThatDifferOnlyInCase: runs A.json and a.json were built into
@@ -26,30 +27,30 @@ func TestIDsThatDifferOnlyInCase(t *testing.T) {
 		runs := t.TempDir()
 		files := []string{writeRunFile(t, runs, id, testrun.Full(1), ""), writeRunFile(t, runs, "z-other", testrun.Full(2), "")}
 		out := filepath.Join(t.TempDir(), "public")
-		if _, err := Build(Files(files), Site{}, out); err != nil {
+		if _, err := Build(Files(files), render.Site{}, out); err != nil {
 			t.Fatal(err)
 		}
 		before := siteFiles(t, out)
 		clash := append(files, writeRunFile(t, runs, other, testrun.Full(3), ""))
-		_, err := Build(Files(clash), Site{}, out)
+		_, err := Build(Files(clash), render.Site{}, out)
 		saysBoth(t, err, id+".json", other+".json")
 		if after := siteFiles(t, out); !maps.Equal(after, before) {
 			t.Errorf("%s and %s: a refused build changed the site", id, other)
 		}
-		live, _, err := NewLive(context.Background(), files, Site{}, filepath.Join(t.TempDir(), "live"))
+		live, _, err := NewLive(context.Background(), files, render.Site{}, filepath.Join(t.TempDir(), "live"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = live.Update(clash)
 		saysBoth(t, err, id+".json", other+".json")
-		_, err = Build(Entries{{ID: id, Run: testrun.Full(1)}, {ID: other, Run: testrun.Full(3)}}, Site{}, filepath.Join(t.TempDir(), "mem"))
+		_, err = Build(render.Entries{{ID: id, Run: testrun.Full(1)}, {ID: other, Run: testrun.Full(3)}}, render.Site{}, filepath.Join(t.TempDir(), "mem"))
 		saysBoth(t, err, id, other)
 	}
 }
 
 func saysBoth(t *testing.T, err error, a, b string) {
 	t.Helper()
-	var bad *BadRunsError
+	var bad *render.BadRunsError
 	if !errors.As(err, &bad) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), b) || !strings.Contains(err.Error(), "case") {
 		t.Errorf("%s and %s: %v", a, b, err)
 	}

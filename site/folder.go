@@ -1,0 +1,202 @@
+package site
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/matrixgen/matrixgen/internal/regular"
+	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/render"
+)
+
+// folder is a site's folder on disk as a render.Renderer writes it: a
+// fresh build's working folder, written straight into (a file the site
+// being replaced holds with the same bytes linked from it, not written
+// again), or, for a Live, the site itself, each file written beside the
+// old one and renamed over it, so a reader gets the old page or the new
+// one, never half of either.
+type folder struct {
+	dir string
+	// previous is the site a build replaces, "" for none or in place.
+	previous string
+	// log, in place, is told every file written or removed, for the
+	// site's marker.
+	log *markerLog
+}
+
+var _ render.Folder = (*folder)(nil)
+
+// WriteFile writes one file of the site.
+func (f *folder) WriteFile(rel string, data []byte) error {
+	if f.log == nil {
+		if f.linkUnchanged(rel, data) {
+			return nil
+		}
+		return writeFile(f.dir, rel, data)
+	}
+	if err := replaceFile(f.dir, rel, data); err != nil {
+		return err
+	}
+	f.log.wrote(rel)
+	return nil
+}
+
+// replaceFile writes the file rel of the site in dir beside it and
+// renames it over the old one.
+func replaceFile(dir, rel string, data []byte) error {
+	tmp := rel + ".matrixgen-tmp"
+	if err := writeFile(dir, tmp, data); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(tmp)), filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+		os.Remove(filepath.Join(dir, filepath.FromSlash(tmp)))
+		return err
+	}
+	return nil
+}
+
+// writeFile writes a slash-separated path under dir. Paths come from
+// package render and validated ids only; the check is a last guard all
+// the same.
+func writeFile(dir, rel string, data []byte) error {
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return fmt.Errorf("refusing to write %s outside the site", term.Name(rel))
+	}
+	name := filepath.Join(dir, filepath.FromSlash(rel))
+	err := createFile(name, data)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The first file of its folder: make the folder and try again,
+		// rather than ask after every file whether its folder is there.
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return err
+		}
+		err = createFile(name, data)
+	}
+	return err
+}
+
+// linkUnchanged links the previous site's file into the new one when it
+// holds exactly data, and says whether it did. A build replaces a site
+// whole, so most files are the same bytes as before; a link costs the file
+// system no new file (on ext4, creating files just after deleting as many
+// made the allocator scan for recently freed ones: a third of a build's
+// time), and the old site's removal frees nothing the new one uses.
+func (f *folder) linkUnchanged(rel string, data []byte) bool {
+	if f.previous == "" {
+		return false
+	}
+	old := filepath.Join(f.previous, filepath.FromSlash(rel))
+	r, info, err := regular.OpenEntry(old)
+	if err != nil {
+		return false
+	}
+	if info.Size() != int64(len(data)) {
+		r.Close()
+		return false
+	}
+	have, err := regular.Read(r, info, int64(len(data)), term.Name(old), "a page")
+	if err != nil || !bytes.Equal(have, data) {
+		return false
+	}
+	name := filepath.Join(f.dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return false
+	}
+	return linkRegular(old, name)
+}
+
+// Remove removes the file rel of the site, if it is there.
+func (f *folder) Remove(rel string) error {
+	if f.log != nil {
+		f.log.removed(rel)
+	}
+	if err := os.Remove(filepath.Join(f.dir, filepath.FromSlash(rel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// RemoveAll removes the folder rel of the site.
+func (f *folder) RemoveAll(rel string) error {
+	if f.log != nil {
+		if err := f.log.removedFolder(f.dir, rel); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(filepath.Join(f.dir, filepath.FromSlash(rel)))
+}
+
+// maxMeasurementsBytes bounds a run's measurements.csv read back into
+// runs.csv: thousands of times what a full run's holds (tens of
+// kilobytes); the file is the build's own, the bound a last guard.
+const maxMeasurementsBytes = 64 << 20
+
+// Measurements reads a run's measurements.csv back from the site, into
+// buf.
+func (f *folder) Measurements(id string, buf []byte) ([]byte, string, error) {
+	name := filepath.Join(f.dir, "runs", id, "measurements.csv")
+	r, info, err := regular.OpenEntry(name)
+	if err != nil {
+		return buf, name, err
+	}
+	defer r.Close()
+	if info.Size() > maxMeasurementsBytes {
+		return buf, name, fmt.Errorf("%s is larger than the %d bytes a run's measurements may be", term.Name(name), maxMeasurementsBytes)
+	}
+	buf = slices.Grow(buf[:0], int(info.Size()))[:info.Size()]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return buf, name, fmt.Errorf("%s: %w", term.Name(name), err)
+	}
+	return buf, name, nil
+}
+
+// stream is a file of the site written piece by piece, too large to
+// hold: straight into a fresh build's folder, or beside the file of a
+// site updated in place, renamed over it when finished.
+type stream struct {
+	f           *os.File
+	name, final string
+}
+
+// Create starts the file rel of the site.
+func (f *folder) Create(rel string) (render.Stream, error) {
+	final := filepath.Join(f.dir, filepath.FromSlash(rel))
+	name := final
+	if f.log != nil {
+		name += ".matrixgen-tmp"
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return nil, err
+	}
+	file, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &stream{f: file, name: name, final: final}, nil
+}
+
+func (s *stream) Write(p []byte) (int, error) { return s.f.Write(p) }
+
+// Close puts the file in place.
+func (s *stream) Close() error {
+	err := s.f.Close()
+	if err == nil && s.name != s.final {
+		err = os.Rename(s.name, s.final)
+	}
+	if err != nil {
+		os.Remove(s.name)
+	}
+	return err
+}
+
+// Abort drops the file.
+func (s *stream) Abort() {
+	s.f.Close()
+	os.Remove(s.name)
+}

@@ -1,0 +1,174 @@
+package site
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/matrixgen/matrixgen/render"
+)
+
+// Live keeps a site built from run files up to date in place, for `matrixgen
+// serve`: after a change it rewrites only what the change touches (the
+// changed runs' folders, the compare pages they are in, the pages of the
+// index and the chunks of summaries that list them, and the sitemap and
+// the site's marker when the runs or the files are others: what
+// render.Renderer.Update writes), each file replaced whole (written beside
+// it and renamed over it), so a reader gets the old page or the new one. A
+// change costs its run, not the site: runs.csv, every measurement of every
+// run (1.7 GB at 100,000 runs), is not written again but made on request
+// (SiteCSV) and removed from the folder at the first change, so the folder
+// never holds a stale one; nor is the reuse cache, whose entries for the
+// changed runs then no longer match their inputs, so the next build builds
+// those runs again and reuses the rest. A full Build stays the way to
+// publish: it swaps in a whole site, runs.csv and all.
+type Live struct {
+	r     *render.Renderer
+	out   string
+	files map[string]fileState // run file → what it was at the last update
+	runs  int                  // how many the site holds
+	// csvGone says runs.csv and its parts were removed from the folder.
+	csvGone bool
+	// dest is the site's folder, written in place; its log is every file
+	// the site holds that a build wrote, which tells them from files
+	// someone added, and the changes not yet appended to the site's
+	// marker.
+	dest *folder
+}
+
+// fileState is what tells a run file (and its notes) changed: size and
+// modification time, as make and Hugo's server tell.
+type fileState struct {
+	size, notesSize int64
+	mod, notesMod   time.Time
+}
+
+func stateOf(file string) (fileState, error) {
+	info, err := os.Stat(file)
+	if err != nil {
+		return fileState{}, err
+	}
+	s := fileState{size: info.Size(), mod: info.ModTime(), notesSize: -1}
+	if n, err := os.Stat(strings.TrimSuffix(file, ".json") + ".md"); err == nil {
+		s.notesSize, s.notesMod = n.Size(), n.ModTime()
+	}
+	return s, nil
+}
+
+// NewLive builds the site from files into out, as Build does, and keeps
+// what it laid out for the updates that follow.
+func NewLive(ctx context.Context, files []string, site render.Site, out string) (*Live, render.Stats, error) {
+	states := make(map[string]fileState, len(files))
+	for _, f := range files {
+		s, err := stateOf(f)
+		if err != nil {
+			return nil, render.Stats{}, err
+		}
+		states[f] = s
+	}
+	r, stats, err := build(ctx, Files(files), site, out)
+	if err != nil {
+		return nil, render.Stats{}, err
+	}
+	l := &Live{r: r, out: filepath.Clean(out), files: states, runs: stats.Runs}
+	log, err := readMarkerLog(l.out)
+	if err != nil {
+		return nil, render.Stats{}, err
+	}
+	l.dest = &folder{dir: l.out, log: log}
+	return l, stats, nil
+}
+
+// Update brings the site up to date with files, the run files there are
+// now. Runs whose file or notes changed are read again; if any cannot be
+// read, nothing is written and the error lists them all, as a build's does.
+func (l *Live) Update(files []string) (_ render.Stats, err error) {
+	if errs := idClashes(Files(files)); len(errs) > 0 {
+		return render.Stats{}, &render.BadRunsError{Errs: errs}
+	}
+	states := make(map[string]fileState, len(files))
+	var changed []string
+	for _, f := range files {
+		s, err := stateOf(f)
+		if err != nil {
+			return render.Stats{}, err
+		}
+		states[f] = s
+		if old, ok := l.files[f]; !ok || old != s {
+			changed = append(changed, f)
+		}
+	}
+	var removed []string
+	for f := range l.files {
+		if _, ok := states[f]; !ok {
+			removed = append(removed, strings.TrimSuffix(filepath.Base(f), ".json"))
+		}
+	}
+	if len(changed) == 0 && len(removed) == 0 {
+		return render.Stats{Runs: l.runs}, nil
+	}
+	// Should a write fail, the changed runs are known as written but not
+	// as what: the next update lays out again those still there and
+	// removes the folders of those gone.
+	defer func() {
+		if err != nil {
+			for _, f := range changed {
+				l.files[f] = fileState{size: -1}
+			}
+		}
+	}()
+	stats, err := l.r.Update(l.dest, Files(changed), removed)
+	if err != nil {
+		return render.Stats{}, err
+	}
+	if err := l.removeSiteCSV(); err != nil {
+		return render.Stats{}, err
+	}
+	if err := l.dest.log.flush(l.out, func(rel string, data []byte) error { return replaceFile(l.out, rel, data) }); err != nil {
+		return render.Stats{}, err
+	}
+	l.files, l.runs = states, stats.Runs
+	return stats, nil
+}
+
+// removeSiteCSV removes runs.csv and its parts from the folder, once: from
+// the first change on they are made on request (SiteCSV).
+func (l *Live) removeSiteCSV() error {
+	if l.csvGone {
+		return nil
+	}
+	names, _ := filepath.Glob(filepath.Join(l.out, "runs-*.csv"))
+	for _, name := range append(names, filepath.Join(l.out, "runs.csv")) {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	l.dest.log.removed("runs.csv")
+	for _, name := range names {
+		l.dest.log.removed(filepath.Base(name))
+	}
+	l.csvGone = true
+	return nil
+}
+
+// SiteCSV writes to w the file name of the site's runs.csv, "runs.csv" or
+// one of its parts by month ("runs-2026-12.csv"), as a build of the runs
+// the site has now writes it, read from their measurements.csv in the
+// folder. ok is false for a name the site has no such file by. A run
+// changed while it is written makes an error, not a file of two
+// versions: what was written of it is then to be thrown away.
+func (l *Live) SiteCSV(w io.Writer, name string) (ok bool, err error) {
+	return l.r.SiteCSV(w, l.dest, name)
+}
+
+// CSVGone reports whether runs.csv was removed from the folder after a
+// change: the folder is then a site to serve, not yet one to publish,
+// until a build writes it again.
+func (l *Live) CSVGone() bool {
+	return l.csvGone
+}

@@ -1,0 +1,344 @@
+package site
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/gob"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/regular"
+	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/render"
+)
+
+// A build reuses the pages of the runs whose inputs did not change since
+// the site it replaces was built: the run file's bytes, its notes, the
+// site's settings and matrixgen itself (the executable's bytes, templates
+// and all). Their folders are linked from the old site into the new one,
+// without reading the run again, and their line on the index comes from the
+// old site's cache. The result is the same bytes a full build writes; a
+// test holds it to that.
+//
+// The cache lies in the site, where anyone who can write the site can
+// write it too; a cache may speed a build up, never change what it
+// publishes. So it is signed (HMAC-SHA256) with a key of this user's that
+// never leaves this machine's cache folder, and a cache whose signature
+// does not check is dropped unread; and it records a hash of each page it
+// stands for, checked before the page is linked, so a page changed in the
+// old site is built again.
+
+// cacheFile is the previous build's record of each run's inputs and index
+// line, at the site's root.
+const cacheFile = ".matrixgen-cache"
+
+// The cache is kept as a stream of gobs, signed: a cacheHeader, then each
+// run's render.CachedRun in id order (a map's order would make two builds
+// of the same runs differ), one at a time, so neither writing nor reading
+// it holds the whole list twice. It holds each run's summary, a few
+// hundred bytes, not its rows of runs.csv: those are read back from its
+// measurements.csv when runs.csv is written.
+
+// cacheHeader begins the cache file.
+type cacheHeader struct {
+	Key  string
+	Runs int
+}
+
+// executableHash identifies the running program's bytes, once: any change
+// to matrixgen (code or templates) makes every page new. Go's build ID is
+// such a hash, written by the toolchain into every binary (an ELF note on
+// Linux, a marker near the start of the text elsewhere); reading it costs
+// a few kilobytes where hashing the 40 MB program cost a build 25 ms.
+// Without one the whole file is hashed.
+var executableHash = sync.OnceValue(func() string {
+	name, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if id := goBuildID(f); id != "" {
+		return "go-build-id:" + id
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return ""
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+})
+
+// goBuildID reads a Go program's build ID, or "".
+func goBuildID(f *os.File) string {
+	if e, err := elf.NewFile(f); err == nil {
+		if s := e.Section(".note.go.buildid"); s != nil {
+			// One note: name size, description size, type (4), "Go\0\0", the ID.
+			if note, err := s.Data(); err == nil && len(note) > 16 && string(note[12:16]) == "Go\x00\x00" {
+				if size := int(e.ByteOrder.Uint32(note[4:])); 16+size <= len(note) {
+					return string(note[16 : 16+size])
+				}
+			}
+		}
+		return ""
+	}
+	head := make([]byte, 32<<10)
+	n, _ := io.ReadFull(f, head)
+	const marker = "\xff Go build ID: \""
+	_, after, ok := bytes.Cut(head[:n], []byte(marker))
+	if !ok {
+		return ""
+	}
+	id, _, ok := bytes.Cut(after, []byte{'"'})
+	if !ok {
+		return ""
+	}
+	return string(id)
+}
+
+// reuseKey is what every run page depends on beside its run: matrixgen and
+// the site's settings; "" when pages cannot be reused (templates read from
+// disk by serve, or no way to tell what matrixgen is).
+func reuseKey(site render.Site) string {
+	exe := executableHash()
+	if exe == "" || site.Assets != nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, part := range []string{exe, matrixgen.Version, site.Title, site.Description, site.BaseURL, fmt.Sprint(site.PublishServerAddress)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// inputHash is what a run's page is made of besides matrixgen and the
+// site: its file's bytes and its notes.
+func inputHash(e matrixgen.Entry) string {
+	h := sha256.New()
+	h.Write(e.Raw)
+	h.Write([]byte{0})
+	h.Write(e.Notes)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// maxCacheBytes bounds the cache a build reads: a run's summary is a few
+// hundred bytes (100,000 runs' about 60 MB); a larger one is not read, and
+// every page is built.
+const maxCacheBytes = 256 << 20
+
+// loadReuse reads the cache of the site at out, if it was built by the
+// same matrixgen with the same settings and signed with secret: its runs
+// by id.
+func loadReuse(out, key string, secret []byte) map[string]render.CachedRun {
+	if key == "" || secret == nil {
+		return nil
+	}
+	name := filepath.Join(out, cacheFile)
+	f, info, err := regular.OpenEntry(name)
+	if err != nil {
+		return nil
+	}
+	signed, err := regular.Read(f, info, maxCacheBytes, term.Name(name), "a reuse cache")
+	if err != nil || len(signed) < sha256.Size {
+		return nil
+	}
+	data, sig := signed[:len(signed)-sha256.Size], signed[len(signed)-sha256.Size:]
+	if !hmac.Equal(sig, sign(secret, data)) {
+		return nil // not a cache this user's builds wrote: build everything
+	}
+	dec := gob.NewDecoder(bytes.NewReader(data))
+	var head cacheHeader
+	if dec.Decode(&head) != nil || head.Key != key || head.Runs < 0 || head.Runs > len(data) {
+		return nil
+	}
+	runs := make(map[string]render.CachedRun, head.Runs)
+	for range head.Runs {
+		var r render.CachedRun
+		if dec.Decode(&r) != nil {
+			return nil // cut short: build everything
+		}
+		runs[r.ID] = r
+	}
+	return runs
+}
+
+// sign is the cache's signature of data.
+func sign(secret, data []byte) []byte {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(data)
+	return mac.Sum(nil)
+}
+
+// cacheSecret is this user's key for signing caches: 32 random bytes in
+// the user's cache folder (~/.cache/matrixgen/reuse-key), made on first
+// use, readable by this user alone; nil where there is no such folder, and
+// then nothing is reused.
+var cacheSecret = sync.OnceValue(func() []byte {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return nil
+	}
+	return readOrMakeSecret(filepath.Join(dir, "matrixgen", "reuse-key"))
+})
+
+// readOrMakeSecret reads the key in name, or makes it.
+func readOrMakeSecret(name string) []byte {
+	if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
+		return key
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		// Another build made it meanwhile: its key is the one.
+		if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
+			return key
+		}
+		return nil
+	}
+	_, err = f.Write(key)
+	if closeErr := f.Close(); err != nil || closeErr != nil {
+		os.Remove(name)
+		return nil
+	}
+	return key
+}
+
+// reuse is the reuse cache as a build uses it: the cache of the site it
+// replaces, read once, and where the new site is written.
+type reuse struct {
+	key    string
+	secret []byte // signs the cache (cacheSecret)
+	// previous are the runs of the old site's cache, by id; nil when there
+	// is none to use.
+	previous map[string]render.CachedRun
+	dest     *folder
+}
+
+// newReuse is the reuse cache of a build into dest: nil when pages cannot
+// be reused (templates read from disk, no way to tell what matrixgen is,
+// no key to sign with).
+func newReuse(site render.Site, dest *folder) *reuse {
+	c := &reuse{key: reuseKey(site), secret: cacheSecret(), dest: dest}
+	if c.key == "" || c.secret == nil {
+		return nil
+	}
+	if dest.previous != "" {
+		c.previous = loadReuse(dest.previous, c.key, c.secret)
+	}
+	return c
+}
+
+// Reuse links a run's folder from the site being replaced into the new
+// one when its inputs are the ones the cache recorded and its files the
+// ones the cache's build wrote, and gives its summary; false when it must
+// be built.
+func (c *reuse) Reuse(e matrixgen.Entry) (string, render.CachedRow, bool) {
+	input := inputHash(e)
+	r, ok := c.previous[e.ID]
+	if !ok || r.Input != input {
+		return input, render.CachedRow{}, false
+	}
+	old := filepath.Join(c.dest.previous, "runs", e.ID)
+	for i, name := range render.RunFiles {
+		if !fileHasSum(filepath.Join(old, name), r.Row.Sums[i]) {
+			return input, render.CachedRow{}, false
+		}
+	}
+	folder := filepath.Join(c.dest.dir, "runs", e.ID)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return input, render.CachedRow{}, false
+	}
+	for _, name := range render.RunFiles {
+		if !linkRegular(filepath.Join(old, name), filepath.Join(folder, name)) {
+			os.RemoveAll(folder)
+			return input, render.CachedRow{}, false
+		}
+	}
+	return input, r.Row, true
+}
+
+// Save writes the cache, signed, for the next build: each run's inputs
+// and summary.
+func (c *reuse) Save(n int, runs iter.Seq[render.CachedRun]) error {
+	f, err := c.dest.Create(cacheFile)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 256<<10)
+	mac := hmac.New(sha256.New, c.secret)
+	enc := gob.NewEncoder(io.MultiWriter(w, mac))
+	err = enc.Encode(cacheHeader{Key: c.key, Runs: n})
+	for r := range runs {
+		if err != nil {
+			break
+		}
+		err = enc.Encode(r)
+	}
+	if err == nil {
+		_, err = w.Write(mac.Sum(nil))
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Close()
+}
+
+// fileHasSum reports whether name is a regular file whose bytes hash to
+// sum.
+func fileHasSum(name string, sum [sha256.Size]byte) bool {
+	f, _, err := regular.OpenEntry(name) // a link, however it resolves, is not a page of ours
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
+	}
+	return bytes.Equal(h.Sum(nil), sum[:])
+}
+
+// linkRegular links a regular file of the old site into the new one, and
+// reports whether that is what it did: a symbolic link in the old site is
+// refused (os.Link on Linux links the link itself, carrying a pointer out
+// of the site into it), and so is a file swapped for one between the look
+// and the link.
+func linkRegular(old, name string) bool {
+	before, err := os.Lstat(old)
+	if err != nil || !before.Mode().IsRegular() {
+		return false
+	}
+	if os.Link(old, name) != nil {
+		return false
+	}
+	after, err := os.Lstat(name)
+	if err != nil || !after.Mode().IsRegular() || !os.SameFile(before, after) {
+		os.Remove(name)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,73 @@
+package site
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/sitesize"
+	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/render"
+)
+
+// monthsOfRuns are n full runs over three months and one without a date.
+func monthsOfRuns(n int) render.Entries {
+	var entries render.Entries
+	for i := range n {
+		r := testrun.Full(uint64(i))
+		r.Model.Name = fmt.Sprintf("model, \"%d\"", i%2) // a field to quote
+		r.StartedAt = time.Date(2026, time.Month(9+i%3), 1+i, 12, 0, 0, 0, time.UTC)
+		if i == n-1 {
+			r.StartedAt = time.Time{}
+		}
+		r.Decode[0].Reason = "a reason\nover two lines, \"quoted\""
+		entries = append(entries, matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
+	}
+	return entries
+}
+
+// TestLiveSplitsSiteCSV: after serve's in-place update, runs.csv and its
+// parts by month are made on request as a build writes them, the folder
+// holds none (no stale one, no part of a month whose runs are gone), and
+// its marker lists none, so a later build does not take them for files of
+// someone's.
+func TestLiveSplitsSiteCSV(t *testing.T) {
+	entries := monthsOfRuns(6)
+	defer func(old int) { sitesize.SpreadsheetRows = old }(sitesize.SpreadsheetRows)
+	sitesize.SpreadsheetRows = 2 * (len(entries[0].Run.Prefill) + len(entries[0].Run.Decode))
+	runs := t.TempDir()
+	var files []string
+	for _, e := range entries {
+		files = append(files, writeRunFile(t, runs, e.ID, e.Run, ""))
+	}
+	out := filepath.Join(t.TempDir(), "public")
+	live, _, err := NewLive(context.Background(), files, render.Site{}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// run-0 and run-3 started in September: without them, no September.
+	os.Remove(filepath.Join(runs, "run-0.json"))
+	os.Remove(filepath.Join(runs, "run-3.json"))
+	files, err = matrixgen.RunFiles(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := live.Update(files); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs-2026-09.csv")); err == nil {
+		t.Error("the part of a month without runs is still there")
+	}
+	if ok, _ := live.SiteCSV(io.Discard, "runs-2026-09.csv"); ok {
+		t.Error("the part of a month without runs is still served")
+	}
+	liveSameAsAFreshBuild(t, live, runs, out, render.Site{})
+	if stats, err := Build(Files(files), render.Site{}, out); err != nil || len(stats.Kept) > 0 {
+		t.Errorf("a build over the served site: %v, kept %v", err, stats.Kept)
+	}
+}
