@@ -7,10 +7,9 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
-	"testing"
-	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/testrun"
 )
 
 // dirFolder is a Folder on disk for this package's tests, which look at
@@ -91,35 +90,9 @@ func writeSiteContext(ctx context.Context, src Source, site Site, out string) (S
 	return r.Build(ctx, src, dirFolder(out), nil)
 }
 
-// writeRunFile writes r as runs/<id>.json in dir, its notes beside it.
-func writeRunFile(t testing.TB, dir, id string, r *matrixgen.Run, notes string) string {
-	t.Helper()
-	data, err := matrixgen.EncodeRun(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := filepath.Join(dir, id+".json")
-	if err := os.WriteFile(name, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if notes != "" {
-		if err := os.WriteFile(filepath.Join(dir, id+".md"), []byte(notes), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// A later second, so a rewrite within the same tick still shows.
-	bump(t, name)
-	return name
-}
-
-var clock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func bump(t testing.TB, name string) {
-	clock = clock.Add(time.Second)
-	if err := os.Chtimes(name, clock, clock); err != nil {
-		t.Fatal(err)
-	}
-}
+// writeRunFile writes r as <id>.json in dir, its notes beside it; bump
+// gives a file a later time.
+var writeRunFile, bump = testrun.WriteFile, testrun.Touch
 
 // reuseNone is a Cache that reuses nothing: run files are read as a build
 // that may reuse pages reads them, then built.

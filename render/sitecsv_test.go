@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/sitesize"
@@ -184,17 +183,4 @@ func TestBuildHoldsASummaryPerRun(t *testing.T) {
 }
 
 // monthsOfRuns are n full runs over three months and one without a date.
-func monthsOfRuns(n int) Entries {
-	var entries Entries
-	for i := range n {
-		r := testrun.Full(uint64(i))
-		r.Model.Name = fmt.Sprintf("model, \"%d\"", i%2) // a field to quote
-		r.StartedAt = time.Date(2026, time.Month(9+i%3), 1+i, 12, 0, 0, 0, time.UTC)
-		if i == n-1 {
-			r.StartedAt = time.Time{}
-		}
-		r.Decode[0].Reason = "a reason\nover two lines, \"quoted\""
-		entries = append(entries, matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
-	}
-	return entries
-}
+func monthsOfRuns(n int) Entries { return testrun.Months(n) }

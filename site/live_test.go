@@ -12,42 +12,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 	"github.com/matrixgen/matrixgen/render"
 )
 
-// writeRunFile writes r as runs/<id>.json in dir, its notes beside it.
-func writeRunFile(t testing.TB, dir, id string, r *matrixgen.Run, notes string) string {
-	t.Helper()
-	data, err := matrixgen.EncodeRun(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := filepath.Join(dir, id+".json")
-	if err := os.WriteFile(name, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if notes != "" {
-		if err := os.WriteFile(filepath.Join(dir, id+".md"), []byte(notes), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// A later second, so a rewrite within the same tick still shows.
-	bump(t, name)
-	return name
-}
-
-var clock = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func bump(t testing.TB, name string) {
-	clock = clock.Add(time.Second)
-	if err := os.Chtimes(name, clock, clock); err != nil {
-		t.Fatal(err)
-	}
-}
+// writeRunFile writes r as <id>.json in dir, its notes beside it; bump
+// gives a file a later time.
+var writeRunFile, bump = testrun.WriteFile, testrun.Touch
 
 // siteFiles reads every file of a site; the marker as the set of files it
 // lists, whose order a build does not promise.

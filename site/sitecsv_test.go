@@ -2,12 +2,10 @@ package site
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/sitesize"
@@ -16,20 +14,7 @@ import (
 )
 
 // monthsOfRuns are n full runs over three months and one without a date.
-func monthsOfRuns(n int) render.Entries {
-	var entries render.Entries
-	for i := range n {
-		r := testrun.Full(uint64(i))
-		r.Model.Name = fmt.Sprintf("model, \"%d\"", i%2) // a field to quote
-		r.StartedAt = time.Date(2026, time.Month(9+i%3), 1+i, 12, 0, 0, 0, time.UTC)
-		if i == n-1 {
-			r.StartedAt = time.Time{}
-		}
-		r.Decode[0].Reason = "a reason\nover two lines, \"quoted\""
-		entries = append(entries, matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
-	}
-	return entries
-}
+func monthsOfRuns(n int) render.Entries { return testrun.Months(n) }
 
 // TestLiveSplitsSiteCSV: after serve's in-place update, runs.csv and its
 // parts by month are made on request as a build writes them, the folder
