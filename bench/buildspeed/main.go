@@ -19,7 +19,9 @@
 // index.html, runs.csv and the whole site; then each count's medians and
 // how its wall time grew over the count before. The runs are written once
 // (100,000 are 5 GB), smaller counts linked to the first of them; each
-// site (20 GB at 100,000 runs) is deleted once measured.
+// site (20 GB at 100,000 runs) is deleted once measured. With -work, the
+// runs are kept there and the next -scale with the same largest count
+// reuses them.
 //
 //	go run ./bench/buildspeed -scale 10000,100000 -rounds 3
 package main
@@ -39,6 +41,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/parallel"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 )
@@ -69,7 +72,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	hugoSite := fs.String("hugo-site", "", "a Hugo `folder` with gen.py, to time beside matrixgen")
 	writeOnly := fs.String("write-runs", "", "only write the n synthetic runs into this `folder`, to time builds by hand")
 	scale := fs.String("scale", "", "build once for each of these `counts` of runs (1000,10000,100000) and print wall time, peak RSS and sizes")
-	workDir := fs.String("work", "", "with -scale, the `folder` to work in (default: a temporary one)")
+	workDir := fs.String("work", "", "with -scale, the `folder` to work in, where the runs are kept for the next -scale (default: a temporary one, removed)")
 	mistake := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "buildspeed: %s (see buildspeed -h)\n", fmt.Sprintf(format, a...))
 		return 2
@@ -226,24 +229,50 @@ func run(n, rounds int, hugoSite string) error {
 	return nil
 }
 
+// writeRuns writes n synthetic runs into dir, on every core: 100,000
+// take minutes on one.
 func writeRuns(dir string, n int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for i := range n {
-		// A model of its own each: runs sharing a model and a GPU get
-		// compare pages, and Hugo's side has one page a run.
-		r := testrun.Full(uint64(i))
-		r.Model.Name = fmt.Sprintf("model-%04d", i)
-		data, err := matrixgen.EncodeRun(r)
-		if err != nil {
-			return err
+	errs := make([]error, n)
+	parallel.Each(n, func(i int) {
+		data, err := syntheticRun(i)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, runName(i)), data, 0o644)
 		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("run-%04d.json", i)), data, 0o644); err != nil {
-			return err
+		errs[i] = err
+	})
+	return errors.Join(errs...)
+}
+
+// syntheticRun is the i-th run writeRuns writes: the same bytes every time.
+func syntheticRun(i int) ([]byte, error) {
+	// A model of its own each: runs sharing a model and a GPU get
+	// compare pages, and Hugo's side has one page a run.
+	r := testrun.Full(uint64(i))
+	r.Model.Name = fmt.Sprintf("model-%04d", i)
+	return matrixgen.EncodeRun(r)
+}
+
+func runName(i int) string { return fmt.Sprintf("run-%04d.json", i) }
+
+// holdsRuns says whether dir holds exactly the n runs writeRuns would
+// write there, judged by their count and by the first and last run's
+// bytes, so a -work folder's runs are written once across invocations.
+func holdsRuns(dir string, n int) bool {
+	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(names) != n {
+		return false
+	}
+	for _, i := range []int{0, n - 1} {
+		want, err := syntheticRun(i)
+		got, readErr := os.ReadFile(filepath.Join(dir, runName(i)))
+		if err != nil || readErr != nil || string(got) != string(want) {
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 func timed(c *exec.Cmd) (timing, error) {
@@ -301,6 +330,7 @@ func buildMatrixgen(work string) (string, error) {
 // the largest count; a smaller count's folder holds hard links to the
 // first of them.
 func runScale(counts []int, rounds int, work string) error {
+	keep := work != ""
 	if work == "" {
 		tmp, err := os.MkdirTemp("", "buildspeed-scale-")
 		if err != nil {
@@ -315,7 +345,7 @@ func runScale(counts []int, rounds int, work string) error {
 	if err != nil {
 		return err
 	}
-	folders, made, err := scaleRuns(work, counts)
+	folders, made, err := scaleRuns(work, counts, keep)
 	for _, f := range made {
 		defer os.RemoveAll(f)
 	}
@@ -353,14 +383,24 @@ func runScale(counts []int, rounds int, work string) error {
 
 // scaleRuns writes the runs for the largest of counts once and gives each
 // count a folder of its first n, as hard links (copies where the file
-// system has none). It returns each count's folder, and every folder it
-// made, for the caller to remove.
-func scaleRuns(work string, counts []int) (dirs, made []string, err error) {
+// system has none). With keep (a -work folder), the largest count's runs
+// stay for the next invocation, which reuses them. It returns each
+// count's folder, and every folder it made, for the caller to remove.
+func scaleRuns(work string, counts []int, keep bool) (dirs, made []string, err error) {
 	largest := slices.Max(counts)
 	byCount := map[int]string{largest: filepath.Join(work, fmt.Sprintf("runs-%d", largest))}
-	made = append(made, byCount[largest])
-	if err := writeRuns(byCount[largest], largest); err != nil {
-		return nil, made, err
+	if keep && holdsRuns(byCount[largest], largest) {
+		fmt.Printf("reusing the %s in %s\n", plural.Count(largest, "run", "runs"), byCount[largest])
+	} else {
+		if err := os.RemoveAll(byCount[largest]); err != nil {
+			return nil, made, err
+		}
+		if !keep {
+			made = append(made, byCount[largest])
+		}
+		if err := writeRuns(byCount[largest], largest); err != nil {
+			return nil, made, err
+		}
 	}
 	names, err := filepath.Glob(filepath.Join(byCount[largest], "*.json"))
 	if err != nil {
@@ -374,6 +414,9 @@ func scaleRuns(work string, counts []int) (dirs, made []string, err error) {
 		dir := filepath.Join(work, fmt.Sprintf("runs-%d", n))
 		byCount[n] = dir
 		made = append(made, dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, made, err
+		}
 		if err := linkRuns(names[:n], dir); err != nil {
 			return nil, made, err
 		}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"syscall"
 	"strings"
 	"testing"
 )
@@ -47,5 +50,61 @@ func TestCommandLine(t *testing.T) {
 				t.Errorf("%q: stderr %q, want one line with %q (stdout %q)", tt.args, line, tt.want, &stdout)
 			}
 		}
+	}
+}
+
+// TestScaleRunsKeptInAWorkFolder: with a -work folder, the runs are
+// written once and reused by the next invocation; a folder whose runs are
+// not the ones buildspeed writes (one edited, one missing) is written
+// again, and the smaller counts' links always match the largest count's.
+func TestScaleRunsKeptInAWorkFolder(t *testing.T) {
+	work := t.TempDir()
+	inode := func(rel string) uint64 {
+		t.Helper()
+		info, err := os.Stat(filepath.Join(work, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Sys().(*syscall.Stat_t).Ino
+	}
+	scale := func() []string {
+		t.Helper()
+		dirs, made, err := scaleRuns(work, []int{2, 3}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range made {
+			if dir == filepath.Join(work, "runs-3") {
+				t.Fatalf("the largest count's runs are listed for removal with -work")
+			}
+		}
+		return dirs
+	}
+	scale()
+	first := inode("runs-3/run-0000.json")
+	scale()
+	if got := inode("runs-3/run-0000.json"); got != first {
+		t.Errorf("the second invocation wrote the runs again (inode %d, was %d)", got, first)
+	}
+	if err := os.WriteFile(filepath.Join(work, "runs-3", "run-0002.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scale()
+	want, err := syntheticRun(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(work, "runs-3", "run-0002.json")); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("an edited run was kept: %v", err)
+	}
+	if err := os.Remove(filepath.Join(work, "runs-3", "run-0001.json")); err != nil {
+		t.Fatal(err)
+	}
+	dirs := scale()
+	if inode("runs-2/run-0001.json") != inode("runs-3/run-0001.json") {
+		t.Errorf("runs-2 does not link the runs of runs-3")
+	}
+	if names, _ := filepath.Glob(filepath.Join(dirs[0], "*.json")); len(names) != 2 {
+		t.Errorf("runs-2 holds %d runs, want 2", len(names))
 	}
 }
