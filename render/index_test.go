@@ -424,7 +424,7 @@ func TestIndexInABrowser(t *testing.T) {
 	rows, pairs, bld := manyRunsIndex(t, indexBrowserRuns())
 	dir := t.TempDir()
 	start := time.Now()
-	err := errors.Join(copyAssets(embedded, dirFolder(dir)), dirFolder(dir).WriteFile("assets/bins.css", []byte(binsCSS())), bld.writeIndex(dirFolder(dir), rows, pairs))
+	err := errors.Join(copyAssets(embedded.Static, dirFolder(dir)), dirFolder(dir).WriteFile("assets/bins.css", []byte(binsCSS())), bld.writeIndex(dirFolder(dir), rows, pairs))
 	if err != nil {
 		t.Fatal(err)
 	}

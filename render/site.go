@@ -20,6 +20,8 @@ import (
 	"github.com/matrixgen/matrixgen/internal/parallel"
 	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/static"
+	"github.com/matrixgen/matrixgen/templates"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -45,14 +47,26 @@ type Site struct {
 	// address is left out: an address on a lab's network says where its
 	// machines are, and a reader needs only the server's engine and model.
 	PublishServerAddress bool
-	// Assets, when set, replaces the embedded templates/ and static/: `matrixgen
-	// serve` in a checkout reads them from disk so edits show at once.
-	Assets fs.FS
+	// Assets, when set, replaces the embedded templates and static files:
+	// `matrixgen serve` in a checkout reads them from disk so edits show at
+	// once.
+	Assets *Assets
 }
 
-func (s Site) assets() fs.FS {
+// Assets are the page templates and the static files every site gets.
+type Assets struct {
+	// Templates holds base.html and a template per page.
+	Templates fs.FS
+	// Static holds what is copied into the site's assets/.
+	Static fs.FS
+}
+
+// embedded are the assets built into matrixgen.
+var embedded = Assets{Templates: templates.FS, Static: static.FS}
+
+func (s Site) assets() Assets {
 	if s.Assets != nil {
-		return s.Assets
+		return *s.Assets
 	}
 	return embedded
 }
@@ -173,7 +187,7 @@ func NewRenderer(site Site) (*Renderer, error) {
 
 func parseTemplates(site Site) (*Renderer, error) {
 	parse := func(page string) (*template.Template, error) {
-		return template.New(page).ParseFS(site.assets(), "templates/base.html", "templates/"+page)
+		return template.New(page).ParseFS(site.assets().Templates, "base.html", page)
 	}
 	index, err := parse("index.html")
 	if err != nil {
@@ -338,7 +352,7 @@ func markerEnds(line []byte, i int) bool {
 func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cache) (Stats, error) {
 	b.ctx, b.cache = ctx, cache
 	defer func() { b.cache, b.inputs = nil, nil }()
-	if err := copyAssets(b.site.assets(), out); err != nil {
+	if err := copyAssets(b.site.assets().Static, out); err != nil {
 		return Stats{}, err
 	}
 	if err := out.WriteFile("assets/bins.css", []byte(binsCSS())); err != nil {
@@ -743,16 +757,17 @@ func execute(t *template.Template, data any) ([]byte, error) {
 // page's size, not again for every page.
 var pageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// copyAssets copies the embedded static folder to <dir>/assets.
-func copyAssets(assets fs.FS, out Folder) error {
-	return fs.WalkDir(assets, "static", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+// copyAssets copies the static files to the site's assets/, all but the
+// Go source that embeds them (there when they are read from a checkout).
+func copyAssets(static fs.FS, out Folder) error {
+	return fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(p) == ".go" {
 			return err
 		}
-		data, err := fs.ReadFile(assets, p)
+		data, err := fs.ReadFile(static, p)
 		if err != nil {
 			return err
 		}
-		return out.WriteFile(path.Join("assets", strings.TrimPrefix(p, "static/")), data)
+		return out.WriteFile(path.Join("assets", p), data)
 	})
 }

@@ -38,7 +38,7 @@ Builds the site into the output folder (public, as build does: a site
 build made there is built over, reusing the pages of unchanged runs),
 serves it on 127.0.0.1:1313, and keeps it up to date whenever a run file,
 a note or the config changes (and a template or static file, when run in a
-checkout, with render/templates/ and render/static/ there). A changed run
+checkout of matrixgen, from its templates/ and static/). A changed run
 rewrites only its pages and the page of the index it is on; runs.csv is
 then made on request and removed from the folder, so run build before
 publishing the folder. Open pages reload themselves after each rebuild. A
@@ -119,22 +119,29 @@ type server struct {
 	mirror *bucketMirror
 }
 
-// liveAssets are render/templates/ and render/static/ from disk when serve runs in a
-// checkout, so their edits show without rebuilding matrixgen.
-func liveAssets() fs.FS {
+// liveAssets are templates/ and static/ from disk when serve runs in
+// matrixgen's own checkout (its go.mod beside them), so their edits show
+// without rebuilding matrixgen; nil elsewhere, where folders of those
+// names are someone else's.
+func liveAssets() *render.Assets {
+	mod, err := os.ReadFile("go.mod")
+	first, _, _ := strings.Cut(string(mod), "\n")
+	if err != nil || !slices.Equal(strings.Fields(first), []string{"module", "github.com/matrixgen/matrixgen"}) {
+		return nil
+	}
 	for _, d := range liveAssetDirs {
 		if info, err := os.Stat(d); err != nil || !info.IsDir() {
 			return nil
 		}
 	}
-	return os.DirFS("render")
+	return &render.Assets{Templates: os.DirFS("templates"), Static: os.DirFS("static")}
 }
 
 // mirrorEvery is how often serve checks a bucket's runs for changes.
 var mirrorEvery = 5 * time.Second
 
 // liveAssetDirs are where a checkout keeps the templates and static files.
-var liveAssetDirs = []string{filepath.Join("render", "templates"), filepath.Join("render", "static")}
+var liveAssetDirs = []string{"templates", "static"}
 
 // build builds the whole site and reports whether it succeeded.
 func (s *server) build() bool {
