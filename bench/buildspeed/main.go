@@ -10,7 +10,8 @@
 // DIR is a Hugo site with a gen.py that writes n run pages (python3 gen.py
 // n) and hugo on PATH.
 //
-// -scale builds a site from nothing for each count of runs, -rounds times
+// -scale builds a site from nothing, with a cold page cache where it can
+// (root on Linux), for each count of runs, -rounds times
 // (default once), alternating between the counts, and prints a table: the
 // build's wall time, the wall time until its site is on disk (a sync
 // after it: a small site is written back after its build, a large one
@@ -37,6 +38,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -460,6 +462,7 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 	// after its build ends, a large one's (past the kernel's dirty-page
 	// threshold, a tenth of memory) during it, on the same cores.
 	syscall.Sync()
+	dropPageCache()
 	t, err := timed(c)
 	if err != nil {
 		return t, fmt.Errorf("matrixgen build of %s: %v", plural.Count(n, "run", "runs"), err)
@@ -492,6 +495,24 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 		t.rssMB, megabytes(size("index.html")), megabytes(size("runs.csv")), megabytes(total))
 	return t, nil
 }
+
+// dropPageCache empties the kernel's page cache where it may (root, on
+// Linux), so every build starts cold: otherwise a build starts with what
+// the one before left cached, and a 10,000-run build after another finds
+// its runs in memory while a 100,000-run one, after a 20 GB site, reads
+// them from disk. It says once whether it could.
+func dropPageCache() {
+	err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0)
+	droppedOnce.Do(func() {
+		if err != nil {
+			fmt.Printf("(the page cache cannot be dropped here, %v: each build starts with what the one before left cached)\n\n", err)
+		} else {
+			fmt.Print("(each build starts with the page cache dropped)\n\n")
+		}
+	})
+}
+
+var droppedOnce sync.Once
 
 // megabytes shows a size in MB (10^6 bytes), or GB past a thousand.
 func megabytes(n int64) string {
