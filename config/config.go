@@ -80,7 +80,7 @@ func Load(name string, optional bool) (Config, error) {
 // unknown keys are errors that name the file and the line.
 func Parse(name string, data []byte) (Config, error) {
 	var c Config
-	if err := decodeStrict(name, data, &c); err != nil {
+	if err := decodeStrict(inFile(name), data, &c); err != nil {
 		return Config{}, err
 	}
 	c.lines, c.file = keyLines(data), name
@@ -100,7 +100,7 @@ func LoadFile(name string, v any, check func() error) error {
 	if err != nil {
 		return err
 	}
-	if err := decodeStrict(name, data, v); err != nil {
+	if err := decodeStrict(inFile(name), data, v); err != nil {
 		return err
 	}
 	if err := check(); err != nil {
@@ -141,13 +141,35 @@ func placeProfileErrors(name string, data []byte, err error) error {
 	return errors.Join(placed...)
 }
 
-// decodeStrict decodes TOML into v; syntax errors, wrong types and unknown
-// keys are errors naming the file and the line.
 // maxUnknownKeys is how many unknown keys an error lists: a file of
 // nothing else says so in a screenful, not in a hundred thousand lines.
 const maxUnknownKeys = 20
 
-func decodeStrict(name string, data []byte, v any) error {
+// source is what decodeStrict reads: a file, whose problems are placed at
+// their line (and column), or a -set override, made into a two-line
+// document the person never wrote, whose lines would place nothing.
+type source struct {
+	name  string
+	lines bool
+}
+
+func inFile(name string) source { return source{name: name, lines: true} }
+
+// at places a problem: file:line:col, file:line (col 0), or the override.
+func (s source) at(line, col int) string {
+	switch {
+	case !s.lines || line == 0:
+		return s.name
+	case col == 0:
+		return fmt.Sprintf("%s:%d", s.name, line)
+	}
+	return fmt.Sprintf("%s:%d:%d", s.name, line, col)
+}
+
+// decodeStrict decodes TOML into v; syntax errors, wrong types and unknown
+// keys are errors naming the file and the line.
+func decodeStrict(src source, data []byte, v any) error {
+	name := src.name
 	if err := checkBounds(name, data); err != nil {
 		return err
 	}
@@ -159,9 +181,9 @@ func decodeStrict(name string, data []byte, v any) error {
 			if perr.LastKey != "" {
 				where = fmt.Sprintf(" key %q:", perr.LastKey)
 			}
-			return fmt.Errorf("%s:%d:%d:%s %s", name, perr.Position.Line, perr.Position.Col, where, perr.Message)
+			return fmt.Errorf("%s:%s %s", src.at(perr.Position.Line, perr.Position.Col), where, perr.Message)
 		}
-		return misfit(name, data, v, err)
+		return misfit(src, data, v, err)
 	}
 	if unknown := md.Undecoded(); len(unknown) > 0 {
 		lines := keyLines(data)
@@ -176,7 +198,7 @@ func decodeStrict(name string, data []byte, v any) error {
 				errs = append(errs, fmt.Errorf("%s: and more unknown keys", name))
 				break
 			}
-			errs = append(errs, fmt.Errorf("%s:%d: unknown key %q", name, lines[k.String()], k.String()))
+			errs = append(errs, fmt.Errorf("%s: unknown key %q", src.at(lines[k.String()], 0), k.String()))
 		}
 		return errors.Join(errs...)
 	}
@@ -239,7 +261,8 @@ func (c Config) validate() error {
 // plain text, not as a ParseError with a position, so the key is found
 // again: the first one, in the file's order, whose value alone does not
 // decode into a fresh v.
-func misfit(name string, data []byte, v any, err error) error {
+func misfit(src source, data []byte, v any, err error) error {
+	name := src.name
 	var doc map[string]any
 	md, parseErr := toml.Decode(string(data), &doc)
 	if parseErr != nil {
@@ -269,7 +292,7 @@ func misfit(name string, data []byte, v any, err error) error {
 			if typ == "ArrayHash" {
 				what = "an array of tables"
 			}
-			return fmt.Errorf("%s:%d: key %q: %s does not fit this setting", name, keyLines(data)[k.String()], k.String(), what)
+			return fmt.Errorf("%s: key %q: %s does not fit this setting", src.at(keyLines(data)[k.String()], 0), k.String(), what)
 		}
 	}
 	return fmt.Errorf("%s: %w", name, err)
@@ -344,7 +367,7 @@ func (c *Config) Set(overrides []string) error {
 		if _, err := toml.Decode(doc, &map[string]any{}); err != nil {
 			doc = fmt.Sprintf("[%s]\n%s = %q\n", section, name, strings.TrimSpace(value))
 		}
-		if err := decodeStrict("-set "+o, []byte(doc), c); err != nil {
+		if err := decodeStrict(source{name: "-set " + o}, []byte(doc), c); err != nil {
 			errs = append(errs, err)
 		}
 	}

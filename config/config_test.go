@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -152,9 +153,16 @@ func TestSet(t *testing.T) {
 		c.Server.Temperature == nil || *c.Server.Temperature != 0 || c.Describe.GPU != "RTX 4090" {
 		t.Errorf("after -set: %+v %+v %+v", c.Sweep, c.Server, c.Describe)
 	}
-	for _, bad := range []string{"cache_mode=x", "sweep.nope=1", "sweep.concurrency=\"0\"", "sweep.duration=soon"} {
-		if err := c.Set([]string{bad}); err == nil {
+	for _, bad := range []string{"cache_mode=x", "sweep.nope=1", "sweep.concurrency=\"0\"", "sweep.duration=soon", "sweep.duration=[1]", "sweep.duration=\"5s"} {
+		err := c.Set([]string{bad})
+		if err == nil {
 			t.Errorf("-set %s was accepted", bad)
+			continue
+		}
+		// The override is made into a document of two lines the person
+		// never wrote: its errors name the override, not a line of it.
+		if msg := err.Error(); regexp.MustCompile(regexp.QuoteMeta(bad) + `:\d`).MatchString(msg) {
+			t.Errorf("-set %s: %q places the error at a line of the override", bad, msg)
 		}
 	}
 }

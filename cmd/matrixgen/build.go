@@ -15,6 +15,7 @@ import (
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/render"
 	"github.com/matrixgen/matrixgen/site"
 )
@@ -100,6 +101,15 @@ func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(stdout, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reusedNote(stats))
+	if stats.Runs == 0 {
+		// Not a mistake (a new lab's first site), but most often the wrong
+		// folder: say where no run was found.
+		shown := term.Name(runsDir)
+		if bucket.IsURL(runsDir) {
+			shown = bucket.Redact(runsDir) // a URL may carry a key
+		}
+		fmt.Fprintf(stdout, "no run files (*.json) in %s: the site lists no runs (-runs names the folder)\n", shown)
+	}
 	if len(stats.Kept) > 0 {
 		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", render.Names(stats.Kept))
 	}

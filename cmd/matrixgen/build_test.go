@@ -409,8 +409,8 @@ func TestBuildEmptyAndMissingRuns(t *testing.T) {
 	empty := t.TempDir()
 	out := filepath.Join(t.TempDir(), "public")
 	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", empty, "-o", out)
-	if code != 0 || !strings.HasPrefix(stdout, "built 3 pages from 0 runs") {
-		t.Errorf("empty runs folder: exit %d, %q %q", code, stdout, stderr)
+	if code != 0 || !strings.HasPrefix(stdout, "built 3 pages from 0 runs") || !strings.Contains(stdout, "no run files (*.json) in "+empty) {
+		t.Errorf("empty runs folder: exit %d, %q %q; want the build, and where no run was found", code, stdout, stderr)
 	}
 	code, _, stderr = matrixgenCmd(t, "build", "-runs", filepath.Join(empty, "nope"), "-o", out)
 	if code != 1 || !strings.Contains(stderr, "runs folder") {
@@ -451,6 +451,17 @@ func TestSchemaAndValidate(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "ok  "+good) || !strings.Contains(stderr, "1 of 2 files is not a valid run") ||
 		!strings.Contains(stderr, "bad.json:1:99: decode[0].context_tokens") || !strings.Contains(stderr, "decode[0].total_tok_s: required for a valid measurement") {
 		t.Errorf("validate: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// Every problem on a line of its own under the summary, indented as
+	// build lists them.
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, "  ") || !strings.Contains(l, "bad.json:") {
+			t.Errorf("validate lists a problem as %q, want it indented under the summary:\n%s", l, stderr)
+		}
+	}
+	if len(lines) < 3 {
+		t.Errorf("validate listed %d problems, want at least 2:\n%s", len(lines)-1, stderr)
 	}
 	if code, _, _ := matrixgenCmd(t, "validate", good); code != 0 {
 		t.Errorf("validate of the sample: exit %d", code)

@@ -89,6 +89,8 @@ func TestMistakes(t *testing.T) {
 		{[]string{"build", "-nope"}, "flag provided but not defined: -nope"},
 		{[]string{"build", "extra"}, `unexpected arguments ["extra"]`},
 		{[]string{"run", "-duration", "soon"}, `invalid value "soon" for flag -duration`},
+		{[]string{"run", "-duration", "5"}, `invalid value "5" for flag -duration: want a duration with its unit, such as 30s or 2m`},
+		{[]string{"run", "-set", "sweep.duraton=5s"}, `-set sweep.duraton=5s: unknown key "sweep.duraton"`},
 		{[]string{"run", "-concurrency", "1,x"}, `"x" is not a whole number from 1 up`},
 		{[]string{"run", "-concurrency", "0"}, `"0" is not a whole number from 1 up`},
 		{[]string{"run", "-duration", "-5s"}, "-duration: want a positive window such as 30s, not -5s"},

@@ -74,7 +74,8 @@ An API key, when the server wants one, is read from the variable
 			f.prefill, err = contextList(v)
 			return err
 		})
-		f.duration = fs.Duration("duration", 0, "decode window per cell (overrides [sweep] duration; default 30s)")
+		f.duration = new(time.Duration)
+		fs.Var((*durationFlag)(f.duration), "duration", "decode window per cell, a `duration` such as 10s (overrides [sweep] duration; default 30s)")
 		f.maxOutput = fs.Int("max-output", 0, "max output `tokens` per request (overrides [sweep] max_output; default 4096)")
 		f.kv = fs.Int("kv-cache-tokens", 0, "KV capacity in `tokens` (overrides what the probe finds)")
 		f.repeat = fs.Int("repeat", 0, "measure every decode cell `n` times, the whole matrix once, then again, so drift spreads over all cells (overrides [sweep] repeats; default 1)")
@@ -216,7 +217,31 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	if given("repeat") {
 		cfg.Sweep.Repeats = *f.repeat
 	}
-	return cfg.Set(f.sets)
+	if err := cfg.Set(f.sets); err != nil {
+		return usageError{err} // a -set value is a flag's value
+	}
+	return nil
+}
+
+// durationFlag is a flag taking a duration, whose mistake says what a
+// duration looks like: the flag package's own says only "parse error",
+// and "-duration 5" is the likeliest mistake.
+type durationFlag time.Duration
+
+func (d *durationFlag) String() string {
+	if d == nil || *d == 0 {
+		return "0s"
+	}
+	return time.Duration(*d).String()
+}
+
+func (d *durationFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration with its unit, such as 30s or 2m")
+	}
+	*d = durationFlag(v)
+	return nil
 }
 
 // listFlag collects a repeatable flag's values.

@@ -66,7 +66,7 @@ every run file in it. Exits 1 if any file is bad.
 			check := func(name, shown string, rename func(string) string) {
 				checked++
 				if _, err := matrixgen.LoadFile(name); err != nil {
-					bad = append(bad, errors.New(rename(err.Error())))
+					bad = append(bad, renamed(err, rename))
 					return
 				}
 				fmt.Fprintf(stdout, "ok  %s\n", term.Name(shown))
@@ -95,4 +95,19 @@ every run file in it. Exits 1 if any file is bad.
 			return nil
 		}
 	},
+}
+
+// renamed is err with rename applied to its words, each of its joined
+// errors apart, so that indent lists every problem of a file on a line of
+// its own, as build does.
+func renamed(err error, rename func(string) string) error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return errors.New(rename(err.Error()))
+	}
+	var list []error
+	for _, e := range joined.Unwrap() {
+		list = append(list, renamed(e, rename))
+	}
+	return errors.Join(list...)
 }
