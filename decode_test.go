@@ -336,3 +336,48 @@ func TestLocate(t *testing.T) {
 		t.Errorf("in a broken document: %d %q, want 14 a[2].b", off, field)
 	}
 }
+
+// TestNoFollowOnProblems: a value of the wrong type is reported once, by
+// the decoder, and not again by a check that reads it beside another field
+// (a cell's average of active requests against its concurrency, which the
+// failed decode left at 0); a field's own checks still report.
+func TestNoFollowOnProblems(t *testing.T) {
+	for _, tt := range []struct {
+		name, from, to string
+		want           []string // each problem, in order
+	}{
+		{"concurrency a string", `"concurrency": 1, "status": "valid", "total_tok_s": 10`, `"concurrency": "4", "status": "valid", "total_tok_s": -5, "avg_active": 4`,
+			[]string{"decode[0].concurrency: want a whole number, got a string", "decode[0].total_tok_s: must not be negative, got -5"}},
+		{"sweep's concurrency a string", `"concurrency": [1, 2]}`, `"concurrency": "1, 2"}`,
+			[]string{"sweep.concurrency: want an array"}},
+		{"started_at a number", `"schema": 1,`, `"schema": 1, "started_at": 5, "finished_at": "2026-01-01T00:00:00Z",`,
+			[]string{"started_at: want a string, got a number"}},
+		{"sweep's repeats a string", `"concurrency": [1, 2]}`, `"concurrency": [1, 2], "repeats": "2"}`,
+			[]string{"sweep.repeats: want a whole number, got a string"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(minimal, tt.from) {
+				t.Fatalf("%q is not in the minimal run", tt.from)
+			}
+			doc := strings.Replace(minimal, tt.from, tt.to, 1)
+			if tt.name == "sweep's repeats a string" {
+				doc = strings.Replace(doc, `"total_tok_s": 10}`, `"total_tok_s": 10, "repeats": [
+      {"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 10},
+      {"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 10}]}`, 1)
+			}
+			_, err := DecodeRun("f.json", []byte(doc))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("%d problems, want %d:\n%v", len(lines), len(tt.want), err)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(lines[i], w) {
+					t.Errorf("problem %d = %q, want %q", i, lines[i], w)
+				}
+			}
+		})
+	}
+}

@@ -67,7 +67,7 @@ func (d *diagnosis) run() []*DecodeError {
 	case err == nil:
 		d.end()
 		for _, p := range run.Validate() {
-			if !slices.ContainsFunc(d.undecoded, func(f string) bool { return related(f, p.Field) }) {
+			if !slices.ContainsFunc(d.undecoded, func(f string) bool { return readsUndecoded(p, f) }) {
 				d.problems = append(d.problems, d.src.errAt(d.src.locate(p.Field), p.Field, p.Msg))
 			}
 		}
@@ -247,6 +247,12 @@ func valueMessage(err error) string {
 		return fmt.Sprintf("want %s, got %s", goKindName(serr.GoType), serr.JSONValue)
 	}
 	return serr.Err.Error()
+}
+
+// readsUndecoded reports whether a problem is about the undecoded field f
+// or judged by reading it: either way the decoder's error says it first.
+func readsUndecoded(p Problem, f string) bool {
+	return related(f, p.Field) || slices.ContainsFunc(p.Uses, func(u string) bool { return related(f, u) })
 }
 
 // related reports whether one field path is the other or holds it.

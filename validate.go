@@ -20,6 +20,10 @@ import (
 type Problem struct {
 	Field string
 	Msg   string
+	// Uses are the other fields the judgement read (a cell's concurrency,
+	// for its average of active requests): where one of them could not
+	// be decoded, the problem is the decoder's follow-on and is left out.
+	Uses []string
 }
 
 // maxProblems caps how many problems one file reports; past that the rest
@@ -40,7 +44,7 @@ func (r *Run) Validate() []Problem {
 	v.date("started_at", r.StartedAt)
 	v.date("finished_at", r.FinishedAt)
 	if !r.StartedAt.IsZero() && !r.FinishedAt.IsZero() && r.FinishedAt.Before(r.StartedAt) {
-		v.add("finished_at", "is before started_at")
+		v.addUsing("finished_at", "is before started_at", "started_at")
 	}
 	v.nonNegative("", "hardware.vram_gb", &r.Hardware.VRAMGB)
 	v.count("", "hardware.gpu_count", r.Hardware.GPUCount)
@@ -84,7 +88,14 @@ func (v *validator) date(field string, t time.Time) {
 
 func (v *validator) add(field, msg string) {
 	if len(v.problems) < maxProblems {
-		v.problems = append(v.problems, Problem{field, msg})
+		v.problems = append(v.problems, Problem{Field: field, Msg: msg})
+	}
+}
+
+// addUsing is add for a judgement that read other fields beside field.
+func (v *validator) addUsing(field, msg string, uses ...string) {
+	if len(v.problems) < maxProblems {
+		v.problems = append(v.problems, Problem{Field: field, Msg: msg, Uses: uses})
 	}
 }
 
@@ -252,8 +263,9 @@ func (v *validator) promptRate(at string, p Prefill) {
 	}
 	want := float64(p.PromptTokens) / (*p.TTFTMs / 1000)
 	if math.Abs(*p.PromptTokS-want) > 0.1*want {
-		v.add(at+".prompt_tok_s", fmt.Sprintf("%s tok/s is not its %d prompt tokens in %s ms (%s tok/s)",
-			strconv.FormatFloat(*p.PromptTokS, 'g', 6, 64), p.PromptTokens, strconv.FormatFloat(*p.TTFTMs, 'g', 6, 64), strconv.FormatFloat(want, 'g', 6, 64)))
+		v.addUsing(at+".prompt_tok_s", fmt.Sprintf("%s tok/s is not its %d prompt tokens in %s ms (%s tok/s)",
+			strconv.FormatFloat(*p.PromptTokS, 'g', 6, 64), p.PromptTokens, strconv.FormatFloat(*p.TTFTMs, 'g', 6, 64), strconv.FormatFloat(want, 'g', 6, 64)),
+			at+".prompt_tokens", at+".ttft_ms")
 	}
 }
 
@@ -265,7 +277,7 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		if d.Concurrency < 1 {
 			v.add(at+".concurrency", fmt.Sprintf("must be at least 1, got %d", d.Concurrency))
 		} else if len(s.Concurrency) > 0 && !slices.Contains(s.Concurrency, d.Concurrency) {
-			v.add(at+".concurrency", fmt.Sprintf("%d is not in sweep.concurrency", d.Concurrency))
+			v.addUsing(at+".concurrency", fmt.Sprintf("%d is not in sweep.concurrency", d.Concurrency), "sweep.concurrency")
 		}
 		key := [2]int{d.ContextTokens, d.Concurrency}
 		if seen[key] {
@@ -293,7 +305,7 @@ func (v *validator) cell(at string, d Decode) {
 	v.nonNegative(at, ".avg_active", d.AvgActive)
 	v.nonNegative(at, ".window_seconds", d.WindowSeconds)
 	if d.AvgActive != nil && *d.AvgActive > float64(d.Concurrency)*1.05 {
-		v.add(at+".avg_active", fmt.Sprintf("%g active requests cannot exceed concurrency %d", *d.AvgActive, d.Concurrency))
+		v.addUsing(at+".avg_active", fmt.Sprintf("%g active requests cannot exceed concurrency %d", *d.AvgActive, d.Concurrency), at+".concurrency")
 	}
 	v.percentiles(at, ".ttft_ms", d.TTFTMs)
 	v.percentiles(at, ".tbt_ms", d.TBTMs)
@@ -327,8 +339,8 @@ func (v *validator) cell(at string, d Decode) {
 	if d.WindowSeconds == nil && len(d.PerSecondTokens) > 0 {
 		window := Decode{WindowSeconds: &v.duration}
 		if most, ok := window.MaxSeconds(); ok && v.duration > 0 && len(d.PerSecondTokens) > most {
-			v.add(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %s: at most %d (its seconds rounded, and one more)",
-				len(d.PerSecondTokens), strconv.FormatFloat(v.duration, 'g', 6, 64), most))
+			v.addUsing(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %s: at most %d (its seconds rounded, and one more)",
+				len(d.PerSecondTokens), strconv.FormatFloat(v.duration, 'g', 6, 64), most), at+".window_seconds", "sweep.duration_seconds")
 		}
 	}
 	for j, n := range d.PerSecondTokens {
@@ -387,12 +399,13 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 		return
 	}
 	if len(d.Repeats) > max(s.Repeats, 1) {
-		v.add(at+".repeats", fmt.Sprintf("%d measurements, but sweep.repeats is %d", len(d.Repeats), s.Repeats))
+		v.addUsing(at+".repeats", fmt.Sprintf("%d measurements, but sweep.repeats is %d", len(d.Repeats), s.Repeats), "sweep.repeats")
 	}
 	for j, r := range d.Repeats {
 		rat := at + ".repeats[" + strconv.Itoa(j) + "]"
 		if r.ContextTokens != d.ContextTokens || r.Concurrency != d.Concurrency {
-			v.add(rat, fmt.Sprintf("is %s × %d, not the cell's %s × %d", ContextLabel(r.ContextTokens), r.Concurrency, ContextLabel(d.ContextTokens), d.Concurrency))
+			v.addUsing(rat, fmt.Sprintf("is %s × %d, not the cell's %s × %d", ContextLabel(r.ContextTokens), r.Concurrency, ContextLabel(d.ContextTokens), d.Concurrency),
+				at+".context_tokens", at+".concurrency")
 		}
 		if len(r.Repeats) > 0 {
 			v.add(rat+".repeats", "a repeat has no repeats of its own")
@@ -409,13 +422,13 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 	const why = "a repeated cell's figures are its median repeat's"
 	switch {
 	case d.Status != median.Status:
-		v.add(at+".status", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s", d.Status, m, median.Status, why))
+		v.addUsing(at+".status", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s", d.Status, m, median.Status, why), at+".repeats")
 	case !sameFigure(d.TotalTokS, median.TotalTokS):
-		v.add(at+".total_tok_s", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s",
-			figureText(d.TotalTokS), m, figureText(median.TotalTokS), why))
+		v.addUsing(at+".total_tok_s", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s",
+			figureText(d.TotalTokS), m, figureText(median.TotalTokS), why), at+".repeats")
 	default:
 		if field := differingField(d, median); field != "" {
-			v.add(at+"."+field, fmt.Sprintf("is not its median repeat's, repeats[%d]: %s", m, why))
+			v.addUsing(at+"."+field, fmt.Sprintf("is not its median repeat's, repeats[%d]: %s", m, why), at+".repeats")
 		}
 	}
 }
@@ -468,7 +481,7 @@ func (v *validator) context(at string, n int, planned []int, plannedField string
 	case n <= 0 || n > maxContextTokens:
 		v.add(at+".context_tokens", fmt.Sprintf("want a token count between 1 and %d, got %d", maxContextTokens, n))
 	case len(planned) > 0 && !slices.Contains(planned, n):
-		v.add(at+".context_tokens", fmt.Sprintf("%s is not in %s", ContextLabel(n), plannedField))
+		v.addUsing(at+".context_tokens", fmt.Sprintf("%s is not in %s", ContextLabel(n), plannedField), plannedField)
 	}
 }
 
@@ -566,7 +579,7 @@ func TokenBudget(n, maxOutput int) int {
 func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 	var out []Problem
 	add := func(field, format string, args ...any) {
-		out = append(out, Problem{field, fmt.Sprintf(format, args...)})
+		out = append(out, Problem{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if maxOutput > 0 && d.Completed != nil && *d.Completed >= 0 && d.Concurrency > 0 {
 		// The requests that produced inside the window: those that
@@ -603,7 +616,7 @@ func (p *Power) impossible(gpus int, seconds *float64) []Problem {
 	var out []Problem
 	over := func(field string, watts, limit float64) {
 		if watts > limit {
-			out = append(out, Problem{field, fmt.Sprintf("%s W is more than %s can draw (%g W a GPU at most)",
+			out = append(out, Problem{Field: field, Msg: fmt.Sprintf("%s W is more than %s can draw (%g W a GPU at most)",
 				strconv.FormatFloat(watts, 'g', 6, 64), gpuCount(limit), float64(MaxBoardPowerW))})
 		}
 	}
@@ -622,7 +635,7 @@ func (p *Power) impossible(gpus int, seconds *float64) []Problem {
 		over("power.trace["+strconv.Itoa(j)+"].power_w", t.PowerW, all)
 	}
 	if seconds != nil && *seconds > 0 && p.EnergyJoules > all**seconds*(1+1e-9) {
-		out = append(out, Problem{"power.energy_joules", fmt.Sprintf("%s J in %s s is more than %s can draw",
+		out = append(out, Problem{Field: "power.energy_joules", Msg: fmt.Sprintf("%s J in %s s is more than %s can draw",
 			strconv.FormatFloat(p.EnergyJoules, 'g', 6, 64), strconv.FormatFloat(*seconds, 'g', 6, 64), gpuCount(all))})
 	}
 	return out
@@ -656,8 +669,8 @@ func (v *validator) boardPower(r *Run) {
 			}
 		}
 		if limit := float64(gpus) * MaxBoardPowerW; *h.IdlePowerW > limit {
-			v.add("hardware.idle_power_w", fmt.Sprintf("%s W is more than %s can draw (%d W a GPU at most; is hardware.gpu_count right?)",
-				strconv.FormatFloat(*h.IdlePowerW, 'g', 6, 64), gpuCount(limit), MaxBoardPowerW))
+			v.addUsing("hardware.idle_power_w", fmt.Sprintf("%s W is more than %s can draw (%d W a GPU at most; is hardware.gpu_count right?)",
+				strconv.FormatFloat(*h.IdlePowerW, 'g', 6, 64), gpuCount(limit), MaxBoardPowerW), "hardware.gpu_count")
 		}
 	}
 }
