@@ -91,6 +91,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"syntax", strings.Replace(minimal, `"name": "t"`, `"name" "t"`, 1), "f.json:3:19: tool.name: invalid character"},
 		{"truncated", minimal[:40], "unexpected end of file"},
 		{"unknown field", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpus": 2}`, 1), "f.json:6:16: hardware.gpus: unknown field"},
+		{"a misspelt field", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "concurency": 2`, 1), `f.json:9:86: decode[0].concurency: unknown field; did you mean "concurrency"?`},
 		{"case-folded field", strings.Replace(minimal, `"schema"`, `"Schema"`, 1), "f.json:2:3: Schema: unknown field"},
 		{"duplicate key", strings.Replace(minimal, `"hardware": {}`, `"hardware": {}, "hardware": {}`, 1), "f.json:6:19: hardware: field appears twice"},
 		{"wrong type", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": "fast"`, 1), "f.json:9:67: decode[0].total_tok_s: want a number, got a string"},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matrixgen/matrixgen/internal/suggest"
 )
 
 // diagnose finds every problem of a run file the library refused (with
@@ -146,7 +148,7 @@ func (d *diagnosis) object(v reflect.Value, path string) error {
 			}
 			continue
 		}
-		problem := "unknown field"
+		problem := "unknown field" + suggest.DidYouMean(name, slices.Sorted(maps.Keys(fields)))
 		if known {
 			problem = "field appears twice"
 		}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+	"github.com/matrixgen/matrixgen/internal/suggest"
 )
 
 // DefaultFile is where the commands look for their configuration.
@@ -198,11 +199,43 @@ func decodeStrict(src source, data []byte, v any) error {
 				errs = append(errs, fmt.Errorf("%s: and more unknown keys", name))
 				break
 			}
-			errs = append(errs, fmt.Errorf("%s: unknown key %q", src.at(lines[k.String()], 0), k.String()))
+			hint := suggest.DidYouMean(k[len(k)-1], keysAt(reflect.TypeOf(v), k[:len(k)-1]))
+			errs = append(errs, fmt.Errorf("%s: unknown key %q%s", src.at(lines[k.String()], 0), k.String(), hint))
 		}
 		return errors.Join(errs...)
 	}
 	return nil
+}
+
+// keysAt lists the TOML keys of the table at path in a value of type t
+// (its fields' toml names), for a misspelt key's suggestion; none where
+// the path leads to no struct.
+func keysAt(t reflect.Type, path []string) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if len(path) > 0 && name == path[0] {
+			return keysAt(f.Type, path[1:])
+		}
+		keys = append(keys, name)
+	}
+	if len(path) > 0 {
+		return nil
+	}
+	return keys
 }
 
 // maxTitle and maxDescription bound the site's title and description in

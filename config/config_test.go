@@ -29,7 +29,8 @@ publish_server_address = true
 
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, doc, want string }{
-		{"unknown key", "[site]\ntitle = \"x\"\n\ntitel = \"y\"\n", `m.toml:4: unknown key "site.titel"`},
+		{"unknown key", "[site]\ntitle = \"x\"\n\ntitel = \"y\"\n", `m.toml:4: unknown key "site.titel"; did you mean "title"?`},
+		{"misspelt key in a known table", "[sweep]\nduraton = \"5s\"\n", `m.toml:2: unknown key "sweep.duraton"; did you mean "duration"?`},
 		{"unknown table", "[site]\ntitle = \"x\"\n[sight]\ntitle = 1\nx = 2\n", `m.toml:3: unknown key "sight"`},
 		{"unknown dotted key", "site.colour = \"red\"\n", `m.toml:1: unknown key "site.colour"`},
 		{"syntax", "[site\ntitle = 1\n", "to end table name"},
