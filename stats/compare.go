@@ -17,6 +17,9 @@ const (
 	// the cell (CompareCell): its seconds, of every repeat, or a prefill
 	// row's requests.
 	TestSamples = "mann-whitney-u"
+	// TestNone is a compared cell put to no test: no ratio (a figure of
+	// 0), or too few samples in a run to test.
+	TestNone = "none"
 	// TestRepeats is Student's two-sample t over the cell's repeats
 	// (CompareRepeats), where both runs measured it twice or more.
 	TestRepeats = "t"

@@ -172,7 +172,8 @@ type Row struct {
 	B float64 `json:"b"`
 	// Test is the test the cell was put to: TestRepeats where both runs
 	// repeated it MinRepeats times or more, TestSamples otherwise
-	// (CompareDecode); DF the t test's degrees of freedom.
+	// (CompareDecode); TestNone for a cell not tested. DF is the t
+	// test's degrees of freedom.
 	Test string `json:"test"`
 	DF   int    `json:"df,omitempty"`
 	// SamplesA and SamplesB are how many samples each run had for the
@@ -321,6 +322,7 @@ func row(c Cell, a, b float64, cell Result) Row {
 		r.Ratio = q
 	}
 	if r.Ratio == 0 || !cell.Tested {
+		r.Test, r.DF = TestNone, 0
 		return r
 	}
 	r.P, r.InFamily = &cell.P, true
