@@ -175,36 +175,104 @@ func decodeStrict(src source, data []byte, v any) error {
 		return err
 	}
 	md, err := toml.Decode(string(data), v)
+	t := reflect.TypeOf(v)
+	if err == nil {
+		return unknownKeys(src, data, md.Undecoded(), t)
+	}
+	var perr toml.ParseError
+	if errors.As(err, &perr) {
+		where := ""
+		if perr.LastKey != "" {
+			where = fmt.Sprintf(" key %q:", perr.LastKey)
+		}
+		err = fmt.Errorf("%s:%s %s", src.at(perr.Position.Line, perr.Position.Col), where, perr.Message)
+	} else {
+		err = misfit(src, data, v, err)
+	}
+	// A value that does not fit stops the decoding, and with it the
+	// report of unknown keys: those are found by the type's own keys (a
+	// syntax error leaves no document to look in).
+	return errors.Join(err, unknownKeys(src, data, keysNotIn(data, t), t))
+}
+
+// unknownKeys is an error for each of keys (the file's unknown keys, in
+// its order), at most maxUnknownKeys, none for a key inside an unknown
+// table already named; each with the known key it most likely meant.
+func unknownKeys(src source, data []byte, keys []toml.Key, t reflect.Type) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	lines := keyLines(data)
+	var errs []error
+	reported := map[string]bool{}
+	for _, k := range keys {
+		if reported[k.String()] || len(k) > 1 && reported[k[:len(k)-1].String()] {
+			continue // reported already, or inside an unknown table that is
+		}
+		reported[k.String()] = true
+		if len(errs) == maxUnknownKeys {
+			errs = append(errs, fmt.Errorf("%s: and more unknown keys", src.name))
+			break
+		}
+		hint := suggest.DidYouMean(k[len(k)-1], keysAt(t, k[:len(k)-1]))
+		errs = append(errs, fmt.Errorf("%s: unknown key %q%s", src.at(lines[k.String()], 0), k.String(), hint))
+	}
+	return errors.Join(errs...)
+}
+
+// keysNotIn lists the keys of a TOML document, in its order, that a value
+// of type t has no place for.
+func keysNotIn(data []byte, t reflect.Type) []toml.Key {
+	var doc map[string]any
+	md, err := toml.Decode(string(data), &doc)
 	if err != nil {
-		var perr toml.ParseError
-		if errors.As(err, &perr) {
-			where := ""
-			if perr.LastKey != "" {
-				where = fmt.Sprintf(" key %q:", perr.LastKey)
-			}
-			return fmt.Errorf("%s:%s %s", src.at(perr.Position.Line, perr.Position.Col), where, perr.Message)
-		}
-		return misfit(src, data, v, err)
+		return nil
 	}
-	if unknown := md.Undecoded(); len(unknown) > 0 {
-		lines := keyLines(data)
-		var errs []error
-		reported := map[string]bool{}
-		for _, k := range unknown {
-			if reported[k.String()] || len(k) > 1 && reported[k[:len(k)-1].String()] {
-				continue // reported already, or inside an unknown table that is
-			}
-			reported[k.String()] = true
-			if len(errs) == maxUnknownKeys {
-				errs = append(errs, fmt.Errorf("%s: and more unknown keys", name))
-				break
-			}
-			hint := suggest.DidYouMean(k[len(k)-1], keysAt(reflect.TypeOf(v), k[:len(k)-1]))
-			errs = append(errs, fmt.Errorf("%s: unknown key %q%s", src.at(lines[k.String()], 0), k.String(), hint))
+	var out []toml.Key
+	for _, k := range md.Keys() {
+		if !hasKey(t, k) {
+			out = append(out, k)
 		}
-		return errors.Join(errs...)
 	}
-	return nil
+	return out
+}
+
+// hasKey says whether a value of type t has a place for the key path: a
+// field by its toml name at each step, or anything inside a map.
+func hasKey(t reflect.Type, path []string) bool {
+	for _, part := range path {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Map, reflect.Interface:
+			return true
+		case reflect.Struct:
+		default:
+			return false
+		}
+		f, ok := fieldByKey(t, part)
+		if !ok {
+			return false
+		}
+		t = f.Type
+	}
+	return true
+}
+
+// fieldByKey is the field of struct t whose toml name is key.
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		if f.IsExported() && name == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // keysAt lists the TOML keys of the table at path in a value of type t

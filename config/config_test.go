@@ -245,3 +245,23 @@ func TestSiteTextIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestAMisfitHidesNoUnknownKey: a value of the wrong type stopped the
+// decoding, and with it the report of the file's unknown keys; both are
+// reported, each at its line, and keys inside a table of free-form names
+// ([server] headers, say) are never unknown.
+func TestAMisfitHidesNoUnknownKey(t *testing.T) {
+	doc := "[site]\ntitel = \"x\"\n\n[sweep]\nduration = 30\n"
+	_, err := Parse("m.toml", []byte(doc))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{`m.toml:5:12: key "sweep.duration"`, `m.toml:2: unknown key "site.titel"; did you mean "title"?`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q\nwant it to contain %q", err, want)
+		}
+	}
+	if n := strings.Count(err.Error(), "\n") + 1; n != 2 {
+		t.Errorf("%d problems, want 2:\n%v", n, err)
+	}
+}
