@@ -263,13 +263,8 @@ func hasKey(t reflect.Type, path []string) bool {
 // fieldByKey is the field of struct t whose toml name is key.
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
-		if name == "" {
-			name = f.Name
-		}
-		if f.IsExported() && name == key {
-			return f, true
+		if name, ok := tomlName(t.Field(i)); ok && name == key {
+			return t.Field(i), true
 		}
 	}
 	return reflect.StructField{}, false
@@ -285,25 +280,29 @@ func keysAt(t reflect.Type, path []string) []string {
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
+	if len(path) > 0 {
+		f, ok := fieldByKey(t, path[0])
+		if !ok {
+			return nil
+		}
+		return keysAt(f.Type, path[1:])
+	}
 	var keys []string
 	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
-		if name == "-" || !f.IsExported() {
-			continue
+		if name, ok := tomlName(t.Field(i)); ok {
+			keys = append(keys, name)
 		}
-		if name == "" {
-			name = f.Name
-		}
-		if len(path) > 0 && name == path[0] {
-			return keysAt(f.Type, path[1:])
-		}
-		keys = append(keys, name)
-	}
-	if len(path) > 0 {
-		return nil
 	}
 	return keys
+}
+
+// tomlName is a struct field's TOML key, and whether it has one.
+func tomlName(f reflect.StructField) (string, bool) {
+	name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+	if name == "" {
+		name = f.Name
+	}
+	return name, name != "-" && f.IsExported()
 }
 
 // maxTitle and maxDescription bound the site's title and description in
