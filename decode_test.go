@@ -353,6 +353,10 @@ func TestNoFollowOnProblems(t *testing.T) {
 			[]string{"sweep.concurrency: want an array"}},
 		{"started_at a number", `"schema": 1,`, `"schema": 1, "started_at": 5, "finished_at": "2026-01-01T00:00:00Z",`,
 			[]string{"started_at: want a string, got a number"}},
+		{"completed a string", `"concurrency": [1, 2]}`, `"concurrency": [1, 2], "max_output_tokens": 10}`,
+			[]string{"decode[0].completed: want a whole number, got a string"}},
+		{"gpu_count a string", `"hardware": {}`, `"hardware": {"gpu_count": "2"}`,
+			[]string{"hardware.gpu_count: want a whole number, got a string"}},
 		{"sweep's repeats a string", `"concurrency": [1, 2]}`, `"concurrency": [1, 2], "repeats": "2"}`,
 			[]string{"sweep.repeats: want a whole number, got a string"}},
 	} {
@@ -361,6 +365,12 @@ func TestNoFollowOnProblems(t *testing.T) {
 				t.Fatalf("%q is not in the minimal run", tt.from)
 			}
 			doc := strings.Replace(minimal, tt.from, tt.to, 1)
+			switch tt.name {
+			case "completed a string": // 1 request of 10 tokens cannot bring 60; 4 can
+				doc = strings.Replace(doc, `"total_tok_s": 10}`, `"total_tok_s": 2, "window_seconds": 30, "completed": "3", "output_tokens": 60}`, 1)
+			case "gpu_count a string": // one GPU cannot draw 6,000 W; two can
+				doc = strings.Replace(doc, `"total_tok_s": 10}`, `"total_tok_s": 10, "window_seconds": 30, "power": {"energy_joules": 1000, "mean_power_w": 6000}}`, 1)
+			}
 			if tt.name == "sweep's repeats a string" {
 				doc = strings.Replace(doc, `"total_tok_s": 10}`, `"total_tok_s": 10, "repeats": [
       {"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 10},

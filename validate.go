@@ -294,7 +294,14 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 // each on its own and against each other (Impossible).
 func (v *validator) cell(at string, d Decode) {
 	for _, p := range d.Impossible(v.maxOutput, v.gpus) {
-		v.add(at+"."+p.Field, p.Msg)
+		uses := make([]string, len(p.Uses))
+		for i, u := range p.Uses {
+			uses[i] = u
+			if !strings.HasPrefix(u, "sweep.") && !strings.HasPrefix(u, "hardware.") {
+				uses[i] = at + "." + u
+			}
+		}
+		v.addUsing(at+"."+p.Field, p.Msg, uses...)
 	}
 	v.status(at, d.Status, d.TotalTokS, "total_tok_s")
 	v.rate(at, ".total_tok_s", d.TotalTokS)
@@ -575,11 +582,14 @@ func TokenBudget(n, maxOutput int) int {
 // requests that produced them could yield, a rate of more, power past
 // what the cell's GPUs can draw. maxOutput is the sweep's max output
 // tokens (0: unknown, no token bound); gpus the machine's GPU count (0:
-// unknown, the cell's own count of them).
+// unknown, the cell's own count of them). A problem's Uses are the other
+// fields it read, within the cell but for the run's sweep.* and
+// hardware.*.
 func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 	var out []Problem
-	add := func(field, format string, args ...any) {
-		out = append(out, Problem{Field: field, Msg: fmt.Sprintf(format, args...)})
+	budgetUses := []string{"completed", "concurrency", "sweep.max_output_tokens"}
+	add := func(field string, uses []string, format string, args ...any) {
+		out = append(out, Problem{Field: field, Msg: fmt.Sprintf(format, args...), Uses: uses})
 	}
 	if maxOutput > 0 && d.Completed != nil && *d.Completed >= 0 && d.Concurrency > 0 {
 		// The requests that produced inside the window: those that
@@ -587,25 +597,28 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 		requests := *d.Completed + d.Concurrency
 		budget := TokenBudget(requests, maxOutput)
 		if d.OutputTokens != nil && *d.OutputTokens > budget {
-			add("output_tokens", "%d tokens, more than %d requests of max_tokens %d can yield (%d)", *d.OutputTokens, requests, maxOutput, budget)
+			add("output_tokens", budgetUses, "%d tokens, more than %d requests of max_tokens %d can yield (%d)", *d.OutputTokens, requests, maxOutput, budget)
 		}
 		if d.TotalTokS != nil && d.WindowSeconds != nil && *d.WindowSeconds > 0 && *d.TotalTokS*(*d.WindowSeconds) > float64(budget)*(1+1e-9) {
-			add("total_tok_s", "%s tok/s over %s s is more than %d requests of max_tokens %d can yield (%d)",
+			add("total_tok_s", append(budgetUses, "window_seconds"), "%s tok/s over %s s is more than %d requests of max_tokens %d can yield (%d)",
 				strconv.FormatFloat(*d.TotalTokS, 'g', 6, 64), strconv.FormatFloat(*d.WindowSeconds, 'g', 6, 64), requests, maxOutput, budget)
 		}
 	}
 	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds >= minWindowSeconds) {
-		add("window_seconds", "a measured cell's window must be at least %g s, got %s", minWindowSeconds, strconv.FormatFloat(*d.WindowSeconds, 'g', -1, 64))
+		add("window_seconds", []string{"status"}, "a measured cell's window must be at least %g s, got %s", minWindowSeconds, strconv.FormatFloat(*d.WindowSeconds, 'g', -1, 64))
 	}
 	if most, ok := d.MaxSeconds(); ok && len(d.PerSecondTokens) > most {
-		add("per_second_tokens", "%d seconds of counts, but the window is %s s: at most %d (its seconds rounded, and one more)",
+		add("per_second_tokens", []string{"window_seconds"}, "%d seconds of counts, but the window is %s s: at most %d (its seconds rounded, and one more)",
 			len(d.PerSecondTokens), strconv.FormatFloat(*d.WindowSeconds, 'g', 6, 64), most)
 	}
 	if d.Completed != nil && d.OutputTokens != nil && *d.Completed > *d.OutputTokens {
-		add("completed", "%d requests completed in the window, but only %d tokens arrived in it: each brings at least one", *d.Completed, *d.OutputTokens)
+		add("completed", []string{"output_tokens"}, "%d requests completed in the window, but only %d tokens arrived in it: each brings at least one", *d.Completed, *d.OutputTokens)
 	}
 	if p := d.Power; p != nil {
-		out = append(out, p.impossible(gpus, d.WindowSeconds)...)
+		for _, q := range p.impossible(gpus, d.WindowSeconds) {
+			q.Uses = append(q.Uses, "hardware.gpu_count", "window_seconds")
+			out = append(out, q)
+		}
 	}
 	return out
 }

@@ -185,14 +185,9 @@ func decodeStrict(src source, data []byte, v any) error {
 		if perr.LastKey != "" {
 			where = fmt.Sprintf(" key %q:", perr.LastKey)
 		}
-		err = fmt.Errorf("%s:%s %s", src.at(perr.Position.Line, perr.Position.Col), where, perr.Message)
-	} else {
-		err = misfit(src, data, v, err)
+		return fmt.Errorf("%s:%s %s", src.at(perr.Position.Line, perr.Position.Col), where, perr.Message)
 	}
-	// A value that does not fit stops the decoding, and with it the
-	// report of unknown keys: those are found by the type's own keys (a
-	// syntax error leaves no document to look in).
-	return errors.Join(err, unknownKeys(src, data, keysNotIn(data, t), t))
+	return misfit(src, data, v, err)
 }
 
 // unknownKeys is an error for each of keys (the file's unknown keys, in
@@ -220,52 +215,21 @@ func unknownKeys(src source, data []byte, keys []toml.Key, t reflect.Type) error
 	return errors.Join(errs...)
 }
 
-// keysNotIn lists the keys of a TOML document, in its order, that a value
-// of type t has no place for.
-func keysNotIn(data []byte, t reflect.Type) []toml.Key {
-	var doc map[string]any
-	md, err := toml.Decode(string(data), &doc)
-	if err != nil {
-		return nil
-	}
-	var out []toml.Key
-	for _, k := range md.Keys() {
-		if !hasKey(t, k) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// hasKey says whether a value of type t has a place for the key path: a
-// field by its toml name at each step, or anything inside a map.
-func hasKey(t reflect.Type, path []string) bool {
-	for _, part := range path {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-			t = t.Elem()
-		}
-		switch t.Kind() {
-		case reflect.Map, reflect.Interface:
-			return true
-		case reflect.Struct:
-		default:
-			return false
-		}
-		f, ok := fieldByKey(t, part)
-		if !ok {
-			return false
-		}
-		t = f.Type
-	}
-	return true
-}
-
-// fieldByKey is the field of struct t whose toml name is key.
+// fieldByKey is the field of struct t whose toml name is key: the same
+// name, else the same but for case, as BurntSushi/toml matches them.
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	folded := -1
 	for i := range t.NumField() {
-		if name, ok := tomlName(t.Field(i)); ok && name == key {
+		name, ok := tomlName(t.Field(i))
+		switch {
+		case ok && name == key:
 			return t.Field(i), true
+		case ok && folded < 0 && strings.EqualFold(name, key):
+			folded = i
 		}
+	}
+	if folded >= 0 {
+		return t.Field(folded), true
 	}
 	return reflect.StructField{}, false
 }
