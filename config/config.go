@@ -201,6 +201,9 @@ func unknownKeys(src source, data []byte, keys []toml.Key, t reflect.Type) error
 	var errs []error
 	reported := map[string]bool{}
 	for _, k := range keys {
+		if inFreeForm(t, k) {
+			continue // decoded into a map: BurntSushi/toml lists a nested table's keys all the same
+		}
 		if reported[k.String()] || len(k) > 1 && reported[k[:len(k)-1].String()] {
 			continue // reported already, or inside an unknown table that is
 		}
@@ -213,6 +216,31 @@ func unknownKeys(src source, data []byte, keys []toml.Key, t reflect.Type) error
 		errs = append(errs, fmt.Errorf("%s: unknown key %q%s", src.at(lines[k.String()], 0), k.String(), hint))
 	}
 	return errors.Join(errs...)
+}
+
+// inFreeForm reports whether key lies inside a free-form value of t (a
+// map or an interface, such as [server] extra), which takes any key.
+// BurntSushi/toml decodes a table nested in one (extra = {a = {b = 1}})
+// into the map, yet lists its keys as undecoded.
+func inFreeForm(t reflect.Type, key toml.Key) bool {
+	for _, part := range key {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Map, reflect.Interface:
+			return true
+		case reflect.Struct:
+			f, ok := fieldByKey(t, part)
+			if !ok {
+				return false
+			}
+			t = f.Type
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // fieldByKey is the field of struct t whose toml name is key: the same

@@ -60,6 +60,27 @@ func TestUnknownTableReportedOnce(t *testing.T) {
 	}
 }
 
+// TestFreeFormTablesNestAnything checks a table nested in a free-form
+// value ([server] extra, chat_template_kwargs) is taken whole, as it is
+// sent: BurntSushi/toml decodes it into the map and still lists its keys
+// as undecoded. A misspelt key beside them is still unknown.
+func TestFreeFormTablesNestAnything(t *testing.T) {
+	doc := "[server]\nmodel = \"m\"\nextra = {bar = {baz = 2}, list = [{x = 1}]}\nchat_template_kwargs = {a = {b = true}}\n[server.extra.deep]\nk = 3\n"
+	c, err := Parse("m.toml", []byte(doc))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	bar, _ := c.Server.Extra["bar"].(map[string]any)
+	deep, _ := c.Server.Extra["deep"].(map[string]any)
+	if bar["baz"] != int64(2) || deep["k"] != int64(3) || c.Server.ChatTemplateKwargs["a"] == nil {
+		t.Errorf("nested tables not kept: extra %v, kwargs %v", c.Server.Extra, c.Server.ChatTemplateKwargs)
+	}
+	_, err = Parse("m.toml", []byte(strings.Replace(doc, "model", "modle", 1)+"[server.extra.deep.more]\nx = 1\n"))
+	if err == nil || !strings.Contains(err.Error(), `unknown key "server.modle"`) || strings.Count(err.Error(), "unknown key") != 1 {
+		t.Errorf("want only server.modle unknown, got %v", err)
+	}
+}
+
 func TestLoadOptional(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "matrixgen.toml")
 	if _, err := Load(missing, true); err != nil {
