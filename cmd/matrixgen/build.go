@@ -131,13 +131,20 @@ const buildMemory = 192 << 20
 // another: a store's error wraps the SDK's, whose words (a join of its
 // attempts, say) are for errors.Is, not for printing (bucket.Store.fail).
 func indent(err error) error {
+	return eachLeaf(err, func(e error) error { return fmt.Errorf("  %w", e) })
+}
+
+// eachLeaf is err with each of its joined errors, at any depth, replaced
+// by what change makes of it, still joined: one walk for indent and
+// renamed.
+func eachLeaf(err error, change func(error) error) error {
 	joined, ok := err.(interface{ Unwrap() []error })
 	if !ok {
-		return fmt.Errorf("  %w", err)
+		return change(err)
 	}
 	var list []error
 	for _, e := range joined.Unwrap() {
-		list = append(list, indent(e))
+		list = append(list, eachLeaf(e, change))
 	}
 	return errors.Join(list...)
 }

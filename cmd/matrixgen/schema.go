@@ -101,13 +101,5 @@ every run file in it. Exits 1 if any file is bad.
 // errors apart, so that indent lists every problem of a file on a line of
 // its own, as build does.
 func renamed(err error, rename func(string) string) error {
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return errors.New(rename(err.Error()))
-	}
-	var list []error
-	for _, e := range joined.Unwrap() {
-		list = append(list, renamed(e, rename))
-	}
-	return errors.Join(list...)
+	return eachLeaf(err, func(e error) error { return errors.New(rename(e.Error())) })
 }
