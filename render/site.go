@@ -545,6 +545,15 @@ func (b *Renderer) renderRun(e matrixgen.Entry) ([]siteFile, error) {
 	}, nil
 }
 
+// SummaryBytes is the memory a build may keep for each run, beyond what it
+// holds whatever the runs: the run's summary (its indexRow and its
+// input's key for the reuse cache: 0.9 KB as TestSummaryFitsItsRoom
+// measures it, 1.2 KB of live heap a run in a 10,000-run build), with
+// room to spare. cmd/matrixgen grows the build's soft heap limit by it
+// for each run, so that the summaries of 100,000 runs do not leave the
+// collector working in what little remains of a fixed limit.
+const SummaryBytes = 2 << 10
+
 type indexRow struct {
 	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
 	// BestPerWatt is the run's best tok/s per watt of a valid cell, "" for

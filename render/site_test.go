@@ -3,11 +3,13 @@ package render
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"html"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -576,4 +578,39 @@ func FuzzTooHardForMarkdown(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSummaryFitsItsRoom measures what a build keeps of each run (its
+// index row and its input's key, as writeRuns keeps them) and holds it to
+// SummaryBytes, the room cmd/matrixgen's heap limit gives each run.
+func TestSummaryFitsItsRoom(t *testing.T) {
+	const n = 2000
+	var before, after runtime.MemStats
+	var runs [8]*matrixgen.Run
+	for i := range runs {
+		runs[i] = shownRun(testrun.Full(uint64(i)))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rows := make([]indexRow, n)
+	inputs := make([]string, n)
+	for i := range rows {
+		e := matrixgen.Entry{ID: fmt.Sprintf("2026-12-04-%04d-nemotron-3-super-120b-a12b-nvfp4-gpubox-%d", i%2400, i), Run: runs[i%len(runs)]}
+		rows[i] = newIndexRow(e)
+		inputs[i] = fmt.Sprintf("%064x", i) // a SHA-256 in hex, as package site's
+	}
+	kept := map[string]string{}
+	for i, in := range inputs {
+		kept[rows[i].ID] = in
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("a run's summary: %d bytes on the heap", per)
+	if per > SummaryBytes || per <= 0 {
+		t.Errorf("a run's summary takes %d bytes; the build's heap limit gives each run %d", per, SummaryBytes)
+	}
+	runtime.KeepAlive(rows)
+	runtime.KeepAlive(kept)
+	runtime.KeepAlive(&runs)
 }
