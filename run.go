@@ -1,5 +1,7 @@
 // Package matrixgen holds the domain of a speed test matrix: the run file
-// model that `matrixgen run` writes and `matrixgen build` publishes.
+// model that `matrixgen run` writes and `matrixgen build` publishes, and its
+// validation (Run.Validate: every value that cannot be true). Reading,
+// checking and writing the files themselves is package runfile's.
 //
 // The data path is server → runner → runs/*.json → render → public/. This
 // package is the middle of it and imports nothing heavier than the standard
@@ -512,6 +514,10 @@ const (
 	TokensServerMetrics   TokenSource = "server_metrics"
 	TokensChunks          TokenSource = "chunks"
 )
+
+// TokenSources lists every token source, the only ones a run file may name:
+// Validate refuses any other, and package runfile's schema lists them.
+var TokenSources = []TokenSource{TokensContinuousUsage, TokensTimingsPerToken, TokensFinalUsage, TokensServerMetrics, TokensChunks}
 
 // MetricsSample is one reading of the server's metrics during a window.
 type MetricsSample struct {

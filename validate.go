@@ -26,9 +26,10 @@ type Problem struct {
 	Uses []string
 }
 
-// maxProblems caps how many problems one file reports; past that the rest
-// are noise.
-const maxProblems = 20
+// MaxProblems caps how many problems one file reports; past that the rest
+// are noise. Exported for package runfile, whose reading of a refused file
+// adds the decoder's own problems and stops at the same count.
+const MaxProblems = 20
 
 // Validate lists every value in the run that cannot be true: figures that
 // are negative or not finite, concurrency 0, cells named twice, a valid cell
@@ -87,14 +88,14 @@ func (v *validator) date(field string, t time.Time) {
 }
 
 func (v *validator) add(field, msg string) {
-	if len(v.problems) < maxProblems {
+	if len(v.problems) < MaxProblems {
 		v.problems = append(v.problems, Problem{Field: field, Msg: msg})
 	}
 }
 
 // addUsing is add for a judgement that read other fields beside field.
 func (v *validator) addUsing(field, msg string, uses ...string) {
-	if len(v.problems) < maxProblems {
+	if len(v.problems) < MaxProblems {
 		v.problems = append(v.problems, Problem{Field: field, Msg: msg, Uses: uses})
 	}
 }
@@ -340,7 +341,7 @@ func (v *validator) cell(at string, d Decode) {
 			v.add(at+".server_count.source", "required: which counter the server's figure came from")
 		}
 	}
-	if d.TokenSource != "" && !slices.Contains(tokenSources, d.TokenSource) {
+	if d.TokenSource != "" && !slices.Contains(TokenSources, d.TokenSource) {
 		v.add(at+".token_source", fmt.Sprintf("unknown %q", d.TokenSource))
 	}
 	if d.WindowSeconds == nil && len(d.PerSecondTokens) > 0 {
@@ -480,8 +481,6 @@ func figureText(f *float64) string {
 	}
 	return strconv.FormatFloat(*f, 'g', -1, 64)
 }
-
-var tokenSources = []TokenSource{TokensContinuousUsage, TokensTimingsPerToken, TokensFinalUsage, TokensServerMetrics, TokensChunks}
 
 func (v *validator) context(at string, n int, planned []int, plannedField string) {
 	switch {

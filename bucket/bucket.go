@@ -47,6 +47,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // IsURL reports whether place names a store rather than a local folder.
@@ -461,9 +462,9 @@ func sameFile(local string, obj *blob.ListObject) bool {
 // bound, the same a local runs folder has.
 func boundOf(key string) (limit int64, what string) {
 	if path.Ext(key) == ".md" {
-		return matrixgen.MaxNotesBytes, "a note"
+		return runfile.MaxNotesBytes, "a note"
 	}
-	return matrixgen.MaxRunFileBytes, "a run file"
+	return runfile.MaxBytes, "a run file"
 }
 
 // maxPublished bounds each file Publish reads whole to send: a site's
@@ -472,7 +473,7 @@ func boundOf(key string) (limit int64, what string) {
 const maxPublished = 64 << 20
 
 // maxGet bounds what Get reads: a run file to resume, a site's marker.
-const maxGet = matrixgen.MaxRunFileBytes
+const maxGet = runfile.MaxBytes
 
 // Get reads one object of at most maxGet bytes, checked as every read is
 // (readObject); found is false when there is none.

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/s3fake"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 func memStore(t *testing.T, place string) *Store {
@@ -364,7 +364,7 @@ func TestFetchRunsBoundsEachObject(t *testing.T) {
 	s := memStore(t, "file://"+root)
 	dir := t.TempDir()
 	_, err = s.FetchRuns(context.Background(), dir)
-	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(matrixgen.MaxRunFileBytes)) {
+	if err == nil || !strings.Contains(err.Error(), strconv.Itoa(runfile.MaxBytes)) {
 		t.Fatalf("a 1.5 GB run file: %v", err)
 	}
 	os.Remove(huge)

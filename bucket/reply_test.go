@@ -16,8 +16,8 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/s3fake"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // slack is what a reply may send past the bound its reader holds it to
@@ -84,7 +84,7 @@ func TestRepliesAreBounded(t *testing.T) {
 		for i := range 20 {
 			srv.Misbehave(fmt.Sprintf("runs/r-%02d.json", i), s3fake.Chunked)
 		}
-		big := bytes.Repeat([]byte("x"), matrixgen.MaxRunFileBytes+100_000)
+		big := bytes.Repeat([]byte("x"), runfile.MaxBytes+100_000)
 		srv.Put("runs/big.bin", big)
 		srv.Misbehave("runs/big.bin", s3fake.Chunked)
 		dir := t.TempDir()
@@ -96,10 +96,10 @@ func TestRepliesAreBounded(t *testing.T) {
 		}
 		srv.Sent()
 		_, _, err = s.Get(t.Context(), "big.bin")
-		if want := fmt.Sprintf("s3://lab/runs/: big.bin: larger than the %d bytes an object read whole may be", matrixgen.MaxRunFileBytes); err == nil || err.Error() != want {
+		if want := fmt.Sprintf("s3://lab/runs/: big.bin: larger than the %d bytes an object read whole may be", runfile.MaxBytes); err == nil || err.Error() != want {
 			t.Errorf("Get of %d bytes in chunks: %v", len(big), err)
 		}
-		if sent, _ := srv.Sent(); sent > matrixgen.MaxRunFileBytes+slack {
+		if sent, _ := srv.Sent(); sent > runfile.MaxBytes+slack {
 			t.Errorf("Get of %d bytes in chunks: %d bytes sent", len(big), sent)
 		}
 		// The client, discarding the rest of a reply cut, found it ended:

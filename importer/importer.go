@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // Result is an imported run and the notes that say what was done to it.
@@ -165,9 +166,9 @@ func (o object) tooLarge(name string, keys ...string) error {
 // place names where in a file something is: file:line:col, and the field
 // path when there is one (results[3].aggregate_tps).
 func place(name string, data []byte, offset int64, ptr jsontext.Pointer) string {
-	line, col := matrixgen.LineCol(data, offset)
+	line, col := runfile.LineCol(data, offset)
 	at := fmt.Sprintf("%s:%d:%d", name, line, col)
-	if _, field := matrixgen.Locate(data, ptr); field != "" {
+	if _, field := runfile.Locate(data, ptr); field != "" {
 		at += ": " + field
 	}
 	return at
@@ -198,7 +199,7 @@ func negativeFigures(name string, data []byte, objs map[jsontext.Pointer]object)
 	for _, at := range slices.Sorted(maps.Keys(objs)) {
 		for _, key := range slices.Sorted(maps.Keys(objs[at])) {
 			if v, ok := objs[at][key].(float64); ok && v < 0 {
-				off, _ := matrixgen.Locate(data, at.AppendToken(key))
+				off, _ := runfile.Locate(data, at.AppendToken(key))
 				return fmt.Errorf("%s: %g is negative; a speed, time or count cannot be", place(name, data, off, at.AppendToken(key)), v)
 			}
 		}

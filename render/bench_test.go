@@ -7,6 +7,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // BenchmarkRunPage measures the CPU of one run page: layout, chart option,
@@ -16,14 +17,14 @@ func BenchmarkRunPage(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	entries := make([]matrixgen.Entry, 64)
+	entries := make([]runfile.Entry, 64)
 	for i := range entries {
 		run := testrun.Full(uint64(i))
-		raw, err := matrixgen.EncodeRun(run)
+		raw, err := runfile.Encode(run)
 		if err != nil {
 			b.Fatal(err)
 		}
-		entries[i] = matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: run, Raw: raw, Notes: []byte("Some *notes*.")}
+		entries[i] = runfile.Entry{ID: fmt.Sprintf("run-%d", i), Run: run, Raw: raw, Notes: []byte("Some *notes*.")}
 	}
 	b.ReportAllocs()
 	i := 0
@@ -46,9 +47,9 @@ func BenchmarkRunPage(b *testing.B) {
 
 // BenchmarkBuild1000 writes a whole site of 1,000 full runs to disk.
 func BenchmarkBuild1000(b *testing.B) {
-	entries := make([]matrixgen.Entry, 1000)
+	entries := make([]runfile.Entry, 1000)
 	for i := range entries {
-		entries[i] = matrixgen.Entry{ID: fmt.Sprintf("run-%04d", i), Run: testrun.Full(uint64(i))}
+		entries[i] = runfile.Entry{ID: fmt.Sprintf("run-%04d", i), Run: testrun.Full(uint64(i))}
 	}
 	out := filepath.Join(b.TempDir(), "public")
 	for b.Loop() {

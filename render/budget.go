@@ -3,7 +3,7 @@ package render
 import (
 	"sync"
 
-	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // runBytesInFlight bounds the bytes of run files a build's workers hold
@@ -12,7 +12,7 @@ import (
 // hostile file at the bound would take gigabytes. Runs of ordinary size
 // (tens of kilobytes) never wait for it; a file at the bound is built
 // alone.
-const runBytesInFlight = matrixgen.MaxRunFileBytes
+const runBytesInFlight = runfile.MaxBytes
 
 // budget is a weighted semaphore: acquire waits while what is held and
 // what is asked would pass the limit, unless nothing is held (one request

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/browser"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // TestComparedFiles: of the compared buckets, only those holding a pair
@@ -27,14 +27,14 @@ func TestComparedFiles(t *testing.T) {
 	// Two runs of one model and GPU (a pair), three of another (two
 	// pairs), and one of its own (none).
 	groups := map[string][]string{"m": {"alpha-1", "alpha-2"}, "n": {"beta-1", "beta-2", "beta-3"}, "solo": {"lone"}}
-	var entries []matrixgen.Entry
+	var entries []runfile.Entry
 	seed := uint64(0)
 	for model, ids := range groups {
 		for _, id := range ids {
 			r := testrun.Full(seed)
 			seed++
 			r.Model.Name, r.Hardware.GPU = model, "GPU "+model
-			entries = append(entries, matrixgen.Entry{ID: id, Run: r})
+			entries = append(entries, runfile.Entry{ID: id, Run: r})
 		}
 	}
 	paired := []string{"alpha-1", "alpha-2", "beta-1", "beta-2", "beta-3"}

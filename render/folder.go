@@ -4,7 +4,7 @@ import (
 	"io"
 	"iter"
 
-	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // Folder is the site as a Renderer writes it: package site's folder on
@@ -39,14 +39,14 @@ type Stream interface {
 
 // RawSource is a Source of run files: each run's size is known before it
 // is read, so a build bounds the bytes its workers hold, and a run can be
-// read without being decoded (matrixgen.Entry.Decode decodes it), so a
+// read without being decoded (runfile.Entry.Decode decodes it), so a
 // run whose pages are reused (Cache) is never decoded.
 type RawSource interface {
 	Source
 	// Size is the run file's size as the build's budget counts it.
 	Size(i int) int64
 	// Read reads the run file, not decoded.
-	Read(i int) (matrixgen.Entry, error)
+	Read(i int) (runfile.Entry, error)
 }
 
 // Cache is the reuse cache of the site a build replaces (package site's):
@@ -56,7 +56,7 @@ type Cache interface {
 	// Reuse gives what run e's pages are made of besides matrixgen and the
 	// site (its input), e read and not decoded, and, when the old site's
 	// folder of the run was linked unchanged into the new one, its summary.
-	Reuse(e matrixgen.Entry) (input string, row CachedRow, ok bool)
+	Reuse(e runfile.Entry) (input string, row CachedRow, ok bool)
 	// Save records, for the next build, the runs of the site as built:
 	// n of them, in id order.
 	Save(n int, runs iter.Seq[CachedRun]) error

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // dirFolder is a Folder on disk for this package's tests, which look at
@@ -62,13 +62,13 @@ func (d dirFolder) RemoveAll(rel string) error { return os.RemoveAll(d.name(rel)
 // Files is a RawSource of run files, as package site's.
 type Files []string
 
-func (fs Files) Len() int                             { return len(fs) }
-func (fs Files) Entry(i int) (matrixgen.Entry, error) { return matrixgen.LoadFile(fs[i]) }
-func (fs Files) Read(i int) (matrixgen.Entry, error)  { return matrixgen.ReadFile(fs[i]) }
+func (fs Files) Len() int                           { return len(fs) }
+func (fs Files) Entry(i int) (runfile.Entry, error) { return runfile.Load(fs[i]) }
+func (fs Files) Read(i int) (runfile.Entry, error)  { return runfile.Read(fs[i]) }
 func (fs Files) Size(i int) int64 {
 	info, err := os.Stat(fs[i])
 	if err != nil {
-		return matrixgen.MaxRunFileBytes
+		return runfile.MaxBytes
 	}
 	return info.Size()
 }
@@ -98,5 +98,5 @@ var writeRunFile, bump = testrun.WriteFile, testrun.Touch
 // that may reuse pages reads them, then built.
 type reuseNone struct{}
 
-func (reuseNone) Reuse(e matrixgen.Entry) (string, CachedRow, bool) { return "", CachedRow{}, false }
-func (reuseNone) Save(int, iter.Seq[CachedRun]) error               { return nil }
+func (reuseNone) Reuse(e runfile.Entry) (string, CachedRow, bool) { return "", CachedRow{}, false }
+func (reuseNone) Save(int, iter.Seq[CachedRun]) error             { return nil }

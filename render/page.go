@@ -13,6 +13,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // pageBase is what every page's layout needs.
@@ -142,7 +143,7 @@ type measurementRow struct {
 }
 
 // newRunPage lays out everything one run page shows.
-func (b *Renderer) newRunPage(e matrixgen.Entry) (*runPage, error) {
+func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 	r := e.Run.Sorted()
 	p := &runPage{
 		pageBase:       b.base("../../", runTitle(r)+" · "+b.site.Title, runDescription(r), "runs/"+e.ID+"/"),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // decodeCell is a measured decode cell of total tok/s total and TTFT ttft ms.
@@ -113,7 +114,7 @@ func TestPlainNotesAreText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := bld.newRunPage(matrixgen.Entry{ID: "a", Run: testrun.Full(1), Notes: []byte(strings.Repeat("*a_", 3000) + evil)})
+	page, err := bld.newRunPage(runfile.Entry{ID: "a", Run: testrun.Full(1), Notes: []byte(strings.Repeat("*a_", 3000) + evil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 package render
 
-import "github.com/matrixgen/matrixgen"
+import "github.com/matrixgen/matrixgen/runfile"
 
 // publishedJSON is the run file as the site publishes it (run.json): its
 // bytes as written, but without the server's address (probe.base_url)
@@ -8,7 +8,7 @@ import "github.com/matrixgen/matrixgen"
 // often as not (10.x, a host on a lab's network, its port): the run file
 // keeps it for `run -resume`, the site does not need it. A run without an
 // address is published byte for byte.
-func (b *Renderer) publishedJSON(e matrixgen.Entry) ([]byte, error) {
+func (b *Renderer) publishedJSON(e runfile.Entry) ([]byte, error) {
 	p := e.Run.Probe
 	if b.site.PublishServerAddress || p == nil || p.BaseURL == "" {
 		return e.JSON()
@@ -16,5 +16,5 @@ func (b *Renderer) publishedJSON(e matrixgen.Entry) ([]byte, error) {
 	run, probe := *e.Run, *p
 	probe.BaseURL = ""
 	run.Probe = &probe
-	return matrixgen.EncodeRun(&run)
+	return runfile.Encode(&run)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/parallel"
 	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/static"
 	"github.com/matrixgen/matrixgen/templates"
 	"github.com/yuin/goldmark"
@@ -106,14 +107,14 @@ const echartsVersion = "5.6.0"
 // more memory than one of ten.
 type Source interface {
 	Len() int
-	Entry(i int) (matrixgen.Entry, error)
+	Entry(i int) (runfile.Entry, error)
 }
 
 // Entries is a Source of runs already in memory.
-type Entries []matrixgen.Entry
+type Entries []runfile.Entry
 
-func (es Entries) Len() int                             { return len(es) }
-func (es Entries) Entry(i int) (matrixgen.Entry, error) { return es[i], nil }
+func (es Entries) Len() int                           { return len(es) }
+func (es Entries) Entry(i int) (runfile.Entry, error) { return es[i], nil }
 
 // BadRunsError lists every run that could not be read or rendered. When a
 // build returns it, nothing was published.
@@ -402,7 +403,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 				errs[i] = err
 				return
 			}
-			var e matrixgen.Entry
+			var e runfile.Entry
 			var err error
 			if fromFiles {
 				// The file's bytes, from now until its page is written,
@@ -488,7 +489,7 @@ func (b *Renderer) worker() *Renderer {
 // compare.js) and returns its files' hashes for the cache. Its rows of the
 // site's runs.csv are its measurements.csv's, read back when runs.csv is
 // written (sitecsv.go), not held meanwhile.
-func (b *Renderer) writeRun(out Folder, e matrixgen.Entry) (pageSums, error) {
+func (b *Renderer) writeRun(out Folder, e runfile.Entry) (pageSums, error) {
 	files, err := b.renderRun(e)
 	if err == nil {
 		err = b.ctx.Err() // laying a page out may have taken a while
@@ -511,7 +512,7 @@ type siteFile struct {
 
 // renderRun makes a run's files. In a worker (b.page set) the page's bytes
 // are the worker's buffer, good until its next run.
-func (b *Renderer) renderRun(e matrixgen.Entry) ([]siteFile, error) {
+func (b *Renderer) renderRun(e runfile.Entry) ([]siteFile, error) {
 	if !matrixgen.ValidID(e.ID) {
 		return nil, fmt.Errorf("run id %s cannot name a folder", term.Name(e.ID))
 	}
@@ -590,7 +591,7 @@ func gpuOrNone(r *matrixgen.Run) string {
 // newIndexRow is a run's summary. The strings many runs share (a lab has
 // a few GPUs, models, engines and dates, and thousands of runs) are
 // interned: each held once, however many rows name it.
-func newIndexRow(e matrixgen.Entry) indexRow {
+func newIndexRow(e runfile.Entry) indexRow {
 	r := e.Run
 	best, okBest := r.BestSingleStream()
 	peak, okPeak := r.PeakTotal()

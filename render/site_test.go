@@ -18,15 +18,16 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 const sampleID = "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm"
 
-func loadSample(t testing.TB) matrixgen.Entry {
+func loadSample(t testing.TB) runfile.Entry {
 	t.Helper()
-	e, err := matrixgen.LoadFile(filepath.Join("..", "runs", sampleID+".json"))
+	e, err := runfile.Load(filepath.Join("..", "runs", sampleID+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,17 +393,17 @@ func BenchmarkHostileNotes(b *testing.B) {
 	}
 	indented := func() string {
 		var s strings.Builder
-		for i := 0; s.Len() < matrixgen.MaxNotesBytes-400; i++ {
+		for i := 0; s.Len() < runfile.MaxNotesBytes-400; i++ {
 			s.WriteString(strings.Repeat(" ", 2*(i%100)) + "- a\n")
 		}
 		return s.String()
 	}()
-	fill := func(unit string) string { return strings.Repeat(unit, matrixgen.MaxNotesBytes/len(unit)) }
+	fill := func(unit string) string { return strings.Repeat(unit, runfile.MaxNotesBytes/len(unit)) }
 	for _, notes := range []struct{ name, text string }{
 		{"quote-list", fill("> - ")}, {"plus", fill("+ ")}, {"numbered", fill("1. ")}, {"indented", indented},
 		{"empty-items", fill("-\n")}, {"headings", fill("# a\n")}, {"html", fill("<a ")}, {"code", fill("    a\n")},
 	} {
-		e := matrixgen.Entry{ID: "a", Run: testrun.Full(1), Notes: []byte(notes.text)}
+		e := runfile.Entry{ID: "a", Run: testrun.Full(1), Notes: []byte(notes.text)}
 		e.Raw, _ = e.JSON()
 		b.Run(notes.name, func(b *testing.B) {
 			for b.Loop() {

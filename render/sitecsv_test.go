@@ -14,6 +14,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // FuzzSiteCSVFromMeasurements: a run's rows of runs.csv, made as a build
@@ -111,7 +112,7 @@ func TestSiteCSVSplitByMonth(t *testing.T) {
 // table at once, newest first.
 func expectedSiteCSV(entries Entries) []byte {
 	sorted := slices.Clone(entries)
-	slices.SortStableFunc(sorted, func(x, y matrixgen.Entry) int {
+	slices.SortStableFunc(sorted, func(x, y runfile.Entry) int {
 		if c := y.Run.StartedAt.Compare(x.Run.StartedAt); c != 0 {
 			return c
 		}
@@ -135,7 +136,7 @@ func TestBuildHoldsASummaryPerRun(t *testing.T) {
 	for i := range n {
 		writeRunFile(t, runs, fmt.Sprintf("run-%03d", i), testrun.Full(uint64(i)), "Some *notes*.")
 	}
-	files, err := matrixgen.RunFiles(runs)
+	files, err := runfile.Files(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

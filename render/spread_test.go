@@ -10,6 +10,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // noisyCell is a valid cell of 30 seconds whose tokens swing by swing
@@ -202,7 +203,7 @@ func TestStoredIntervalIsShown(t *testing.T) {
 	}
 	page := func(r *matrixgen.Run) []byte {
 		t.Helper()
-		p, err := b.newRunPage(matrixgen.Entry{ID: "r", Run: r})
+		p, err := b.newRunPage(runfile.Entry{ID: "r", Run: r})
 		if err != nil {
 			t.Fatal(err)
 		}

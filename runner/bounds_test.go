@@ -22,6 +22,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
 	"github.com/matrixgen/matrixgen/measure"
+	"github.com/matrixgen/matrixgen/runfile"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -328,7 +329,7 @@ func TestImpossibleFiguresAreErrors(t *testing.T) {
 func TestResumeRefusesAnotherAddress(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		file, _ := interruptedRun(t, testSettings("http://user:secret@sim.test", []string{"1K"}, []int{1, 2}, time.Second))
-		e, err := matrixgen.LoadFile(file)
+		e, err := runfile.Load(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +398,7 @@ func TestResumeComparesTheMachine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		settings := testSettings("http://sim.test", []string{"1K"}, []int{1, 2}, time.Second)
 		file, dial := interruptedRun(t, settings)
-		e, err := matrixgen.LoadFile(file)
+		e, err := runfile.Load(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -422,7 +423,7 @@ func TestResumeComparesTheMachine(t *testing.T) {
 			probe := *old.Probe
 			old.Probe = &probe
 			c.edit(&old)
-			if err := matrixgen.SaveRun(file, &old); err != nil {
+			if err := runfile.Save(file, &old); err != nil {
 				t.Fatal(err)
 			}
 			before, _ := os.ReadFile(file)

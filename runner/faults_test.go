@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -212,7 +213,7 @@ func testServerDiesForGood(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "did not come back within 2s") {
 		t.Fatalf("error %v", err)
 	}
-	e, lerr := matrixgen.LoadFile(file)
+	e, lerr := runfile.Load(file)
 	if lerr != nil {
 		t.Fatal(lerr)
 	}

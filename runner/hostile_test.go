@@ -20,6 +20,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
 	"github.com/matrixgen/matrixgen/internal/redact"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -74,7 +75,7 @@ func TestKilledRunLooksIncomplete(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "run.json")
 		var seen []bool
 		log := &onLine{marker: "decode 1K", f: func() {
-			e, err := matrixgen.LoadFile(file)
+			e, err := runfile.Load(file)
 			if err != nil {
 				t.Errorf("mid-sweep the file does not load: %v", err)
 				return
@@ -88,7 +89,7 @@ func TestKilledRunLooksIncomplete(t *testing.T) {
 		if len(seen) != 2 || !seen[0] || !seen[1] {
 			t.Errorf("mid-sweep the file said incomplete: %v, want true at every cell", seen)
 		}
-		e, err := matrixgen.LoadFile(file)
+		e, err := runfile.Load(file)
 		if err != nil || run.Incomplete || e.Run.Incomplete {
 			t.Errorf("the finished run says incomplete (%v)", err)
 		}
@@ -110,7 +111,7 @@ func hostileSweep(t *testing.T, attack hostile.Attack) (*matrixgen.Run, string, 
 	var log bytes.Buffer
 	run, err := Run(context.Background(), Options{Settings: settings, File: file, Log: &log})
 	if run != nil {
-		if _, lerr := matrixgen.LoadFile(file); lerr != nil {
+		if _, lerr := runfile.Load(file); lerr != nil {
 			t.Errorf("%s: the run file written does not validate: %v", attack, lerr)
 		}
 	}
@@ -346,7 +347,7 @@ func TestWeakKeyRewritesNothing(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e, err := matrixgen.LoadFile(file)
+				e, err := runfile.Load(file)
 				if err != nil {
 					t.Fatal(err)
 				}

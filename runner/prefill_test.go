@@ -11,6 +11,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/prom"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -57,7 +58,7 @@ func FuzzSummarizePrefill(f *testing.F) {
 		}
 		run := &matrixgen.Run{Schema: matrixgen.SchemaVersion, Tool: matrixgen.Tool{Name: "t"}, Engine: matrixgen.Engine{Name: "e"},
 			Model: matrixgen.Model{Name: "m"}, Prefill: []matrixgen.Prefill{row}}
-		if _, err := matrixgen.EncodeRun(run); err != nil {
+		if _, err := runfile.Encode(run); err != nil {
 			t.Fatalf("the run cannot be written: %v", err)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/stats"
 )
 
@@ -82,7 +83,7 @@ func TestRepeatsInterleaved(t *testing.T) {
 		s.Sweep.Repeats = 3
 		run, file := sweepWith(t, s, dial)
 		checkRepeats(t, run, 3)
-		saved, err := matrixgen.LoadFile(file)
+		saved, err := runfile.Load(file)
 		if err != nil {
 			t.Fatalf("the run file does not load: %v", err)
 		}
@@ -107,7 +108,7 @@ func TestRepeatsResume(t *testing.T) {
 		if _, err := Run(ctx, Options{dial: dial, Settings: s, File: file, Log: log}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("an interrupted sweep returned %v", err)
 		}
-		first, err := matrixgen.LoadFile(file)
+		first, err := runfile.Load(file)
 		if err != nil {
 			t.Fatalf("the interrupted run file does not load: %v", err)
 		}
@@ -143,7 +144,7 @@ func TestRepeatsResumeRetriesFailed(t *testing.T) {
 		if _, err := Run(context.Background(), Options{dial: dial, Settings: s, File: file, Log: io.Discard}); err != nil {
 			t.Fatal(err)
 		}
-		e, err := matrixgen.LoadFile(file)
+		e, err := runfile.Load(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestRepeatsResumeRetriesFailed(t *testing.T) {
 			all.AddRepeat(m)
 		}
 		e.Run.Incomplete = true
-		if err := matrixgen.SaveRun(file, e.Run); err != nil {
+		if err := runfile.Save(file, e.Run); err != nil {
 			t.Fatal(err)
 		}
 		resumed := time.Now()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/measure"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -133,7 +134,7 @@ var exactly = tolerances{tokens: 1e-9, latency: 1e-9}
 func checkAgainstTruth(t *testing.T, s *sim.Server, run *matrixgen.Run, file string, tol tolerances) {
 	t.Helper()
 	contexts, levels := len(run.Sweep.Contexts), len(run.Sweep.Concurrency)
-	if _, err := matrixgen.LoadFile(file); err != nil {
+	if _, err := runfile.Load(file); err != nil {
 		t.Fatalf("the run file does not load: %v", err)
 	}
 	if run.Incomplete || len(run.Decode) != contexts*levels || len(run.Prefill) != contexts {
@@ -361,7 +362,7 @@ func TestInterruptAndResume(t *testing.T) {
 		if took := time.Since(started); took > 10*time.Second {
 			t.Errorf("stopping took %v", took)
 		}
-		first, err := matrixgen.LoadFile(file)
+		first, err := runfile.Load(file)
 		if err != nil {
 			t.Fatalf("the interrupted run file does not load: %v", err)
 		}

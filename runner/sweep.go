@@ -17,6 +17,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/stats"
 	"github.com/matrixgen/matrixgen/telemetry"
 )
@@ -307,7 +308,7 @@ func lastSegment(path string) string {
 // the run. The old run's probe is kept as it was measured: a run that
 // did not record its address does not take the new one.
 func resumeRun(file string, fresh *matrixgen.Run, force bool) (*matrixgen.Run, error) {
-	e, err := matrixgen.LoadFile(file)
+	e, err := runfile.Load(file)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}
@@ -820,7 +821,7 @@ func describeDecode(d matrixgen.Decode) string {
 func (sw *sweeper) save() error {
 	cleanServerText(sw.run, sw.red)
 	stats.SetInterval(sw.run)
-	if err := matrixgen.SaveRun(sw.o.File, sw.run); err != nil {
+	if err := runfile.Save(sw.o.File, sw.run); err != nil {
 		return err
 	}
 	if sw.o.Saved != nil {

@@ -15,19 +15,19 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // Files is a Source of run files on disk, read when their page is built.
 type Files []string
 
-func (fs Files) Len() int                             { return len(fs) }
-func (fs Files) Entry(i int) (matrixgen.Entry, error) { return matrixgen.LoadFile(fs[i]) }
+func (fs Files) Len() int                           { return len(fs) }
+func (fs Files) Entry(i int) (runfile.Entry, error) { return runfile.Load(fs[i]) }
 
 // Read reads the run file i, not decoded.
-func (fs Files) Read(i int) (matrixgen.Entry, error) { return matrixgen.ReadFile(fs[i]) }
+func (fs Files) Read(i int) (runfile.Entry, error) { return runfile.Read(fs[i]) }
 
 // Size is a run file's size as the build's budget counts it: the bound
 // when it cannot be told (reading it will say why), and never more than
@@ -35,9 +35,9 @@ func (fs Files) Read(i int) (matrixgen.Entry, error) { return matrixgen.ReadFile
 func (fs Files) Size(i int) int64 {
 	info, err := os.Stat(fs[i])
 	if err != nil {
-		return matrixgen.MaxRunFileBytes
+		return runfile.MaxBytes
 	}
-	return min(info.Size(), matrixgen.MaxRunFileBytes)
+	return min(info.Size(), runfile.MaxBytes)
 }
 
 // Build writes the site for the runs of src into out. It builds into a fresh

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // TestBuildKeepsFilesItDidNotWrite: a CNAME, .nojekyll and .git/ added to
@@ -90,11 +90,11 @@ func TestInterruptedBuildLeavesNothing(t *testing.T) {
 // files of small numbers at the file bound and notes of costly Markdown at
 // the notes bound. Goal: under 2 s (Ctrl-C), whatever the inputs.
 func BenchmarkCancelBuild(b *testing.B) {
-	full, err := matrixgen.EncodeRun(testrun.Full(1))
+	full, err := runfile.Encode(testrun.Full(1))
 	if err != nil {
 		b.Fatal(err)
 	}
-	flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes-1024)
+	flood, err := hostile.NumberFlood(full, runfile.MaxBytes-1024)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,9 +106,9 @@ func BenchmarkCancelBuild(b *testing.B) {
 			data = flood
 		}
 		os.WriteFile(filepath.Join(runs, id+".json"), data, 0o644)
-		os.WriteFile(filepath.Join(runs, id+".md"), hostile.CostlyNotes(matrixgen.MaxNotesBytes), 0o644)
+		os.WriteFile(filepath.Join(runs, id+".md"), hostile.CostlyNotes(runfile.MaxNotesBytes), 0o644)
 	}
-	files, err := matrixgen.RunFiles(runs)
+	files, err := runfile.Files(runs)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // writeRunFile writes r as <id>.json in dir, its notes beside it; bump
@@ -96,7 +96,7 @@ func liveSameAsAFreshBuild(t *testing.T, live *Live, runs, out string, site rend
 // freshBuild builds the run files in runs into a new folder and reads it.
 func freshBuild(t *testing.T, runs string, site render.Site) map[string]string {
 	t.Helper()
-	files, err := matrixgen.RunFiles(runs)
+	files, err := runfile.Files(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func sameFiles(t *testing.T, got, want map[string]string) {
 func liveUpdater(t *testing.T, live *Live, runs, out string, site render.Site) func(what string) render.Stats {
 	return func(what string) render.Stats {
 		t.Helper()
-		files, err := matrixgen.RunFiles(runs)
+		files, err := runfile.Files(runs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestLiveUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	bump(t, bad)
-	files, _ = matrixgen.RunFiles(runs)
+	files, _ = runfile.Files(runs)
 	_, err = live.Update(files)
 	var badRuns *render.BadRunsError
 	if !errors.As(err, &badRuns) || !strings.Contains(err.Error(), "run-2.json") {
@@ -218,7 +218,7 @@ func TestLiveUpdates(t *testing.T) {
 	// The reuse cache is the first build's: a build over the served site
 	// builds the runs that changed since, reuses the others, and makes
 	// what a fresh build makes, runs.csv and all.
-	files, _ = matrixgen.RunFiles(runs)
+	files, _ = runfile.Files(runs)
 	stats, err := Build(Files(files), site, out)
 	if err != nil {
 		t.Fatal(err)
@@ -413,11 +413,11 @@ func TestLiveUpdateWritesOnlyItsFiles(t *testing.T) {
 func TestBuildCountsEveryPage(t *testing.T) {
 	smallIndex(t, 2, 3)
 	for _, n := range []int{1, 2, 3, 5} {
-		var entries []matrixgen.Entry
+		var entries []runfile.Entry
 		for i := range n {
 			r := testrun.Full(uint64(i))
 			r.Model.Name, r.Hardware.GPU = "model", "GPU" // compare pages too
-			entries = append(entries, matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
+			entries = append(entries, runfile.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
 		}
 		out := filepath.Join(t.TempDir(), "public")
 		stats, err := Build(render.Entries(entries), render.Site{}, out)

@@ -12,6 +12,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // TestServerAddressIsNotPublished: a run's probe.base_url (an address on a
@@ -48,7 +49,7 @@ func TestServerAddressIsNotPublished(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(hidden, "runs", "plain", "run.json")); string(got) != string(kept[files[len(files)-1]]) {
 		t.Error("a run without an address is not published byte for byte")
 	}
-	e, err := matrixgen.LoadFile(filepath.Join(hidden, "runs", "run-a", "run.json"))
+	e, err := runfile.Load(filepath.Join(hidden, "runs", "run-a", "run.json"))
 	if err != nil || e.Run.Probe == nil || e.Run.Probe.Engine != "vllm" || e.Run.Probe.BaseURL != "" {
 		t.Errorf("the published run file: %v %+v", err, e.Run)
 	}

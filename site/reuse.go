@@ -20,6 +20,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // A build reuses the pages of the runs whose inputs did not change since
@@ -129,7 +130,7 @@ func reuseKey(site render.Site) string {
 
 // inputHash is what a run's page is made of besides matrixgen and the
 // site: its file's bytes and its notes.
-func inputHash(e matrixgen.Entry) string {
+func inputHash(e runfile.Entry) string {
 	h := sha256.New()
 	h.Write(e.Raw)
 	h.Write([]byte{0})
@@ -252,7 +253,7 @@ func newReuse(site render.Site, dest *folder) *reuse {
 // one when its inputs are the ones the cache recorded and its files the
 // ones the cache's build wrote, and gives its summary; false when it must
 // be built.
-func (c *reuse) Reuse(e matrixgen.Entry) (string, render.CachedRow, bool) {
+func (c *reuse) Reuse(e runfile.Entry) (string, render.CachedRow, bool) {
 	input := inputHash(e)
 	r, ok := c.previous[e.ID]
 	if !ok || r.Input != input {

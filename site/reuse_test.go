@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // TestReusedPagesAreAFreshBuilds: a build over a site it built before
@@ -32,7 +32,7 @@ func TestReusedPagesAreAFreshBuilds(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "public")
 	build := func(site render.Site) render.Stats {
 		t.Helper()
-		files, err := matrixgen.RunFiles(runs)
+		files, err := runfile.Files(runs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +201,7 @@ func reuseFixture(t *testing.T, n int) (runs string, files []string, site render
 	for i := range n {
 		writeRunFile(t, runs, fmt.Sprintf("run-%d", i), testrun.Full(uint64(i)), "")
 	}
-	files, err := matrixgen.RunFiles(runs)
+	files, err := runfile.Files(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/sitesize"
 	"github.com/matrixgen/matrixgen/internal/testrun"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // monthsOfRuns are n full runs over three months and one without a date.
@@ -38,7 +38,7 @@ func TestLiveSplitsSiteCSV(t *testing.T) {
 	// run-0 and run-3 started in September: without them, no September.
 	os.Remove(filepath.Join(runs, "run-0.json"))
 	os.Remove(filepath.Join(runs, "run-3.json"))
-	files, err = matrixgen.RunFiles(runs)
+	files, err = runfile.Files(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,10 +42,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/parallel"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 func main() {
@@ -254,7 +254,7 @@ func syntheticRun(i int) ([]byte, error) {
 	// compare pages, and Hugo's side has one page a run.
 	r := testrun.Full(uint64(i))
 	r.Model.Name = fmt.Sprintf("model-%04d", i)
-	return matrixgen.EncodeRun(r)
+	return runfile.Encode(r)
 }
 
 func runName(i int) string { return fmt.Sprintf("run-%04d.json", i) }

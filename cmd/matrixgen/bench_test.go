@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // BenchmarkBuild1000 is `matrixgen build` on 1,000 full runs (8 × 8 decode
@@ -53,7 +53,7 @@ func writeBenchRuns(b testing.TB, n int) string {
 	for i := range n {
 		r := testrun.Full(uint64(i))
 		r.Model.Name = fmt.Sprintf("model-%04d", i)
-		data, err := matrixgen.EncodeRun(r)
+		data, err := runfile.Encode(r)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/browser"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // TestPagesInABrowser opens the built site in real headless Chromium,
@@ -169,7 +170,7 @@ func siteInBrowser(t *testing.T, more ...func(runs string)) (b *browser.Browser,
 			d.Power = p
 		}
 	}
-	data, err := matrixgen.EncodeRun(synthetic)
+	data, err := runfile.Encode(synthetic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +411,7 @@ func TestCompareInABrowser(t *testing.T) {
 	b, siteURL, dir := siteInBrowser(t, func(runs string) {
 		sim := testrun.Full(5)
 		sim.Simulated = true
-		data, err := matrixgen.EncodeRun(sim)
+		data, err := runfile.Encode(sim)
 		if err != nil {
 			t.Fatal(err)
 		}

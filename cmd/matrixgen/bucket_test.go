@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/internal/s3fake"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // TestALabInOneBucket: two boxes run at once into one bucket, a third
@@ -53,7 +53,7 @@ func TestALabInOneBucket(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"box-a", "box-b"} {
-		if _, err := matrixgen.LoadFile(filepath.Join(store, "runs", id+".json")); err != nil {
+		if _, err := runfile.Load(filepath.Join(store, "runs", id+".json")); err != nil {
 			t.Errorf("the bucket's %s: %v", id, err)
 		}
 	}
@@ -133,7 +133,7 @@ func TestUploadFailsMidRun(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "the run is saved in runs/x.json") || !strings.Contains(stderr, "next save tries again") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
-	local, err := matrixgen.LoadFile(filepath.Join("runs", "x.json"))
+	local, err := runfile.Load(filepath.Join("runs", "x.json"))
 	if err != nil {
 		t.Fatalf("the local copy: %v", err)
 	}
@@ -146,7 +146,7 @@ func TestUploadFailsMidRun(t *testing.T) {
 		"-contexts", "1K", "-concurrency", "1,2", "-duration", "1s", "-max-output", "128"); code != 0 {
 		t.Fatalf("resume: exit %d\n%s%s", code, stdout, stderr)
 	}
-	copied, err := matrixgen.LoadFile(filepath.Join(bucketDir, "x.json"))
+	copied, err := runfile.Load(filepath.Join(bucketDir, "x.json"))
 	if err != nil {
 		t.Fatalf("the bucket's copy after resuming: %v", err)
 	}

@@ -11,12 +11,12 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/site"
 )
 
@@ -175,7 +175,7 @@ func renderSite(site config.Site) render.Site {
 // works as for a folder.
 func runFiles(ctx context.Context, place string, log io.Writer) (files []string, cleanup func(), err error) {
 	if !bucket.IsURL(place) {
-		files, err = matrixgen.RunFiles(place)
+		files, err = runfile.Files(place)
 		return files, func() {}, err
 	}
 	store, err := bucket.Open(ctx, place)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"golang.org/x/net/html"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 const sampleID = "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm"
@@ -109,7 +111,7 @@ func TestBuildEndToEnd(t *testing.T) {
 		}
 	}
 	runJSON, _ := os.ReadFile(filepath.Join(out, "runs", sampleID, "run.json"))
-	if _, err := matrixgen.DecodeRun("run.json", runJSON); err != nil {
+	if _, err := runfile.Decode("run.json", runJSON); err != nil {
 		t.Errorf("the run.json download is not a valid run: %v", err)
 	}
 }
@@ -280,7 +282,7 @@ func pageProblems(t *testing.T, page []byte) (problems []string, text string, sc
 // became an element or attribute: it is all text.
 func TestHostileStringsAreEscaped(t *testing.T) {
 	const evil = `</script><script>alert(1)</script><img src=x onerror=alert(2)>"onmouseover="alert(3)" <a href="javascript:alert(4)">x</a>`
-	e, err := matrixgen.LoadFile(filepath.Join("..", "..", "runs", sampleID+".json"))
+	e, err := runfile.Load(filepath.Join("..", "..", "runs", sampleID+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +295,7 @@ func TestHostileStringsAreEscaped(t *testing.T) {
 		e.Run.Decode[i].Reason = evil
 	}
 	e.Run.LaunchCommand = evil + strings.Repeat("x", 1<<20)
-	data, err := matrixgen.EncodeRun(e.Run)
+	data, err := runfile.Encode(e.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +507,7 @@ func TestSitePages(t *testing.T) {
 // missing run is an error.
 func TestComparePages(t *testing.T) {
 	runs := sampleRuns(t)
-	e, err := matrixgen.LoadFile(filepath.Join(runs, sampleID+".json"))
+	e, err := runfile.Load(filepath.Join(runs, sampleID+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +519,7 @@ func TestComparePages(t *testing.T) {
 			faster.Decode[i].TotalTokS = new(*d.TotalTokS * 1.1)
 		}
 	}
-	data, _ := matrixgen.EncodeRun(faster)
+	data, _ := runfile.Encode(faster)
 	writeFile(t, filepath.Join(runs, "faster.json"), data)
 	out := filepath.Join(t.TempDir(), "public")
 	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out)

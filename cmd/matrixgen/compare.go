@@ -27,6 +27,7 @@ import (
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/stats"
 )
 
@@ -213,12 +214,12 @@ func parsePercent(s string, given bool) (share float64, set bool, err error) {
 // loadCompared reads a run named by its file, its id in the runs folder,
 // or its place in a bucket: a URL to the file (s3://lab/runs/<id>.json),
 // or its id with -runs a bucket URL.
-func loadCompared(runs, name string) (matrixgen.Entry, error) {
+func loadCompared(runs, name string) (runfile.Entry, error) {
 	switch {
 	case bucket.IsURL(name):
 		u, err := url.Parse(name)
 		if err != nil || !strings.HasSuffix(u.Path, ".json") {
-			return matrixgen.Entry{}, usagef("%s: name the run file in the bucket (…/<id>.json)", bucket.Redact(name))
+			return runfile.Entry{}, usagef("%s: name the run file in the bucket (…/<id>.json)", bucket.Redact(name))
 		}
 		folder, key := splitRunURL(u)
 		return fetchRun(folder, key)
@@ -232,10 +233,10 @@ func loadCompared(runs, name string) (matrixgen.Entry, error) {
 		}
 	}
 	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && file != name {
-		return matrixgen.Entry{}, fmt.Errorf("no run %s: neither a file of that name nor %s in the runs folder %s (-runs)",
+		return runfile.Entry{}, fmt.Errorf("no run %s: neither a file of that name nor %s in the runs folder %s (-runs)",
 			term.Name(name), term.Name(name+".json"), term.Name(runs))
 	}
-	e, err := matrixgen.LoadFile(file)
+	e, err := runfile.Load(file)
 	if err != nil {
 		return e, err
 	}
@@ -246,24 +247,24 @@ func loadCompared(runs, name string) (matrixgen.Entry, error) {
 }
 
 // fetchRun reads the run file key from the bucket at place.
-func fetchRun(place, key string) (matrixgen.Entry, error) {
+func fetchRun(place, key string) (runfile.Entry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	store, err := bucket.Open(ctx, place)
 	if err != nil {
-		return matrixgen.Entry{}, err
+		return runfile.Entry{}, err
 	}
 	defer store.Close()
 	data, found, err := store.Get(ctx, key)
 	if err != nil || !found {
-		return matrixgen.Entry{}, cmp.Or(err, fmt.Errorf("%s has no %s", store, term.Name(key)))
+		return runfile.Entry{}, cmp.Or(err, fmt.Errorf("%s has no %s", store, term.Name(key)))
 	}
 	shown := strings.TrimSuffix(store.String(), "/") + "/" + key
-	run, err := matrixgen.DecodeRun(shown, data)
+	run, err := runfile.Decode(shown, data)
 	if err != nil {
-		return matrixgen.Entry{}, err
+		return runfile.Entry{}, err
 	}
-	return matrixgen.Entry{ID: strings.TrimSuffix(key, ".json"), Run: run, Raw: data}, nil
+	return runfile.Entry{ID: strings.TrimSuffix(key, ".json"), Run: run, Raw: data}, nil
 }
 
 // percent is a share as a signed percentage: "-10.0 %"; a change that

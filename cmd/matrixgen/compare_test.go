@@ -18,6 +18,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/stats"
 )
 
@@ -42,7 +43,7 @@ func comparedRunsBy(t *testing.T, share float64) string {
 		d.PerSecondTokens[i] = int(float64(n) * share)
 	}
 	for id, r := range map[string]*matrixgen.Run{"before": a, "after": b} {
-		if err := matrixgen.SaveRun(filepath.Join(runs, id+".json"), r); err != nil {
+		if err := runfile.Save(filepath.Join(runs, id+".json"), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -229,13 +230,13 @@ func TestCompareFromABucket(t *testing.T) {
 // both statuses, never silently missing from the table.
 func TestCompareSaysWhatItLeftOut(t *testing.T) {
 	runs := comparedRuns(t)
-	b, err := matrixgen.LoadFile(filepath.Join(runs, "after.json"))
+	b, err := runfile.Load(filepath.Join(runs, "after.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := &b.Run.Decode[1]
 	d.Status, d.Reason = matrixgen.StatusQueued, "the server reported up to 1 request waiting inside the window"
-	if err := matrixgen.SaveRun(filepath.Join(runs, "after.json"), b.Run); err != nil {
+	if err := runfile.Save(filepath.Join(runs, "after.json"), b.Run); err != nil {
 		t.Fatal(err)
 	}
 	label := "decode " + matrixgen.ContextLabel(d.ContextTokens) + "×" + strconv.Itoa(d.Concurrency)
@@ -250,7 +251,7 @@ func TestCompareSaysWhatItLeftOut(t *testing.T) {
 // valid, they are one line, counted, the first few named.
 func TestCompareNotComparedIsOneLine(t *testing.T) {
 	runs := comparedRuns(t)
-	b, err := matrixgen.LoadFile(filepath.Join(runs, "after.json"))
+	b, err := runfile.Load(filepath.Join(runs, "after.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestCompareNotComparedIsOneLine(t *testing.T) {
 		b.Run.Sweep.Concurrency = append(b.Run.Sweep.Concurrency, 1000+i)
 	}
 	b.Run.Sweep.Contexts = append(b.Run.Sweep.Contexts, 1<<20)
-	if err := matrixgen.SaveRun(filepath.Join(runs, "after.json"), b.Run); err != nil {
+	if err := runfile.Save(filepath.Join(runs, "after.json"), b.Run); err != nil {
 		t.Fatal(err)
 	}
 	for _, format := range []string{"text", "markdown"} {
@@ -292,7 +293,7 @@ func TestCompareExitCodes(t *testing.T) {
 			for i := range r.Prefill {
 				r.Prefill[i].Requests = r.Prefill[i].Requests[:min(keep, len(r.Prefill[i].Requests))]
 			}
-			if err := matrixgen.SaveRun(filepath.Join(runs, id+".json"), r); err != nil {
+			if err := runfile.Save(filepath.Join(runs, id+".json"), r); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -317,14 +318,14 @@ func TestCompareWarnsOfUnrelatedRuns(t *testing.T) {
 	if _, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after"); strings.Contains(errOut, "warning") {
 		t.Errorf("one setup warned: %q", errOut)
 	}
-	b, err := matrixgen.LoadFile(filepath.Join(runs, "after.json"))
+	b, err := runfile.Load(filepath.Join(runs, "after.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.Run.Model.Name, b.Run.Hardware.GPU, b.Run.Engine.Name = "other-model", "other-gpu", "other-engine"
 	b.Run.Decode = append(b.Run.Decode, matrixgen.Decode{ContextTokens: 3 << 20, Concurrency: b.Run.Sweep.Concurrency[0], Status: matrixgen.StatusError, Reason: "x"})
 	b.Run.Sweep.Contexts = append(b.Run.Sweep.Contexts, 3<<20)
-	if err := matrixgen.SaveRun(filepath.Join(runs, "after.json"), b.Run); err != nil {
+	if err := runfile.Save(filepath.Join(runs, "after.json"), b.Run); err != nil {
 		t.Fatal(err)
 	}
 	_, out, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-format", "markdown")
@@ -578,12 +579,12 @@ func TestCompareJSONFieldsInOrder(t *testing.T) {
 // sim in the warning, not as an empty GPU.
 func TestCompareNamesTheSim(t *testing.T) {
 	runs := comparedRuns(t)
-	a, err := matrixgen.LoadFile(filepath.Join(runs, "before.json"))
+	a, err := runfile.Load(filepath.Join(runs, "before.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.Run.Simulated, a.Run.Hardware.GPU = true, ""
-	if err := matrixgen.SaveRun(filepath.Join(runs, "before.json"), a.Run); err != nil {
+	if err := runfile.Save(filepath.Join(runs, "before.json"), a.Run); err != nil {
 		t.Fatal(err)
 	}
 	_, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after")

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // hostileCase is one attack on `matrixgen run`: a server's, a GPU tool's
@@ -181,7 +181,7 @@ func TestHostileFilesFromOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := matrixgen.EncodeRun(testrun.Full(1))
+	full, err := runfile.Encode(testrun.Full(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,28 +205,28 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			return []string{"-runs", runsWith(t, dir, 200, full, hostile.DeepNotes(80000))}
 		}},
 		{name: "notes at the budget, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
-			return []string{"-runs", runsWith(t, dir, 60, full, hostile.CostlyNotes(matrixgen.MaxNotesBytes))}
+			return []string{"-runs", runsWith(t, dir, 60, full, hostile.CostlyNotes(runfile.MaxNotesBytes))}
 		}},
 		// Millions of per-second counts in a cell of a 30 s window are
 		// refused by validation, by file, line and field, once decoded:
 		// the decode of the costliest file at the bound is what is held
 		// to the memory bound here.
 		{name: "run files of numbers at the bound", want: "per_second_tokens", setup: func(t *testing.T, dir string) []string {
-			flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes-1024)
+			flood, err := hostile.NumberFlood(full, runfile.MaxBytes-1024)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return []string{"-runs", runsWith(t, dir, 6, flood, nil)}
 		}},
 		{name: "run files of numbers, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
-			flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes-1024)
+			flood, err := hostile.NumberFlood(full, runfile.MaxBytes-1024)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return []string{"-runs", runsWith(t, dir, 12, flood, nil)}
 		}},
 		{name: "a run file past the bound", want: "8388608", setup: func(t *testing.T, dir string) []string {
-			flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes+1)
+			flood, err := hostile.NumberFlood(full, runfile.MaxBytes+1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,7 +271,7 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			return []string{"llm-inference-bench", file, "-o", filepath.Join(dir, "runs")}
 		}},
 		{name: "bucket objects of numbers at the bound, Ctrl-C", interrupt: true, want: "interrupted", setup: func(t *testing.T, dir string) []string {
-			flood, err := hostile.NumberFlood(full, matrixgen.MaxRunFileBytes-1024)
+			flood, err := hostile.NumberFlood(full, runfile.MaxBytes-1024)
 			if err != nil {
 				t.Fatal(err)
 			}

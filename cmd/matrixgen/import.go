@@ -13,6 +13,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/stats"
 )
 
@@ -88,7 +89,7 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 		return fmt.Errorf("%s exists; choose another -id", file)
 	}
 	stats.SetInterval(r) // as the runner saves a run: a build need not compute it
-	if err := matrixgen.SaveRun(file, r); err != nil {
+	if err := runfile.Save(file, r); err != nil {
 		return err
 	}
 	notes := strings.Join(res.Notes, "\n\n") + "\n"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 func TestImportThenBuild(t *testing.T) {
@@ -21,12 +21,12 @@ func TestImportThenBuild(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "into "+filepath.Join(runs, "vllm-points.json")) {
 		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
 	}
-	names, err := matrixgen.RunFiles(runs)
+	names, err := runfile.Files(runs)
 	if err != nil || len(names) != 2 {
 		t.Fatalf("%d runs, %v", len(names), err)
 	}
 	for _, name := range names {
-		e, err := matrixgen.LoadFile(name)
+		e, err := runfile.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/browser"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // pagedRun is what TestPagedIndexInABrowser knows of a run it made: the
@@ -53,7 +53,7 @@ func pagedSite(t *testing.T) string {
 		seed, _ := strconv.Atoi(strings.TrimPrefix(p.id, "run-"))
 		r := testrun.Full(uint64(seed))
 		r.Hardware.GPU, r.Model.Name, r.Engine.Name = p.gpu, p.model, p.engine
-		data, err := matrixgen.EncodeRun(r)
+		data, err := runfile.Encode(r)
 		if err != nil {
 			t.Fatal(err)
 		}

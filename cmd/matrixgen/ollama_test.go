@@ -17,6 +17,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/gguf"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // TestRealOllama sweeps a real Ollama serving a tiny random-weight model
@@ -50,7 +51,7 @@ func TestRealOllama(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run exited %d", code)
 	}
-	entry, err := matrixgen.LoadFile(runFile)
+	entry, err := runfile.Load(runFile)
 	if err != nil {
 		t.Fatal(err)
 	}

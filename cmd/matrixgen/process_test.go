@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -63,7 +64,7 @@ func quickSim(t *testing.T) string {
 // measured again.
 func finishedCells(t *testing.T, file string) map[string]string {
 	t.Helper()
-	e, err := matrixgen.LoadFile(file)
+	e, err := runfile.Load(file)
 	if err != nil {
 		t.Fatalf("after kill -9 the run file does not load: %v", err)
 	}
@@ -167,7 +168,7 @@ func TestInterruptExitsCleanly(t *testing.T) {
 	if !strings.Contains(out.String(), "(incomplete: continue with matrixgen run -resume "+file+" -base-url="+url+")") {
 		t.Errorf("no summary with the resume hint:\n%s", out)
 	}
-	e, lerr := matrixgen.LoadFile(file)
+	e, lerr := runfile.Load(file)
 	if lerr != nil {
 		t.Fatalf("the saved file does not load: %v", lerr)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/runner"
 )
 
@@ -325,7 +326,7 @@ func isTerminal(w io.Writer) bool {
 // now: contexts, concurrency, prefill contexts, window, max output,
 // ignore_eos, cache mode, a KV capacity given by hand, and the model.
 func sweepOfRun(cfg *config.Config, file string) error {
-	e, err := matrixgen.LoadFile(file)
+	e, err := runfile.Load(file)
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}

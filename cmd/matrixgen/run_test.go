@@ -16,6 +16,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/hostile"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -56,7 +57,7 @@ launch_command = "vllm serve m --api-key `+key+` -api-key `+key+` --api-keys `+k
 	if !strings.Contains(stdout, "6 of 6 cells and prefill rows done") || !strings.Contains(stdout, "(complete)") {
 		t.Errorf("run summary: %s", stdout)
 	}
-	e, err := matrixgen.LoadFile(runFile)
+	e, err := runfile.Load(runFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestExampleConfigAgainstTheSim(t *testing.T) {
 	if !regexp.MustCompile(`^\d{4}-\d\d-\d\d-\d{4}-sim-30b-a3b-` + regexp.QuoteMeta(idPart(host, 40, "host")) + `$`).MatchString(id) {
 		t.Errorf("run id %q, want <date>-<model>-<host>", id)
 	}
-	e, err := matrixgen.LoadFile(files[0])
+	e, err := runfile.Load(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestPrefillContextsFollowTheContexts(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%q: exit %d\n%s\n%s", tt.args, code, stdout, stderr)
 		}
-		e, err := matrixgen.LoadFile(file)
+		e, err := runfile.Load(file)
 		if err != nil {
 			t.Fatal(err)
 		}

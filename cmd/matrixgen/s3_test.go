@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // seaweed is a SeaweedFS server (master, volume, filer and its S3 gateway)
@@ -201,7 +201,7 @@ func TestRealS3(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "the run is saved in runs/box-c.json") {
 		t.Errorf("a run whose store stopped: exit %d\n%s%s", code, stdout, stderr)
 	}
-	local, err := matrixgen.LoadFile(filepath.Join("runs", "box-c.json"))
+	local, err := runfile.Load(filepath.Join("runs", "box-c.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/s3fake"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // TestBuildFromS3ReusesUnchangedRuns: `build -runs s3://…` over an S3
@@ -21,7 +21,7 @@ func TestBuildFromS3ReusesUnchangedRuns(t *testing.T) {
 	defer srv.Close()
 	const n = 6
 	for i := range n {
-		data, err := matrixgen.EncodeRun(testrun.Full(uint64(i)))
+		data, err := runfile.Encode(testrun.Full(uint64(i)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func TestBuildFromS3ReusesUnchangedRuns(t *testing.T) {
 	}
 	changed := testrun.Full(1)
 	changed.Engine.Version = "9.9.9"
-	data, _ := matrixgen.EncodeRun(changed)
+	data, _ := runfile.Encode(changed)
 	srv.Put("runs/run-1.json", data)
 	if out := build("after a change"); !strings.Contains(out, fmt.Sprintf("(%d runs unchanged", n-1)) {
 		t.Errorf("after one run changed: %s", out)

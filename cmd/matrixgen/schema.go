@@ -5,14 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/matrixgen/matrixgen/bucket"
 	"io"
 	"path/filepath"
 	"strings"
 
-	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/term"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 var schemaCommand = command{
@@ -29,7 +29,7 @@ Check files with 'matrixgen validate'.
 `,
 	flags: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		return func(args []string, stdout, stderr io.Writer) error {
-			s, err := matrixgen.Schema()
+			s, err := runfile.Schema()
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ every run file in it. Exits 1 if any file is bad.
 			checked := 0
 			check := func(name, shown string, rename func(string) string) {
 				checked++
-				if _, err := matrixgen.LoadFile(name); err != nil {
+				if _, err := runfile.Load(name); err != nil {
 					bad = append(bad, renamed(err, rename))
 					return
 				}

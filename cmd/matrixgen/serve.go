@@ -20,12 +20,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/render"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/site"
 )
 
@@ -151,7 +151,7 @@ func (s *server) build() bool {
 	cfg, err := config.Load(s.cfgFile, !s.cfgNamed)
 	if err == nil {
 		var files []string
-		if files, err = matrixgen.RunFiles(s.runs); err == nil {
+		if files, err = runfile.Files(s.runs); err == nil {
 			settings := renderSite(cfg.Site)
 			settings.BaseURL, settings.Assets = "", liveAssets() // served here, not where it will be published
 			var stats render.Stats
@@ -189,7 +189,7 @@ func (s *server) update() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := time.Now()
-	files, err := matrixgen.RunFiles(s.runs)
+	files, err := runfile.Files(s.runs)
 	if err == nil {
 		var stats render.Stats
 		if stats, err = live.Update(files); err == nil {

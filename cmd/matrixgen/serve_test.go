@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // lockedBuffer is a log the server writes while the test reads it.
@@ -287,7 +287,7 @@ func TestServeStopsOnSignal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bucketDir, tmp, site := t.TempDir(), t.TempDir(), t.TempDir()
 			for i := range tt.runs {
-				data, err := matrixgen.EncodeRun(testrun.Full(uint64(i)))
+				data, err := runfile.Encode(testrun.Full(uint64(i)))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/browser"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/stats"
 )
 
@@ -290,7 +291,7 @@ func TestSignificanceAgreesWithGo(t *testing.T) {
 			r := testrun.Full(100 + seed)
 			withSamples(r, seed)
 			id := fmt.Sprintf("gen-%d", seed)
-			data, err := matrixgen.EncodeRun(r)
+			data, err := runfile.Encode(r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -375,7 +376,7 @@ func readRun(t *testing.T, name string) *matrixgen.Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := matrixgen.DecodeRun(name, data)
+	r, err := runfile.Decode(name, data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/runfile"
 )
 
 // WriteFile writes r as <id>.json in dir, its notes beside it as <id>.md
@@ -17,7 +18,7 @@ import (
 // within the file system's tick still shows as changed.
 func WriteFile(t testing.TB, dir, id string, r *matrixgen.Run, notes string) string {
 	t.Helper()
-	data, err := matrixgen.EncodeRun(r)
+	data, err := runfile.Encode(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +54,8 @@ func Touch(t testing.TB, name string) {
 
 // Months are n full runs over three months, the last without a date,
 // with a model's name and a reason that a CSV must quote.
-func Months(n int) []matrixgen.Entry {
-	var entries []matrixgen.Entry
+func Months(n int) []runfile.Entry {
+	var entries []runfile.Entry
 	for i := range n {
 		r := Full(uint64(i))
 		r.Model.Name = fmt.Sprintf("model, \"%d\"", i%2) // a field to quote
@@ -63,7 +64,7 @@ func Months(n int) []matrixgen.Entry {
 			r.StartedAt = time.Time{}
 		}
 		r.Decode[0].Reason = "a reason\nover two lines, \"quoted\""
-		entries = append(entries, matrixgen.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
+		entries = append(entries, runfile.Entry{ID: fmt.Sprintf("run-%d", i), Run: r})
 	}
 	return entries
 }

@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/matrixgen/matrixgen"
 )
 
 // fullDisk is a temp file on a disk with no room left.
@@ -13,14 +15,14 @@ type fullDisk struct{ *os.File }
 
 func (f fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 
-func savedRun() *Run {
-	return &Run{Schema: 1, Tool: Tool{Name: "t"}, Engine: Engine{Name: "e"}, Model: Model{Name: "m"}}
+func savedRun() *matrixgen.Run {
+	return &matrixgen.Run{Schema: 1, Tool: matrixgen.Tool{Name: "t"}, Engine: matrixgen.Engine{Name: "e"}, Model: matrixgen.Model{Name: "m"}}
 }
 
 func TestSaveFailuresKeepThePreviousFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "run.json")
-	if err := SaveRun(file, savedRun()); err != nil {
+	if err := Save(file, savedRun()); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(file)
@@ -41,7 +43,7 @@ func TestSaveFailuresKeepThePreviousFile(t *testing.T) {
 		}, "read-only file system"},
 	} {
 		createTemp = tt.fail
-		err := SaveRun(file, changed)
+		err := Save(file, changed)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "previous file is unchanged") {
 			t.Errorf("%s: error %v", tt.name, err)
 		}

@@ -1,9 +1,11 @@
-package matrixgen
+package runfile
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/matrixgen/matrixgen"
 )
 
 func TestJoinScalarArrays(t *testing.T) {
@@ -30,10 +32,10 @@ func TestJoinScalarArrays(t *testing.T) {
 }
 
 func TestEncodeRunJoinsCounts(t *testing.T) {
-	r := &Run{Schema: SchemaVersion, Tool: Tool{Name: "t"}, Engine: Engine{Name: "e"}, Model: Model{Name: "m"},
-		Sweep:  Sweep{Contexts: []int{8192, 16384}},
-		Decode: []Decode{{ContextTokens: 8192, Concurrency: 1, Status: StatusValid, TotalTokS: new(1.5), PerSecondTokens: []int{10, 11, 12}}}}
-	out, err := EncodeRun(r)
+	r := &matrixgen.Run{Schema: matrixgen.SchemaVersion, Tool: matrixgen.Tool{Name: "t"}, Engine: matrixgen.Engine{Name: "e"}, Model: matrixgen.Model{Name: "m"},
+		Sweep:  matrixgen.Sweep{Contexts: []int{8192, 16384}},
+		Decode: []matrixgen.Decode{{ContextTokens: 8192, Concurrency: 1, Status: matrixgen.StatusValid, TotalTokS: new(1.5), PerSecondTokens: []int{10, 11, 12}}}}
+	out, err := Encode(r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	"errors"
@@ -10,16 +10,17 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/regular"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// MaxRunFileBytes bounds one run file. A full 1M-context sweep with
+// MaxBytes bounds one run file. A full 1M-context sweep with
 // per-second samples is a few hundred kilobytes, 8 MiB twenty times the
 // largest sweep yet. Decoding costs up to twenty times a file's bytes (a
 // 64 MiB file of small numbers took 1.2 GB), so the bound is what keeps a
 // build's memory (with render's budget of run bytes in flight).
-const MaxRunFileBytes = 8 << 20
+const MaxBytes = 8 << 20
 
 // Entry is a run file as found on disk: its id (the file name without
 // .json), the run, its bytes as written, and the Markdown notes kept beside
@@ -27,7 +28,7 @@ const MaxRunFileBytes = 8 << 20
 type Entry struct {
 	ID    string
 	File  string
-	Run   *Run
+	Run   *matrixgen.Run
 	Raw   []byte
 	Notes []byte
 }
@@ -39,13 +40,13 @@ func (e Entry) JSON() ([]byte, error) {
 	if e.Raw != nil {
 		return e.Raw, nil
 	}
-	return EncodeRun(e.Run)
+	return Encode(e.Run)
 }
 
-// RunFiles lists the run files in dir, by name. Names starting with a dot
+// Files lists the run files in dir, by name. Names starting with a dot
 // are not runs: editors' and systems' files (macOS leaves ._a.json beside
 // a.json on some disks) are ignored, as static-site generators do.
-func RunFiles(dir string) ([]string, error) {
+func Files(dir string) ([]string, error) {
 	if _, err := os.Stat(dir); err != nil {
 		// The path error would print the name raw: a newline in it could
 		// forge a line of output.
@@ -64,23 +65,23 @@ func RunFiles(dir string) ([]string, error) {
 	return names, nil
 }
 
-// LoadFile reads one run file and the notes beside it.
-func LoadFile(name string) (Entry, error) {
-	e, err := ReadFile(name)
+// Load reads one run file and the notes beside it.
+func Load(name string) (Entry, error) {
+	e, err := Read(name)
 	if err != nil {
 		return Entry{}, err
 	}
 	return e, e.Decode()
 }
 
-// ReadFile reads one run file and the notes beside it without decoding the
-// run (Decode does): what a build that can reuse the run's page needs.
-func ReadFile(name string) (Entry, error) {
+// Read reads one run file and the notes beside it without decoding the
+// run (Entry.Decode does): what a build that can reuse the run's page needs.
+func Read(name string) (Entry, error) {
 	id := strings.TrimSuffix(filepath.Base(name), ".json")
-	if !ValidID(id) {
+	if !matrixgen.ValidID(id) {
 		return Entry{}, fmt.Errorf("%s: the file name must be a run id of letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)", term.Name(name))
 	}
-	data, err := readBounded(name, MaxRunFileBytes, "a run file")
+	data, err := readBounded(name, MaxBytes, "a run file")
 	if err != nil {
 		return Entry{}, err
 	}
@@ -94,7 +95,7 @@ func ReadFile(name string) (Entry, error) {
 
 // Decode decodes the entry's run from its bytes, strictly.
 func (e *Entry) Decode() error {
-	run, err := DecodeRun(term.Name(e.File), e.Raw)
+	run, err := Decode(term.Name(e.File), e.Raw)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func linkOut(name string, err error) error {
 	return fmt.Errorf("%s: a link to %s, outside the runs folder: refused, so a build publishes only what the folder holds", term.Name(name), term.Name(target))
 }
 
-// tempFile is what SaveRun needs of a file; tests substitute failing ones
+// tempFile is what Save needs of a file; tests substitute failing ones
 // (a full disk, a read-only folder) through createTemp.
 type tempFile interface {
 	io.Writer
@@ -161,11 +162,11 @@ type tempFile interface {
 
 var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
 
-// SaveRun writes a run file atomically: a temporary file beside it, synced,
+// Save writes a run file atomically: a temporary file beside it, synced,
 // renamed over it. A failure (a full disk, a read-only folder) leaves the
-// previous file as it was. Loading is LoadFile's, in this file too.
-func SaveRun(file string, run *Run) error {
-	data, err := EncodeRun(run)
+// previous file as it was. Loading is Load's, in this file too.
+func Save(file string, run *matrixgen.Run) error {
+	data, err := Encode(run)
 	if err != nil {
 		return err
 	}

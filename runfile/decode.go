@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	"bytes"
@@ -10,11 +10,12 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matrixgen/matrixgen"
 )
 
-// DecodeError is one problem in a run file, placed so a person can go to it:
+// Error is one problem in a run file, placed so a person can go to it:
 // file, line, column, and the field's path (decode[3].total_tok_s).
-type DecodeError struct {
+type Error struct {
 	File  string
 	Line  int // 1-based; 0 when the problem has no single place.
 	Col   int // 1-based byte column.
@@ -22,7 +23,7 @@ type DecodeError struct {
 	Msg   string
 }
 
-func (e *DecodeError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
@@ -46,7 +47,7 @@ var strict = json.JoinOptions(
 	jsontext.AllowInvalidUTF8(false),
 )
 
-// DecodeRun reads a run file strictly. Unknown or duplicate fields, wrong
+// Decode reads a run file strictly. Unknown or duplicate fields, wrong
 // types, trailing data, invalid UTF-8 and impossible values are all errors
 // naming file, line:column and field; all of a file's problems come back
 // joined, not only the first.
@@ -54,8 +55,8 @@ var strict = json.JoinOptions(
 // A file that decodes and validates is read once, by the library. Only a
 // file with a problem is read again, member by member, to find all of them
 // (diagnose).
-func DecodeRun(file string, data []byte) (*Run, error) {
-	var run Run
+func Decode(file string, data []byte) (*matrixgen.Run, error) {
+	var run matrixgen.Run
 	err := json.Unmarshal(data, &run, strict)
 	if err == nil {
 		problems := run.Validate()
@@ -194,8 +195,8 @@ func (s source) locate(field string) int64 {
 	return off
 }
 
-func (s source) errAt(off int64, field, msg string) *DecodeError {
-	e := &DecodeError{File: s.file, Field: field, Msg: msg}
+func (s source) errAt(off int64, field, msg string) *Error {
+	e := &Error{File: s.file, Field: field, Msg: msg}
 	if off >= 0 {
 		e.Line, e.Col = LineCol(s.data, off)
 	}

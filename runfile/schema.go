@@ -1,22 +1,24 @@
-package matrixgen
+package runfile
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/matrixgen/matrixgen"
 )
 
 // Schema returns the run file format as a JSON Schema (draft 2020-12),
-// derived from the Go types, so it cannot drift from what DecodeRun reads.
+// derived from the Go types, so it cannot drift from what Decode reads.
 // Fields without omitempty are required; no other fields are allowed.
 func Schema() ([]byte, error) {
-	root := schemaOf(reflect.TypeFor[Run](), "#", map[reflect.Type]string{})
+	root := schemaOf(reflect.TypeFor[matrixgen.Run](), "#", map[reflect.Type]string{})
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["title"] = "matrixgen run file, schema 1"
 	root["description"] = "One benchmark run: the environment, the sweep, and every prefill and decode measurement. See runs/README.md."
 	props := root["properties"].(map[string]any)
-	props["schema"] = map[string]any{"const": SchemaVersion}
+	props["schema"] = map[string]any{"const": matrixgen.SchemaVersion}
 	out, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, err
@@ -31,9 +33,9 @@ func enumOf[S ~string](values []S) map[string]any {
 
 var (
 	timeType     = reflect.TypeFor[time.Time]()
-	statusType   = reflect.TypeFor[Status]()
-	sourceType   = reflect.TypeFor[TokenSource]()
-	intervalType = reflect.TypeFor[Interval]()
+	statusType   = reflect.TypeFor[matrixgen.Status]()
+	sourceType   = reflect.TypeFor[matrixgen.TokenSource]()
+	intervalType = reflect.TypeFor[matrixgen.Interval]()
 )
 
 // intervalSchema is an interval's: its ends are rates, never below zero
@@ -45,7 +47,7 @@ func intervalSchema() map[string]any {
 		"properties": map[string]any{
 			"low":   map[string]any{"type": "number", "minimum": 0},
 			"high":  map[string]any{"type": "number", "minimum": 0},
-			"level": map[string]any{"type": "number", "minimum": MinLevel, "exclusiveMaximum": 1},
+			"level": map[string]any{"type": "number", "minimum": matrixgen.MinLevel, "exclusiveMaximum": 1},
 		},
 		"required":             []string{"low", "high", "level"},
 		"additionalProperties": false,
@@ -66,9 +68,9 @@ func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[str
 	case timeType:
 		return map[string]any{"type": "string", "format": "date-time"}
 	case statusType:
-		return enumOf(Statuses)
+		return enumOf(matrixgen.Statuses)
 	case sourceType:
-		return enumOf(tokenSources)
+		return enumOf(matrixgen.TokenSources)
 	case intervalType:
 		return intervalSchema()
 	}

@@ -1,14 +1,16 @@
-package matrixgen
+package runfile
 
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/matrixgen/matrixgen"
 )
 
-// EncodeRun writes a run as the canonical run file: indented, measurements
+// Encode writes a run as the canonical run file: indented, measurements
 // in page order, HTML characters left readable. The same run always encodes
 // to the same bytes.
-func EncodeRun(r *Run) ([]byte, error) {
+func Encode(r *matrixgen.Run) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package matrixgen
+package runfile
 
 import (
 	"bytes"
@@ -31,20 +31,20 @@ func TestSwappedAfterListingIsNeverRead(t *testing.T) {
 	os.WriteFile(outside, secret, 0o644)
 	name := filepath.Join(runs, "a.json")
 	os.WriteFile(name, sample, 0o644)
-	listed, err := RunFiles(runs)
+	listed, err := Files(runs)
 	if err != nil || len(listed) != 1 {
 		t.Fatalf("listed %q: %v", listed, err)
 	}
 	os.Remove(name)
 	os.Symlink(outside, name)
-	if _, err := ReadFile(listed[0]); err == nil || !strings.Contains(err.Error(), "outside the runs folder") {
+	if _, err := Read(listed[0]); err == nil || !strings.Contains(err.Error(), "outside the runs folder") {
 		t.Errorf("swapped for a link out after listing: %v", err)
 	}
 	os.Remove(name)
 	if err := syscall.Mkfifo(name, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadFile(listed[0]); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := Read(listed[0]); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("swapped for a FIFO after listing: %v", err)
 	}
 
@@ -54,7 +54,7 @@ func TestSwappedAfterListingIsNeverRead(t *testing.T) {
 	defer func() { t.Logf("%d rounds of swaps", swapper.Stop()) }()
 	read, refused := 0, 0
 	for i := 0; swapper.Rounds() < swapRounds && i < maxOpens; i++ {
-		e, err := ReadFile(name)
+		e, err := Read(name)
 		switch {
 		case err != nil:
 			refused++

@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ func TestHardwareGivenAndCacheMode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			doc := strings.Replace(minimal, `"hardware": {}`, `"hardware": `+tt.hardware, 1)
 			doc = strings.Replace(doc, `"concurrency": [1, 2]}`, `"concurrency": [1, 2]`+tt.sweep+`}`, 1)
-			r, err := DecodeRun("f.json", []byte(doc))
+			r, err := Decode("f.json", []byte(doc))
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatal(err)

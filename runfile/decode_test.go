@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	"bytes"
@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matrixgen/matrixgen"
 )
 
-const sampleRun = "runs/nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"
+const sampleRun = "../runs/nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"
 
 func TestSampleRunLoads(t *testing.T) {
-	e, err := LoadFile(sampleRun)
+	e, err := Load(sampleRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,11 +29,11 @@ func TestSampleRunLoads(t *testing.T) {
 	if len(e.Notes) == 0 {
 		t.Error("the sample's notes were not loaded")
 	}
-	count := map[Status]int{}
+	count := map[matrixgen.Status]int{}
 	for _, d := range r.Decode {
 		count[d.Status]++
 	}
-	want := map[Status]int{StatusValid: 34, StatusLooped: 12, StatusQueued: 1, StatusOverCapacity: 17}
+	want := map[matrixgen.Status]int{matrixgen.StatusValid: 34, matrixgen.StatusLooped: 12, matrixgen.StatusQueued: 1, matrixgen.StatusOverCapacity: 17}
 	for s, n := range want {
 		if count[s] != n {
 			t.Errorf("%d %s cells, want %d", count[s], s, n)
@@ -49,22 +50,22 @@ func TestSampleRunLoads(t *testing.T) {
 	}
 }
 
-// TestEncodeRoundTrip checks that what EncodeRun writes decodes to the same
+// TestEncodeRoundTrip checks that what Encode writes decodes to the same
 // bytes again: the run.json download is itself a valid run file.
 func TestEncodeRoundTrip(t *testing.T) {
-	e, err := LoadFile(sampleRun)
+	e, err := Load(sampleRun)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := EncodeRun(e.Run)
+	first, err := Encode(e.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := DecodeRun("encoded.json", first)
+	back, err := Decode("encoded.json", first)
 	if err != nil {
 		t.Fatalf("encoded run does not decode: %v", err)
 	}
-	second, _ := EncodeRun(back)
+	second, _ := Encode(back)
 	if !bytes.Equal(first, second) {
 		t.Error("encoding is not stable across a round trip")
 	}
@@ -146,7 +147,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := DecodeRun("f.json", []byte(tt.doc))
+			_, err := Decode("f.json", []byte(tt.doc))
 			if err == nil {
 				t.Fatalf("no error; want one containing %q", tt.want)
 			}
@@ -158,7 +159,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestMinimalDecodes(t *testing.T) {
-	r, err := DecodeRun("f.json", []byte(minimal))
+	r, err := Decode("f.json", []byte(minimal))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,11 +173,11 @@ func TestMinimalDecodes(t *testing.T) {
 // outside its interval is read as it is.
 func TestIntervalMayMissItsFigure(t *testing.T) {
 	doc := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 10.5, "high": 19.5, "level": 0.875}`, 1)
-	r, err := DecodeRun("f.json", []byte(doc))
+	r, err := Decode("f.json", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := *r.Decode[0].Interval, (Interval{Low: 10.5, High: 19.5, Level: 0.875}); got != want {
+	if got, want := *r.Decode[0].Interval, (matrixgen.Interval{Low: 10.5, High: 19.5, Level: 0.875}); got != want {
 		t.Errorf("interval = %+v, want %+v", got, want)
 	}
 }
@@ -186,13 +187,13 @@ func TestIntervalMayMissItsFigure(t *testing.T) {
 func TestDecodeListsEveryProblem(t *testing.T) {
 	doc := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": -1, "avg_active": -2`, 1)
 	doc = strings.Replace(doc, `"model": {"name": "m"}`, `"model": {}`, 1)
-	_, err := DecodeRun("f.json", []byte(doc))
+	_, err := Decode("f.json", []byte(doc))
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) || len(joined.Unwrap()) != 3 {
 		t.Fatalf("want 3 joined problems, got %v", err)
 	}
 	for _, e := range joined.Unwrap() {
-		var de *DecodeError
+		var de *Error
 		if !errors.As(e, &de) || de.Line == 0 || de.Field == "" {
 			t.Errorf("problem %q has no line or field", e)
 		}
@@ -207,7 +208,7 @@ func TestProblemsHideNoOthers(t *testing.T) {
 	doc := strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpus": 2, "vram_gb": "96", "os": "linux", "os": "mac"}`, 1)
 	doc = strings.Replace(doc, `"concurrency": [1, 2]`, `"concurrency": [1, 2], "contexts": [1]`, 1)
 	doc = strings.Replace(doc, `"status": "valid", "total_tok_s": 10`, `"status": "fast", "total_tok_s": -1, "psu": "1600W"`, 1)
-	_, err := DecodeRun("f.json", []byte(doc))
+	_, err := Decode("f.json", []byte(doc))
 	want := []string{
 		"f.json:6:16: hardware.gpus: unknown field",
 		`f.json:6:27: hardware.vram_gb: want a number, got a string`,
@@ -232,7 +233,7 @@ func TestProblemsHideNoOthers(t *testing.T) {
 }
 
 // TestProblemsAreCapped: a file of a hundred thousand unknown fields
-// reports the first maxProblems of them, in file order, and the reading
+// reports the first matrixgen.MaxProblems of them, in file order, and the reading
 // stops there rather than placing every one.
 func TestProblemsAreCapped(t *testing.T) {
 	var b strings.Builder
@@ -241,9 +242,9 @@ func TestProblemsAreCapped(t *testing.T) {
 		fmt.Fprintf(&b, `, "x%d": [1]`, i)
 	}
 	b.WriteString("}")
-	_, err := DecodeRun("f.json", []byte(b.String()))
+	_, err := Decode("f.json", []byte(b.String()))
 	lines := strings.Split(fmt.Sprint(err), "\n")
-	if len(lines) != maxProblems || !strings.HasPrefix(lines[0], "f.json:1:15: x0: unknown field") || !strings.Contains(lines[maxProblems-1], fmt.Sprintf("x%d: unknown field", maxProblems-1)) {
+	if len(lines) != matrixgen.MaxProblems || !strings.HasPrefix(lines[0], "f.json:1:15: x0: unknown field") || !strings.Contains(lines[matrixgen.MaxProblems-1], fmt.Sprintf("x%d: unknown field", matrixgen.MaxProblems-1)) {
 		t.Errorf("%d problems:\n%v", len(lines), err)
 	}
 }
@@ -254,7 +255,7 @@ func TestProblemsAreCapped(t *testing.T) {
 func TestDecodeReadsWhatJSONSays(t *testing.T) {
 	doc := strings.Replace(minimal, `"schema": 1,`, `"schema": 1, "started_at": "2026\u002d01-02T03:04:05\u005a",`, 1)
 	doc = strings.Replace(doc, `"status": "valid",`, `"status": "valid", "loop": {"unit": "\u0041", "start_offset": -9223372036854775808},`, 1)
-	r, err := DecodeRun("f.json", []byte(doc))
+	r, err := Decode("f.json", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,12 +280,12 @@ func TestLoadFileNamesEachBadFile(t *testing.T) {
 	write("bad-one.json", "{")
 	write("bad-two.json", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"x": 1}`, 1))
 	write("bad id!.json", minimal)
-	names, err := RunFiles(dir)
+	names, err := Files(dir)
 	if err != nil || len(names) != 4 {
-		t.Fatalf("RunFiles = %v, %v; want 4 files", names, err)
+		t.Fatalf("Files = %v, %v; want 4 files", names, err)
 	}
 	for _, name := range names {
-		e, err := LoadFile(name)
+		e, err := Load(name)
 		switch base := filepath.Base(name); {
 		case base == "good.json":
 			if err != nil || e.ID != "good" {
@@ -292,18 +293,6 @@ func TestLoadFileNamesEachBadFile(t *testing.T) {
 			}
 		case err == nil || !strings.Contains(err.Error(), base):
 			t.Errorf("%s: error %v does not name the file", base, err)
-		}
-	}
-}
-
-func TestValidID(t *testing.T) {
-	for id, want := range map[string]bool{
-		"run-1": true, "2026-12-02_vllm.a": true,
-		"": false, "../x": false, "a/b": false, ".hidden": false, "a..b": false,
-		"a b": false, `a\b`: false, strings.Repeat("a", 129): false,
-	} {
-		if got := ValidID(id); got != want {
-			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
 		}
 	}
 }
@@ -376,7 +365,7 @@ func TestNoFollowOnProblems(t *testing.T) {
       {"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 10},
       {"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": 10}]}`, 1)
 			}
-			_, err := DecodeRun("f.json", []byte(doc))
+			_, err := Decode("f.json", []byte(doc))
 			if err == nil {
 				t.Fatal("no error")
 			}

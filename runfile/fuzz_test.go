@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	encjson "encoding/json"
@@ -15,10 +15,11 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matrixgen/matrixgen"
 )
 
 // seedRuns are the inputs both fuzz targets start from: the small and the
-// sample run, the malformed-file corpus of FuzzDecodeRun, and the cases the
+// sample run, the malformed-file corpus of FuzzDecode, and the cases the
 // hand-written decoder got wrong.
 func seedRuns(f *testing.F) {
 	f.Add([]byte(minimal))
@@ -32,7 +33,7 @@ func seedRuns(f *testing.F) {
 	if sample, err := os.ReadFile(sampleRun); err == nil {
 		f.Add(sample)
 	}
-	corpus, _ := filepath.Glob("testdata/fuzz/FuzzDecodeRun/*")
+	corpus, _ := filepath.Glob("testdata/fuzz/FuzzDecode/*")
 	for _, name := range corpus {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -47,19 +48,19 @@ func seedRuns(f *testing.F) {
 	}
 }
 
-// FuzzDecodeRun feeds run-file decoding anything: it must never panic,
-// every rejection must be DecodeErrors that name the file and place each
+// FuzzDecode feeds run-file decoding anything: it must never panic,
+// every rejection must be Errors that name the file and place each
 // problem, and what it accepts encoding/json (the other JSON library, v1)
 // decodes to an equal run.
-func FuzzDecodeRun(f *testing.F) {
+func FuzzDecode(f *testing.F) {
 	seedRuns(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		run, err := DecodeRun("fuzz.json", data)
+		run, err := Decode("fuzz.json", data)
 		if err == nil {
 			if run == nil {
 				t.Fatal("nil run without an error")
 			}
-			if _, err := EncodeRun(run); err != nil {
+			if _, err := Encode(run); err != nil {
 				t.Fatalf("accepted run does not encode: %v", err)
 			}
 			// encoding/json hands a time its string undecoded, so it reads
@@ -69,7 +70,7 @@ func FuzzDecodeRun(f *testing.F) {
 			if err := plain.Compact(jsontext.PreserveRawStrings(false)); err != nil {
 				t.Fatalf("accepted a file jsontext cannot compact: %v", err)
 			}
-			var want Run
+			var want matrixgen.Run
 			if err := encjson.Unmarshal(plain, &want); err != nil {
 				t.Fatalf("accepted a file encoding/json rejects: %v", err)
 			}
@@ -79,7 +80,7 @@ func FuzzDecodeRun(f *testing.F) {
 			return
 		}
 		problems := decodeErrors(t, err)
-		if len(problems) == 0 || len(problems) > maxProblems {
+		if len(problems) == 0 || len(problems) > matrixgen.MaxProblems {
 			t.Fatalf("%d problems listed: %v", len(problems), err)
 		}
 		for _, p := range problems {
@@ -90,33 +91,33 @@ func FuzzDecodeRun(f *testing.F) {
 	})
 }
 
-// decodeErrors unpacks DecodeRun's joined error, failing on anything that
-// is not a DecodeError.
-func decodeErrors(t *testing.T, err error) []*DecodeError {
+// decodeErrors unpacks Decode's joined error, failing on anything that
+// is not an Error.
+func decodeErrors(t *testing.T, err error) []*Error {
 	t.Helper()
 	errs := []error{err}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = joined.Unwrap()
 	}
-	var out []*DecodeError
+	var out []*Error
 	for _, e := range errs {
-		var de *DecodeError
+		var de *Error
 		if !errors.As(e, &de) {
-			t.Fatalf("rejection is not a DecodeError: %v", e)
+			t.Fatalf("rejection is not an Error: %v", e)
 		}
 		out = append(out, de)
 	}
 	return out
 }
 
-// FuzzDecodeAgreesWithLibrary holds DecodeRun to a reading of the same bytes
+// FuzzDecodeAgreesWithLibrary holds Decode to a reading of the same bytes
 // that shares none of its strictness: the library's generic decode into
 // jsontext values (which refuses bad syntax, duplicate names, invalid UTF-8
 // and trailing data), then the published schema's rules walked over those
 // values (only known names; each field's JSON type; whole numbers within
 // int64; RFC 3339 times; the listed statuses and token sources; null
 // anywhere, which the library reads as "nothing"), then Validate on what a
-// plain decode reads. DecodeRun must accept exactly the files that reading
+// plain decode reads. Decode must accept exactly the files that reading
 // accepts. It also holds the re-reading that lists every problem to the
 // library: whenever the library refuses a file, the diagnosis finds at
 // least one problem in it.
@@ -131,12 +132,12 @@ func FuzzDecodeAgreesWithLibrary(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := DecodeRun("fuzz.json", data)
+		_, err := Decode("fuzz.json", data)
 		want := readGenerically(schema, data)
 		if (err == nil) != (want == nil) {
-			t.Fatalf("DecodeRun: %v\nthe library's generic reading: %v", err, want)
+			t.Fatalf("Decode: %v\nthe library's generic reading: %v", err, want)
 		}
-		var run Run
+		var run matrixgen.Run
 		if libErr := json.Unmarshal(data, &run, strict); libErr != nil {
 			if problems := newDiagnosis("fuzz.json", data).run(); len(problems) == 0 {
 				t.Fatalf("the library refused the file (%v) and the diagnosis found nothing", libErr)
@@ -154,7 +155,7 @@ func readGenerically(schema map[string]any, data []byte) error {
 	if err := bySchema(schema, doc, ""); err != nil {
 		return err
 	}
-	var run Run
+	var run matrixgen.Run
 	if err := json.Unmarshal(data, &run); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/suggest"
 )
 
@@ -29,7 +30,7 @@ func diagnose(file string, data []byte, err error) error {
 		// Never reached while diagnosis and library agree (the fuzz tests
 		// hold them to it); if they ever part, the file is still refused,
 		// in the library's words.
-		problems = []*DecodeError{d.src.errAt(0, "", err.Error())}
+		problems = []*Error{d.src.errAt(0, "", err.Error())}
 	}
 	errs := make([]error, len(problems))
 	for i, p := range problems {
@@ -42,15 +43,15 @@ func diagnose(file string, data []byte, err error) error {
 type diagnosis struct {
 	src      source
 	dec      *jsontext.Decoder
-	problems []*DecodeError
+	problems []*Error
 	// undecoded are the fields whose values the library refused: the run
 	// lacks them, so Validate's complaints about them would repeat the
 	// problem in other words.
 	undecoded []string
 }
 
-// errEnough ends a diagnosis that has found maxProblems: the rest would be
-// noise, and a hostile file could hold millions.
+// errEnough ends a diagnosis that has found matrixgen.MaxProblems: the
+// rest would be noise, and a hostile file could hold millions.
 var errEnough = errors.New("enough problems")
 
 func newDiagnosis(file string, data []byte) *diagnosis {
@@ -61,9 +62,9 @@ func newDiagnosis(file string, data []byte) *diagnosis {
 }
 
 // run reads the whole file into a run, validates what decoded and returns
-// every problem in file order, at most maxProblems of them.
-func (d *diagnosis) run() []*DecodeError {
-	var run Run
+// every problem in file order, at most matrixgen.MaxProblems of them.
+func (d *diagnosis) run() []*Error {
+	var run matrixgen.Run
 	err := d.value(reflect.ValueOf(&run).Elem(), "", d.next())
 	switch {
 	case err == nil:
@@ -76,10 +77,10 @@ func (d *diagnosis) run() []*DecodeError {
 	case !errors.Is(err, errEnough):
 		d.syntaxError(err)
 	}
-	slices.SortStableFunc(d.problems, func(a, b *DecodeError) int {
+	slices.SortStableFunc(d.problems, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
 	})
-	return d.problems[:min(len(d.problems), maxProblems)]
+	return d.problems[:min(len(d.problems), matrixgen.MaxProblems)]
 }
 
 // value reads the next value into v, the field at path whose name starts
@@ -218,7 +219,7 @@ const maxFieldShown = 100
 // reports.
 func (d *diagnosis) add(at int64, field, msg string) error {
 	d.problems = append(d.problems, d.src.errAt(at, field, msg))
-	if len(d.problems) >= maxProblems {
+	if len(d.problems) >= matrixgen.MaxProblems {
 		return errEnough
 	}
 	return nil
@@ -253,7 +254,7 @@ func valueMessage(err error) string {
 
 // readsUndecoded reports whether a problem is about the undecoded field f
 // or judged by reading it: either way the decoder's error says it first.
-func readsUndecoded(p Problem, f string) bool {
+func readsUndecoded(p matrixgen.Problem, f string) bool {
 	return related(f, p.Field) || slices.ContainsFunc(p.Uses, func(u string) bool { return related(f, u) })
 }
 

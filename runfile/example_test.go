@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	"os"
@@ -6,11 +6,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/matrixgen/matrixgen"
 )
 
 // TestFormatReferenceExample keeps the example in runs/README.md a valid run.
 func TestFormatReferenceExample(t *testing.T) {
-	doc, err := os.ReadFile("runs/README.md")
+	doc, err := os.ReadFile("../runs/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +20,7 @@ func TestFormatReferenceExample(t *testing.T) {
 	if m == nil {
 		t.Fatal("runs/README.md has no JSON example")
 	}
-	if _, err := DecodeRun("runs/README.md example", m[1]); err != nil {
+	if _, err := Decode("runs/README.md example", m[1]); err != nil {
 		t.Errorf("the documented example is not a valid run: %v", err)
 	}
 }
@@ -26,7 +28,7 @@ func TestFormatReferenceExample(t *testing.T) {
 // TestFormatReferenceNamesEveryField keeps runs/README.md in step with the
 // Go types: every JSON field name must appear in it, in backquotes.
 func TestFormatReferenceNamesEveryField(t *testing.T) {
-	doc, err := os.ReadFile("runs/README.md")
+	doc, err := os.ReadFile("../runs/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func TestFormatReferenceNamesEveryField(t *testing.T) {
 		for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice {
 			rt = rt.Elem()
 		}
-		if rt.Kind() != reflect.Struct || rt.PkgPath() != reflect.TypeFor[Run]().PkgPath() || seen[rt] {
+		if rt.Kind() != reflect.Struct || rt.PkgPath() != reflect.TypeFor[matrixgen.Run]().PkgPath() || seen[rt] {
 			return
 		}
 		seen[rt] = true
@@ -47,5 +49,5 @@ func TestFormatReferenceNamesEveryField(t *testing.T) {
 			walk(rt.Field(i).Type)
 		}
 	}
-	walk(reflect.TypeFor[Run]())
+	walk(reflect.TypeFor[matrixgen.Run]())
 }

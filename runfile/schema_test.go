@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ func TestSchemaFileIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("schema/run.schema.json")
+	got, err := os.ReadFile("../schema/run.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestSchemaFileIsCurrent(t *testing.T) {
 
 // TestSchemaAcceptsOurRuns checks, with a small validator of the schema
 // keywords the schema uses, that the sample run and a full synthetic run
-// satisfy it, and that it rejects what DecodeRun rejects.
+// satisfy it, and that it rejects what Decode rejects.
 func TestSchemaAcceptsOurRuns(t *testing.T) {
 	raw, _ := Schema()
 	var schema map[string]any

@@ -1,4 +1,4 @@
-package matrixgen
+package runfile
 
 import (
 	"os"
@@ -17,18 +17,18 @@ func TestLinksOutsideTheRunsFolder(t *testing.T) {
 	os.WriteFile(secret, []byte("root:x:0:0"), 0o644)
 	os.WriteFile(filepath.Join(runs, "a.json"), sample, 0o644)
 	os.Symlink(secret, filepath.Join(runs, "a.md"))
-	if _, err := LoadFile(filepath.Join(runs, "a.json")); err == nil || !strings.Contains(err.Error(), "outside the runs folder") {
+	if _, err := Load(filepath.Join(runs, "a.json")); err == nil || !strings.Contains(err.Error(), "outside the runs folder") {
 		t.Errorf("a note linked outside: %v", err)
 	}
 	os.Symlink(filepath.Join(dir, "elsewhere.json"), filepath.Join(runs, "b.json"))
 	os.WriteFile(filepath.Join(dir, "elsewhere.json"), sample, 0o644)
-	if _, err := LoadFile(filepath.Join(runs, "b.json")); err == nil || !strings.Contains(err.Error(), "outside the runs folder") {
+	if _, err := Load(filepath.Join(runs, "b.json")); err == nil || !strings.Contains(err.Error(), "outside the runs folder") {
 		t.Errorf("a run file linked outside: %v", err)
 	}
 	os.WriteFile(filepath.Join(runs, "c-notes.txt"), []byte("# fine"), 0o644)
 	os.WriteFile(filepath.Join(runs, "c.json"), sample, 0o644)
 	os.Symlink("c-notes.txt", filepath.Join(runs, "c.md"))
-	if e, err := LoadFile(filepath.Join(runs, "c.json")); err != nil || string(e.Notes) != "# fine" {
+	if e, err := Load(filepath.Join(runs, "c.json")); err != nil || string(e.Notes) != "# fine" {
 		t.Errorf("a note linked inside the folder: %v", err)
 	}
 }
@@ -37,17 +37,17 @@ func TestLinksOutsideTheRunsFolder(t *testing.T) {
 // a regular file (a FIFO, which would block a reader), is an error.
 func TestNotesAreBounded(t *testing.T) {
 	dir := t.TempDir()
-	sample, _ := os.ReadFile(filepath.Join("runs", "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"))
+	sample, _ := os.ReadFile(sampleRun)
 	os.WriteFile(filepath.Join(dir, "a.json"), sample, 0o644)
 	os.WriteFile(filepath.Join(dir, "a.md"), make([]byte, MaxNotesBytes+1), 0o644)
-	if _, err := LoadFile(filepath.Join(dir, "a.json")); err == nil || !strings.Contains(err.Error(), "a note may be") {
+	if _, err := Load(filepath.Join(dir, "a.json")); err == nil || !strings.Contains(err.Error(), "a note may be") {
 		t.Errorf("a note of %d bytes: %v", MaxNotesBytes+1, err)
 	}
 	os.WriteFile(filepath.Join(dir, "b.json"), sample, 0o644)
 	if err := syscall.Mkfifo(filepath.Join(dir, "b.md"), 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	if _, err := LoadFile(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := Load(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a FIFO for notes: %v", err)
 	}
 }
@@ -55,7 +55,7 @@ func TestNotesAreBounded(t *testing.T) {
 // TestRunsFolderNameCannotForgeALine: a runs folder that is not there is
 // named quoted, so a newline in its name cannot print a line of its own.
 func TestRunsFolderNameCannotForgeALine(t *testing.T) {
-	_, err := RunFiles("nope\nmatrixgen build: built 99 pages")
+	_, err := Files("nope\nmatrixgen build: built 99 pages")
 	if err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("%q", err)
 	}
@@ -68,7 +68,7 @@ func runsFolder(t *testing.T) (dir, runs string, sample []byte) {
 	dir = t.TempDir()
 	runs = filepath.Join(dir, "runs")
 	os.Mkdir(runs, 0o755)
-	sample, err := os.ReadFile(filepath.Join("runs", "nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm.json"))
+	sample, err := os.ReadFile(sampleRun)
 	if err != nil {
 		t.Fatal(err)
 	}
