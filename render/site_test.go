@@ -596,7 +596,7 @@ func TestSummaryFitsItsRoom(t *testing.T) {
 	rows := make([]indexRow, n)
 	inputs := make([]string, n)
 	for i := range rows {
-		e := matrixgen.Entry{ID: fmt.Sprintf("2026-12-04-%04d-nemotron-3-super-120b-a12b-nvfp4-gpubox-%d", i%2400, i), Run: runs[i%len(runs)]}
+		e := runfile.Entry{ID: fmt.Sprintf("2026-12-04-%04d-nemotron-3-super-120b-a12b-nvfp4-gpubox-%d", i%2400, i), Run: runs[i%len(runs)]}
 		rows[i] = newIndexRow(e)
 		inputs[i] = fmt.Sprintf("%064x", i) // a SHA-256 in hex, as package site's
 	}
