@@ -23,6 +23,9 @@ type Problem struct {
 	// Uses are the other fields the judgement read (a cell's concurrency,
 	// for its average of active requests): where one of them could not
 	// be decoded, the problem is the decoder's follow-on and is left out.
+	// A problem placed at a whole object that it did not read whole (a
+	// cell that appears twice, by its context and concurrency) names the
+	// members it read here, and another member undecoded leaves it in.
 	Uses []string
 }
 
@@ -282,7 +285,7 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		}
 		key := [2]int{d.ContextTokens, d.Concurrency}
 		if seen[key] {
-			v.add(at, fmt.Sprintf("cell %s × %d appears twice", ContextLabel(d.ContextTokens), d.Concurrency))
+			v.addUsing(at, fmt.Sprintf("cell %s × %d appears twice", ContextLabel(d.ContextTokens), d.Concurrency), at+".context_tokens", at+".concurrency")
 		}
 		seen[key] = true
 		v.date(at+".window_start", d.WindowStart)

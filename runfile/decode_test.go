@@ -348,6 +348,14 @@ func TestNoFollowOnProblems(t *testing.T) {
 			[]string{"hardware.gpu_count: want a whole number, got a string"}},
 		{"sweep's repeats a string", `"concurrency": [1, 2]}`, `"concurrency": [1, 2], "repeats": "2"}`,
 			[]string{"sweep.repeats: want a whole number, got a string"}},
+		// A cell appears twice whatever else of it is wrong: the check
+		// reads only its context and concurrency.
+		{"a repeated cell with a figure a string", `"total_tok_s": 10}`, `"total_tok_s": 10},
+    {"context_tokens": 8192, "concurrency": 1, "status": "valid", "total_tok_s": "10"}`,
+			[]string{"decode[1]: cell 8K × 1 appears twice", "decode[1].total_tok_s: want a number, got a string"}},
+		{"a repeated cell with its concurrency a string", `"total_tok_s": 10}`, `"total_tok_s": 10},
+    {"context_tokens": 8192, "concurrency": "1", "status": "valid", "total_tok_s": 10}`,
+			[]string{"decode[1].concurrency: want a whole number, got a string"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if !strings.Contains(minimal, tt.from) {

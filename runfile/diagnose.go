@@ -254,8 +254,21 @@ func valueMessage(err error) string {
 
 // readsUndecoded reports whether a problem is about the undecoded field f
 // or judged by reading it: either way the decoder's error says it first.
+// A problem placed at an object that holds f, naming in Uses the members
+// of that object it read, read only those (Problem.Uses).
 func readsUndecoded(p matrixgen.Problem, f string) bool {
-	return related(f, p.Field) || slices.ContainsFunc(p.Uses, func(u string) bool { return related(f, u) })
+	if slices.ContainsFunc(p.Uses, func(u string) bool { return related(f, u) }) {
+		return true
+	}
+	if holds(p.Field, f) && slices.ContainsFunc(p.Uses, func(u string) bool { return holds(p.Field, u) }) {
+		return false
+	}
+	return related(f, p.Field)
+}
+
+// holds reports whether the field path inner lies inside outer.
+func holds(outer, inner string) bool {
+	return len(inner) > len(outer) && related(outer, inner)
 }
 
 // related reports whether one field path is the other or holds it.
