@@ -218,18 +218,19 @@ func unknownKeys(src source, data []byte, keys []toml.Key, t reflect.Type) error
 	return errors.Join(errs...)
 }
 
-// inFreeForm reports whether key lies inside a free-form value of t (a
-// map or an interface, such as [server] extra), which takes any key.
+// inFreeForm reports whether key lies inside a free-form value of t (an
+// interface, such as the values of [server] extra), which takes any key.
 // BurntSushi/toml decodes a table nested in one (extra = {a = {b = 1}})
-// into the map, yet lists its keys as undecoded.
+// into the map, yet lists its keys as undecoded. A map's key is any key;
+// what its values hold is checked as theirs.
 func inFreeForm(t reflect.Type, key toml.Key) bool {
 	for _, part := range key {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-			t = t.Elem()
-		}
+		t = element(t)
 		switch t.Kind() {
-		case reflect.Map, reflect.Interface:
+		case reflect.Interface:
 			return true
+		case reflect.Map:
+			t = t.Elem() // part is one of its keys
 		case reflect.Struct:
 			f, ok := fieldByKey(t, part)
 			if !ok {
@@ -240,7 +241,16 @@ func inFreeForm(t reflect.Type, key toml.Key) bool {
 			return false
 		}
 	}
-	return false
+	return element(t).Kind() == reflect.Interface
+}
+
+// element is t without the pointers, slices and arrays around what a TOML
+// table or value decodes into.
+func element(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	return t
 }
 
 // fieldByKey is the field of struct t whose toml name is key: the same
@@ -266,9 +276,7 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 // (its fields' toml names), for a misspelt key's suggestion; none where
 // the path leads to no struct.
 func keysAt(t reflect.Type, path []string) []string {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-		t = t.Elem()
-	}
+	t = element(t)
 	if t.Kind() != reflect.Struct {
 		return nil
 	}

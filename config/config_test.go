@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -287,5 +288,31 @@ func TestAMisfitIsReportedAlone(t *testing.T) {
 	_, err := Parse("m.toml", []byte("[Sweep]\nduraton = \"5s\"\n"))
 	if err == nil || !strings.Contains(err.Error(), `unknown key "Sweep.duraton"; did you mean "duration"?`) {
 		t.Errorf("error %v\nwant the misspelt key and its suggestion", err)
+	}
+}
+
+// TestInFreeForm checks the walk along a key's types: any key inside an
+// interface, a map's key taken as given, a map's struct values checked as
+// structs.
+func TestInFreeForm(t *testing.T) {
+	type inner struct {
+		Known int `toml:"known"`
+	}
+	type doc struct {
+		Free   map[string]any   `toml:"free"`
+		Typed  map[string]inner `toml:"typed"`
+		Lists  []map[string]any `toml:"lists"`
+		Plain  inner            `toml:"plain"`
+		Any    any              `toml:"any"`
+		Ptr    *map[string]any  `toml:"ptr"`
+		Deeper map[string][]any `toml:"deeper"`
+	}
+	for key, want := range map[string]bool{
+		"free.a": true, "free.a.b.c": true, "any.x.y": true, "lists.a.b": true, "ptr.a.b": true, "deeper.a.b": true,
+		"typed.a.known": false, "typed.a.unknown": false, "plain.x": false, "other": false, "other.x": false,
+	} {
+		if got := inFreeForm(reflect.TypeFor[*doc](), strings.Split(key, ".")); got != want {
+			t.Errorf("inFreeForm(%s) = %v, want %v", key, got, want)
+		}
 	}
 }
