@@ -348,6 +348,12 @@ func TestNoFollowOnProblems(t *testing.T) {
 			[]string{"hardware.gpu_count: want a whole number, got a string"}},
 		{"sweep's repeats a string", `"concurrency": [1, 2]}`, `"concurrency": [1, 2], "repeats": "2"}`,
 			[]string{"sweep.repeats: want a whole number, got a string"}},
+		// A field under a misspelt name is reported as that, not also as
+		// missing: the check that wants it follows from the misspelling.
+		{"a figure misspelt", `"total_tok_s": 10}`, `"totl_tok_s": 10}`,
+			[]string{`decode[0].totl_tok_s: unknown field; did you mean "total_tok_s"?`}},
+		{"schema misspelt", `"schema": 1,`, `"shema": 1,`,
+			[]string{`shema: unknown field; did you mean "schema"?`}},
 		// A cell appears twice whatever else of it is wrong: the check
 		// reads only its context and concurrency.
 		{"a repeated cell with a figure a string", `"total_tok_s": 10}`, `"total_tok_s": 10},

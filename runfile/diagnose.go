@@ -44,9 +44,10 @@ type diagnosis struct {
 	src      source
 	dec      *jsontext.Decoder
 	problems []*Error
-	// undecoded are the fields whose values the library refused: the run
-	// lacks them, so Validate's complaints about them would repeat the
-	// problem in other words.
+	// undecoded are the fields whose values the library refused, and
+	// those the file wrote under a misspelt name: the run lacks them, so
+	// Validate's complaints about them would repeat the problem in other
+	// words.
 	undecoded []string
 }
 
@@ -130,6 +131,7 @@ func (d *diagnosis) object(v reflect.Value, path string) error {
 	}
 	fields := fieldsOf(v.Type())
 	seen := make([]bool, v.NumField())
+	var meant []string // known names the unknown ones were likely meant as
 	for d.dec.PeekKind() != '}' {
 		at := d.next()
 		tok, err := d.dec.ReadToken()
@@ -137,10 +139,7 @@ func (d *diagnosis) object(v reflect.Value, path string) error {
 			return err
 		}
 		name := tok.String()
-		field := name
-		if path != "" {
-			field = path + "." + name
-		}
+		field := joinPath(path, name)
 		i, known := fields[name]
 		if known && !seen[i] {
 			seen[i] = true
@@ -149,9 +148,13 @@ func (d *diagnosis) object(v reflect.Value, path string) error {
 			}
 			continue
 		}
-		problem := "unknown field" + suggest.DidYouMean(name, slices.Sorted(maps.Keys(fields)))
-		if known {
-			problem = "field appears twice"
+		problem := "field appears twice"
+		if !known {
+			names := slices.Sorted(maps.Keys(fields))
+			problem = "unknown field" + suggest.DidYouMean(name, names)
+			if m := suggest.Nearest(name, names); m != "" {
+				meant = append(meant, m)
+			}
 		}
 		if err := d.add(at, field, problem); err != nil {
 			return err
@@ -160,8 +163,24 @@ func (d *diagnosis) object(v reflect.Value, path string) error {
 			return err
 		}
 	}
+	// A field written under a misspelt name is in the file, only not
+	// where it was looked for: the checks that miss it (a figure
+	// required, schema version 0) would follow from the misspelling.
+	for _, m := range meant {
+		if !seen[fields[m]] {
+			d.undecoded = append(d.undecoded, joinPath(path, m))
+		}
+	}
 	_, err := d.dec.ReadToken()
 	return err
+}
+
+// joinPath is the path of the member name of the object at path.
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
 }
 
 // array reads an array's elements into the slice v.
