@@ -229,14 +229,15 @@ func (v *validator) sweep(s *Sweep) {
 }
 
 func (v *validator) prefill(ps []Prefill, planned []int) {
-	seen := make(map[int]bool, len(ps))
+	seen := make(map[int]string, len(ps)) // each context's first place
 	for i, p := range ps {
 		at := "prefill[" + strconv.Itoa(i) + "]"
 		v.context(at, p.ContextTokens, planned, "sweep.prefill_contexts")
-		if seen[p.ContextTokens] {
-			v.add(at+".context_tokens", fmt.Sprintf("context %s is measured twice", ContextLabel(p.ContextTokens)))
+		if first, twice := seen[p.ContextTokens]; twice {
+			v.addUsing(at+".context_tokens", fmt.Sprintf("context %s is measured twice (first as %s)", ContextLabel(p.ContextTokens), first), first+".context_tokens")
+		} else {
+			seen[p.ContextTokens] = at
 		}
-		seen[p.ContextTokens] = true
 		v.status(at, p.Status, p.PromptTokS, "prompt_tok_s")
 		v.count(at, ".prompt_tokens", p.PromptTokens)
 		v.rate(at, ".prompt_tok_s", p.PromptTokS)
@@ -274,7 +275,7 @@ func (v *validator) promptRate(at string, p Prefill) {
 }
 
 func (v *validator) decode(ds []Decode, s *Sweep) {
-	seen := make(map[[2]int]bool, len(ds))
+	seen := make(map[[2]int]string, len(ds)) // each cell's first place
 	for i, d := range ds {
 		at := "decode[" + strconv.Itoa(i) + "]"
 		v.context(at, d.ContextTokens, s.Contexts, "sweep.contexts")
@@ -284,10 +285,12 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 			v.addUsing(at+".concurrency", fmt.Sprintf("%d is not in sweep.concurrency", d.Concurrency), "sweep.concurrency")
 		}
 		key := [2]int{d.ContextTokens, d.Concurrency}
-		if seen[key] {
-			v.addUsing(at, fmt.Sprintf("cell %s × %d appears twice", ContextLabel(d.ContextTokens), d.Concurrency), at+".context_tokens", at+".concurrency")
+		if first, twice := seen[key]; twice {
+			v.addUsing(at, fmt.Sprintf("cell %s × %d appears twice (first as %s)", ContextLabel(d.ContextTokens), d.Concurrency, first),
+				at+".context_tokens", at+".concurrency", first+".context_tokens", first+".concurrency")
+		} else {
+			seen[key] = at
 		}
-		seen[key] = true
 		v.date(at+".window_start", d.WindowStart)
 		v.cell(at, d)
 		v.repeats(at, d, s)

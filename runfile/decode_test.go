@@ -105,7 +105,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown status", strings.Replace(minimal, `"valid"`, `"fast"`, 1), `f.json:9:48: decode[0].status: unknown status "fast"`},
 		{"valid without figure", strings.Replace(minimal, `, "total_tok_s": 10`, ``, 1), "decode[0].total_tok_s: required for a valid measurement"},
 		{"duplicate cell", strings.Replace(minimal, `"total_tok_s": 10}`, `"total_tok_s": 10},
-    {"context_tokens": 8192, "concurrency": 1, "status": "looped"}`, 1), "f.json:10:5: decode[1]: cell 8K × 1 appears twice"},
+    {"context_tokens": 8192, "concurrency": 1, "status": "looped"}`, 1), "f.json:10:5: decode[1]: cell 8K × 1 appears twice (first as decode[0])"},
+		{"prefill measured twice", strings.Replace(minimal, `"decode": [`, `"prefill": [
+    {"context_tokens": 8192, "prompt_tokens": 8192, "status": "valid", "prompt_tok_s": 1000, "ttft_ms": 8192},
+    {"context_tokens": 8192, "prompt_tokens": 8192, "status": "valid", "prompt_tok_s": 1000, "ttft_ms": 8192}],
+  "decode": [`, 1), "f.json:10:6: prefill[1].context_tokens: context 8K is measured twice (first as prefill[0])"},
 		{"context outside sweep", strings.Replace(minimal, `{"context_tokens": 8192,`, `{"context_tokens": 16384,`, 1), "decode[0].context_tokens: 16K is not in sweep.contexts"},
 		{"unsorted sweep", strings.Replace(minimal, `[1, 2]`, `[2, 1]`, 1), "sweep.concurrency: must be ascending"},
 		{"trailing data", minimal + " {}", "unexpected data after the run object"},
