@@ -253,6 +253,8 @@ func TestSettingsCheckedBeforeAnyRequest(t *testing.T) {
 		{"sweep.cache_mode", func(s *Settings) { s.Sweep.CacheMode = "mixed" }},
 		{"server.base_url", func(s *Settings) { s.Server.BaseURL = "ftp://127.0.0.1:8000" }},
 		{"server.base_url", func(s *Settings) { s.Server.BaseURL = "127.0.0.1:8000" }},
+		{"server.extra", func(s *Settings) { s.Server.Extra = map[string]any{"max_tokens": 5, "top_k": 20} }},
+		{"server.extra", func(s *Settings) { s.Server.Extra = map[string]any{"stream": false} }},
 	} {
 		var requests atomic.Int64
 		ts := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) })

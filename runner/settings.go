@@ -7,7 +7,9 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -225,5 +227,30 @@ func (s Settings) Check() error {
 	if s.Describe.VRAMGB < 0 || s.Describe.GPUCount < 0 {
 		bad("describe", "vram_gb and gpu_count must not be negative")
 	}
+	for _, k := range slices.Sorted(maps.Keys(s.Server.Extra)) {
+		if setting, own := ownFields[k]; own {
+			bad("server.extra", "%s", ownFieldMessage(k, setting))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// ownFields are the chat request's fields matrixgen sets itself, each
+// with the setting that sets it ("" where none does): a field of the same
+// name in server.extra would be dropped without a word (the request's own
+// wins), so Check refuses it. TestOwnFieldsAreTheRequests holds the list
+// to what a request carries.
+var ownFields = map[string]string{
+	"model": "server.model", "messages": "", "stream": "", "stream_options": "", "seed": "",
+	"max_tokens": "sweep.max_output", "max_completion_tokens": "sweep.max_output",
+	"temperature": "server.temperature", "chat_template_kwargs": "server.chat_template_kwargs",
+	"ignore_eos": "sweep.ignore_eos", "cache_salt": "sweep.cache_mode",
+	"timings_per_token": "", // asked of llama.cpp, for its own timings
+}
+
+func ownFieldMessage(field, setting string) string {
+	if setting == "" {
+		return fmt.Sprintf("%q is a field matrixgen sets itself; extra may only add fields it does not set", field)
+	}
+	return fmt.Sprintf("%q is a field matrixgen sets itself, from %s: set that instead", field, setting)
 }
