@@ -37,7 +37,7 @@ bad file and leaves the previous site untouched.
 `,
 	flags: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) error {
 		runs := fs.String("runs", "runs", "`place` of the run files: a folder, or a bucket URL such as s3://lab/runs/")
-		out := fs.String("o", "public", "`place` to write the site: a folder, replaced as a whole, or a bucket URL to publish to (s3://lab/site/, file:///srv/site/)")
+		out := fs.String("o", "public", "`place` to write the site: a folder, rebuilt whole (files no build wrote, such as a CNAME, are kept), or a bucket URL to publish to (s3://lab/site/, file:///srv/site/)")
 		baseURL := fs.String("base-url", "", "`URL` the site is published at, for canonical links and a sitemap (overrides [site] base_url)")
 		cfgFile := configFlag(fs)
 		return func(args []string, stdout, stderr io.Writer) error {
