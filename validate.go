@@ -25,7 +25,9 @@ type Problem struct {
 	// be decoded, the problem is the decoder's follow-on and is left out.
 	// A problem placed at a whole object that it did not read whole (a
 	// cell that appears twice, by its context and concurrency) names the
-	// members it read here, and another member undecoded leaves it in.
+	// members it read here, and another member undecoded leaves it in;
+	// "path[]" is an array's length alone (a member that could not be
+	// decoded still counts).
 	Uses []string
 }
 
@@ -37,8 +39,14 @@ const MaxProblems = 20
 // Validate lists every value in the run that cannot be true: figures that
 // are negative or not finite, concurrency 0, cells named twice, a valid cell
 // without its throughput. A run that passes is safe to render.
-func (r *Run) Validate() []Problem {
-	v := validator{maxOutput: r.Sweep.MaxOutputTokens, gpus: r.Hardware.GPUCount, duration: r.Sweep.DurationSeconds}
+func (r *Run) Validate() []Problem { return r.ValidateExcept(nil) }
+
+// ValidateExcept is Validate without the problems except reports true
+// for, which do not count against MaxProblems either: package runfile
+// leaves out the problems that follow from a value it could not decode,
+// and twenty of those must not crowd out a real one.
+func (r *Run) ValidateExcept(except func(Problem) bool) []Problem {
+	v := validator{maxOutput: r.Sweep.MaxOutputTokens, gpus: r.Hardware.GPUCount, duration: r.Sweep.DurationSeconds, except: except}
 	if r.Schema != SchemaVersion {
 		v.add("schema", fmt.Sprintf("unsupported version %d; this build reads %d", r.Schema, SchemaVersion))
 	}
@@ -75,6 +83,8 @@ type validator struct {
 	// duration is the sweep's window, which bounds the per-second counts
 	// of a cell that gives no window of its own.
 	duration float64
+	// except leaves problems out (ValidateExcept); nil keeps them all.
+	except func(Problem) bool
 }
 
 // date refuses a time outside the years 0000 to 9999 in UTC, where every
@@ -91,15 +101,16 @@ func (v *validator) date(field string, t time.Time) {
 }
 
 func (v *validator) add(field, msg string) {
-	if len(v.problems) < MaxProblems {
-		v.problems = append(v.problems, Problem{Field: field, Msg: msg})
-	}
+	v.addUsing(field, msg)
 }
 
 // addUsing is add for a judgement that read other fields beside field.
+// A problem the caller leaves out (ValidateExcept) does not count
+// against MaxProblems.
 func (v *validator) addUsing(field, msg string, uses ...string) {
-	if len(v.problems) < MaxProblems {
-		v.problems = append(v.problems, Problem{Field: field, Msg: msg, Uses: uses})
+	p := Problem{Field: field, Msg: msg, Uses: uses}
+	if len(v.problems) < MaxProblems && (v.except == nil || !v.except(p)) {
+		v.problems = append(v.problems, p)
 	}
 }
 
@@ -354,7 +365,7 @@ func (v *validator) cell(at string, d Decode) {
 		window := Decode{WindowSeconds: &v.duration}
 		if most, ok := window.MaxSeconds(); ok && v.duration > 0 && len(d.PerSecondTokens) > most {
 			v.addUsing(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %s: at most %d (its seconds rounded, and one more)",
-				len(d.PerSecondTokens), strconv.FormatFloat(v.duration, 'g', 6, 64), most), at+".window_seconds", "sweep.duration_seconds")
+				len(d.PerSecondTokens), strconv.FormatFloat(v.duration, 'g', 6, 64), most), at+".window_seconds", "sweep.duration_seconds", at+".per_second_tokens[]")
 		}
 	}
 	for j, n := range d.PerSecondTokens {
@@ -399,7 +410,7 @@ func (v *validator) interval(at string, d Decode) {
 		}
 	}
 	if ends && in.Low > in.High {
-		v.add(at, fmt.Sprintf("low %s is above high %s", strconv.FormatFloat(in.Low, 'g', 6, 64), strconv.FormatFloat(in.High, 'g', 6, 64)))
+		v.addUsing(at, fmt.Sprintf("low %s is above high %s", strconv.FormatFloat(in.Low, 'g', 6, 64), strconv.FormatFloat(in.High, 'g', 6, 64)), at+".low", at+".high")
 	}
 	if !(in.Level >= MinLevel && in.Level < 1) {
 		v.add(at+".level", fmt.Sprintf("a confidence from %g (the median of 2 repeats) to below 1 (0.95), got %s", MinLevel, strconv.FormatFloat(in.Level, 'g', 6, 64)))
@@ -413,13 +424,13 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 		return
 	}
 	if len(d.Repeats) > max(s.Repeats, 1) {
-		v.addUsing(at+".repeats", fmt.Sprintf("%d measurements, but sweep.repeats is %d", len(d.Repeats), s.Repeats), "sweep.repeats")
+		v.addUsing(at+".repeats", fmt.Sprintf("%d measurements, but sweep.repeats is %d", len(d.Repeats), s.Repeats), "sweep.repeats", at+".repeats[]")
 	}
 	for j, r := range d.Repeats {
 		rat := at + ".repeats[" + strconv.Itoa(j) + "]"
 		if r.ContextTokens != d.ContextTokens || r.Concurrency != d.Concurrency {
 			v.addUsing(rat, fmt.Sprintf("is %s × %d, not the cell's %s × %d", ContextLabel(r.ContextTokens), r.Concurrency, ContextLabel(d.ContextTokens), d.Concurrency),
-				at+".context_tokens", at+".concurrency")
+				at+".context_tokens", at+".concurrency", rat+".context_tokens", rat+".concurrency")
 		}
 		if len(r.Repeats) > 0 {
 			v.add(rat+".repeats", "a repeat has no repeats of its own")
@@ -610,20 +621,17 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 		}
 	}
 	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds >= minWindowSeconds) {
-		add("window_seconds", []string{"status"}, "a measured cell's window must be at least %g s, got %s", minWindowSeconds, strconv.FormatFloat(*d.WindowSeconds, 'g', -1, 64))
+		add("window_seconds", []string{"total_tok_s"}, "a measured cell's window must be at least %g s, got %s", minWindowSeconds, strconv.FormatFloat(*d.WindowSeconds, 'g', -1, 64))
 	}
 	if most, ok := d.MaxSeconds(); ok && len(d.PerSecondTokens) > most {
-		add("per_second_tokens", []string{"window_seconds"}, "%d seconds of counts, but the window is %s s: at most %d (its seconds rounded, and one more)",
+		add("per_second_tokens", []string{"window_seconds", "per_second_tokens[]"}, "%d seconds of counts, but the window is %s s: at most %d (its seconds rounded, and one more)",
 			len(d.PerSecondTokens), strconv.FormatFloat(*d.WindowSeconds, 'g', 6, 64), most)
 	}
 	if d.Completed != nil && d.OutputTokens != nil && *d.Completed > *d.OutputTokens {
 		add("completed", []string{"output_tokens"}, "%d requests completed in the window, but only %d tokens arrived in it: each brings at least one", *d.Completed, *d.OutputTokens)
 	}
 	if p := d.Power; p != nil {
-		for _, q := range p.impossible(gpus, d.WindowSeconds) {
-			q.Uses = append(q.Uses, "hardware.gpu_count", "window_seconds")
-			out = append(out, q)
-		}
+		out = append(out, p.impossible(gpus, d.WindowSeconds)...)
 	}
 	return out
 }
@@ -632,29 +640,33 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 // least the GPUs the figures name), over a window of seconds where known.
 func (p *Power) impossible(gpus int, seconds *float64) []Problem {
 	var out []Problem
-	over := func(field string, watts, limit float64) {
+	// A limit for all the cell's GPUs read the machine's count of them;
+	// one GPU's limit read nothing else.
+	allUses := []string{"hardware.gpu_count"}
+	over := func(field string, watts, limit float64, uses []string) {
 		if watts > limit {
 			out = append(out, Problem{Field: field, Msg: fmt.Sprintf("%s W is more than %s can draw (%g W a GPU at most)",
-				strconv.FormatFloat(watts, 'g', 6, 64), gpuCount(limit), float64(MaxBoardPowerW))})
+				strconv.FormatFloat(watts, 'g', 6, 64), gpuCount(limit), float64(MaxBoardPowerW)), Uses: uses})
 		}
 	}
 	all := float64(max(gpus, len(p.GPUs), 1)) * MaxBoardPowerW
-	over("power.mean_power_w", p.MeanPowerW, all)
+	over("power.mean_power_w", p.MeanPowerW, all, allUses)
 	for j, g := range p.GPUs {
 		at := "power.gpus[" + strconv.Itoa(j) + "]"
 		if g.MeanPowerW != nil {
-			over(at+".mean_power_w", *g.MeanPowerW, MaxBoardPowerW)
+			over(at+".mean_power_w", *g.MeanPowerW, MaxBoardPowerW, nil)
 		}
 		if g.PeakPowerW != nil {
-			over(at+".peak_power_w", *g.PeakPowerW, MaxBoardPowerW)
+			over(at+".peak_power_w", *g.PeakPowerW, MaxBoardPowerW, nil)
 		}
 	}
 	for j, t := range p.Trace {
-		over("power.trace["+strconv.Itoa(j)+"].power_w", t.PowerW, all)
+		over("power.trace["+strconv.Itoa(j)+"].power_w", t.PowerW, all, allUses)
 	}
 	if seconds != nil && *seconds > 0 && p.EnergyJoules > all**seconds*(1+1e-9) {
 		out = append(out, Problem{Field: "power.energy_joules", Msg: fmt.Sprintf("%s J in %s s is more than %s can draw",
-			strconv.FormatFloat(p.EnergyJoules, 'g', 6, 64), strconv.FormatFloat(*seconds, 'g', 6, 64), gpuCount(all))})
+			strconv.FormatFloat(p.EnergyJoules, 'g', 6, 64), strconv.FormatFloat(*seconds, 'g', 6, 64), gpuCount(all)),
+			Uses: append(allUses, "window_seconds")})
 	}
 	return out
 }

@@ -70,10 +70,11 @@ func (d *diagnosis) run() []*Error {
 	switch {
 	case err == nil:
 		d.end()
-		for _, p := range run.Validate() {
-			if !slices.ContainsFunc(d.undecoded, func(f string) bool { return readsUndecoded(p, f) }) {
-				d.problems = append(d.problems, d.src.errAt(d.src.locate(p.Field), p.Field, p.Msg))
-			}
+		follows := func(p matrixgen.Problem) bool {
+			return slices.ContainsFunc(d.undecoded, func(f string) bool { return readsUndecoded(p, f) })
+		}
+		for _, p := range run.ValidateExcept(follows) {
+			d.problems = append(d.problems, d.src.errAt(d.src.locate(p.Field), p.Field, p.Msg))
 		}
 	case !errors.Is(err, errEnough):
 		d.syntaxError(err)
