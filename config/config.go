@@ -175,9 +175,8 @@ func decodeStrict(src source, data []byte, v any) error {
 		return err
 	}
 	md, err := toml.Decode(string(data), v)
-	t := reflect.TypeOf(v)
 	if err == nil {
-		return unknownKeys(src, data, md.Undecoded(), t)
+		return unknownKeys(src, data, md.Undecoded(), reflect.ValueOf(v))
 	}
 	var perr toml.ParseError
 	if errors.As(err, &perr) {
@@ -193,18 +192,19 @@ func decodeStrict(src source, data []byte, v any) error {
 // unknownKeys is an error for each of keys (the file's unknown keys, in
 // its order), at most maxUnknownKeys, none for a key inside an unknown
 // table already named; each with the known key it most likely meant.
-func unknownKeys(src source, data []byte, keys []toml.Key, t reflect.Type) error {
+func unknownKeys(src source, data []byte, keys []toml.Key, v reflect.Value) error {
 	if len(keys) == 0 {
 		return nil
 	}
+	t := v.Type()
 	lines := keyLines(data)
 	var errs []error
 	reported := map[string]bool{}
 	for _, k := range keys {
-		if inFreeForm(t, k) {
+		if inFreeForm(v, k) {
 			continue // decoded into a map: BurntSushi/toml lists a nested table's keys all the same
 		}
-		if reported[k.String()] || len(k) > 1 && reported[k[:len(k)-1].String()] {
+		if insideReported(k, reported) {
 			continue // reported already, or inside an unknown table that is
 		}
 		reported[k.String()] = true
@@ -218,30 +218,48 @@ func unknownKeys(src source, data []byte, keys []toml.Key, t reflect.Type) error
 	return errors.Join(errs...)
 }
 
-// inFreeForm reports whether key lies inside a free-form value of t (an
-// interface, such as the values of [server] extra), which takes any key.
-// BurntSushi/toml decodes a table nested in one (extra = {a = {b = 1}})
-// into the map, yet lists its keys as undecoded. A map's key is any key;
-// what its values hold is checked as theirs.
-func inFreeForm(t reflect.Type, key toml.Key) bool {
+// inFreeForm reports whether key lies inside a free-form value of v (an
+// interface, such as the values of [server] extra) and was decoded into
+// it. BurntSushi/toml decodes a table nested in one (extra = {a = {b =
+// 1}}) into the map, yet lists its keys as undecoded; a table it could
+// not put there ([[server.extra]], an array of tables where a table
+// belongs) is listed too, and is not in the value: that one is unknown.
+func inFreeForm(v reflect.Value, key toml.Key) bool {
+	free := false
 	for _, part := range key {
-		t = element(t)
-		switch t.Kind() {
-		case reflect.Interface:
-			return true
-		case reflect.Map:
-			t = t.Elem() // part is one of its keys
-		case reflect.Struct:
-			f, ok := fieldByKey(t, part)
+		v, free = through(v, free)
+		switch {
+		case !v.IsValid():
+			return false
+		case v.Kind() == reflect.Struct:
+			f, ok := fieldByKey(v.Type(), part)
 			if !ok {
 				return false
 			}
-			t = f.Type
+			v = v.FieldByIndex(f.Index)
+		case v.Kind() == reflect.Map && v.Type().Key().Kind() == reflect.String:
+			v = v.MapIndex(reflect.ValueOf(part).Convert(v.Type().Key()))
+		case v.Kind() == reflect.Slice:
+			return free // a table in a list, kept whole inside the free-form value
 		default:
 			return false
 		}
 	}
-	return element(t).Kind() == reflect.Interface
+	v, free = through(v, free)
+	return free && v.IsValid()
+}
+
+// through is v without the pointers and interfaces around it, and whether
+// the walk is inside a free-form value: it was, or v is an interface.
+func through(v reflect.Value, free bool) (reflect.Value, bool) {
+	for v.IsValid() && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) {
+		free = free || v.Kind() == reflect.Interface
+		if v.IsNil() {
+			return reflect.Value{}, free
+		}
+		v = v.Elem()
+	}
+	return v, free
 }
 
 // element is t without the pointers, slices and arrays around what a TOML
@@ -251,6 +269,17 @@ func element(t reflect.Type) reflect.Type {
 		t = t.Elem()
 	}
 	return t
+}
+
+// insideReported reports whether k, or a table holding it, is reported
+// already: the first unknown name on its path is the mistake.
+func insideReported(k toml.Key, reported map[string]bool) bool {
+	for n := len(k); n > 0; n-- {
+		if reported[k[:n].String()] {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldByKey is the field of struct t whose toml name is key: the same

@@ -291,28 +291,49 @@ func TestAMisfitIsReportedAlone(t *testing.T) {
 	}
 }
 
-// TestInFreeForm checks the walk along a key's types: any key inside an
-// interface, a map's key taken as given, a map's struct values checked as
-// structs.
+// TestInFreeForm checks the walk along an undecoded key: inside an
+// interface that holds it, yes; a map's key looked up, a map's struct
+// values checked as structs; a key the value lacks (a table the decoder
+// could not put there) is unknown.
 func TestInFreeForm(t *testing.T) {
 	type inner struct {
 		Known int `toml:"known"`
 	}
 	type doc struct {
-		Free   map[string]any   `toml:"free"`
-		Typed  map[string]inner `toml:"typed"`
-		Lists  []map[string]any `toml:"lists"`
-		Plain  inner            `toml:"plain"`
-		Any    any              `toml:"any"`
-		Ptr    *map[string]any  `toml:"ptr"`
-		Deeper map[string][]any `toml:"deeper"`
+		Free  map[string]any   `toml:"free"`
+		Typed map[string]inner `toml:"typed"`
+		Plain inner            `toml:"plain"`
+		Any   any              `toml:"any"`
+		Ptr   *map[string]any  `toml:"ptr"`
+		Empty map[string]any   `toml:"empty"`
 	}
+	m := map[string]any{"a": map[string]any{"b": map[string]any{"c": int64(1)}, "list": []any{map[string]any{"x": int64(1)}}}}
+	d := &doc{Free: m, Typed: map[string]inner{"a": {}}, Any: m, Ptr: &m}
 	for key, want := range map[string]bool{
-		"free.a": true, "free.a.b.c": true, "any.x.y": true, "lists.a.b": true, "ptr.a.b": true, "deeper.a.b": true,
-		"typed.a.known": false, "typed.a.unknown": false, "plain.x": false, "other": false, "other.x": false,
+		"free.a": true, "free.a.b.c": true, "free.a.list.x": true, "any.a.b": true, "ptr.a.b.c": true,
+		"free.z": false, "free.a.z": false, "empty.a": false, "empty.a.b": false,
+		"typed.a.known": false, "typed.a.unknown": false, "typed.b.known": false, "plain.x": false, "other": false, "other.x": false,
 	} {
-		if got := inFreeForm(reflect.TypeFor[*doc](), strings.Split(key, ".")); got != want {
+		if got := inFreeForm(reflect.ValueOf(d), strings.Split(key, ".")); got != want {
 			t.Errorf("inFreeForm(%s) = %v, want %v", key, got, want)
+		}
+	}
+}
+
+// TestAWrongShapedExtraIsUnknown: a table BurntSushi/toml could not put
+// into [server] extra (an array of tables) is not in it, so its keys are
+// unknown, with their line; and a mistake is reported once, at the first
+// unknown name of its path, not again for the keys of a table under it.
+func TestAWrongShapedExtraIsUnknown(t *testing.T) {
+	for doc, want := range map[string]string{
+		"[[server.extra]]\na = 1\n":            `m.toml:2: unknown key "server.extra.a"`,
+		"[server]\nextra = [{a = {b = 1}}]\n":  `unknown key "server.extra.a"`,
+		"[server]\nextr = {bar = {baz = 2}}\n": `m.toml:2: unknown key "server.extr"; did you mean "extra"?`,
+		"[foo]\na = {b = {c = 1}}\n":           `m.toml:1: unknown key "foo"`,
+	} {
+		_, err := Parse("m.toml", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "unknown key") != 1 {
+			t.Errorf("%q: got %v, want only %q", doc, err, want)
 		}
 	}
 }
