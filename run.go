@@ -43,6 +43,11 @@ type Run struct {
 	// measured anything.
 	Probe *Probe `json:"probe,omitempty"`
 	Sweep Sweep  `json:"sweep"`
+	// Request is what every chat request carried beside the prompt and the
+	// fields matrixgen sets itself, as the settings gave it: two runs that
+	// differ only in it (thinking on or off) are not the same measurement.
+	// Absent where nothing was set, and in files written before it was kept.
+	Request *Request `json:"request,omitempty"`
 	// Prefill holds one measurement per prefill context.
 	Prefill []Prefill `json:"prefill,omitempty"`
 	// Decode holds one cell per (context, concurrency) pair of the matrix.
@@ -185,6 +190,28 @@ type Sweep struct {
 	// (all on the context the prefill request warmed) or "distinct" (each
 	// its own context); absent where the tool did not say.
 	CacheMode string `json:"cache_mode,omitempty"`
+}
+
+// Request is the chat request's own settings (`[server]` temperature,
+// chat_template_kwargs and extra), their strings redacted as the launch
+// command is. The maps hold what JSON holds (objects, arrays, strings,
+// numbers, booleans, null), read strictly as the rest of the file.
+type Request struct {
+	// Temperature is the sampling temperature sent, 0 included; absent:
+	// the model's own default.
+	Temperature *float64 `json:"temperature,omitempty"`
+	// ChatTemplateKwargs were sent as chat_template_kwargs, e.g.
+	// {"enable_thinking": false}.
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
+	// Extra are the other fields merged into every request body, e.g.
+	// {"repetition_penalty": 1.1}.
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// IsZero reports whether the request carried nothing beside the prompt
+// and matrixgen's own fields, so a run leaves Request out.
+func (q *Request) IsZero() bool {
+	return q == nil || q.Temperature == nil && len(q.ChatTemplateKwargs) == 0 && len(q.Extra) == 0
 }
 
 // CacheMode values.
