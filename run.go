@@ -11,7 +11,11 @@ package matrixgen
 import (
 	"cmp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
 )
 
 // SchemaVersion is the run file format this build writes and reads. A change
@@ -212,6 +216,39 @@ type Request struct {
 // and matrixgen's own fields, so a run leaves Request out.
 func (q *Request) IsZero() bool {
 	return q == nil || q.Temperature == nil && len(q.ChatTemplateKwargs) == 0 && len(q.Extra) == 0
+}
+
+// Text is the request as pages and `compare` name it, each part set
+// apart, its maps as compact JSON with names in order, so that two runs
+// that differ in it read differently: `temperature 0.6 ·
+// chat_template_kwargs {"enable_thinking":false}`. "" when nothing was set.
+func (q *Request) Text() string {
+	if q.IsZero() {
+		return ""
+	}
+	var parts []string
+	if q.Temperature != nil {
+		parts = append(parts, "temperature "+strconv.FormatFloat(*q.Temperature, 'g', -1, 64))
+	}
+	for _, m := range []struct {
+		name string
+		v    map[string]any
+	}{{"chat_template_kwargs", q.ChatTemplateKwargs}, {"extra", q.Extra}} {
+		if len(m.v) > 0 {
+			parts = append(parts, m.name+" "+compactJSON(m.v))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// compactJSON is v as one line of JSON, its names in order; a value JSON
+// cannot hold (none a run file decodes to) says so instead.
+func compactJSON(v any) string {
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return string(b)
 }
 
 // CacheMode values.
