@@ -11,7 +11,11 @@ package matrixgen
 import (
 	"cmp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
 )
 
 // SchemaVersion is the run file format this build writes and reads. A change
@@ -43,6 +47,11 @@ type Run struct {
 	// measured anything.
 	Probe *Probe `json:"probe,omitempty"`
 	Sweep Sweep  `json:"sweep"`
+	// Request is what every chat request carried beside the prompt and the
+	// fields matrixgen sets itself, as the settings gave it: two runs that
+	// differ only in it (thinking on or off) are not the same measurement.
+	// Absent where nothing was set, and in files written before it was kept.
+	Request *Request `json:"request,omitempty"`
 	// Prefill holds one measurement per prefill context.
 	Prefill []Prefill `json:"prefill,omitempty"`
 	// Decode holds one cell per (context, concurrency) pair of the matrix.
@@ -185,6 +194,61 @@ type Sweep struct {
 	// (all on the context the prefill request warmed) or "distinct" (each
 	// its own context); absent where the tool did not say.
 	CacheMode string `json:"cache_mode,omitempty"`
+}
+
+// Request is the chat request's own settings (`[server]` temperature,
+// chat_template_kwargs and extra), their strings redacted as the launch
+// command is. The maps hold what JSON holds (objects, arrays, strings,
+// numbers, booleans, null), read strictly as the rest of the file.
+type Request struct {
+	// Temperature is the sampling temperature sent, 0 included; absent:
+	// the model's own default.
+	Temperature *float64 `json:"temperature,omitempty"`
+	// ChatTemplateKwargs were sent as chat_template_kwargs, e.g.
+	// {"enable_thinking": false}.
+	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
+	// Extra are the other fields merged into every request body, e.g.
+	// {"repetition_penalty": 1.1}.
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// IsZero reports whether the request carried nothing beside the prompt
+// and matrixgen's own fields, so a run leaves Request out.
+func (q *Request) IsZero() bool {
+	return q == nil || q.Temperature == nil && len(q.ChatTemplateKwargs) == 0 && len(q.Extra) == 0
+}
+
+// Text is the request as pages and `compare` name it, each part set
+// apart, its maps as compact JSON with names in order, so that two runs
+// that differ in it read differently: `temperature 0.6 ·
+// chat_template_kwargs {"enable_thinking":false}`. "" when nothing was set.
+func (q *Request) Text() string {
+	if q.IsZero() {
+		return ""
+	}
+	var parts []string
+	if q.Temperature != nil {
+		parts = append(parts, "temperature "+strconv.FormatFloat(*q.Temperature, 'g', -1, 64))
+	}
+	for _, m := range []struct {
+		name string
+		v    map[string]any
+	}{{"chat_template_kwargs", q.ChatTemplateKwargs}, {"extra", q.Extra}} {
+		if len(m.v) > 0 {
+			parts = append(parts, m.name+" "+compactJSON(m.v))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// compactJSON is v as one line of JSON, its names in order; a value JSON
+// cannot hold (none a run file decodes to) says so instead.
+func compactJSON(v any) string {
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return string(b)
 }
 
 // CacheMode values.

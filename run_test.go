@@ -19,3 +19,16 @@ func TestCellIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestText: a request reads the same whatever order its maps were
+// built in, and nothing set reads as nothing.
+func TestRequestText(t *testing.T) {
+	var none *Request
+	if none.Text() != "" || (&Request{Extra: map[string]any{}}).Text() != "" {
+		t.Error("an empty request has a text")
+	}
+	q := &Request{Temperature: new(0.0), Extra: map[string]any{"z": 1.0, "a": []any{"x", nil, true}}}
+	if got, want := q.Text(), `temperature 0 · extra {"a":["x",null,true],"z":1}`; got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+}

@@ -70,6 +70,9 @@ func (r *Run) ValidateExcept(except func(Problem) bool) []Problem {
 	v.boardPower(r)
 	v.count("", "model.max_model_len", r.Model.MaxModelLen)
 	v.sweep(&r.Sweep)
+	if r.Request != nil {
+		v.nonNegative("", "request.temperature", r.Request.Temperature)
+	}
 	v.prefill(r.Prefill, r.Sweep.PrefillContexts)
 	v.decode(r.Decode, &r.Sweep)
 	return v.problems

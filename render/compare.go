@@ -370,5 +370,6 @@ func compareSettings(r *matrixgen.Run) []compareFigure {
 		{Label: "Max output", Text: tokensIf(r.Sweep.MaxOutputTokens)},
 		{Label: "Power limit", Text: powerLimit(h.PowerLimitW, h.DefaultPowerLimitW)},
 		{Label: "Idle power", Text: wattsIf(h.IdlePowerW)},
+		{Label: "Request", Text: requestLabel(r.Request)},
 	}
 }

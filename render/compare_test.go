@@ -50,7 +50,7 @@ func TestCompareScriptHoldsTheRun(t *testing.T) {
 	for _, s := range c.Settings {
 		labels = append(labels, s.Label)
 	}
-	if len(labels) != 18 || labels[0] != "Measured against" || labels[1] != "GPU" || labels[14] != "Repeats" || labels[17] != "Idle power" {
+	if len(labels) != 19 || labels[0] != "Measured against" || labels[1] != "GPU" || labels[14] != "Repeats" || labels[17] != "Idle power" || labels[18] != "Request" {
 		t.Errorf("settings labels %q", labels)
 	}
 	if len(c.Cells) != len(r.Decode) || len(c.Cells) != 64 {

@@ -320,6 +320,7 @@ func runPanels(r *matrixgen.Run) []panel {
 		"Repeats", repeatsLabel(s.Repeats),
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
+		"Request", requestLabel(r.Request),
 	)}
 	for _, t := range rows("Started", dateTime(r.StartedAt), "Finished", dateTime(r.FinishedAt)) {
 		t.Whole = true
@@ -332,6 +333,12 @@ func runPanels(r *matrixgen.Run) []panel {
 		}
 	}
 	return out
+}
+
+// requestLabel is what every request carried beside the prompt, cut as
+// other shown text: a run file may hold megabytes in extra.
+func requestLabel(q *matrixgen.Request) string {
+	return cutTo(q.Text(), maxShownText)
 }
 
 // rows pairs labels with values, leaving out what the run lacks.

@@ -115,6 +115,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"trailing data", minimal + " {}", "unexpected data after the run object"},
 		{"huge number", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 1e999`, 1), "decode[0].total_tok_s: want a number"},
 		{"not an object", `[1, 2]`, "f.json:1:1: want an object, got an array"},
+		// A request's free-form maps are read as strictly as the rest; an
+		// object there is what is wanted, never a problem of its own.
+		{"request name twice", strings.Replace(minimal, `"hardware": {}`, `"hardware": {}, "request": {"extra": {"top_k": 1, "top_k": 2}}`, 1), "request.extra"},
+		{"request kwargs not an object", strings.Replace(minimal, `"hardware": {}`, `"hardware": {}, "request": {"chat_template_kwargs": [true]}`, 1), "f.json:6:31: request.chat_template_kwargs: want an object, got an array"},
+		{"request beside another problem", strings.Replace(strings.Replace(minimal, `"hardware": {}`, `"hardware": {}, "request": {"extra": {"a": {"b": [1, null, "x"]}}}`, 1), `"total_tok_s": 10`, `"total_tok_s": -1`, 1), "decode[0].total_tok_s: must not be negative"},
+		{"request temperature below 0", strings.Replace(minimal, `"hardware": {}`, `"hardware": {}, "request": {"temperature": -0.5}`, 1), "f.json:6:31: request.temperature: must not be negative, got -0.5"},
 		{"bad time", strings.Replace(minimal, `"schema": 1,`, `"schema": 1, "started_at": "yesterday",`, 1), "f.json:2:16: started_at:"},
 		{"deep nesting", strings.Replace(minimal, `"hardware": {}`, `"hardware": {"gpu": `+strings.Repeat("[", 100000)+strings.Repeat("]", 100000)+`}`, 1), "f.json:6:16: hardware.gpu: want a string, got an array"},
 		{"invalid utf-8", strings.Replace(minimal, `"m"`, "\"m\xff\"", 1), "f.json:5:23: model.name: invalid UTF-8"},
@@ -397,5 +403,18 @@ func TestNoFollowOnProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRequestIsNoProblemBesideOne: a file refused for another problem is
+// read again member by member, and a request's free-form maps must read
+// there as Decode reads them, not as a problem of their own.
+func TestRequestIsNoProblemBesideOne(t *testing.T) {
+	doc := strings.Replace(strings.Replace(minimal, `"hardware": {}`,
+		`"hardware": {}, "request": {"temperature": 0.6, "chat_template_kwargs": {"enable_thinking": false}, "extra": {"a": {"b": [1, null, "x"]}}}`, 1),
+		`"total_tok_s": 10`, `"total_tok_s": -1`, 1)
+	_, err := Decode("f.json", []byte(doc))
+	if err == nil || strings.Contains(err.Error(), "request") {
+		t.Errorf("error = %v; want only decode[0].total_tok_s's", err)
 	}
 }

@@ -331,7 +331,7 @@ func jsonKind(t reflect.Type) jsontext.Kind {
 		return '"'
 	case t.Kind() == reflect.Bool:
 		return 't'
-	case t.Kind() == reflect.Struct:
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
 		return '{'
 	case t.Kind() == reflect.Slice:
 		return '['

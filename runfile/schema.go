@@ -85,6 +85,10 @@ func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[str
 		return map[string]any{"type": "number", "minimum": 0}
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), path+"/items", open)}
+	case reflect.Map:
+		// A request's free-form fields: any JSON value under any name,
+		// as the server is sent it.
+		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), path+"/additionalProperties", open)}
 	case reflect.Struct:
 		open[t] = path
 		defer delete(open, t)

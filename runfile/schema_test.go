@@ -47,7 +47,8 @@ func TestSchemaAcceptsOurRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	withInterval := strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "interval": {"low": 0.5, "high": 12, "level": 0.95}`, 1)
-	for name, doc := range map[string][]byte{"sample": sample, "minimal": []byte(minimal), "interval": []byte(withInterval)} {
+	withRequest := strings.Replace(minimal, `"hardware": {}`, `"hardware": {}, "request": {"temperature": 0, "chat_template_kwargs": {"enable_thinking": false}, "extra": {"repetition_penalty": 1.1, "stop": ["a", null], "nested": {"k": "v"}}}`, 1)
+	for name, doc := range map[string][]byte{"sample": sample, "minimal": []byte(minimal), "interval": []byte(withInterval), "request": []byte(withRequest)} {
 		var v any
 		json.Unmarshal(doc, &v)
 		if problems := checkSchema(schema, v, ""); len(problems) > 0 {
@@ -64,6 +65,9 @@ func TestSchemaAcceptsOurRuns(t *testing.T) {
 		"no level":        strings.Replace(withInterval, `, "level": 0.95`, ``, 1),
 		"level of 1e-300": strings.Replace(withInterval, `"level": 0.95`, `"level": 1e-300`, 1),
 		"low below 0":     strings.Replace(withInterval, `"low": 0.5`, `"low": -1`, 1),
+		"request field":   strings.Replace(withRequest, `"temperature": 0`, `"top_p": 0`, 1),
+		"request kwargs":  strings.Replace(withRequest, `{"enable_thinking": false}`, `[false]`, 1),
+		"cold request":    strings.Replace(withRequest, `"temperature": 0`, `"temperature": -1`, 1),
 	} {
 		var v any
 		json.Unmarshal([]byte(doc), &v)
@@ -98,6 +102,9 @@ func checkSchema(s map[string]any, v any, at string) []string {
 		}
 		for k, e := range m {
 			p, ok := props[k].(map[string]any)
+			if !ok {
+				p, ok = s["additionalProperties"].(map[string]any) // a free-form map's values
+			}
 			if !ok {
 				out = append(out, at+"."+k+": not allowed")
 				continue

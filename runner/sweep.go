@@ -130,6 +130,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 		return nil, err
 	}
 	run := newRun(ctx, o, probe, plan)
+	run.Request = requestOf(s.Server, red)
 	// Incomplete from the first save to the last measurement: a run killed
 	// in between must not look finished.
 	run.Incomplete = true
@@ -390,6 +391,10 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 		differ("prefill repeats", os.PrefillRepeats, ns.PrefillRepeats)
 	}
 	differ("repeats", max(os.Repeats, 1), max(ns.Repeats, 1))
+	// A file written before requests were kept says none, as one that set
+	// nothing: it cannot show it sent the same, so a resume that sends
+	// something is refused (-force resumes it and says so).
+	differ("request", requestText(old.Request), requestText(fresh.Request))
 	return diffs
 }
 
@@ -855,6 +860,7 @@ func cleanServerText(r *matrixgen.Run, red *redact.Redactor) {
 			*s = capText(*s, limit)
 		}
 	})
+	redactRequest(r.Request, red)
 }
 
 // eachText calls f with each string of the run a server or a person chose,

@@ -541,7 +541,8 @@ func writeCompareJSON(w io.Writer, rep compareReport) error {
 }
 
 // unrelated names what differs between two runs that should be of one
-// setup to be compared: model, GPU, engine, context lengths.
+// setup to be compared: model, GPU, engine, context lengths, and what
+// each request carried (thinking on or off is another measurement).
 func unrelated(a, b *matrixgen.Run) []string {
 	var diffs []string
 	differ := func(what, x, y string) {
@@ -555,10 +556,28 @@ func unrelated(a, b *matrixgen.Run) []string {
 	}
 	differ("engine", strings.TrimSpace(a.Engine.Name+" "+a.Engine.Version), strings.TrimSpace(b.Engine.Name+" "+b.Engine.Version))
 	differ("contexts", contextSet(a), contextSet(b))
+	differ("request", cmp.Or(clipped(a.Request.Text()), "none"), cmp.Or(clipped(b.Request.Text()), "none"))
 	if len(diffs) == 0 {
 		return nil
 	}
 	return []string{"A and B are runs of different setups, compared all the same: they differ in " + strings.Join(diffs, ", ")}
+}
+
+// maxRequestText bounds a request in a warning: a run file may hold
+// megabytes in its extra fields, and a warning is one line.
+const maxRequestText = 300
+
+// clipped is s cut to maxRequestText bytes on a character boundary, with
+// an ellipsis where it was cut.
+func clipped(s string) string {
+	if len(s) <= maxRequestText {
+		return s
+	}
+	cut := maxRequestText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // gpuOf is a run's GPU as a warning names it: a simulated run without

@@ -641,3 +641,23 @@ func TestWarningsAreTextInMarkdown(t *testing.T) {
 		t.Errorf("the name is not escaped as expected:\n%s", out)
 	}
 }
+
+// TestCompareWarnsOfAnotherRequest: two runs that differ only in what
+// their requests carried (thinking on or off) were compared without a
+// word; `compare` names the difference as it names another model.
+func TestCompareWarnsOfAnotherRequest(t *testing.T) {
+	a := &matrixgen.Run{Model: matrixgen.Model{Name: "m"}}
+	b := *a
+	if w := unrelated(a, &b); w != nil {
+		t.Fatalf("the same setup warns %q", w)
+	}
+	b.Request = &matrixgen.Request{ChatTemplateKwargs: map[string]any{"enable_thinking": false}}
+	w := unrelated(a, &b)
+	if len(w) != 1 || !strings.Contains(w[0], `request (none vs "chat_template_kwargs {\"enable_thinking\":false}")`) {
+		t.Errorf("warnings %q", w)
+	}
+	b.Request.Extra = map[string]any{"huge": strings.Repeat("x", 1<<20)}
+	if w := unrelated(a, &b); len(w) != 1 || len(w[0]) > 2*maxRequestText {
+		t.Errorf("a megabyte request makes a warning of %d bytes", len(w[0]))
+	}
+}

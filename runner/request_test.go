@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/redact"
+	"github.com/matrixgen/matrixgen/runfile"
+)
+
+// withRequest is settings whose requests carry thinking off, a
+// temperature and a penalty: what two otherwise equal runs may differ in.
+func withRequest(s Settings) Settings {
+	s.Server.Temperature = new(0.6)
+	s.Server.ChatTemplateKwargs = map[string]any{"enable_thinking": false}
+	s.Server.Extra = map[string]any{"repetition_penalty": 1.1}
+	return s
+}
+
+// TestRunKeepsTheRequest: the request's own settings were sent and not
+// written, so a run with thinking off looked like one with it on. The run
+// file keeps them; a run that set none keeps nothing.
+func TestRunKeepsTheRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, url, dial := startMemSim(t, testProfile())
+		_, file := sweepWith(t, withRequest(testSettings(url, []string{"1K"}, []int{1}, time.Second)), dial)
+		e, err := runfile.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := requestText(e.Run.Request)
+		if want := `{"temperature":0.6,"chat_template_kwargs":{"enable_thinking":false},"extra":{"repetition_penalty":1.1}}`; got != want {
+			t.Errorf("the run keeps the request %s, want %s", got, want)
+		}
+		_, file = sweepWith(t, testSettings(url, []string{"1K"}, []int{1}, time.Second), dial)
+		data, _ := os.ReadFile(file)
+		if strings.Contains(string(data), `"request"`) {
+			t.Error("a run that set nothing of the request keeps a request")
+		}
+	})
+}
+
+// TestRequestIsRedacted: a token in extra or in the template's arguments
+// would be written into a run file that is published. Every string goes
+// through the redaction step, a value under a name that says secret
+// whole; what the requests send is left as it was.
+func TestRequestIsRedacted(t *testing.T) {
+	const key = "sk-live-0123456789abcdefghij"
+	extra := map[string]any{
+		"api_key":            "hunter2 and more",
+		"auth":               map[string]any{"token": "plain", "secrets": []any{"a1", "b2"}},
+		"user":               "sees " + key + " here",
+		"stop":               []any{"</s>", "END"},
+		"repetition_penalty": 1.1,
+	}
+	kwargs := map[string]any{"client_secret": "abc", "enable_thinking": false, "Bearer": "note"}
+	q := requestOf(Server{Extra: extra, ChatTemplateKwargs: kwargs}, redact.New(key))
+	got := requestText(q)
+	want := `{"chat_template_kwargs":{"Bearer":"note","client_secret":"<redacted>","enable_thinking":false},` +
+		`"extra":{"api_key":"<redacted>","auth":{"secrets":["<redacted>","<redacted>"],"token":"<redacted>"},` +
+		`"repetition_penalty":1.1,"stop":["</s>","END"],"user":"sees <redacted> here"}}`
+	if got != want {
+		t.Errorf("kept\n%s\nwant\n%s", got, want)
+	}
+	if extra["api_key"] != "hunter2 and more" || extra["auth"].(map[string]any)["token"] != "plain" {
+		t.Errorf("redacting the run's copy changed what requests send: %v", extra)
+	}
+	for _, secret := range []string{"hunter2", "plain", "abc", "a1", key[:12]} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%q is kept", secret)
+		}
+	}
+}
+
+// TestResumeComparesTheRequest: a resume that sends other request
+// settings would mix two measurements under one name; it is refused, the
+// difference named, unless forced, and then recorded. The same settings
+// resume.
+func TestResumeComparesTheRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		plain := testSettings("http://sim.test", []string{"1K"}, []int{1, 2}, time.Second)
+		file, dial := interruptedRun(t, plain)
+		thinkingOff := withRequest(plain)
+		_, err := Run(context.Background(), Options{Settings: thinkingOff, File: file, Resume: true, Log: io.Discard, dial: dial})
+		want := `request: none then, {"temperature":0.6,"chat_template_kwargs":{"enable_thinking":false},"extra":{"repetition_penalty":1.1}} now`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("resumed with other request settings: %v", err)
+		}
+		run, err := Run(context.Background(), Options{Settings: thinkingOff, File: file, Resume: true, Force: true, Log: io.Discard, dial: dial})
+		if err != nil || len(run.ResumedDespite) != 1 || !strings.Contains(run.ResumedDespite[0], want) {
+			t.Fatalf("forced: %v, recorded %q", err, run.ResumedDespite)
+		}
+
+		file, dial = interruptedRun(t, thinkingOff)
+		if _, err := Run(context.Background(), Options{Settings: withRequest(plain), File: file, Resume: true, Log: io.Discard, dial: dial}); err != nil {
+			t.Errorf("the same request settings do not resume: %v", err)
+		}
+	})
+}
+
+// TestRequestNamesEveryDifference: each part of the request is compared.
+func TestRequestNamesEveryDifference(t *testing.T) {
+	base := &matrixgen.Run{Probe: &matrixgen.Probe{BaseURL: "http://sim.test"}, Request: requestOf(withRequest(Settings{}).Server, nil)}
+	for name, edit := range map[string]func(s *Server){
+		"temperature": func(s *Server) { s.Temperature = new(0.0) },
+		"kwargs":      func(s *Server) { s.ChatTemplateKwargs = map[string]any{"enable_thinking": true} },
+		"extra":       func(s *Server) { s.Extra = map[string]any{"repetition_penalty": 1.2} },
+	} {
+		s := withRequest(Settings{}).Server
+		edit(&s)
+		fresh := &matrixgen.Run{Probe: &matrixgen.Probe{BaseURL: "http://sim.test"}, Request: requestOf(s, nil)}
+		diffs := resumeDifferences(base, fresh)
+		if len(diffs) != 1 || !strings.HasPrefix(diffs[0], "request: ") {
+			t.Errorf("%s: differences %q", name, diffs)
+		}
+	}
+}
