@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -255,6 +256,8 @@ func TestSettingsCheckedBeforeAnyRequest(t *testing.T) {
 		{"server.base_url", func(s *Settings) { s.Server.BaseURL = "127.0.0.1:8000" }},
 		{"server.extra", func(s *Settings) { s.Server.Extra = map[string]any{"max_tokens": 5, "top_k": 20} }},
 		{"server.extra", func(s *Settings) { s.Server.Extra = map[string]any{"stream": false} }},
+		{"server.extra", func(s *Settings) { s.Server.Extra = map[string]any{"penalty": math.NaN()} }}, // TOML's nan
+		{"server.chat_template_kwargs", func(s *Settings) { s.Server.ChatTemplateKwargs = map[string]any{"x": math.Inf(1)} }},
 	} {
 		var requests atomic.Int64
 		ts := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) })

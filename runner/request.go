@@ -26,30 +26,25 @@ func requestOf(s Server, red *redact.Redactor) *matrixgen.Request {
 	return q
 }
 
-// copyMap copies m and every map and list inside it.
+// copyMap is m as the run file holds it, a deep copy: every map and list
+// of any Go type (an array of TOML tables decodes to []map[string]any),
+// and TOML's own values (a datetime), become JSON's objects, arrays,
+// strings, numbers and booleans, so the redaction reaches every string
+// and never what the requests send. Settings.Check refuses a value JSON
+// cannot hold (nan), which no request could send either.
 func copyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = copyValue(v)
+	var out map[string]any
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	if err != nil {
+		return nil
 	}
 	return out
-}
-
-func copyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		return copyMap(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = copyValue(e)
-		}
-		return out
-	}
-	return v
 }
 
 // redactRequest passes every string of the request's maps through the

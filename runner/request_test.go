@@ -58,20 +58,24 @@ func TestRequestIsRedacted(t *testing.T) {
 		"user":               "sees " + key + " here",
 		"stop":               []any{"</s>", "END"},
 		"repetition_penalty": 1.1,
+		"tables":             []map[string]any{{"api_key": "tabled"}, {"note": "sees " + key}}, // an array of TOML tables
 	}
 	kwargs := map[string]any{"client_secret": "abc", "enable_thinking": false, "Bearer": "note"}
 	q := requestOf(Server{Extra: extra, ChatTemplateKwargs: kwargs}, redact.New(key))
 	got := requestText(q)
 	want := `{"chat_template_kwargs":{"Bearer":"note","client_secret":"<redacted>","enable_thinking":false},` +
 		`"extra":{"api_key":"<redacted>","auth":{"secrets":["<redacted>","<redacted>"],"token":"<redacted>"},` +
-		`"repetition_penalty":1.1,"stop":["</s>","END"],"user":"sees <redacted> here"}}`
+		`"repetition_penalty":1.1,"stop":["</s>","END"],"tables":[{"api_key":"<redacted>"},{"note":"sees <redacted>"}],"user":"sees <redacted> here"}}`
 	if got != want {
 		t.Errorf("kept\n%s\nwant\n%s", got, want)
 	}
 	if extra["api_key"] != "hunter2 and more" || extra["auth"].(map[string]any)["token"] != "plain" {
 		t.Errorf("redacting the run's copy changed what requests send: %v", extra)
 	}
-	for _, secret := range []string{"hunter2", "plain", "abc", "a1", key[:12]} {
+	if extra["tables"].([]map[string]any)[0]["api_key"] != "tabled" {
+		t.Errorf("redacting the run's copy changed a table in a list the requests send: %v", extra)
+	}
+	for _, secret := range []string{"hunter2", "plain", "abc", "a1", "tabled", key[:12]} {
 		if strings.Contains(got, secret) {
 			t.Errorf("%q is kept", secret)
 		}

@@ -5,6 +5,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -226,6 +227,14 @@ func (s Settings) Check() error {
 	}
 	if s.Describe.VRAMGB < 0 || s.Describe.GPUCount < 0 {
 		bad("describe", "vram_gb and gpu_count must not be negative")
+	}
+	for _, m := range []struct {
+		key string
+		v   map[string]any
+	}{{"server.extra", s.Server.Extra}, {"server.chat_template_kwargs", s.Server.ChatTemplateKwargs}} {
+		if _, err := json.Marshal(m.v); err != nil {
+			bad(m.key, "cannot be sent as JSON: %v", err)
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Server.Extra)) {
 		if setting, own := ownFields[k]; own {
