@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // SchemaVersion is the run file format this build writes and reads. A change
@@ -218,33 +219,44 @@ func (q *Request) IsZero() bool {
 	return q == nil || q.Temperature == nil && len(q.ChatTemplateKwargs) == 0 && len(q.Extra) == 0
 }
 
-// Text is the request as pages and `compare` name it, each part set
-// apart, its maps as compact JSON with names in order, so that two runs
-// that differ in it read differently: `temperature 0.6 ·
+// Text is the request as `compare` and the compare page name it, each
+// part set apart, its maps as compact JSON with names in order, so that
+// two runs that differ in it read differently: `temperature 0.6 ·
 // chat_template_kwargs {"enable_thinking":false}`. "" when nothing was set.
 func (q *Request) Text() string {
-	if q.IsZero() {
-		return ""
-	}
 	var parts []string
+	for _, p := range q.Parts() {
+		parts = append(parts, p[0]+" "+p[1])
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Parts are the request's settings that were set, each its name and its
+// value as Text writes it: a run page shows them a row each.
+func (q *Request) Parts() [][2]string {
+	if q.IsZero() {
+		return nil
+	}
+	var parts [][2]string
 	if q.Temperature != nil {
-		parts = append(parts, "temperature "+strconv.FormatFloat(*q.Temperature, 'g', -1, 64))
+		parts = append(parts, [2]string{"temperature", strconv.FormatFloat(*q.Temperature, 'g', -1, 64)})
 	}
 	for _, m := range []struct {
 		name string
 		v    map[string]any
 	}{{"chat_template_kwargs", q.ChatTemplateKwargs}, {"extra", q.Extra}} {
 		if len(m.v) > 0 {
-			parts = append(parts, m.name+" "+compactJSON(m.v))
+			parts = append(parts, [2]string{m.name, compactJSON(m.v)})
 		}
 	}
-	return strings.Join(parts, " · ")
+	return parts
 }
 
-// compactJSON is v as one line of JSON, its names in order; a value JSON
-// cannot hold (none a run file decodes to) says so instead.
+// compactJSON is v as one line of JSON, its names in order and a space
+// after each colon and comma (where a narrow column may wrap it); a value
+// JSON cannot hold (none a run file decodes to) says so instead.
 func compactJSON(v any) string {
-	b, err := json.Marshal(v, json.Deterministic(true))
+	b, err := json.Marshal(v, json.Deterministic(true), jsontext.SpaceAfterColon(true), jsontext.SpaceAfterComma(true))
 	if err != nil {
 		return "(" + err.Error() + ")"
 	}

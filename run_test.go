@@ -28,7 +28,7 @@ func TestRequestText(t *testing.T) {
 		t.Error("an empty request has a text")
 	}
 	q := &Request{Temperature: new(0.0), Extra: map[string]any{"z": 1.0, "a": []any{"x", nil, true}}}
-	if got, want := q.Text(), `temperature 0 · extra {"a":["x",null,true],"z":1}`; got != want {
+	if got, want := q.Text(), `temperature 0 · extra {"a": ["x", null, true], "z": 1}`; got != want {
 		t.Errorf("%s, want %s", got, want)
 	}
 }

@@ -320,8 +320,8 @@ func runPanels(r *matrixgen.Run) []panel {
 		"Repeats", repeatsLabel(s.Repeats),
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
-		"Request", requestLabel(r.Request),
 	)}
+	run.Rows = append(run.Rows, requestRows(r.Request)...)
 	for _, t := range rows("Started", dateTime(r.StartedAt), "Finished", dateTime(r.FinishedAt)) {
 		t.Whole = true
 		run.Rows = append(run.Rows, t)
@@ -339,6 +339,21 @@ func runPanels(r *matrixgen.Run) []panel {
 // other shown text: a run file may hold megabytes in extra.
 func requestLabel(q *matrixgen.Request) string {
 	return cutTo(q.Text(), maxShownText)
+}
+
+// requestRows are the request's own settings, a row each (one row of all
+// three wrapped its JSON a few letters a line in the panel's column).
+func requestRows(q *matrixgen.Request) []panelRow {
+	var out []panelRow
+	for _, p := range q.Parts() {
+		out = append(out, panelRow{Label: requestPartLabels[p[0]], Value: cutTo(p[1], maxShownText)})
+	}
+	return out
+}
+
+// requestPartLabels name the request's settings as the panel shows them.
+var requestPartLabels = map[string]string{
+	"temperature": "Temperature", "chat_template_kwargs": "Chat template arguments", "extra": "Extra request fields",
 }
 
 // rows pairs labels with values, leaving out what the run lacks.

@@ -30,7 +30,8 @@ func TestPageShowsTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := read(t, filepath.Join(out, "runs", sampleID, "index.html"))
-	for _, want := range []string{">Request<", "temperature 0.6 · chat_template_kwargs {&#34;enable_thinking&#34;:false} · extra {&#34;stop&#34;:&#34;&lt;/td&gt;&lt;script&gt;"} {
+	for _, want := range []string{"<dt>Temperature</dt><dd>0.6</dd>", "<dt>Chat template arguments</dt><dd>{&#34;enable_thinking&#34;: false}</dd>",
+		"<dt>Extra request fields</dt><dd>{&#34;stop&#34;: &#34;&lt;/td&gt;&lt;script&gt;"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the run page lacks %q", want)
 		}
