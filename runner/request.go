@@ -3,7 +3,7 @@ package runner
 import (
 	"maps"
 	"slices"
-	"strings"
+	"strconv"
 
 	"github.com/go-json-experiment/json"
 	"github.com/matrixgen/matrixgen"
@@ -47,74 +47,89 @@ func copyMap(m map[string]any) map[string]any {
 	return out
 }
 
-// redactRequest passes every string of the request's maps through the
-// one redaction step, as the launch command's: a person may put a token
-// in extra as easily as on a command line.
+// redactRequest hides the secrets of the request's maps, as the launch
+// command's are hidden: a person may put a token in extra as easily as on
+// a command line. A value under a name that says secret (api_key,
+// password, auth, X-Api-Key) is hidden whole, whatever it is: text
+// whatever it starts with, a number, a table or a list of them; every
+// other string, keys included, goes through the redaction step (shapes
+// such as sk-…, the live key); text is then cut to its length.
 func redactRequest(q *matrixgen.Request, red *redact.Redactor) {
-	eachRequestText(q, func(name string, s *string, limit int) {
-		*s = redactNamed(red, name, *s)
-		if limit > 0 {
-			*s = capText(*s, limit)
-		}
-	})
-}
-
-// redactNamed redacts a value as it would stand assigned to its name
-// (api_key=…), so that a name saying secret hides its value, whatever the
-// value looks like; the whole value, not only its first word, for a
-// value that begins hidden.
-func redactNamed(red *redact.Redactor, name, value string) string {
-	if value == "" || name == "" {
-		return red.Text(value)
-	}
-	prefix := name + "="
-	after, ok := strings.CutPrefix(red.Text(prefix+value), prefix)
-	switch {
-	case !ok: // the name itself read as part of a secret
-		return red.Text(value)
-	case strings.HasPrefix(after, redact.Mark) && !strings.HasPrefix(value, redact.Mark):
-		return redact.Mark
-	}
-	return after
-}
-
-// eachRequestText calls f with every string in the request's maps, its
-// keys included, and the name it stands under (a list's items under the
-// list's name).
-func eachRequestText(q *matrixgen.Request, f func(name string, s *string, limit int)) {
 	if q == nil {
 		return
 	}
-	for _, m := range []map[string]any{q.ChatTemplateKwargs, q.Extra} {
-		eachMapText(m, f)
-	}
+	q.ChatTemplateKwargs = redactMap(q.ChatTemplateKwargs, red)
+	q.Extra = redactMap(q.Extra, red)
 }
 
-func eachMapText(m map[string]any, f func(name string, s *string, limit int)) {
+func redactMap(m map[string]any, red *redact.Redactor) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v := m[k]
-		name := k
-		f("", &name, maxNameText)
-		if name != k { // a key that is itself a secret
-			delete(m, k)
+		name := capText(red.Text(k), maxNameText)
+		if _, taken := out[name]; taken { // two keys that were secrets
+			name += " " + strconv.Itoa(len(out)+1)
 		}
-		m[name] = eachValueText(name, v, f)
+		out[name] = redactValue(k, m[k], red)
 	}
+	return out
 }
 
-func eachValueText(name string, v any, f func(name string, s *string, limit int)) any {
+// redactValue is v, standing under the name name ("" for none), with its
+// secrets hidden.
+func redactValue(name string, v any, red *redact.Redactor) any {
+	_, isNumber := v.(float64)
+	if name != "" && v != nil && redact.NamesSecret(name, isNumber) {
+		if _, isBool := v.(bool); !isBool {
+			return redact.Mark
+		}
+	}
 	switch v := v.(type) {
 	case string:
-		f(name, &v, maxReasonText)
-		return v
+		return capText(red.Text(v), maxReasonText)
 	case map[string]any:
-		eachMapText(v, f)
+		return redactMap(v, red)
 	case []any:
-		for i := range v {
-			v[i] = eachValueText(name, v[i], f)
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = redactValue(name, e, red) // a list's items stand under its name
 		}
+		return out
 	}
 	return v
+}
+
+// requestSecrets are the texts a person put under secret names in the
+// request's settings (a password in extra): Run's redaction hides them
+// wherever a server repeats them, in its errors and so in log lines and
+// reasons, as it hides the live key.
+func requestSecrets(s Server) []string {
+	var out []string
+	var walk func(name string, v any, secret bool)
+	walk = func(name string, v any, secret bool) {
+		_, isNumber := v.(float64)
+		secret = secret || name != "" && redact.NamesSecret(name, isNumber)
+		switch v := v.(type) {
+		case string:
+			if secret {
+				out = append(out, v)
+			}
+		case map[string]any:
+			for k, e := range v {
+				walk(k, e, secret)
+			}
+		case []any:
+			for _, e := range v {
+				walk(name, e, secret)
+			}
+		}
+	}
+	for _, m := range []map[string]any{copyMap(s.ChatTemplateKwargs), copyMap(s.Extra)} {
+		walk("", m, false)
+	}
+	return out
 }
 
 // requestText is a request as a resume's difference names it: compact

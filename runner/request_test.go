@@ -64,7 +64,7 @@ func TestRequestIsRedacted(t *testing.T) {
 	q := requestOf(Server{Extra: extra, ChatTemplateKwargs: kwargs}, redact.New(key))
 	got := requestText(q)
 	want := `{"chat_template_kwargs":{"Bearer":"note","client_secret":"<redacted>","enable_thinking":false},` +
-		`"extra":{"api_key":"<redacted>","auth":{"secrets":["<redacted>","<redacted>"],"token":"<redacted>"},` +
+		`"extra":{"api_key":"<redacted>","auth":"<redacted>",` +
 		`"repetition_penalty":1.1,"stop":["</s>","END"],"tables":[{"api_key":"<redacted>"},{"note":"sees <redacted>"}],"user":"sees <redacted> here"}}`
 	if got != want {
 		t.Errorf("kept\n%s\nwant\n%s", got, want)
@@ -79,6 +79,37 @@ func TestRequestIsRedacted(t *testing.T) {
 		if strings.Contains(got, secret) {
 			t.Errorf("%q is kept", secret)
 		}
+	}
+}
+
+// TestSecretNamesHideWholeValues: a value under a name that says secret
+// was hidden by reading "name=value" as text, so a password that began
+// with #, &, =, a quote or a newline was kept whole (the text read as an
+// empty value, a comment or a query), and a table or a number under such
+// a name was not looked at. Every form under every such name is hidden;
+// and a server that repeats one in its errors has it hidden too.
+func TestSecretNamesHideWholeValues(t *testing.T) {
+	names := []string{"password", "api_key", "API_Key", "X-Api-Key", "token", "client_secret", "Authorization", "auth", "db_password", "secret"}
+	forms := []any{"#Tr0ub4dor&3", "&LEAKLEAK", "=LEAKLEAK", "\nLEAKLEAK", `"LEAKLEAK`, "'LEAKLEAK", " LEAKLEAK", "LEAK LEAK LEAK",
+		48151623.0, map[string]any{"value": "LEAKLEAK"}, []any{"LEAKLEAK"}, []any{map[string]any{"v": "LEAKLEAK"}}}
+	for _, name := range names {
+		for _, form := range forms {
+			extra := map[string]any{"outer": map[string]any{name: form}, name: form}
+			got := requestText(requestOf(Server{Extra: extra}, redact.New("")))
+			if strings.Contains(got, "LEAK") || strings.Contains(got, "Tr0ub4dor") || strings.Contains(got, "48151623") {
+				t.Errorf("%s = %#v is kept: %s", name, form, got)
+			}
+		}
+	}
+	kept := requestText(requestOf(Server{Extra: map[string]any{"num_api_key_retries": 3.0, "enable_auth": true, "stop": "#end"}}, redact.New("")))
+	if kept != `{"extra":{"enable_auth":true,"num_api_key_retries":3,"stop":"#end"}}` {
+		t.Errorf("settings that are no secrets were hidden: %s", kept)
+	}
+	s := Server{Extra: map[string]any{"password": "#Tr0ub4dor&3", "auth": map[string]any{"basic": "hunter2horse"}}}
+	red := redact.New("").Also(requestSecrets(s)...)
+	echo := "HTTP 400: [{'type': 'extra_forbidden', 'input': '#Tr0ub4dor&3'}, {'input': 'hunter2horse'}]"
+	if got := red.Text(echo); strings.Contains(got, "Tr0ub4dor") || strings.Contains(got, "hunter2horse") {
+		t.Errorf("a server's echo of the request's secrets is kept: %s", got)
 	}
 }
 
@@ -123,5 +154,19 @@ func TestRequestNamesEveryDifference(t *testing.T) {
 		if len(diffs) != 1 || !strings.HasPrefix(diffs[0], "request: ") {
 			t.Errorf("%s: differences %q", name, diffs)
 		}
+	}
+}
+
+// TestSavingLeavesTheRequest: each save redacted and cut the request
+// again, so a long value was cut twice in the file and once in a fresh
+// copy, and every resume with the same settings was refused.
+func TestSavingLeavesTheRequest(t *testing.T) {
+	s := Server{Extra: map[string]any{"note": strings.Repeat("a", maxReasonText+100)}}
+	run := &matrixgen.Run{Request: requestOf(s, redact.New(""))}
+	before := requestText(run.Request)
+	cleanServerText(run, redact.New(""))
+	cleanServerText(run, redact.New(""))
+	if after := requestText(run.Request); after != before || after != requestText(requestOf(s, redact.New(""))) {
+		t.Errorf("saving changed the request:\n%.80s…\n%.80s…", before, after)
 	}
 }

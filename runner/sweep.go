@@ -74,7 +74,7 @@ type Options struct {
 // (internal/redact) with the live key: a server that repeats the key
 // cannot make the run print or keep it.
 func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
-	red := redact.New(o.APIKey)
+	red := redact.New(o.APIKey).Also(requestSecrets(o.Settings.Server)...)
 	run, err := sweepAll(ctx, o, red)
 	return run, red.Error(err)
 }
@@ -394,7 +394,10 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 	// A file written before requests were kept says none, as one that set
 	// nothing: it cannot show it sent the same, so a resume that sends
 	// something is refused (-force resumes it and says so).
-	differ("request", requestText(old.Request), requestText(fresh.Request))
+	if a, b := requestText(old.Request), requestText(fresh.Request); a != b {
+		// Compared whole, named cut: a request may be a megabyte of settings.
+		diffs = append(diffs, fmt.Sprintf("request: %s then, %s now", capText(a, maxDiffText), capText(b, maxDiffText)))
+	}
 	return diffs
 }
 
@@ -848,6 +851,7 @@ var ErrSaveRefused = errors.New("the run file's copy was refused")
 const (
 	maxNameText   = 256  // names and versions
 	maxReasonText = 4000 // error messages and other explanations
+	maxDiffText   = 300  // each side of a difference a resume names
 )
 
 // cleanServerText passes every string of the run a server, a tool or a
@@ -860,7 +864,8 @@ func cleanServerText(r *matrixgen.Run, red *redact.Redactor) {
 			*s = capText(*s, limit)
 		}
 	})
-	redactRequest(r.Request, red)
+	// The request is not the server's: requestOf redacted and cut it once,
+	// and a second cut of cut text would read as another request on resume.
 }
 
 // eachText calls f with each string of the run a server or a person chose,

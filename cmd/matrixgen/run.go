@@ -22,6 +22,7 @@ import (
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/runner"
 )
@@ -378,13 +379,39 @@ func serverFlags(fs *flag.FlagSet) []string {
 		case "set":
 			for _, o := range *f.Value.(*listFlag) {
 				if strings.HasPrefix(strings.TrimSpace(o), "server.") {
-					args = append(args, "-set", o)
+					args = append(args, "-set", hintOverride(o))
 				}
 			}
 		}
 	})
 	return args
 }
+
+// hintOverride is a -set override as the resume hint prints it: its
+// value hidden whole where a key on its path or in it says secret
+// (server.extra.password=…, server.extra={api_key = …}) or the redaction
+// step finds one in it; a hint is printed, and a secret never is. The
+// person gives such a value again.
+func hintOverride(o string) string {
+	key, value, ok := strings.Cut(o, "=")
+	if !ok {
+		return redact.Text(o)
+	}
+	secret := redact.Text(o) != o
+	for _, part := range strings.Split(key, ".") {
+		secret = secret || redact.NamesSecret(strings.Trim(strings.TrimSpace(part), `"'`), false)
+	}
+	for _, m := range namesInValue.FindAllStringSubmatch(value, -1) {
+		secret = secret || redact.NamesSecret(m[1], false)
+	}
+	if secret {
+		return key + "=" + redact.Mark
+	}
+	return o
+}
+
+// namesInValue finds the keys of a TOML value's tables ({api_key = "…"}).
+var namesInValue = regexp.MustCompile(`["']?([A-Za-z0-9_-]+)["']?\s*=`)
 
 // resumeHint is the command that continues the run in file, as an
 // interrupted run prints it, quoted for a shell.

@@ -477,3 +477,25 @@ func TestDoneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeHintHidesSecrets: an interrupted run prints the command that
+// continues it, with the -set overrides of the server; one that carried
+// a password or a token printed it. A value is hidden whole where a key
+// on its path or inside it says secret, or the redaction step finds one.
+func TestResumeHintHidesSecrets(t *testing.T) {
+	for _, o := range []string{
+		`server.extra.password="#Tr0ub4dor&3"`, `server.extra.api_key=LEAKLEAK`, `server.extra.note="sk-proj-Zx9QwErTy7UiOp3AsDfGhJkL0"`,
+		`server.extra={password = "LEAKLEAK"}`, `server.extra={auth = {basic = "LEAKLEAK"}}`, `server.chat_template_kwargs={"api_key" = "LEAKLEAK"}`,
+		`server.extra.Authorization="Bearer LEAKLEAK"`,
+	} {
+		got := resumeHint("runs/r.json", []string{"-set", hintOverride(o)})
+		if strings.Contains(got, "LEAK") || strings.Contains(got, "Tr0ub4dor") || strings.Contains(got, "Zx9Q") || !strings.Contains(got, "<redacted>") {
+			t.Errorf("%s: hint %s", o, got)
+		}
+	}
+	for _, o := range []string{`server.temperature=0.6`, `server.extra={repetition_penalty = 1.1}`, `server.chat_template_kwargs={enable_thinking = false}`} {
+		if got := hintOverride(o); got != o {
+			t.Errorf("%s became %s", o, got)
+		}
+	}
+}

@@ -137,8 +137,7 @@ func flagValue(name, value string) bool {
 	if userFlag(name) {
 		return strings.Contains(value, ":")
 	}
-	last, secret := secretWordAt(name)
-	return secret && (last || !plainNumber(value))
+	return NamesSecret(name, plainNumber(value))
 }
 
 // spacedFlagValue: as flagValue, and a flag that switches something on or
@@ -156,14 +155,24 @@ func spacedFlagValue(name, value string) bool {
 	return last && len(value) > 1 && value[1] != '-'
 }
 
+// NamesSecret reports whether a value standing under name (a field, a
+// table's key) is a secret by its name alone, whatever it looks like
+// (api_key, password, X-Api-Key, Authorization; not key_cache_dtype): as
+// a field's name is read in text, for values that are not text, such as
+// a table of settings, hidden whole. A number under a name that counts a
+// secret (num_api_key_retries) is a count: isNumber says the value is one.
+func NamesSecret(name string, isNumber bool) bool {
+	last, secret := secretWordAt(name)
+	return secret && (last || !isNumber)
+}
+
 // namedValue: a field's or element's value is a secret when its name says
 // so, but a count beside a secret's word is a count.
 func namedValue(name, value string) bool {
 	if strings.HasSuffix(value, ":") {
 		return false // the next field's name (token:\n  type: x)
 	}
-	last, secret := secretWordAt(name)
-	return secret && (last || !plainNumber(value))
+	return NamesSecret(name, plainNumber(value))
 }
 
 // assignedValue: as namedValue; "=>" and "==" are not assignments.

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -39,6 +40,24 @@ const Mark = "<redacted>"
 type Redactor struct {
 	key  *keyFinder // nil when the key is not looked for by value
 	weak string     // why the key is not looked for by value; "" when it is
+	// known are other secrets a person gave (Also), hidden where they
+	// stand as whole tokens.
+	known []string
+}
+
+// Also is r that hides values too, wherever they stand as a whole token:
+// the secrets of a run's settings (a password in its request's extra
+// fields) that a server may repeat in its errors. Values of fewer than
+// four characters are left out: they would hide ordinary words.
+func (r *Redactor) Also(values ...string) *Redactor {
+	c := *r
+	c.known = slices.Clone(r.known)
+	for _, v := range values {
+		if len(v) >= 4 {
+			c.known = append(c.known, v)
+		}
+	}
+	return &c
 }
 
 // New returns a Redactor for the live API key (which may be empty).
@@ -117,7 +136,11 @@ func (r *Redactor) Text(s string) string {
 			r.key.find(v.text, hide)
 		}
 	}
-	return hideSpans(s, spans)
+	s = hideSpans(s, spans)
+	if r != nil {
+		s = Values(s, r.known...)
+	}
+	return s
 }
 
 // Text returns s with every secret found by its place or its shape

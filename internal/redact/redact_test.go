@@ -356,3 +356,18 @@ func TestSecretWordsAnywhereInAName(t *testing.T) {
 		}
 	}
 }
+
+// TestAlso: the secrets a person gave are hidden wherever they stand as a
+// whole token, the Redactor they came from is left as it was, and a value
+// too short to tell from words is not looked for.
+func TestAlso(t *testing.T) {
+	base := New("")
+	r := base.Also("#Tr0ub4dor&3", "hunter2horse", "abc")
+	got := r.Text("input: '#Tr0ub4dor&3', then hunter2horse; abc stays, hunter2horses too")
+	if want := "input: '" + Mark + "', then " + Mark + "; abc stays, hunter2horses too"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if base.Text("hunter2horse") != "hunter2horse" {
+		t.Error("Also changed the Redactor it came from")
+	}
+}
