@@ -653,7 +653,7 @@ func TestCompareWarnsOfAnotherRequest(t *testing.T) {
 	}
 	b.Request = &matrixgen.Request{ChatTemplateKwargs: map[string]any{"enable_thinking": false}}
 	w := unrelated(a, &b)
-	if len(w) != 1 || !strings.Contains(w[0], `request (none vs "chat_template_kwargs {\"enable_thinking\":false}")`) {
+	if len(w) != 1 || !strings.Contains(w[0], `request (none vs "chat_template_kwargs {\"enable_thinking\": false}")`) {
 		t.Errorf("warnings %q", w)
 	}
 	b.Request.Extra = map[string]any{"huge": strings.Repeat("x", 1<<20)}
