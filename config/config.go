@@ -176,7 +176,7 @@ func decodeStrict(src source, data []byte, v any) error {
 	}
 	md, err := toml.Decode(string(data), v)
 	if err == nil {
-		return unknownKeys(src, data, md.Undecoded(), reflect.ValueOf(v))
+		return errors.Join(notTables(src, data, md, reflect.TypeOf(v)), unknownKeys(src, data, md.Undecoded(), reflect.ValueOf(v)))
 	}
 	var perr toml.ParseError
 	if errors.As(err, &perr) {
@@ -269,6 +269,63 @@ func element(t reflect.Type) reflect.Type {
 		t = t.Elem()
 	}
 	return t
+}
+
+// notTables is an error for each key of the file whose setting is a table
+// of free-form fields ([server] extra, chat_template_kwargs) but whose
+// value is not a table: BurntSushi/toml leaves such a map empty without an
+// error, so extra = 5 would send nothing, and say nothing. An array of
+// tables is left to unknownKeys, which names its keys.
+func notTables(src source, data []byte, md toml.MetaData, t reflect.Type) error {
+	var errs []error
+	var lines map[string]int
+	for _, k := range md.Keys() {
+		kind := md.Type(k...)
+		if kind == "Hash" || kind == "ArrayHash" || kind == "" || !mapAt(t, k) {
+			continue
+		}
+		if lines == nil {
+			lines = keyLines(data)
+		}
+		errs = append(errs, fmt.Errorf("%s: %s: want a table, got %s", src.at(lines[k.String()], 0), k, tomlTypeName(kind)))
+	}
+	return errors.Join(errs...)
+}
+
+// mapAt reports whether the setting key names in a value of type t is a
+// map, following struct fields only.
+func mapAt(t reflect.Type, key toml.Key) bool {
+	for _, part := range key {
+		t = element(t)
+		if t.Kind() != reflect.Struct {
+			return false
+		}
+		f, ok := fieldByKey(t, part)
+		if !ok {
+			return false
+		}
+		t = f.Type
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Map
+}
+
+// tomlTypeName is a TOML type as BurntSushi/toml names it (Integer,
+// Array, DatetimeLocal), as a message says it.
+func tomlTypeName(kind string) string {
+	switch {
+	case kind == "Integer":
+		return "an integer"
+	case kind == "Array":
+		return "an array"
+	case kind == "Bool":
+		return "a boolean"
+	case strings.Contains(kind, "Date") || strings.Contains(kind, "Time"):
+		return "a date or time"
+	}
+	return "a " + strings.ToLower(kind)
 }
 
 // insideReported reports whether k, or a table holding it, is reported

@@ -337,3 +337,25 @@ func TestAWrongShapedExtraIsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestAFreeFormTableMustBeATable: BurntSushi/toml leaves [server] extra
+// empty, without an error, when the file gives it a value that is no
+// table, so extra = 5 sent nothing and said nothing. It is refused at
+// its line; a table, inline or not, is taken.
+func TestAFreeFormTableMustBeATable(t *testing.T) {
+	for doc, want := range map[string]string{
+		"[server]\nextra = 5\n":                               `m.toml:2: server.extra: want a table, got an integer`,
+		"[server]\nextra = [1, 2]\n":                          `m.toml:2: server.extra: want a table, got an array`,
+		"[server]\nchat_template_kwargs = \"thinking off\"\n": `m.toml:2: server.chat_template_kwargs: want a table, got a string`,
+		"[server]\nextra = true\n":                            `server.extra: want a table, got a boolean`,
+	} {
+		if _, err := Parse("m.toml", []byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", doc, err, want)
+		}
+	}
+	for _, doc := range []string{"[server]\nextra = {a = 1}\n", "[server.extra]\na = 1\n", "server.extra.a = 1\n", "[server]\nchat_template_kwargs = {}\n"} {
+		if _, err := Parse("m.toml", []byte(doc)); err != nil {
+			t.Errorf("%q: %v", doc, err)
+		}
+	}
+}
