@@ -62,9 +62,11 @@ type runPage struct {
 	// LegendTitle names the matrix's figure and says how it is coloured.
 	LegendTitle string
 	// Views are the matrix coloured by other figures; nil: only total tok/s.
-	Views        []matrixView
-	ViewsJSON    template.JS
-	Measurements []measurementGroup
+	Views     []matrixView
+	ViewsJSON template.JS
+	// Measurements are the all-measurements table's row groups, drawn
+	// (measurementsHTML).
+	Measurements template.HTML
 	// Repeated says the decode cells were measured more than once: a
 	// cell's figures, latencies too, are then its median repeat's.
 	Repeated bool
@@ -163,7 +165,6 @@ func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 		Panels:         runPanels(r),
 		LaunchCommand:  r.LaunchCommand,
 		LaunchArgs:     strings.Fields(r.LaunchCommand),
-		Measurements:   measurementRows(r),
 		Repeated:       r.Sweep.Repeats > 1,
 		LegendTitle:    viewSpecs[0].label,
 	}
@@ -172,6 +173,11 @@ func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 		p.Chart, p.ChartLabel = prefillChart(r)
 	}
 	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
+	measurements, err := b.measurementsHTML(measurementRows(r))
+	if err != nil {
+		return nil, fmt.Errorf("%s: all measurements: %w", e.ID, err)
+	}
+	p.Measurements = measurements
 	p.Matrix, p.Legend = decodeMatrix(r)
 	cells := cellOrder(r)
 	p.Views = matrixViews(cells)

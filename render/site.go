@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	texttemplate "text/template"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -144,7 +145,9 @@ type Renderer struct {
 	run         *template.Template
 	methodology *template.Template
 	compare     *template.Template
-	md          goldmark.Markdown
+	// measurements draws the all-measurements table's rows (rows.go).
+	measurements *texttemplate.Template
+	md           goldmark.Markdown
 	// page is a worker's buffer for its run pages, written into again for
 	// each run (renderRun): a page is 90 KB, and copying each out of a
 	// shared buffer was a sixth of a build's allocation. Nil outside a
@@ -206,7 +209,11 @@ func parseTemplates(site Site) (*Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Renderer{site: site, index: index, run: run, methodology: methodology, compare: compare, md: newMarkdown(), mu: new(sync.RWMutex)}, nil
+	measurements, err := parseMeasurements(site.assets().Templates)
+	if err != nil {
+		return nil, err
+	}
+	return &Renderer{site: site, index: index, run: run, methodology: methodology, compare: compare, measurements: measurements, md: newMarkdown(), mu: new(sync.RWMutex)}, nil
 }
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
