@@ -57,8 +57,9 @@ type runPage struct {
 	LaunchArgs []string
 	Chart      any // an ECharts option, which the template writes as JSON
 	ChartLabel string
-	Matrix     matrix
-	Legend     legend
+	// Matrix is the decode matrix, drawn (matrixHTML).
+	Matrix template.HTML
+	Legend legend
 	// LegendTitle names the matrix's figure and says how it is coloured.
 	LegendTitle string
 	// Views are the matrix coloured by other figures; nil: only total tok/s.
@@ -178,7 +179,11 @@ func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 		return nil, fmt.Errorf("%s: all measurements: %w", e.ID, err)
 	}
 	p.Measurements = measurements
-	p.Matrix, p.Legend = decodeMatrix(r)
+	m, lg := decodeMatrix(r)
+	if p.Matrix, err = b.matrixHTML(m); err != nil {
+		return nil, fmt.Errorf("%s: decode matrix: %w", e.ID, err)
+	}
+	p.Legend = lg
 	cells := cellOrder(r)
 	p.Views = matrixViews(cells)
 	if p.Views != nil {

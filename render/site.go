@@ -145,9 +145,10 @@ type Renderer struct {
 	run         *template.Template
 	methodology *template.Template
 	compare     *template.Template
-	// measurements draws the all-measurements table's rows (rows.go).
-	measurements *texttemplate.Template
-	md           goldmark.Markdown
+	// tables draws a run page's decode matrix and all-measurements table
+	// (tables.go).
+	tables *texttemplate.Template
+	md     goldmark.Markdown
 	// page is a worker's buffer for its run pages, written into again for
 	// each run (renderRun): a page is 90 KB, and copying each out of a
 	// shared buffer was a sixth of a build's allocation. Nil outside a
@@ -209,11 +210,11 @@ func parseTemplates(site Site) (*Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	measurements, err := parseMeasurements(site.assets().Templates)
+	tables, err := parseTables(site.assets().Templates)
 	if err != nil {
 		return nil, err
 	}
-	return &Renderer{site: site, index: index, run: run, methodology: methodology, compare: compare, measurements: measurements, md: newMarkdown(), mu: new(sync.RWMutex)}, nil
+	return &Renderer{site: site, index: index, run: run, methodology: methodology, compare: compare, tables: tables, md: newMarkdown(), mu: new(sync.RWMutex)}, nil
 }
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
