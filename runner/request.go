@@ -131,16 +131,3 @@ func requestSecrets(s Server) []string {
 	}
 	return out
 }
-
-// requestText is a request as a resume's difference names it: compact
-// JSON, the maps' names in order, or "none".
-func requestText(q *matrixgen.Request) string {
-	if q.IsZero() {
-		return "none"
-	}
-	b, err := json.Marshal(q, json.Deterministic(true))
-	if err != nil {
-		return "unreadable: " + err.Error()
-	}
-	return string(b)
-}

@@ -34,8 +34,8 @@ func TestRunKeepsTheRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := requestText(e.Run.Request)
-		if want := `{"temperature":0.6,"chat_template_kwargs":{"enable_thinking":false},"extra":{"repetition_penalty":1.1}}`; got != want {
+		got := e.Run.Request.Text()
+		if want := `temperature 0.6 · chat_template_kwargs {"enable_thinking": false} · extra {"repetition_penalty": 1.1}`; got != want {
 			t.Errorf("the run keeps the request %s, want %s", got, want)
 		}
 		_, file = sweepWith(t, testSettings(url, []string{"1K"}, []int{1}, time.Second), dial)
@@ -62,10 +62,10 @@ func TestRequestIsRedacted(t *testing.T) {
 	}
 	kwargs := map[string]any{"client_secret": "abc", "enable_thinking": false, "Bearer": "note"}
 	q := requestOf(Server{Extra: extra, ChatTemplateKwargs: kwargs}, redact.New(key))
-	got := requestText(q)
-	want := `{"chat_template_kwargs":{"Bearer":"note","client_secret":"<redacted>","enable_thinking":false},` +
-		`"extra":{"api_key":"<redacted>","auth":"<redacted>",` +
-		`"repetition_penalty":1.1,"stop":["</s>","END"],"tables":[{"api_key":"<redacted>"},{"note":"sees <redacted>"}],"user":"sees <redacted> here"}}`
+	got := q.Text()
+	want := `chat_template_kwargs {"Bearer": "note", "client_secret": "<redacted>", "enable_thinking": false} · ` +
+		`extra {"api_key": "<redacted>", "auth": "<redacted>", ` +
+		`"repetition_penalty": 1.1, "stop": ["</s>", "END"], "tables": [{"api_key": "<redacted>"}, {"note": "sees <redacted>"}], "user": "sees <redacted> here"}`
 	if got != want {
 		t.Errorf("kept\n%s\nwant\n%s", got, want)
 	}
@@ -95,14 +95,14 @@ func TestSecretNamesHideWholeValues(t *testing.T) {
 	for _, name := range names {
 		for _, form := range forms {
 			extra := map[string]any{"outer": map[string]any{name: form}, name: form}
-			got := requestText(requestOf(Server{Extra: extra}, redact.New("")))
+			got := requestOf(Server{Extra: extra}, redact.New("")).Text()
 			if strings.Contains(got, "LEAK") || strings.Contains(got, "Tr0ub4dor") || strings.Contains(got, "48151623") {
 				t.Errorf("%s = %#v is kept: %s", name, form, got)
 			}
 		}
 	}
-	kept := requestText(requestOf(Server{Extra: map[string]any{"num_api_key_retries": 3.0, "enable_auth": true, "stop": "#end"}}, redact.New("")))
-	if kept != `{"extra":{"enable_auth":true,"num_api_key_retries":3,"stop":"#end"}}` {
+	kept := requestOf(Server{Extra: map[string]any{"num_api_key_retries": 3.0, "enable_auth": true, "stop": "#end"}}, redact.New("")).Text()
+	if kept != `extra {"enable_auth": true, "num_api_key_retries": 3, "stop": "#end"}` {
 		t.Errorf("settings that are no secrets were hidden: %s", kept)
 	}
 	s := Server{Extra: map[string]any{"password": "#Tr0ub4dor&3", "auth": map[string]any{"basic": "hunter2horse"}}}
@@ -123,7 +123,7 @@ func TestResumeComparesTheRequest(t *testing.T) {
 		file, dial := interruptedRun(t, plain)
 		thinkingOff := withRequest(plain)
 		_, err := Run(context.Background(), Options{Settings: thinkingOff, File: file, Resume: true, Log: io.Discard, dial: dial})
-		want := `request: none then, {"temperature":0.6,"chat_template_kwargs":{"enable_thinking":false},"extra":{"repetition_penalty":1.1}} now`
+		want := `request: none then, temperature 0.6 · chat_template_kwargs {"enable_thinking": false} · extra {"repetition_penalty": 1.1} now`
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("resumed with other request settings: %v", err)
 		}
@@ -163,10 +163,10 @@ func TestRequestNamesEveryDifference(t *testing.T) {
 func TestSavingLeavesTheRequest(t *testing.T) {
 	s := Server{Extra: map[string]any{"note": strings.Repeat("a", maxReasonText+100)}}
 	run := &matrixgen.Run{Request: requestOf(s, redact.New(""))}
-	before := requestText(run.Request)
+	before := run.Request.Text()
 	cleanServerText(run, redact.New(""))
 	cleanServerText(run, redact.New(""))
-	if after := requestText(run.Request); after != before || after != requestText(requestOf(s, redact.New(""))) {
+	if after := run.Request.Text(); after != before || after != requestOf(s, redact.New("")).Text() {
 		t.Errorf("saving changed the request:\n%.80s…\n%.80s…", before, after)
 	}
 }

@@ -394,7 +394,7 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 	// A file written before requests were kept says none, as one that set
 	// nothing: it cannot show it sent the same, so a resume that sends
 	// something is refused (-force resumes it and says so).
-	if a, b := requestText(old.Request), requestText(fresh.Request); a != b {
+	if a, b := cmp.Or(old.Request.Text(), "none"), cmp.Or(fresh.Request.Text(), "none"); a != b {
 		// Compared whole, named cut: a request may be a megabyte of settings.
 		diffs = append(diffs, fmt.Sprintf("request: %s then, %s now", capText(a, maxDiffText), capText(b, maxDiffText)))
 	}
