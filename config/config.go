@@ -295,21 +295,29 @@ func notTables(src source, data []byte, md toml.MetaData, t reflect.Type) error 
 // mapAt reports whether the setting key names in a value of type t is a
 // map, following struct fields only.
 func mapAt(t reflect.Type, key toml.Key) bool {
-	for _, part := range key {
+	t, ok := typeAt(t, key)
+	for ok && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return ok && t.Kind() == reflect.Map
+}
+
+// typeAt is the type of the setting at path in a value of type t,
+// following struct fields (through the pointers, slices and arrays around
+// them); false where the path leaves the structs.
+func typeAt(t reflect.Type, path []string) (reflect.Type, bool) {
+	for _, part := range path {
 		t = element(t)
 		if t.Kind() != reflect.Struct {
-			return false
+			return nil, false
 		}
 		f, ok := fieldByKey(t, part)
 		if !ok {
-			return false
+			return nil, false
 		}
 		t = f.Type
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t.Kind() == reflect.Map
+	return t, true
 }
 
 // tomlTypeName is a TOML type as BurntSushi/toml names it (Integer,
@@ -362,16 +370,12 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 // (its fields' toml names), for a misspelt key's suggestion; none where
 // the path leads to no struct.
 func keysAt(t reflect.Type, path []string) []string {
-	t = element(t)
-	if t.Kind() != reflect.Struct {
+	t, ok := typeAt(t, path)
+	if !ok {
 		return nil
 	}
-	if len(path) > 0 {
-		f, ok := fieldByKey(t, path[0])
-		if !ok {
-			return nil
-		}
-		return keysAt(f.Type, path[1:])
+	if t = element(t); t.Kind() != reflect.Struct {
+		return nil
 	}
 	var keys []string
 	for i := range t.NumField() {
