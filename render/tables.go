@@ -1,11 +1,10 @@
 package render
 
 import (
-	"bytes"
-	"html"
 	"html/template"
 	"io/fs"
 	"strconv"
+	"strings"
 	texttemplate "text/template"
 )
 
@@ -18,12 +17,17 @@ import (
 // each once, by html.EscapeString; the page's html/template then writes
 // the tables as they are (drawTable).
 
-// escaped is text escaped for HTML by html.EscapeString (<, >, &, ' and "),
-// so safe as an element's text and as a quoted attribute's value, the only
-// places tables.tmpl prints one. Only escape makes one.
+// escaped is text escaped for HTML as html/template escapes a value in an
+// element's text or a quoted attribute: <, >, &, ' and " as entities, NUL
+// as U+FFFD (template.HTMLEscapeString), and + as &#43;, which
+// html/template adds against UTF-7. Safe in those two places, the only
+// ones tables.tmpl prints one, and the pages are byte for byte what
+// html/template wrote (TestTablesAreHTMLTemplates). Only escape makes one.
 type escaped string
 
-func escape(s string) escaped { return escaped(html.EscapeString(s)) }
+func escape(s string) escaped {
+	return escaped(strings.ReplaceAll(template.HTMLEscapeString(s), "+", "&#43;"))
+}
 
 // The data tables.tmpl is given: the layout's tables with every value
 // escaped. TestTablesHoldOnlyEscapedText keeps them so.
@@ -93,7 +97,11 @@ func (b *Renderer) measurementsHTML(groups []measurementGroup) (template.HTML, e
 	if len(groups) == 0 {
 		return "", nil
 	}
-	return b.drawTable("measurements", escapeGroups(groups), 300*(len(groups[0].Rows)+len(groups[len(groups)-1].Rows)))
+	rows := 0
+	for _, g := range groups {
+		rows += 1 + len(g.Rows)
+	}
+	return b.drawTable("measurements", escapeGroups(groups), 320*rows)
 }
 
 // matrixHTML draws the decode matrix.
@@ -101,13 +109,16 @@ func (b *Renderer) matrixHTML(m matrix) (template.HTML, error) {
 	if len(m.Rows) == 0 {
 		return "", nil
 	}
-	return b.drawTable("matrix", escapeMatrix(m), 300*len(m.Rows)*len(m.Columns))
+	return b.drawTable("matrix", escapeMatrix(m), 80*len(m.Rows)*(1+len(m.Columns)))
 }
 
-// drawTable executes one of tables.tmpl's templates on escaped data, into
-// a buffer of about size bytes.
+// drawTable executes one of tables.tmpl's templates on escaped data,
+// straight into the string it returns, grown first to size bytes: a row
+// of the all-measurements table is about 320, a matrix cell 80 (not run)
+// to 200, so a matrix of thousands of cells never unmeasured takes twice
+// its size.
 func (b *Renderer) drawTable(name string, data any, size int) (template.HTML, error) {
-	var buf bytes.Buffer
+	var buf strings.Builder
 	buf.Grow(size)
 	if err := b.tables.ExecuteTemplate(&buf, name, data); err != nil {
 		return "", err
