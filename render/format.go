@@ -71,6 +71,9 @@ func grouped(num []byte, suffix string) string {
 	if len(digits) > 0 && digits[0] == '-' {
 		digits = digits[1:]
 	}
+	if len(digits) == 0 || digits[0] < '0' || digits[0] > '9' {
+		return string(num) + suffix // +Inf, NaN: no digits to group ("+,Inf")
+	}
 	whole := len(digits)
 	if i := bytes.IndexByte(digits, '.'); i >= 0 {
 		whole = i

@@ -1,6 +1,9 @@
 package render
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestTokS(t *testing.T) {
 	tests := []struct {
@@ -86,6 +89,10 @@ func TestGrouped(t *testing.T) {
 		{millis(12.34), "12.3 ms"},
 		{grouped([]byte("-12345.678"), ""), "-12,345.678"},
 		{grouped(nil, ""), ""},
+		// A spread of a figure next to nothing is infinite: it read "±+,Inf %".
+		{decimal1(math.Inf(1)), "+Inf"},
+		{decimal1(math.Inf(-1)), "-Inf"},
+		{secs(math.NaN()), "NaN s"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
