@@ -14,8 +14,11 @@ import (
 // most of it html/template calling its escaper through reflection, a slice
 // and six allocations for each value. They are drawn instead by a
 // text/template (templates/tables.tmpl) from values escaped here first,
-// each once, by html.EscapeString; the page's html/template then writes
-// the tables as they are (drawTable).
+// each once, as html/template would (escape); the page's html/template
+// then writes the tables as they are (drawTable). A new column: its
+// heading in run.html, its cell in tables.tmpl (and the phase rows'
+// colspan), its value an escaped field here; the tests in tables_test.go
+// say what else it must keep.
 
 // escaped is text escaped for HTML as html/template escapes a value in an
 // element's text or a quoted attribute: <, >, &, ' and " as entities, NUL

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/testrun"
+	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/templates"
 )
 
@@ -232,3 +234,44 @@ func fieldsOf(s any) []string {
 	}
 	return out
 }
+
+// TestMeasurementColumnsMatch: the all-measurements table's headings are
+// in run.html and its rows in tables.tmpl; a column added to one but not
+// the other, or a phase row's colspan left behind, shifts every figure
+// under the wrong heading.
+func TestMeasurementColumnsMatch(t *testing.T) {
+	b := newTestRenderer(t)
+	page, err := b.newRunPage(runfile.Entry{ID: "run-1", Run: testrun.Full(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := execute(b.run, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(html)
+	start := strings.Index(s, `<table class="all">`)
+	end := strings.Index(s[start:], "</table>")
+	if start < 0 || end < 0 {
+		t.Fatal("no all-measurements table")
+	}
+	table := s[start : start+end]
+	head, body, _ := strings.Cut(table, "</thead>")
+	headings := strings.Count(head, "<th ")
+	rows := 0
+	for _, row := range strings.Split(body, "<tr")[1:] {
+		cells := strings.Count(row, "<td")
+		if span := colspan.FindStringSubmatch(row); span != nil {
+			cells, _ = strconv.Atoi(span[1])
+		}
+		if cells != headings {
+			t.Errorf("a row of %d cells under %d headings: <tr%s", cells, headings, row)
+		}
+		rows++
+	}
+	if rows < 10 {
+		t.Fatalf("%d rows read", rows)
+	}
+}
+
+var colspan = regexp.MustCompile(`colspan="(\d+)"`)
