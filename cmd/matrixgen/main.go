@@ -21,6 +21,7 @@ import (
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
+	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -107,12 +108,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &misuse):
 		return mistake(stderr, "matrixgen "+name, misuse.err, "matrixgen "+name+" -h")
 	case errors.As(err, &untestable):
-		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, term.Clean(err.Error()))
+		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
 		return exitUntestable
 	}
-	// An error can carry a server's or a file's words: printed, not obeyed.
-	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, term.Clean(err.Error()))
+	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
 	return exitFailed
+}
+
+// printable is an error's text as every command prints it: its secrets
+// hidden (a -set value, a URL's password, a server's echo of a key: an
+// error may quote any of them, and this is the one place all errors pass),
+// and a server's or a file's words printed, not obeyed by the terminal.
+func printable(msg string) string {
+	return term.Clean(redact.Text(msg))
 }
 
 // parseFlags parses a command's flags wherever they stand, before or after
@@ -165,7 +173,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 // and where help is.
 func mistake(stderr io.Writer, who string, err error, helpCmd string) int {
 	msg := strings.Join(strings.Fields(err.Error()), " ") // one line, whatever the error held
-	fmt.Fprintf(stderr, "%s: %s (see '%s')\n", who, term.Clean(msg), helpCmd)
+	fmt.Fprintf(stderr, "%s: %s (see '%s')\n", who, printable(msg), helpCmd)
 	return exitUsage
 }
 

@@ -375,7 +375,9 @@ func serverFlags(fs *flag.FlagSet) []string {
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "config", "base-url", "api-key-env", "force":
-			args = append(args, "-"+f.Name+"="+f.Value.String())
+			// A URL's password or a path's secret is not printed: the
+			// person gives it again where the hint shows <redacted>.
+			args = append(args, "-"+f.Name+"="+redact.Text(f.Value.String()))
 		case "set":
 			for _, o := range *f.Value.(*listFlag) {
 				if strings.HasPrefix(strings.TrimSpace(o), "server.") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -496,6 +497,39 @@ func TestResumeHintHidesSecrets(t *testing.T) {
 	for _, o := range []string{`server.temperature=0.6`, `server.extra={repetition_penalty = 1.1}`, `server.chat_template_kwargs={enable_thinking = false}`} {
 		if got := hintOverride(o); got != o {
 			t.Errorf("%s became %s", o, got)
+		}
+	}
+}
+
+// TestResumeHintHidesURLPassword: the hint's -base-url kept a password
+// in the URL's user information (found by an attacker).
+func TestResumeHintHidesURLPassword(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.String("base-url", "", "")
+	fs.String("config", "", "")
+	if err := fs.Parse([]string{"-base-url", "http://bot:hunter2hunter2@127.0.0.1:8000/v1?token=tok3ntok3n", "-config", "lab.toml"}); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(serverFlags(fs), " ")
+	if strings.Contains(got, "hunter2") || strings.Contains(got, "tok3n") || !strings.Contains(got, "127.0.0.1:8000") || !strings.Contains(got, "-config=lab.toml") {
+		t.Errorf("hint flags %s", got)
+	}
+}
+
+// TestErrorsNeverPrintSecrets: every command's errors pass one printer
+// that hides secrets; a -set override that named no known key was
+// quoted back whole, its password with it.
+func TestErrorsNeverPrintSecrets(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "-base-url", "http://127.0.0.1:1", "-set", "server.api_key=hunter2hunter2"},
+		{"run", "-base-url", "http://127.0.0.1:1", "-set", "sweep.password=hunter2hunter2"},
+		{"build", "-runs", "s3://bot:hunter2hunter2@bucket/runs/"},
+		{"compare", "-runs", "https://h/x?token=hunter2hunter2", "a", "b"},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(args, &stdout, &stderr)
+		if code == 0 || strings.Contains(stderr.String()+stdout.String(), "hunter2") {
+			t.Errorf("%q: exit %d, printed:\n%s%s", args, code, stdout.String(), stderr.String())
 		}
 	}
 }

@@ -37,11 +37,17 @@ type keyFinder struct {
 	key   string
 	piece int              // the shortest piece hidden anywhere
 	grams map[string][]int // each piece of that length: where it starts in the key
+	// wordy: the key is short parts joined by separators (token-abc123,
+	// Qwen3-8B-key), no random run among them: its pieces are words and
+	// names a command holds anyway (--long-prefill-token-threshold,
+	// Qwen/Qwen3-8B), so it is looked for whole, and by its start or end
+	// only where a cut left them.
+	wordy bool
 }
 
 func newKeyFinder(key string) *keyFinder {
-	f := &keyFinder{key: key, piece: min(minPiece, len(key)/2), grams: map[string][]int{}}
-	if len(key) < minPieceKey {
+	f := &keyFinder{key: key, piece: min(minPiece, len(key)/2), grams: map[string][]int{}, wordy: madeOfWords(key)}
+	if len(key) < minPieceKey || f.wordy {
 		f.piece = len(key)
 	}
 	for i := 0; i+f.piece <= len(key); i++ {
@@ -79,6 +85,9 @@ func (f *keyFinder) findEdges(text string, hide func(start, end int)) {
 			if word && n < len(f.key)/2 {
 				continue
 			}
+			// A word with its separator (token- of token-abc123) is as
+			// likely a flag's part as the key's.
+			cutOnly := word || f.wordy || ordinary(strings.Trim(piece, "-_."))
 			for from := 0; ; {
 				at := strings.Index(text[from:], piece)
 				if at < 0 {
@@ -87,7 +96,7 @@ func (f *keyFinder) findEdges(text string, hide func(start, end int)) {
 				s, e := from+at, from+at+n
 				if (s == 0 || !isAlnum(text[s-1]) || !isAlnum(piece[0])) &&
 					(e == len(text) || !isAlnum(text[e]) || !isAlnum(piece[n-1])) &&
-					(!word || cutAt(text, s, e)) {
+					(!cutOnly || cutAt(text, s, e)) {
 					hide(s, e)
 				}
 				from = s + 1
@@ -103,6 +112,21 @@ func (f *keyFinder) findEdges(text string, hide func(start, end int)) {
 func cutAt(text string, s, e int) bool {
 	return e == len(text) || strings.HasPrefix(text[e:], "…") || strings.HasPrefix(text[e:], "...") ||
 		s == 0 || strings.HasSuffix(text[:s], "…") || strings.HasSuffix(text[:s], "...")
+}
+
+// madeOfWords reports whether every part of a key between separators is
+// shorter than minPiece and a word with a number before or after it at
+// most (token, abc123, Qwen3, 8B): a random key has a long run of its own
+// (sk-proj-…, a UUID's last twelve) or a part of mixed case (glpat-5FRuj).
+func madeOfWords(key string) bool {
+	parts := strings.FieldsFunc(key, func(r rune) bool { return r < 0x80 && !isAlnum(byte(r)) })
+	for _, p := range parts {
+		letters := strings.Trim(p, "0123456789")
+		if len(p) >= minPiece || letters != "" && !ordinary(letters) {
+			return false
+		}
+	}
+	return len(parts) > 1
 }
 
 func commonPrefix(a, b string) int {

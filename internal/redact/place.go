@@ -17,8 +17,9 @@ const (
 	// taken as the piece alone: in a command quoted whole ("--key=x" "--port")
 	// the next quote is the next argument's.
 	word = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\])+`
-	// queryWord is a word that ends at a URL's '&' or '#' too.
-	queryWord = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\&#])+`
+	// queryWord is a word that ends at a URL's '&' or '#' too, and before
+	// a colon that ends it (an error's "-set api_key=…: unknown key").
+	queryWord = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\&#])*(?:\\.|[^\s"'\\&#:])`
 	// fieldWord is a field's value: one quoted piece, or characters up to
 	// a separator of fields.
 	// Mark is a value already hidden (the text may be redacted twice).
@@ -47,9 +48,11 @@ var placeRules = []placeRule{
 	{re: regexp.MustCompile(`(?i)(?:\b[a-z][a-z0-9+.-]*:|(?:^|[\s"'(=,;<>\[{|]))//(?P<value>[^\s/?#"'<>]+)@`)},
 	// --name=value.
 	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)=(?P<value>` + word + `)`), keep: flagValue},
-	// --name value, "--name", "value" (an argument list), and a value that
-	// starts with '-' after a name that takes one.
-	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)(?:["'][ \t]*,[ \t]*|[ \t]+)(?P<value>` + word + `)`), keep: spacedFlagValue},
+	// --name value, "--name", "value" and "--name" "value" (an argument
+	// list), the value on the next line (a YAML list's "- value", a JSON
+	// array's next element), and a value that starts with '-' after a
+	// name that takes one.
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)(?:["']?[ \t]*,?[ \t]*\r?\n[ \t]*(?:-[ \t]+)?|["'][ \t]*,?[ \t]*|[ \t]+)(?P<value>` + word + `)`), keep: spacedFlagValue},
 	// A header, a JSON, YAML, Python, Ruby or PHP field and a Go
 	// assignment: name: value, "name": "value", 'name' => 'value', name :=
 	// value; with Go's and JSON's dumps of a header (map[Name:[value]],
@@ -59,14 +62,22 @@ var placeRules = []placeRule{
 	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+)?[ \t]*(?:\[\]string\{|\[)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true},
 	// NAME=value: an environment variable (PowerShell's $env:NAME=value too), a query parameter, a URL
 	// fragment's (#access_token=…), a config line's (KEY = "…").
-	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[>]|\$env:)(?P<name>[a-z_][a-z0-9_.-]*)[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
+	// After '=' too: an assignment passed as a flag's value (docker run
+	// --env=HF_TOKEN=…, kubectl --from-literal=API_KEY=…); and an index's
+	// (os.environ['HF_TOKEN'] = …).
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[>=]|\$env:)(?P<name>[a-z_][a-z0-9_.-]*)(?:["']\])?[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue},
+	// A credential header's whole value, whatever its scheme (Key …,
+	// SharedKey acct:…, Negotiate …) or how many cookies it holds: the
+	// field rule takes one word, and a scheme it does not know would be
+	// taken for the credential.
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?:proxy-)?(?:authorization|cookie|set-cookie)["']?[ \t]*(?::|=>?)[ \t]*(?:\[\]string\{|\[)?[ \t]*["']?(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>[^\r\n"'<>\]}]+)`), keep: credentialHeader},
 	// A Kubernetes env entry: {"name": "API_KEY", "value": "…"}.
 	{re: regexp.MustCompile(`(?i)["']?name["']?[ \t]*:[ \t]*["']?(?P<name>[a-z_][a-z0-9_.-]*)["']?\s*,?\s*["']?value["']?[ \t]*:[ \t]*(?P<value>` + fieldWord + `)`), keep: namedValue},
 	// An XML element's text: <password>value</password>.
 	{re: regexp.MustCompile(`(?i)<(?P<name>[a-z_][a-z0-9_.:-]*)(?:\s[^<>]*)?>(?P<value>[^<]+)<`), keep: namedValue},
-	// The token after Bearer, wherever it stands (one with a digit or a
-	// sign: a word after "bearer" is prose).
-	{re: regexp.MustCompile(`(?i)\bbearer[ \t]+(?P<value>[^\s"',;<\]]+)`), keep: func(_, v string) bool {
+	// The token after Bearer, wherever it stands, quoted or not (one with
+	// a digit or a sign: a word after "bearer" is prose).
+	{re: regexp.MustCompile(`(?i)\bbearer[ \t]+["']?(?P<value>[^\s"',;<\]]+)`), keep: func(_, v string) bool {
 		return strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != ""
 	}},
 }
@@ -175,6 +186,24 @@ func namedValue(name, value string) bool {
 	return NamesSecret(name, plainNumber(value))
 }
 
+// credentialHeader: a credential header's value is a secret unless it is
+// one already hidden or prose that talks of the header ("Authorization:
+// missing or invalid").
+func credentialHeader(_, value string) bool {
+	v := strings.TrimSpace(value)
+	switch strings.ToLower(v) {
+	case "", "bearer", "basic", "token", "digest", "apikey":
+		return false // the scheme before a value already hidden
+	}
+	return !sentence(firstWord(v), v[len(firstWord(v)):])
+}
+
+// firstWord is text up to its first space.
+func firstWord(text string) string {
+	w, _, _ := strings.Cut(text, " ")
+	return w
+}
+
 // assignedValue: as namedValue; "=>" and "==" are not assignments.
 func assignedValue(name, value string) bool {
 	return value[0] != '>' && value[0] != '=' && namedValue(name, value)
@@ -196,19 +225,42 @@ func switchFlag(name string) bool {
 // authtoken, dbpassword); a number after it counts the secret
 // (DB_PASSWORD1). "key" alone names many things (--sort-key,
 // key_cache_dtype): it says secret only as the whole name or after a
-// credential's qualifier (api-key, X-Api-Key, AWS_SECRET_ACCESS_KEY).
+// credential's qualifier (api-key, X-Api-Key, AWS_SECRET_ACCESS_KEY,
+// WANDB_KEY), or joined to one (secretkey, accesskey).
 var (
 	secretWords = []string{"token", "oauth", "xauth", "userpass", "sessionid", "sid", "secret", "secrets", "password", "passwd", "pwd",
-		"auth", "authorization", "credential", "credentials", "cookie", "passphrase",
+		"auth", "authorization", "credential", "credentials", "cookie", "passphrase", "passcode", "pincode", "otp", "totp", "mfa", "mnemonic", "pw", "cred", "creds",
 		"pass", "jwt", "pat", "sig", "signature", "session", "sas", "apikey", "apikeys"}
 	keyWords      = []string{"key", "keys"}
 	keyQualifiers = []string{"api", "access", "secret", "private", "client", "auth", "master", "signing",
-		"license", "subscription", "service", "app", "account", "storage", "sas", "session", "encryption",
-		"ssh", "deploy", "admin", "openai", "hf", "x"}
+		"license", "subscription", "service", "app", "application", "account", "storage", "sas", "session", "encryption",
+		"ssh", "tls", "ssl", "cert", "priv", "deploy", "admin", "openai", "hf", "x", "pass", "jwt", "hmac", "shared", "root", "user", "personal", "bot", "webhook",
+		// services whose keys a launch command or its environment carries
+		"azure", "aws", "gcp", "google", "gemini", "sa", "anthropic", "cohere", "mistral", "groq", "together", "fireworks",
+		"replicate", "deepseek", "openrouter", "huggingface", "wandb", "ngc", "nvidia", "nim", "github", "gh", "gitlab",
+		"b2", "r2", "minio", "cloudflare", "runpod", "modal", "langsmith", "langchain", "pinecone", "slack", "stripe"}
 	joinedQualifiers = append([]string{"db", "user", "root", "bearer", "refresh", "id"}, keyQualifiers...)
+	// anyPrefixWords say secret at the end of a joined word whatever stands
+	// before them (PGPASSWORD, JSESSIONID, PHPSESSID, clientsecret).
+	anyPrefixWords = []string{"password", "passwd", "passphrase", "secret", "sessionid", "sessid"}
 	// valueParts may follow a secret's word in a name that still names
 	// the secret itself (--key-value, SECRET_KEY_BASE).
 	valueParts = []string{"value", "val", "str", "string", "data", "b64", "base64", "hex", "raw", "base"}
+	// otherParts, after a secret's word, make the name name something
+	// else: where the secret is kept (api_key_file, --api-key-env), what
+	// kind it is (--auth-mode), or a count or size beside it
+	// (--long-prefill-token-threshold, --return-tokens-as-token-ids). Any
+	// other part after it (--api-key-2, --api-key-primary, --auth-header,
+	// --private-key-pem) still names the secret: an unknown word hides
+	// the value rather than publish it; a number after it is then a count
+	// (--num-api-key-retries 3), anything else hidden.
+	otherParts = []string{"file", "files", "path", "paths", "dir", "directory", "folder", "env", "var", "variable", "name", "names",
+		"type", "dtype", "kind", "mode", "method", "scheme", "provider", "algorithm", "alg", "format", "fmt", "encoding",
+		"url", "uri", "endpoint", "host", "server", "port", "ids", "cache", "store", "location", "source", "id",
+		"threshold", "limit", "budget", "max", "min", "num", "interval", "window", "rate", "ratio", "delay",
+		"enabled", "enable", "disabled", "disable", "required", "require", "only", "level", "version",
+		"expiration", "lifetime", "rotation", "rotate", "usage", "details", "stats", "logging", "log", "dim", "tree",
+		"bucket", "table", "field", "column"}
 )
 
 // secretWordAt reports whether the name holds a secret's word and whether
@@ -229,7 +281,7 @@ func secretWordAt(name string) (last, found bool) {
 		if i == len(parts)-1 {
 			return true, true
 		}
-		if followedByValue(parts[i+1:]) || countedBy(parts[i+1:]) {
+		if rest := parts[i+1:]; followedByValue(rest) || !slices.ContainsFunc(rest, namesOther) {
 			found = true
 		}
 	}
@@ -242,17 +294,11 @@ func followedByValue(rest []string) bool {
 	return len(rest) > 0 && slices.Contains(valueParts, rest[len(rest)-1])
 }
 
-// countedBy reports whether the parts after a secret's word count or time
-// it (--num-api-key-retries): such a name keeps a number, and hides
-// anything else.
-func countedBy(rest []string) bool {
-	for _, p := range rest {
-		switch p {
-		case "retries", "retry", "count", "ttl", "len", "length", "size", "timeout", "expiry", "expires", "id":
-			return true
-		}
-	}
-	return false
+// namesOther reports whether a part after a secret's word makes the name
+// name something else (otherParts), a number among them (--api-key-2
+// names a second key).
+func namesOther(part string) bool {
+	return slices.Contains(otherParts, strings.TrimRight(part, "0123456789")) && strings.TrimRight(part, "0123456789") != ""
 }
 
 // secretWord reports whether a part of a name says secret; prev is the
@@ -265,8 +311,14 @@ func secretWord(part, prev string, alone bool) bool {
 	if slices.Contains(secretWords, part) {
 		return true
 	}
+	for _, w := range anyPrefixWords {
+		if strings.HasSuffix(part, w) {
+			return true
+		}
+	}
 	for _, w := range append(keyWords, secretWords...) {
-		if q, ok := strings.CutSuffix(part, w); ok && len(w) > 3 && slices.Contains(joinedQualifiers, q) {
+		q, ok := strings.CutSuffix(part, w)
+		if ok && (len(w) > 3 && slices.Contains(joinedQualifiers, q) || slices.Contains(keyWords, w) && slices.Contains(keyQualifiers, q)) {
 			return true
 		}
 	}

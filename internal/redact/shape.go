@@ -223,8 +223,12 @@ func evenCases(p string) bool {
 // digest's algorithm, as image references do (…@sha256:…).
 func labelledDigest(before string) bool {
 	before = strings.ToLower(before[max(0, len(before)-7):])
-	for _, algo := range []string{"sha256:", "sha512:", "sha384:", "sha1:", "md5:"} {
-		if strings.HasSuffix(before, algo) {
+	if strings.HasSuffix(before, "blobs/") {
+		return true // a model store's file named by its digest (Hugging Face's cache)
+	}
+	for _, algo := range []string{"sha256", "sha512", "sha384", "sha1", "md5"} {
+		// sha256:… in an OCI or Docker digest, sha256-… in Ollama's blob names
+		if strings.HasSuffix(before, algo+":") || strings.HasSuffix(before, algo+"-") {
 			return true
 		}
 	}

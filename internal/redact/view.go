@@ -31,8 +31,8 @@ func (v view) original(a, b int) span {
 
 // views returns the views every rule reads:
 //
-//   - as written, with every space a reader sees as one made a plain
-//     space: Unicode spaces (no-break, ideographic, em, zero-width …) and
+//   - as written, with every dash (en, em, minus) made a hyphen and every
+//     space a reader sees as one made a plain space: Unicode spaces (no-break, ideographic, em, zero-width …) and
 //     the escapes a message shows for a control character (\n, \t, \x1b,
 //     \u2028) with a terminal's control sequence after an escape character.
 //     A name and its value are apart, or a key stands alone, whichever
@@ -146,7 +146,8 @@ func rewrite(v view, at func(s string, i int) (b byte, n int)) view {
 	return view{text: string(text), from: from}
 }
 
-// spaceAt reads a space a reader sees at s[i], however it is written.
+// spaceAt reads a space a reader sees at s[i], however it is written, and
+// a typographic dash as the hyphen a command line means by it.
 func spaceAt(s string, i int) (byte, int) {
 	c := s[i]
 	switch {
@@ -167,6 +168,9 @@ func spaceAt(s string, i int) (byte, int) {
 		}
 		if unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || unicode.IsControl(r) {
 			return ' ', n
+		}
+		if unicode.Is(unicode.Pd, r) || r == '\u2212' {
+			return '-', n // a dash an editor or a page set for a flag's hyphen (—api-key, –-api-key)
 		}
 	}
 	return 0, 0

@@ -1,0 +1,127 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNamesLayoutsAndHeaders: secrets an attacker found kept, each by a
+// mechanism: a credential header's scheme the field rule did not know, a
+// cookie after the first, an assignment passed as a flag's value, a name
+// whose secret word has an unknown part after it or a qualifier not
+// listed, a typographic dash, a flag's value on its next line or quoted
+// apart.
+func TestNamesLayoutsAndHeaders(t *testing.T) {
+	tests := []struct{ name, in, secret string }{
+		{"auth scheme Key", "Authorization: Key hunter2hunter2", "hunter2hunter2"},
+		{"auth scheme OAuth", "Authorization: OAuth hunter2hunter2", "hunter2hunter2"},
+		{"auth scheme Api-Key", "Authorization: Api-Key hunter2hunter2", "hunter2hunter2"},
+		{"auth SharedKey", "Authorization: SharedKey acct:hunter2hunter2", "hunter2hunter2"},
+		{"auth Bearer colon", "Authorization: Bearer: hunter2hunter2", "hunter2hunter2"},
+		{"cookie second", "Cookie: lang=en; SSO=hunter2hunter2", "hunter2hunter2"},
+		{"docker --env=", "docker run --env=HF_TOKEN=hunter2hunter2 img", "hunter2hunter2"},
+		{"docker -e=", "docker run -e=VLLM_API_KEY=hunter2hunter2 img", "hunter2hunter2"},
+		{"kubectl literal", "kubectl create secret generic x --from-literal=HF_TOKEN=hunter2hunter2", "hunter2hunter2"},
+		{"trailing part -2", "vllm serve m --api-key-2 hunter2hunter2", "hunter2hunter2"},
+		{"trailing part primary", "vllm serve m --api-key-primary hunter2hunter2", "hunter2hunter2"},
+		{"auth-header", "x --auth-header 'Key hunter2hunter2'", "hunter2hunter2"},
+		{"private-key-pem", "x --private-key-pem hunter2hunter2", "hunter2hunter2"},
+		{"unknown qualifier", "WANDB_KEY=hunter2hunter2 NGC_KEY=hunter2hunter2 vllm serve m", "hunter2hunter2"},
+		{"b2 key", "B2_APPLICATION_KEY=hunter2hunter2", "hunter2hunter2"},
+		{"joined key", "x --secretkey hunter2hunter2", "hunter2hunter2"},
+		{"otp", "x --otp 123456", "123456"},
+		{"pgpassword", "PGPASSWORD=hunter2hunter2 psql", "hunter2hunter2"},
+		{"jsessionid", "Cookie: JSESSIONID=hunter2hunter2", "hunter2hunter2"},
+		{"em dash flag", "vllm serve m —api-key hunter2hunter2", "hunter2hunter2"},
+		{"en dash flag", "vllm serve m –-api-key hunter2hunter2", "hunter2hunter2"},
+		{"yaml args list", "args:\n  - --api-key\n  - hunter2hunter2", "hunter2hunter2"},
+		{"json args multiline", "[\n  \"--api-key\",\n  \"hunter2hunter2\"\n]", "hunter2hunter2"},
+		{"newline value", "--api-key\nhunter2hunter2", "hunter2hunter2"},
+		{"quoted args", `vllm serve m "--api-key" "hunter2hunter2"`, "hunter2hunter2"},
+		{"python environ", "os.environ['HF_TOKEN'] = 'hunter2hunter2'", "hunter2hunter2"},
+		{"40-hex token", "--env=GITHUB_TOKEN=0123456789abcdef0123456789abcdef01234567", "0123456789abcdef0123456789abcdef01234567"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := New("").Text(tt.in); strings.Contains(got, tt.secret) {
+				t.Errorf("kept %q: %q -> %q", tt.secret, tt.in, got)
+			}
+		})
+	}
+}
+
+// TestDigestsAndKeysOfWordsKeepCommands: a model's path named by its
+// digest, and a command read with a live key made of words
+// (token-abc123, as vLLM's documentation has it), are kept whole.
+func TestDigestsAndKeysOfWordsKeepCommands(t *testing.T) {
+	tests := []struct{ name, key, in string }{
+		{"ollama blob", "", "llama-server -m /usr/share/ollama/.ollama/models/blobs/sha256-6a0746a1ec1aef3e7ec53868f220ff6e389f6f8ef87a01d77c96807de94ca2aa -c 8192"},
+		{"hf blob", "", "vllm serve /root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/blobs/6a0746a1ec1aef3e7ec53868f220ff6e389f6f8ef87a01d77c96807de94ca2aa"},
+		{"docs key token-abc123", "token-abc123", "vllm serve m --long-prefill-token-threshold 2048 --return-tokens-as-token-ids"},
+		{"key of model words", "Qwen3-8B-key", "vllm serve Qwen/Qwen3-8B --served-model-name qwen3-8b"},
+		{"key of flag words", "fp8-kv-cache-1", "vllm serve m --kv-cache-dtype fp8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := New(tt.key).Text(tt.in); got != tt.in {
+				t.Errorf("altered: %q -> %q", tt.in, got)
+			}
+		})
+	}
+}
+
+// TestEngineFlagsKept: the engines' own flags whose names hold a secret's
+// word (token, key, session, cert) with the values they take are kept as
+// written: a launch command is published with secrets hidden and nothing
+// else altered.
+func TestEngineFlagsKept(t *testing.T) {
+	for _, in := range []string{
+		"vllm serve m --long-prefill-token-threshold 2048 --max-num-batched-tokens 8192 --tokenizer-pool-size 0",
+		"vllm serve m --kv-cache-dtype fp8 --ssl-keyfile /etc/ssl/key.pem --ssl-certfile /etc/ssl/cert.pem --ssl-cert-reqs 0",
+		"vllm serve m --return-tokens-as-token-ids --enable-prompt-tokens-details --tokenizer-revision main",
+		"vllm serve m --api-key-file /run/secrets/key --auth-mode none --token-cache-size 4096 --session-count 4",
+		"python -m sglang.launch_server --tokenizer-path /m --skip-tokenizer-init --max-total-tokens 100000",
+		"llama-server -m /models/q.gguf --ssl-key-file /k.pem --ssl-cert-file /c.pem --cache-type-k q8_0 --slot-save-path /s",
+		"text-generation-launcher --max-batch-total-tokens 16000 --max-input-tokens 4000 --tokenizer-config-path /t.json",
+		"OLLAMA_KEEP_ALIVE=5m OLLAMA_NUM_PARALLEL=4 ollama serve",
+		"HF_TOKEN_PATH=/root/.cache/token vllm serve m --api-key-env VLLM_KEY",
+		"vllm serve m --num-api-key-retries 2 --secret-name vllm-keys --auth-type bearer",
+	} {
+		if got := Text(in); got != in {
+			t.Errorf("altered:\n in:  %q\n out: %q", in, got)
+		}
+	}
+}
+
+// TestSecretNamesInEveryForm: a name that says secret hides its value in
+// each way a command, a header, a file or a URL writes it.
+func TestSecretNamesInEveryForm(t *testing.T) {
+	names := []string{"api-key", "api-key-2", "api-key-primary", "auth-header", "private-key-pem", "otp", "totp", "bearer-token",
+		"session-cookie", "client-key", "priv-key", "tls-key", "pw", "passcode", "secretkey", "accesskey", "PGPASSWORD",
+		"JSESSIONID", "WANDB_KEY", "NGC_KEY", "AZURE_KEY", "GCP_SA_KEY", "B2_APPLICATION_KEY", "ANTHROPIC_API_KEY", "hf-token",
+		"X-Api-Key", "Proxy-Authorization", "Cookie", "MINIO_ROOT_PASSWORD", "jwt-key", "mnemonic", "vault-token"}
+	for _, name := range names {
+		for _, value := range []string{"hunter2hunter2", "CorrectHorse9"} {
+			dash := strings.ReplaceAll(strings.ToLower(name), "_", "-")
+			upper := strings.ToUpper(strings.ReplaceAll(dash, "-", "_"))
+			for _, in := range []string{
+				"vllm serve m --" + dash + "=" + value + " --port 8000",
+				"vllm serve m --" + dash + " " + value + " --port 8000",
+				"vllm serve m --" + dash + " '" + value + "' --port 8000",
+				"vllm serve m \u2014" + dash + " " + value,
+				"vllm serve m \"--" + dash + "\" \"" + value + "\"",
+				"args:\n  - --" + dash + "\n  - " + value,
+				upper + "=" + value + " vllm serve m",
+				"docker run --env=" + upper + "=" + value + " vllm/vllm-openai",
+				"curl -H '" + name + ": " + value + "' http://h/v1",
+				`{"` + name + `": "` + value + `", "n": 1}`,
+				name + ": " + value + "\nport: 8000",
+				"https://h/x?" + strings.ReplaceAll(dash, "-", "_") + "=" + value + "&b=1",
+			} {
+				if got := Text(in); strings.Contains(got, value) {
+					t.Errorf("kept %q:\n in:  %q\n out: %q", value, in, got)
+				}
+			}
+		}
+	}
+}
