@@ -77,7 +77,10 @@ Given empty (an unset variable in a script) or as -0, it is a mistake
 Exit status:
   0  no slowdown beyond -fail-on is significant after the correction
      (or no -fail-on)
-  1  a significant slowdown beyond -fail-on, or a run unreadable
+  1  a significant slowdown beyond -fail-on; or, with -fail-on, a cell
+     valid in A that B holds with another status (an error, over
+     capacity, not run: B stopped early), listed as lost; or a run
+     unreadable
   2  a command line it cannot understand
   3  -fail-on given but nothing could be tested: no cell of both runs has
      samples enough to reach p < 0.05 (runs without per-second samples,
@@ -132,6 +135,7 @@ Exit status:
 			rep := compareReport{A: a.ID, B: b.ID, Table: stats.CompareRuns(a.Run, b.Run), Gate: gate, Beyond: beyond,
 				Warnings: unrelated(a.Run, b.Run)}
 			rep.NotCompared = leftOut(a.Run, b.Run, rep.Table)
+			rep.Lost = lostCells(a.Run, b.Run)
 			for _, w := range rep.Warnings {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
@@ -149,17 +153,25 @@ Exit status:
 			if !gate {
 				return nil
 			}
-			if rep.Table.Family == 0 {
-				return nothingTested{nothingWhy(rep.Table)}
+			var failed []string
+			if len(rep.Lost) > 0 {
+				failed = append(failed, fmt.Sprintf("%s valid in A not valid in B: %s",
+					plural.Count(len(rep.Lost), "cell", "cells"), strings.Join(rep.Lost, ", ")))
 			}
 			if slow := rep.Table.Slowdowns(beyond); len(slow) > 0 {
 				names := make([]string, len(slow))
 				for i, r := range slow {
 					names[i] = fmt.Sprintf("%s %s", r.Cell, percent(r.Change()))
 				}
-				return fmt.Errorf("%s significantly slower (after Holm's correction over %s) by more than %s: %s",
+				failed = append(failed, fmt.Sprintf("%s significantly slower (after Holm's correction over %s) by more than %s: %s",
 					plural.Count(len(slow), "cell", "cells"), plural.Count(rep.Table.Family, "cell", "cells"),
-					plainPercent(beyond), strings.Join(names, ", "))
+					plainPercent(beyond), strings.Join(names, ", ")))
+			}
+			if len(failed) > 0 {
+				return errors.New(strings.Join(failed, "; "))
+			}
+			if rep.Table.Family == 0 {
+				return nothingTested{nothingWhy(rep.Table)}
 			}
 			return nil
 		}
@@ -288,6 +300,9 @@ type compareReport struct {
 	Warnings []string
 	// NotCompared are the cells of either run without a row (leftOut).
 	NotCompared []string
+	// Lost are the cells valid in A that B has and did not measure as
+	// valid (lostCells): a gate fails on them.
+	Lost []string
 }
 
 // gateMark is a row's gate (Holm) column: "!" where it fails the gate,
@@ -392,9 +407,16 @@ func (rep compareReport) summary() string {
 	if untested := len(t.Rows) - t.Family; untested > 0 {
 		line += fmt.Sprintf(", %d untested", untested)
 	}
+	if len(rep.Lost) > 0 {
+		line += fmt.Sprintf(", %d valid in A not valid in B", len(rep.Lost))
+	}
 	switch slow := t.Slowdowns(rep.Beyond); {
 	case !rep.Gate:
 		return line + "; no gate (-fail-on not given)"
+	case len(rep.Lost) > 0 && t.Family == 0:
+		return line + "; nothing could be tested: fail"
+	case len(rep.Lost) > 0:
+		return line + "; " + strconv.Itoa(len(slow)) + " slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction: fail"
 	case t.Family == 0:
 		return line + "; nothing could be tested: no pass"
 	case len(slow) == 0:
@@ -402,6 +424,45 @@ func (rep compareReport) summary() string {
 	default:
 		return line + "; " + strconv.Itoa(len(slow)) + " slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction: fail"
 	}
+}
+
+// lostCells are the cells valid in A that B holds with another status
+// (error, over capacity, looped, queued, or not run: B stopped early),
+// each with B's status and reason: a server that now fails a cell it
+// served is a regression no ratio shows, so a gate fails on it. A cell B
+// never planned (a smaller sweep) is not lost: it is listed as not
+// compared.
+func lostCells(a, b *matrixgen.Run) []string {
+	type result struct {
+		status matrixgen.Status
+		reason string
+	}
+	inB := map[stats.Cell]result{}
+	for _, p := range b.Prefill {
+		inB[stats.Cell{Phase: stats.PhasePrefill, Context: p.ContextTokens}] = result{p.Status, p.Reason}
+	}
+	for _, d := range b.Decode {
+		inB[stats.Cell{Phase: stats.PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}] = result{d.Status, d.Reason}
+	}
+	var lost []string
+	check := func(c stats.Cell, s matrixgen.Status) {
+		got, ok := inB[c]
+		if !ok || s != matrixgen.StatusValid || got.status == matrixgen.StatusValid {
+			return
+		}
+		if got.reason == "" {
+			lost = append(lost, fmt.Sprintf("%s (B %s)", c, got.status.Label()))
+		} else {
+			lost = append(lost, fmt.Sprintf("%s (B %s: %s)", c, got.status.Label(), got.reason))
+		}
+	}
+	for _, p := range a.Prefill {
+		check(stats.Cell{Phase: stats.PhasePrefill, Context: p.ContextTokens}, p.Status)
+	}
+	for _, d := range a.Decode {
+		check(stats.Cell{Phase: stats.PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}, d.Status)
+	}
+	return lost
 }
 
 // plainPercent is a share as a percentage without needless decimals:
@@ -524,9 +585,10 @@ func writeCompareJSON(w io.Writer, rep compareReport) error {
 		Warnings    []string    `json:"warnings"`
 		Table       stats.Table `json:"table"`
 		NotCompared []string    `json:"not_compared"`
+		Lost        []string    `json:"lost"`
 	}{rep.A, rep.B, stats.Alpha, "per cell: t (student's two-sample t, variance pooled) over its repeats where both runs have 2 or more, " +
 		"else mann-whitney-u two-sided over its samples; each row's test says which; gate: holm over the cells that can reach alpha", nil,
-		append([]string{}, rep.Warnings...), rep.Table, append([]string{}, rep.NotCompared...)}
+		append([]string{}, rep.Warnings...), rep.Table, append([]string{}, rep.NotCompared...), append([]string{}, rep.Lost...)}
 	if rep.Gate {
 		out.FailOn = &rep.Beyond
 	}

@@ -661,3 +661,56 @@ func TestCompareWarnsOfAnotherRequest(t *testing.T) {
 		t.Errorf("a megabyte request makes a warning of %d bytes", len(w[0]))
 	}
 }
+
+// TestGateFailsOnLostCells: B that errs at a cell A served, or stopped
+// before it (not run), passed the gate: no ratio, so no slowdown (found
+// by a newcomer using compare as a CI gate). A cell B never planned is
+// not lost.
+func TestGateFailsOnLostCells(t *testing.T) {
+	for name, lose := range map[string]func(r *matrixgen.Run){
+		"error": func(r *matrixgen.Run) {
+			r.Decode[1].Status, r.Decode[1].Reason = matrixgen.StatusError, "HTTP 500: CUDA out of memory"
+		},
+		"not run": func(r *matrixgen.Run) {
+			r.Incomplete = true
+			r.Decode[1] = matrixgen.Decode{ContextTokens: r.Decode[1].ContextTokens, Concurrency: r.Decode[1].Concurrency, Status: matrixgen.StatusNotRun}
+		},
+	} {
+		runs := t.TempDir()
+		a, b := testrun.Full(1), testrun.Full(1)
+		b.Engine.Version += "-b"
+		lose(b)
+		for id, r := range map[string]*matrixgen.Run{"before": a, "after": b} {
+			if err := runfile.Save(filepath.Join(runs, id+".json"), r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cell := fmt.Sprintf("decode %s×%d", matrixgen.ContextLabel(a.Decode[1].ContextTokens), a.Decode[1].Concurrency)
+		code, out, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-fail-on", "5")
+		if code != exitFailed || !strings.Contains(errOut, "1 cell valid in A not valid in B: "+cell) || !strings.Contains(out, "1 valid in A not valid in B") || !strings.HasSuffix(strings.TrimSpace(out), ": fail") {
+			t.Errorf("%s: exit %d\n%s%s", name, code, out, errOut)
+		}
+		if name == "error" && !strings.Contains(errOut, "CUDA out of memory") {
+			t.Errorf("the reason is not named: %s", errOut)
+		}
+		if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "after", "before", "-fail-on", "5"); code != 0 {
+			t.Errorf("%s: B serving a cell A lost failed the gate: exit %d, %s", name, code, errOut)
+		}
+		if code, _, _ := matrixgenCmd(t, "compare", "-runs", runs, "before", "after"); code != 0 {
+			t.Errorf("%s without -fail-on: exit %d", name, code)
+		}
+	}
+	// A smaller sweep: B never planned the cell.
+	runs := t.TempDir()
+	a, b := testrun.Full(1), testrun.Full(1)
+	b.Engine.Version += "-b"
+	b.Decode = b.Decode[:len(b.Decode)-1]
+	for id, r := range map[string]*matrixgen.Run{"before": a, "after": b} {
+		if err := runfile.Save(filepath.Join(runs, id+".json"), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-fail-on", "5"); code != 0 {
+		t.Errorf("a cell B never planned failed the gate: exit %d, %s", code, errOut)
+	}
+}
