@@ -79,12 +79,13 @@ Exit status:
      (or no -fail-on)
   1  a significant slowdown beyond -fail-on; or, with -fail-on, a cell
      valid in A that B holds with another status (an error, over
-     capacity, not run: B stopped early), listed as lost; or a run
-     unreadable
+     capacity, not run: B stopped early), listed as lost
   2  a command line it cannot understand
   3  -fail-on given but nothing could be tested: no cell of both runs has
      samples enough to reach p < 0.05 (runs without per-second samples,
      or too few of them)
+  4  a run could not be read: no such file or id, a malformed file, a
+     bucket that did not answer
 `,
 	examples: `
   matrixgen compare runs/before.json runs/after.json
@@ -117,11 +118,11 @@ Exit status:
 			}
 			a, err := loadCompared(*runs, args[0])
 			if err != nil {
-				return err
+				return unreadable(err)
 			}
 			b, err := loadCompared(*runs, args[1])
 			if err != nil {
-				return err
+				return unreadable(err)
 			}
 			// Two names of one file (a.json, ./a.json, an id and its file,
 			// a link) or two copies of it, whatever their ids: one
@@ -176,6 +177,24 @@ Exit status:
 			return nil
 		}
 	},
+}
+
+// unreadableRun is a run compare could not read (missing, malformed, a
+// bucket that would not answer): it exits 4, so a CI job tells a pipeline
+// that lost its run file from a regression (1).
+type unreadableRun struct{ err error }
+
+func (e unreadableRun) Error() string { return e.err.Error() }
+func (e unreadableRun) Unwrap() error { return e.err }
+
+// unreadable marks err as a run that could not be read; a mistake in the
+// command line (a bucket URL that names no file) stays a usage error.
+func unreadable(err error) error {
+	var misuse usageError
+	if errors.As(err, &misuse) {
+		return err
+	}
+	return unreadableRun{err}
 }
 
 // nothingTested is a gate that could test no cell: it exits 3, as passing
@@ -239,12 +258,22 @@ func loadCompared(runs, name string) (runfile.Entry, error) {
 		return fetchRun(runs, name+".json")
 	}
 	file := name
-	if !strings.HasSuffix(name, ".json") {
-		if _, err := os.Stat(name); err != nil {
-			file = filepath.Join(runs, name+".json")
+	if _, err := os.Stat(name); err != nil {
+		// An id, or a file's name in the runs folder (an id typed with
+		// .json).
+		inRuns := filepath.Join(runs, name)
+		if !strings.HasSuffix(name, ".json") {
+			inRuns += ".json"
+		}
+		if _, err := os.Stat(inRuns); err == nil || !strings.HasSuffix(name, ".json") {
+			file = inRuns
 		}
 	}
-	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && file != name {
+	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+		if strings.HasSuffix(name, ".json") {
+			return runfile.Entry{}, fmt.Errorf("no run file %s: neither that file nor %s in the runs folder %s (-runs)",
+				term.Name(name), term.Name(filepath.Base(name)), term.Name(runs))
+		}
 		return runfile.Entry{}, fmt.Errorf("no run %s: neither a file of that name nor %s in the runs folder %s (-runs)",
 			term.Name(name), term.Name(name+".json"), term.Name(runs))
 	}

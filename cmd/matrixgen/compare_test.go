@@ -154,14 +154,32 @@ func TestCompareUsage(t *testing.T) {
 		}
 	}
 	if code, out, _ := matrixgenCmd(t, "compare", "-h"); code != 0 || !strings.Contains(out, "-fail-on") || !strings.Contains(out, "Exit status") ||
-		!strings.Contains(out, "3  -fail-on given but nothing could be tested") {
+		!strings.Contains(out, "3  -fail-on given but nothing could be tested") || !strings.Contains(out, "4  a run could not be read") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "missing"); code != exitFailed ||
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "missing"); code != exitUnreadable ||
 		!strings.Contains(errOut, "no run ") || !strings.Contains(errOut, "missing.json") || strings.Contains(errOut, "openat") {
 		t.Errorf("a missing run: exit %d, %s", code, errOut)
 	}
+	// A path that is not there is named whole, not as a system call's
+	// last part; an id typed with .json is the runs folder's file.
+	missing := filepath.Join(runs, "sub", "nope.json")
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, missing, "before"); code != exitUnreadable ||
+		!strings.Contains(errOut, "no run file "+missing) || strings.Contains(errOut, "openat") {
+		t.Errorf("a missing path: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before.json", "after.json"); code != 0 {
+		t.Errorf("ids typed with .json: exit %d, %s", code, errOut)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"schema": 1,`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", bad); code != exitUnreadable || !strings.Contains(errOut, "bad.json:1:") {
+		t.Errorf("a malformed run: exit %d, %s", code, errOut)
+	}
 }
+
 
 // TestFailOnExactlyBeyond: a cell exactly 5 % slower (95 against 100, in
 // floating point a hair past 0.05) does not fail -fail-on 5%; it fails
@@ -218,7 +236,7 @@ func TestCompareFromABucket(t *testing.T) {
 	if code != exitFailed || !strings.Contains(errOut, "decode 8K×1") {
 		t.Errorf("by id in a bucket: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", place+"/", "before", "missing"); code != exitFailed || !strings.Contains(errOut, "missing.json") {
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", place+"/", "before", "missing"); code != exitUnreadable || !strings.Contains(errOut, "missing.json") {
 		t.Errorf("a run the bucket lacks: exit %d, %s", code, errOut)
 	}
 	if code, _, _ := matrixgenCmd(t, "compare", place+"/", "before"); code != exitUsage {

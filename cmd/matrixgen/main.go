@@ -55,12 +55,13 @@ func main() {
 }
 
 // Exit codes: a failure of the work itself, a command line that could
-// not be understood, and a check that could check nothing (compare
-// -fail-on with no cell testable).
+// not be understood, a check that could check nothing (compare -fail-on
+// with no cell testable), and a run compare could not read.
 const (
 	exitFailed     = 1
 	exitUsage      = 2
 	exitUntestable = 3
+	exitUnreadable = 4 // compare: a run it could not read
 )
 
 // run is main without the exit, so tests can call it. Help asked for goes
@@ -99,6 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var misuse usageError
 	var untestable nothingTested
+	var unreadable unreadableRun
 	switch {
 	case err == nil:
 		return 0
@@ -110,6 +112,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &untestable):
 		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
 		return exitUntestable
+	case errors.As(err, &unreadable):
+		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
+		return exitUnreadable
 	}
 	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
 	return exitFailed
