@@ -180,7 +180,6 @@ func TestCompareUsage(t *testing.T) {
 	}
 }
 
-
 // TestFailOnExactlyBeyond: a cell exactly 5 % slower (95 against 100, in
 // floating point a hair past 0.05) does not fail -fail-on 5%; it fails
 // -fail-on 4.9, and a cell 5.1 % slower fails 5 %.
