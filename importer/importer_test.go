@@ -205,3 +205,29 @@ func TestValuesAreBoundedForTheWholeFile(t *testing.T) {
 		t.Errorf("%d members of a quarter million values each were read; the file's bound allows 3", read)
 	}
 }
+
+// TestImportHidesSecrets: another tool's file carried a key in a failure
+// reason (a server's 401 echoing it), a version and the model's name, and
+// the import kept them all for the site to publish (found by an
+// attacker). Every text of the run and its notes is redacted as the
+// runner's are.
+func TestImportHidesSecrets(t *testing.T) {
+	data := strings.NewReplacer(
+		`"version": "`, `"version": "token=hunter2hunter2 `,
+		`"model": "`, `"model": "Authorization: Bearer hunter2hunter2 `,
+	).Replace(string(read(t, "benchmark_results.json")))
+	data = strings.Replace(data, `"results": [`, `"results": [{"concurrency": 64, "context_tokens": 8192, "failure_reason": "HTTP 401: {\"error\":\"invalid key sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12\",\"api_key\":\"hunter2hunter2\"}"}, `, 1)
+	if !strings.Contains(data, "hunter2") || !strings.Contains(data, "sk-proj") {
+		t.Fatal("the fixture did not take the secrets")
+	}
+	res, err := LLMInferenceBench("benchmark_results.json", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	res.Run.MapText(func(s string) string { b.WriteString(s + "\n"); return s })
+	all := b.String() + strings.Join(res.Notes, "\n")
+	if strings.Contains(all, "hunter2") || strings.Contains(all, "Ab12Cd34") || !strings.Contains(all, "<redacted>") {
+		t.Errorf("the import kept a secret:\n%s", all)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/redact"
 )
 
 // LLMInferenceBench converts llm-inference-bench's benchmark_results.json
@@ -84,7 +85,7 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 	for _, p := range r.Prefill {
 		r.Sweep.PrefillContexts = append(r.Sweep.PrefillContexts, p.ContextTokens)
 	}
-	return res, validate(name, r)
+	return finish(name, res)
 }
 
 // importPrefill reads the prefill object: context (as a string key) →
@@ -189,6 +190,18 @@ func cellsAxis(ds []matrixgen.Decode, key func(matrixgen.Decode) int) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// finish hides the secrets another tool's file may hold (a failure
+// reason that echoes a server's answer to a key, a launch command) in
+// every text of the run and in its notes, as the runner does before it
+// saves a run, and checks the run as a run file would be checked.
+func finish(name string, res Result) (Result, error) {
+	res.Run.MapText(redact.Text)
+	for i := range res.Notes {
+		res.Notes[i] = redact.Text(res.Notes[i])
+	}
+	return res, validate(name, res.Run)
 }
 
 // validate checks the imported run as a run file would be checked.

@@ -64,7 +64,7 @@ func VLLMBenchServe(names []string, datas [][]byte, engine string) (Result, erro
 	r.Model.Name = r.Model.Name[strings.LastIndexByte(r.Model.Name, '/')+1:]
 	r.Sweep.Contexts = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.ContextTokens })
 	r.Sweep.Concurrency = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.Concurrency })
-	return res, validate(names[0], r)
+	return finish(names[0], res)
 }
 
 func vllmPoint(name string, doc object) (matrixgen.Decode, error) {

@@ -854,12 +854,14 @@ const (
 	maxDiffText   = 300  // each side of a difference a resume names
 )
 
-// cleanServerText passes every string of the run a server, a tool or a
-// person chose through the redaction step, then cuts it to its length:
-// in that order, so a key a cut would split is whole when it is hidden.
+// cleanServerText passes every string of the run through the redaction
+// step (all of them, by MapText: a field added to the model is redacted
+// without being listed), then cuts each a server, a tool or a person
+// chose to its length: in that order, so a key a cut would split is
+// whole when it is hidden.
 func cleanServerText(r *matrixgen.Run, red *redact.Redactor) {
+	r.MapText(red.Text)
 	eachText(r, func(s *string, limit int) {
-		*s = red.Text(*s)
 		if limit > 0 {
 			*s = capText(*s, limit)
 		}

@@ -465,8 +465,35 @@ func TestSchemaAndValidate(t *testing.T) {
 	if len(lines) < 3 {
 		t.Errorf("validate listed %d problems, want at least 2:\n%s", len(lines)-1, stderr)
 	}
-	if code, _, _ := matrixgenCmd(t, "validate", good); code != 0 {
-		t.Errorf("validate of the sample: exit %d", code)
+	if code, _, stderr := matrixgenCmd(t, "validate", good); code != 0 || stderr != "" {
+		t.Errorf("validate of the sample: exit %d, %s", code, stderr)
+	}
+}
+
+// TestValidateAFolderAndSecrets: a folder is checked as build reads it
+// (it was refused as "not a regular file"), a folder without run files is
+// a failure, not a pass that checked nothing, and a run whose text holds
+// a secret (written by hand, or by an older version) is named with its
+// fields (found by a newcomer and an attacker).
+func TestValidateAFolderAndSecrets(t *testing.T) {
+	runs, empty := t.TempDir(), t.TempDir()
+	sample, err := os.ReadFile(filepath.Join("..", "..", "runs", sampleID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(runs, "a.json"), sample)
+	leak := strings.Replace(string(sample), `"launch_command": "`, `"launch_command": "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz123456 `, 1)
+	if leak == string(sample) {
+		t.Fatal("the sample has no launch_command")
+	}
+	writeFile(t, filepath.Join(runs, "b.json"), []byte(leak))
+	code, stdout, stderr := matrixgenCmd(t, "validate", runs)
+	if code != 0 || strings.Count(stdout, "ok  ") != 2 || !strings.Contains(stderr, "b.json: launch_command holds what looks like a secret") ||
+		strings.Contains(stderr, "a.json") || strings.Contains(stderr, "hf_abc") {
+		t.Errorf("a folder: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := matrixgenCmd(t, "validate", empty); code != 1 || !strings.Contains(stderr, "nothing checked") {
+		t.Errorf("an empty folder: exit %d, %s", code, stderr)
 	}
 }
 

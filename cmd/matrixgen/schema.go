@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/internal/plural"
+	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/runfile"
 )
@@ -46,11 +49,19 @@ var validateCommand = command{
 Usage: matrixgen validate <file.json | bucket URL>...
 
 Decodes each run file as 'matrixgen build' does and reports every problem
-with its file, line, column and field. A bucket URL (s3://lab/runs/) checks
-every run file in it. Exits 1 if any file is bad.
+with its file, line, column and field. A folder (runs) or a bucket URL
+(s3://lab/runs/) checks every run file in it, as build reads it. Exits 1
+if any file is bad, or if there was no run file to check.
+
+A run whose text holds what looks like a secret (a key in a launch
+command or an error's reason: a file written by hand, or by an older
+version) gets a warning naming its fields: a site built from it would
+publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
+<redacted> before they save; do the same in the file.
 `,
 	examples: `
   matrixgen validate runs/*.json
+  matrixgen validate runs
   matrixgen validate 's3://lab/runs/?region=eu-west-1'
 `,
 	flags: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) error {
@@ -65,15 +76,20 @@ every run file in it. Exits 1 if any file is bad.
 			checked := 0
 			check := func(name, shown string, rename func(string) string) {
 				checked++
-				if _, err := runfile.Load(name); err != nil {
+				e, err := runfile.Load(name)
+				if err != nil {
 					bad = append(bad, renamed(err, rename))
 					return
 				}
 				fmt.Fprintf(stdout, "ok  %s\n", term.Name(shown))
+				if fields := secretFields(e.Run); len(fields) > 0 {
+					fmt.Fprintf(stderr, "warning: %s: %s %s what looks like a secret, which a site built from it would publish: hide it in the file, as <redacted>\n",
+						term.Name(shown), strings.Join(fields, ", "), plural.Noun(len(fields), "holds", "hold"))
+				}
 			}
 			same := func(s string) string { return s }
 			for _, arg := range args {
-				if !bucket.IsURL(arg) {
+				if info, err := os.Stat(arg); !bucket.IsURL(arg) && (err != nil || !info.IsDir()) {
 					check(arg, arg, same)
 					continue
 				}
@@ -92,6 +108,11 @@ every run file in it. Exits 1 if any file is bad.
 				return fmt.Errorf("%d of %s %s:\n%w", len(bad), plural.Count(checked, "file", "files"),
 					plural.Noun(len(bad), "is not a valid run", "are not valid runs"), indent(errors.Join(bad...)))
 			}
+			if checked == 0 {
+				// A check that checked nothing must not pass as one that
+				// found nothing wrong.
+				return fmt.Errorf("no run files (*.json) in %s: nothing checked", term.Name(strings.Join(args, ", ")))
+			}
 			return nil
 		}
 	},
@@ -102,4 +123,16 @@ every run file in it. Exits 1 if any file is bad.
 // its own, as build does.
 func renamed(err error, rename func(string) string) error {
 	return eachLeaf(err, func(e error) error { return errors.New(rename(e.Error())) })
+}
+
+// secretFields are the fields of a run whose text the redaction step
+// would change: what a site built from it would publish.
+func secretFields(r *matrixgen.Run) []string {
+	var fields []string
+	r.EachText(func(field, s string) {
+		if redact.Text(s) != s {
+			fields = append(fields, field)
+		}
+	})
+	return fields
 }
