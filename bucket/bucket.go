@@ -67,7 +67,12 @@ func CheckScheme(place string) error {
 	scheme, _, _ := strings.Cut(place, "://")
 	var how string
 	switch strings.ToLower(scheme) {
-	case "s3", "file", "mem":
+	case "s3":
+		if u, err := url.Parse(place); err != nil || u.Host == "" {
+			return fmt.Errorf("%s: name the bucket: s3://<bucket>/<prefix>/", Redact(place))
+		}
+		return nil
+	case "file", "mem":
 		return nil
 	case "gs":
 		how = "; for Google Cloud Storage give its S3-compatible endpoint with an HMAC key in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: " +

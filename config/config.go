@@ -414,8 +414,8 @@ func (c Config) validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s: %s: %s", c.Where(key), key, fmt.Sprintf(format, args...)))
 	}
-	if u, err := url.Parse(c.Site.BaseURL); c.Site.BaseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		bad("site.base_url", "want an http:// or https:// URL, got %q", c.Site.BaseURL)
+	if err := CheckBaseURL(c.Site.BaseURL); err != nil {
+		bad("site.base_url", "%v", err)
 	}
 	for _, f := range []struct {
 		key, value string
@@ -529,15 +529,13 @@ func unquoteKey(k string) string {
 	return strings.Join(parts, ".")
 }
 
-// Validated checks a config changed after loading, by flags.
-func Validated(c Config) (Config, error) {
-	if c.file == "" {
-		c.file = "flags"
+// CheckBaseURL checks a site's base URL, from the file or a flag: empty
+// (none), or an http:// or https:// URL with a host.
+func CheckBaseURL(s string) error {
+	if u, err := url.Parse(s); s != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return fmt.Errorf("want an http:// or https:// URL, got %q", s)
 	}
-	if err := c.validate(); err != nil {
-		return Config{}, err
-	}
-	return c, nil
+	return nil
 }
 
 // Set applies command-line overrides of the form section.key=value (the
@@ -564,10 +562,8 @@ func (c *Config) Set(overrides []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	checked, err := Validated(*c)
-	if err != nil {
-		return err
+	if c.file == "" {
+		c.file = "flags"
 	}
-	*c = checked
-	return nil
+	return c.validate()
 }

@@ -49,10 +49,10 @@ bad file and leaves the previous site untouched.
 				return err
 			}
 			if *baseURL != "" {
-				cfg.Site.BaseURL = *baseURL
-				if cfg, err = config.Validated(cfg); err != nil {
-					return err
+				if err := config.CheckBaseURL(*baseURL); err != nil {
+					return usagef("-base-url: %v", err)
 				}
+				cfg.Site.BaseURL = *baseURL
 			}
 			return buildSite(*runs, *out, cfg.Site, stdout)
 		}

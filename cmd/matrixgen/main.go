@@ -22,6 +22,7 @@ import (
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/redact"
+	"github.com/matrixgen/matrixgen/internal/suggest"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
@@ -85,7 +86,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	name := args[0]
 	cmd, ok := commands[name]
 	if !ok {
-		return mistake(stderr, "matrixgen", fmt.Errorf("unknown command %q; the commands are %s", name, strings.Join(commandNames(), ", ")), "matrixgen -h")
+		hint := ""
+		if meant := suggest.Nearest(name, commandNames()); meant != "" {
+			hint = " (did you mean " + meant + "?)"
+		}
+		return mistake(stderr, "matrixgen", fmt.Errorf("unknown command %q%s; the commands are %s", name, hint, strings.Join(commandNames(), ", ")), "matrixgen -h")
 	}
 	fs := newFlagSet(name)
 	do := cmd.flags(fs)
@@ -136,7 +141,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, withFlagHint(fs, err)
 		}
 		if fs.NArg() == 0 {
 			return positional, nil
@@ -144,6 +149,32 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// withFlagHint adds to an unknown flag's error the flag most likely
+// meant: the nearest by spelling (-duraton), or the one whose name starts
+// the other's (-out for -o, -dur for -duration) when only one does.
+func withFlagHint(fs *flag.FlagSet, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err
+	}
+	name = strings.TrimPrefix(name, "-")
+	var names, prefixed []string
+	fs.VisitAll(func(f *flag.Flag) {
+		names = append(names, f.Name)
+		if strings.HasPrefix(name, f.Name) || strings.HasPrefix(f.Name, name) {
+			prefixed = append(prefixed, f.Name)
+		}
+	})
+	meant := suggest.Nearest(name, names)
+	if meant == "" && len(prefixed) == 1 {
+		meant = prefixed[0]
+	}
+	if meant == "" {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean -%s?", err, meant)
 }
 
 // newFlagSet is a command's flag set: it says nothing itself, so that a

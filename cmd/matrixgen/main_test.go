@@ -108,6 +108,15 @@ func TestMistakes(t *testing.T) {
 		{[]string{"import", "vllm-bench-serve"}, "name a format and at least one file"},
 		{[]string{"validate"}, "name the run files to check"},
 		{[]string{"version", "now"}, "unexpected arguments"},
+		// A likely meaning is named; bad values of build's and serve's
+		// flags are mistakes too, named by their flag (they exited 1, as
+		// a config key or a system call).
+		{[]string{"buld"}, `unknown command "buld" (did you mean build?)`},
+		{[]string{"build", "-out", "x"}, "-out; did you mean -o?"},
+		{[]string{"run", "-duraton", "5s"}, "-duraton; did you mean -duration?"},
+		{[]string{"build", "-base-url", "notaurl"}, `-base-url: want an http:// or https:// URL, got "notaurl"`},
+		{[]string{"serve", "-addr", "nonsense"}, `-addr: want host:port`},
+		{[]string{"build", "-runs", "s3://"}, "name the bucket"},
 	} {
 		checkMistake(t, tt.args, tt.want)
 	}

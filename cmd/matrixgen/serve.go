@@ -59,6 +59,9 @@ included.
 			if err := checkPlaces(*runs); err != nil {
 				return err
 			}
+			if _, port, err := net.SplitHostPort(*addr); err != nil || port == "" {
+				return usagef("-addr: want host:port (127.0.0.1:1313, or :1313 for every address), not %q", *addr)
+			}
 			ctx, stop := interruptible()
 			defer stop()
 			ln, err := net.Listen("tcp", *addr)
