@@ -120,6 +120,18 @@ type server struct {
 	// mirror, for runs in a bucket, is the local copy of the bucket's
 	// runs, polled in its own goroutine (pollBucket).
 	mirror *bucketMirror
+	// broken: the last build or update failed, so the next good one says
+	// the site is whole again.
+	broken atomic.Bool
+}
+
+// mended is what a good build or update adds to its line after a failed
+// one: the person who fixed a file sees the fix took.
+func (s *server) mended() string {
+	if s.broken.Swap(false) {
+		return "; the build works again, serving the site as built now"
+	}
+	return ""
 }
 
 // liveAssets are templates/ and static/ from disk when serve runs in
@@ -162,7 +174,7 @@ func (s *server) build() bool {
 			if live, stats, err = site.NewLive(s.context(), files, settings, s.out); err == nil {
 				s.current.Store(live)
 				s.version.Add(1)
-				fmt.Fprintf(s.log, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reusedNote(stats))
+				fmt.Fprintf(s.log, "built %s from %s in %d ms%s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reusedNote(stats), s.mended())
 				return true
 			}
 		}
@@ -197,7 +209,7 @@ func (s *server) update() bool {
 		var stats render.Stats
 		if stats, err = live.Update(files); err == nil {
 			s.version.Add(1)
-			fmt.Fprintf(s.log, "updated %s of %s in %d ms\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds())
+			fmt.Fprintf(s.log, "updated %s of %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), s.mended())
 			return true
 		}
 	}
@@ -215,6 +227,7 @@ func (s *server) failed(err error) {
 	if w == nil {
 		w = s.log
 	}
+	s.broken.Store(true)
 	fmt.Fprintf(w, "build failed; still serving the last good site:\n%v\n", err)
 }
 

@@ -132,8 +132,11 @@ func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
 	if strings.Contains(log.String(), "failed") {
 		t.Errorf("a failure went to stdout:\n%s", log.String())
 	}
-	// The config changed: a whole build, with the new title.
+	// The bad file gone, the next good build says the site is whole
+	// again (it said only "updated 0 pages").
 	os.Remove(filepath.Join(runs, "broken.json"))
+	waitFor("a build that says it works again", func() bool { return strings.Contains(log.String(), "the build works again") })
+	// The config changed: a whole build, with the new title.
 	writeFile(t, cfgFile, []byte("[site]\ntitle = \"Lab results\"\n"))
 	waitFor("a whole build after the config changed", func() bool { _, p := get("/"); return strings.Contains(p, "<title>Lab results</title>") })
 	cancel()
