@@ -1015,7 +1015,8 @@
   // and B marked ★, only where significant; "~" where tested and not,
   // "untested" where a run kept too few requests or none. A figure that
   // is never tested (a headline figure: one number a run) has its higher
-  // marked ★ and its B / A untested, uncoloured. data-verdict says which.
+  // marked ★ (where the two read differently) and its B / A untested,
+  // uncoloured. data-verdict says which.
   function ranked(fa, fb, rules, testable) {
     var r = ratio(fa.value, fb.value, rules);
     var ta = el("td", fa.text, "num"), tb = el("td", fb.text, "num");
@@ -1032,7 +1033,8 @@
       td = el("td", "~ " + r.text, "num ratio-same");
       if (verdict === "against") td.append(" ", el("span", "(against)", "against"));
     }
-    if ((!testable || verdict === "gain" || verdict === "loss") && fa.value !== fb.value) (fb.value > fa.value ? tb : ta).classList.add("top");
+    // Two figures that read the same (344.9 and 344.9) have no higher.
+    if ((!testable || verdict === "gain" || verdict === "loss") && fa.value !== fb.value && fa.text !== fb.text) (fb.value > fa.value ? tb : ta).classList.add("top");
     td.setAttribute("data-verdict", verdict);
     td.title = !testable ? "untested: a headline figure is one number a run, with no samples to test" :
       s.tested || (fa.samples && fb.samples) ? testWords(s, fa.samples.length, fb.samples.length, "requests", rules.test) + againstWords(verdict) :
