@@ -679,6 +679,9 @@
     });
   }
 
+  // setupLabels are the settings that make two runs different setups.
+  var setupLabels = ["Model", "GPU", "VRAM", "Engine", "Version", "Quantization"];
+
   function drawComparison(section, root, rules, a, b) {
     var sides = [["A", a], ["B", b]];
     document.getElementById("compare-heading").textContent = a.id + " vs " + b.id;
@@ -697,6 +700,14 @@
 
     var heads = ["", "A · " + a.id, "B · " + b.id];
     var settings = byLabel(b.settings);
+    // Runs of another model, GPU or engine are compared all the same, as
+    // the compare command does, with the differences named up front.
+    var unlike = a.settings.filter(function (s) {
+      return setupLabels.indexOf(s.label) >= 0 && (s.text || "") !== (settings[s.label] || "");
+    }).map(function (s) { return s.label; });
+    var unlikeFlag = document.getElementById("compare-unlike");
+    unlikeFlag.hidden = !unlike.length;
+    unlikeFlag.textContent = "Different setups: A and B differ in " + unlike.join(", ") + " (marked below); compared all the same.";
     table("compare-settings", heads, a.settings.filter(function (s) { return s.text || settings[s.label]; }).map(function (s) {
       var vb = settings[s.label] || "", differs = s.text !== vb;
       var th = el("th", s.label);

@@ -522,7 +522,22 @@ func TestCompareInABrowser(t *testing.T) {
 		if cells < 1 || sim[0] != "simulated" || sim[1] != "" || !strings.Contains(sim[2], "run A was measured against matrixgen sim") {
 			t.Errorf("%s: %d cells, badges and flag %q", where, cells, sim)
 		}
+		// Runs of other setups are named so up front, as the compare
+		// command warns; runs of one setup are not.
+		var unlike string
+		eval(where, `document.getElementById("compare-unlike").hidden ? "" : document.getElementById("compare-unlike").textContent`, &unlike)
+		if !strings.HasPrefix(unlike, "Different setups: A and B differ in GPU, Model") {
+			t.Errorf("%s: the setups' difference reads %q", where, unlike)
+		}
 		clean(where, root)
+	}
+	if err := b.Navigate(ctx, siteURL+"/"+builtPage); err != nil {
+		t.Fatal(err)
+	}
+	var unlike bool
+	eval("the built page of one setup", `document.getElementById("compare-unlike").hidden`, &unlike)
+	if !unlike {
+		t.Error("two runs of one setup are flagged as different setups")
 	}
 
 	// Every view at desktop and phone widths, light and dark: nothing past
