@@ -662,7 +662,12 @@
       ids = [params.get("a"), params.get("b")];
     }
     var errorEl = document.getElementById("compare-error");
-    function fail(msg) { errorEl.hidden = false; errorEl.textContent = msg; }
+    function fail(msg) {
+      var back = el("a", "Compare two runs on the index");
+      back.href = section.getAttribute("data-root") + "index.html";
+      errorEl.hidden = false;
+      errorEl.replaceChildren(msg + " ", back, ".");
+    }
     if (!ids[0] || !ids[1]) return fail("Pick two runs on the index.");
     if (!ids.every(function (id) { return /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(id) && id.indexOf("..") < 0; })) return fail("Those are not run ids.");
     if (ids[0] === ids[1]) return fail("That is one run twice: pick two runs on the index.");

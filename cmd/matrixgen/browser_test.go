@@ -539,6 +539,19 @@ func TestCompareInABrowser(t *testing.T) {
 	if !unlike {
 		t.Error("two runs of one setup are flagged as different setups")
 	}
+	// A run the site lacks: said so, with the way back to the index's
+	// compare form.
+	if err := b.Navigate(ctx, siteURL+"/compare.html?a=nope&b="+sampleID); err != nil {
+		t.Fatal(err)
+	}
+	var drawn int
+	eval("a missing run", comparisonDrawn, &drawn) // waits for the error
+	var missing []string
+	eval("a missing run", `(() => { const e = document.getElementById("compare-error"), a = e.querySelector("a");
+		return [e.hidden ? "" : e.textContent, a ? a.getAttribute("href") : ""]; })()`, &missing)
+	if !strings.HasPrefix(missing[0], "This site has no run nope. Compare two runs on the index") || missing[1] != "index.html" {
+		t.Errorf("a missing run reads %q", missing)
+	}
 
 	// Every view at desktop and phone widths, light and dark: nothing past
 	// the screen's edge, every prefill bar labelled.
