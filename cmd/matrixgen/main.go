@@ -62,7 +62,8 @@ const (
 	exitFailed     = 1
 	exitUsage      = 2
 	exitUntestable = 3
-	exitUnreadable = 4 // compare: a run it could not read
+	exitUnreadable = 4   // compare: a run it could not read
+	exitStopped    = 130 // run: stopped by Ctrl-C (128 + SIGINT, as a shell says)
 )
 
 // run is main without the exit, so tests can call it. Help asked for goes
@@ -106,6 +107,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var misuse usageError
 	var untestable nothingTested
 	var unreadable unreadableRun
+	var stopped interruptedError
 	switch {
 	case err == nil:
 		return 0
@@ -120,6 +122,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &unreadable):
 		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
 		return exitUnreadable
+	case errors.As(err, &stopped):
+		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
+		return exitStopped
 	}
 	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
 	return exitFailed

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
@@ -158,8 +159,9 @@ func TestInterruptExitsCleanly(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	took, err := interrupt(t, cmd, waitFor(cmd), out)
 	t.Logf("stopping took %v (goal %v)", took.Round(time.Millisecond), ctrlCGoal)
-	if err == nil {
-		t.Error("an interrupted run exited 0")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitStopped {
+		t.Errorf("an interrupted run exited with %v, want %d", err, exitStopped)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if last := lines[len(lines)-1]; !strings.Contains(last, "interrupted; what was measured is saved") {

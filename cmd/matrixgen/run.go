@@ -35,7 +35,8 @@ Usage: matrixgen run [options]
 Probes the OpenAI-compatible server at [server] base_url, then measures
 prefill at each context and sustained decode for each context × concurrency
 cell of the sweep in matrixgen.toml, saving the run file after every
-measurement. Ctrl-C stops within seconds and keeps what was measured.
+measurement. Ctrl-C stops within seconds and keeps what was measured
+(exit status 130).
 
 -resume continues an interrupted run, re-running only missing or failed
 cells: the sweep's settings (contexts, concurrency, window, max output,
@@ -608,18 +609,25 @@ func (w *runWork) failed(err error) error {
 	interrupted := errors.Is(err, context.Canceled)
 	switch {
 	case w.saved && interrupted:
-		return errors.New("interrupted; what was measured is saved")
+		return interruptedError{errors.New("interrupted; what was measured is saved")}
 	case w.saved:
 		return err
 	case w.resume != "" && interrupted:
-		return fmt.Errorf("interrupted before anything was measured; %s is as it was", w.file)
+		return interruptedError{fmt.Errorf("interrupted before anything was measured; %s is as it was", w.file)}
 	case w.resume != "":
 		return fmt.Errorf("%w\n%s is as it was: nothing was measured", err, w.file)
 	case interrupted:
-		return errors.New("interrupted before anything was measured; no run file was written")
+		return interruptedError{errors.New("interrupted before anything was measured; no run file was written")}
 	}
 	return fmt.Errorf("%w\nno run file was written: nothing was measured", err)
 }
+
+// interruptedError is a run stopped by Ctrl-C or SIGTERM: it exits 130,
+// as a shell reports a command a Ctrl-C stopped, so a script tells it
+// from a run that failed.
+type interruptedError struct{ err error }
+
+func (e interruptedError) Error() string { return e.err.Error() }
 
 // savedOnce is told of every save: the first says where the run goes, and
 // each is copied on to the bucket, if any.
