@@ -86,6 +86,7 @@ func TestEngineFlagsKept(t *testing.T) {
 		"OLLAMA_KEEP_ALIVE=5m OLLAMA_NUM_PARALLEL=4 ollama serve",
 		"HF_TOKEN_PATH=/root/.cache/token vllm serve m --api-key-env VLLM_KEY",
 		"vllm serve m --num-api-key-retries 2 --secret-name vllm-keys --auth-type bearer",
+		"router --session-affinity true --token-streaming off --cookie-secure auto",
 	} {
 		if got := Text(in); got != in {
 			t.Errorf("altered:\n in:  %q\n out: %q", in, got)

@@ -148,7 +148,7 @@ func flagValue(name, value string) bool {
 	if userFlag(name) {
 		return strings.Contains(value, ":")
 	}
-	return NamesSecret(name, plainNumber(value))
+	return NamesSecret(name, plainSetting(value))
 }
 
 // spacedFlagValue: as flagValue, and a flag that switches something on or
@@ -170,11 +170,12 @@ func spacedFlagValue(name, value string) bool {
 // table's key) is a secret by its name alone, whatever it looks like
 // (api_key, password, X-Api-Key, Authorization; not key_cache_dtype): as
 // a field's name is read in text, for values that are not text, such as
-// a table of settings, hidden whole. A number under a name that counts a
-// secret (num_api_key_retries) is a count: isNumber says the value is one.
-func NamesSecret(name string, isNumber bool) bool {
+// a table of settings, hidden whole. A number or a switch's word under a
+// name whose secret's word is not its last (num_api_key_retries 3,
+// session_affinity true) is a setting: plain says the value is one.
+func NamesSecret(name string, plain bool) bool {
 	last, secret := secretWordAt(name)
-	return secret && (last || !isNumber)
+	return secret && (last || !plain)
 }
 
 // namedValue: a field's or element's value is a secret when its name says
@@ -183,7 +184,7 @@ func namedValue(name, value string) bool {
 	if strings.HasSuffix(value, ":") {
 		return false // the next field's name (token:\n  type: x)
 	}
-	return NamesSecret(name, plainNumber(value))
+	return NamesSecret(name, plainSetting(value))
 }
 
 // credentialHeader: a credential header's value is a secret unless it is
@@ -356,6 +357,18 @@ func nameParts(name string) []string {
 func userFlag(name string) bool {
 	n := strings.ToLower(strings.TrimLeft(name, "-"))
 	return n == "u" || n == "user"
+}
+
+// plainSetting reports whether v is a number or a switch's word (true,
+// off, auto): what a name that only holds a secret's word among others
+// (--session-affinity true, --num-api-key-retries 3) sets, never a
+// secret.
+func plainSetting(v string) bool {
+	switch strings.ToLower(strings.Trim(v, `"'`)) {
+	case "true", "false", "yes", "no", "on", "off", "none", "auto", "null", "enabled", "disabled":
+		return true
+	}
+	return plainNumber(strings.Trim(v, `"'`))
 }
 
 // plainNumber reports whether v is digits, with a point at most.
