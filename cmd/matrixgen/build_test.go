@@ -130,7 +130,7 @@ func TestBuildBaseURL(t *testing.T) {
 		t.Error("with a base URL, pages must still link relatively")
 	}
 	code, _, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out, "-base-url", "ftp://x")
-	if code == 0 || !strings.Contains(stderr, "base_url") {
+	if code != exitUsage || !strings.Contains(stderr, "-base-url: want an http:// or https:// URL") {
 		t.Errorf("a bad base URL gave exit %d, %q", code, stderr)
 	}
 }

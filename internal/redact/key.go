@@ -115,14 +115,15 @@ func cutAt(text string, s, e int) bool {
 }
 
 // madeOfWords reports whether every part of a key between separators is
-// shorter than minPiece and a word with a number before or after it at
-// most (token, abc123, Qwen3, 8B): a random key has a long run of its own
-// (sk-proj-…, a UUID's last twelve) or a part of mixed case (glpat-5FRuj).
+// a word (benchmark, inference), or shorter than minPiece and a word with
+// a number before or after it (abc123, Qwen3, 8B): a random key has a long
+// run of letters and digits (sk-proj-…, a UUID's last twelve) or a part
+// of mixed case (glpat-5FRuj).
 func madeOfWords(key string) bool {
 	parts := strings.FieldsFunc(key, func(r rune) bool { return r < 0x80 && !isAlnum(byte(r)) })
 	for _, p := range parts {
 		letters := strings.Trim(p, "0123456789")
-		if len(p) >= minPiece || letters != "" && !ordinary(letters) {
+		if letters != "" && !ordinary(letters) || len(p) >= minPiece && letters != p {
 			return false
 		}
 	}

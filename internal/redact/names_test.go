@@ -126,3 +126,46 @@ func TestSecretNamesInEveryForm(t *testing.T) {
 		}
 	}
 }
+
+// TestServerOutputKept: what engines print of themselves, which reaches a
+// run as a reason or a probe's text, is kept where it holds no secret,
+// and hidden where it does (found by an attacker over ~300 real flags
+// and their logs).
+func TestServerOutputKept(t *testing.T) {
+	for _, in := range []string{
+		"VLLM_TOOL_PARSE_REGEX_TIMEOUT_SECONDS=1 VLLM_USE_TRTLLM_RAGGED_DEEPSEEK_PREFILL=1 vllm serve m",
+		"vllm serve m --speculative-accept-threshold-single 0.3 --checkpoint-engine-wait-weights-before-ready",
+		"python -m sglang.launch_server --speculative-token-map thunlp/LLaMA3-Instruct-8B-FR-Spec/freq_32768.pt --bucket-inter-token-latency '0.002 0.005'",
+		"llama-server -m q.gguf --override-kv tokenizer.ggml.add_bos_token=bool:false",
+		"Prefill batch. #new-token: 20, #cached-token: 0, token usage: 0.00",
+		`{"bos_token":"<|endoftext|>","timings_per_token":false,"has_next_token":true}`,
+		"server_args=ServerArgs(api_key=None, admin_api_key=None, enable_streaming_session=False, kt_max_deferred_experts_per_token=None)",
+		"non-default args: {'hf_token': True}",
+		"HF_HUB_DISABLE_IMPLICIT_TOKEN=1 LLAMA_ARG_CORS_CREDENTIALS=false vllm serve m",
+		"docker login -u '$oauthtoken' --password-stdin nvcr.io",
+		`{"id":"modelperm-8f3a2b1c9d4e4f5a8b7c6d5e4f3a2b1c","object":"model_permission"}`,
+		"Args { api_key: None, ngrok_authtoken: None, max_input_tokens: Some(4000) }",
+		`docker run --env "HUGGING_FACE_HUB_TOKEN=$HF_TOKEN" vllm/vllm-openai --api-key ${VLLM_API_KEY}`,
+	} {
+		if got := Text(in); got != in {
+			t.Errorf("altered:\n in:  %q\n out: %q", in, got)
+		}
+	}
+	for _, in := range []string{
+		`Args { api_key: Some("hunter2hunter2"), hostname: "0.0.0.0" }`,
+		"Args {\n    api_key: Some(\n        \"hunter2hunter2\",\n    ),\n}",
+		"python train.py --use-auth-token hunter2hunter2",
+		"llama-server -hft hunter2hunter2 -m q.gguf",
+		"vllm serve m --token-value 31415926535897",
+		"vllm serve m --api-key $hunter2hunter2",
+	} {
+		if got := Text(in); strings.Contains(got, "hunter2") || strings.Contains(got, "31415926535897") {
+			t.Errorf("kept:\n in:  %q\n out: %q", in, got)
+		}
+	}
+	// A live key a person chose of words hides itself, not the words it
+	// shares with a command.
+	if in, got := "python benchmarks/benchmark_serving.py --model deepseek-ai/DeepSeek-R1", New("sk-vllm-benchmark-local").Text("python benchmarks/benchmark_serving.py --model deepseek-ai/DeepSeek-R1"); got != in {
+		t.Errorf("a key of words altered %q to %q", in, got)
+	}
+}

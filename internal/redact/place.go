@@ -18,8 +18,9 @@ const (
 	// the next quote is the next argument's.
 	word = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\])+`
 	// queryWord is a word that ends at a URL's '&' or '#' too, and before
-	// a colon that ends it (an error's "-set api_key=…: unknown key").
-	queryWord = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\&#])*(?:\\.|[^\s"'\\&#:])`
+	// a colon or a comma that ends it (an error's "-set api_key=…: unknown
+	// key", a Python repr's "api_key=None, ").
+	queryWord = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\&#])*(?:\\.|[^\s"'\\&#:,])`
 	// fieldWord is a field's value: one quoted piece, or characters up to
 	// a separator of fields.
 	// Mark is a value already hidden (the text may be redacted twice).
@@ -58,8 +59,9 @@ var placeRules = []placeRule{
 	// value; with Go's and JSON's dumps of a header (map[Name:[value]],
 	// {"Name":["value"]}, http.Header{"Name":[]string{"value"}}) and an
 	// authentication scheme kept (Bearer, Basic, Token); YAML's value on
-	// the next line, indented, plain or a block (password: |).
-	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+)?[ \t]*(?:\[\]string\{|\[)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true},
+	// the next line, indented, plain or a block (password: |); Rust's
+	// Debug of an option (TGI logs its arguments: api_key: Some("…")).
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+)?[ \t]*(?:\[\]string\{|\[|Some\([ \t]*(?:\r?\n[ \t]*)?)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true},
 	// NAME=value: an environment variable (PowerShell's $env:NAME=value too), a query parameter, a URL
 	// fragment's (#access_token=…), a config line's (KEY = "…").
 	// After '=' too: an assignment passed as a flag's value (docker run
@@ -148,15 +150,16 @@ func flagValue(name, value string) bool {
 	if userFlag(name) {
 		return strings.Contains(value, ":")
 	}
-	return NamesSecret(name, plainSetting(value))
+	return !switchWord(value) && !shellVariable(value) && NamesSecret(name, plainSetting(value))
 }
 
 // spacedFlagValue: as flagValue, and a flag that switches something on or
-// off (--no-auth, --disable-auth) takes no value after a space; a value
+// off (--no-auth, --disable-auth) takes no value after a space, but for
+// --use-auth-token, which may take the token itself; a value
 // that starts with '-' is one only after a name whose last word says
 // secret (--api-key -abc123), never a long flag (--port).
 func spacedFlagValue(name, value string) bool {
-	if switchFlag(name) || !flagValue(name, value) {
+	if switchFlag(name) && (plainSetting(value) || !tokenSwitch(name)) || !flagValue(name, value) {
 		return false
 	}
 	if value[0] != '-' {
@@ -175,6 +178,9 @@ func spacedFlagValue(name, value string) bool {
 // session_affinity true) is a setting: plain says the value is one.
 func NamesSecret(name string, plain bool) bool {
 	last, secret := secretWordAt(name)
+	if plain && slices.ContainsFunc(nameParts(name), switchPart) {
+		return false // a switch's setting: HF_HUB_DISABLE_IMPLICIT_TOKEN=1
+	}
 	return secret && (last || !plain)
 }
 
@@ -184,7 +190,7 @@ func namedValue(name, value string) bool {
 	if strings.HasSuffix(value, ":") {
 		return false // the next field's name (token:\n  type: x)
 	}
-	return NamesSecret(name, plainSetting(value))
+	return !switchWord(value) && !shellVariable(value) && NamesSecret(name, plainSetting(value))
 }
 
 // credentialHeader: a credential header's value is a secret unless it is
@@ -214,7 +220,13 @@ func assignedValue(name, value string) bool {
 // off, and so takes no value.
 func switchFlag(name string) bool {
 	first, _, _ := strings.Cut(strings.ToLower(name), "-")
-	switch first {
+	return switchPart(first)
+}
+
+// switchPart reports whether a part of a name says it turns something on
+// or off.
+func switchPart(part string) bool {
+	switch part {
 	case "no", "disable", "enable", "skip", "allow", "require", "use", "with", "without", "trust":
 		return true
 	}
@@ -230,7 +242,7 @@ func switchFlag(name string) bool {
 // WANDB_KEY), or joined to one (secretkey, accesskey).
 var (
 	secretWords = []string{"token", "oauth", "xauth", "userpass", "sessionid", "sid", "secret", "secrets", "password", "passwd", "pwd",
-		"auth", "authorization", "credential", "credentials", "cookie", "passphrase", "passcode", "pincode", "otp", "totp", "mfa", "mnemonic", "pw", "cred", "creds",
+		"auth", "authorization", "credential", "credentials", "cookie", "passphrase", "passcode", "pincode", "otp", "totp", "mfa", "mnemonic", "pw", "cred", "creds", "hft",
 		"pass", "jwt", "pat", "sig", "signature", "session", "sas", "apikey", "apikeys"}
 	keyWords      = []string{"key", "keys"}
 	keyQualifiers = []string{"api", "access", "secret", "private", "client", "auth", "master", "signing",
@@ -241,6 +253,13 @@ var (
 		"replicate", "deepseek", "openrouter", "huggingface", "wandb", "ngc", "nvidia", "nim", "github", "gh", "gitlab",
 		"b2", "r2", "minio", "cloudflare", "runpod", "modal", "langsmith", "langchain", "pinecone", "slack", "stripe"}
 	joinedQualifiers = append([]string{"db", "user", "root", "bearer", "refresh", "id"}, keyQualifiers...)
+	// vocabularyQualifiers before "token" name a token of a model's
+	// vocabulary or a count of them, not a credential (bos_token, BOS
+	// token = 151643, #new-token, has_next_token, timings_per_token,
+	// --bucket-time-to-first-token).
+	vocabularyQualifiers = []string{"bos", "eos", "pad", "unk", "sep", "cls", "mask", "eot", "eom", "fim", "special", "stop",
+		"new", "cached", "next", "first", "last", "per", "prompt", "output", "input", "total", "generated", "decode",
+		"thinking", "reasoning", "image", "audio", "video", "tool", "end", "start", "begin", "default", "chat"}
 	// anyPrefixWords say secret at the end of a joined word whatever stands
 	// before them (PGPASSWORD, JSESSIONID, PHPSESSID, clientsecret).
 	anyPrefixWords = []string{"password", "passwd", "passphrase", "secret", "sessionid", "sessid"}
@@ -261,7 +280,7 @@ var (
 		"threshold", "limit", "budget", "max", "min", "num", "interval", "window", "rate", "ratio", "delay",
 		"enabled", "enable", "disabled", "disable", "required", "require", "only", "level", "version",
 		"expiration", "lifetime", "rotation", "rotate", "usage", "details", "stats", "logging", "log", "dim", "tree",
-		"bucket", "table", "field", "column"}
+		"bucket", "table", "field", "column", "map", "latency", "stdin", "budget", "parser", "template", "prefix", "suffix"}
 )
 
 // secretWordAt reports whether the name holds a secret's word and whether
@@ -279,10 +298,11 @@ func secretWordAt(name string) (last, found bool) {
 		if !secretWord(p, prev, i == 0 && len(parts) == 1 || i == 0 && followedByValue(parts[1:])) {
 			continue
 		}
-		if i == len(parts)-1 {
-			return true, true
+		rest := parts[i+1:]
+		if i == len(parts)-1 || followedByValue(rest) && len(rest) == 1 {
+			return true, true // --api-key, --secret-value: the secret itself, a number too
 		}
-		if rest := parts[i+1:]; followedByValue(rest) || !slices.ContainsFunc(rest, namesOther) {
+		if followedByValue(rest) || !slices.ContainsFunc(rest, namesOther) {
 			found = true
 		}
 	}
@@ -310,7 +330,7 @@ func secretWord(part, prev string, alone bool) bool {
 		return alone || slices.Contains(keyQualifiers, prev)
 	}
 	if slices.Contains(secretWords, part) {
-		return true
+		return !(part == "token" && slices.Contains(vocabularyQualifiers, prev))
 	}
 	for _, w := range anyPrefixWords {
 		if strings.HasSuffix(part, w) {
@@ -359,6 +379,45 @@ func userFlag(name string) bool {
 	return n == "u" || n == "user"
 }
 
+// tokenSwitch reports whether a switch's name may take the secret itself
+// (Hugging Face's --use-auth-token <token>, or a bare --use-auth-token).
+func tokenSwitch(name string) bool {
+	last, _ := secretWordAt(name)
+	return last && strings.HasPrefix(strings.ToLower(strings.TrimLeft(name, "-")), "use")
+}
+
+// shellVariable reports whether v is a reference to a variable ($HF_TOKEN,
+// "${VLLM_API_KEY}"), as a launch command passes a secret without
+// holding it: the name of the secret, not the secret.
+func shellVariable(v string) bool {
+	v = strings.Trim(v, `"`)
+	name, ok := strings.CutPrefix(v, "$")
+	if !ok {
+		return false
+	}
+	// Unbraced, an environment variable's capitals only: a password may
+	// begin with '$' ($ecretP4ss).
+	allowed := "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+	if inner, ok := strings.CutPrefix(name, "{"); ok {
+		if name, ok = strings.CutSuffix(inner, "}"); !ok {
+			return false
+		}
+		allowed += "abcdefghijklmnopqrstuvwxyz"
+	}
+	return name != "" && strings.Trim(name, allowed) == "" && !isDigit(name[0])
+}
+
+// switchWord reports whether v is a boolean or null as a program prints
+// or takes one (True, false, None, null): never a secret, whatever it
+// stands under (api_key=None, LLAMA_ARG_CORS_CREDENTIALS=false).
+func switchWord(v string) bool {
+	switch strings.ToLower(strings.Trim(v, `"'`)) {
+	case "true", "false", "none", "null", "nil":
+		return true
+	}
+	return false
+}
+
 // plainSetting reports whether v is a number or a switch's word (true,
 // off, auto): what a name that only holds a secret's word among others
 // (--session-affinity true, --num-api-key-retries 3) sets, never a
@@ -368,7 +427,11 @@ func plainSetting(v string) bool {
 	case "true", "false", "yes", "no", "on", "off", "none", "auto", "null", "enabled", "disabled":
 		return true
 	}
-	return plainNumber(strings.Trim(v, `"'`))
+	v = strings.Trim(v, `"'`)
+	if kind, rest, ok := strings.Cut(v, ":"); ok && (kind == "bool" || kind == "int" || kind == "float") {
+		v = rest // llama.cpp's --override-kv key=type:value
+	}
+	return switchWord(v) || plainNumber(v)
 }
 
 // plainNumber reports whether v is digits, with a point at most.

@@ -118,6 +118,7 @@ func eachRun(text string, f func(start, end int)) {
 func randomRun(text string, start, end int) bool {
 	var joined []byte
 	seps := 0
+	words := true // every piece a word of one case or a number (VLLM_TOOL_PARSE_…, --speculative-accept-…)
 	for i := start; i < end; {
 		if !isAlnum(text[i]) {
 			if text[i] != '=' { // padding cuts nothing
@@ -136,14 +137,17 @@ func randomRun(text string, start, end int) bool {
 		if j-i < minIDHex || !isHex(text[i:j]) {
 			joined = append(joined, text[i:j]...)
 		}
+		words = words && ordinary(text[i:j])
 		i = j
 	}
 	// Pieces each too short to tell, of a run as long as a key and cut
 	// seldom, as base64's '/' and '+' cut a key (once in 32 characters),
 	// not every few letters as a path or a model's name is: the run is
 	// read as one piece, but for its hex pieces, which are judged alone
-	// (a commit in a path). Hex cut by '-' is a UUID or another id: kept.
-	return len(joined) >= minRandomHex && seps*6 <= len(joined) && !isHex(string(joined)) &&
+	// (a commit in a path). Hex cut by '-' is a UUID or another id: kept;
+	// so is a name of words joined (an environment variable, a long flag),
+	// where a random key's pieces mix cases, or letters and digits.
+	return !(words && seps > 0) && len(joined) >= minRandomHex && seps*6 <= len(joined) && !isHex(string(joined)) &&
 		randomPiece(string(joined), "")
 }
 
@@ -237,7 +241,7 @@ func labelledDigest(before string) bool {
 
 // idPrefixes name the hex ids servers give a request or a response
 // (vLLM's chatcmpl-…, cmpl-…, req-…): an id, not a key.
-var idPrefixes = []string{"chatcmpl-", "cmpl-", "req-", "request-", "resp-", "embd-", "msg-", "run-", "trace-", "batch-", "call-"}
+var idPrefixes = []string{"chatcmpl-", "cmpl-", "modelperm-", "req-", "request-", "resp-", "embd-", "msg-", "run-", "trace-", "batch-", "call-"}
 
 // labelledID reports whether the text before a hex piece is an id's prefix
 // standing at a token's start.
