@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/bucket"
 	"github.com/matrixgen/matrixgen/config"
@@ -404,8 +405,9 @@ func hintOverride(o string) string {
 	for _, part := range strings.Split(key, ".") {
 		secret = secret || redact.NamesSecret(strings.Trim(strings.TrimSpace(part), `"'`), false)
 	}
-	for _, m := range namesInValue.FindAllStringSubmatch(value, -1) {
-		secret = secret || redact.NamesSecret(m[1], false)
+	var doc map[string]any
+	if _, err := toml.Decode("v = "+value, &doc); err == nil {
+		eachKey(doc["v"], func(k string) { secret = secret || redact.NamesSecret(k, false) })
 	}
 	if secret {
 		return key + "=" + redact.Mark
@@ -413,8 +415,25 @@ func hintOverride(o string) string {
 	return o
 }
 
-// namesInValue finds the keys of a TOML value's tables ({api_key = "…"}).
-var namesInValue = regexp.MustCompile(`["']?([A-Za-z0-9_-]+)["']?\s*=`)
+// eachKey calls f with every key of the tables in a TOML value, however
+// deep ({auth = {basic = "…"}}, [{api_key = "…"}]).
+func eachKey(v any, f func(string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			f(k)
+			eachKey(e, f)
+		}
+	case []any:
+		for _, e := range v {
+			eachKey(e, f)
+		}
+	case []map[string]any:
+		for _, e := range v {
+			eachKey(e, f)
+		}
+	}
+}
 
 // resumeHint is the command that continues the run in file, as an
 // interrupted run prints it, quoted for a shell.
