@@ -80,7 +80,8 @@ Exit status:
   1  a significant slowdown beyond -fail-on; or, with -fail-on, a cell
      valid in A that B holds with another status (an error, over
      capacity, not run: B stopped early), listed as lost
-  2  a command line it cannot understand
+  2  a command line it cannot understand, A and B one run, or two
+     copies of one file (a gate that compared nothing must not pass)
   3  -fail-on given but nothing could be tested: no cell of both runs has
      samples enough to reach p < 0.05 (runs without per-second samples,
      or too few of them)
