@@ -143,6 +143,7 @@ func TestServerOutputKept(t *testing.T) {
 		"non-default args: {'hf_token': True}",
 		"HF_HUB_DISABLE_IMPLICIT_TOKEN=1 LLAMA_ARG_CORS_CREDENTIALS=false vllm serve m",
 		"docker login -u '$oauthtoken' --password-stdin nvcr.io",
+		"401: give --api-key <redacted> with every request and try again",
 		`{"id":"modelperm-8f3a2b1c9d4e4f5a8b7c6d5e4f3a2b1c","object":"model_permission"}`,
 		"Args { api_key: None, ngrok_authtoken: None, max_input_tokens: Some(4000) }",
 		`docker run --env "HUGGING_FACE_HUB_TOKEN=$HF_TOKEN" vllm/vllm-openai --api-key ${VLLM_API_KEY}`,
@@ -158,6 +159,8 @@ func TestServerOutputKept(t *testing.T) {
 		"llama-server -hft hunter2hunter2 -m q.gguf",
 		"vllm serve m --token-value 31415926535897",
 		"vllm serve m --api-key $hunter2hunter2",
+		"vllm serve m --api-key k1k1k1k1 hunter2hunter2 --port 8000",
+		"non-default args: {'model': 'm', 'api_key': ['k1k1k1k1', 'hunter2hunter2'], 'port': 8000}",
 	} {
 		if got := Text(in); strings.Contains(got, "hunter2") || strings.Contains(got, "31415926535897") {
 			t.Errorf("kept:\n in:  %q\n out: %q", in, got)

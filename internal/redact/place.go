@@ -37,6 +37,9 @@ type placeRule struct {
 	// is a lowercase word with more words after it is a sentence going on
 	// ("Invalid API key: please check", "token: file not found").
 	prose bool
+	// list: the flag may take several values (vLLM's --api-key k1 k2):
+	// the bare words after a secret's value are secrets too.
+	list bool
 }
 
 // placeRules are the places secrets stand in. A value that follows a name
@@ -53,7 +56,10 @@ var placeRules = []placeRule{
 	// list), the value on the next line (a YAML list's "- value", a JSON
 	// array's next element), and a value that starts with '-' after a
 	// name that takes one.
-	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)(?:["']?[ \t]*,?[ \t]*\r?\n[ \t]*(?:-[ \t]+)?|["'][ \t]*,?[ \t]*|[ \t]+)(?P<value>` + word + `)`), keep: spacedFlagValue},
+	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)(?:["']?[ \t]*,?[ \t]*\r?\n[ \t]*(?:-[ \t]+)?|["'][ \t]*,?[ \t]*|[ \t]+)(?P<value>` + word + `)`), keep: spacedFlagValue, list: true},
+	// A list under a secret's name, every element: 'api_key': ['k1', 'k2']
+	// (vLLM logs its arguments so; its api_key is a list).
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::|=)[ \t]*\[(?P<value>[^\]\r\n]+)\]`), keep: namedList},
 	// A header, a JSON, YAML, Python, Ruby or PHP field and a Go
 	// assignment: name: value, "name": "value", 'name' => 'value', name :=
 	// value; with Go's and JSON's dumps of a header (map[Name:[value]],
@@ -108,12 +114,48 @@ func findPlaced(text string, hide func(start, end int)) {
 			}
 			if s, e, ok := secretOf(rule, n, text[vs:ve]); ok {
 				hide(vs+s, vs+e)
+				if last, _ := secretWordAt(n); rule.list && last {
+					hideMoreValues(text, ve, hide)
+				}
 			}
 			// The value may itself be a name (--no-auth --api-key k): look
 			// again from where it starts.
 			pos = max(vs, pos+1)
 		}
 	}
+}
+
+// hideMoreValues hides the bare words after a secret flag's value, up to
+// the next flag, the line's end, a shell's operator or a plain word (prose
+// going on, a number): a flag that takes several keys (vLLM's --api-key
+// k1 k2) has them all.
+func hideMoreValues(text string, at int, hide func(start, end int)) {
+	for {
+		m := nextWord.FindStringSubmatchIndex(text[at:])
+		if m == nil {
+			return
+		}
+		ws, we := at+m[2], at+m[3]
+		if c := text[ws]; c == '-' || strings.IndexByte("&|;<>()`\\#", c) >= 0 || ordinary(strings.TrimRight(text[ws:we], ".,:;")) {
+			return // a flag, an operator, or a word of prose or a number
+		}
+		hide(ws, we)
+		at = we
+	}
+}
+
+// nextWord is the shell word after spaces on the same line.
+var nextWord = regexp.MustCompile(`^[ \t]+(` + word + `)`)
+
+// namedList: a list under a name that says secret is secrets, but one of
+// numbers or switches' words (a count's, a setting's).
+func namedList(name, value string) bool {
+	for _, e := range strings.Split(value, ",") {
+		if !plainSetting(strings.TrimSpace(e)) {
+			return NamesSecret(name, false)
+		}
+	}
+	return NamesSecret(name, true)
 }
 
 // sentence reports whether value, with what follows it, reads as prose:
