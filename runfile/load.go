@@ -65,6 +65,24 @@ func Files(dir string) ([]string, error) {
 	return names, nil
 }
 
+// Misnamed lists the files in dir that a person meant as run files but
+// Files leaves out, as build reads only *.json: names ending in .JSON or
+// .Json. A build says so rather than leave them out unsaid.
+func Misnamed(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasPrefix(n, ".") && strings.HasSuffix(strings.ToLower(n), ".json") && !strings.HasSuffix(n, ".json") {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
 // Load reads one run file and the notes beside it.
 func Load(name string) (Entry, error) {
 	e, err := Read(name)

@@ -110,6 +110,9 @@ func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "no run files (*.json) in %s: the site lists no runs (-runs names the folder)\n", shown)
 	}
+	if misnamed := runfile.Misnamed(runsDir); len(misnamed) > 0 && !bucket.IsURL(runsDir) {
+		fmt.Fprintf(stdout, "not read, as run files end in .json (lower case): %s\n", render.Names(misnamed))
+	}
 	if len(stats.Kept) > 0 {
 		fmt.Fprintf(stdout, "kept files no build wrote: %s\n", render.Names(stats.Kept))
 	}

@@ -418,6 +418,13 @@ func TestBuildEmptyAndMissingRuns(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "runs folder") {
 		t.Errorf("missing runs folder: exit %d, %q", code, stderr)
 	}
+	// A run file named in capitals was left out unsaid (a newcomer's
+	// UPPER.JSON, which validate accepted by name).
+	writeFile(t, filepath.Join(empty, "UPPER.JSON"), []byte("{}"))
+	code, stdout, _ = matrixgenCmd(t, "build", "-runs", empty, "-o", out)
+	if code != 0 || !strings.Contains(stdout, "not read, as run files end in .json (lower case): UPPER.JSON") {
+		t.Errorf("a run file named in capitals: exit %d, %q", code, stdout)
+	}
 }
 
 // TestBuildWillNotReplaceOtherFolders points -o at folders matrixgen did not
