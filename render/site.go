@@ -97,6 +97,10 @@ type Stats struct {
 	// working folder but that no lock file proves a killed build's: left
 	// alone (package site's debris.go).
 	Unproven []string
+	// Hidden are the runs whose launch command held what looks like a
+	// secret, hidden on their pages and in their run.json (published): the
+	// run file should hide it too.
+	Hidden []string
 }
 
 // echartsVersion is the vendored ECharts, shown in the footer; the VERSION
@@ -161,6 +165,7 @@ type Renderer struct {
 	cache  Cache
 	inputs map[string]string
 	reused int
+	hidden []string // the runs whose launch command the build redacted
 	// mu guards rows, every run's summary in the index's order as last
 	// written, which SiteCSV reads while an Update may replace it.
 	mu   *sync.RWMutex
@@ -387,7 +392,7 @@ func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cach
 	// Every HTML page: the runs', the index's, methodology.html,
 	// compare.html and the compare pages.
 	indexPages := max(1, (len(rows)+sitesize.IndexPageRuns-1)/sitesize.IndexPageRuns)
-	return Stats{Pages: len(rows) + indexPages + 2 + len(pairs), Runs: len(rows), Reused: b.reused}, nil
+	return Stats{Pages: len(rows) + indexPages + 2 + len(pairs), Runs: len(rows), Reused: b.reused, Hidden: b.hidden}, nil
 }
 
 // writeRuns loads and writes the run pages on every core, keeping of each
@@ -403,6 +408,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	inputs := make([]string, src.Len())
 	files, fromFiles := src.(RawSource)
 	var reused atomic.Int64
+	hidden := &idList{}
 	inFlight := &budget{limit: runBytesInFlight}
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
@@ -442,7 +448,10 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 			if err == nil {
 				// Pages show a bounded part of each string; run.json, made
 				// from the entry before that, keeps them whole.
-				e.Raw, err = b.publishedJSON(e)
+				var hid bool
+				if e, hid, err = b.published(e); hid {
+					hidden.add(e.ID)
+				}
 				e.Run = shownRun(e.Run)
 			}
 			if err == nil {
@@ -475,6 +484,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 		return nil, &BadRunsError{Errs: bad}
 	}
 	b.reused = int(reused.Load())
+	b.hidden = hidden.sorted()
 	b.inputs = map[string]string{}
 	for i, in := range inputs {
 		if in != "" {

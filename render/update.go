@@ -150,7 +150,7 @@ func (b *Renderer) renderChanged(changed Source, i int) (renderedRun, error) {
 	if err != nil {
 		return renderedRun{}, err
 	}
-	if e.Raw, err = b.publishedJSON(e); err != nil {
+	if e, _, err = b.published(e); err != nil {
 		return renderedRun{}, err
 	}
 	e.Run = shownRun(e.Run)

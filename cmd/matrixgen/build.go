@@ -110,6 +110,10 @@ func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "no run files (*.json) in %s: the site lists no runs (-runs names the folder)\n", shown)
 	}
+	if len(stats.Hidden) > 0 {
+		fmt.Fprintf(stdout, "hid what looks like a secret in the launch command of %s on the site: %s (hide it in the run file too; matrixgen validate names every field)\n",
+			plural.Count(len(stats.Hidden), "run", "runs"), render.Names(stats.Hidden))
+	}
 	if misnamed := runfile.Misnamed(runsDir); len(misnamed) > 0 && !bucket.IsURL(runsDir) {
 		fmt.Fprintf(stdout, "not read, as run files end in .json (lower case): %s\n", render.Names(misnamed))
 	}

@@ -591,3 +591,33 @@ func TestComparePages(t *testing.T) {
 		t.Errorf("a pair naming a missing run: exit %d, %s", code, stderr)
 	}
 }
+
+// TestBuildHidesLaunchCommandSecrets: a run file written by hand with a
+// key in its launch command had it published in clear on its page, its
+// run.json and compare.js, the build saying nothing (found by a newcomer).
+// The site hides it and the build names the run.
+func TestBuildHidesLaunchCommandSecrets(t *testing.T) {
+	runs := t.TempDir()
+	sample, err := os.ReadFile(filepath.Join("..", "..", "runs", sampleID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(runs, "clean.json"), sample)
+	writeFile(t, filepath.Join(runs, "leak.json"), []byte(strings.Replace(string(sample), `"launch_command": "`,
+		`"launch_command": "vllm serve m --api-key sk-proj-Abc123XyZ789LmNoPqRsTuVwXyZ0123456789 `, 1)))
+	out := filepath.Join(t.TempDir(), "public")
+	code, stdout, stderr := matrixgenCmd(t, "build", "-runs", runs, "-o", out)
+	if code != 0 || !strings.Contains(stdout, "hid what looks like a secret in the launch command of 1 run on the site: leak") {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"index.html", "run.json", "compare.js"} {
+		data, err := os.ReadFile(filepath.Join(out, "runs", "leak", f))
+		if err != nil || bytes.Contains(data, []byte("Abc123XyZ789")) {
+			t.Errorf("runs/leak/%s holds the key (%v)", f, err)
+		}
+	}
+	// A run without a secret is published byte for byte.
+	if data, _ := os.ReadFile(filepath.Join(out, "runs", "clean", "run.json")); !bytes.Equal(data, sample) {
+		t.Error("a run without a secret was not published as written")
+	}
+}
