@@ -749,9 +749,15 @@
         var ca = cells[0][c + "x" + n], cb = cells[1][c + "x" + n];
         var r = ratio(ca && ca.total_tok_s, cb && cb.total_tok_s, rules);
         if (r) return ratioCell(contexts[c] + " × " + n, ca, cb, r, rules.test);
-        // Quietly empty: what each run has there is the cell's title.
-        var quiet = spans("st-missing", []);
-        quiet.title = contexts[c] + " × " + n + ": A " + (ca ? ca.text : "not measured") + ", B " + (cb ? cb.text : "not measured");
+        // No ratio: the cell says what the run without a figure has there
+        // (B Error, B Not run; — where a run has no such cell), and a cell
+        // A measured that B lost stands out: it fails the command's gate.
+        var lost = ca && cb && ca.total_tok_s && !cb.total_tok_s;
+        var said = !ca || !cb ? "—" : ca.total_tok_s ? "B " + cb.text : cb.total_tok_s ? "A " + ca.text :
+          ca.text === cb.text ? ca.text : "A " + ca.text + ", B " + cb.text;
+        var quiet = spans(lost ? "st-missing st-lost" : "st-missing", [[said, "st"]]);
+        quiet.title = contexts[c] + " × " + n + ": A " + (ca ? ca.text : "not measured") + ", B " + (cb ? cb.text : "not measured") +
+          (lost ? "; lost in B: compare -fail-on fails on it" : "");
         return quiet;
       })) };
     }));

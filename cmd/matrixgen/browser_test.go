@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -457,7 +458,7 @@ func TestCompareInABrowser(t *testing.T) {
 			t.Errorf("%s shows\n%s\n\nserved it shows\n%s", where, text, want)
 		}
 	}
-	for _, must := range []string{"A: again · ", "B: " + sampleID + " · ", "ratio-2:1.00×", "st-missing: (8K × 2: A Looped, B Looped)", "Launch commands",
+	for _, must := range []string{"A: again · ", "B: " + sampleID + " · ", "ratio-2:1.00×", "st-missing:Looped (8K × 2: A Looped, B Looped)", "Launch commands",
 		// The seed's queued cell, never marked; its other cells, which kept no
 		// per-second samples, untested and coloured as before.
 		"ratio-none:1.00×\n489.5 → 489.5\nboth queued (512K × 2: A Requests queued, B Requests queued; not marked as a gain or a loss)",
@@ -528,6 +529,14 @@ func TestCompareInABrowser(t *testing.T) {
 		eval(where, `document.getElementById("compare-unlike").hidden ? "" : document.getElementById("compare-unlike").textContent`, &unlike)
 		if !strings.HasPrefix(unlike, "Different setups: A and B differ in GPU, Model") {
 			t.Errorf("%s: the setups' difference reads %q", where, unlike)
+		}
+		// A cell A measured and B did not says so in the cell, not only
+		// on hover (it was blank), and one B lost stands out.
+		var said []string
+		eval(where, `[...document.querySelectorAll("#compare-ratio td.st-missing")].map(td => td.className + ":" + td.textContent)`, &said)
+		if len(said) == 0 || slices.ContainsFunc(said, func(s string) bool { return strings.HasSuffix(s, ":") }) ||
+			!slices.Contains(said, "st-missing st-lost:B Looped") {
+			t.Errorf("%s: cells without a ratio read %q", where, said)
 		}
 		clean(where, root)
 	}
