@@ -134,17 +134,31 @@ const MaxNotesBytes = 1 << 20
 // it after let it be swapped in between.
 func readBounded(name string, limit int64, what string) ([]byte, error) {
 	root, err := os.OpenRoot(filepath.Dir(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, missingFile{term.Name(name)}
+	}
 	if err != nil {
 		return nil, namedErr(err)
 	}
 	defer root.Close()
 	f, info, err := regular.Open(root, filepath.Base(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, missingFile{term.Name(name)}
+	}
 	if err != nil {
 		return nil, namedErr(linkOut(name, err))
 	}
 	data, err := regular.Read(f, info, limit, term.Name(name), what)
 	return data, namedErr(err)
 }
+
+// missingFile is a file that is not there, named whole: the system's
+// error named only what the folder's root was asked for ("openat x.json")
+// or the folder ("open /tmp/nothere").
+type missingFile struct{ name string }
+
+func (e missingFile) Error() string        { return e.name + ": no such file" }
+func (e missingFile) Is(target error) bool { return target == fs.ErrNotExist }
 
 // namedErr is err with the path of a file system error printed as every
 // outside name is (term.Name): a newline in a file's name cannot forge a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -118,6 +119,18 @@ func TestCompareUsage(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join(runs, "copy-of-before.json"), before, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// So is a copy laid out anew (minified on its way through CI): it
+	// passed the gate against itself (found by a newcomer).
+	var compact bytes.Buffer
+	if err := stdjson.Compact(&compact, before); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runs, "minified.json"), compact.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "minified", "-fail-on", "5"); code != exitUsage || !strings.Contains(errOut, "one measurement") {
+		t.Errorf("a minified copy: exit %d, %s", code, errOut)
 	}
 	for _, args := range [][]string{
 		{"compare", "before"},

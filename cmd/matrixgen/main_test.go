@@ -116,6 +116,7 @@ func TestMistakes(t *testing.T) {
 		{[]string{"run", "-duraton", "5s"}, "-duraton; did you mean -duration?"},
 		{[]string{"build", "-base-url", "notaurl"}, `-base-url: want an http:// or https:// URL, got "notaurl"`},
 		{[]string{"serve", "-addr", "nonsense"}, `-addr: want host:port`},
+		{[]string{"serve", "-addr", ":99999"}, `-addr: want host:port with a port from 0 to 65535`},
 		{[]string{"build", "-runs", "s3://"}, "name the bucket"},
 	} {
 		checkMistake(t, tt.args, tt.want)

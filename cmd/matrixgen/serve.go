@@ -59,8 +59,8 @@ included.
 			if err := checkPlaces(*runs); err != nil {
 				return err
 			}
-			if _, port, err := net.SplitHostPort(*addr); err != nil || port == "" {
-				return usagef("-addr: want host:port (127.0.0.1:1313, or :1313 for every address), not %q", *addr)
+			if _, port, err := net.SplitHostPort(*addr); err != nil || !validPort(port) {
+				return usagef("-addr: want host:port with a port from 0 to 65535 (127.0.0.1:1313, or :1313 for every address), not %q", *addr)
 			}
 			ctx, stop := interruptible()
 			defer stop()
@@ -552,4 +552,11 @@ func (c *counted) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// validPort reports whether port is a TCP port number (0 asks the system
+// for a free one).
+func validPort(port string) bool {
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
 }
