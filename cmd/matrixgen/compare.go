@@ -136,8 +136,10 @@ Exit status:
 			}
 			rep := compareReport{A: a.ID, B: b.ID, Table: stats.CompareRuns(a.Run, b.Run), Gate: gate, Beyond: beyond,
 				Warnings: unrelated(a.Run, b.Run)}
-			rep.NotCompared = leftOut(a.Run, b.Run, rep.Table)
 			rep.Lost = lostCells(a.Run, b.Run)
+			rep.NotCompared = slices.DeleteFunc(leftOut(a.Run, b.Run, rep.Table), func(line string) bool {
+				return slices.ContainsFunc(rep.Lost, func(lost string) bool { return sameCell(line, lost) })
+			})
 			for _, w := range rep.Warnings {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
@@ -158,7 +160,7 @@ Exit status:
 			var failed []string
 			if len(rep.Lost) > 0 {
 				failed = append(failed, fmt.Sprintf("%s valid in A not valid in B: %s",
-					plural.Count(len(rep.Lost), "cell", "cells"), strings.Join(rep.Lost, ", ")))
+					plural.Count(len(rep.Lost), "cell", "cells"), firstFew(rep.Lost, ", ")))
 			}
 			if slow := rep.Table.Slowdowns(beyond); len(slow) > 0 {
 				names := make([]string, len(slow))
@@ -513,18 +515,43 @@ func plainPercent(share float64) string {
 
 // notComparedLine is one line for every cell without a row: how many, and
 // the first few.
-func (rep compareReport) notComparedLine() string {
+// sameCell reports whether two lines of cells name one cell first
+// ("decode 8K×4 (A Valid, B Error)", "decode 8K×4 (B Error: …)").
+func sameCell(x, y string) bool {
+	cx, _, _ := strings.Cut(x, " (")
+	cy, _, _ := strings.Cut(y, " (")
+	return cx == cy
+}
+
+// lostLine is the output's line of the cells B lost, with B's status and
+// reason: in the text and the Markdown too (a pull request's comment), not
+// only on stderr.
+func (rep compareReport) lostLine() string {
+	if len(rep.Lost) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("lost in B (valid in A, not in B; -fail-on fails on them): %s: %s",
+		plural.Count(len(rep.Lost), "cell", "cells"), firstFew(rep.Lost, "; "))
+}
+
+// firstFew joins the first lines of a list, and counts the rest: a run
+// may lose thousands of cells, and a line is read whole.
+func firstFew(lines []string, sep string) string {
 	const shown = 5
+	text := strings.Join(lines[:min(shown, len(lines))], sep)
+	if len(lines) > shown {
+		text += fmt.Sprintf("%sand %d more", sep, len(lines)-shown)
+	}
+	return text
+}
+
+func (rep compareReport) notComparedLine() string {
 	left := rep.NotCompared
 	if len(left) == 0 {
 		return ""
 	}
-	line := fmt.Sprintf("not compared (a figure is compared where both runs are Valid): %s: %s",
-		plural.Count(len(left), "cell", "cells"), strings.Join(left[:min(shown, len(left))], "; "))
-	if len(left) > shown {
-		line += fmt.Sprintf("; and %d more", len(left)-shown)
-	}
-	return line
+	return fmt.Sprintf("not compared (a figure is compared where both runs are Valid): %s: %s",
+		plural.Count(len(left), "cell", "cells"), firstFew(left, "; "))
 }
 
 func writeCompareText(w io.Writer, rep compareReport) error {
@@ -557,6 +584,9 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 		text += strings.TrimRight(line, " \n") + "\n"
 	}
 	text += rep.legend() + "\n"
+	if line := rep.lostLine(); line != "" {
+		text += term.Clean(line) + "\n"
+	}
 	if line := rep.notComparedLine(); line != "" {
 		text += line + "\n"
 	}
@@ -607,6 +637,9 @@ func writeCompareMarkdown(w io.Writer, rep compareReport) error {
 		line(r)
 	}
 	sb.WriteString("\n" + strings.ReplaceAll(rep.legend(), "\n", "  \n") + "\n")
+	if l := rep.lostLine(); l != "" {
+		sb.WriteString("\n" + markdownText(l) + "\n")
+	}
 	if l := rep.notComparedLine(); l != "" {
 		sb.WriteString("\n" + l + "\n")
 	}

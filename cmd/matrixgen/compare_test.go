@@ -271,7 +271,13 @@ func TestCompareSaysWhatItLeftOut(t *testing.T) {
 	}
 	label := "decode " + matrixgen.ContextLabel(d.ContextTokens) + "×" + strconv.Itoa(d.Concurrency)
 	code, out, errOut := matrixgenCmd(t, "compare", "-runs", runs, "before", "after")
-	want := label + " (A " + matrixgen.StatusValid.Label() + ", B " + matrixgen.StatusQueued.Label() + ")"
+	want := label + " (B " + matrixgen.StatusQueued.Label() + ": the server reported up to 1 request waiting inside the window)"
+	if code != 0 || !strings.Contains(out, "lost in B") || !strings.Contains(out, want) {
+		t.Errorf("exit %d: want %q named as lost in B\n%s%s", code, want, out, errOut)
+	}
+	// One valid in B only is left out, named with both statuses.
+	code, out, errOut = matrixgenCmd(t, "compare", "-runs", runs, "after", "before")
+	want = label + " (A " + matrixgen.StatusQueued.Label() + ", B " + matrixgen.StatusValid.Label() + ")"
 	if code != 0 || !strings.Contains(out, "not compared") || !strings.Contains(out, want) {
 		t.Errorf("exit %d: want %q named as left out\n%s%s", code, want, out, errOut)
 	}
@@ -722,6 +728,16 @@ func TestGateFailsOnLostCells(t *testing.T) {
 		}
 		if name == "error" && !strings.Contains(errOut, "CUDA out of memory") {
 			t.Errorf("the reason is not named: %s", errOut)
+		}
+		// The output names the lost cell with B's reason, apart from the
+		// cells not compared (where it stood, its reason on stderr only).
+		for _, format := range []string{"text", "markdown"} {
+			_, out, _ := matrixgenCmd(t, "compare", "-runs", runs, "before", "after", "-format", format)
+			lost, _, _ := strings.Cut(out[strings.Index(out, "lost in B"):], "\n")
+			if !strings.Contains(lost, "1 cell") || name == "error" && !strings.Contains(lost, "CUDA out of memory") ||
+				strings.Contains(out, "A Valid, B ") {
+				t.Errorf("%s, %s: the lost cell reads %q in\n%s", name, format, lost, out)
+			}
 		}
 		if code, _, errOut := matrixgenCmd(t, "compare", "-runs", runs, "after", "before", "-fail-on", "5"); code != 0 {
 			t.Errorf("%s: B serving a cell A lost failed the gate: exit %d, %s", name, code, errOut)
