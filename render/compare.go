@@ -224,15 +224,18 @@ func comparePrefillChart() map[string]any {
 // compareRun is what a comparison reads of one run, every figure as the
 // run's page formats it; the script only pairs two and divides.
 type compareRun struct {
-	ID        string           `json:"id"`
-	Title     string           `json:"title"`
-	Date      string           `json:"date"`
-	Simulated bool             `json:"simulated"`
-	Settings  []compareFigure  `json:"settings"`
-	Launch    []string         `json:"launch"`
-	Headline  []compareFigure  `json:"headline"`
-	Prefill   []comparePrefill `json:"prefill"`
-	Cells     []compareCell    `json:"cells"`
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	Date      string `json:"date"`
+	Simulated bool   `json:"simulated"`
+	// Incomplete: the run's sweep stopped before it finished; its headline
+	// figures cover only what it measured.
+	Incomplete bool             `json:"incomplete,omitempty"`
+	Settings   []compareFigure  `json:"settings"`
+	Launch     []string         `json:"launch"`
+	Headline   []compareFigure  `json:"headline"`
+	Prefill    []comparePrefill `json:"prefill"`
+	Cells      []compareCell    `json:"cells"`
 }
 
 // compareFigure is a labelled value; Value, where set, ranks it (the
@@ -292,7 +295,7 @@ func compareScript(id string, r *matrixgen.Run) ([]byte, error) {
 }
 
 func newCompareRun(id string, r *matrixgen.Run) compareRun {
-	c := compareRun{ID: id, Title: runTitle(r), Date: unlessDash(date(r.StartedAt)), Simulated: r.Simulated,
+	c := compareRun{ID: id, Title: runTitle(r), Date: unlessDash(date(r.StartedAt)), Simulated: r.Simulated, Incomplete: r.Incomplete,
 		Settings: compareSettings(r), Launch: strings.Fields(r.LaunchCommand)}
 	best, okBest := r.BestSingleStream()
 	peak, okPeak := r.PeakTotal()

@@ -237,3 +237,20 @@ func TestCompareScriptCarriesSamples(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareScriptSaysIncomplete: an interrupted run's compare data says
+// so, for the page to flag it (its headline figures cover only what it
+// measured); a finished run's says nothing.
+func TestCompareScriptSaysIncomplete(t *testing.T) {
+	r := testrun.Full(3)
+	for _, incomplete := range []bool{false, true} {
+		r.Incomplete = incomplete
+		data, err := compareScript("r", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(data), `"incomplete":true`); got != incomplete {
+			t.Errorf("incomplete %v: the data says %v", incomplete, got)
+		}
+	}
+}

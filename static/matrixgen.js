@@ -703,6 +703,12 @@
     flag.textContent = "Simulated: " + (simulated.length === 2 ? "both runs were" : "run " + simulated[0] + " was") +
       " measured against matrixgen sim, a loopback server of known speed, not real hardware.";
 
+    var incomplete = sides.filter(function (s) { return s[1].incomplete; }).map(function (s) { return s[0]; });
+    var stopped = document.getElementById("compare-incomplete");
+    stopped.hidden = !incomplete.length;
+    stopped.textContent = "Incomplete: " + (incomplete.length === 2 ? "both runs" : "run " + incomplete[0]) +
+      " stopped before the sweep finished; a cell not reached reads Not run, and the headline figures cover only what was measured.";
+
     var heads = ["", "A · " + a.id, "B · " + b.id];
     var settings = byLabel(b.settings);
     // Runs of another model, GPU or engine are compared all the same, as

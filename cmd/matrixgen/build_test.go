@@ -502,6 +502,11 @@ func TestValidateAFolderAndSecrets(t *testing.T) {
 	if code, _, stderr := matrixgenCmd(t, "validate", empty); code != 1 || !strings.Contains(stderr, "nothing checked") {
 		t.Errorf("an empty folder: exit %d, %s", code, stderr)
 	}
+	// An interrupted run is valid, and said to be incomplete.
+	writeFile(t, filepath.Join(empty, "stopped.json"), []byte(strings.Replace(string(sample), `"schema": 1,`, `"schema": 1, "incomplete": true,`, 1)))
+	if code, stdout, stderr := matrixgenCmd(t, "validate", empty); code != 0 || !strings.Contains(stdout, "stopped.json (incomplete: its sweep stopped") {
+		t.Errorf("an incomplete run: exit %d, %s%s", code, stdout, stderr)
+	}
 }
 
 // TestSitePages: the methodology page, runs.csv with every measurement of

@@ -135,7 +135,7 @@ Exit status:
 				return usagef("A and B are one run (%s as %s and %s): name two runs", a.ID, term.Name(args[0]), term.Name(args[1]))
 			}
 			rep := compareReport{A: a.ID, B: b.ID, Table: stats.CompareRuns(a.Run, b.Run), Gate: gate, Beyond: beyond,
-				Warnings: unrelated(a.Run, b.Run)}
+				Warnings: append(unrelated(a.Run, b.Run), incompleteRuns(a.Run, b.Run)...)}
 			rep.Lost = lostCells(a.Run, b.Run)
 			rep.NotCompared = slices.DeleteFunc(leftOut(a.Run, b.Run, rep.Table), func(line string) bool {
 				return slices.ContainsFunc(rep.Lost, func(lost string) bool { return sameCell(line, lost) })
@@ -180,6 +180,23 @@ Exit status:
 			return nil
 		}
 	},
+}
+
+// incompleteRuns warns of a run whose sweep stopped before it finished:
+// its headline figures cover only what it measured (a peak of 16 streams
+// it never ran reads as a loss), and its cells not reached are lost.
+func incompleteRuns(a, b *matrixgen.Run) []string {
+	var warnings []string
+	for _, side := range []struct {
+		name string
+		run  *matrixgen.Run
+	}{{"A", a}, {"B", b}} {
+		if side.run.Incomplete {
+			warnings = append(warnings, "run "+side.name+" is incomplete: its sweep stopped before it finished (matrixgen run -resume continues it); "+
+				"its cells not reached read Not run, and its headline figures cover only what it measured")
+		}
+	}
+	return warnings
 }
 
 // sameContent reports whether two runs hold the same measurement, however

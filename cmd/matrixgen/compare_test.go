@@ -729,6 +729,11 @@ func TestGateFailsOnLostCells(t *testing.T) {
 		if name == "error" && !strings.Contains(errOut, "CUDA out of memory") {
 			t.Errorf("the reason is not named: %s", errOut)
 		}
+		// An interrupted B is named so: its headline figures cover only
+		// what it measured.
+		if incomplete := strings.Contains(errOut, "warning: run B is incomplete"); incomplete != (name == "not run") {
+			t.Errorf("%s: warned of an incomplete B: %v\n%s", name, incomplete, errOut)
+		}
 		// The output names the lost cell with B's reason, apart from the
 		// cells not compared (where it stood, its reason on stderr only).
 		for _, format := range []string{"text", "markdown"} {

@@ -81,7 +81,11 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 					bad = append(bad, renamed(err, rename))
 					return
 				}
-				fmt.Fprintf(stdout, "ok  %s\n", term.Name(shown))
+				if e.Run.Incomplete {
+					fmt.Fprintf(stdout, "ok  %s (incomplete: its sweep stopped before it finished; matrixgen run -resume continues it)\n", term.Name(shown))
+				} else {
+					fmt.Fprintf(stdout, "ok  %s\n", term.Name(shown))
+				}
 				if fields := secretFields(e.Run); len(fields) > 0 {
 					fmt.Fprintf(stderr, "warning: %s: %s %s what looks like a secret, which a site built from it would publish: hide it in the file, as <redacted>\n",
 						term.Name(shown), strings.Join(fields, ", "), plural.Noun(len(fields), "holds", "hold"))
