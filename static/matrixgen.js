@@ -716,6 +716,8 @@
     var unlike = a.settings.filter(function (s) {
       return setupLabels.indexOf(s.label) >= 0 && (s.text || "") !== (settings[s.label] || "");
     }).map(function (s) { return s.label; });
+    var contextsOf = function (r) { return sortedKeys(r.cells.reduce(function (o, c) { o[c.context] = true; return o; }, dict())).join(" "); };
+    if (contextsOf(a) !== contextsOf(b)) unlike.push("contexts");
     var unlikeFlag = document.getElementById("compare-unlike");
     unlikeFlag.hidden = !unlike.length;
     unlikeFlag.textContent = "Different setups: A and B differ in " + unlike.join(", ") + " (marked below); compared all the same.";
