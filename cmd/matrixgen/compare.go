@@ -300,6 +300,9 @@ func loadCompared(runs, name string) (runfile.Entry, error) {
 		}
 	}
 	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+		if strings.HasSuffix(name, ".json") && filepath.Clean(filepath.Dir(name)) == filepath.Clean(runs) {
+			return runfile.Entry{}, fmt.Errorf("no run file %s", term.Name(name))
+		}
 		if strings.HasSuffix(name, ".json") {
 			return runfile.Entry{}, fmt.Errorf("no run file %s: neither that file nor %s in the runs folder %s (-runs)",
 				term.Name(name), term.Name(filepath.Base(name)), term.Name(runs))
@@ -474,6 +477,8 @@ func (rep compareReport) summary() string {
 		return line + "; no gate (-fail-on not given)"
 	case len(rep.Lost) > 0 && t.Family == 0:
 		return line + "; nothing could be tested: fail"
+	case len(rep.Lost) > 0 && len(slow) == 0:
+		return line + "; none slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction, but cells lost: fail"
 	case len(rep.Lost) > 0:
 		return line + "; " + strconv.Itoa(len(slow)) + " slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction: fail"
 	case t.Family == 0:

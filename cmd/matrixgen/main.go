@@ -90,6 +90,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		hint := ""
 		if meant := suggest.Nearest(name, commandNames()); meant != "" {
 			hint = " (did you mean " + meant + "?)"
+		} else if name == "-v" || name == "-V" {
+			hint = " (did you mean version?)"
 		}
 		return mistake(stderr, "matrixgen", fmt.Errorf("unknown command %q%s; the commands are %s", name, hint, strings.Join(commandNames(), ", ")), "matrixgen -h")
 	}
