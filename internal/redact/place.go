@@ -98,8 +98,9 @@ var placeRules = []placeRule{
 	// A credential header's whole value, whatever its scheme (Key …,
 	// SharedKey acct:…, Negotiate …) or how many cookies it holds: the
 	// field rule takes one word, and a scheme it does not know would be
-	// taken for the credential.
-	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?:proxy-)?(?:authorization|cookie|set-cookie)["']?[ \t]*(?::|=>?)[ \t]*(?:\[\]string\{|\[)?[ \t]*["']?(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>[^\r\n"'<>\]}]+)`), keep: credentialHeader, needs: []string{":="}},
+	// taken for the credential. The value ends at its last non-space: a
+	// space after it is the text's.
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?:proxy-)?(?:authorization|cookie|set-cookie)["']?[ \t]*(?::|=>?)[ \t]*(?:\[\]string\{|\[)?[ \t]*["']?(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>[^\r\n"'<>\]}]*[^\s"'<>\]}])`), keep: credentialHeader, needs: []string{":="}},
 	// A Kubernetes env entry: {"name": "API_KEY", "value": "…"}.
 	{re: regexp.MustCompile(`(?i)["']?name["']?[ \t]*:[ \t]*["']?(?P<name>[a-z_][a-z0-9_.-]*)["']?\s*,?\s*["']?value["']?[ \t]*:[ \t]*(?P<value>` + fieldWord + `)`), keep: namedValue, needs: []string{":", "word:name", "word:value"}},
 	// An XML element's text: <password>value</password>.
@@ -194,6 +195,12 @@ func sentence(value, after string) bool {
 // its quotes when it is one quoted piece, the password after the colon of
 // a user's flag (curl -u user:password), else all of it.
 func secretOf(rule placeRule, name, value string) (start, end int, ok bool) {
+	if strings.HasPrefix(value, Mark) {
+		// Hidden already; what follows the mark is the text's (a
+		// credential header hid "k1 k2" of "authorization=k1 k2}": the
+		// '}' is not the secret's, and hiding it again would eat it).
+		return 0, 0, false
+	}
 	if rule.keep != nil && !rule.keep(name, value) {
 		return 0, 0, false
 	}
