@@ -29,6 +29,25 @@ func (fs Files) Entry(i int) (runfile.Entry, error) { return runfile.Load(fs[i])
 // Read reads the run file i, not decoded.
 func (fs Files) Read(i int) (runfile.Entry, error) { return runfile.Read(fs[i]) }
 
+// readFiles is Files whose pages in the page cache, once read, are let go
+// of as the site's files written are.
+type readFiles struct {
+	Files
+	cache *pageCache
+}
+
+func (fs readFiles) Entry(i int) (runfile.Entry, error) {
+	e, err := fs.Files.Entry(i)
+	fs.cache.wrote(fs.Files[i], int64(len(e.Raw)))
+	return e, err
+}
+
+func (fs readFiles) Read(i int) (runfile.Entry, error) {
+	e, err := fs.Files.Read(i)
+	fs.cache.wrote(fs.Files[i], int64(len(e.Raw)))
+	return e, err
+}
+
 // Size is a run file's size as the build's budget counts it: the bound
 // when it cannot be told (reading it will say why), and never more than
 // the bound (a larger file is refused before it is read).
@@ -79,7 +98,7 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 	}
 	defer work.release()
 	tmp := work.dir
-	dest := &folder{dir: tmp}
+	dest := &folder{dir: tmp, cache: &pageCache{}}
 	if IsSite(out) {
 		dest.previous = out
 	}
@@ -118,6 +137,9 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest *folder, cache *reuse) (render.Stats, error) {
 	if err := writeFile(dest.dir, siteMarker, []byte(markerHeader)); err != nil {
 		return render.Stats{}, err
+	}
+	if files, ok := src.(Files); ok && dest.cache != nil {
+		src = readFiles{files, dest.cache}
 	}
 	if cache == nil {
 		// No cache: a nil *reuse would be a render.Cache that is not nil.

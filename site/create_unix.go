@@ -27,6 +27,7 @@ func createFile(name string, data []byte) error {
 		}
 		data = data[n:]
 	}
+	startWriteback(fd)
 	if err := syscall.Close(fd); err != nil {
 		return &fs.PathError{Op: "close", Path: name, Err: err}
 	}

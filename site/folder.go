@@ -28,6 +28,9 @@ type folder struct {
 	// log, in place, is told every file written or removed, for the
 	// site's marker.
 	log *markerLog
+	// cache, for a fresh build, keeps its files' pages in the page cache
+	// bounded.
+	cache *pageCache
 }
 
 var _ render.Folder = (*folder)(nil)
@@ -38,7 +41,11 @@ func (f *folder) WriteFile(rel string, data []byte) error {
 		if f.linkUnchanged(rel, data) {
 			return nil
 		}
-		return writeFile(f.dir, rel, data)
+		if err := writeFile(f.dir, rel, data); err != nil {
+			return err
+		}
+		f.cache.wrote(filepath.Join(f.dir, filepath.FromSlash(rel)), int64(len(data)))
+		return nil
 	}
 	if err := replaceFile(f.dir, rel, data); err != nil {
 		return err
@@ -153,6 +160,7 @@ func (f *folder) Measurements(id string, buf []byte) ([]byte, string, error) {
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return buf, name, fmt.Errorf("%s: %w", term.Name(name), err)
 	}
+	f.cache.wrote(name, info.Size())
 	return buf, name, nil
 }
 
@@ -162,6 +170,12 @@ func (f *folder) Measurements(id string, buf []byte) ([]byte, string, error) {
 type stream struct {
 	f           *os.File
 	name, final string
+	// fd is f's descriptor when the stream keeps its pages in the page
+	// cache bounded, -1 when not; written and flushed count its bytes
+	// written and those it asked the kernel to write to disk.
+	fd               int
+	written, flushed int64
+	cache            *pageCache
 }
 
 // Create starts the file rel of the site.
@@ -178,14 +192,37 @@ func (f *folder) Create(rel string) (render.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stream{f: file, name: name, final: final}, nil
+	s := &stream{f: file, name: name, final: final, fd: -1}
+	if f.cache != nil && canDropCache {
+		s.fd, s.cache = int(file.Fd()), f.cache
+	}
+	return s, nil
 }
 
-func (s *stream) Write(p []byte) (int, error) { return s.f.Write(p) }
+// streamChunk is how many bytes a stream writes between asking the kernel
+// to write them to disk.
+const streamChunk = 32 << 20
+
+func (s *stream) Write(p []byte) (int, error) {
+	n, err := s.f.Write(p)
+	s.written += int64(n)
+	if s.fd >= 0 && s.written-s.flushed >= streamChunk {
+		streamWriteback(s.fd, s.flushed, s.written)
+		s.flushed = s.written
+	}
+	return n, err
+}
 
 // Close puts the file in place.
 func (s *stream) Close() error {
+	if s.fd >= 0 {
+		streamWriteback(s.fd, s.flushed, s.written)
+	}
 	err := s.f.Close()
+	if err == nil {
+		// What the stream has not dropped yet waits with the other files.
+		s.cache.wrote(s.final, min(s.written, cacheBehind+streamChunk))
+	}
 	if err == nil && s.name != s.final {
 		err = os.Rename(s.name, s.final)
 	}

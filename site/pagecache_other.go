@@ -1,0 +1,11 @@
+//go:build !linux
+
+package site
+
+const canDropCache = false
+
+func startWriteback(fd int) {}
+
+func dropCached(name string) {}
+
+func streamWriteback(fd int, from, to int64) {}
