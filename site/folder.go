@@ -44,7 +44,7 @@ func (f *folder) WriteFile(rel string, data []byte) error {
 		if err := writeFile(f.dir, rel, data); err != nil {
 			return err
 		}
-		f.cache.wrote(filepath.Join(f.dir, filepath.FromSlash(rel)), int64(len(data)))
+		f.cache.done(filepath.Join(f.dir, filepath.FromSlash(rel)), int64(len(data)))
 		return nil
 	}
 	if err := replaceFile(f.dir, rel, data); err != nil {
@@ -108,6 +108,7 @@ func (f *folder) linkUnchanged(rel string, data []byte) bool {
 		return false
 	}
 	have, err := regular.Read(r, info, int64(len(data)), term.Name(old), "a page")
+	f.cache.done(old, info.Size())
 	if err != nil || !bytes.Equal(have, data) {
 		return false
 	}
@@ -160,7 +161,7 @@ func (f *folder) Measurements(id string, buf []byte) ([]byte, string, error) {
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return buf, name, fmt.Errorf("%s: %w", term.Name(name), err)
 	}
-	f.cache.wrote(name, info.Size())
+	f.cache.done(name, info.Size())
 	return buf, name, nil
 }
 
@@ -170,12 +171,12 @@ func (f *folder) Measurements(id string, buf []byte) ([]byte, string, error) {
 type stream struct {
 	f           *os.File
 	name, final string
-	// fd is f's descriptor when the stream keeps its pages in the page
-	// cache bounded, -1 when not; written and flushed count its bytes
-	// written and those it asked the kernel to write to disk.
+	// cache, for a fresh build, bounds the stream's pages in the page
+	// cache: fd is f's descriptor, written and flushed count its bytes
+	// written and those the kernel was asked to write to disk.
+	cache            *pageCache
 	fd               int
 	written, flushed int64
-	cache            *pageCache
 }
 
 // Create starts the file rel of the site.
@@ -192,8 +193,8 @@ func (f *folder) Create(rel string) (render.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &stream{f: file, name: name, final: final, fd: -1}
-	if f.cache != nil && canDropCache {
+	s := &stream{f: file, name: name, final: final}
+	if f.cache != nil {
 		s.fd, s.cache = int(file.Fd()), f.cache
 	}
 	return s, nil
@@ -206,8 +207,8 @@ const streamChunk = 32 << 20
 func (s *stream) Write(p []byte) (int, error) {
 	n, err := s.f.Write(p)
 	s.written += int64(n)
-	if s.fd >= 0 && s.written-s.flushed >= streamChunk {
-		streamWriteback(s.fd, s.flushed, s.written)
+	if s.cache != nil && s.written-s.flushed >= streamChunk {
+		streamWriteback(s.fd, s.flushed, s.cache.limit)
 		s.flushed = s.written
 	}
 	return n, err
@@ -215,16 +216,16 @@ func (s *stream) Write(p []byte) (int, error) {
 
 // Close puts the file in place.
 func (s *stream) Close() error {
-	if s.fd >= 0 {
-		streamWriteback(s.fd, s.flushed, s.written)
+	if s.cache != nil {
+		streamWriteback(s.fd, s.flushed, s.cache.limit)
 	}
 	err := s.f.Close()
-	if err == nil {
-		// What the stream has not dropped yet waits with the other files.
-		s.cache.wrote(s.final, min(s.written, cacheBehind+streamChunk))
-	}
 	if err == nil && s.name != s.final {
 		err = os.Rename(s.name, s.final)
+	}
+	if err == nil && s.cache != nil {
+		// What the stream has not dropped yet waits with the other files.
+		s.cache.done(s.final, min(s.written, s.cache.limit+streamChunk))
 	}
 	if err != nil {
 		os.Remove(s.name)

@@ -8,16 +8,17 @@ import (
 
 const canDropCache = true
 
-// startWriteback asks the kernel to begin writing the file fd to disk
-// now, without waiting for it, so that its pages are clean, and can be
-// dropped, by the time pageCache lets go of them.
+// startWriteback asks the kernel to begin writing the file fd to disk,
+// without waiting for it, so that its pages are clean, and can be
+// dropped, by the time pageCache lets go of them. It is advice: a failure
+// costs memory, nothing else.
 func startWriteback(fd int) {
 	unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE)
 }
 
-// dropCached drops the file name's clean pages from the page cache. A
-// page still being written is left; the call is advice, and a failure
-// changes nothing but memory.
+// dropCached drops the file name's clean pages from the page cache; a
+// page still being written to disk stays. It is advice, like
+// startWriteback.
 func dropCached(name string) {
 	fd, err := ignoringEINTR(func() (int, error) {
 		return syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
@@ -29,12 +30,12 @@ func dropCached(name string) {
 	syscall.Close(fd)
 }
 
-// streamWriteback begins writing the bytes [from, to) of a file being
-// streamed to disk, and drops from the page cache what lies cacheBehind
-// bytes before them, written to disk by then.
-func streamWriteback(fd int, from, to int64) {
-	unix.SyncFileRange(fd, from, to-from, unix.SYNC_FILE_RANGE_WRITE)
-	if from > cacheBehind {
-		unix.Fadvise(fd, 0, from-cacheBehind, unix.FADV_DONTNEED)
+// streamWriteback begins writing the bytes of a streamed file from
+// offset from on to disk, and drops from the page cache its pages more
+// than behind bytes before them, on disk by then.
+func streamWriteback(fd int, from, behind int64) {
+	unix.SyncFileRange(fd, from, 0, unix.SYNC_FILE_RANGE_WRITE)
+	if from > behind {
+		unix.Fadvise(fd, 0, from-behind, unix.FADV_DONTNEED)
 	}
 }

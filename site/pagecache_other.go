@@ -8,4 +8,4 @@ func startWriteback(fd int) {}
 
 func dropCached(name string) {}
 
-func streamWriteback(fd int, from, to int64) {}
+func streamWriteback(fd int, from, behind int64) {}

@@ -261,7 +261,9 @@ func (c *reuse) Reuse(e runfile.Entry) (string, render.CachedRow, bool) {
 	}
 	old := filepath.Join(c.dest.previous, "runs", e.ID)
 	for i, name := range render.RunFiles {
-		if !fileHasSum(filepath.Join(old, name), r.Row.Sums[i]) {
+		size, ok := fileHasSum(filepath.Join(old, name), r.Row.Sums[i])
+		c.dest.cache.done(filepath.Join(old, name), size)
+		if !ok {
 			return input, render.CachedRow{}, false
 		}
 	}
@@ -309,18 +311,16 @@ func (c *reuse) Save(n int, runs iter.Seq[render.CachedRun]) error {
 }
 
 // fileHasSum reports whether name is a regular file whose bytes hash to
-// sum.
-func fileHasSum(name string, sum [sha256.Size]byte) bool {
+// sum, and how many bytes it read.
+func fileHasSum(name string, sum [sha256.Size]byte) (int64, bool) {
 	f, _, err := regular.OpenEntry(name) // a link, however it resolves, is not a page of ours
 	if err != nil {
-		return false
+		return 0, false
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return false
-	}
-	return bytes.Equal(h.Sum(nil), sum[:])
+	n, err := io.Copy(h, f)
+	return n, err == nil && bytes.Equal(h.Sum(nil), sum[:])
 }
 
 // linkRegular links a regular file of the old site into the new one, and
