@@ -41,7 +41,7 @@ func (f *folder) WriteFile(rel string, data []byte) error {
 		if f.linkUnchanged(rel, data) {
 			return nil
 		}
-		if err := writeFile(f.dir, rel, data); err != nil {
+		if err := writeFile(f.dir, rel, data, f.cache.full()); err != nil {
 			return err
 		}
 		f.cache.done(filepath.Join(f.dir, filepath.FromSlash(rel)), int64(len(data)))
@@ -58,7 +58,7 @@ func (f *folder) WriteFile(rel string, data []byte) error {
 // renames it over the old one.
 func replaceFile(dir, rel string, data []byte) error {
 	tmp := rel + ".matrixgen-tmp"
-	if err := writeFile(dir, tmp, data); err != nil {
+	if err := writeFile(dir, tmp, data, false); err != nil {
 		return err
 	}
 	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(tmp)), filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
@@ -68,22 +68,22 @@ func replaceFile(dir, rel string, data []byte) error {
 	return nil
 }
 
-// writeFile writes a slash-separated path under dir. Paths come from
-// package render and validated ids only; the check is a last guard all
-// the same.
-func writeFile(dir, rel string, data []byte) error {
+// writeFile writes a slash-separated path under dir, and with writeback
+// starts writing it to disk. Paths come from package render and validated
+// ids only; the check is a last guard all the same.
+func writeFile(dir, rel string, data []byte, writeback bool) error {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return fmt.Errorf("refusing to write %s outside the site", term.Name(rel))
 	}
 	name := filepath.Join(dir, filepath.FromSlash(rel))
-	err := createFile(name, data)
+	err := createFile(name, data, writeback)
 	if errors.Is(err, fs.ErrNotExist) {
 		// The first file of its folder: make the folder and try again,
 		// rather than ask after every file whether its folder is there.
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			return err
 		}
-		err = createFile(name, data)
+		err = createFile(name, data, writeback)
 	}
 	return err
 }
@@ -207,7 +207,7 @@ const streamChunk = 32 << 20
 func (s *stream) Write(p []byte) (int, error) {
 	n, err := s.f.Write(p)
 	s.written += int64(n)
-	if s.cache != nil && s.written-s.flushed >= streamChunk {
+	if s.written-s.flushed >= streamChunk && s.cache.full() {
 		streamWriteback(s.fd, s.flushed, s.cache.limit)
 		s.flushed = s.written
 	}
@@ -216,7 +216,7 @@ func (s *stream) Write(p []byte) (int, error) {
 
 // Close puts the file in place.
 func (s *stream) Close() error {
-	if s.cache != nil {
+	if s.cache.full() {
 		streamWriteback(s.fd, s.flushed, s.cache.limit)
 	}
 	err := s.f.Close()

@@ -1,10 +1,13 @@
 package site
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // cacheBehind is how many bytes of the files a fresh build wrote or read
 // may wait in the page cache before the oldest are let go of.
-const cacheBehind = 128 << 20
+const cacheBehind = 256 << 20
 
 // pageCache bounds the memory that the files a fresh build writes and
 // reads hold in the kernel's page cache. A site of a hundred thousand
@@ -18,13 +21,20 @@ const cacheBehind = 128 << 20
 // The files are read again only by whoever publishes the site, so keeping
 // them cached buys the build nothing.
 //
-// Each file written is sent to disk at once (startWriteback), so by the
-// time cacheBehind more bytes have passed its pages are clean and can be
-// dropped. Until a build has passed cacheBehind nothing is dropped: a
-// small site stays cached for whoever looks at it next.
+// Until a build has passed cacheBehind nothing is dropped and nothing is
+// sent to disk early: a small site stays cached for whoever looks at it
+// next, and a build of a thousand runs pays nothing for the bound. From
+// then on each file written is sent to disk at once (startWriteback), so
+// by the time cacheBehind more bytes have passed its pages are clean and
+// can be dropped; the files of the first cacheBehind bytes, still dirty
+// when let go of, are sent to disk then and left to the kernel.
 type pageCache struct {
 	limit int64
 	drop  func(name string)
+
+	// passed is set once more than limit bytes have waited: from then on
+	// files written are sent to disk at once.
+	passed atomic.Bool
 
 	mu      sync.Mutex
 	pending []cachedFile // oldest first, from head
@@ -51,6 +61,12 @@ func pageCacheOfSystem() *pageCache {
 	return &pageCache{limit: cacheBehind, drop: dropCached}
 }
 
+// full reports whether the files written now are to be sent to disk at
+// once: whether more than the limit has waited.
+func (c *pageCache) full() bool {
+	return c != nil && c.passed.Load()
+}
+
 // done notes the file name, just written or read whole, of size bytes,
 // and lets go of the oldest files' pages once more than the limit waits.
 func (c *pageCache) done(name string, size int64) {
@@ -61,6 +77,9 @@ func (c *pageCache) done(name string, size int64) {
 	c.pending = append(c.pending, cachedFile{name, size})
 	c.bytes += size
 	var drop []cachedFile
+	if c.bytes > c.limit {
+		c.passed.Store(true)
+	}
 	for c.bytes > c.limit {
 		old := c.pending[c.head]
 		c.pending[c.head] = cachedFile{}
