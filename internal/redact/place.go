@@ -115,10 +115,10 @@ var placeRules = []placeRule{
 // findPlaced calls hide with the span of each secret the place rules find
 // in text.
 func findPlaced(text string, hide func(start, end int)) {
-	if !strings.ContainsAny(text, "-:=@<") && !strings.Contains(strings.ToLower(text), "bearer") {
+	lower := strings.ToLower(text)
+	if !strings.ContainsAny(text, "-:=@<") && !strings.Contains(lower, "bearer") {
 		return // nothing here can hold a secret by place
 	}
-	lower := strings.ToLower(text)
 	for _, rule := range placeRules {
 		if rule.lacks(lower) {
 			continue
