@@ -18,16 +18,21 @@ func startWriteback(fd int) {
 
 // dropCached drops the file name's clean pages from the page cache; a
 // page still being written to disk stays. It is advice, like
-// startWriteback.
+// startWriteback. The name is opened again: a run file swapped since it
+// was read for a link is not followed, and for a FIFO the open does not
+// wait, nor is anything but a regular file advised.
 func dropCached(name string) {
 	fd, err := ignoringEINTR(func() (int, error) {
-		return syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		return syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
 	})
 	if err != nil {
 		return
 	}
-	unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
-	syscall.Close(fd)
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
+	}
 }
 
 // streamWriteback begins writing the bytes of a streamed file from

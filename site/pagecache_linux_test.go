@@ -116,3 +116,35 @@ func TestDropCachedLetsPagesGo(t *testing.T) {
 		t.Errorf("%d pages of the last 2 MB cached after the stream's drop, want all %d", n, 2*mb)
 	}
 }
+
+// TestDropCachedLeavesOtherFilesAlone: a run file swapped for a FIFO or a
+// link after it was read is neither waited on nor followed.
+func TestDropCachedLeavesOtherFilesAlone(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dropCached(fifo) // returns: an open that waited for a writer would hang the test
+	target := filepath.Join(diskFolder(t), "target")
+	if err := os.WriteFile(target, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Sync()
+	f.Close()
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if pages := residentPages(t, target); count(pages) != len(pages) {
+		t.Fatalf("%d of %d pages cached before the drop: the test shows nothing", count(pages), len(pages))
+	}
+	dropCached(link)
+	if pages := residentPages(t, target); count(pages) != len(pages) {
+		t.Errorf("the link was followed: %d of %d pages of its target dropped", len(pages)-count(pages), len(pages))
+	}
+}
