@@ -39,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -70,7 +71,7 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("buildspeed", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	n := fs.Int("n", 1000, "runs (and pages), at least 1")
-	rounds := fs.Int("rounds", 5, "builds of each, alternating (at least 2; with -scale, default 1)")
+	rounds := fs.Int("rounds", 5, "builds of each, alternating, at least 2 (with -scale: builds of each count, at least 1, and 1 unless given)")
 	hugoSite := fs.String("hugo-site", "", "a Hugo `folder` with gen.py, to time beside matrixgen")
 	writeOnly := fs.String("write-runs", "", "only write the n synthetic runs into this `folder`, to time builds by hand")
 	scale := fs.String("scale", "", "build once for each of these `counts` of runs (1000,10000,100000) and print wall time, peak RSS and sizes")
@@ -115,7 +116,10 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	case counts != nil:
 		err = runScale(counts, scaleRounds, *workDir)
 	case *writeOnly != "":
-		err = writeRuns(*writeOnly, *n)
+		var bytes int64
+		if bytes, err = writeRuns(*writeOnly, *n); err == nil {
+			fmt.Printf("wrote %s (%s) into %s\n", plural.Count(*n, "run", "runs"), megabytes(bytes), *writeOnly)
+		}
 	default:
 		err = run(*n, *rounds, *hugoSite)
 	}
@@ -159,7 +163,7 @@ func run(n, rounds int, hugoSite string) error {
 		return err
 	}
 	runs := filepath.Join(work, "runs")
-	if err := writeRuns(runs, n); err != nil {
+	if _, err := writeRuns(runs, n); err != nil {
 		return err
 	}
 	mg := func(out string) *exec.Cmd {
@@ -233,19 +237,21 @@ func run(n, rounds int, hugoSite string) error {
 
 // writeRuns writes n synthetic runs into dir, on every core: 100,000
 // take minutes on one.
-func writeRuns(dir string, n int) error {
+func writeRuns(dir string, n int) (bytes int64, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return 0, err
 	}
 	errs := make([]error, n)
+	var written atomic.Int64
 	parallel.Each(n, func(i int) {
 		data, err := syntheticRun(i)
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, runName(i)), data, 0o644)
 		}
+		written.Add(int64(len(data)))
 		errs[i] = err
 	})
-	return errors.Join(errs...)
+	return written.Load(), errors.Join(errs...)
 }
 
 // syntheticRun is the i-th run writeRuns writes: the same bytes every time.
@@ -354,6 +360,9 @@ func runScale(counts []int, rounds int, work string) error {
 	if err != nil {
 		return err
 	}
+	dropPageCache() // says, before the tables, whether builds start cold
+	fmt.Print("build wall: until the build exits; on disk: until its site is also synced to disk (per run and growth are of this);\n" +
+		"CPU: user and kernel time, the kernel's apart; peak RSS: the build's; sizes: of the site built\n\n")
 	fmt.Println("| runs | round | build wall | on disk | CPU (kernel) | peak RSS | index.html | runs.csv | site |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	times := make([][]timing, len(counts))
@@ -400,7 +409,7 @@ func scaleRuns(work string, counts []int, keep bool) (dirs, made []string, err e
 		if !keep {
 			made = append(made, byCount[largest])
 		}
-		if err := writeRuns(byCount[largest], largest); err != nil {
+		if _, err := writeRuns(byCount[largest], largest); err != nil {
 			return nil, made, err
 		}
 	}
