@@ -135,7 +135,7 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 // writeSite writes the site into the fresh folder dest: its marker first,
 // so the folder is a site's from its first file, then what r makes.
 func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest *folder, cache *reuse) (render.Stats, error) {
-	if err := writeFile(dest.dir, siteMarker, []byte(markerHeader), false); err != nil {
+	if err := writeFile(dest.dir, siteMarker, []byte(markerHeader), nil); err != nil {
 		return render.Stats{}, err
 	}
 	if files, ok := src.(Files); ok && dest.cache != nil {

@@ -7,12 +7,12 @@ import (
 	"syscall"
 )
 
-// createFile writes data to a new or truncated file, and with writeback
-// starts writing it to disk. It is os.WriteFile without os.File: opening
+// createFile writes data to a new or truncated file, sending it to disk
+// with writeback unless that is nil. It is os.WriteFile without os.File: opening
 // through os registers every file with the runtime's poller (four fcntl
 // calls and an epoll_ctl that regular files refuse), five of the nine
 // system calls a file cost, and a site is thousands of files.
-func createFile(name string, data []byte, writeback bool) error {
+func createFile(name string, data []byte, writeback func(fd int, from int64)) error {
 	fd, err := ignoringEINTR(func() (int, error) {
 		return syscall.Open(name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
 	})
@@ -27,8 +27,8 @@ func createFile(name string, data []byte, writeback bool) error {
 		}
 		data = data[n:]
 	}
-	if writeback {
-		startWriteback(fd)
+	if writeback != nil {
+		writeback(fd, 0)
 	}
 	if err := syscall.Close(fd); err != nil {
 		return &fs.PathError{Op: "close", Path: name, Err: err}

@@ -42,7 +42,7 @@ func (f *folder) WriteFile(rel string, data []byte) error {
 		if f.linkUnchanged(rel, data) {
 			return nil
 		}
-		if err := writeFile(f.dir, rel, data, f.cache.full()); err != nil {
+		if err := writeFile(f.dir, rel, data, f.cache.writebackNow()); err != nil {
 			return err
 		}
 		if path.Base(rel) != measurementsFile {
@@ -62,7 +62,7 @@ func (f *folder) WriteFile(rel string, data []byte) error {
 // renames it over the old one.
 func replaceFile(dir, rel string, data []byte) error {
 	tmp := rel + ".matrixgen-tmp"
-	if err := writeFile(dir, tmp, data, false); err != nil {
+	if err := writeFile(dir, tmp, data, nil); err != nil {
 		return err
 	}
 	if err := os.Rename(filepath.Join(dir, filepath.FromSlash(tmp)), filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
@@ -72,10 +72,10 @@ func replaceFile(dir, rel string, data []byte) error {
 	return nil
 }
 
-// writeFile writes a slash-separated path under dir, and with writeback
-// starts writing it to disk. Paths come from package render and validated
-// ids only; the check is a last guard all the same.
-func writeFile(dir, rel string, data []byte, writeback bool) error {
+// writeFile writes a slash-separated path under dir, sending it to disk
+// with writeback unless that is nil. Paths come from package render and
+// validated ids only; the check is a last guard all the same.
+func writeFile(dir, rel string, data []byte, writeback func(fd int, from int64)) error {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return fmt.Errorf("refusing to write %s outside the site", term.Name(rel))
 	}
@@ -209,24 +209,34 @@ func (f *folder) Create(rel string) (render.Stream, error) {
 	return s, nil
 }
 
-// streamChunk is how many bytes a stream writes between asking the kernel
-// to write them to disk.
-const streamChunk = 32 << 20
-
 func (s *stream) Write(p []byte) (int, error) {
 	n, err := s.f.Write(p)
 	s.written += int64(n)
-	if s.written-s.flushed >= streamChunk && s.cache.full() {
-		streamWriteback(s.fd, s.flushed, s.cache.limit)
-		s.flushed = s.written
+	if s.cache != nil && s.written-s.flushed >= s.cache.chunk {
+		s.writeBack()
 	}
 	return n, err
 }
 
+// writeBack sends what the stream wrote since the last time to disk, once
+// the build has passed its page cache's limit, and drops what lies the
+// limit's worth before it.
+func (s *stream) writeBack() {
+	writeback := s.cache.writebackNow()
+	if writeback == nil {
+		return
+	}
+	writeback(s.fd, s.flushed)
+	if s.flushed > s.cache.limit {
+		s.cache.dropFront(s.fd, s.flushed-s.cache.limit)
+	}
+	s.flushed = s.written
+}
+
 // Close puts the file in place.
 func (s *stream) Close() error {
-	if s.cache.full() {
-		streamWriteback(s.fd, s.flushed, s.cache.limit)
+	if s.cache != nil {
+		s.writeBack()
 	}
 	err := s.f.Close()
 	if err == nil && s.name != s.final {
@@ -234,7 +244,7 @@ func (s *stream) Close() error {
 	}
 	if err == nil && s.cache != nil {
 		// What the stream has not dropped yet waits with the other files.
-		s.cache.done(s.final, min(s.written, s.cache.limit+streamChunk))
+		s.cache.done(s.final, min(s.written, s.cache.limit+s.cache.chunk))
 	}
 	if err != nil {
 		os.Remove(s.name)

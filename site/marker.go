@@ -50,7 +50,7 @@ func writeManifest(dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(dir, siteMarker, markerText(names), false)
+	return writeFile(dir, siteMarker, markerText(names), nil)
 }
 
 // markerText is a marker listing names, in the order given.

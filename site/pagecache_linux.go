@@ -8,19 +8,21 @@ import (
 
 const canDropCache = true
 
-// startWriteback asks the kernel to begin writing the file fd to disk,
-// without waiting for it, so that its pages are clean, and can be
-// dropped, by the time pageCache lets go of them. It is advice: a failure
-// costs memory, nothing else.
-func startWriteback(fd int) {
-	unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+// startWriteback asks the kernel to begin writing the file fd to disk
+// from offset from on, without waiting for it, so that its pages are
+// clean, and can be dropped, by the time pageCache lets go of them. It is
+// advice: a failure costs memory, nothing else.
+func startWriteback(fd int, from int64) {
+	unix.SyncFileRange(fd, from, 0, unix.SYNC_FILE_RANGE_WRITE)
 }
 
-// dropCached drops the file name's clean pages from the page cache; a
-// page still being written to disk stays. It is advice, like
-// startWriteback. The name is opened again: a run file swapped since it
-// was read for a link is not followed, and for a FIFO the open does not
-// wait, nor is anything but a regular file advised.
+// dropCached drops the file name's clean pages from the page cache and
+// sends its dirty ones to disk. It is advice, like startWriteback. The
+// name is opened again: for a FIFO the open does not wait, nothing but a
+// regular file is advised, and a link as the name's last part is not
+// followed. (A folder along the name swapped for a link is followed: the
+// drop then evicts another readable file's clean pages, which changes no
+// byte of it.)
 func dropCached(name string) {
 	fd, err := ignoringEINTR(func() (int, error) {
 		return syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
@@ -35,12 +37,8 @@ func dropCached(name string) {
 	}
 }
 
-// streamWriteback begins writing the bytes of a streamed file from
-// offset from on to disk, and drops from the page cache its pages more
-// than behind bytes before them, on disk by then.
-func streamWriteback(fd int, from, behind int64) {
-	unix.SyncFileRange(fd, from, 0, unix.SYNC_FILE_RANGE_WRITE)
-	if from > behind {
-		unix.Fadvise(fd, 0, from-behind, unix.FADV_DONTNEED)
-	}
+// dropCachedBefore drops the clean pages before offset end of the file
+// open as fd.
+func dropCachedBefore(fd int, end int64) {
+	unix.Fadvise(fd, 0, end, unix.FADV_DONTNEED)
 }

@@ -79,7 +79,7 @@ func TestDropCachedLetsPagesGo(t *testing.T) {
 	dir := diskFolder(t)
 	name := filepath.Join(dir, "page.html")
 	data := make([]byte, 1<<20)
-	if err := createFile(name, data, false); err != nil {
+	if err := createFile(name, data, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(name, os.O_RDWR, 0)
@@ -97,7 +97,7 @@ func TestDropCachedLetsPagesGo(t *testing.T) {
 		t.Errorf("%d of %d pages still cached after the drop", count(pages), len(pages))
 	}
 
-	// A stream at 8 MB drops what lies more than 2 MB behind: the first
+	// A stream at 8 MB drops what lies more than 2 MB behind, the first
 	// 6 MB. The cache holds pages in folios of up to 2 MB, and drops a
 	// folio only when the range covers it whole, so the first 4 MB must
 	// be gone, and the last 2 MB must stay.
@@ -105,7 +105,8 @@ func TestDropCachedLetsPagesGo(t *testing.T) {
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	streamWriteback(int(f.Fd()), 8<<20, 2<<20)
+	startWriteback(int(f.Fd()), 8<<20)
+	dropCachedBefore(int(f.Fd()), 6<<20)
 	f.Close()
 	mb := (1 << 20) / os.Getpagesize()
 	pages := residentPages(t, name)

@@ -4,8 +4,8 @@ package site
 
 const canDropCache = false
 
-func startWriteback(fd int) {}
+func startWriteback(fd int, from int64) {}
 
 func dropCached(name string) {}
 
-func streamWriteback(fd int, from, behind int64) {}
+func dropCachedBefore(fd int, end int64) {}
