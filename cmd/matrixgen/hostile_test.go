@@ -303,12 +303,20 @@ func TestHostileFilesFromOutside(t *testing.T) {
 			var exitAfter time.Duration
 			var ended error
 			if a.interrupt {
-				// An import leaves no working folder: it is sent Ctrl-C
-				// while it reads.
-				if a.command != "import" && !waitForWork(filepath.Dir(out(dir)), done) {
-					t.Skipf("the build ended before it could be interrupted:\n%s", log)
+				if a.command == "import" {
+					// An import leaves no working folder, and all of it
+					// takes 0.4 s: it is sent Ctrl-C the moment it holds
+					// its input open, with the whole decode still ahead
+					// (a fixed wait let a fast machine finish first).
+					if !waitForOpen(cmd.Process.Pid, args[2], done) { // import <format> <file> -o <runs>
+						t.Skipf("the import ended before it could be interrupted:\n%s", log)
+					}
+				} else {
+					if !waitForWork(filepath.Dir(out(dir)), done) {
+						t.Skipf("the build ended before it could be interrupted:\n%s", log)
+					}
+					time.Sleep(300 * time.Millisecond)
 				}
-				time.Sleep(300 * time.Millisecond)
 				if cmd.Process.Signal(syscall.SIGINT) != nil {
 					<-done
 					t.Skipf("it ended before it could be interrupted:\n%s", log)
@@ -356,15 +364,40 @@ func TestHostileFilesFromOutside(t *testing.T) {
 // waitForWork waits until a build has begun its site in parent (its
 // working folder is there), or the build ends; false if it ended.
 func waitForWork(parent string, done chan error) bool {
+	return waitUntil(func() bool {
+		m, _ := filepath.Glob(filepath.Join(parent, ".public.building-*"))
+		return len(m) > 0
+	}, done)
+}
+
+// waitForOpen reports whether the process pid came to hold file open
+// (seen in /proc/<pid>/fd, polled every millisecond), false if it ended
+// first.
+func waitForOpen(pid int, file string, done chan error) bool {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	return waitUntil(func() bool {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, _ := os.Readlink(filepath.Join(fds, e.Name())); target == file {
+				return true
+			}
+		}
+		return false
+	}, done)
+}
+
+// waitUntil polls happened until it is true (true) or the command
+// whose Wait done receives ends (false; the error is put back).
+func waitUntil(happened func() bool, done chan error) bool {
 	for {
-		if m, _ := filepath.Glob(filepath.Join(parent, ".public.building-*")); len(m) > 0 {
+		if happened() {
 			return true
 		}
 		select {
 		case err := <-done:
 			done <- err
 			return false
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(time.Millisecond):
 		}
 	}
 }
