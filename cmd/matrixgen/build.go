@@ -100,7 +100,7 @@ func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "built %s from %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reusedNote(stats))
+	fmt.Fprintf(stdout, "built %s from %s in %s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), took(start), reusedNote(stats))
 	if stats.Runs == 0 {
 		// Not a mistake (a new lab's first site), but most often the wrong
 		// folder: say where no run was found.
@@ -235,8 +235,8 @@ func publish(ctx context.Context, files []string, settings config.Site, place st
 	if err != nil {
 		return fmt.Errorf("publishing to %s: %w (the objects written so far are the new site's; run the build again)", store, err)
 	}
-	fmt.Fprintf(stdout, "built %s from %s (%d unchanged since the last publish from here) and published them to %s in %d ms: %s written, %d unchanged, %d removed\n",
-		plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), stats.Reused, store, time.Since(start).Milliseconds(),
+	fmt.Fprintf(stdout, "built %s from %s (%d unchanged since the last publish from here) and published them to %s in %s: %s written, %d unchanged, %d removed\n",
+		plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), stats.Reused, store, took(start),
 		plural.Count(p.Written, "object", "objects"), p.Unchanged, p.Removed)
 	return nil
 }
@@ -271,6 +271,22 @@ func cachedFolder(ctx context.Context, kind, place, name string, waiting func())
 		return "", nil, err
 	}
 	return filepath.Join(tmp, name), func() { os.RemoveAll(tmp) }, nil
+}
+
+// took says how long since start as a person reads it (durationText).
+func took(start time.Time) string { return durationText(time.Since(start)) }
+
+// durationText is "20 ms" under a second, "10.3 s" under a minute, "3 min
+// 8 s" past it: a large build's "in 187981 ms" had to be counted by hand.
+func durationText(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	if d = d.Round(100 * time.Millisecond); d < time.Minute {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 // reusedNote says, after a build's line, how many runs' pages it kept

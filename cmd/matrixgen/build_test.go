@@ -52,8 +52,22 @@ func writeFile(t *testing.T, name string, data []byte) {
 
 var (
 	assetRef = regexp.MustCompile(`<(script|link|img)\b[^>]*?\b(src|href)="([^"]*)"`)
-	builtMsg = regexp.MustCompile(`^built 4 pages from 1 run in \d+ ms\n$`)
+	builtMsg = regexp.MustCompile(`^built 4 pages from 1 run in (\d+ ms|\d+\.\d s)\n$`)
 )
+
+func TestDurationText(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0 ms"}, {999 * time.Millisecond, "999 ms"}, {time.Second, "1.0 s"}, {10257 * time.Millisecond, "10.3 s"},
+		{59940 * time.Millisecond, "59.9 s"}, {59960 * time.Millisecond, "1 min 0 s"}, {time.Minute, "1 min 0 s"}, {187981 * time.Millisecond, "3 min 8 s"}, {2 * time.Hour, "120 min 0 s"},
+	} {
+		if got := durationText(tt.d); got != tt.want {
+			t.Errorf("durationText(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
 
 func TestBuildEndToEnd(t *testing.T) {
 	runs := sampleRuns(t)

@@ -174,7 +174,7 @@ func (s *server) build() bool {
 			if live, stats, err = site.NewLive(s.context(), files, settings, s.out); err == nil {
 				s.current.Store(live)
 				s.version.Add(1)
-				fmt.Fprintf(s.log, "built %s from %s in %d ms%s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), reusedNote(stats), s.mended())
+				fmt.Fprintf(s.log, "built %s from %s in %s%s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), took(start), reusedNote(stats), s.mended())
 				return true
 			}
 		}
@@ -209,7 +209,7 @@ func (s *server) update() bool {
 		var stats render.Stats
 		if stats, err = live.Update(files); err == nil {
 			s.version.Add(1)
-			fmt.Fprintf(s.log, "updated %s of %s in %d ms%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), time.Since(start).Milliseconds(), s.mended())
+			fmt.Fprintf(s.log, "updated %s of %s in %s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), took(start), s.mended())
 			return true
 		}
 	}
