@@ -310,7 +310,7 @@ func (l indexLayout) siteData() indexSite {
 		for i, v := range f.Values {
 			shown[i] = []any{v.Value, v.Runs}
 		}
-		s.Filters = append(s.Filters, filterData{Name: f.Name, Label: f.Label, Shown: shown, Values: len(f.all), Chunks: f.chunks()})
+		s.Filters = append(s.Filters, filterData{Name: f.Name, Label: f.Label, Shown: shown, Values: len(f.stored), Chunks: f.chunks()})
 	}
 	return s
 }
@@ -424,18 +424,20 @@ type filter struct {
 	Name, Label string
 	// Values are what the page's box lists, by value.
 	Values []filterValue
-	// all are every value, the most frequent first; stored are the same
-	// in the order their first runs came, oldest first: the values
-	// scripts' order, in which a run added changes one value's runs or
-	// adds one at the end, so it rewrites one script, not every one after
-	// a value that moved.
-	all, stored []filterValue
+	// stored are every value in the order their first runs came, oldest
+	// first: the values scripts' order, in which a run added changes one
+	// value's runs or adds one at the end, so it rewrites one script, not
+	// every one after a value that moved.
+	stored []filterValue
 }
 
 // filterValue is a value of a column and how many runs have it.
 type filterValue struct {
 	Value string
 	Runs  int
+	// newest is the place of its newest run, oldest run first: of values
+	// as frequent, the box lists those of the newest runs.
+	newest int
 }
 
 // indexFilterValues is how many values of a filter a page lists, and
@@ -454,28 +456,26 @@ func filters(rows []indexRow) []filter {
 	distinct := func(name, label string, get func(indexRow) string) filter {
 		at := map[string]int{}
 		var stored []filterValue
-		for _, r := range slices.Backward(rows) {
-			v := get(r)
+		for i, r := range slices.Backward(rows) {
+			v, place := get(r), len(rows)-1-i
 			if v == dash || v == "" {
 				continue
 			}
 			if i, ok := at[v]; ok {
 				stored[i].Runs++
+				stored[i].newest = place
 				continue
 			}
 			at[v] = len(stored)
-			stored = append(stored, filterValue{Value: v, Runs: 1})
+			stored = append(stored, filterValue{Value: v, Runs: 1, newest: place})
 		}
-		all := slices.Clone(stored)
-		slices.SortFunc(all, func(x, y filterValue) int {
-			if c := cmp.Compare(y.Runs, x.Runs); c != 0 {
-				return c
-			}
-			return strings.Compare(x.Value, y.Value)
+		frequent := slices.Clone(stored)
+		slices.SortFunc(frequent, func(x, y filterValue) int {
+			return cmp.Or(cmp.Compare(y.Runs, x.Runs), cmp.Compare(y.newest, x.newest))
 		})
-		shown := slices.Clone(all[:min(len(all), indexFilterValues)])
+		shown := frequent[:min(len(frequent), indexFilterValues)]
 		slices.SortFunc(shown, func(x, y filterValue) int { return strings.Compare(x.Value, y.Value) })
-		return filter{Name: name, Label: label, Values: shown, all: all, stored: stored}
+		return filter{Name: name, Label: label, Values: shown, stored: stored}
 	}
 	return []filter{
 		distinct("gpu", "GPU", func(r indexRow) string { return r.GPU }),

@@ -261,13 +261,14 @@ func TestIndexAt100000Runs(t *testing.T) {
 
 // TestFilterOptionsBounded: whatever the number of distinct values, the
 // index's site.js lists at most indexFilterValues of each filter's, the
-// most frequent, with their runs, and neither it nor a page grows with the
+// most frequent (of those as frequent, the newest runs'), with their
+// runs, and neither it nor a page grows with the
 // runs; every value is in the values scripts with its count.
 func TestFilterOptionsBounded(t *testing.T) {
 	size := func(n int) (int, indexLayout, []byte) {
 		rows, pairs, b := manyRunsIndex(t, n)
 		for i := range rows {
-			rows[i].Model = fmt.Sprintf("model-of-its-own-%06d", i)
+			rows[i].Model = fmt.Sprintf("model-of-its-own-%06d", n-i) // older first by name
 			if i%3 == 0 {
 				rows[i].Model = "shared model" // the most frequent: listed
 			}
@@ -300,6 +301,19 @@ func TestFilterOptionsBounded(t *testing.T) {
 	}
 	if !slices.ContainsFunc(models.Shown, func(v []any) bool { return v[0] == "shared model" && v[1] == 1334.0 }) {
 		t.Errorf("the most frequent model is not listed with its runs: %.300v", models.Shown)
+	}
+	// Of the models of one run each, the box lists the newest runs' (rows
+	// come newest first), not the first by name: those were the oldest runs'.
+	want := []string{"shared model"}
+	for i := 0; len(want) < indexFilterValues; i++ {
+		if i%3 != 0 {
+			want = append(want, fmt.Sprintf("model-of-its-own-%06d", 4000-i))
+		}
+	}
+	for _, v := range models.Shown {
+		if !slices.Contains(want, v[0].(string)) {
+			t.Errorf("the model box lists %q, not of the %d newest runs' models", v[0], indexFilterValues)
+		}
 	}
 	f := l.filters[1]
 	seen := 0
