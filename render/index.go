@@ -405,7 +405,7 @@ func indexChunk(chunk int, rows []indexRow) ([]byte, error) {
 	summaries := make([][]any, len(rows))
 	for i, r := range rows {
 		summaries[i] = []any{r.ID, r.Model, r.GPU, r.Engine, r.EngineName, r.Quantization, r.Date,
-			r.BestSingle, r.Peak, r.BestPerWatt, r.BestValue, r.PeakValue, r.PerWattValue, r.Simulated}
+			r.BestSingle, r.Peak, r.BestPerWatt, r.BestValue, r.PeakValue, r.Simulated}
 	}
 	js, err := scriptJSON(summaries)
 	if err != nil {
@@ -514,7 +514,7 @@ func indexValues(f filter, chunk int) ([]byte, error) {
 func writeRowPrints(h *maphash.Hash, rows []indexRow) {
 	for _, r := range rows {
 		writeStrings(h, r.ID, r.Model, r.GPU, r.Engine, r.Quantization, r.Date, r.BestSingle, r.Peak, r.BestPerWatt,
-			r.EngineName, r.BestValue, r.PeakValue, r.PerWattValue)
+			r.EngineName, r.BestValue, r.PeakValue)
 		writeInts(h, boolInt(r.Simulated))
 	}
 }

@@ -51,7 +51,6 @@ func manyRows(n int) []indexRow {
 		r.Engine, r.Href = r.EngineName+" 1.0", "runs/"+r.ID+"/index.html"
 		if i%10 == 0 {
 			r.BestPerWatt = strconv.FormatFloat(1+float64(i%17)/10, 'f', 2, 64)
-			r.PerWattValue = r.BestPerWatt
 		}
 		rows[i] = r
 	}

@@ -28,7 +28,7 @@ type pageSums [4][sha256.Size]byte
 // runs.csv, its files' hashes) as the cache keeps it.
 type CachedRow struct {
 	Model, GPU, Engine, Quantization, Date, BestSingle, Peak, BestPerWatt string
-	EngineName, BestValue, PeakValue, PerWattValue                        string
+	EngineName, BestValue, PeakValue                                      string
 	Simulated                                                             bool
 	Started                                                               time.Time
 	CSVPrefix                                                             string
@@ -41,7 +41,7 @@ type CachedRow struct {
 func cacheRow(r indexRow) CachedRow {
 	return CachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
 		BestSingle: r.BestSingle, Peak: r.Peak, BestPerWatt: r.BestPerWatt, EngineName: r.EngineName,
-		BestValue: r.BestValue, PeakValue: r.PeakValue, PerWattValue: r.PerWattValue, Simulated: r.Simulated,
+		BestValue: r.BestValue, PeakValue: r.PeakValue, Simulated: r.Simulated,
 		Started: r.started, CSVPrefix: r.csvPrefix, CSVRows: r.csvRows, Sums: r.sums}
 }
 
@@ -50,7 +50,7 @@ func cacheRow(r indexRow) CachedRow {
 func (c CachedRow) indexRow(id string) indexRow {
 	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: intern(c.Model), GPU: intern(c.GPU), Engine: intern(c.Engine),
 		Quantization: intern(c.Quantization), Date: intern(c.Date), BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
-		EngineName: intern(c.EngineName), BestValue: c.BestValue, PeakValue: c.PeakValue, PerWattValue: c.BestPerWatt,
+		EngineName: intern(c.EngineName), BestValue: c.BestValue, PeakValue: c.PeakValue,
 		Simulated: c.Simulated, started: c.Started, csvPrefix: c.CSVPrefix, csvRows: c.CSVRows, sums: c.Sums}
 }
 

@@ -576,10 +576,9 @@ const SummaryBytes = 2 << 10
 type indexRow struct {
 	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
 	// BestPerWatt is the run's best tok/s per watt of a valid cell, "" for
-	// a run without GPU telemetry.
+	// a run without GPU telemetry: as shown, and to sort by.
 	BestPerWatt                      string
 	EngineName, BestValue, PeakValue string // for filtering and sorting
-	PerWattValue                     string
 	Simulated                        bool
 	started                          time.Time
 	// csvPrefix is the run's columns of runs.csv before its measurements,
@@ -613,7 +612,6 @@ func newIndexRow(e runfile.Entry) indexRow {
 	r := e.Run
 	best, okBest := r.BestSingleStream()
 	peak, okPeak := r.PeakTotal()
-	perWatt := bestPerWatt(r)
 	return indexRow{
 		ID: e.ID, Href: "runs/" + e.ID + "/index.html",
 		Model: intern(r.Model.Name), GPU: intern(gpuOrNone(r)),
@@ -624,9 +622,9 @@ func newIndexRow(e runfile.Entry) indexRow {
 		EngineName: intern(cmp.Or(r.Engine.Name, dash)),
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
-		BestPerWatt: perWatt, PerWattValue: perWatt,
-		started:   r.StartedAt,
-		csvPrefix: siteCSVPrefix(e.ID, r), csvRows: int32(len(r.Prefill) + len(r.Decode)),
+		BestPerWatt: bestPerWatt(r),
+		started:     r.StartedAt,
+		csvPrefix:   siteCSVPrefix(e.ID, r), csvRows: int32(len(r.Prefill) + len(r.Decode)),
 	}
 }
 

@@ -246,7 +246,7 @@
   // it can be shared.
   // S names a summary's fields, in the order index.go's indexChunk writes them.
   var S = { id: 0, model: 1, gpu: 2, engine: 3, engineName: 4, quantization: 5, date: 6, bestText: 7, peakText: 8,
-    perWattText: 9, best: 10, peak: 11, perwatt: 12, simulated: 13 };
+    perWattText: 9, best: 10, peak: 11, perwatt: 9, simulated: 12 };
   var filterFields = { gpu: S.gpu, model: S.model, engine: S.engineName, quantization: S.quantization };
 
   // markTops marks the best figure of each figure column among the rows

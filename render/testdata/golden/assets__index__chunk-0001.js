@@ -1,1 +1,1 @@
-matrixgenIndexChunk(1, [["nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm","NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4","RTX PRO 6000 Blackwell Server Edition","vllm 0.30.1rc1.dev452+g73a583112","vllm","NVFP4+FP8","—","445.7","6,904.0","","445.7","6904","",false]]);
+matrixgenIndexChunk(1, [["nemotron-3.5-lightning-nvfp4-rtx-pro-6000-vllm","NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4","RTX PRO 6000 Blackwell Server Edition","vllm 0.30.1rc1.dev452+g73a583112","vllm","NVFP4+FP8","—","445.7","6,904.0","","445.7","6904",false]]);
