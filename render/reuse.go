@@ -36,13 +36,16 @@ type CachedRow struct {
 	// Sums are the SHA-256 of the run's files, in RunFiles' order:
 	// checked before a file of the old site is linked into the new one.
 	Sums pageSums
+	// Hid says the build hid a secret in the run's launch command: a
+	// build that reuses its pages says so again.
+	Hid bool
 }
 
 func cacheRow(r indexRow) CachedRow {
 	return CachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
 		BestSingle: r.BestSingle, Peak: r.Peak, BestPerWatt: r.BestPerWatt, EngineName: r.EngineName,
 		BestValue: r.BestValue, PeakValue: r.PeakValue, Simulated: r.Simulated,
-		Started: r.started, CSVPrefix: r.csvPrefix, CSVRows: r.csvRows, Sums: r.sums}
+		Started: r.started, CSVPrefix: r.csvPrefix, CSVRows: r.csvRows, Sums: r.sums, Hid: r.hid}
 }
 
 // indexRow is the cached summary as a build keeps it, its shared strings
@@ -51,7 +54,7 @@ func (c CachedRow) indexRow(id string) indexRow {
 	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: intern(c.Model), GPU: intern(c.GPU), Engine: intern(c.Engine),
 		Quantization: intern(c.Quantization), Date: intern(c.Date), BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
 		EngineName: intern(c.EngineName), BestValue: c.BestValue, PeakValue: c.PeakValue,
-		Simulated: c.Simulated, started: c.Started, csvPrefix: c.CSVPrefix, csvRows: c.CSVRows, sums: c.Sums}
+		Simulated: c.Simulated, started: c.Started, csvPrefix: c.CSVPrefix, csvRows: c.CSVRows, sums: c.Sums, hid: c.Hid}
 }
 
 // RunFiles are a run's files in its folder, as renderRun makes them.

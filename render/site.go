@@ -99,7 +99,8 @@ type Stats struct {
 	Unproven []string
 	// Hidden are the runs whose launch command held what looks like a
 	// secret, hidden on their pages and in their run.json (published): the
-	// run file should hide it too.
+	// run file should hide it too. A build names every such run, its pages
+	// reused or not; an update the runs it changed.
 	Hidden []string
 }
 
@@ -438,6 +439,9 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 					if inputs[i], row, ok = b.cache.Reuse(e); ok {
 						rows[i] = row.indexRow(e.ID)
 						reused.Add(1)
+						if row.Hid {
+							hidden.add(e.ID) // said again until the run file is mended
+						}
 						return
 					}
 					err = e.Decode()
@@ -445,10 +449,10 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 			} else {
 				e, err = src.Entry(i)
 			}
+			var hid bool
 			if err == nil {
 				// Pages show a bounded part of each string; run.json, made
 				// from the entry before that, keeps them whole.
-				var hid bool
 				if e, hid, err = b.published(e); hid {
 					hidden.add(e.ID)
 				}
@@ -468,7 +472,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 			// What stays of the run: its summary. The entry, its bytes
 			// and its pages go with this call.
 			rows[i] = newIndexRow(e)
-			rows[i].sums = sums
+			rows[i].sums, rows[i].hid = sums, hid
 		}
 	})
 	if err := b.ctx.Err(); err != nil {
@@ -587,6 +591,7 @@ type indexRow struct {
 	csvPrefix string
 	csvRows   int32    // its rows of measurements (of runs.csv)
 	sums      pageSums // its files' hashes, for the reuse cache
+	hid       bool     // the build hid a secret in its launch command
 }
 
 // gpuOrNone is the index's GPU: the GPU, or "none (CPU)" for a machine

@@ -3,6 +3,7 @@ package render
 import (
 	"io"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -76,7 +77,14 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 	b.mu.Lock()
 	b.rows = list
 	b.mu.Unlock()
-	return Stats{Pages: len(rendered) + indexPages, Runs: len(rows)}, nil
+	var hidden []string
+	for _, r := range rendered {
+		if r.row.hid {
+			hidden = append(hidden, r.row.ID)
+		}
+	}
+	slices.Sort(hidden)
+	return Stats{Pages: len(rendered) + indexPages, Runs: len(rows), Hidden: hidden}, nil
 }
 
 // updateListings writes what is made of every run's row, after a change:
@@ -150,7 +158,8 @@ func (b *Renderer) renderChanged(changed Source, i int) (renderedRun, error) {
 	if err != nil {
 		return renderedRun{}, err
 	}
-	if e, _, err = b.published(e); err != nil {
+	e, hid, err := b.published(e)
+	if err != nil {
 		return renderedRun{}, err
 	}
 	e.Run = shownRun(e.Run)
@@ -159,7 +168,7 @@ func (b *Renderer) renderChanged(changed Source, i int) (renderedRun, error) {
 		return renderedRun{}, err
 	}
 	row := newIndexRow(e)
-	row.sums = sumsOf(files)
+	row.sums, row.hid = sumsOf(files), hid
 	return renderedRun{row: row, files: files}, nil
 }
 

@@ -110,10 +110,7 @@ func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) erro
 		}
 		fmt.Fprintf(stdout, "no run files (*.json) in %s: the site lists no runs (-runs names the folder)\n", shown)
 	}
-	if len(stats.Hidden) > 0 {
-		fmt.Fprintf(stdout, "hid what looks like a secret in the launch command of %s on the site: %s (hide it in the run file too; matrixgen validate names every field)\n",
-			plural.Count(len(stats.Hidden), "run", "runs"), render.Names(stats.Hidden))
-	}
+	sayHidden(stdout, stats)
 	if misnamed := runfile.Misnamed(runsDir); len(misnamed) > 0 && !bucket.IsURL(runsDir) {
 		fmt.Fprintf(stdout, "not read, as run files end in .json (lower case): %s\n", render.Names(misnamed))
 	}
@@ -238,6 +235,7 @@ func publish(ctx context.Context, files []string, settings config.Site, place st
 	fmt.Fprintf(stdout, "built %s from %s (%d unchanged since the last publish from here) and published them to %s in %s: %s written, %d unchanged, %d removed\n",
 		plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), stats.Reused, store, took(start),
 		plural.Count(p.Written, "object", "objects"), p.Unchanged, p.Removed)
+	sayHidden(stdout, stats)
 	return nil
 }
 
@@ -287,6 +285,16 @@ func durationText(d time.Duration) string {
 	}
 	d = d.Round(time.Second)
 	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// sayHidden names the runs whose launch command the build or update hid
+// a secret in: build, publish and serve alike, every time, until the run
+// file is mended.
+func sayHidden(w io.Writer, stats render.Stats) {
+	if len(stats.Hidden) > 0 {
+		fmt.Fprintf(w, "hid what looks like a secret in the launch command of %s on the site: %s (hide it in the run file too; matrixgen validate names every field)\n",
+			plural.Count(len(stats.Hidden), "run", "runs"), render.Names(stats.Hidden))
+	}
 }
 
 // reusedNote says, after a build's line, how many runs' pages it kept

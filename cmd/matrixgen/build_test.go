@@ -639,4 +639,17 @@ func TestBuildHidesLaunchCommandSecrets(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(out, "runs", "clean", "run.json")); !bytes.Equal(data, sample) {
 		t.Error("a run without a secret was not published as written")
 	}
+	// Built again, its pages reused, the run is named again: it was said
+	// once, then never, while the run file still held the key.
+	code, stdout, stderr = matrixgenCmd(t, "build", "-runs", runs, "-o", out)
+	if code != 0 || !strings.Contains(stdout, "(2 runs unchanged: their pages kept)") || !strings.Contains(stdout, "hid what looks like a secret in the launch command of 1 run on the site: leak") {
+		t.Errorf("built again: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Published to a bucket, the same (a publish said nothing).
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // where a publish keeps its site
+	bucketSite := "file://" + filepath.ToSlash(t.TempDir()) + "/"
+	code, stdout, stderr = matrixgenCmd(t, "build", "-runs", runs, "-o", bucketSite)
+	if code != 0 || !strings.Contains(stdout, "hid what looks like a secret in the launch command of 1 run on the site: leak") {
+		t.Errorf("published: exit %d\n%s%s", code, stdout, stderr)
+	}
 }

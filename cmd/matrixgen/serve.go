@@ -175,6 +175,7 @@ func (s *server) build() bool {
 				s.current.Store(live)
 				s.version.Add(1)
 				fmt.Fprintf(s.log, "built %s from %s in %s%s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), took(start), reusedNote(stats), s.mended())
+				sayHidden(s.log, stats)
 				return true
 			}
 		}
@@ -210,6 +211,7 @@ func (s *server) update() bool {
 		if stats, err = live.Update(files); err == nil {
 			s.version.Add(1)
 			fmt.Fprintf(s.log, "updated %s of %s in %s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), took(start), s.mended())
+			sayHidden(s.log, stats)
 			return true
 		}
 	}

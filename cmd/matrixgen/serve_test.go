@@ -109,11 +109,17 @@ func TestServeRebuildsAndMarksPagesLive(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
+	// A run added, with a key in its launch command: the site is updated
+	// in place, not rebuilt, and the update names the run whose key it
+	// hid, as a build does (serve said nothing).
 	data, _ := os.ReadFile(filepath.Join(runs, sampleID+".json"))
-	writeFile(t, filepath.Join(runs, "second.json"), data)
+	writeFile(t, filepath.Join(runs, "second.json"), []byte(strings.Replace(string(data), `"launch_command": "`,
+		`"launch_command": "vllm serve m --api-key sk-proj-Abc123XyZ789LmNoPqRsTuVwXyZ0123456789 `, 1)))
 	waitFor("a rebuild after a new run file", func() bool { c, _ := get("/runs/second/"); return c == 200 })
-	// A run changed: the site is updated in place, not rebuilt.
 	waitFor("an update in place", func() bool { return strings.Contains(log.String(), "updated 2 pages of 2 runs") })
+	waitFor("the hidden key said", func() bool {
+		return strings.Contains(log.String(), "hid what looks like a secret in the launch command of 1 run on the site: second")
+	})
 	waitFor("the version pages poll to move on", func() bool {
 		_, v := get("/__matrixgen/version")
 		n, _ := strconv.Atoi(v)
