@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -79,5 +80,47 @@ func TestLiveKeyPieces(t *testing.T) {
 				t.Errorf("kept %q:\n in:  %q\n out: %q", tt.piece, tt.in, got)
 			}
 		})
+	}
+}
+
+// TestPasswordLetters: a one-letter flag that takes a password for its
+// command only (docker login -p, sshpass -p, mysql -pX, redis-cli -a) hid
+// nothing; for every other command the letter means something else and
+// its value is kept.
+func TestPasswordLetters(t *testing.T) {
+	for _, secret := range []string{"dckr_pat_Zq7vLm2Xc9Rt4W", "hunter2hunter2", "Zq7!vLm@2Xc"} {
+		for _, form := range []string{
+			"docker login -u me -p %s",
+			"docker login -u me -p %s && docker run -p 8000:8000 vllm/vllm-openai",
+			"sudo docker login ghcr.io -u me -p '%s'; vllm serve m",
+			"podman login quay.io --username me -p=%s",
+			"docker --config /c login -p \"%s\" registry.example.com",
+			"helm registry login r.io -u me -p %s",
+			"(sshpass -p %s ssh gpu-box vllm serve m)",
+			"sshpass -p%s ssh gpu-box",
+			"mysql -uroot -p%s -h db",
+			"redis-cli -h cache -a %s ping",
+			"echo ok; oras login -u me -p %s ghcr.io | tee log",
+		} {
+			in := fmt.Sprintf(form, secret)
+			if got := Text(in); strings.Contains(got, secret) || strings.Contains(got, secret[4:]) {
+				t.Errorf("kept the password:\n in:  %q\n out: %q", in, got)
+			}
+		}
+	}
+	for _, in := range []string{
+		"docker run -p 8000:8000 -p 8001:8001 vllm/vllm-openai --model m",
+		"llama-server -m /m.gguf -p 'Hello world' --port 8080",
+		"vllm serve m -p 8000 --host 0.0.0.0",
+		"docker run -p 8000:8000 img login",
+		"docker login -u me --password-stdin < pw.txt; llama-server -p hi",
+		"docker login -u me -p $DOCKER_PASSWORD ghcr.io",
+		"sshpass -P assword: -f /run/pw ssh box",
+		"mysql -uroot -p db",
+		"redis-cli -h cache ping -a",
+	} {
+		if got := Text(in); got != in {
+			t.Errorf("altered:\n in:  %q\n out: %q", in, got)
+		}
 	}
 }

@@ -65,7 +65,7 @@ func (r placeRule) lacks(lower string) bool {
 
 // placeRules are the places secrets stand in. A value that follows a name
 // is a secret when the name says so (secretWordAt).
-var placeRules = []placeRule{
+var placeRules = append([]placeRule{
 	// A URL's user information, whole, to its last '@' before the host: a
 	// password may hold '@' and ':' (though not '/', '?' or '#', which no
 	// URL parser would take either). Scheme-relative URLs (//user:p@host)
@@ -110,6 +110,35 @@ var placeRules = []placeRule{
 	{re: regexp.MustCompile(`(?i)\bbearer[ \t]+["']?(?P<value>[^\s"',;<\]]+)`), needs: []string{"word:bearer"}, keep: func(_, v string) bool {
 		return strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != ""
 	}},
+}, passwordLetterRules()...)
+
+// passwordLetters are the commands whose one-letter flag takes a password,
+// by what the command line begins with, the flag's letter and what stands
+// between it and its value (mysql's is joined: -pSECRET), with a word the
+// text must hold for the rule to run: the letter is a password's only for
+// them (docker run -p is a port, llama-server -p a prompt), so a name
+// alone cannot tell.
+var passwordLetters = []struct {
+	command, letter, apart, need string
+}{
+	{`(?:docker|podman|nerdctl|buildah|skopeo|oras|regctl|helm[ \t]+registry)[ \t]+(?:[^\r\n;&|]*?[ \t])?login`, "p", `(?:[ \t]+|=)`, "login"},
+	{`sshpass`, "p", `[ \t]*`, "sshpass"},
+	{`mysql(?:dump|admin)?`, "p", ``, "mysql"},
+	{`mariadb(?:-dump|-admin)?`, "p", ``, "mariadb"},
+	{`redis-cli`, "a", `[ \t]+`, "redis-cli"},
+}
+
+// passwordLetterRules are passwordLetters' place rules: after the
+// command, in the same command of a line (up to ;, &, | or the line's
+// end), the flag's value; a variable reference ($REGISTRY_PASSWORD) is
+// kept.
+func passwordLetterRules() []placeRule {
+	var rules []placeRule
+	for _, c := range passwordLetters {
+		re := regexp.MustCompile(`(?:^|[\s;&|(\x60]|\$\()` + c.command + `\b[^\r\n;&|]*?[ \t]-` + c.letter + c.apart + `(?P<value>` + word + `)`)
+		rules = append(rules, placeRule{re: re, keep: func(_, v string) bool { return !shellVariable(v) }, needs: []string{"-", "word:" + c.need}})
+	}
+	return rules
 }
 
 // findPlaced calls hide with the span of each secret the place rules find
