@@ -8,10 +8,10 @@ import (
 )
 
 // createFile writes data to a new or truncated file, sending it to disk
-// with writeback unless that is nil. It is os.WriteFile without os.File: opening
-// through os registers every file with the runtime's poller (four fcntl
-// calls and an epoll_ctl that regular files refuse), five of the nine
-// system calls a file cost, and a site is thousands of files.
+// with writeback unless that is nil. It is os.WriteFile without os.File:
+// opening through os registers every file with the runtime's poller (four
+// fcntl calls and an epoll_ctl that regular files refuse), five of the
+// nine system calls a file cost, and a site is thousands of files.
 func createFile(name string, data []byte, writeback func(fd int, from int64)) error {
 	fd, err := ignoringEINTR(func() (int, error) {
 		return syscall.Open(name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
