@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"encoding/csv"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -60,17 +59,6 @@ func csvBytes(header []string, rows [][]string) []byte {
 // simulated is "true" for a run measured against the sim; hardware_given
 // names the hardware fields a person typed (gpu, vram_gb, …), space apart.
 var siteCSVHeader = append([]string{"run_id", "model", "gpu", "engine", "engine_version", "quantization", "started_at", "simulated", "hardware_given"}, csvHeader...)
-
-// siteCSVRows are one run's rows of runs.csv: its measurement rows with
-// the run's identity in front.
-func siteCSVRows(id string, r *matrixgen.Run, measurements [][]string) [][]string {
-	prefix := siteCSVPrefixFields(id, r)
-	rows := make([][]string, len(measurements))
-	for i, row := range measurements {
-		rows[i] = append(slices.Clone(prefix), row...)
-	}
-	return rows
-}
 
 // csvRows are a run's measurements as CSV rows, in page order.
 func csvRows(r *matrixgen.Run) [][]string {
