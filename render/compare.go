@@ -304,7 +304,7 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 		rankedFigure("Peak total tok/s", peak, okPeak, tokS),
 	}
 	if perWatt := bestPerWattValue(r); perWatt > 0 {
-		c.Headline = append(c.Headline, rankedFigure("Best tok/s per watt", perWatt, true, func(v float64) string { return fmt.Sprintf("%.2f", v) }))
+		c.Headline = append(c.Headline, rankedFigure("Best tok/s per watt", perWatt, true, perWattText))
 	}
 	for _, p := range r.Prefill {
 		row := comparePrefill{Context: p.ContextTokens, Label: matrixgen.ContextLabel(p.ContextTokens), Text: p.Status.Label(),

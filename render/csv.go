@@ -74,7 +74,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 			"prefill", strconv.Itoa(p.ContextTokens), matrixgen.ContextLabel(p.ContextTokens), "1",
 			string(p.Status), csvSafe(p.Reason),
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
-			integer(p.Completed), "", "", "", positive(p.PromptTokens),
+			ifSet(p.Completed, strconv.Itoa), "", "", "", positive(p.PromptTokens),
 			num(p.ServerPromptTokS), num(p.ServerPromptMs), num(p.ColdTTFTMs), low, high,
 			csvSafe(p.ServerClock), notServerPrefill(p), sp.low(), sp.high(), sp.levelField(),
 		})
@@ -86,7 +86,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 			"decode", strconv.Itoa(d.ContextTokens), d.ContextLabel(), strconv.Itoa(d.Concurrency),
 			string(d.Status), csvSafe(d.Reason),
 			num(d.TotalTokS), num(d.PerRequestTokS), ttft[0], ttft[1], ttft[2], tbt[0], tbt[1], tbt[2],
-			num(d.AvgActive), integer(d.Completed), integer(d.OutputTokens), num(d.WindowSeconds),
+			num(d.AvgActive), ifSet(d.Completed, strconv.Itoa), ifSet(d.OutputTokens, strconv.Itoa), num(d.WindowSeconds),
 			string(d.TokenSource), "", "", "", "", "", "", "", "",
 			sp.low(), sp.high(), sp.levelField(),
 		})
@@ -95,17 +95,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 }
 
 func num(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
-}
-
-func integer(n *int) string {
-	if n == nil {
-		return ""
-	}
-	return strconv.Itoa(*n)
+	return ifSet(v, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
 }
 
 func positive(n int) string {

@@ -520,17 +520,10 @@ func prefillNotes(r *matrixgen.Run) []string {
 // serverClockNote says where the server's timing came from, when the run
 // says: " (vllm:request_prefill_time_seconds, 169 ms)".
 func serverClockNote(p matrixgen.Prefill) string {
-	var parts []string
-	if p.ServerClock != "" {
-		parts = append(parts, p.ServerClock)
+	if s := joinNonEmpty(", ", p.ServerClock, ifSet(p.ServerPromptMs, millis)); s != "" {
+		return " (" + s + ")"
 	}
-	if p.ServerPromptMs != nil {
-		parts = append(parts, millis(*p.ServerPromptMs))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	return ""
 }
 
 // powerLimit is "600 W" or "300 W (default 600 W)" for a capped card.
@@ -545,10 +538,7 @@ func powerLimit(set, def float64) string {
 }
 
 func wattsIf(w *float64) string {
-	if w == nil {
-		return ""
-	}
-	return decimal1(*w) + " W"
+	return ifSet(w, func(w float64) string { return decimal1(w) + " W" })
 }
 
 // anyNotServersPrefill reports whether a prefill figure of the run is not

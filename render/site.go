@@ -664,7 +664,7 @@ func bestPerWatt(r *matrixgen.Run) string {
 	if best == 0 {
 		return ""
 	}
-	return strconv.FormatFloat(best, 'f', 2, 64)
+	return perWattText(best)
 }
 
 // bestPerWattValue is the highest tok/s per watt of a valid cell, 0 for a

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
@@ -59,7 +58,7 @@ var viewSpecs = []viewSpec{
 			return nil
 		}
 		return d.Power.TokSPerW
-	}, func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, false, nil},
+	}, perWattText, false, nil},
 	{"joules", "Joules per 1K output tokens (" + scaleNote + "; fewer is better)", func(d *matrixgen.Decode) *float64 {
 		if d.Power == nil {
 			return nil
