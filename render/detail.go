@@ -120,6 +120,23 @@ func scriptJSON(v any) (template.JS, error) {
 	return template.JS(js), err
 }
 
+// scriptCall is a script that calls fn with args, each as a JSON block:
+// "fn(1, [...]);\n", how the site hands its data to its pages' script.
+func scriptCall(fn string, args ...any) ([]byte, error) {
+	out := []byte(fn + "(")
+	for i, arg := range args {
+		js, err := scriptJSON(arg)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			out = append(out, ", "...)
+		}
+		out = append(out, js...)
+	}
+	return append(out, ");\n"...), nil
+}
+
 // orderedCell is a measured cell and its id.
 type orderedCell struct {
 	id string
