@@ -65,7 +65,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 	run := r.Sorted()
 	var rows [][]string
 	for _, p := range run.Prefill {
-		sp := prefillSpread(p)
+		sp := prefillSpread(p).csv()
 		low, high := "", ""
 		if l, h, ok := p.PromptTokSRange(); ok {
 			low, high = num(&l), num(&h)
@@ -76,19 +76,19 @@ func csvRows(r *matrixgen.Run) [][]string {
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
 			ifSet(p.Completed, strconv.Itoa), "", "", "", positive(p.PromptTokens),
 			num(p.ServerPromptTokS), num(p.ServerPromptMs), num(p.ColdTTFTMs), low, high,
-			csvSafe(p.ServerClock), notServerPrefill(p), sp.low(), sp.high(), sp.levelField(),
+			csvSafe(p.ServerClock), notServerPrefill(p), sp[0], sp[1], sp[2],
 		})
 	}
 	for _, d := range run.Decode {
 		ttft, tbt := percentiles(d.TTFTMs), percentiles(d.TBTMs)
-		sp := decodeSpread(d)
+		sp := decodeSpread(d).csv()
 		rows = append(rows, []string{
 			"decode", strconv.Itoa(d.ContextTokens), d.ContextLabel(), strconv.Itoa(d.Concurrency),
 			string(d.Status), csvSafe(d.Reason),
 			num(d.TotalTokS), num(d.PerRequestTokS), ttft[0], ttft[1], ttft[2], tbt[0], tbt[1], tbt[2],
 			num(d.AvgActive), ifSet(d.Completed, strconv.Itoa), ifSet(d.OutputTokens, strconv.Itoa), num(d.WindowSeconds),
 			string(d.TokenSource), "", "", "", "", "", "", "", "",
-			sp.low(), sp.high(), sp.levelField(),
+			sp[0], sp[1], sp[2],
 		})
 	}
 	return rows
