@@ -118,16 +118,14 @@ type comparePage struct {
 }
 
 func (b *Renderer) newComparePage(p Pair) comparePage {
+	page := comparePage{Heading: "Compare", A: p.A, B: p.B}
 	if p == (Pair{}) {
-		page := comparePage{pageBase: b.base("", "Compare two runs · "+b.site.Title,
-			"Compare any two speed test matrices of this site.", "compare.html"), Heading: "Compare"}
-		page.Charts, page.Rules, page.Test = true, compareRulesJS(), significanceText()
-		return page
+		page.pageBase = b.base("", "Compare two runs · "+b.site.Title, "Compare any two speed test matrices of this site.", "compare.html")
+	} else {
+		page.Heading = p.A + " vs " + p.B
+		page.pageBase = b.base("../../", page.Heading+" · "+b.site.Title,
+			"Speed test matrices compared: "+p.A+" and "+p.B+".", "compare/"+compareID(p)+"/")
 	}
-	title := p.A + " vs " + p.B
-	page := comparePage{pageBase: b.base("../../", title+" · "+b.site.Title,
-		"Speed test matrices compared: "+p.A+" and "+p.B+".", "compare/"+compareID(p)+"/"),
-		Heading: title, A: p.A, B: p.B}
 	page.Charts, page.Rules, page.Test = true, compareRulesJS(), significanceText()
 	return page
 }
