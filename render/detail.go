@@ -149,20 +149,13 @@ type orderedCell struct {
 // alike) the later one stands, as it would in a map.
 func cellOrder(r *matrixgen.Run) []orderedCell {
 	var cells []orderedCell
-	for i := range r.Decode {
+	for i := len(r.Decode) - 1; i >= 0; i-- { // the later of two first, which a stable sort keeps
 		if d := &r.Decode[i]; d.Status != matrixgen.StatusNotRun {
 			cells = append(cells, orderedCell{cellID(*d), d})
 		}
 	}
 	slices.SortStableFunc(cells, func(a, b orderedCell) int { return strings.Compare(a.id, b.id) })
-	out := cells[:0]
-	for i, c := range cells {
-		if i+1 < len(cells) && cells[i+1].id == c.id {
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
+	return slices.CompactFunc(cells, func(a, b orderedCell) bool { return a.id == b.id })
 }
 
 func newCellDetail(d *matrixgen.Decode) cellDetail {
