@@ -123,11 +123,8 @@ func csvSafe(s string) string {
 	if s == "" {
 		return s
 	}
-	if s[0] == '\t' || s[0] == '\r' {
-		return "'" + s
-	}
 	first, _ := utf8.DecodeRuneInString(strings.TrimLeftFunc(s, skippedLead))
-	if strings.ContainsRune(formulaLeads, first) {
+	if s[0] == '\t' || s[0] == '\r' || strings.ContainsRune(formulaLeads, first) {
 		return "'" + s
 	}
 	return s
