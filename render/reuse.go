@@ -3,6 +3,7 @@ package render
 import (
 	"cmp"
 	"crypto/sha256"
+	"path"
 	"slices"
 	"time"
 )
@@ -59,11 +60,15 @@ func (c CachedRow) indexRow(id string) indexRow {
 // RunFiles are a run's files in its folder, as renderRun makes them.
 var RunFiles = []string{"index.html", "run.json", "measurements.csv", "compare.js"}
 
-// sumsOf are the hashes of a run's files, from renderRun, which makes them
-// in RunFiles' order.
-func sumsOf(files []siteFile) (sums pageSums) {
-	for i, f := range files {
-		sums[i] = sha256.Sum256(f.data)
+// sumsOf are the hashes of a run's files, from renderRun.
+func sumsOf(files []siteFile) pageSums {
+	var sums pageSums
+	for _, f := range files {
+		for i, name := range RunFiles {
+			if path.Base(f.rel) == name {
+				sums[i] = sha256.Sum256(f.data)
+			}
+		}
 	}
 	return sums
 }
