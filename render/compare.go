@@ -118,16 +118,14 @@ type comparePage struct {
 }
 
 func (b *Renderer) newComparePage(p Pair) comparePage {
+	page := comparePage{Heading: "Compare", A: p.A, B: p.B}
 	if p == (Pair{}) {
-		page := comparePage{pageBase: b.base("", "Compare two runs · "+b.site.Title,
-			"Compare any two speed test matrices of this site.", "compare.html"), Heading: "Compare"}
-		page.Charts, page.Rules, page.Test = true, compareRulesJS(), significanceText()
-		return page
+		page.pageBase = b.base("", "Compare two runs · "+b.site.Title, "Compare any two speed test matrices of this site.", "compare.html")
+	} else {
+		page.Heading = p.A + " vs " + p.B
+		page.pageBase = b.base("../../", page.Heading+" · "+b.site.Title,
+			"Speed test matrices compared: "+p.A+" and "+p.B+".", "compare/"+compareID(p)+"/")
 	}
-	title := p.A + " vs " + p.B
-	page := comparePage{pageBase: b.base("../../", title+" · "+b.site.Title,
-		"Speed test matrices compared: "+p.A+" and "+p.B+".", "compare/"+compareID(p)+"/"),
-		Heading: title, A: p.A, B: p.B}
 	page.Charts, page.Rules, page.Test = true, compareRulesJS(), significanceText()
 	return page
 }
@@ -304,7 +302,7 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 		rankedFigure("Peak total tok/s", peak, okPeak, tokS),
 	}
 	if perWatt := bestPerWattValue(r); perWatt > 0 {
-		c.Headline = append(c.Headline, rankedFigure("Best tok/s per watt", perWatt, true, func(v float64) string { return fmt.Sprintf("%.2f", v) }))
+		c.Headline = append(c.Headline, rankedFigure("Best tok/s per watt", perWatt, true, perWattText))
 	}
 	for _, p := range r.Prefill {
 		row := comparePrefill{Context: p.ContextTokens, Label: matrixgen.ContextLabel(p.ContextTokens), Text: p.Status.Label(),

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"hash/maphash"
-	"strconv"
 )
 
 // A run page links the compare pages the site builds of it. Which pairs
@@ -79,24 +78,14 @@ func comparedFiles(pairs []Pair) []indexFile {
 			}
 			list[i] = [2]any{id, links}
 		}
-		files = append(files, indexFile{rel: comparedName(b), print: h.Sum64(), make: func() ([]byte, error) {
-			js, err := scriptJSON(list)
-			if err != nil {
-				return nil, err
-			}
-			return []byte("matrixgenCompared(" + strconv.Itoa(b) + ", " + string(js) + ");\n"), nil
-		}})
+		files = append(files, indexFile{rel: comparedName(b), print: h.Sum64(),
+			make: func() ([]byte, error) { return scriptCall("matrixgenCompared", b, list) }})
 	}
 	var h maphash.Hash
 	h.SetSeed(printSeed)
 	writeInts(&h, len(written))
 	writeInts(&h, written...)
-	files = append(files, indexFile{rel: comparedListName, print: h.Sum64(), make: func() ([]byte, error) {
-		js, err := scriptJSON(written)
-		if err != nil {
-			return nil, err
-		}
-		return []byte("matrixgenComparedBuckets(" + string(js) + ");\n"), nil
-	}})
+	files = append(files, indexFile{rel: comparedListName, print: h.Sum64(),
+		make: func() ([]byte, error) { return scriptCall("matrixgenComparedBuckets", written) }})
 	return files
 }

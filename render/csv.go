@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"encoding/csv"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -61,23 +60,12 @@ func csvBytes(header []string, rows [][]string) []byte {
 // names the hardware fields a person typed (gpu, vram_gb, …), space apart.
 var siteCSVHeader = append([]string{"run_id", "model", "gpu", "engine", "engine_version", "quantization", "started_at", "simulated", "hardware_given"}, csvHeader...)
 
-// siteCSVRows are one run's rows of runs.csv: its measurement rows with
-// the run's identity in front.
-func siteCSVRows(id string, r *matrixgen.Run, measurements [][]string) [][]string {
-	prefix := siteCSVPrefixFields(id, r)
-	rows := make([][]string, len(measurements))
-	for i, row := range measurements {
-		rows[i] = append(slices.Clone(prefix), row...)
-	}
-	return rows
-}
-
 // csvRows are a run's measurements as CSV rows, in page order.
 func csvRows(r *matrixgen.Run) [][]string {
 	run := r.Sorted()
 	var rows [][]string
 	for _, p := range run.Prefill {
-		sp := prefillSpread(p)
+		sp := prefillSpread(p).csv()
 		low, high := "", ""
 		if l, h, ok := p.PromptTokSRange(); ok {
 			low, high = num(&l), num(&h)
@@ -86,38 +74,28 @@ func csvRows(r *matrixgen.Run) [][]string {
 			"prefill", strconv.Itoa(p.ContextTokens), matrixgen.ContextLabel(p.ContextTokens), "1",
 			string(p.Status), csvSafe(p.Reason),
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
-			integer(p.Completed), "", "", "", positive(p.PromptTokens),
+			ifSet(p.Completed, strconv.Itoa), "", "", "", positive(p.PromptTokens),
 			num(p.ServerPromptTokS), num(p.ServerPromptMs), num(p.ColdTTFTMs), low, high,
-			csvSafe(p.ServerClock), notServerPrefill(p), sp.low(), sp.high(), sp.levelField(),
+			csvSafe(p.ServerClock), notServerPrefill(p), sp[0], sp[1], sp[2],
 		})
 	}
 	for _, d := range run.Decode {
 		ttft, tbt := percentiles(d.TTFTMs), percentiles(d.TBTMs)
-		sp := decodeSpread(d)
+		sp := decodeSpread(d).csv()
 		rows = append(rows, []string{
 			"decode", strconv.Itoa(d.ContextTokens), d.ContextLabel(), strconv.Itoa(d.Concurrency),
 			string(d.Status), csvSafe(d.Reason),
 			num(d.TotalTokS), num(d.PerRequestTokS), ttft[0], ttft[1], ttft[2], tbt[0], tbt[1], tbt[2],
-			num(d.AvgActive), integer(d.Completed), integer(d.OutputTokens), num(d.WindowSeconds),
+			num(d.AvgActive), ifSet(d.Completed, strconv.Itoa), ifSet(d.OutputTokens, strconv.Itoa), num(d.WindowSeconds),
 			string(d.TokenSource), "", "", "", "", "", "", "", "",
-			sp.low(), sp.high(), sp.levelField(),
+			sp[0], sp[1], sp[2],
 		})
 	}
 	return rows
 }
 
 func num(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
-}
-
-func integer(n *int) string {
-	if n == nil {
-		return ""
-	}
-	return strconv.Itoa(*n)
+	return ifSet(v, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
 }
 
 func positive(n int) string {
@@ -145,11 +123,8 @@ func csvSafe(s string) string {
 	if s == "" {
 		return s
 	}
-	if s[0] == '\t' || s[0] == '\r' {
-		return "'" + s
-	}
 	first, _ := utf8.DecodeRuneInString(strings.TrimLeftFunc(s, skippedLead))
-	if strings.ContainsRune(formulaLeads, first) {
+	if s[0] == '\t' || s[0] == '\r' || strings.ContainsRune(formulaLeads, first) {
 		return "'" + s
 	}
 	return s

@@ -140,3 +140,14 @@ func BenchmarkCSV1000(b *testing.B) {
 		}
 	}
 }
+
+// siteCSVRows are one run's rows of runs.csv: its measurement rows with
+// the run's identity in front.
+func siteCSVRows(id string, r *matrixgen.Run, measurements [][]string) [][]string {
+	prefix := siteCSVPrefixFields(id, r)
+	rows := make([][]string, len(measurements))
+	for i, row := range measurements {
+		rows[i] = append(slices.Clone(prefix), row...)
+	}
+	return rows
+}

@@ -120,6 +120,23 @@ func scriptJSON(v any) (template.JS, error) {
 	return template.JS(js), err
 }
 
+// scriptCall is a script that calls fn with args, each as a JSON block:
+// "fn(1, [...]);\n", how the site hands its data to its pages' script.
+func scriptCall(fn string, args ...any) ([]byte, error) {
+	out := []byte(fn + "(")
+	for i, arg := range args {
+		js, err := scriptJSON(arg)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			out = append(out, ", "...)
+		}
+		out = append(out, js...)
+	}
+	return append(out, ");\n"...), nil
+}
+
 // orderedCell is a measured cell and its id.
 type orderedCell struct {
 	id string
@@ -132,20 +149,13 @@ type orderedCell struct {
 // alike) the later one stands, as it would in a map.
 func cellOrder(r *matrixgen.Run) []orderedCell {
 	var cells []orderedCell
-	for i := range r.Decode {
+	for i := len(r.Decode) - 1; i >= 0; i-- { // the later of two first, which a stable sort keeps
 		if d := &r.Decode[i]; d.Status != matrixgen.StatusNotRun {
 			cells = append(cells, orderedCell{cellID(*d), d})
 		}
 	}
 	slices.SortStableFunc(cells, func(a, b orderedCell) int { return strings.Compare(a.id, b.id) })
-	out := cells[:0]
-	for i, c := range cells {
-		if i+1 < len(cells) && cells[i+1].id == c.id {
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
+	return slices.CompactFunc(cells, func(a, b orderedCell) bool { return a.id == b.id })
 }
 
 func newCellDetail(d *matrixgen.Decode) cellDetail {
@@ -158,10 +168,7 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 	if d.Status == matrixgen.StatusValid {
 		c.Status = d.Status.Label()
 	}
-	pct := func(p *matrixgen.Percentiles) string {
-		if p == nil {
-			return ""
-		}
+	pct := func(p matrixgen.Percentiles) string {
 		parts := []string{"p50 " + millis(p.P50)}
 		if p.P90 != nil {
 			parts = append(parts, "p90 "+millis(*p.P90))
@@ -171,23 +178,11 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 		}
 		return strings.Join(parts, " · ")
 	}
-	opt := func(v *float64, f func(float64) string) string {
-		if v == nil {
-			return ""
-		}
-		return f(*v)
-	}
-	optInt := func(v *int) string {
-		if v == nil {
-			return ""
-		}
-		return count(*v)
-	}
 	c.Figures = []string{
-		opt(d.TotalTokS, decimal1), opt(d.PerRequestTokS, decimal1), opt(d.ServerPerRequestTokS, decimal1), opt(d.ClientRateOfServerTimed, decimal1),
-		pct(d.TTFTMs), pct(d.TBTMs), opt(d.AvgActive, decimal1), optInt(d.Completed), optInt(d.OutputTokens),
+		ifSet(d.TotalTokS, decimal1), ifSet(d.PerRequestTokS, decimal1), ifSet(d.ServerPerRequestTokS, decimal1), ifSet(d.ClientRateOfServerTimed, decimal1),
+		ifSet(d.TTFTMs, pct), ifSet(d.TBTMs, pct), ifSet(d.AvgActive, decimal1), ifSet(d.Completed, count), ifSet(d.OutputTokens, count),
 		measuredFor(d), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
-		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), opt(d.IdleWaitSeconds, secs),
+		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), ifSet(d.IdleWaitSeconds, secs),
 	}
 	if sp := decodeSpread(*d); sp.ok {
 		c.Figures[0] += " (" + sp.long() + ")"
@@ -203,9 +198,9 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 	percent := func(v float64) string { return decimal1(v*100) + "%" }
 	for _, m := range d.ServerMetrics {
 		c.Metrics = append(c.Metrics, [6]string{
-			secs(m.AtSeconds), opt(m.Running, decimal1), opt(m.Waiting, decimal1),
-			opt(m.KVCacheUsage, percent), opt(m.Preemptions, func(v float64) string { return count(int(v)) }),
-			opt(m.SpecAcceptanceRate, percent),
+			secs(m.AtSeconds), ifSet(m.Running, decimal1), ifSet(m.Waiting, decimal1),
+			ifSet(m.KVCacheUsage, percent), ifSet(m.Preemptions, func(v float64) string { return count(int(v)) }),
+			ifSet(m.SpecAcceptanceRate, percent),
 		})
 	}
 	return c
@@ -270,12 +265,6 @@ func powerTexts(p *matrixgen.Power) []string {
 	if p == nil {
 		return []string{"", "", "", "", ""}
 	}
-	opt := func(v *float64, unit string) string {
-		if v == nil {
-			return ""
-		}
-		return decimal1(*v) + unit
-	}
 	var gpus []string
 	for _, g := range p.GPUs {
 		parts := []string{"GPU " + strconv.Itoa(g.Index) + ":"}
@@ -309,9 +298,6 @@ func powerTexts(p *matrixgen.Power) []string {
 	if p.EnergyJoules > 0 {
 		energy = count(int(math.Round(p.EnergyJoules))) + " J"
 	}
-	perWatt := ""
-	if p.TokSPerW != nil {
-		perWatt = strconv.FormatFloat(*p.TokSPerW, 'f', 2, 64)
-	}
-	return []string{mean, energy, perWatt, opt(p.JoulesPer1KTokens, " J"), strings.Join(gpus, "; ")}
+	joules := ifSet(p.JoulesPer1KTokens, func(v float64) string { return decimal1(v) + " J" })
+	return []string{mean, energy, ifSet(p.TokSPerW, perWattText), joules, strings.Join(gpus, "; ")}
 }

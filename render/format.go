@@ -99,3 +99,15 @@ func optional[T any](v *T, format func(T) string) string {
 	}
 	return format(*v)
 }
+
+// ifSet formats a value that may be missing, "" where it is: a detail or
+// a CSV field shows nothing, where a table shows a dash (optional).
+func ifSet[T any](v *T, format func(T) string) string {
+	if v == nil {
+		return ""
+	}
+	return format(*v)
+}
+
+// perWattText formats tok/s per watt with two decimals: "1.27".
+func perWattText(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }

@@ -74,12 +74,7 @@ func newIndexLayout(rows []indexRow, pairs []Pair) indexLayout {
 	l := indexLayout{rows: rows, filters: filters(rows)}
 	l.pages = max(1, (len(rows)+sitesize.IndexPageRuns-1)/sitesize.IndexPageRuns)
 	l.chunks = (len(rows) + sitesize.IndexChunkRuns - 1) / sitesize.IndexChunkRuns
-	for _, r := range rows {
-		if r.BestPerWatt != "" {
-			l.efficiency = true
-			break
-		}
-	}
+	l.efficiency = slices.ContainsFunc(rows, func(r indexRow) bool { return r.BestPerWatt != "" })
 	at := make(map[string]int, len(rows))
 	for i, r := range rows {
 		at[r.ID] = i
@@ -180,20 +175,15 @@ func (b *Renderer) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 			writeInts(&h, v[1].(int))
 		}
 	}
-	files = append(files, indexFile{rel: indexSiteName, print: h.Sum64(), make: func() ([]byte, error) {
-		js, err := scriptJSON(site)
-		if err != nil {
-			return nil, err
-		}
-		return []byte("matrixgenIndexSite(" + string(js) + ");\n"), nil
-	}})
+	files = append(files, indexFile{rel: indexSiteName, print: h.Sum64(),
+		make: func() ([]byte, error) { return scriptCall("matrixgenIndexSite", site) }})
 	for _, f := range l.filters {
 		for chunk := 1; chunk <= f.chunks(); chunk++ {
 			var h maphash.Hash
 			h.SetSeed(printSeed)
 			writeStrings(&h, f.Name)
 			writeInts(&h, chunk)
-			for _, v := range f.stored[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.stored))] {
+			for _, v := range f.chunk(chunk) {
 				writeStrings(&h, v.Value)
 				writeInts(&h, v.Runs)
 			}
@@ -325,13 +315,9 @@ func (b *Renderer) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
 	}
 	rows := l.pageRows(page)
-	title := b.site.Title
+	title, address := b.site.Title, ""
 	if page < l.pages-1 {
-		title = "Runs " + dateRange(rows) + " · " + b.site.Title
-	}
-	address := ""
-	if page < l.pages-1 {
-		address = indexPageName(page + 1)
+		title, address = "Runs "+dateRange(rows)+" · "+b.site.Title, indexPageName(page+1)
 	}
 	p := indexPage{pageBase: b.base("", title, desc, address), SiteDescription: b.site.Description,
 		Runs: rows, Pick: l.pickerRows(page), Many: len(l.rows) > 1, Filters: l.filters, Efficiency: l.efficiency, Comparisons: l.comparisons[page],
@@ -407,11 +393,7 @@ func indexChunk(chunk int, rows []indexRow) ([]byte, error) {
 		summaries[i] = []any{r.ID, r.Model, r.GPU, r.Engine, r.EngineName, r.Quantization, r.Date,
 			r.BestSingle, r.Peak, r.BestPerWatt, r.BestValue, r.PeakValue, r.Simulated}
 	}
-	js, err := scriptJSON(summaries)
-	if err != nil {
-		return nil, err
-	}
-	return []byte("matrixgenIndexChunk(" + strconv.Itoa(chunk) + ", " + string(js) + ");\n"), nil
+	return scriptCall("matrixgenIndexChunk", chunk, summaries)
 }
 
 // filter is one of the index's select boxes over a column. A page lists
@@ -449,6 +431,11 @@ var (
 
 // chunks is how many values scripts hold the filter's values.
 func (f filter) chunks() int { return (len(f.stored) + indexValuesChunk - 1) / indexValuesChunk }
+
+// chunk is the values the values script (1-based) holds.
+func (f filter) chunk(chunk int) []filterValue {
+	return f.stored[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.stored))]
+}
 
 // filters are the index's select boxes over every run, each listing its
 // most frequent values however many runs there are.
@@ -494,20 +481,12 @@ func indexValuesName(name string, chunk int) string {
 // filter's values, each [value, runs], in the order their first runs
 // came, to the page's matrixgenIndexValues, which orders them.
 func indexValues(f filter, chunk int) ([]byte, error) {
-	values := f.stored[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.stored))]
+	values := f.chunk(chunk)
 	list := make([][2]any, len(values))
 	for i, v := range values {
 		list[i] = [2]any{v.Value, v.Runs}
 	}
-	js, err := scriptJSON(list)
-	if err != nil {
-		return nil, err
-	}
-	name, err := scriptJSON(f.Name)
-	if err != nil {
-		return nil, err
-	}
-	return []byte("matrixgenIndexValues(" + string(name) + ", " + strconv.Itoa(chunk) + ", " + string(js) + ");\n"), nil
+	return scriptCall("matrixgenIndexValues", f.Name, chunk, list)
 }
 
 // writeRowPrints adds to h all that the index shows of each row.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -210,10 +211,9 @@ func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 	return p, nil
 }
 
-// runTitle is the page's heading as published matrices word it: "<model> on <GPU> 96GB".
-// runTitle names a run: its model and what served it. A simulated run
-// names the sim, not the machine's hardware, which served nothing; hardware
-// a person typed is said to be given.
+// runTitle names a run as published matrices do, "<model> on <GPU> 96GB".
+// A simulated run names the sim, not the machine's hardware, which served
+// nothing; hardware a person typed is said to be given.
 func runTitle(r *matrixgen.Run) string {
 	if r.Simulated {
 		return r.Model.Name + " on " + simulatedServer
@@ -337,13 +337,7 @@ func runPanels(r *matrixgen.Run) []panel {
 		t.Whole = true
 		run.Rows = append(run.Rows, t)
 	}
-	var out []panel
-	for _, p := range []panel{hw, engine, run} {
-		if len(p.Rows) > 0 {
-			out = append(out, p)
-		}
-	}
-	return out
+	return slices.DeleteFunc([]panel{hw, engine, run}, func(p panel) bool { return len(p.Rows) == 0 })
 }
 
 // requestLabel is what every request carried beside the prompt, cut as
@@ -453,13 +447,7 @@ func prefillModeLabel(s matrixgen.Sweep) string {
 }
 
 func joinNonEmpty(sep string, parts ...string) string {
-	var kept []string
-	for _, p := range parts {
-		if p != "" {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, sep)
+	return strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), sep)
 }
 
 // disagreements names each cell whose count the server's own contradicts:
@@ -520,17 +508,10 @@ func prefillNotes(r *matrixgen.Run) []string {
 // serverClockNote says where the server's timing came from, when the run
 // says: " (vllm:request_prefill_time_seconds, 169 ms)".
 func serverClockNote(p matrixgen.Prefill) string {
-	var parts []string
-	if p.ServerClock != "" {
-		parts = append(parts, p.ServerClock)
+	if s := joinNonEmpty(", ", p.ServerClock, ifSet(p.ServerPromptMs, millis)); s != "" {
+		return " (" + s + ")"
 	}
-	if p.ServerPromptMs != nil {
-		parts = append(parts, millis(*p.ServerPromptMs))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	return ""
 }
 
 // powerLimit is "600 W" or "300 W (default 600 W)" for a capped card.
@@ -545,19 +526,11 @@ func powerLimit(set, def float64) string {
 }
 
 func wattsIf(w *float64) string {
-	if w == nil {
-		return ""
-	}
-	return decimal1(*w) + " W"
+	return ifSet(w, func(w float64) string { return decimal1(w) + " W" })
 }
 
 // anyNotServersPrefill reports whether a prefill figure of the run is not
 // the server's prefill speed (Prefill.OutsidePrompt).
 func anyNotServersPrefill(r *matrixgen.Run) bool {
-	for _, p := range r.Prefill {
-		if _, beyond, _ := p.OutsidePrompt(); beyond {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Prefill, func(p matrixgen.Prefill) bool { _, beyond, _ := p.OutsidePrompt(); return beyond })
 }

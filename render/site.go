@@ -188,39 +188,19 @@ func NewRenderer(site Site) (*Renderer, error) {
 	if site.Title == "" {
 		site.Title = defaultTitle
 	}
-	b, err := parseTemplates(site)
+	var pages [4]*template.Template
+	for i, page := range []string{"index.html", "run.html", "methodology.html", "compare.html"} {
+		var err error
+		if pages[i], err = template.New(page).ParseFS(site.assets().Templates, "base.html", page); err != nil {
+			return nil, err
+		}
+	}
+	tables, err := texttemplate.ParseFS(site.assets().Templates, "tables.tmpl")
 	if err != nil {
 		return nil, err
 	}
-	b.ctx = context.Background()
-	return b, nil
-}
-
-func parseTemplates(site Site) (*Renderer, error) {
-	parse := func(page string) (*template.Template, error) {
-		return template.New(page).ParseFS(site.assets().Templates, "base.html", page)
-	}
-	index, err := parse("index.html")
-	if err != nil {
-		return nil, err
-	}
-	run, err := parse("run.html")
-	if err != nil {
-		return nil, err
-	}
-	methodology, err := parse("methodology.html")
-	if err != nil {
-		return nil, err
-	}
-	compare, err := parse("compare.html")
-	if err != nil {
-		return nil, err
-	}
-	tables, err := parseTables(site.assets().Templates)
-	if err != nil {
-		return nil, err
-	}
-	return &Renderer{site: site, index: index, run: run, methodology: methodology, compare: compare, tables: tables, md: newMarkdown(), mu: new(sync.RWMutex)}, nil
+	return &Renderer{site: site, index: pages[0], run: pages[1], methodology: pages[2], compare: pages[3], tables: tables,
+		md: newMarkdown(), mu: new(sync.RWMutex), ctx: context.Background()}, nil
 }
 
 // newMarkdown is the notes renderer. goldmark's default renderer drops raw
@@ -478,13 +458,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	if err := b.ctx.Err(); err != nil {
 		return nil, err
 	}
-	var bad []error
-	for _, err := range errs {
-		if err != nil {
-			bad = append(bad, err)
-		}
-	}
-	if len(bad) > 0 {
+	if bad := slices.DeleteFunc(errs, func(err error) bool { return err == nil }); len(bad) > 0 {
 		return nil, &BadRunsError{Errs: bad}
 	}
 	b.reused = int(reused.Load())
@@ -664,7 +638,7 @@ func bestPerWatt(r *matrixgen.Run) string {
 	if best == 0 {
 		return ""
 	}
-	return strconv.FormatFloat(best, 'f', 2, 64)
+	return perWattText(best)
 }
 
 // bestPerWattValue is the highest tok/s per watt of a valid cell, 0 for a
@@ -687,11 +661,7 @@ func (b *Renderer) writeComparisons(out Folder, pairs []Pair) error {
 		if err := b.ctx.Err(); err != nil {
 			return err
 		}
-		html, err := execute(b.compare, b.newComparePage(p))
-		if err == nil {
-			err = out.WriteFile(path.Join("compare", compareID(p), "index.html"), html)
-		}
-		if err != nil {
+		if err := writePage(out, path.Join("compare", compareID(p), "index.html"), b.compare, b.newComparePage(p)); err != nil {
 			return err
 		}
 	}
@@ -743,21 +713,13 @@ func (b *Renderer) writeMethodology(out Folder) error {
 	for _, s := range matrixgen.Statuses {
 		page.Statuses = append(page.Statuses, legendStatus{Class: "st-" + string(s), Mark: statusMarks[s], Label: s.Label(), Text: s.Explanation()})
 	}
-	html, err := execute(b.methodology, page)
-	if err != nil {
-		return err
-	}
-	return out.WriteFile("methodology.html", html)
+	return writePage(out, "methodology.html", b.methodology, page)
 }
 
 // writePick writes compare.html, which compares the two runs its address
 // names (?a=…&b=…), as a built compare page does.
 func (b *Renderer) writePick(out Folder) error {
-	html, err := execute(b.compare, b.newComparePage(Pair{}))
-	if err != nil {
-		return err
-	}
-	return out.WriteFile("compare.html", html)
+	return writePage(out, "compare.html", b.compare, b.newComparePage(Pair{}))
 }
 
 func rawIfOK(ok bool, v float64) string {
@@ -782,6 +744,15 @@ func execute(t *template.Template, data any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.Clone(buf.Bytes()), nil
+}
+
+// writePage writes the page rel: t executed on data.
+func writePage(out Folder, rel string, t *template.Template, data any) error {
+	html, err := execute(t, data)
+	if err != nil {
+		return err
+	}
+	return out.WriteFile(rel, html)
 }
 
 // pageBuffers keep the buffers pages are written into: grown once to a

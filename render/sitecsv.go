@@ -101,13 +101,14 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 			if err == nil {
 				err = s.finish()
 			} else {
-				s.abort()
+				s.s.Abort()
 			}
 		}
 	}()
 	all.Write(head)
 	var buf []byte
-	next := 0 // the next part to open
+	var partW *bufio.Writer // part's, once there is one
+	next := 0               // the next part to open
 	for _, r := range rows {
 		if next < len(parts) && monthOf(r) == parts[next].Month {
 			if part != nil {
@@ -120,11 +121,8 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 				return err
 			}
 			part.Write(head)
-			next++
-		}
-		var partW *bufio.Writer
-		if part != nil {
 			partW = part.Writer
+			next++
 		}
 		if buf, err = copyRunCSV(all.Writer, partW, out, r, buf); err != nil {
 			return err
@@ -234,9 +232,4 @@ func (s *stream) finish() error {
 		return err
 	}
 	return s.s.Close()
-}
-
-// abort drops the file.
-func (s *stream) abort() {
-	s.s.Abort()
 }

@@ -11,18 +11,12 @@ import (
 	"github.com/matrixgen/matrixgen/internal/sitesize"
 )
 
-// sitemapFile is one file of the sitemap: its name and its text.
-type sitemapFile struct {
-	rel  string
-	data []byte
-}
-
 // sitemapFiles lists every page for search engines when the site knows
 // where it will be published (none when it does not): sitemap.xml
 // itself, or, past sitesize.SitemapURLs addresses, a sitemap index there and parts
 // sitemap-1.xml … numbered from the oldest runs, so a run added rewrites
 // the newest part and not every one. rows are newest first.
-func (b *Renderer) sitemapFiles(rows []indexRow) []sitemapFile {
+func (b *Renderer) sitemapFiles(rows []indexRow) []siteFile {
 	if b.site.BaseURL == "" {
 		return nil
 	}
@@ -32,9 +26,10 @@ func (b *Renderer) sitemapFiles(rows []indexRow) []sitemapFile {
 		for _, r := range rows {
 			pages = append(pages, "runs/"+r.ID+"/")
 		}
-		return []sitemapFile{{"sitemap.xml", urlSet(base, pages)}}
+		return []siteFile{{"sitemap.xml", sitemapXML("urlset", "url", base, pages)}}
 	}
-	var parts []sitemapFile
+	var parts []siteFile
+	var names []string
 	for end := len(rows); end > 0 || len(parts) == 0; {
 		page := pages
 		room := sitesize.SitemapURLs - len(page)
@@ -42,30 +37,25 @@ func (b *Renderer) sitemapFiles(rows []indexRow) []sitemapFile {
 		for i := end - 1; i >= start; i-- {
 			page = append(page, "runs/"+rows[i].ID+"/")
 		}
-		parts = append(parts, sitemapFile{fmt.Sprintf("sitemap-%d.xml", len(parts)+1), urlSet(base, page)})
+		name := fmt.Sprintf("sitemap-%d.xml", len(parts)+1)
+		names = append(names, name)
+		parts = append(parts, siteFile{name, sitemapXML("urlset", "url", base, page)})
 		pages, end = nil, start
 	}
-	var index bytes.Buffer
-	index.WriteString(xml.Header + `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
-	for _, p := range parts {
-		index.WriteString("<sitemap><loc>")
-		xml.EscapeText(&index, []byte(base+p.rel))
-		index.WriteString("</loc></sitemap>\n")
-	}
-	index.WriteString("</sitemapindex>\n")
-	return append(parts, sitemapFile{"sitemap.xml", index.Bytes()})
+	return append(parts, siteFile{"sitemap.xml", sitemapXML("sitemapindex", "sitemap", base, names)})
 }
 
-// urlSet is a sitemap listing the pages, addresses relative to base.
-func urlSet(base string, pages []string) []byte {
+// sitemapXML lists the addresses base+loc as a sitemap (list "urlset",
+// item "url") or a sitemap index ("sitemapindex", "sitemap").
+func sitemapXML(list, item, base string, locs []string) []byte {
 	var buf bytes.Buffer
-	buf.WriteString(xml.Header + `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
-	for _, loc := range pages {
-		buf.WriteString("<url><loc>")
+	buf.WriteString(xml.Header + "<" + list + ` xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">` + "\n")
+	for _, loc := range locs {
+		buf.WriteString("<" + item + "><loc>")
 		xml.EscapeText(&buf, []byte(base+loc))
-		buf.WriteString("</loc></url>\n")
+		buf.WriteString("</loc></" + item + ">\n")
 	}
-	buf.WriteString("</urlset>\n")
+	buf.WriteString("</" + list + ">\n")
 	return buf.Bytes()
 }
 
@@ -78,10 +68,8 @@ func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
 	// update that fails partway still knows every part it has to remove
 	// or write again: a file whose write failed is known by a print no
 	// text has.
-	held := maps.Clone(b.sitemapPrints)
-	if held == nil {
-		held = map[string]uint64{}
-	}
+	held := map[string]uint64{}
+	maps.Copy(held, b.sitemapPrints)
 	defer func() { b.sitemapPrints = held }()
 	named := make(map[string]bool, len(files))
 	for _, f := range files {

@@ -158,26 +158,11 @@ func (s spread) long() string {
 // wideMark follows a figure whose interval is wider than ±5 %.
 const wideMark = " wide"
 
-// low and high are the interval's ends as CSV writes them; "" without one.
-func (s spread) low() string {
+// csv is the interval's low and high ends and its level ("0.95", "0.75")
+// as CSV writes them; "" each without an interval.
+func (s spread) csv() [3]string {
 	if !s.ok {
-		return ""
+		return [3]string{}
 	}
-	return num(&s.in.Low)
-}
-
-func (s spread) high() string {
-	if !s.ok {
-		return ""
-	}
-	return num(&s.in.High)
-}
-
-// levelField is the interval's level as CSV writes it: "0.95", "0.75";
-// "" without an interval.
-func (s spread) levelField() string {
-	if !s.ok {
-		return ""
-	}
-	return num(&s.level)
+	return [3]string{num(&s.in.Low), num(&s.in.High), num(&s.level)}
 }

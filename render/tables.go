@@ -2,10 +2,8 @@ package render
 
 import (
 	"html/template"
-	"io/fs"
 	"strconv"
 	"strings"
-	texttemplate "text/template"
 )
 
 // A run page's decode matrix and all-measurements table are most of its
@@ -88,11 +86,6 @@ func escapeMatrix(m matrix) escapedMatrix {
 		}
 	}
 	return out
-}
-
-// parseTables parses tables.tmpl.
-func parseTables(templates fs.FS) (*texttemplate.Template, error) {
-	return texttemplate.ParseFS(templates, "tables.tmpl")
 }
 
 // measurementsHTML draws the all-measurements table's row groups.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -38,10 +39,7 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 		return Stats{}, &BadRunsError{Errs: bad}
 	}
 	rows := maps2rows(b.byID, removed, rendered)
-	list := make([]indexRow, 0, len(rows))
-	for _, r := range rows {
-		list = append(list, r)
-	}
+	list := slices.Collect(maps.Values(rows))
 	pairs, err := comparePairs(b.site.Compare, list)
 	if err != nil {
 		return Stats{}, err
@@ -175,10 +173,7 @@ func (b *Renderer) renderChanged(changed Source, i int) (renderedRun, error) {
 // maps2rows is the site's runs after an update: the kept ones, and the
 // changed ones as now laid out.
 func maps2rows(old map[string]indexRow, removed []string, rendered []renderedRun) map[string]indexRow {
-	rows := make(map[string]indexRow, len(old)+len(rendered))
-	for id, r := range old {
-		rows[id] = r
-	}
+	rows := maps.Clone(old)
 	for _, id := range removed {
 		delete(rows, id)
 	}

@@ -1,7 +1,7 @@
 package render
 
 import (
-	"strconv"
+	"math"
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
@@ -59,7 +59,7 @@ var viewSpecs = []viewSpec{
 			return nil
 		}
 		return d.Power.TokSPerW
-	}, func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, false, nil},
+	}, perWattText, false, nil},
 	{"joules", "Joules per 1K output tokens (" + scaleNote + "; fewer is better)", func(d *matrixgen.Decode) *float64 {
 		if d.Power == nil {
 			return nil
@@ -80,12 +80,11 @@ var viewSpecs = []viewSpec{
 func matrixViews(cells []orderedCell) []matrixView {
 	var views []matrixView
 	for _, spec := range viewSpecs {
-		lo, hi, ok := 0.0, 0.0, false
+		lo, hi, ok := math.Inf(1), 0.0, false
 		for _, c := range cells {
 			d := c.d
 			if v := spec.value(d); showsFigure(*d) && v != nil && *v > 0 {
-				lo, hi = minOr(lo, *v, ok), max(hi, *v)
-				ok = true
+				lo, hi, ok = min(lo, *v), max(hi, *v), true
 			}
 		}
 		if !ok {
@@ -137,11 +136,4 @@ func matrixViews(cells []orderedCell) []matrixView {
 		return nil
 	}
 	return views
-}
-
-func minOr(cur, v float64, have bool) float64 {
-	if !have || v < cur {
-		return v
-	}
-	return cur
 }
