@@ -335,12 +335,7 @@ func dropFailedRepeats(r *matrixgen.Run) int {
 	dropped := 0
 	for i := range r.Decode {
 		d := &r.Decode[i]
-		kept := make([]matrixgen.Decode, 0, len(d.Repeats))
-		for _, m := range d.Repeats {
-			if finished(m.Status) {
-				kept = append(kept, m)
-			}
-		}
+		kept := slices.DeleteFunc(slices.Clone(d.Repeats), func(m matrixgen.Decode) bool { return !finished(m.Status) })
 		if len(kept) == len(d.Repeats) {
 			continue
 		}
@@ -582,10 +577,8 @@ func (sw *sweeper) buildPrompt(ctx context.Context, n int, h heads) (builtPrompt
 }
 
 func (sw *sweeper) prefillRow(n int) *matrixgen.Prefill {
-	for i := range sw.run.Prefill {
-		if sw.run.Prefill[i].ContextTokens == n {
-			return &sw.run.Prefill[i]
-		}
+	if i := slices.IndexFunc(sw.run.Prefill, func(p matrixgen.Prefill) bool { return p.ContextTokens == n }); i >= 0 {
+		return &sw.run.Prefill[i]
 	}
 	return nil
 }
