@@ -214,10 +214,7 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 	if ch.PromptEvalCount < 0 || ch.EvalCount < 0 {
 		return fmt.Errorf("impossible counts from the server: prompt_eval_count %d, eval_count %d", ch.PromptEvalCount, ch.EvalCount)
 	}
-	o.promptTokens = ch.PromptEvalCount
-	o.finalTokens = ch.EvalCount
-	o.serverTokens = ch.EvalCount
-	o.serverCounted = true
+	o.promptTokens, o.finalTokens, o.serverTokens, o.serverCounted = ch.PromptEvalCount, ch.EvalCount, ch.EvalCount, true
 	if ch.EvalDuration > 0 && ch.EvalCount > 0 {
 		o.serverTokS = float64(ch.EvalCount) / (float64(ch.EvalDuration) / 1e9)
 	}

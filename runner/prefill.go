@@ -51,7 +51,7 @@ func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt bu
 		return err
 	}
 	body := strings.TrimPrefix(prompt.text, h.measured)
-	repeats := sw.prefillRepeats()
+	repeats := cmp.Or(sw.s.Sweep.PrefillRepeats, defaultPrefillRepeats) // checked by Run
 	sw.warnf("%s warming %s up, then measuring its prefill on %s, each request up to %v without a token", sw.progress(), matrixgen.ContextLabel(n), plural.Count(repeats, "fresh prompt", "fresh prompts"), sw.s.Sweep.StallTimeout)
 	shots := make([]prefillShot, 0, repeats)
 	warm := sw.prefillShot(ctx, n, h.fresh(0)+body, salt, false)
@@ -97,11 +97,6 @@ func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt bu
 	sw.contextSetUp(n, start)
 	sw.logf("%s prefill %s: %s", sw.progress(), matrixgen.ContextLabel(n), describePrefill(*row))
 	return sw.save()
-}
-
-// prefillRepeats is the configured number of repeats.
-func (sw *sweeper) prefillRepeats() int {
-	return cmp.Or(sw.s.Sweep.PrefillRepeats, defaultPrefillRepeats) // checked by Run
 }
 
 // warmContext sends the context's own prompt once, untimed, for decode

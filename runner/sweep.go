@@ -39,13 +39,11 @@ type Options struct {
 	Simulated bool
 	// Log receives progress lines.
 	Log io.Writer
-	// Warn receives the lines about steps skipped or figures in doubt (no
-	// GPU telemetry, a copy that failed, counts that disagree, a server
-	// that stayed busy or stopped answering), each saying what was not
-	// done and why, and before each step that can take minutes without a
-	// measurement to show (the probe, calibrating prompts, waiting for the
-	// server to idle, streams warming up) what it is and its deadline: the
-	// command's stderr, so CI logs keep them. Log when nil.
+	// Warn receives what was skipped or is in doubt, and why (no GPU
+	// telemetry, a failed copy, counts that disagree, a server busy or
+	// gone), and, before each step that can take minutes without a
+	// measurement (the probe, calibration, idle waits, warm-ups), what it
+	// is and its deadline: stderr, so CI logs keep them. Log when nil.
 	Warn io.Writer
 	// Saved, when set, is told after every save of the run file: the
 	// command copies it on to a bucket there. Its error is said in the log
@@ -103,10 +101,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 			fmt.Fprintln(w, term.Clean(red.Text(fmt.Sprintf(format, args...))))
 		}
 	}
-	logf, warnf := logTo(o.Log), logTo(o.Log)
-	if o.Warn != nil {
-		warnf = logTo(o.Warn)
-	}
+	logf, warnf := logTo(o.Log), logTo(cmp.Or(o.Warn, o.Log))
 	if w := red.Warning(); w != "" {
 		warnf("%s", w)
 	}
