@@ -65,8 +65,6 @@ func sourceRank(s matrixgen.TokenSource) int {
 		matrixgen.TokensFinalUsage, matrixgen.TokensServerMetrics, matrixgen.TokensChunks}, s) // 0: none
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 // counterCount sets the growth of the server's token counter over the
 // window beside the client's count of the same: every token of the window,
 // or, for a counter that grows as requests complete, the tokens of the

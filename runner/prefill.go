@@ -137,7 +137,7 @@ func (s prefillShot) ttft() (float64, bool) {
 	if o == nil || o.firstText.IsZero() || !o.firstText.After(o.sent) {
 		return 0, false
 	}
-	return ms(o.firstText.Sub(o.sent)), true
+	return float64(o.firstText.Sub(o.sent)) / float64(time.Millisecond), true
 }
 
 // maxPrefillTokS bounds a prefill rate any server could reach, a hundred

@@ -80,15 +80,13 @@ type tokenEvent struct {
 	tokens int
 }
 
-// coalesceWithin is how close token events of one stream may arrive and
-// still be kept apart: tokens arriving within this of the event before
-// them are added to it, at its time. A server flooding tiny chunks so
-// cannot make a stream keep more than one event a millisecond, whatever
-// its speed. A large model's decode step is several milliseconds, so for
-// it nothing merges and every figure is as it was; a tiny model on a fast
-// GPU may send tokens closer, and then a token is counted up to a
-// millisecond early: its figures move by less than a millisecond's tokens
-// at a window's edges.
+// coalesceWithin is how close a stream's token events may arrive and stay
+// apart: closer tokens join the event before, at its time, so a server
+// flooding tiny chunks cannot make a stream keep more than an event a
+// millisecond. A large model's decode step is several milliseconds, so
+// nothing merges; a tiny model on a fast GPU may have a token counted up
+// to a millisecond early, moving its figures by less than a millisecond's
+// tokens at a window's edges.
 const coalesceWithin = time.Millisecond
 
 // newObservation starts what the client sees of req's stream.

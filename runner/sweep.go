@@ -266,7 +266,7 @@ func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *mat
 			Quantization: d.Quantization, Backend: d.Backend, Repository: redact.WithoutUserinfo(d.Repository), Build: d.Build, Commit: d.Commit,
 		},
 		Model: matrixgen.Model{
-			Name: cmp.Or(d.ModelName, cmp.Or(lastSegment(probe.ModelRoot), probe.Model)), ServedName: probe.Model,
+			Name: cmp.Or(d.ModelName, lastSegment(probe.ModelRoot), probe.Model), ServedName: probe.Model,
 			Revision: d.Revision, MaxModelLen: probe.MaxModelLen,
 		},
 		LaunchCommand: strings.TrimSpace(redact.Text(d.LaunchCommand)),
