@@ -157,8 +157,7 @@ func (c *client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 // said the prompt does not fit, error otherwise, in the server's words.
 func (c *client) failed(d matrixgen.Decode, run *cellRun) (matrixgen.Decode, window, error) {
 	run.mu.Lock()
-	err := run.errs[0]
-	n := len(run.errs)
+	err, n, w := run.errs[0], len(run.errs), window{streams: run.streams}
 	run.mu.Unlock()
 	d.Status, d.Reason = matrixgen.StatusError, err.Error()
 	if c.contextTooLong(err) {
@@ -167,9 +166,6 @@ func (c *client) failed(d matrixgen.Decode, run *cellRun) (matrixgen.Decode, win
 	if n > 1 {
 		d.Reason += fmt.Sprintf(" (and %d more failed %s)", n-1, plural.Noun(n-1, "request", "requests"))
 	}
-	run.mu.Lock()
-	w := window{streams: run.streams}
-	run.mu.Unlock()
 	if connectionLost(err) {
 		return d, w, &lostServer{err}
 	}

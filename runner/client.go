@@ -75,9 +75,6 @@ func (c *client) redirect(req *http.Request, via []*http.Request) error {
 
 // parseRetryAfter reads a Retry-After of seconds or an HTTP date.
 func parseRetryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
 	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
 		return time.Duration(n) * time.Second
 	}

@@ -105,10 +105,7 @@ const (
 // registerEngine adds e to the engines tried, at place (lower first; equal
 // places keep the order they registered in).
 func registerEngine(place int, e engine) {
-	i := 0
-	for i < len(enginePlaces) && enginePlaces[i] <= place {
-		i++
-	}
+	i, _ := slices.BinarySearch(enginePlaces, place+1) // after every equal place
 	engines = slices.Insert(engines, i, e)
 	enginePlaces = slices.Insert(enginePlaces, i, place)
 }
@@ -157,12 +154,8 @@ func (genericEngine) kvFromMetrics(p *matrixgen.Probe, s []prom.Sample) {
 	vllmEngine{}.kvFromMetrics(p, s)
 }
 func (genericEngine) tooLong(status int, message string) bool {
-	for _, e := range engines {
-		if e.tooLong(status, message) {
-			return true
-		}
-	}
-	return status == 400 && strings.Contains(strings.ToLower(message), "too long")
+	return slices.ContainsFunc(engines, func(e engine) bool { return e.tooLong(status, message) }) ||
+		status == 400 && strings.Contains(strings.ToLower(message), "too long")
 }
 
 // contextTooLong reports whether err is the server refusing a prompt that
@@ -175,10 +168,5 @@ func (c *client) contextTooLong(err error) bool {
 // containsAny reports whether s, lowered, holds any of the phrases.
 func containsAny(s string, phrases ...string) bool {
 	s = strings.ToLower(s)
-	for _, p := range phrases {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(phrases, func(p string) bool { return strings.Contains(s, p) })
 }

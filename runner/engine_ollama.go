@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"time"
@@ -148,15 +147,8 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	body, err := c.ollamaRequest(req)
-	if err != nil {
-		obs.err, obs.end = err, time.Now()
-		return obs
-	}
-	obs.sent = time.Now()
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
-	resp, err := c.send(httptrace.WithClientTrace(ctx, trace), "POST", "/api/chat", body, "")
-	if err != nil {
-		obs.err, obs.end = err, time.Now()
+	resp := obs.post(ctx, c, "/api/chat", "", body, err)
+	if resp == nil {
 		return obs
 	}
 	defer resp.Body.Close()
@@ -174,8 +166,6 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 			case ctx.Err() != nil:
 				obs.err = context.Cause(ctx)
 			case errors.Is(err, io.EOF) && obs.finishReason != "":
-				obs.reconcile()
-				return obs
 			case errors.Is(err, io.EOF):
 				obs.err = errors.New("stream ended without its final line")
 			default:
@@ -206,24 +196,9 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 // readOllama folds one line into the observation. A stream past its
 // budget, or a count no server could mean, is an error.
 func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
-	text := ch.Message.Thinking + ch.Message.Content
-	if text != "" {
-		if o.firstText.IsZero() {
-			o.firstText = at
-			if h.onFirst != nil {
-				h.onFirst()
-			}
-		}
-		if err := o.addTokens(at, 1); err != nil {
+	if text := ch.Message.Thinking + ch.Message.Content; text != "" {
+		if err := o.arrived(at, text, 1, h); err != nil {
 			return err
-		}
-		if h.onTokens != nil {
-			h.onTokens(1)
-		}
-		o.outputBytes += len(text)
-		o.tail = append(o.tail, text...)
-		if len(o.tail) > 2*tailBytes {
-			o.tail = append(o.tail[:0], o.tail[len(o.tail)-tailBytes:]...)
 		}
 	}
 	if !ch.Done {
@@ -239,10 +214,7 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 	if ch.PromptEvalCount < 0 || ch.EvalCount < 0 {
 		return fmt.Errorf("impossible counts from the server: prompt_eval_count %d, eval_count %d", ch.PromptEvalCount, ch.EvalCount)
 	}
-	o.promptTokens = ch.PromptEvalCount
-	o.finalTokens = ch.EvalCount
-	o.serverTokens = ch.EvalCount
-	o.serverCounted = true
+	o.promptTokens, o.finalTokens, o.serverTokens, o.serverCounted = ch.PromptEvalCount, ch.EvalCount, ch.EvalCount, true
 	if ch.EvalDuration > 0 && ch.EvalCount > 0 {
 		o.serverTokS = float64(ch.EvalCount) / (float64(ch.EvalDuration) / 1e9)
 	}

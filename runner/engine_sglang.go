@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/prom"
@@ -34,17 +33,13 @@ func (sglangEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe
 // counter: /v1/tokenize counts plain text; the chat template's own tokens
 // are measured once on usage and added.
 func (sglangEngine) counter(ctx context.Context, c *client, _ *matrixgen.Probe) (tokenizer, string, bool) {
-	t, err := newTemplatedTokenizer(ctx, c, func(ctx context.Context, text string) (int, error) {
+	return templatedCounter(ctx, c, "/v1/tokenize", func(ctx context.Context, text string) (int, error) {
 		var out struct {
 			Count int `json:"count"`
 		}
 		err := c.postJSON(ctx, "/v1/tokenize", map[string]any{"model": c.model, "prompt": text}, &out)
 		return out.Count, err
 	})
-	if err != nil {
-		return nil, "", false
-	}
-	return t, fmt.Sprintf("/v1/tokenize plus the chat template's %d tokens (measured on usage)", t.overhead), true
 }
 
 func (sglangEngine) metrics() engineMetrics {

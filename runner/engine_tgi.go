@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/prom"
@@ -46,15 +45,11 @@ func (tgiEngine) counter(ctx context.Context, c *client, _ *matrixgen.Probe) (to
 	if n, err := (tgiChatTokenizer{c}).count(ctx, "hello"); err == nil && n > 0 {
 		return tgiChatTokenizer{c}, "/chat_tokenize (chat form, template included)", true
 	}
-	t, err := newTemplatedTokenizer(ctx, c, func(ctx context.Context, text string) (int, error) {
+	return templatedCounter(ctx, c, "/tokenize", func(ctx context.Context, text string) (int, error) {
 		var tokens []struct{}
 		err := c.postJSON(ctx, "/tokenize", map[string]any{"inputs": text}, &tokens)
 		return len(tokens), err
 	})
-	if err != nil {
-		return nil, "", false
-	}
-	return t, fmt.Sprintf("/tokenize plus the chat template's %d tokens (measured on usage)", t.overhead), true
 }
 
 // tgiChatTokenizer counts a user message with /chat_tokenize: a list of

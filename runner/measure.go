@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -60,22 +61,9 @@ func (o *observation) asStream() measure.Stream {
 // sourceRank orders token sources from best (continuous usage) to last
 // resort (counting chunks).
 func sourceRank(s matrixgen.TokenSource) int {
-	switch s {
-	case matrixgen.TokensContinuousUsage:
-		return 1
-	case matrixgen.TokensTimingsPerToken:
-		return 2
-	case matrixgen.TokensFinalUsage:
-		return 3
-	case matrixgen.TokensServerMetrics:
-		return 4
-	case matrixgen.TokensChunks:
-		return 5
-	}
-	return 0
+	return 1 + slices.Index([]matrixgen.TokenSource{matrixgen.TokensContinuousUsage, matrixgen.TokensTimingsPerToken,
+		matrixgen.TokensFinalUsage, matrixgen.TokensServerMetrics, matrixgen.TokensChunks}, s) // 0: none
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // counterCount sets the growth of the server's token counter over the
 // window beside the client's count of the same: every token of the window,
@@ -108,10 +96,7 @@ func (w window) counterCount(c serverCounter, grew float64, windowTokens int) *m
 func (w window) requestCount() *matrixgen.ServerCount {
 	var sc *matrixgen.ServerCount
 	for _, o := range w.streams {
-		if !o.complete() {
-			continue
-		}
-		if !o.serverCounted {
+		if !o.complete() || !o.serverCounted {
 			continue
 		}
 		if sc == nil {

@@ -56,11 +56,8 @@ func (c *client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 		}
 	}
 	if p.Model == "" {
-		served := "none"
-		if len(ids) > 0 {
-			served = strings.Join(ids, ", ")
-		}
-		return nil, fmt.Errorf("probe: the server does not serve model %q; it serves %s (name one with -model or [server] model, or leave both out when it serves one)", c.model, served)
+		return nil, fmt.Errorf("probe: the server does not serve model %q; it serves %s (name one with -model or [server] model, or leave both out when it serves one)",
+			c.model, cmp.Or(strings.Join(ids, ", "), "none"))
 	}
 	c.eng = recogniseEngine(ctx, c, p)
 	c.eng.prepare(c)
@@ -95,10 +92,7 @@ func (c *client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenize
 
 // metrics reads the server's Prometheus text.
 func (c *client) metrics(ctx context.Context, url string) ([]prom.Sample, error) {
-	path := "/metrics"
-	if url != "" {
-		path = url
-	}
+	path := cmp.Or(url, "/metrics")
 	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
 	defer cancel()
 	r, err := c.send(ctx, "GET", path, nil, "")

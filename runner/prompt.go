@@ -200,21 +200,22 @@ type templatedTokenizer struct {
 	overhead int
 }
 
-// newTemplatedTokenizer measures the chat template's tokens: a short
-// prompt's usage.prompt_tokens less its plain count.
-func newTemplatedTokenizer(ctx context.Context, c *client, plain func(ctx context.Context, text string) (int, error)) (templatedTokenizer, error) {
-	t := templatedTokenizer{plain: plain}
+// templatedCounter is an engine's counter that counts plain text with
+// route (plain) and measures the chat template's tokens once: a short
+// prompt's usage.prompt_tokens less its plain count. False when either
+// count fails.
+func templatedCounter(ctx context.Context, c *client, route string, plain func(ctx context.Context, text string) (int, error)) (tokenizer, string, bool) {
 	const probe = "Say hello."
 	n, err := plain(ctx, probe)
 	if err != nil {
-		return t, err
+		return nil, "", false
 	}
 	total, err := usageTokenizer{c}.count(ctx, probe)
 	if err != nil {
-		return t, err
+		return nil, "", false
 	}
-	t.overhead = total - n
-	return t, nil
+	t := templatedTokenizer{plain: plain, overhead: total - n}
+	return t, fmt.Sprintf("%s plus the chat template's %d tokens (measured on usage)", route, t.overhead), true
 }
 
 func (t templatedTokenizer) count(ctx context.Context, content string) (int, error) {

@@ -22,7 +22,7 @@ func requestOf(s Server, red *redact.Redactor) *matrixgen.Request {
 	if q.Temperature != nil {
 		q.Temperature = new(*q.Temperature)
 	}
-	redactRequest(q, red)
+	q.ChatTemplateKwargs, q.Extra = redactMap(q.ChatTemplateKwargs, red), redactMap(q.Extra, red)
 	return q
 }
 
@@ -47,21 +47,13 @@ func copyMap(m map[string]any) map[string]any {
 	return out
 }
 
-// redactRequest hides the secrets of the request's maps, as the launch
-// command's are hidden: a person may put a token in extra as easily as on
-// a command line. A value under a name that says secret (api_key,
-// password, auth, X-Api-Key) is hidden whole, whatever it is: text
-// whatever it starts with, a number, a table or a list of them; every
-// other string, keys included, goes through the redaction step (shapes
-// such as sk-…, the live key); text is then cut to its length.
-func redactRequest(q *matrixgen.Request, red *redact.Redactor) {
-	if q == nil {
-		return
-	}
-	q.ChatTemplateKwargs = redactMap(q.ChatTemplateKwargs, red)
-	q.Extra = redactMap(q.Extra, red)
-}
-
+// redactMap hides the secrets of a request's map, as the launch command's
+// are hidden: a person may put a token in extra as easily as on a command
+// line. A value under a name that says secret (api_key, password, auth,
+// X-Api-Key) is hidden whole, whatever it is: text whatever it starts
+// with, a number, a table or a list of them; every other string, keys
+// included, goes through the redaction step (shapes such as sk-…, the live
+// key); text is then cut to its length.
 func redactMap(m map[string]any, red *redact.Redactor) map[string]any {
 	if m == nil {
 		return nil

@@ -5,6 +5,7 @@
 package runner
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,9 +115,7 @@ const KVGivenByHand = "given by hand (kv_cache_tokens)"
 
 // defaults fills what the settings leave out with the sample run's sweep.
 func (s *Settings) defaults() {
-	if s.Server.BaseURL == "" {
-		s.Server.BaseURL = "http://127.0.0.1:8000"
-	}
+	s.Server.BaseURL = cmp.Or(s.Server.BaseURL, "http://127.0.0.1:8000")
 	sw := &s.Sweep
 	if len(sw.Contexts) == 0 {
 		sw.Contexts = []string{"8K", "16K", "32K", "64K", "128K", "256K", "512K", "max"}
@@ -124,33 +123,15 @@ func (s *Settings) defaults() {
 	if len(sw.Concurrency) == 0 {
 		sw.Concurrency = []int{1, 2, 4, 8, 16, 32, 64, 128}
 	}
-	if sw.Duration == 0 {
-		sw.Duration = 30 * time.Second
-	}
-	if sw.MaxOutput == 0 {
-		sw.MaxOutput = 4096
-	}
-	if sw.IgnoreEOS == nil {
-		sw.IgnoreEOS = new(true)
-	}
-	if sw.LoopRetries == nil {
-		sw.LoopRetries = new(1)
-	}
-	if sw.CacheMode == "" {
-		sw.CacheMode = "shared"
-	}
-	if sw.WarmupTimeout == 0 {
-		sw.WarmupTimeout = 10 * time.Minute
-	}
-	if sw.StallTimeout == 0 {
-		sw.StallTimeout = 5 * time.Minute
-	}
-	if sw.ServerWait == 0 {
-		sw.ServerWait = 5 * time.Minute
-	}
-	if sw.IdleTimeout == 0 {
-		sw.IdleTimeout = 2 * time.Minute
-	}
+	sw.Duration = cmp.Or(sw.Duration, 30*time.Second)
+	sw.MaxOutput = cmp.Or(sw.MaxOutput, 4096)
+	sw.IgnoreEOS = cmp.Or(sw.IgnoreEOS, new(true))
+	sw.LoopRetries = cmp.Or(sw.LoopRetries, new(1))
+	sw.CacheMode = cmp.Or(sw.CacheMode, "shared")
+	sw.WarmupTimeout = cmp.Or(sw.WarmupTimeout, 10*time.Minute)
+	sw.StallTimeout = cmp.Or(sw.StallTimeout, 5*time.Minute)
+	sw.ServerWait = cmp.Or(sw.ServerWait, 5*time.Minute)
+	sw.IdleTimeout = cmp.Or(sw.IdleTimeout, 2*time.Minute)
 }
 
 // maxConcurrency bounds a concurrency level: each stream is a connection

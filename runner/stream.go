@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -78,15 +80,13 @@ type tokenEvent struct {
 	tokens int
 }
 
-// coalesceWithin is how close token events of one stream may arrive and
-// still be kept apart: tokens arriving within this of the event before
-// them are added to it, at its time. A server flooding tiny chunks so
-// cannot make a stream keep more than one event a millisecond, whatever
-// its speed. A large model's decode step is several milliseconds, so for
-// it nothing merges and every figure is as it was; a tiny model on a fast
-// GPU may send tokens closer, and then a token is counted up to a
-// millisecond early: its figures move by less than a millisecond's tokens
-// at a window's edges.
+// coalesceWithin is how close a stream's token events may arrive and stay
+// apart: closer tokens join the event before, at its time, so a server
+// flooding tiny chunks cannot make a stream keep more than an event a
+// millisecond. A large model's decode step is several milliseconds, so
+// nothing merges; a tiny model on a fast GPU may have a token counted up
+// to a millisecond early, moving its figures by less than a millisecond's
+// tokens at a window's edges.
 const coalesceWithin = time.Millisecond
 
 // newObservation starts what the client sees of req's stream.
@@ -186,17 +186,8 @@ func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	body, err := json.Marshal(c.chatBody(req))
-	if err != nil {
-		obs.err, obs.end = err, time.Now()
-		return obs
-	}
-	// TTFT runs from the moment the request was on the wire: building a
-	// megabyte of JSON and dialling are the client's time, not the server's.
-	obs.sent = time.Now()
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
-	resp, err := c.send(httptrace.WithClientTrace(ctx, trace), "POST", "/v1/chat/completions", body, "text/event-stream")
-	if err != nil {
-		obs.err, obs.end = err, time.Now()
+	resp := obs.post(ctx, c, "/v1/chat/completions", "text/event-stream", body, err)
+	if resp == nil {
 		return obs
 	}
 	defer resp.Body.Close()
@@ -241,6 +232,23 @@ func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 			return obs
 		}
 	}
+}
+
+// post sends a stream's request, body unless marshalling it failed
+// (err), and returns the server's answer; nil when it failed, the error
+// in o. TTFT runs from the moment the request was on the wire: building a
+// megabyte of JSON and dialling are the client's time, not the server's.
+func (o *observation) post(ctx context.Context, c *client, path, accept string, body []byte, err error) *http.Response {
+	if err == nil {
+		o.sent = time.Now()
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { o.sent = time.Now() }}
+		var resp *http.Response
+		if resp, err = c.send(httptrace.WithClientTrace(ctx, trace), "POST", path, body, accept); err == nil {
+			return resp
+		}
+	}
+	o.err, o.end = err, time.Now()
+	return nil
 }
 
 // watchdog cancels a stream that stalls: no data for the stall timeout.
@@ -337,6 +345,18 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error
 	case text != "":
 		tokens = 1
 	}
+	if err := o.arrived(at, text, tokens, h); err != nil {
+		return err
+	}
+	if choice.FinishReason != "" {
+		o.finishReason = string(choice.FinishReason)
+	}
+	return nil
+}
+
+// arrived records a chunk's text and the tokens it carried, arriving at at,
+// and tells the cell's hooks.
+func (o *observation) arrived(at time.Time, text string, tokens int, h hooks) error {
 	if text != "" && o.firstText.IsZero() {
 		o.firstText = at
 		if h.onFirst != nil {
@@ -358,9 +378,6 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error
 			o.tail = append(o.tail[:0], o.tail[len(o.tail)-tailBytes:]...)
 		}
 	}
-	if choice.FinishReason != "" {
-		o.finishReason = string(choice.FinishReason)
-	}
 	return nil
 }
 
@@ -375,13 +392,7 @@ func (o *observation) reconcile() {
 	for i := range o.events {
 		o.events[i].tokens = (i+1)*o.finalTokens/n - i*o.finalTokens/n
 	}
-	kept := o.events[:0]
-	for _, e := range o.events {
-		if e.tokens > 0 {
-			kept = append(kept, e)
-		}
-	}
-	o.events = kept
+	o.events = slices.DeleteFunc(o.events, func(e tokenEvent) bool { return e.tokens <= 0 })
 	o.source = matrixgen.TokensFinalUsage
 }
 

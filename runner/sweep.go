@@ -39,13 +39,11 @@ type Options struct {
 	Simulated bool
 	// Log receives progress lines.
 	Log io.Writer
-	// Warn receives the lines about steps skipped or figures in doubt (no
-	// GPU telemetry, a copy that failed, counts that disagree, a server
-	// that stayed busy or stopped answering), each saying what was not
-	// done and why, and before each step that can take minutes without a
-	// measurement to show (the probe, calibrating prompts, waiting for the
-	// server to idle, streams warming up) what it is and its deadline: the
-	// command's stderr, so CI logs keep them. Log when nil.
+	// Warn receives what was skipped or is in doubt, and why (no GPU
+	// telemetry, a failed copy, counts that disagree, a server busy or
+	// gone), and, before each step that can take minutes without a
+	// measurement (the probe, calibration, idle waits, warm-ups), what it
+	// is and its deadline: stderr, so CI logs keep them. Log when nil.
 	Warn io.Writer
 	// Saved, when set, is told after every save of the run file: the
 	// command copies it on to a bucket there. Its error is said in the log
@@ -103,10 +101,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 			fmt.Fprintln(w, term.Clean(red.Text(fmt.Sprintf(format, args...))))
 		}
 	}
-	logf, warnf := logTo(o.Log), logTo(o.Log)
-	if o.Warn != nil {
-		warnf = logTo(o.Warn)
-	}
+	logf, warnf := logTo(o.Log), logTo(cmp.Or(o.Warn, o.Log))
 	if w := red.Warning(); w != "" {
 		warnf("%s", w)
 	}
@@ -271,7 +266,7 @@ func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *mat
 			Quantization: d.Quantization, Backend: d.Backend, Repository: redact.WithoutUserinfo(d.Repository), Build: d.Build, Commit: d.Commit,
 		},
 		Model: matrixgen.Model{
-			Name: cmp.Or(d.ModelName, cmp.Or(lastSegment(probe.ModelRoot), probe.Model)), ServedName: probe.Model,
+			Name: cmp.Or(d.ModelName, lastSegment(probe.ModelRoot), probe.Model), ServedName: probe.Model,
 			Revision: d.Revision, MaxModelLen: probe.MaxModelLen,
 		},
 		LaunchCommand: strings.TrimSpace(redact.Text(d.LaunchCommand)),
@@ -335,12 +330,7 @@ func dropFailedRepeats(r *matrixgen.Run) int {
 	dropped := 0
 	for i := range r.Decode {
 		d := &r.Decode[i]
-		kept := make([]matrixgen.Decode, 0, len(d.Repeats))
-		for _, m := range d.Repeats {
-			if finished(m.Status) {
-				kept = append(kept, m)
-			}
-		}
+		kept := slices.DeleteFunc(slices.Clone(d.Repeats), func(m matrixgen.Decode) bool { return !finished(m.Status) })
 		if len(kept) == len(d.Repeats) {
 			continue
 		}
@@ -582,10 +572,8 @@ func (sw *sweeper) buildPrompt(ctx context.Context, n int, h heads) (builtPrompt
 }
 
 func (sw *sweeper) prefillRow(n int) *matrixgen.Prefill {
-	for i := range sw.run.Prefill {
-		if sw.run.Prefill[i].ContextTokens == n {
-			return &sw.run.Prefill[i]
-		}
+	if i := slices.IndexFunc(sw.run.Prefill, func(p matrixgen.Prefill) bool { return p.ContextTokens == n }); i >= 0 {
+		return &sw.run.Prefill[i]
 	}
 	return nil
 }
