@@ -165,7 +165,7 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 				obs.err = fmt.Errorf("stalled: no data for %v", stall)
 			case ctx.Err() != nil:
 				obs.err = context.Cause(ctx)
-			case errors.Is(err, io.EOF) && obs.finishReason != "":
+			case errors.Is(err, io.EOF) && obs.finishReason != "": // a clean end
 			case errors.Is(err, io.EOF):
 				obs.err = errors.New("stream ended without its final line")
 			default:
