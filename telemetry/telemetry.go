@@ -274,8 +274,7 @@ func powerFigures(samples []gpuSample, start, end time.Time, outputTokens int) *
 	for _, idx := range slices.Sorted(maps.Keys(byGPU)) {
 		series := byGPU[idx]
 		w := matrixgen.GPUWindow{Index: idx, Samples: len(series)}
-		var energy, covered float64
-		var sumClock, sumUtil float64
+		var energy, covered, sumClock, sumUtil float64
 		var nClock, nUtil int
 		for i, s := range series {
 			if s.power != nil {
