@@ -498,7 +498,10 @@ func keyLines(data []byte) map[string]int {
 			table = unquoteKey(m[1])
 			key = table
 		} else if m := keyLine.FindStringSubmatch(line); m != nil {
-			key = strings.TrimPrefix(table+"."+unquoteKey(m[1]), ".")
+			key = unquoteKey(m[1])
+			if table != "" {
+				key = table + "." + key
+			}
 		} else {
 			continue
 		}
