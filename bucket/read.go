@@ -193,13 +193,8 @@ func listedETag(obj *blob.ListObject) string {
 // most maxETag bytes of printable ASCII; otherwise "", as if the store
 // gave none.
 func cleanETag(etag string) string {
-	if len(etag) > maxETag {
+	if len(etag) > maxETag || strings.ContainsFunc(etag, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
 		return ""
-	}
-	for i := range len(etag) {
-		if etag[i] < 0x21 || etag[i] > 0x7e {
-			return ""
-		}
 	}
 	return etag
 }
