@@ -196,20 +196,11 @@ func open(ctx context.Context, place string, create bool, given ...func(*s3.Opti
 	if err != nil {
 		return nil, s.fail("", err)
 	}
-	s.setBucket(b, prefix)
-	s.local = local
-	return s, nil
-}
-
-// setBucket makes b, under prefix, the store's bucket.
-func (s *Store) setBucket(b *blob.Bucket, prefix string) {
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	s.b, s.prefix = b, prefix
-	if s.limits == (Limits{}) {
-		s.limits = DefaultLimits
-	}
+	s.b, s.prefix, s.local, s.limits = b, prefix, local, DefaultLimits
+	return s, nil
 }
 
 // urlSecrets are the parts of a place's URL that may be credentials: the
@@ -672,7 +663,9 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 	return old, nil
 }
 
-// holds reports whether the object key holds data already.
+// holds reports whether the object key holds data already: by the MD5
+// the store keeps, or by the bytes of a file:// folder's file; without
+// either it is written again, better a needless write than a stale page.
 func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
 	g := s.guard(ctx, true)
 	defer g.stop()
@@ -684,15 +677,7 @@ func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
 	case len(attrs.MD5) == 0 && s.local && attrs.Size == int64(len(data)):
 		have, err := s.b.ReadAll(ctx, key)
 		return err == nil && bytes.Equal(have, data)
-	}
-	return sameBytes(attrs, data)
-}
-
-// sameBytes reports whether an object holds data, by its MD5 where the
-// store keeps one, else by its size and ETag-free comparison of length
-// (which then rewrites it: better a needless write than a stale page).
-func sameBytes(attrs *blob.Attributes, data []byte) bool {
-	if len(attrs.MD5) == 0 {
+	case len(attrs.MD5) == 0:
 		return false
 	}
 	sum := md5.Sum(data)
