@@ -27,11 +27,10 @@ import (
 )
 
 // Every read of a store goes through a guard (its time) and, for a
-// listing, a listing (its length); every object read goes through
-// readObject (its bytes, checked), and every reply through boundedReplies
-// (reply.go); an object fetched into a mirror goes
-// through fetch (its bytes). What a store may do wrong is bounded there,
-// once, whatever called.
+// listing, a listing (its length); every object read through readObject
+// (its bytes, checked), every reply through boundedReplies (reply.go), and
+// every object fetched into a mirror through fetch (its bytes). What a
+// store may do wrong is bounded there, once, whatever called.
 
 // guard bounds one read: cancelled, with a cause saying why, when the
 // store sends nothing for the store's Idle time, or when a whole object
