@@ -42,9 +42,6 @@ func (i Interval) HalfWidthShare(x float64) float64 {
 // ⌈n^(1/3)⌉, the rate that balances the bias of blocks too short to hold
 // the samples' dependence against the variance of too few blocks.
 func BlockLength(n int) int {
-	if n <= 1 {
-		return 1
-	}
 	l := int(math.Ceil(math.Cbrt(float64(n)) - 1e-9))
 	return max(1, min(l, n))
 }
