@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"mime"
 	"net/url"
 	"os"
@@ -195,20 +196,11 @@ func open(ctx context.Context, place string, create bool, given ...func(*s3.Opti
 	if err != nil {
 		return nil, s.fail("", err)
 	}
-	s.setBucket(b, prefix)
-	s.local = local
-	return s, nil
-}
-
-// setBucket makes b, under prefix, the store's bucket.
-func (s *Store) setBucket(b *blob.Bucket, prefix string) {
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	s.b, s.prefix = b, prefix
-	if s.limits == (Limits{}) {
-		s.limits = DefaultLimits
-	}
+	s.b, s.prefix, s.local, s.limits = b, prefix, local, DefaultLimits
+	return s, nil
 }
 
 // urlSecrets are the parts of a place's URL that may be credentials: the
@@ -511,12 +503,7 @@ func (s *Store) Put(ctx context.Context, key string, data []byte) error {
 
 func (s *Store) put(ctx context.Context, key string, data []byte, create bool) error {
 	opts := &blob.WriterOptions{ContentType: contentType(key), IfNotExist: create}
-	ctx, cancel := s.writing(ctx)
-	defer cancel()
-	err := s.b.WriteAll(ctx, key, data, opts)
-	if err != nil && ctx.Err() != nil {
-		err = context.Cause(ctx)
-	}
+	err := s.write(ctx, func(ctx context.Context) error { return s.b.WriteAll(ctx, key, data, opts) })
 	switch {
 	case err == nil:
 		return nil
@@ -526,38 +513,35 @@ func (s *Store) put(ctx context.Context, key string, data []byte, create bool) e
 	return s.fail(term.Name(key), err)
 }
 
-// writing bounds one write (or removal) by the store's Object time: a
-// store that stalls fails a publish instead of holding it. Its cause says
-// so; a write's progress is not seen, so the idle time does not apply.
-func (s *Store) writing(ctx context.Context) (context.Context, context.CancelFunc) {
+// write runs one write (or removal) within the store's Object time: a
+// store that stalls fails a publish instead of holding it, with an error
+// that says so; a write's progress is not seen, so the idle time does not
+// apply.
+func (s *Store) write(ctx context.Context, do func(context.Context) error) error {
 	d := s.limits.Object
-	return context.WithTimeoutCause(ctx, d, fmt.Errorf("not written within %v", d))
+	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("not written within %v", d))
+	defer cancel()
+	err := do(ctx)
+	if err != nil && ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
+	return err
+}
+
+// contentTypes are the types of a site's own files, fixed here rather
+// than left to this machine's MIME table.
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+	".json": "application/json", ".csv": "text/csv; charset=utf-8", ".svg": "image/svg+xml", ".xml": "application/xml",
+	".md": "text/plain; charset=utf-8", ".txt": "text/plain; charset=utf-8", "": "text/plain; charset=utf-8",
 }
 
 // contentType is what a browser needs to be told of a site's file.
 func contentType(key string) string {
-	switch path.Ext(key) {
-	case ".html":
-		return "text/html; charset=utf-8"
-	case ".css":
-		return "text/css; charset=utf-8"
-	case ".js":
-		return "text/javascript; charset=utf-8"
-	case ".json":
-		return "application/json"
-	case ".csv":
-		return "text/csv; charset=utf-8"
-	case ".svg":
-		return "image/svg+xml"
-	case ".xml":
-		return "application/xml"
-	case ".md", ".txt", "":
-		return "text/plain; charset=utf-8"
-	}
-	if t := mime.TypeByExtension(path.Ext(key)); t != "" {
+	if t, ok := contentTypes[path.Ext(key)]; ok {
 		return t
 	}
-	return "application/octet-stream"
+	return cmp.Or(mime.TypeByExtension(path.Ext(key)), "application/octet-stream")
 }
 
 // Published is what a Publish did.
@@ -628,20 +612,11 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		}
 		p.Written++
 	}
-	var stale []string
-	for key := range old {
-		if !want[key] {
-			stale = append(stale, key)
+	for _, key := range slices.Sorted(maps.Keys(old)) {
+		if want[key] {
+			continue
 		}
-	}
-	slices.Sort(stale)
-	for _, key := range stale {
-		ctx, cancel := s.writing(ctx)
-		err := s.b.Delete(ctx, key)
-		if err != nil && ctx.Err() != nil {
-			err = context.Cause(ctx)
-		}
-		cancel()
+		err := s.write(ctx, func(ctx context.Context) error { return s.b.Delete(ctx, key) })
 		if err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 			return p, s.fail("removing "+term.Name(key), err)
 		}
@@ -688,7 +663,9 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 	return old, nil
 }
 
-// holds reports whether the object key holds data already.
+// holds reports whether the object key holds data already: by the MD5
+// the store keeps, or by the bytes of a file:// folder's file; without
+// either it is written again, better a needless write than a stale page.
 func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
 	g := s.guard(ctx, true)
 	defer g.stop()
@@ -700,15 +677,7 @@ func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
 	case len(attrs.MD5) == 0 && s.local && attrs.Size == int64(len(data)):
 		have, err := s.b.ReadAll(ctx, key)
 		return err == nil && bytes.Equal(have, data)
-	}
-	return sameBytes(attrs, data)
-}
-
-// sameBytes reports whether an object holds data, by its MD5 where the
-// store keeps one, else by its size and ETag-free comparison of length
-// (which then rewrites it: better a needless write than a stale page).
-func sameBytes(attrs *blob.Attributes, data []byte) bool {
-	if len(attrs.MD5) == 0 {
+	case len(attrs.MD5) == 0:
 		return false
 	}
 	sum := md5.Sum(data)

@@ -27,11 +27,10 @@ import (
 )
 
 // Every read of a store goes through a guard (its time) and, for a
-// listing, a listing (its length); every object read goes through
-// readObject (its bytes, checked), and every reply through boundedReplies
-// (reply.go); an object fetched into a mirror goes
-// through fetch (its bytes). What a store may do wrong is bounded there,
-// once, whatever called.
+// listing, a listing (its length); every object read through readObject
+// (its bytes, checked), every reply through boundedReplies (reply.go), and
+// every object fetched into a mirror through fetch (its bytes). What a
+// store may do wrong is bounded there, once, whatever called.
 
 // guard bounds one read: cancelled, with a cause saying why, when the
 // store sends nothing for the store's Idle time, or when a whole object
@@ -193,13 +192,8 @@ func listedETag(obj *blob.ListObject) string {
 // most maxETag bytes of printable ASCII; otherwise "", as if the store
 // gave none.
 func cleanETag(etag string) string {
-	if len(etag) > maxETag {
+	if len(etag) > maxETag || strings.ContainsFunc(etag, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
 		return ""
-	}
-	for i := range len(etag) {
-		if etag[i] < 0x21 || etag[i] > 0x7e {
-			return ""
-		}
 	}
 	return etag
 }
@@ -220,21 +214,6 @@ func plainMD5(etag string) ([]byte, bool) {
 	etag = strings.Trim(strings.TrimPrefix(etag, "W/"), `"`)
 	sum, err := hex.DecodeString(etag)
 	return sum, err == nil && len(sum) == md5.Size
-}
-
-// bounded keeps the first max lines of a list and counts the rest.
-type bounded struct {
-	max   int
-	lines []string
-	more  int
-}
-
-func (b *bounded) add(line string) {
-	if len(b.lines) < b.max {
-		b.lines = append(b.lines, line)
-	} else {
-		b.more++
-	}
 }
 
 // Fetched is what FetchRuns brought: the run files, sorted, and a line for
@@ -351,12 +330,17 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 		etag string // as listed; "" when the store lists none
 	}
 	var (
-		todo     = make(chan job)
-		workers  sync.WaitGroup
-		mu       sync.Mutex
-		failed   []error // the first MaxReported
-		stopped  bool
-		skipped  = bounded{max: s.limits.MaxReported}
+		todo    = make(chan job)
+		workers sync.WaitGroup
+		mu      sync.Mutex
+		failed  []error // the first MaxReported
+		stopped bool
+		skips   int // the keys skipped; the first MaxReported have a line
+		skip    = func(key, why string) {
+			if skips++; skips <= s.limits.MaxReported {
+				p.f.Skipped = append(p.f.Skipped, fmt.Sprintf("skipped %s in %s: %s", key, s.name, why))
+			}
+		}
 		fetchErr = func(key string, err error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -423,7 +407,7 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 			name := obj.Key
 			if as, other := s.stored(obj); other {
 				if isRunKey(as) || isRunKey(name) {
-					skipped.add(fmt.Sprintf("skipped %s in %s: its name holds text (__0xNN__) that the store's client reads as an escaped character, so it would be read as %s; rename it", keyName(as), s.name, keyName(name)))
+					skip(keyName(as), fmt.Sprintf("its name holds text (__0xNN__) that the store's client reads as an escaped character, so it would be read as %s; rename it", keyName(name)))
 				}
 				continue
 			}
@@ -431,13 +415,13 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 				continue
 			}
 			if why := unexpected(name, p.taken); why != "" {
-				skipped.add(fmt.Sprintf("skipped %s in %s: %s", keyName(name), s.name, why))
+				skip(keyName(name), why)
 				continue
 			}
 			// Run ids are ASCII: their lower case is how a file system
 			// that ignores case (macOS's, Windows') sees them.
 			if first, ok := p.folded[strings.ToLower(name)]; ok {
-				skipped.add(fmt.Sprintf("skipped %s in %s: its name differs from %s only in case, and a file system that ignores case (macOS, Windows) holds the two as one file; rename one", keyName(name), s.name, keyName(first)))
+				skip(keyName(name), fmt.Sprintf("its name differs from %s only in case, and a file system that ignores case (macOS, Windows) holds the two as one file; rename one", keyName(first)))
 				continue
 			}
 			p.taken[name] = true
@@ -453,9 +437,8 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 		}
 	}()
 	workers.Wait()
-	p.f.Skipped = skipped.lines
-	if skipped.more > 0 {
-		p.f.Skipped = append(p.f.Skipped, fmt.Sprintf("skipped %d more keys in %s", skipped.more, s.name))
+	if more := skips - s.limits.MaxReported; more > 0 {
+		p.f.Skipped = append(p.f.Skipped, fmt.Sprintf("skipped %d more keys in %s", more, s.name))
 	}
 	switch {
 	case len(failed) > 0:

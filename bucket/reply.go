@@ -141,18 +141,6 @@ func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.
 		q.Del(key)
 		return v
 	}
-	boolean := func(key string, set func(o *s3.Options, v bool)) error {
-		raw := take(key)
-		if raw == "" {
-			return nil
-		}
-		v, err := strconv.ParseBool(raw)
-		if err != nil {
-			return fmt.Errorf("invalid value for %q: %w", key, err)
-		}
-		opts = append(opts, func(o *s3.Options) { set(o, v) })
-		return nil
-	}
 	if v := take("ssetype"); v != "" {
 		t, ok := sseType(v)
 		if !ok {
@@ -170,9 +158,15 @@ func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.
 		{"use_path_style", func(o *s3.Options, v bool) { o.UsePathStyle = v }},
 		{"s3ForcePathStyle", func(o *s3.Options, v bool) { o.UsePathStyle = v }},
 	} {
-		if err := boolean(p.key, p.set); err != nil {
-			return nil, err
+		raw := take(p.key)
+		if raw == "" {
+			continue
 		}
+		v, err := strconv.ParseBool(raw)
+		if err != nil {
+			return nil, fmt.Errorf("invalid value for %q: %w", p.key, err)
+		}
+		opts = append(opts, func(o *s3.Options) { p.set(o, v) })
 	}
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil {

@@ -116,11 +116,9 @@ func LoadFile(name string, v any, check func() error) error {
 // no line to point at and names the file only.
 func placeProfileErrors(name string, data []byte, err error) error {
 	lines := keyLines(data)
-	var problems []error
+	problems := []error{err}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		problems = joined.Unwrap()
-	} else {
-		problems = []error{err}
 	}
 	var placed []error
 	for _, p := range problems {
@@ -133,11 +131,7 @@ func placeProfileErrors(name string, data []byte, err error) error {
 		if line == 0 {
 			line = lines[key]
 		}
-		if line > 0 {
-			placed = append(placed, fmt.Errorf("%s:%d: %s", name, line, msg))
-		} else {
-			placed = append(placed, fmt.Errorf("%s: %s", name, msg))
-		}
+		placed = append(placed, fmt.Errorf("%s: %s", inFile(name).at(line, 0), msg))
 	}
 	return errors.Join(placed...)
 }
@@ -170,8 +164,7 @@ func (s source) at(line, col int) string {
 // decodeStrict decodes TOML into v; syntax errors, wrong types and unknown
 // keys are errors naming the file and the line.
 func decodeStrict(src source, data []byte, v any) error {
-	name := src.name
-	if err := checkBounds(name, data); err != nil {
+	if err := checkBounds(src.name, data); err != nil {
 		return err
 	}
 	md, err := toml.Decode(string(data), v)
@@ -452,11 +445,10 @@ func (c Config) validate() error {
 // again: the first one, in the file's order, whose value alone does not
 // decode into a fresh v.
 func misfit(src source, data []byte, v any, err error) error {
-	name := src.name
 	var doc map[string]any
 	md, parseErr := toml.Decode(string(data), &doc)
 	if parseErr != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", src.name, err)
 	}
 	for _, k := range md.Keys() {
 		typ := md.Type(k...)
@@ -485,7 +477,7 @@ func misfit(src source, data []byte, v any, err error) error {
 			return fmt.Errorf("%s: key %q: %s does not fit this setting", src.at(keyLines(data)[k.String()], 0), k.String(), what)
 		}
 	}
-	return fmt.Errorf("%s: %w", name, err)
+	return fmt.Errorf("%s: %w", src.name, err)
 }
 
 var (
@@ -501,21 +493,20 @@ func keyLines(data []byte) map[string]int {
 	out := map[string]int{}
 	table := ""
 	for i, line := range strings.Split(string(data), "\n") {
+		var key string
 		if m := tableLine.FindStringSubmatch(line); m != nil {
 			table = unquoteKey(m[1])
-			if _, ok := out[table]; !ok {
-				out[table] = i + 1
-			}
-			continue
-		}
-		if m := keyLine.FindStringSubmatch(line); m != nil {
-			key := unquoteKey(m[1])
+			key = table
+		} else if m := keyLine.FindStringSubmatch(line); m != nil {
+			key = unquoteKey(m[1])
 			if table != "" {
 				key = table + "." + key
 			}
-			if _, ok := out[key]; !ok {
-				out[key] = i + 1
-			}
+		} else {
+			continue
+		}
+		if _, ok := out[key]; !ok {
+			out[key] = i + 1
 		}
 	}
 	return out

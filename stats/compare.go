@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"sync"
 )
@@ -64,10 +65,7 @@ type Result struct {
 // (before its correction for many cells) and on compare pages, whose script
 // repeats it (the page's test rules say how).
 func CompareCell(a, b []float64) Result {
-	r := Result{P: 1, Test: TestSamples, NA: len(a), NB: len(b)}
-	if ma := Mean(a); ma != 0 {
-		r.Ratio = Mean(b) / ma
-	}
+	r := untested(TestSamples, a, b)
 	if !Testable(len(a), len(b)) {
 		return r
 	}
@@ -76,11 +74,16 @@ func CompareCell(a, b []float64) Result {
 	r.Tested, r.Significant = true, r.P < Alpha
 	// U counts the pairs in which a's value is the larger: below its
 	// middle, b's values tend to be the larger.
-	switch middle := float64(len(a)) * float64(len(b)) / 2; {
-	case u < middle:
-		r.Direction = 1
-	case u > middle:
-		r.Direction = -1
+	r.Direction = cmp.Compare(float64(len(a))*float64(len(b))/2, u)
+	return r
+}
+
+// untested is the result of test before it is made: the ratio of the
+// means of b over a (0 when a's is 0), P 1.
+func untested(test string, a, b []float64) Result {
+	r := Result{P: 1, Test: test, NA: len(a), NB: len(b)}
+	if ma := Mean(a); ma != 0 {
+		r.Ratio = Mean(b) / ma
 	}
 	return r
 }

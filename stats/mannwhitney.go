@@ -30,22 +30,22 @@ func MannWhitney(a, b []float64) (u, p float64) {
 	if m == 0 || n == 0 {
 		return 0, 1
 	}
-	ranks, ties := rank(a, b)
+	ranks, tieSum := rank(a, b)
 	sumA := 0.0
 	for _, r := range ranks[:m] {
 		sumA += r
 	}
 	u = sumA - float64(m*(m+1))/2
-	if !ties && m <= MaxExactSize && n <= MaxExactSize {
+	if tieSum == 0 && m <= MaxExactSize && n <= MaxExactSize {
 		return u, exactP(u, m, n)
 	}
-	return u, max(MinP(m, n), normalP(u, m, n, ranks))
+	return u, max(MinP(m, n), normalP(u, m, n, tieSum))
 }
 
 // rank gives every value of a then b its rank in the two together (1 for
-// the lowest; tied values share the mean of their ranks), and whether any
-// values tied.
-func rank(a, b []float64) (ranks []float64, ties bool) {
+// the lowest; tied values share the mean of their ranks), and the sum of
+// t³ − t over each group of t tied values: 0 where none tied.
+func rank(a, b []float64) (ranks []float64, tieSum float64) {
 	type item struct {
 		x float64
 		i int
@@ -72,14 +72,15 @@ func rank(a, b []float64) (ranks []float64, ties bool) {
 		for hi < len(all) && all[hi].x == all[lo].x {
 			hi++
 		}
-		ties = ties || hi-lo > 1
+		t := float64(hi - lo)
+		tieSum += t*t*t - t
 		mean := float64(lo+hi+1) / 2 // mean of ranks lo+1 … hi
 		for _, it := range all[lo:hi] {
 			ranks[it.i] = mean
 		}
 		lo = hi
 	}
-	return ranks, ties
+	return ranks, tieSum
 }
 
 // exactP is the two-sided p of U = u for samples of m and n without ties:
@@ -145,21 +146,10 @@ func uDistribution(m, n int) []float64 {
 }
 
 // normalP is the two-sided p of U = u from the normal approximation, the
-// variance reduced by each group of t tied values by (t³ − t)/(N(N − 1)).
-func normalP(u float64, m, n int, ranks []float64) float64 {
+// variance reduced by each group of t tied values by (t³ − t)/(N(N − 1))
+// (tieSum, from rank).
+func normalP(u float64, m, n int, tieSum float64) float64 {
 	total := m + n
-	sorted := slices.Clone(ranks)
-	slices.Sort(sorted)
-	tieSum := 0.0
-	for lo := 0; lo < total; {
-		hi := lo + 1
-		for hi < total && sorted[hi] == sorted[lo] {
-			hi++
-		}
-		t := float64(hi - lo)
-		tieSum += t*t*t - t
-		lo = hi
-	}
 	mn := float64(m) * float64(n)
 	variance := mn / 12 * (float64(total+1) - tieSum/(float64(total)*float64(total-1)))
 	if variance <= 0 {

@@ -45,8 +45,10 @@ func (c Cell) Seed() uint64 {
 // second of its window, in time order; of every repeat, one after the
 // other, where the sweep repeated. Empty when the run file kept none (runs
 // of other tools, older runs).
-func DecodeSamples(d matrixgen.Decode) []float64 {
-	counts := DecodeSeconds(d)
+func DecodeSamples(d matrixgen.Decode) []float64 { return floats(DecodeSeconds(d)) }
+
+// floats is counts as floats.
+func floats(counts []int) []float64 {
 	out := make([]float64, len(counts))
 	for i, n := range counts {
 		out[i] = float64(n)
@@ -66,13 +68,6 @@ func DecodeSeconds(d matrixgen.Decode) []int {
 		if r.Status == matrixgen.StatusValid {
 			out = append(out, r.PerSecondTokens...)
 		}
-	}
-	return out
-}
-
-func seconds(out []float64, d matrixgen.Decode) []float64 {
-	for _, n := range d.PerSecondTokens {
-		out = append(out, float64(n))
 	}
 	return out
 }
@@ -127,7 +122,7 @@ func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 		return MedianInterval(totals)
 	}
 	cell := Cell{Phase: PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}
-	in, ok := MeanInterval(seconds(nil, d), cell.Seed())
+	in, ok := MeanInterval(floats(d.PerSecondTokens), cell.Seed())
 	return in, Level, ok
 }
 

@@ -42,9 +42,6 @@ func (i Interval) HalfWidthShare(x float64) float64 {
 // ⌈n^(1/3)⌉, the rate that balances the bias of blocks too short to hold
 // the samples' dependence against the variance of too few blocks.
 func BlockLength(n int) int {
-	if n <= 1 {
-		return 1
-	}
 	l := int(math.Ceil(math.Cbrt(float64(n)) - 1e-9))
 	return max(1, min(l, n))
 }
@@ -84,10 +81,7 @@ func MeanInterval(xs []float64, seed uint64) (Interval, bool) {
 	// draws are taken in one stream across resamples: a resample's blocks
 	// (whole, and the part one when rest > 0) are placed in order, the low
 	// half of a draw first.
-	perResample := whole
-	if rest > 0 {
-		perResample++
-	}
+	perResample := whole + min(rest, 1)
 	places := uint64(starts)
 	var bits uint64
 	halves := 0
@@ -126,10 +120,7 @@ const MinSeconds = 10
 // t(k−1) / z, the 97.5th percentiles of Student's t with k − 1 degrees of
 // freedom and of the normal distribution.
 func smallSampleStretch(n, l int) float64 {
-	k := float64(n) / float64(l)
-	if k <= 2 {
-		k = 2
-	}
+	k := max(2, float64(n)/float64(l))
 	return math.Sqrt(k/(k-1)) * studentT975(k-1) / z975
 }
 

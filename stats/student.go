@@ -25,10 +25,7 @@ const MaxDF = 2*matrixgen.MaxRepeats - 2
 // below Alpha (P says what p is). Fewer than MinRepeats a side is not
 // tested (P 1).
 func CompareRepeats(a, b []float64) Result {
-	r := Result{P: 1, Test: TestRepeats, NA: len(a), NB: len(b)}
-	if ma := Mean(a); ma != 0 {
-		r.Ratio = Mean(b) / ma
-	}
+	r := untested(TestRepeats, a, b)
 	if len(a) < MinRepeats || len(b) < MinRepeats {
 		return r
 	}
@@ -106,36 +103,18 @@ func regularizedBeta(x, a, b float64) float64 {
 
 // betaFraction is the continued fraction of I_x(a, b), to within 1e-15.
 func betaFraction(x, a, b float64) float64 {
-	const tiny, eps, rounds = 1e-300, 1e-15, 1000
+	const eps, rounds = 1e-15, 1000
 	c, d := 1.0, 1-(a+b)*x/(a+1)
-	if math.Abs(d) < tiny {
-		d = tiny
+	if math.Abs(d) < lentzTiny {
+		d = lentzTiny
 	}
 	d = 1 / d
 	h := d
 	for i := 1; i <= rounds; i++ {
 		m := float64(i)
-		// The even step.
-		num := m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m))
-		d, c = 1+num*d, 1+num/c
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
+		c, d = lentzStep(m*(b-m)*x/((a+2*m-1)*(a+2*m)), c, d) // the even step
 		h *= d * c
-		// The odd step.
-		num = -(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1))
-		d, c = 1+num*d, 1+num/c
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
+		c, d = lentzStep(-(a+m)*(a+b+m)*x/((a+2*m)*(a+2*m+1)), c, d) // the odd step
 		step := d * c
 		h *= step
 		if math.Abs(step-1) < eps {
@@ -143,6 +122,22 @@ func betaFraction(x, a, b float64) float64 {
 		}
 	}
 	return h
+}
+
+// lentzTiny keeps the modified Lentz method's c and d off zero.
+const lentzTiny = 1e-300
+
+// lentzStep is c and d after one term num of the continued fraction, d
+// inverted, as the modified Lentz method takes them.
+func lentzStep(num, c, d float64) (float64, float64) {
+	d, c = 1+num*d, 1+num/c
+	if math.Abs(d) < lentzTiny {
+		d = lentzTiny
+	}
+	if math.Abs(c) < lentzTiny {
+		c = lentzTiny
+	}
+	return c, 1 / d
 }
 
 // CriticalT is the smallest |t| with df degrees of freedom whose two-sided

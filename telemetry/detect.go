@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -150,14 +151,11 @@ func describeGPUs(h *matrixgen.Hardware, gpus []gpuInfo) {
 	g := gpus[0]
 	h.Type = "Discrete GPU"
 	h.GPUCount = len(gpus)
-	names := []string{}
-	for _, x := range gpus {
-		name := strings.TrimPrefix(x.name, "NVIDIA ")
-		if len(names) == 0 || names[len(names)-1] != name {
-			names = append(names, name)
-		}
+	names := make([]string, len(gpus))
+	for i, x := range gpus {
+		names[i] = strings.TrimPrefix(x.name, "NVIDIA ")
 	}
-	h.GPU = strings.Join(names, " + ")
+	h.GPU = strings.Join(slices.Compact(names), " + ")
 	if g.memoryMiB != nil {
 		// As the vendor states it: a "96 GB" card reports 97,887 MiB.
 		h.VRAMGB = math.Round(*g.memoryMiB / 1024)

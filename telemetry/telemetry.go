@@ -6,6 +6,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,12 +121,7 @@ func Start(ctx context.Context, tool string) (*Sampler, error) {
 	go func() {
 		defer close(t.done)
 		err := wait()
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		t.err = err
-		if ctx.Err() != nil {
-			t.err = ctx.Err()
-		}
+		t.stop(cmp.Or(ctx.Err(), err))
 	}()
 	return t, nil
 }
@@ -209,9 +205,7 @@ func (t *Sampler) poll(ctx context.Context, round func(context.Context) ([]gpuSa
 		for {
 			select {
 			case <-ctx.Done():
-				t.mu.Lock()
-				t.err = ctx.Err()
-				t.mu.Unlock()
+				t.stop(ctx.Err())
 				return
 			case <-tick.C:
 			}
@@ -223,14 +217,19 @@ func (t *Sampler) poll(ctx context.Context, round func(context.Context) ([]gpuSa
 			}
 			t.refuse(err)
 			if failures++; failures >= maxPollFailures && ctx.Err() == nil {
-				t.mu.Lock()
-				t.err = fmt.Errorf("%s: %d answers in a row failed, the last: %v", t.tool, failures, err)
-				t.mu.Unlock()
+				t.stop(fmt.Errorf("%s: %d answers in a row failed, the last: %v", t.tool, failures, err))
 				return
 			}
 		}
 	}()
 	return nil
+}
+
+// stop records why the sampler stopped.
+func (t *Sampler) stop(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.err = err
 }
 
 // Stopped says why the sampler stopped, or nil while it runs.
@@ -275,8 +274,7 @@ func powerFigures(samples []gpuSample, start, end time.Time, outputTokens int) *
 	for _, idx := range slices.Sorted(maps.Keys(byGPU)) {
 		series := byGPU[idx]
 		w := matrixgen.GPUWindow{Index: idx, Samples: len(series)}
-		var energy, covered float64
-		var sumClock, sumUtil float64
+		var energy, covered, sumClock, sumUtil float64
 		var nClock, nUtil int
 		for i, s := range series {
 			if s.power != nil {
@@ -290,8 +288,8 @@ func powerFigures(samples []gpuSample, start, end time.Time, outputTokens int) *
 				d := to.Sub(from).Seconds()
 				energy += *s.power * d
 				covered += d
-				w.PeakPowerW = maxPtr(w.PeakPowerW, *s.power)
 			}
+			w.PeakPowerW = maxPtr(w.PeakPowerW, s.power)
 			if s.smClock != nil {
 				sumClock += *s.smClock
 				nClock++
@@ -300,12 +298,8 @@ func powerFigures(samples []gpuSample, start, end time.Time, outputTokens int) *
 				sumUtil += *s.util
 				nUtil++
 			}
-			if s.memUsed != nil {
-				w.PeakMemoryMiB = maxPtr(w.PeakMemoryMiB, *s.memUsed)
-			}
-			if s.temperature != nil {
-				w.PeakTemperatureC = maxPtr(w.PeakTemperatureC, *s.temperature)
-			}
+			w.PeakMemoryMiB = maxPtr(w.PeakMemoryMiB, s.memUsed)
+			w.PeakTemperatureC = maxPtr(w.PeakTemperatureC, s.temperature)
 			w.PowerThrottled = w.PowerThrottled || s.throttle&throttlePower != 0
 			w.ThermalThrottled = w.ThermalThrottled || s.throttle&throttleThermal != 0
 		}
@@ -369,9 +363,10 @@ func powerTrace(samples []gpuSample, start time.Time) []matrixgen.PowerPoint {
 	return out
 }
 
-func maxPtr(p *float64, v float64) *float64 {
-	if p == nil || v > *p {
-		return new(v)
+// maxPtr is the larger of p and v, either of which may be nil (none).
+func maxPtr(p, v *float64) *float64 {
+	if v != nil && (p == nil || *v > *p) {
+		return new(*v)
 	}
 	return p
 }
