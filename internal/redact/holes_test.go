@@ -84,9 +84,11 @@ func TestLiveKeyPieces(t *testing.T) {
 }
 
 // TestPasswordLetters: a one-letter flag that takes a password for its
-// command only (docker login -p, sshpass -p, mysql -pX, redis-cli -a) hid
-// nothing; for every other command the letter means something else and
-// its value is kept.
+// command only (docker login -p, sshpass -p, mysql -pX, redis-cli -a, …)
+// hid nothing; for every other command the letter means something else
+// and its value is kept. The forms are an attacker's: after a path, a
+// quote or bash -c, joined to the letter, in pieces of quotes; the kept
+// ones are ssh's port after sshpass, a container named login or mysql.
 func TestPasswordLetters(t *testing.T) {
 	for _, secret := range []string{"dckr_pat_Zq7vLm2Xc9Rt4W", "hunter2hunter2", "Zq7!vLm@2Xc"} {
 		for _, form := range []string{
@@ -95,11 +97,29 @@ func TestPasswordLetters(t *testing.T) {
 			"sudo docker login ghcr.io -u me -p '%s'; vllm serve m",
 			"podman login quay.io --username me -p=%s",
 			"docker --config /c login -p \"%s\" registry.example.com",
+			"docker login -u me -p%s ghcr.io",
+			"/usr/bin/docker login -u me -p %s",
+			"bash -c \"docker login -u me -p %s\"",
+			"cmd /c \"docker.exe login -u me -p %s\"",
+			"\t@docker login -u $(U) -p %s",
 			"helm registry login r.io -u me -p %s",
+			"az acr login -n reg -u me -p %s",
+			"crane auth login r.io -u me -p %s",
 			"(sshpass -p %s ssh gpu-box vllm serve m)",
 			"sshpass -p%s ssh gpu-box",
+			"rsync -avz --rsh=\"sshpass -p %s ssh -l me\" src/ box:/dst",
+			"GIT_SSH_COMMAND=\"sshpass -p %s ssh\" git pull",
 			"mysql -uroot -p%s -h db",
+			"docker exec db sh -c \"mysql -uroot -p%s db < /dump.sql\"",
+			"mysqlsh -uroot -p%s",
+			"mariadb -h db -u root -p%s",
+			"mongosh -u admin -p %s",
+			"cqlsh -u u -p %s",
 			"redis-cli -h cache -a %s ping",
+			"watch -n1 \"valkey-cli -a %s info\"",
+			"twine upload -u me -p %s dist/*",
+			"zip -P %s out.zip a",
+			"7z x -p%s a.7z",
 			"echo ok; oras login -u me -p %s ghcr.io | tee log",
 		} {
 			in := fmt.Sprintf(form, secret)
@@ -109,10 +129,29 @@ func TestPasswordLetters(t *testing.T) {
 		}
 	}
 	for _, in := range []string{
+		"mysql -uroot -p\"Zq7v\"Lm2Xc9 db",
+		"sshpass -p'Zq7v'Lm2Xc9 ssh box",
+		"mysql -uroot -pZq7v\"Lm2Xc9\" db",
+	} {
+		if got := Text(in); strings.Contains(got, "Lm2Xc9") {
+			t.Errorf("kept a piece of the password:\n in:  %q\n out: %q", in, got)
+		}
+	}
+	for _, in := range []string{
 		"docker run -p 8000:8000 -p 8001:8001 vllm/vllm-openai --model m",
 		"llama-server -m /m.gguf -p 'Hello world' --port 8080",
 		"vllm serve m -p 8000 --host 0.0.0.0",
 		"docker run -p 8000:8000 img login",
+		"docker run --gpus all --name login -p 8000:8000 vllm/vllm-openai --model m",
+		"docker run -d --name login-proxy -p 8080:80 nginx",
+		"docker compose -f login.yml -p myproj up -d",
+		"docker run -d --name mysql -p3306:3306 mysql:8",
+		"llama-server -m mysql-coder.gguf -p\"Write SQL\" --port 8080",
+		"docker run --name sshpass-box -p 2222:22 img",
+		"sshpass -f ~/.pw ssh -p 2222 gpu-box 'vllm serve m --port 8000'",
+		"sshpass -e ssh -p 2222 gpu-box",
+		"sshpass -f pw ssh gpu-box docker run -p 8000:8000 vllm/vllm-openai",
+		"sshpass -f pw rsync -e 'ssh -p 2222' a box:/b",
 		"docker login -u me --password-stdin < pw.txt; llama-server -p hi",
 		"docker login -u me -p $DOCKER_PASSWORD ghcr.io",
 		"sshpass -P assword: -f /run/pw ssh box",
@@ -121,6 +160,19 @@ func TestPasswordLetters(t *testing.T) {
 	} {
 		if got := Text(in); got != in {
 			t.Errorf("altered:\n in:  %q\n out: %q", in, got)
+		}
+	}
+	// Hidden once, hidden for good: the value of --password= took the ';'
+	// with it, and a second pass read the next command as the login's.
+	for _, in := range []string{
+		"docker login -u me --password=Zq7vLm2Xc9; docker run -p 8000:8000 vllm/vllm-openai",
+		"docker login -u me --password=Zq7vLm2Xc9&&docker run -p 8000:8000 vllm/vllm-openai",
+		"sshpass -p Zq7vLm2Xc9;ssh -p 2222 box",
+		"mysql -uroot -pZq7vLm2Xc9&&echo done",
+	} {
+		once := Text(in)
+		if twice := Text(once); twice != once || strings.Contains(once, "Zq7vLm2Xc9") {
+			t.Errorf("in:    %q\nonce:  %q\ntwice: %q", in, once, twice)
 		}
 	}
 }

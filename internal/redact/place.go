@@ -112,30 +112,62 @@ var placeRules = append([]placeRule{
 	}},
 }, passwordLetterRules()...)
 
-// passwordLetters are the commands whose one-letter flag takes a password,
-// by what the command line begins with, the flag's letter and what stands
-// between it and its value (mysql's is joined: -pSECRET), with a word the
-// text must hold for the rule to run: the letter is a password's only for
-// them (docker run -p is a port, llama-server -p a prompt), so a name
-// alone cannot tell.
+// passwordLetters are the commands whose one-letter flag takes a password:
+// the letter is a password's only for them (docker run -p is a port,
+// llama-server -p a prompt), so a name alone cannot tell. Each is the
+// command's name (commandStart), what may stand between it
+// and the flag (its options; for a registry's login, options, then login,
+// then any words), the flag's letter, what stands between the letter and
+// the value ("" for joined only: mysql -pSECRET), and a word the text
+// must hold for the rule to run.
 var passwordLetters = []struct {
-	command, letter, apart, need string
+	command, between, letter, apart, need string
 }{
-	{`(?:docker|podman|nerdctl|buildah|skopeo|oras|regctl|helm[ \t]+registry)[ \t]+(?:[^\r\n;&|]*?[ \t])?login`, "p", `(?:[ \t]+|=)`, "login"},
-	{`sshpass`, "p", `[ \t]*`, "sshpass"},
-	{`mysql(?:dump|admin)?`, "p", ``, "mysql"},
-	{`mariadb(?:-dump|-admin)?`, "p", ``, "mariadb"},
-	{`redis-cli`, "a", `[ \t]+`, "redis-cli"},
+	{`(?:docker|podman|podman-remote|nerdctl|buildah|skopeo|oras|regctl|finch|cosign|helm[ \t]+registry|crane[ \t]+auth|az(?:[ \t]+acr)?|(?:apptainer|singularity)[ \t]+remote)`,
+		options + `[ \t]+login` + anyWords, "p", `(?:[ \t]+|=)?`, "login"},
+	// sshpass's options are few, and -e takes no value: ssh after it is
+	// the command sshpass runs.
+	{`sshpass`, `(?:[ \t]+-[fdP][ \t]*[^\s;&|<>]+|[ \t]+-[ehvV]+)*?`, "p", `[ \t]*`, "sshpass"},
+	{`mysql[a-z]*`, options, "p", ``, "mysql"},
+	{`(?:mariadb[a-z-]*|mariabackup)`, options, "p", ``, "maria"},
+	{`mongo(?:sh|dump|restore|import|export|stat|top|files)?`, options, "p", `(?:[ \t]+|=)`, "mongo"},
+	{`cqlsh`, options, "p", `[ \t]+`, "cqlsh"},
+	{`(?:redis-cli|redis-benchmark|valkey-cli|valkey-benchmark|keydb-cli)`, options, "a", `[ \t]+`, " -a"},
+	{`twine[ \t]+(?:upload|register)`, options, "p", `(?:[ \t]+|=)`, "twine"},
+	{`(?:zip|unzip|zipcloak)`, options, "P", `[ \t]+`, "zip"},
+	{`7z[arz]?(?:[ \t]+[a-z])?`, options, "p", ``, "7z"},
+	{`(?:rar|unrar)(?:[ \t]+[a-z])?`, options, "p", ``, "rar"},
+	{`sqlcmd`, options, "P", `[ \t]+`, "sqlcmd"},
+	{`beeline`, options, "p", `[ \t]+`, "beeline"},
 }
 
-// passwordLetterRules are passwordLetters' place rules: after the
-// command, in the same command of a line (up to ;, &, | or the line's
-// end), the flag's value; a variable reference ($REGISTRY_PASSWORD) is
-// kept.
+// The pieces of passwordLetters' rules. They stay within one command of a
+// line: a shell's ;, &, |, < and > end it (and a value too, unquoted, as
+// the shell reads it), and a value hidden already (<redacted>) is never
+// crossed, so a second pass finds nothing new.
+const (
+	// options are a command's options before the flag, each perhaps with
+	// a value: a word that is not an option ends the run (ssh -p 2222
+	// after sshpass -f file ssh is ssh's port).
+	options = `(?:[ \t]+-[^\s;&|<>]+(?:[ \t]+[^-\s;&|<>][^\s;&|<>]*)?)*?`
+	// commandStart is where a command's name may begin: after a line's
+	// start, a shell's separator, a quote, '=', '@' or a path's '/', or
+	// after a word that is not an option (sudo, env X=1, docker exec db);
+	// after an option it is the option's value (docker run --name mysql).
+	commandStart = `(?:(?:^|[\r\n;&|(\x60"'=@/]|\$\()[ \t]*|(?:^|\s)[^-\s]\S*[ \t]+)`
+	// anyWords are any words of the command.
+	anyWords = `(?:[ \t]+[^\s;&|<>]+)*?`
+	// commandValue is a password as a shell word.
+	commandValue = `(?:` + quotedPiece + `|\\.|[^\s"'\\;&|<>])+`
+)
+
+// passwordLetterRules are passwordLetters' place rules; a variable
+// reference ($REGISTRY_PASSWORD) is kept.
 func passwordLetterRules() []placeRule {
 	var rules []placeRule
 	for _, c := range passwordLetters {
-		re := regexp.MustCompile(`(?:^|[\s;&|(\x60]|\$\()` + c.command + `\b[^\r\n;&|]*?[ \t]-` + c.letter + c.apart + `(?P<value>` + word + `)`)
+		re := regexp.MustCompile(commandStart + c.command + `(?:\.exe)?` + c.between +
+			`[ \t]-` + c.letter + c.apart + `(?P<value>` + commandValue + `)`)
 		rules = append(rules, placeRule{re: re, keep: func(_, v string) bool { return !shellVariable(v) }, needs: []string{"-", "word:" + c.need}})
 	}
 	return rules
