@@ -138,16 +138,13 @@ func (s *Server) llamaApplyTemplate(w http.ResponseWriter, r *http.Request) {
 
 // llamaTooLong is llama-server's 400 for a prompt beyond a slot's context.
 func llamaTooLong(w http.ResponseWriter, prompt, nCtx int) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	body, _ := json.Marshal(map[string]any{"error": map[string]any{
+	writeError(w, http.StatusBadRequest, "application/json", map[string]any{"error": map[string]any{
 		"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": nCtx,
 		"message": "request (" + strconv.Itoa(prompt) + " tokens) exceeds the available context size (" + strconv.Itoa(nCtx) + " tokens), try increasing it",
 	}})
-	w.Write(body)
 }
 
-// llamaChunkHead starts a llama-server chunk: its fields come in its order.
+// appendLlamaChunk is a llama-server chunk: its fields come in its order.
 func appendLlamaChunk(b []byte, id string, created int64, model, delta, finish string, tail func([]byte) []byte) []byte {
 	b = append(b, `data: {"choices":[{"finish_reason":`...)
 	if finish == "" {
