@@ -126,14 +126,9 @@ func (s *Server) llamaApplyTemplate(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"code":500,"message":"invalid JSON","type":"server_error"}}`, http.StatusInternalServerError)
 		return
 	}
-	var b strings.Builder
-	forEachToken(req.Messages, true, func(tok string) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(tok)
-	})
-	writeJSON(w, map[string]any{"prompt": b.String()})
+	var tokens []string
+	forEachToken(req.Messages, true, func(tok string) { tokens = append(tokens, tok) })
+	writeJSON(w, map[string]any{"prompt": strings.Join(tokens, " ")})
 }
 
 // llamaTooLong is llama-server's 400 for a prompt beyond a slot's context.

@@ -257,10 +257,9 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tokens := []int{}
-	add := func(tok string) { tokens = append(tokens, tokenID(tok)) }
 	switch {
 	case req.Messages != nil:
-		forEachToken(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, add)
+		forEachToken(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, func(tok string) { tokens = append(tokens, tokenID(tok)) })
 	case req.Prompt != nil:
 		tokens = tokenIDs(*req.Prompt)
 	default:
