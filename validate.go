@@ -380,9 +380,9 @@ func (v *validator) cell(at string, d Decode) {
 // interval checks a cell's stored interval is one: finite ends of no less
 // than 0 in order (a rate is never negative), a confidence of at least 0.5
 // (the least any interval has: the median of 2 repeats) and below 1, and a
-// figure it is the interval of. It
-// does not ask that the figure lie inside: the interval is of the
-// samples' mean (or of the repeats' median), which the figure need not be.
+// figure it is the interval of. It does not ask that the figure lie
+// inside: the interval is of the samples' mean (or of the repeats'
+// median), which the figure need not be.
 func (v *validator) interval(at string, d Decode) {
 	in := d.Interval
 	if in == nil {

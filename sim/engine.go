@@ -465,9 +465,7 @@ func (e *engine) grow(r *request, n int) bool {
 			return false
 		}
 	}
-	if need > 0 {
-		r.private += need
-	}
+	r.private += max(need, 0)
 	return true
 }
 

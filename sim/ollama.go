@@ -80,8 +80,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	cr := chatRequest{Model: req.Model, Messages: req.Messages, Stream: req.Stream == nil || *req.Stream, MaxTokens: req.Options.NumPredict}
 	if req.Options.Seed != nil {
-		seed := uint64(*req.Options.Seed)
-		cr.Seed = &seed
+		cr.Seed = new(uint64(*req.Options.Seed))
 	}
 	s.serveChat(w, r, cr, true)
 }
