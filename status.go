@@ -26,44 +26,29 @@ const (
 // Statuses lists every status in the order a legend shows them.
 var Statuses = []Status{StatusValid, StatusQueued, StatusLooped, StatusOverCapacity, StatusError, StatusNotRun}
 
-// Label is the status in the words the matrix pages use.
+// statusWords are each status's label and legend: the label in the words
+// the matrix pages use, the legend in those of the page the sample run was
+// transcribed from, where it has them.
+var statusWords = map[Status]struct{ label, explanation string }{
+	StatusValid:        {"Valid", "the measurement ran as planned and its figures can be trusted."},
+	StatusLooped:       {"Looped", "the model kept repeating the same text, so the benchmark discarded this measurement."},
+	StatusQueued:       {"Requests queued", "the server could not run all requests at once, so some waited in a queue."},
+	StatusOverCapacity: {"Over capacity", "not run because this many requests at this context would exceed the server's KV cache."},
+	StatusError:        {"Error", "the server failed this measurement; the reason is kept."},
+	StatusNotRun:       {"Not run", "the sweep has not reached this measurement yet."},
+}
+
+// Label is the status in the words the matrix pages use; an unknown one as
+// it is written.
 func (s Status) Label() string {
-	switch s {
-	case StatusValid:
-		return "Valid"
-	case StatusLooped:
-		return "Looped"
-	case StatusQueued:
-		return "Requests queued"
-	case StatusOverCapacity:
-		return "Over capacity"
-	case StatusError:
-		return "Error"
-	case StatusNotRun:
-		return "Not run"
+	if w, ok := statusWords[s]; ok {
+		return w.label
 	}
 	return string(s)
 }
 
-// Explanation is the one-sentence legend for the status, in the words of
-// the page the sample run was transcribed from, where it has them.
-func (s Status) Explanation() string {
-	switch s {
-	case StatusValid:
-		return "the measurement ran as planned and its figures can be trusted."
-	case StatusLooped:
-		return "the model kept repeating the same text, so the benchmark discarded this measurement."
-	case StatusQueued:
-		return "the server could not run all requests at once, so some waited in a queue."
-	case StatusOverCapacity:
-		return "not run because this many requests at this context would exceed the server's KV cache."
-	case StatusError:
-		return "the server failed this measurement; the reason is kept."
-	case StatusNotRun:
-		return "the sweep has not reached this measurement yet."
-	}
-	return ""
-}
+// Explanation is the one-sentence legend for the status; "" for an unknown one.
+func (s Status) Explanation() string { return statusWords[s].explanation }
 
 // Known reports whether s is one of the defined statuses.
 func (s Status) Known() bool { return slices.Contains(Statuses, s) }

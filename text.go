@@ -12,11 +12,7 @@ import (
 // added to the model is seen without being listed. The request's maps
 // hold JSON values, not the run's text: their owner redacts them.
 func (r *Run) MapText(f func(string) string) {
-	walkText(reflect.ValueOf(r).Elem(), "", func(field string, v reflect.Value) {
-		if t := f(v.String()); t != v.String() {
-			v.SetString(t)
-		}
-	})
+	walkText(reflect.ValueOf(r).Elem(), "", func(_ string, v reflect.Value) { v.SetString(f(v.String())) })
 }
 
 // EachText calls f with every string the run holds that is not empty and

@@ -56,7 +56,7 @@ func (r *Run) ValidateExcept(except func(Problem) bool) []Problem {
 	v.date("started_at", r.StartedAt)
 	v.date("finished_at", r.FinishedAt)
 	if !r.StartedAt.IsZero() && !r.FinishedAt.IsZero() && r.FinishedAt.Before(r.StartedAt) {
-		v.addUsing("finished_at", "is before started_at", "started_at")
+		v.add("finished_at", "is before started_at", "started_at")
 	}
 	v.nonNegative("", "hardware.vram_gb", &r.Hardware.VRAMGB)
 	v.count("", "hardware.gpu_count", r.Hardware.GPUCount)
@@ -103,14 +103,10 @@ func (v *validator) date(field string, t time.Time) {
 	}
 }
 
-func (v *validator) add(field, msg string) {
-	v.addUsing(field, msg)
-}
-
-// addUsing is add for a judgement that read other fields beside field.
-// A problem the caller leaves out (ValidateExcept) does not count
+// add records a problem at field; uses are the other fields the judgement
+// read. A problem the caller leaves out (ValidateExcept) does not count
 // against MaxProblems.
-func (v *validator) addUsing(field, msg string, uses ...string) {
+func (v *validator) add(field, msg string, uses ...string) {
 	p := Problem{Field: field, Msg: msg, Uses: uses}
 	if len(v.problems) < MaxProblems && (v.except == nil || !v.except(p)) {
 		v.problems = append(v.problems, p)
@@ -198,9 +194,6 @@ func (v *validator) ascending(field string, xs []int) {
 	}
 }
 
-var knownDecodeTests = []string{"", DecodeFixedDuration, DecodeFixedCount}
-var knownPrefillModes = []string{"", PrefillDecodeWarmup, PrefillSeparate, PrefillWarmed}
-
 // given checks hardware.given names hardware fields a person can give,
 // each once.
 func (v *validator) given(fields []string) {
@@ -216,10 +209,10 @@ func (v *validator) given(fields []string) {
 }
 
 func (v *validator) sweep(s *Sweep) {
-	if !slices.Contains(knownDecodeTests, s.DecodeTest) {
+	if !slices.Contains([]string{"", DecodeFixedDuration, DecodeFixedCount}, s.DecodeTest) {
 		v.add("sweep.decode_test", fmt.Sprintf("unknown %q (want fixed_duration or fixed_count)", s.DecodeTest))
 	}
-	if !slices.Contains(knownPrefillModes, s.PrefillMode) {
+	if !slices.Contains([]string{"", PrefillDecodeWarmup, PrefillSeparate, PrefillWarmed}, s.PrefillMode) {
 		v.add("sweep.prefill_mode", fmt.Sprintf("unknown %q (want warmed_repeats, decode_warmup or separate)", s.PrefillMode))
 	}
 	if s.CacheMode != "" && s.CacheMode != CacheShared && s.CacheMode != CacheDistinct {
@@ -248,7 +241,7 @@ func (v *validator) prefill(ps []Prefill, planned []int) {
 		at := "prefill[" + strconv.Itoa(i) + "]"
 		v.context(at, p.ContextTokens, planned, "sweep.prefill_contexts")
 		if first, twice := seen[p.ContextTokens]; twice {
-			v.addUsing(at+".context_tokens", fmt.Sprintf("context %s is measured twice (first as %s)", ContextLabel(p.ContextTokens), first), first+".context_tokens")
+			v.add(at+".context_tokens", fmt.Sprintf("context %s is measured twice (first as %s)", ContextLabel(p.ContextTokens), first), first+".context_tokens")
 		} else {
 			seen[p.ContextTokens] = at
 		}
@@ -282,7 +275,7 @@ func (v *validator) promptRate(at string, p Prefill) {
 	}
 	want := float64(p.PromptTokens) / (*p.TTFTMs / 1000)
 	if math.Abs(*p.PromptTokS-want) > 0.1*want {
-		v.addUsing(at+".prompt_tok_s", fmt.Sprintf("%s tok/s is not its %d prompt tokens in %s ms (%s tok/s)",
+		v.add(at+".prompt_tok_s", fmt.Sprintf("%s tok/s is not its %d prompt tokens in %s ms (%s tok/s)",
 			strconv.FormatFloat(*p.PromptTokS, 'g', 6, 64), p.PromptTokens, strconv.FormatFloat(*p.TTFTMs, 'g', 6, 64), strconv.FormatFloat(want, 'g', 6, 64)),
 			at+".prompt_tokens", at+".ttft_ms")
 	}
@@ -296,11 +289,11 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 		if d.Concurrency < 1 {
 			v.add(at+".concurrency", fmt.Sprintf("must be at least 1, got %d", d.Concurrency))
 		} else if len(s.Concurrency) > 0 && !slices.Contains(s.Concurrency, d.Concurrency) {
-			v.addUsing(at+".concurrency", fmt.Sprintf("%d is not in sweep.concurrency", d.Concurrency), "sweep.concurrency")
+			v.add(at+".concurrency", fmt.Sprintf("%d is not in sweep.concurrency", d.Concurrency), "sweep.concurrency")
 		}
 		key := [2]int{d.ContextTokens, d.Concurrency}
 		if first, twice := seen[key]; twice {
-			v.addUsing(at, fmt.Sprintf("cell %s × %d appears twice (first as %s)", ContextLabel(d.ContextTokens), d.Concurrency, first),
+			v.add(at, fmt.Sprintf("cell %s × %d appears twice (first as %s)", ContextLabel(d.ContextTokens), d.Concurrency, first),
 				at+".context_tokens", at+".concurrency", first+".context_tokens", first+".concurrency")
 		} else {
 			seen[key] = at
@@ -322,7 +315,7 @@ func (v *validator) cell(at string, d Decode) {
 				uses[i] = at + "." + u
 			}
 		}
-		v.addUsing(at+"."+p.Field, p.Msg, uses...)
+		v.add(at+"."+p.Field, p.Msg, uses...)
 	}
 	v.status(at, d.Status, d.TotalTokS, "total_tok_s")
 	v.rate(at, ".total_tok_s", d.TotalTokS)
@@ -333,7 +326,7 @@ func (v *validator) cell(at string, d Decode) {
 	v.nonNegative(at, ".avg_active", d.AvgActive)
 	v.nonNegative(at, ".window_seconds", d.WindowSeconds)
 	if d.AvgActive != nil && *d.AvgActive > float64(d.Concurrency)*1.05 {
-		v.addUsing(at+".avg_active", fmt.Sprintf("%g active requests cannot exceed concurrency %d", *d.AvgActive, d.Concurrency), at+".concurrency")
+		v.add(at+".avg_active", fmt.Sprintf("%g active requests cannot exceed concurrency %d", *d.AvgActive, d.Concurrency), at+".concurrency")
 	}
 	v.percentiles(at, ".ttft_ms", d.TTFTMs)
 	v.percentiles(at, ".tbt_ms", d.TBTMs)
@@ -367,7 +360,7 @@ func (v *validator) cell(at string, d Decode) {
 	if d.WindowSeconds == nil && len(d.PerSecondTokens) > 0 {
 		window := Decode{WindowSeconds: &v.duration}
 		if most, ok := window.MaxSeconds(); ok && v.duration > 0 && len(d.PerSecondTokens) > most {
-			v.addUsing(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %s: at most %d (its seconds rounded, and one more)",
+			v.add(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %s: at most %d (its seconds rounded, and one more)",
 				len(d.PerSecondTokens), strconv.FormatFloat(v.duration, 'g', 6, 64), most), at+".window_seconds", "sweep.duration_seconds", at+".per_second_tokens[]")
 		}
 	}
@@ -387,9 +380,9 @@ func (v *validator) cell(at string, d Decode) {
 // interval checks a cell's stored interval is one: finite ends of no less
 // than 0 in order (a rate is never negative), a confidence of at least 0.5
 // (the least any interval has: the median of 2 repeats) and below 1, and a
-// figure it is the interval of. It
-// does not ask that the figure lie inside: the interval is of the
-// samples' mean (or of the repeats' median), which the figure need not be.
+// figure it is the interval of. It does not ask that the figure lie
+// inside: the interval is of the samples' mean (or of the repeats'
+// median), which the figure need not be.
 func (v *validator) interval(at string, d Decode) {
 	in := d.Interval
 	if in == nil {
@@ -413,7 +406,7 @@ func (v *validator) interval(at string, d Decode) {
 		}
 	}
 	if ends && in.Low > in.High {
-		v.addUsing(at, fmt.Sprintf("low %s is above high %s", strconv.FormatFloat(in.Low, 'g', 6, 64), strconv.FormatFloat(in.High, 'g', 6, 64)), at+".low", at+".high")
+		v.add(at, fmt.Sprintf("low %s is above high %s", strconv.FormatFloat(in.Low, 'g', 6, 64), strconv.FormatFloat(in.High, 'g', 6, 64)), at+".low", at+".high")
 	}
 	if !(in.Level >= MinLevel && in.Level < 1) {
 		v.add(at+".level", fmt.Sprintf("a confidence from %g (the median of 2 repeats) to below 1 (0.95), got %s", MinLevel, strconv.FormatFloat(in.Level, 'g', 6, 64)))
@@ -427,12 +420,12 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 		return
 	}
 	if len(d.Repeats) > max(s.Repeats, 1) {
-		v.addUsing(at+".repeats", fmt.Sprintf("%d measurements, but sweep.repeats is %d", len(d.Repeats), s.Repeats), "sweep.repeats", at+".repeats[]")
+		v.add(at+".repeats", fmt.Sprintf("%d measurements, but sweep.repeats is %d", len(d.Repeats), s.Repeats), "sweep.repeats", at+".repeats[]")
 	}
 	for j, r := range d.Repeats {
 		rat := at + ".repeats[" + strconv.Itoa(j) + "]"
 		if r.ContextTokens != d.ContextTokens || r.Concurrency != d.Concurrency {
-			v.addUsing(rat, fmt.Sprintf("is %s × %d, not the cell's %s × %d", ContextLabel(r.ContextTokens), r.Concurrency, ContextLabel(d.ContextTokens), d.Concurrency),
+			v.add(rat, fmt.Sprintf("is %s × %d, not the cell's %s × %d", ContextLabel(r.ContextTokens), r.Concurrency, ContextLabel(d.ContextTokens), d.Concurrency),
 				at+".context_tokens", at+".concurrency", rat+".context_tokens", rat+".concurrency")
 		}
 		if len(r.Repeats) > 0 {
@@ -450,13 +443,13 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 	const why = "a repeated cell's figures are its median repeat's"
 	switch {
 	case d.Status != median.Status:
-		v.addUsing(at+".status", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s", d.Status, m, median.Status, why), at+".repeats")
+		v.add(at+".status", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s", d.Status, m, median.Status, why), at+".repeats")
 	case !sameFigure(d.TotalTokS, median.TotalTokS):
-		v.addUsing(at+".total_tok_s", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s",
+		v.add(at+".total_tok_s", fmt.Sprintf("%s, but its median repeat, repeats[%d], is %s: %s",
 			figureText(d.TotalTokS), m, figureText(median.TotalTokS), why), at+".repeats")
 	default:
 		if field := differingField(d, median); field != "" {
-			v.addUsing(at+"."+field, fmt.Sprintf("is not its median repeat's, repeats[%d]: %s", m, why), at+".repeats")
+			v.add(at+"."+field, fmt.Sprintf("is not its median repeat's, repeats[%d]: %s", m, why), at+".repeats")
 		}
 	}
 }
@@ -474,14 +467,9 @@ func differingField(cell, median Decode) string {
 		return out
 	}
 	a, b := fields(cell), fields(median)
-	names := slices.Sorted(maps.Keys(a))
-	for name := range maps.Keys(b) {
-		if _, ok := a[name]; !ok {
-			names = append(names, name)
-		}
-	}
+	names := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
 	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Compact(names) {
 		if !bytes.Equal(a[name], b[name]) {
 			return name
 		}
@@ -507,7 +495,7 @@ func (v *validator) context(at string, n int, planned []int, plannedField string
 	case n <= 0 || n > maxContextTokens:
 		v.add(at+".context_tokens", fmt.Sprintf("want a token count between 1 and %d, got %d", maxContextTokens, n))
 	case len(planned) > 0 && !slices.Contains(planned, n):
-		v.addUsing(at+".context_tokens", fmt.Sprintf("%s is not in %s", ContextLabel(n), plannedField), plannedField)
+		v.add(at+".context_tokens", fmt.Sprintf("%s is not in %s", ContextLabel(n), plannedField), plannedField)
 	}
 }
 
@@ -702,7 +690,7 @@ func (v *validator) boardPower(r *Run) {
 			}
 		}
 		if limit := float64(gpus) * MaxBoardPowerW; *h.IdlePowerW > limit {
-			v.addUsing("hardware.idle_power_w", fmt.Sprintf("%s W is more than %s can draw (%d W a GPU at most; is hardware.gpu_count right?)",
+			v.add("hardware.idle_power_w", fmt.Sprintf("%s W is more than %s can draw (%d W a GPU at most; is hardware.gpu_count right?)",
 				strconv.FormatFloat(*h.IdlePowerW, 'g', 6, 64), gpuCount(limit), MaxBoardPowerW), "hardware.gpu_count")
 		}
 	}

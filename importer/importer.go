@@ -70,8 +70,8 @@ func (o object) obj(key string) object {
 	return m
 }
 
-// positive returns a pointer to v when the source had it and it is > 0 (or
-// ≥ 0 with zeroOK), for optional figures.
+// positive returns a pointer to v when the source had it and it is not
+// negative, for optional figures.
 func positive(v float64, ok bool) *float64 {
 	if !ok || v < 0 {
 		return nil
@@ -121,12 +121,12 @@ func materialize(members map[string]jsontext.Value) (object, error) {
 	budget := maxMemberValues // for the whole file: 33 members of a million each took 1.1 GB
 	for _, key := range slices.Sorted(maps.Keys(members)) {
 		raw := members[key]
-		if n := countValues(raw, budget); n > budget {
+		n := countValues(raw, budget)
+		if n > budget {
 			o[key] = oversized(n)
 			continue
-		} else {
-			budget -= n
 		}
+		budget -= n
 		var v any
 		if err := json.Unmarshal(raw, &v, jsontext.AllowInvalidUTF8(true)); err != nil {
 			return nil, err

@@ -1,9 +1,11 @@
 package importer
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -80,8 +82,7 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s without a context length or concurrency (context 0 is the tool's short-prompt test) %s left out.",
 			plural.Count(skipped, "result", "results"), plural.Noun(skipped, "was", "were")))
 	}
-	r.Sweep.Contexts = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.ContextTokens })
-	r.Sweep.Concurrency = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.Concurrency })
+	r.Sweep.Contexts, r.Sweep.Concurrency = r.Contexts(), r.ConcurrencyLevels()
 	for _, p := range r.Prefill {
 		r.Sweep.PrefillContexts = append(r.Sweep.PrefillContexts, p.ContextTokens)
 	}
@@ -91,14 +92,10 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 // importPrefill reads the prefill object: context (as a string key) →
 // tok_per_sec, ttft_seconds (or prefill_seconds), prompt_tokens.
 func importPrefill(r *matrixgen.Run, prefill object) {
-	keys := make([]string, 0, len(prefill))
-	for k := range prefill {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { a, _ := strconv.Atoi(keys[i]); b, _ := strconv.Atoi(keys[j]); return a < b })
-	for _, k := range keys {
+	byNumber := func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return cmp.Compare(x, y) }
+	for _, k := range slices.SortedFunc(maps.Keys(prefill), byNumber) {
 		n, err := strconv.Atoi(k)
-		p := object(prefill.obj(k))
+		p := prefill.obj(k)
 		if err != nil || n <= 0 || p == nil {
 			continue
 		}
@@ -179,19 +176,6 @@ func llmBenchCell(c object) (matrixgen.Decode, bool) {
 	return d, true
 }
 
-func cellsAxis(ds []matrixgen.Decode, key func(matrixgen.Decode) int) []int {
-	var out []int
-	seen := map[int]bool{}
-	for _, d := range ds {
-		if k := key(d); !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
-	sort.Ints(out)
-	return out
-}
-
 // finish hides the secrets another tool's file may hold (a failure
 // reason that echoes a server's answer to a key, a launch command) in
 // every text of the run and in its notes, as the runner does before it
@@ -201,13 +185,8 @@ func finish(name string, res Result) (Result, error) {
 	for i := range res.Notes {
 		res.Notes[i] = redact.Text(res.Notes[i])
 	}
-	return res, validate(name, res.Run)
-}
-
-// validate checks the imported run as a run file would be checked.
-func validate(name string, r *matrixgen.Run) error {
-	if problems := r.Validate(); len(problems) > 0 {
-		return fmt.Errorf("%s: the import is not a valid run: %s: %s", name, problems[0].Field, problems[0].Msg)
+	if problems := res.Run.Validate(); len(problems) > 0 {
+		return res, fmt.Errorf("%s: the import is not a valid run: %s: %s", name, problems[0].Field, problems[0].Msg)
 	}
-	return nil
+	return res, nil
 }

@@ -62,8 +62,7 @@ func VLLMBenchServe(names []string, datas [][]byte, engine string) (Result, erro
 		return Result{}, fmt.Errorf("%s: no model_id", names[0])
 	}
 	r.Model.Name = r.Model.Name[strings.LastIndexByte(r.Model.Name, '/')+1:]
-	r.Sweep.Contexts = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.ContextTokens })
-	r.Sweep.Concurrency = cellsAxis(r.Decode, func(d matrixgen.Decode) int { return d.Concurrency })
+	r.Sweep.Contexts, r.Sweep.Concurrency = r.Contexts(), r.ConcurrencyLevels()
 	return finish(names[0], res)
 }
 

@@ -57,20 +57,19 @@ var strict = json.JoinOptions(
 // (diagnose).
 func Decode(file string, data []byte) (*matrixgen.Run, error) {
 	var run matrixgen.Run
-	err := json.Unmarshal(data, &run, strict)
-	if err == nil {
-		problems := run.Validate()
-		if len(problems) == 0 {
-			return &run, nil
-		}
-		src := source{file: file, data: data}
-		errs := make([]error, len(problems))
-		for i, p := range problems {
-			errs[i] = src.errAt(src.locate(p.Field), p.Field, p.Msg)
-		}
-		return nil, errors.Join(errs...)
+	if err := json.Unmarshal(data, &run, strict); err != nil {
+		return nil, diagnose(file, data, err)
 	}
-	return nil, diagnose(file, data, err)
+	problems := run.Validate()
+	if len(problems) == 0 {
+		return &run, nil
+	}
+	src := source{file: file, data: data}
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = src.errAt(src.locate(p.Field), p.Field, p.Msg)
+	}
+	return nil, errors.Join(errs...)
 }
 
 // Locate finds the value ptr names in a JSON document and returns where a

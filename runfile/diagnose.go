@@ -212,8 +212,8 @@ func (d *diagnosis) end() {
 
 // syntaxError notes the error that ended the reading, at its place.
 func (d *diagnosis) syntaxError(err error) {
-	var serr *jsontext.SyntacticError
-	if !errors.As(err, &serr) {
+	serr, ok := errors.AsType[*jsontext.SyntacticError](err)
+	if !ok {
 		d.add(int64(len(d.src.data)), "", "unexpected end of file")
 		return
 	}
@@ -260,16 +260,16 @@ func nextToken(data []byte, off int64) int64 {
 // was wanted for a number out of range or not whole, otherwise the
 // type's own complaint (an unknown status, a time that is not RFC 3339).
 func valueMessage(err error) string {
-	var serr *json.SemanticError
-	switch {
-	case !errors.As(err, &serr) || serr.Err == nil || serr.GoType == nil:
+	switch serr, ok := errors.AsType[*json.SemanticError](err); {
+	case !ok || serr.Err == nil || serr.GoType == nil:
 		return strings.TrimPrefix(err.Error(), "json: ")
 	case errors.Is(serr.Err, strconv.ErrRange):
 		return fmt.Sprintf("want %s, got %s: out of range", goKindName(serr.GoType), serr.JSONValue)
 	case errors.Is(serr.Err, strconv.ErrSyntax):
 		return fmt.Sprintf("want %s, got %s", goKindName(serr.GoType), serr.JSONValue)
+	default:
+		return serr.Err.Error()
 	}
-	return serr.Err.Error()
 }
 
 // readsUndecoded reports whether a problem is about the undecoded field f

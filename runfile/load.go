@@ -50,8 +50,7 @@ func Files(dir string) ([]string, error) {
 	if _, err := os.Stat(dir); err != nil {
 		// The path error would print the name raw: a newline in it could
 		// forge a line of output.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
+		if pe, ok := errors.AsType[*fs.PathError](err); ok {
 			err = pe.Err
 		}
 		return nil, fmt.Errorf("runs folder %s: %w", term.Name(dir), err)
@@ -164,8 +163,7 @@ func (e missingFile) Is(target error) bool { return target == fs.ErrNotExist }
 // outside name is (term.Name): a newline in a file's name cannot forge a
 // line of the build's message.
 func namedErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return fmt.Errorf("%s %s: %w", pe.Op, term.Name(pe.Path), pe.Err)
 	}
 	return err

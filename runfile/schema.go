@@ -26,34 +26,6 @@ func Schema() ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// enumOf is the schema of a closed set of strings.
-func enumOf[S ~string](values []S) map[string]any {
-	return map[string]any{"enum": values}
-}
-
-var (
-	timeType     = reflect.TypeFor[time.Time]()
-	statusType   = reflect.TypeFor[matrixgen.Status]()
-	sourceType   = reflect.TypeFor[matrixgen.TokenSource]()
-	intervalType = reflect.TypeFor[matrixgen.Interval]()
-)
-
-// intervalSchema is an interval's: its ends are rates, never below zero
-// (SetInterval cuts a stretched bootstrap interval off at 0), its
-// confidence a share from MinLevel to below 1.
-func intervalSchema() map[string]any {
-	return map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"low":   map[string]any{"type": "number", "minimum": 0},
-			"high":  map[string]any{"type": "number", "minimum": 0},
-			"level": map[string]any{"type": "number", "minimum": matrixgen.MinLevel, "exclusiveMaximum": 1},
-		},
-		"required":             []string{"low", "high", "level"},
-		"additionalProperties": false,
-	}
-}
-
 // schemaOf is t's schema at path (a JSON pointer from the document's
 // root); a struct met again inside itself (a cell's repeats are cells)
 // refers back to where it was first described, in open.
@@ -65,14 +37,26 @@ func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[str
 		return map[string]any{"$ref": at}
 	}
 	switch t {
-	case timeType:
+	case reflect.TypeFor[time.Time]():
 		return map[string]any{"type": "string", "format": "date-time"}
-	case statusType:
-		return enumOf(matrixgen.Statuses)
-	case sourceType:
-		return enumOf(matrixgen.TokenSources)
-	case intervalType:
-		return intervalSchema()
+	case reflect.TypeFor[matrixgen.Status]():
+		return map[string]any{"enum": matrixgen.Statuses}
+	case reflect.TypeFor[matrixgen.TokenSource]():
+		return map[string]any{"enum": matrixgen.TokenSources}
+	case reflect.TypeFor[matrixgen.Interval]():
+		// An interval's ends are rates, never below zero (SetInterval cuts
+		// a stretched bootstrap interval off at 0), its confidence a share
+		// from MinLevel to below 1.
+		return map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"low":   map[string]any{"type": "number", "minimum": 0},
+				"high":  map[string]any{"type": "number", "minimum": 0},
+				"level": map[string]any{"type": "number", "minimum": matrixgen.MinLevel, "exclusiveMaximum": 1},
+			},
+			"required":             []string{"low", "high", "level"},
+			"additionalProperties": false,
+		}
 	}
 	switch t.Kind() {
 	case reflect.String:

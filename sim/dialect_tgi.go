@@ -95,10 +95,7 @@ func (s *Server) tgiChatTokenize(w http.ResponseWriter, r *http.Request) {
 
 // tgiError is TGI's error body.
 func tgiError(w http.ResponseWriter, code int, msg, typ string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	body, _ := json.Marshal(map[string]string{"error": msg, "error_type": typ})
-	w.Write(body)
+	writeError(w, code, "application/json", map[string]string{"error": msg, "error_type": typ})
 }
 
 // tgiRefuse is TGI's validation error for a prompt and output past

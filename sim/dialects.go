@@ -126,28 +126,20 @@ func (s *Server) llamaApplyTemplate(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"code":500,"message":"invalid JSON","type":"server_error"}}`, http.StatusInternalServerError)
 		return
 	}
-	var b strings.Builder
-	forEachToken(req.Messages, true, func(tok string) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(tok)
-	})
-	writeJSON(w, map[string]any{"prompt": b.String()})
+	var tokens []string
+	forEachToken(req.Messages, true, func(tok string) { tokens = append(tokens, tok) })
+	writeJSON(w, map[string]any{"prompt": strings.Join(tokens, " ")})
 }
 
 // llamaTooLong is llama-server's 400 for a prompt beyond a slot's context.
 func llamaTooLong(w http.ResponseWriter, prompt, nCtx int) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	body, _ := json.Marshal(map[string]any{"error": map[string]any{
+	writeError(w, http.StatusBadRequest, "application/json", map[string]any{"error": map[string]any{
 		"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": nCtx,
 		"message": "request (" + strconv.Itoa(prompt) + " tokens) exceeds the available context size (" + strconv.Itoa(nCtx) + " tokens), try increasing it",
 	}})
-	w.Write(body)
 }
 
-// llamaChunkHead starts a llama-server chunk: its fields come in its order.
+// appendLlamaChunk is a llama-server chunk: its fields come in its order.
 func appendLlamaChunk(b []byte, id string, created int64, model, delta, finish string, tail func([]byte) []byte) []byte {
 	b = append(b, `data: {"choices":[{"finish_reason":`...)
 	if finish == "" {

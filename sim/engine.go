@@ -44,13 +44,9 @@ type request struct {
 // writing its stream. The engine never blocks on it: a slow reader gets the
 // tokens of several steps in one chunk, as a busy real server sends them.
 type mailbox struct {
-	mu        sync.Mutex
-	produced  int
-	scheduled time.Time // when the engine's schedule produced the latest tokens
-	admitted  bool
-	done      bool
-	reason    string
-	signal    chan struct{}
+	mu sync.Mutex
+	snapshot
+	signal chan struct{}
 }
 
 func newMailbox() *mailbox { return &mailbox{signal: make(chan struct{}, 1)} }
@@ -65,10 +61,10 @@ func (m *mailbox) post(update func(m *mailbox)) {
 	}
 }
 
-// snapshot is a copy of the mailbox for the writer.
+// snapshot is what the mailbox holds, copied for the writer.
 type snapshot struct {
 	produced  int
-	scheduled time.Time
+	scheduled time.Time // when the engine's schedule produced the latest tokens
 	admitted  bool
 	done      bool
 	reason    string
@@ -77,7 +73,7 @@ type snapshot struct {
 func (m *mailbox) read() snapshot {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return snapshot{m.produced, m.scheduled, m.admitted, m.done, m.reason}
+	return m.snapshot
 }
 
 // counters are the engine's cumulative figures, as /metrics reports them.
@@ -240,10 +236,8 @@ func (e *engine) abandon(r *request) {
 }
 
 func remove(rs []*request, r *request) []*request {
-	for i, x := range rs {
-		if x == r {
-			return append(rs[:i], rs[i+1:]...)
-		}
+	if i := slices.Index(rs, r); i >= 0 {
+		return slices.Delete(rs, i, i+1)
 	}
 	return rs
 }
@@ -295,9 +289,7 @@ func (e *engine) run() {
 		lag := e.now().Sub(end)
 		e.timing.Steps++
 		e.timing.Scheduled += plan.duration
-		if lag > e.timing.MaxLag {
-			e.timing.MaxLag = lag
-		}
+		e.timing.MaxLag = max(e.timing.MaxLag, lag)
 		if lag > plan.duration/100+time.Millisecond {
 			e.timing.LateSteps++
 		}
@@ -432,16 +424,12 @@ func (e *engine) apply(p stepPlan, end time.Time) {
 		}
 		e.produce(r, n, end)
 	}
-	kept := e.running[:0]
 	for _, r := range e.running {
 		if r.done {
 			e.releaseKV(r)
-			continue
 		}
-		kept = append(kept, r)
 	}
-	clear(e.running[len(kept):])
-	e.running = kept
+	e.running = slices.DeleteFunc(e.running, func(r *request) bool { return r.done })
 	e.c.running = len(e.running)
 	e.c.kvUsed = float64(e.kv.used()) / float64(e.kv.total)
 }
@@ -477,9 +465,7 @@ func (e *engine) grow(r *request, n int) bool {
 			return false
 		}
 	}
-	if need > 0 {
-		r.private += need
-	}
+	r.private += max(need, 0)
 	return true
 }
 

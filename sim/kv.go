@@ -68,8 +68,7 @@ func (c *kvCache) newBlocksFor(blocks []uint64) int {
 // It pins the resident ones first, so making room cannot evict a block the
 // same prompt needs. It reports false, holding nothing, when there is no room.
 func (c *kvCache) hold(blocks []uint64) bool {
-	var missing []uint64
-	var pinned []uint64
+	var missing, pinned []uint64
 	for _, h := range blocks {
 		b, ok := c.resident[h]
 		if !ok {

@@ -26,10 +26,7 @@ func (s *Server) ollamaRoutes() {
 }
 
 func ollamaError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(code)
-	body, _ := json.Marshal(map[string]string{"error": msg})
-	w.Write(body)
+	writeError(w, code, "application/json; charset=utf-8", map[string]string{"error": msg})
 }
 
 func (s *Server) ollamaShow(w http.ResponseWriter, r *http.Request) {
@@ -83,8 +80,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 	}
 	cr := chatRequest{Model: req.Model, Messages: req.Messages, Stream: req.Stream == nil || *req.Stream, MaxTokens: req.Options.NumPredict}
 	if req.Options.Seed != nil {
-		seed := uint64(*req.Options.Seed)
-		cr.Seed = &seed
+		cr.Seed = new(uint64(*req.Options.Seed))
 	}
 	s.serveChat(w, r, cr, true)
 }
@@ -109,17 +105,7 @@ func (st *streamState) native(ctx context.Context, w http.ResponseWriter, stream
 				return
 			}
 			rc.Flush()
-			st.sent++
-			at := time.Now()
-			st.s.tr.update(func() {
-				if st.rt.FirstToken.IsZero() {
-					st.rt.FirstToken = at
-				}
-				if st.s.trace {
-					st.rt.Chunks = append(st.rt.Chunks, Chunk{At: at, Scheduled: snap.scheduled, Tokens: 1})
-				}
-				st.rt.OutputTokens = st.sent
-			})
+			st.wrote(snap, st.sent+1)
 		}
 		if snap.done && (st.sent >= snap.produced || !stream) {
 			st.finished(snap)

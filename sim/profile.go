@@ -270,11 +270,7 @@ func (p Profile) Validate() error {
 		"noise: jitter_share and drift_share want 0…0.5")
 	check(p.Noise.JitterSeconds >= 0 && p.Noise.DriftPeriodSeconds >= 0, "noise: jitter_seconds and drift_period_seconds must not be negative")
 	check(p.Noise.DriftShare == 0 || p.Noise.DriftPeriodSeconds > 0, "noise.drift_share: needs drift_period_seconds")
-	switch p.Faults.HTTPStatus {
-	case 0, 429, 500, 503:
-	default:
-		errs = append(errs, fmt.Errorf("faults.http_status: want 429, 500 or 503, got %d", p.Faults.HTTPStatus))
-	}
+	check(slices.Contains([]int{0, 429, 500, 503}, p.Faults.HTTPStatus), fmt.Sprintf("faults.http_status: want 429, 500 or 503, got %d", p.Faults.HTTPStatus))
 	return errors.Join(errs...)
 }
 

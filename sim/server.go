@@ -202,10 +202,16 @@ func (s *Server) faultFor(n int64) Faults {
 
 // apiError writes vLLM's error body.
 func apiError(w http.ResponseWriter, code int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/json")
+	writeError(w, code, "application/json", map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
+}
+
+// writeError writes an error body as the server's dialect does: its own
+// content type, and no trailing newline, unlike writeJSON.
+func writeError(w http.ResponseWriter, code int, contentType string, body any) {
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(code)
-	body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
-	w.Write(body)
+	b, _ := json.Marshal(body)
+	w.Write(b)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -251,10 +257,9 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tokens := []int{}
-	add := func(tok string) { tokens = append(tokens, tokenID(tok)) }
 	switch {
 	case req.Messages != nil:
-		forEachToken(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, add)
+		forEachToken(req.Messages, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, func(tok string) { tokens = append(tokens, tokenID(tok)) })
 	case req.Prompt != nil:
 		tokens = tokenIDs(*req.Prompt)
 	default:
@@ -525,17 +530,7 @@ func (st *streamState) emit(ctx context.Context, snap snapshot, flush func() err
 		if err := flush(); err != nil {
 			return err
 		}
-		at := time.Now()
-		st.s.tr.update(func() {
-			if st.rt.FirstToken.IsZero() {
-				st.rt.FirstToken = at
-			}
-			if st.s.trace {
-				st.rt.Chunks = append(st.rt.Chunks, Chunk{At: at, Scheduled: snap.scheduled, Tokens: to - st.sent})
-			}
-			st.rt.OutputTokens = to
-		})
-		st.sent = to
+		st.wrote(snap, to)
 		if err := st.injectAt(ctx, to, flush); err != nil {
 			return err
 		}
@@ -571,6 +566,21 @@ func (st *streamState) injectAt(ctx context.Context, n int, flush func() error) 
 		}
 	}
 	return nil
+}
+
+// wrote traces a chunk just written, which took the stream to n tokens.
+func (st *streamState) wrote(snap snapshot, n int) {
+	at := time.Now()
+	st.s.tr.update(func() {
+		if st.rt.FirstToken.IsZero() {
+			st.rt.FirstToken = at
+		}
+		if st.s.trace {
+			st.rt.Chunks = append(st.rt.Chunks, Chunk{At: at, Scheduled: snap.scheduled, Tokens: n - st.sent})
+		}
+		st.rt.OutputTokens = n
+	})
+	st.sent = n
 }
 
 func (st *streamState) note(fault string) {
@@ -762,12 +772,8 @@ func (s *Server) traceJSON(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	if s.p.Flavour == FlavourOpenAI || s.p.Flavour == FlavourOllama {
-		http.NotFound(w, r)
-		return
-	}
 	d, registered := dialects[s.p.Flavour]
-	if registered && d.metrics == nil {
+	if s.p.Flavour == FlavourOpenAI || s.p.Flavour == FlavourOllama || registered && d.metrics == nil {
 		http.NotFound(w, r)
 		return
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"hash/fnv"
 	"strconv"
 	"strings"
@@ -92,9 +93,7 @@ func tokenizePrompt(msgs []message, plain string, cacheSalt string, blockSize, w
 		h.Write([]byte{0})
 		if inBlock++; inBlock == blockSize {
 			var b [8]byte
-			for i := range b {
-				b[i] = byte(chain >> (8 * i))
-			}
+			binary.LittleEndian.PutUint64(b[:], chain)
 			h.Write(b[:])
 			chain = h.Sum64()
 			p.blocks = append(p.blocks, chain)

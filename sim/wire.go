@@ -19,7 +19,7 @@ func appendString(b []byte, s string) []byte {
 	return b
 }
 
-// chunkHead starts a chat.completion.chunk up to its choices array.
+// appendChunkHead starts a chat.completion.chunk up to its choices array.
 func appendChunkHead(b []byte, id string, created int64, model string) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, id)
