@@ -256,12 +256,10 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // has reports whether one of the -set overrides sets key.
 func (l listFlag) has(key string) bool {
-	for _, o := range l {
-		if k, _, _ := strings.Cut(o, "="); strings.TrimSpace(k) == key {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(l, func(o string) bool {
+		k, _, _ := strings.Cut(o, "=")
+		return strings.TrimSpace(k) == key
+	})
 }
 
 func override(dst *string, v string) {
@@ -334,15 +332,8 @@ func sweepOfRun(cfg *config.Config, file string) error {
 		return fmt.Errorf("resume: %w", err)
 	}
 	r := e.Run
-	labels := func(ns []int) []string {
-		out := make([]string, len(ns))
-		for i, n := range ns {
-			out[i] = matrixgen.ContextLabel(n)
-		}
-		return out
-	}
 	w := &cfg.Sweep
-	w.Contexts, w.Concurrency, w.PrefillContexts = labels(r.Contexts()), r.ConcurrencyLevels(), labels(r.PrefillContexts())
+	w.Contexts, w.Concurrency, w.PrefillContexts = contextLabels(r.Contexts()), r.ConcurrencyLevels(), contextLabels(r.PrefillContexts())
 	if r.Sweep.DurationSeconds > 0 {
 		w.Duration.Duration = time.Duration(math.Round(r.Sweep.DurationSeconds * float64(time.Second)))
 	}
@@ -352,9 +343,7 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	if r.Sweep.IgnoreEOS != nil {
 		w.IgnoreEOS = new(*r.Sweep.IgnoreEOS)
 	}
-	if r.Sweep.CacheMode != "" {
-		w.CacheMode = r.Sweep.CacheMode
-	}
+	w.CacheMode = cmp.Or(r.Sweep.CacheMode, w.CacheMode)
 	if r.Sweep.PrefillRepeats > 0 {
 		w.PrefillRepeats = r.Sweep.PrefillRepeats
 	}
@@ -368,6 +357,15 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	}
 	override(&cfg.Server.Model, served)
 	return nil
+}
+
+// contextLabels are context lengths as a sweep names them: 8K, 32K.
+func contextLabels(ns []int) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = matrixgen.ContextLabel(n)
+	}
+	return out
 }
 
 // serverFlags are the flags that said where the server is and how to
@@ -493,7 +491,7 @@ func (w *runWork) openPlace() error {
 
 func (w *runWork) close() {
 	if w.up != nil {
-		w.up.close()
+		w.up.store.Close()
 	}
 }
 
@@ -555,33 +553,28 @@ func (w *runWork) sweep(s runner.Settings) error {
 func doneLine(run *matrixgen.Run) string {
 	repeats := max(run.Sweep.Repeats, 1)
 	done, failed, made, failedRepeats := 0, 0, 0, 0
-	count := func(s matrixgen.Status) {
+	// count adds a measurement of status s to done or to failed.
+	count := func(s matrixgen.Status, done, failed *int) {
 		switch s {
 		case matrixgen.StatusNotRun:
 		case matrixgen.StatusError:
-			failed++
+			*failed++
 		default:
-			done++
+			*done++
 		}
 	}
 	for _, p := range run.Prefill {
-		count(p.Status)
+		count(p.Status, &done, &failed)
 	}
 	for i := range run.Decode {
 		d := &run.Decode[i]
 		if repeats == 1 {
-			count(d.Status)
+			count(d.Status, &done, &failed)
 			continue
 		}
 		n := 0
 		for _, m := range d.Repeats {
-			switch m.Status {
-			case matrixgen.StatusNotRun:
-			case matrixgen.StatusError:
-				failedRepeats++
-			default:
-				n++
-			}
+			count(m.Status, &n, &failedRepeats)
 		}
 		if n > 0 && d.Status == matrixgen.StatusOverCapacity {
 			n = repeats
@@ -737,8 +730,6 @@ type uploader struct {
 	key     string // <id>.json in the bucket; "" until the id is known
 	created bool   // the object is ours: replace it from now on
 	log     io.Writer
-	// retries are the waits between attempts of one copy.
-	retries []time.Duration
 	// failed is the last copy's error, nil once a copy succeeds.
 	failed error
 }
@@ -769,7 +760,7 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	up := &uploader{store: store, key: key, log: log, retries: uploadRetries}
+	up := &uploader{store: store, key: key, log: log}
 	if key == "" {
 		return up, "", nil
 	}
@@ -785,15 +776,16 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 		return up, file, nil
 	}
 	data, found, err := store.Get(ctx, key)
-	if err != nil || !found {
-		store.Close()
-		return nil, "", cmp.Or(err, fmt.Errorf("%s has no %s to resume", store, key))
+	if err == nil && !found {
+		err = fmt.Errorf("%s has no %s to resume", store, key)
 	}
-	if err := os.MkdirAll("runs", 0o755); err != nil {
-		store.Close()
-		return nil, "", err
+	if err == nil {
+		err = os.MkdirAll("runs", 0o755)
 	}
-	if err := os.WriteFile(file, data, 0o644); err != nil {
+	if err == nil {
+		err = os.WriteFile(file, data, 0o644)
+	}
+	if err != nil {
 		store.Close()
 		return nil, "", err
 	}
@@ -801,8 +793,6 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 }
 
 func (u *uploader) target() string { return strings.TrimSuffix(u.store.String(), "/") + "/" + u.key }
-
-func (u *uploader) close() { u.store.Close() }
 
 // saved copies file to the bucket, trying again after each of the retry
 // waits. Another writer holding the id stops the run.
@@ -825,10 +815,10 @@ func (u *uploader) saved(file string) error {
 			return nil
 		case errors.Is(err, bucket.ErrExists):
 			return fmt.Errorf("%w: %s already holds %s (another box's run); start again for a new id", runner.ErrSaveRefused, u.store, u.key)
-		case attempt >= len(u.retries):
+		case attempt >= len(uploadRetries):
 			u.failed = fmt.Errorf("copying the run to %s failed %d times: %v", u.target(), attempt+1, err)
 			return u.failed
 		}
-		time.Sleep(u.retries[attempt])
+		time.Sleep(uploadRetries[attempt])
 	}
 }
