@@ -213,7 +213,9 @@ func publish(ctx context.Context, files []string, settings config.Site, place st
 		return err
 	}
 	defer store.Close()
-	dir, cleanup, err := publishFolder(ctx, place, func() {
+	// Built in a folder kept from one publish to the next, so the pages of
+	// unchanged runs are kept as a local build keeps them.
+	dir, cleanup, err := cachedFolder(ctx, "publish", place, "public", func() {
 		fmt.Fprintf(stdout, "waiting for another publish to %s from this machine to finish\n", store)
 	})
 	if err != nil {
@@ -237,16 +239,6 @@ func publish(ctx context.Context, files []string, settings config.Site, place st
 		plural.Count(p.Written, "object", "objects"), p.Unchanged, p.Removed)
 	sayHidden(stdout, stats)
 	return nil
-}
-
-// publishFolder is where a site for place is built before it is published:
-// a folder of this machine's cache kept from one publish to the next, so
-// the pages of unchanged runs are kept as a local build keeps them, and
-// held by one publish at a time (another to the same place waits, saying
-// so through waiting); a temporary one, removed by cleanup, where there is
-// no cache folder.
-func publishFolder(ctx context.Context, place string, waiting func()) (dir string, cleanup func(), err error) {
-	return cachedFolder(ctx, "publish", place, "public", waiting)
 }
 
 // cachedFolder is the folder name of this machine's cache kept for place
