@@ -175,9 +175,9 @@ func runSettings(c config.Config) runner.Settings {
 
 // apply puts the flags over the configuration, checked as the file is.
 func (f *runFlags) apply(cfg *config.Config) error {
-	override(&cfg.Server.BaseURL, *f.baseURL)
-	override(&cfg.Server.Model, *f.model)
-	override(&cfg.Server.APIKeyEnv, *f.keyEnv)
+	cfg.Server.BaseURL = cmp.Or(*f.baseURL, cfg.Server.BaseURL)
+	cfg.Server.Model = cmp.Or(*f.model, cfg.Server.Model)
+	cfg.Server.APIKeyEnv = cmp.Or(*f.keyEnv, cfg.Server.APIKeyEnv)
 	given := func(name string) bool { return flagSet(f.fs, name) }
 	if given("contexts") {
 		cfg.Sweep.Contexts = f.contexts
@@ -196,18 +196,16 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	}
 	// A value no sweep can use is a mistake on the command line, told as
 	// one (a line and a pointer to -h, exit 2), before any request.
-	for _, bad := range []struct {
-		name string
-		is   bool
-		want string
-	}{
-		{"duration", *f.duration < 0, "a positive window such as 30s"},
-		{"max-output", *f.maxOutput < 0, "a positive number of tokens"},
-		{"repeat", *f.repeat < 1 || *f.repeat > matrixgen.MaxRepeats, fmt.Sprintf("a count of measurements of every cell from 1 to %d", matrixgen.MaxRepeats)},
-	} {
-		if given(bad.name) && bad.is {
-			return usagef("-%s: want %s, not %s", bad.name, bad.want, f.fs.Lookup(bad.name).Value)
-		}
+	bad := func(name, want string) error {
+		return usagef("-%s: want %s, not %s", name, want, f.fs.Lookup(name).Value)
+	}
+	switch {
+	case given("duration") && *f.duration < 0:
+		return bad("duration", "a positive window such as 30s")
+	case given("max-output") && *f.maxOutput < 0:
+		return bad("max-output", "a positive number of tokens")
+	case given("repeat") && (*f.repeat < 1 || *f.repeat > matrixgen.MaxRepeats):
+		return bad("repeat", fmt.Sprintf("a count of measurements of every cell from 1 to %d", matrixgen.MaxRepeats))
 	}
 	if *f.duration != 0 {
 		cfg.Sweep.Duration.Duration = *f.duration
@@ -262,12 +260,6 @@ func (l listFlag) has(key string) bool {
 	})
 }
 
-func override(dst *string, v string) {
-	if v != "" {
-		*dst = v
-	}
-}
-
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -311,17 +303,6 @@ func levelList(s string) ([]int, error) {
 	return out, nil
 }
 
-// isTerminal reports whether w is a terminal, where a live status line can
-// be rewritten in place; logs and pipes get plain lines only.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
 // sweepOfRun puts the sweep a run file was measured with into cfg, so a
 // resume measures the same cells the same way, whatever the config says
 // now: contexts, concurrency, prefill contexts, window, max output,
@@ -355,7 +336,7 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	if served == "" && r.Probe != nil {
 		served = r.Probe.Model
 	}
-	override(&cfg.Server.Model, served)
+	cfg.Server.Model = cmp.Or(served, cfg.Server.Model)
 	return nil
 }
 
@@ -522,8 +503,12 @@ func (w *runWork) sweep(s runner.Settings) error {
 		Settings: s, APIKey: apiKey, File: w.file, Resume: w.resume != "", Force: w.force,
 		Log: w.stdout, Warn: w.stderr, Version: matrixgen.Version, Saved: w.savedOnce,
 	}
-	if isTerminal(w.stdout) {
-		opts.Live = w.stdout
+	// A live status line is rewritten in place on a terminal; logs and
+	// pipes get plain lines only.
+	if f, ok := w.stdout.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+			opts.Live = w.stdout
+		}
 	}
 	run, err := runner.Run(ctx, opts)
 	if w.up != nil && w.up.failed != nil && run != nil {
@@ -701,10 +686,9 @@ func idPart(s string, max int, fallback string) string {
 // 2026-12-04-1624-nemotron-gpubox. The model is the last part of its path
 // (org/model-name → model-name).
 func newRunID(now time.Time, model, host string) string {
-	return now.UTC().Format("2006-01-02-1504") + "-" + idPart(lastPathPart(model), 64, "model") + "-" + idPart(host, 40, "host")
+	model = model[strings.LastIndexByte(model, '/')+1:]
+	return now.UTC().Format("2006-01-02-1504") + "-" + idPart(model, 64, "model") + "-" + idPart(host, 40, "host")
 }
-
-func lastPathPart(s string) string { return s[strings.LastIndexByte(s, '/')+1:] }
 
 // freeRunID is id, or id-2, id-3… when a run of that id is already in dir
 // (the same model on the same box within the same minute).
