@@ -170,13 +170,11 @@ func renderSite(site config.Site) render.Site {
 	return render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs, PublishServerAddress: site.PublishServerAddress}
 }
 
-// runFiles lists the run files of place: a local folder, or a bucket whose
-// runs are fetched into a mirror in this machine's cache folder (a
-// snapshot of one listing), held by this build until cleanup; a key of the
-// bucket the build does not expect gets a line in log. The mirror is kept
-// from one build to the next, so a build fetches only the objects that
-// changed, and the site's reuse of unchanged runs' pages (by their bytes)
-// works as for a folder.
+// runFiles lists the run files of place: a local folder, or a bucket's
+// runs fetched into a mirror in this machine's cache (one listing's
+// snapshot), held until cleanup. The mirror is kept between builds, so a
+// build fetches only what changed and reuses unchanged runs' pages as for
+// a folder. A key the build does not expect gets a line in log.
 func runFiles(ctx context.Context, place string, log io.Writer) (files []string, cleanup func(), err error) {
 	if !bucket.IsURL(place) {
 		files, err = runfile.Files(place)
