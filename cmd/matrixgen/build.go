@@ -170,13 +170,11 @@ func renderSite(site config.Site) render.Site {
 	return render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs, PublishServerAddress: site.PublishServerAddress}
 }
 
-// runFiles lists the run files of place: a local folder, or a bucket whose
-// runs are fetched into a mirror in this machine's cache folder (a
-// snapshot of one listing), held by this build until cleanup; a key of the
-// bucket the build does not expect gets a line in log. The mirror is kept
-// from one build to the next, so a build fetches only the objects that
-// changed, and the site's reuse of unchanged runs' pages (by their bytes)
-// works as for a folder.
+// runFiles lists the run files of place: a local folder, or a bucket's
+// runs fetched into a mirror in this machine's cache (one listing's
+// snapshot), held until cleanup. The mirror is kept between builds, so a
+// build fetches only what changed and reuses unchanged runs' pages as for
+// a folder. A key the build does not expect gets a line in log.
 func runFiles(ctx context.Context, place string, log io.Writer) (files []string, cleanup func(), err error) {
 	if !bucket.IsURL(place) {
 		files, err = runfile.Files(place)
@@ -213,7 +211,9 @@ func publish(ctx context.Context, files []string, settings config.Site, place st
 		return err
 	}
 	defer store.Close()
-	dir, cleanup, err := publishFolder(ctx, place, func() {
+	// Built in a folder kept from one publish to the next, so the pages of
+	// unchanged runs are kept as a local build keeps them.
+	dir, cleanup, err := cachedFolder(ctx, "publish", place, "public", func() {
 		fmt.Fprintf(stdout, "waiting for another publish to %s from this machine to finish\n", store)
 	})
 	if err != nil {
@@ -237,16 +237,6 @@ func publish(ctx context.Context, files []string, settings config.Site, place st
 		plural.Count(p.Written, "object", "objects"), p.Unchanged, p.Removed)
 	sayHidden(stdout, stats)
 	return nil
-}
-
-// publishFolder is where a site for place is built before it is published:
-// a folder of this machine's cache kept from one publish to the next, so
-// the pages of unchanged runs are kept as a local build keeps them, and
-// held by one publish at a time (another to the same place waits, saying
-// so through waiting); a temporary one, removed by cleanup, where there is
-// no cache folder.
-func publishFolder(ctx context.Context, place string, waiting func()) (dir string, cleanup func(), err error) {
-	return cachedFolder(ctx, "publish", place, "public", waiting)
 }
 
 // cachedFolder is the folder name of this machine's cache kept for place

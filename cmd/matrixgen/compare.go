@@ -105,9 +105,7 @@ Exit status:
 			if *format != "text" && *format != "markdown" && *format != "json" {
 				return usagef("-format: want text, markdown or json, not %q", *format)
 			}
-			given := false
-			fs.Visit(func(f *flag.Flag) { given = given || f.Name == "fail-on" })
-			beyond, gate, err := parsePercent(*failOn, given)
+			beyond, gate, err := parsePercent(*failOn, flagSet(fs, "fail-on"))
 			if err != nil {
 				return usagef("-fail-on: %v", err)
 			}
@@ -187,12 +185,9 @@ Exit status:
 // it never ran reads as a loss), and its cells not reached are lost.
 func incompleteRuns(a, b *matrixgen.Run) []string {
 	var warnings []string
-	for _, side := range []struct {
-		name string
-		run  *matrixgen.Run
-	}{{"A", a}, {"B", b}} {
-		if side.run.Incomplete {
-			warnings = append(warnings, "run "+side.name+" is incomplete: its sweep stopped before it finished (matrixgen run -resume continues it); "+
+	for i, r := range []*matrixgen.Run{a, b} {
+		if r.Incomplete {
+			warnings = append(warnings, "run "+[]string{"A", "B"}[i]+" is incomplete: its sweep stopped before it finished (matrixgen run -resume continues it); "+
 				"its cells not reached read Not run, and its headline figures cover only what it measured")
 		}
 	}
@@ -502,14 +497,9 @@ func lostCells(a, b *matrixgen.Run) []string {
 		reason string
 	}
 	inB := map[stats.Cell]result{}
-	for _, p := range b.Prefill {
-		inB[stats.Cell{Phase: stats.PhasePrefill, Context: p.ContextTokens}] = result{p.Status, p.Reason}
-	}
-	for _, d := range b.Decode {
-		inB[stats.Cell{Phase: stats.PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}] = result{d.Status, d.Reason}
-	}
+	eachCell(b, func(c stats.Cell, s matrixgen.Status, reason string) { inB[c] = result{s, reason} })
 	var lost []string
-	check := func(c stats.Cell, s matrixgen.Status) {
+	eachCell(a, func(c stats.Cell, s matrixgen.Status, _ string) {
 		got, ok := inB[c]
 		if !ok || s != matrixgen.StatusValid || got.status == matrixgen.StatusValid {
 			return
@@ -519,14 +509,18 @@ func lostCells(a, b *matrixgen.Run) []string {
 		} else {
 			lost = append(lost, fmt.Sprintf("%s (B %s: %s)", c, got.status.Label(), got.reason))
 		}
-	}
-	for _, p := range a.Prefill {
-		check(stats.Cell{Phase: stats.PhasePrefill, Context: p.ContextTokens}, p.Status)
-	}
-	for _, d := range a.Decode {
-		check(stats.Cell{Phase: stats.PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}, d.Status)
-	}
+	})
 	return lost
+}
+
+// eachCell calls f with every prefill row and decode cell of r.
+func eachCell(r *matrixgen.Run, f func(c stats.Cell, s matrixgen.Status, reason string)) {
+	for _, p := range r.Prefill {
+		f(stats.Cell{Phase: stats.PhasePrefill, Context: p.ContextTokens}, p.Status, p.Reason)
+	}
+	for _, d := range r.Decode {
+		f(stats.Cell{Phase: stats.PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}, d.Status, d.Reason)
+	}
 }
 
 // plainPercent is a share as a percentage without needless decimals:
@@ -535,8 +529,6 @@ func plainPercent(share float64) string {
 	return strconv.FormatFloat(math.Round(share*1e8)/1e6, 'f', -1, 64) + " %"
 }
 
-// notComparedLine is one line for every cell without a row: how many, and
-// the first few.
 // sameCell reports whether two lines of cells name one cell first
 // ("decode 8K×4 (A Valid, B Error)", "decode 8K×4 (B Error: …)").
 func sameCell(x, y string) bool {
@@ -549,11 +541,20 @@ func sameCell(x, y string) bool {
 // reason: in the text and the Markdown too (a pull request's comment), not
 // only on stderr.
 func (rep compareReport) lostLine() string {
-	if len(rep.Lost) == 0 {
+	return cellsLine("lost in B (valid in A, not in B; -fail-on fails on them)", rep.Lost)
+}
+
+// notComparedLine is one line for every cell without a row.
+func (rep compareReport) notComparedLine() string {
+	return cellsLine("not compared (a figure is compared where both runs are Valid)", rep.NotCompared)
+}
+
+// cellsLine is what the cells are, how many, and the first few; "" for none.
+func cellsLine(what string, cells []string) string {
+	if len(cells) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("lost in B (valid in A, not in B; -fail-on fails on them): %s: %s",
-		plural.Count(len(rep.Lost), "cell", "cells"), firstFew(rep.Lost, "; "))
+	return fmt.Sprintf("%s: %s: %s", what, plural.Count(len(cells), "cell", "cells"), firstFew(cells, "; "))
 }
 
 // firstFew joins the first lines of a list, and counts the rest: a run
@@ -565,15 +566,6 @@ func firstFew(lines []string, sep string) string {
 		text += fmt.Sprintf("%sand %d more", sep, len(lines)-shown)
 	}
 	return text
-}
-
-func (rep compareReport) notComparedLine() string {
-	left := rep.NotCompared
-	if len(left) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("not compared (a figure is compared where both runs are Valid): %s: %s",
-		plural.Count(len(left), "cell", "cells"), firstFew(left, "; "))
 }
 
 func writeCompareText(w io.Writer, rep compareReport) error {
@@ -751,19 +743,9 @@ func orNone(s string) string { return cmp.Or(term.Name(s), "none") }
 // contextSet is a run's context lengths, in order: "1K 8K 32K".
 func contextSet(r *matrixgen.Run) string {
 	var cs []int
-	for _, p := range r.Prefill {
-		cs = append(cs, p.ContextTokens)
-	}
-	for _, d := range r.Decode {
-		cs = append(cs, d.ContextTokens)
-	}
+	eachCell(r, func(c stats.Cell, _ matrixgen.Status, _ string) { cs = append(cs, c.Context) })
 	slices.Sort(cs)
-	cs = slices.Compact(cs)
-	labels := make([]string, len(cs))
-	for i, c := range cs {
-		labels[i] = matrixgen.ContextLabel(c)
-	}
-	return strings.Join(labels, " ")
+	return strings.Join(contextLabels(slices.Compact(cs)), " ")
 }
 
 // leftOut names the measurements of either run that the table has no row
@@ -789,12 +771,7 @@ func leftOut(a, b *matrixgen.Run, t stats.Table) []string {
 		statuses[c] = st
 	}
 	for side, r := range []*matrixgen.Run{a, b} {
-		for _, p := range r.Prefill {
-			note(stats.Cell{Phase: stats.PhasePrefill, Context: p.ContextTokens}, side, p.Status)
-		}
-		for _, d := range r.Decode {
-			note(stats.Cell{Phase: stats.PhaseDecode, Context: d.ContextTokens, Concurrency: d.Concurrency}, side, d.Status)
-		}
+		eachCell(r, func(c stats.Cell, s matrixgen.Status, _ string) { note(c, side, s) })
 	}
 	out := make([]string, len(order))
 	for i, c := range order {

@@ -16,7 +16,7 @@ func TestPublishesFromOneMachineTakeTurns(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	const place = "s3://lab/site/"
 	ctx := context.Background()
-	dir, release, err := publishFolder(ctx, place, func() { t.Error("the first publish waited") })
+	dir, release, err := cachedFolder(ctx, "publish", place, "public", func() { t.Error("the first publish waited") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestPublishesFromOneMachineTakeTurns(t *testing.T) {
 	second, cancel := context.WithCancel(ctx)
 	done := make(chan error)
 	go func() {
-		_, _, err := publishFolder(second, place, func() { close(waiting) })
+		_, _, err := cachedFolder(second, "publish", place, "public", func() { close(waiting) })
 		done <- err
 	}()
 	select {
@@ -39,7 +39,7 @@ func TestPublishesFromOneMachineTakeTurns(t *testing.T) {
 	}
 
 	release()
-	again, release, err := publishFolder(ctx, place, func() { t.Error("waited for a folder nobody holds") })
+	again, release, err := cachedFolder(ctx, "publish", place, "public", func() { t.Error("waited for a folder nobody holds") })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime"
@@ -107,9 +108,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = do(positional, stdout, stderr)
 	}
 	var misuse usageError
-	var untestable nothingTested
-	var unreadable unreadableRun
-	var stopped interruptedError
 	switch {
 	case err == nil:
 		return 0
@@ -118,17 +116,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.As(err, &misuse):
 		return mistake(stderr, "matrixgen "+name, misuse.err, "matrixgen "+name+" -h")
-	case errors.As(err, &untestable):
-		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
-		return exitUntestable
-	case errors.As(err, &unreadable):
-		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
-		return exitUnreadable
-	case errors.As(err, &stopped):
-		fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
-		return exitStopped
 	}
 	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
+	return exitCode(err)
+}
+
+// exitCode is the exit status of a command that failed.
+func exitCode(err error) int {
+	switch {
+	case errors.As(err, new(nothingTested)):
+		return exitUntestable
+	case errors.As(err, new(unreadableRun)):
+		return exitUnreadable
+	case errors.As(err, new(interruptedError)):
+		return exitStopped
+	}
 	return exitFailed
 }
 
@@ -235,10 +237,8 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // what it can, before any work.
 func checkPlaces(places ...string) error {
 	for _, p := range places {
-		if bucket.IsURL(p) {
-			if err := bucket.CheckScheme(p); err != nil {
-				return usageError{err}
-			}
+		if err := bucket.CheckScheme(p); bucket.IsURL(p) && err != nil {
+			return usageError{err}
 		}
 	}
 	return nil
@@ -254,14 +254,7 @@ func (c command) help(name string, fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, "  -h, -help\n    \tprint this help\n\nExamples:\n%s\n", strings.TrimRight(strings.TrimLeft(c.examples, "\n"), "\n "))
 }
 
-func commandNames() []string {
-	names := make([]string, 0, len(commands))
-	for name := range commands {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
+func commandNames() []string { return slices.Sorted(maps.Keys(commands)) }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "matrixgen measures LLM inference servers and publishes speed test matrices.")

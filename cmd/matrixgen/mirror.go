@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,10 +69,10 @@ func (m *bucketMirror) swapIn() error {
 		return err
 	}
 	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !runsFile(name) {
+		if !runsFile(e) {
 			continue
 		}
+		name := e.Name()
 		from, to := filepath.Join(staging, name), filepath.Join(m.dir, name)
 		if sameFile(from, to) {
 			continue
@@ -94,7 +95,7 @@ func (m *bucketMirror) swapIn() error {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || !runsFile(name) {
+		if !runsFile(e) {
 			continue
 		}
 		// Looked up by the file system: where it ignores case, a name the
@@ -108,11 +109,11 @@ func (m *bucketMirror) swapIn() error {
 	return nil
 }
 
-// runsFile reports whether name is one a runs folder holds for a build:
-// a run file or notes, not a dot name.
-func runsFile(name string) bool {
-	ext := filepath.Ext(name)
-	return !strings.HasPrefix(name, ".") && (ext == ".json" || ext == ".md")
+// runsFile reports whether e is one a runs folder holds for a build: a
+// regular file, a run file or notes, not a dot name.
+func runsFile(e fs.DirEntry) bool {
+	ext := filepath.Ext(e.Name())
+	return e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && (ext == ".json" || ext == ".md")
 }
 
 // sameFile reports whether two paths are one file.
@@ -170,11 +171,7 @@ func (s *server) pollOnce(ctx context.Context) error {
 		s.mu.Unlock()
 	}
 	if err != nil && ctx.Err() == nil {
-		w := s.errLog
-		if w == nil {
-			w = s.log
-		}
-		fmt.Fprintf(w, "reading the bucket's runs failed; still serving the last good site:\n%s\n", term.Clean(indent(err).Error()))
+		fmt.Fprintf(cmp.Or(s.errLog, s.log), "reading the bucket's runs failed; still serving the last good site:\n%s\n", term.Clean(indent(err).Error()))
 	}
 	return err
 }

@@ -175,9 +175,9 @@ func runSettings(c config.Config) runner.Settings {
 
 // apply puts the flags over the configuration, checked as the file is.
 func (f *runFlags) apply(cfg *config.Config) error {
-	override(&cfg.Server.BaseURL, *f.baseURL)
-	override(&cfg.Server.Model, *f.model)
-	override(&cfg.Server.APIKeyEnv, *f.keyEnv)
+	cfg.Server.BaseURL = cmp.Or(*f.baseURL, cfg.Server.BaseURL)
+	cfg.Server.Model = cmp.Or(*f.model, cfg.Server.Model)
+	cfg.Server.APIKeyEnv = cmp.Or(*f.keyEnv, cfg.Server.APIKeyEnv)
 	given := func(name string) bool { return flagSet(f.fs, name) }
 	if given("contexts") {
 		cfg.Sweep.Contexts = f.contexts
@@ -196,18 +196,16 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	}
 	// A value no sweep can use is a mistake on the command line, told as
 	// one (a line and a pointer to -h, exit 2), before any request.
-	for _, bad := range []struct {
-		name string
-		is   bool
-		want string
-	}{
-		{"duration", *f.duration < 0, "a positive window such as 30s"},
-		{"max-output", *f.maxOutput < 0, "a positive number of tokens"},
-		{"repeat", *f.repeat < 1 || *f.repeat > matrixgen.MaxRepeats, fmt.Sprintf("a count of measurements of every cell from 1 to %d", matrixgen.MaxRepeats)},
-	} {
-		if given(bad.name) && bad.is {
-			return usagef("-%s: want %s, not %s", bad.name, bad.want, f.fs.Lookup(bad.name).Value)
-		}
+	bad := func(name, want string) error {
+		return usagef("-%s: want %s, not %s", name, want, f.fs.Lookup(name).Value)
+	}
+	switch {
+	case given("duration") && *f.duration < 0:
+		return bad("duration", "a positive window such as 30s")
+	case given("max-output") && *f.maxOutput < 0:
+		return bad("max-output", "a positive number of tokens")
+	case given("repeat") && (*f.repeat < 1 || *f.repeat > matrixgen.MaxRepeats):
+		return bad("repeat", fmt.Sprintf("a count of measurements of every cell from 1 to %d", matrixgen.MaxRepeats))
 	}
 	if *f.duration != 0 {
 		cfg.Sweep.Duration.Duration = *f.duration
@@ -256,18 +254,10 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // has reports whether one of the -set overrides sets key.
 func (l listFlag) has(key string) bool {
-	for _, o := range l {
-		if k, _, _ := strings.Cut(o, "="); strings.TrimSpace(k) == key {
-			return true
-		}
-	}
-	return false
-}
-
-func override(dst *string, v string) {
-	if v != "" {
-		*dst = v
-	}
+	return slices.ContainsFunc(l, func(o string) bool {
+		k, _, _ := strings.Cut(o, "=")
+		return strings.TrimSpace(k) == key
+	})
 }
 
 func splitList(s string) []string {
@@ -313,17 +303,6 @@ func levelList(s string) ([]int, error) {
 	return out, nil
 }
 
-// isTerminal reports whether w is a terminal, where a live status line can
-// be rewritten in place; logs and pipes get plain lines only.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
 // sweepOfRun puts the sweep a run file was measured with into cfg, so a
 // resume measures the same cells the same way, whatever the config says
 // now: contexts, concurrency, prefill contexts, window, max output,
@@ -334,15 +313,8 @@ func sweepOfRun(cfg *config.Config, file string) error {
 		return fmt.Errorf("resume: %w", err)
 	}
 	r := e.Run
-	labels := func(ns []int) []string {
-		out := make([]string, len(ns))
-		for i, n := range ns {
-			out[i] = matrixgen.ContextLabel(n)
-		}
-		return out
-	}
 	w := &cfg.Sweep
-	w.Contexts, w.Concurrency, w.PrefillContexts = labels(r.Contexts()), r.ConcurrencyLevels(), labels(r.PrefillContexts())
+	w.Contexts, w.Concurrency, w.PrefillContexts = contextLabels(r.Contexts()), r.ConcurrencyLevels(), contextLabels(r.PrefillContexts())
 	if r.Sweep.DurationSeconds > 0 {
 		w.Duration.Duration = time.Duration(math.Round(r.Sweep.DurationSeconds * float64(time.Second)))
 	}
@@ -352,9 +324,7 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	if r.Sweep.IgnoreEOS != nil {
 		w.IgnoreEOS = new(*r.Sweep.IgnoreEOS)
 	}
-	if r.Sweep.CacheMode != "" {
-		w.CacheMode = r.Sweep.CacheMode
-	}
+	w.CacheMode = cmp.Or(r.Sweep.CacheMode, w.CacheMode)
 	if r.Sweep.PrefillRepeats > 0 {
 		w.PrefillRepeats = r.Sweep.PrefillRepeats
 	}
@@ -366,8 +336,17 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	if served == "" && r.Probe != nil {
 		served = r.Probe.Model
 	}
-	override(&cfg.Server.Model, served)
+	cfg.Server.Model = cmp.Or(served, cfg.Server.Model)
 	return nil
+}
+
+// contextLabels are context lengths as a sweep names them: 8K, 32K.
+func contextLabels(ns []int) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = matrixgen.ContextLabel(n)
+	}
+	return out
 }
 
 // serverFlags are the flags that said where the server is and how to
@@ -493,7 +472,7 @@ func (w *runWork) openPlace() error {
 
 func (w *runWork) close() {
 	if w.up != nil {
-		w.up.close()
+		w.up.store.Close()
 	}
 }
 
@@ -524,8 +503,12 @@ func (w *runWork) sweep(s runner.Settings) error {
 		Settings: s, APIKey: apiKey, File: w.file, Resume: w.resume != "", Force: w.force,
 		Log: w.stdout, Warn: w.stderr, Version: matrixgen.Version, Saved: w.savedOnce,
 	}
-	if isTerminal(w.stdout) {
-		opts.Live = w.stdout
+	// A live status line is rewritten in place on a terminal; logs and
+	// pipes get plain lines only.
+	if f, ok := w.stdout.(*os.File); ok {
+		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+			opts.Live = w.stdout
+		}
 	}
 	run, err := runner.Run(ctx, opts)
 	if w.up != nil && w.up.failed != nil && run != nil {
@@ -555,33 +538,28 @@ func (w *runWork) sweep(s runner.Settings) error {
 func doneLine(run *matrixgen.Run) string {
 	repeats := max(run.Sweep.Repeats, 1)
 	done, failed, made, failedRepeats := 0, 0, 0, 0
-	count := func(s matrixgen.Status) {
+	// count adds a measurement of status s to done or to failed.
+	count := func(s matrixgen.Status, done, failed *int) {
 		switch s {
 		case matrixgen.StatusNotRun:
 		case matrixgen.StatusError:
-			failed++
+			*failed++
 		default:
-			done++
+			*done++
 		}
 	}
 	for _, p := range run.Prefill {
-		count(p.Status)
+		count(p.Status, &done, &failed)
 	}
 	for i := range run.Decode {
 		d := &run.Decode[i]
 		if repeats == 1 {
-			count(d.Status)
+			count(d.Status, &done, &failed)
 			continue
 		}
 		n := 0
 		for _, m := range d.Repeats {
-			switch m.Status {
-			case matrixgen.StatusNotRun:
-			case matrixgen.StatusError:
-				failedRepeats++
-			default:
-				n++
-			}
+			count(m.Status, &n, &failedRepeats)
 		}
 		if n > 0 && d.Status == matrixgen.StatusOverCapacity {
 			n = repeats
@@ -708,10 +686,9 @@ func idPart(s string, max int, fallback string) string {
 // 2026-12-04-1624-nemotron-gpubox. The model is the last part of its path
 // (org/model-name → model-name).
 func newRunID(now time.Time, model, host string) string {
-	return now.UTC().Format("2006-01-02-1504") + "-" + idPart(lastPathPart(model), 64, "model") + "-" + idPart(host, 40, "host")
+	model = model[strings.LastIndexByte(model, '/')+1:]
+	return now.UTC().Format("2006-01-02-1504") + "-" + idPart(model, 64, "model") + "-" + idPart(host, 40, "host")
 }
-
-func lastPathPart(s string) string { return s[strings.LastIndexByte(s, '/')+1:] }
 
 // freeRunID is id, or id-2, id-3… when a run of that id is already in dir
 // (the same model on the same box within the same minute).
@@ -737,8 +714,6 @@ type uploader struct {
 	key     string // <id>.json in the bucket; "" until the id is known
 	created bool   // the object is ours: replace it from now on
 	log     io.Writer
-	// retries are the waits between attempts of one copy.
-	retries []time.Duration
 	// failed is the last copy's error, nil once a copy succeeds.
 	failed error
 }
@@ -769,7 +744,7 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	up := &uploader{store: store, key: key, log: log, retries: uploadRetries}
+	up := &uploader{store: store, key: key, log: log}
 	if key == "" {
 		return up, "", nil
 	}
@@ -785,15 +760,16 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 		return up, file, nil
 	}
 	data, found, err := store.Get(ctx, key)
-	if err != nil || !found {
-		store.Close()
-		return nil, "", cmp.Or(err, fmt.Errorf("%s has no %s to resume", store, key))
+	if err == nil && !found {
+		err = fmt.Errorf("%s has no %s to resume", store, key)
 	}
-	if err := os.MkdirAll("runs", 0o755); err != nil {
-		store.Close()
-		return nil, "", err
+	if err == nil {
+		err = os.MkdirAll("runs", 0o755)
 	}
-	if err := os.WriteFile(file, data, 0o644); err != nil {
+	if err == nil {
+		err = os.WriteFile(file, data, 0o644)
+	}
+	if err != nil {
 		store.Close()
 		return nil, "", err
 	}
@@ -801,8 +777,6 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 }
 
 func (u *uploader) target() string { return strings.TrimSuffix(u.store.String(), "/") + "/" + u.key }
-
-func (u *uploader) close() { u.store.Close() }
 
 // saved copies file to the bucket, trying again after each of the retry
 // waits. Another writer holding the id stops the run.
@@ -825,10 +799,10 @@ func (u *uploader) saved(file string) error {
 			return nil
 		case errors.Is(err, bucket.ErrExists):
 			return fmt.Errorf("%w: %s already holds %s (another box's run); start again for a new id", runner.ErrSaveRefused, u.store, u.key)
-		case attempt >= len(u.retries):
+		case attempt >= len(uploadRetries):
 			u.failed = fmt.Errorf("copying the run to %s failed %d times: %v", u.target(), attempt+1, err)
 			return u.failed
 		}
-		time.Sleep(u.retries[attempt])
+		time.Sleep(uploadRetries[attempt])
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -225,12 +226,8 @@ func (s *server) failed(err error) {
 	if errors.As(err, &bad) {
 		err = indent(errors.Join(bad.Errs...))
 	}
-	w := s.errLog
-	if w == nil {
-		w = s.log
-	}
 	s.broken.Store(true)
-	fmt.Fprintf(w, "build failed; still serving the last good site:\n%v\n", err)
+	fmt.Fprintf(cmp.Or(s.errLog, s.log), "build failed; still serving the last good site:\n%v\n", err)
 }
 
 // fingerprint is the size and time of every file a build reads: the runs
@@ -501,12 +498,7 @@ func (d servedDir) ReadDir(n int) ([]fs.DirEntry, error) {
 // hasDotPart reports whether a slash-separated path has a part starting
 // with a dot.
 func hasDotPart(name string) bool {
-	for part := range strings.SplitSeq(name, "/") {
-		if strings.HasPrefix(part, ".") && part != "." {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Split(name, "/"), func(part string) bool { return strings.HasPrefix(part, ".") && part != "." })
 }
 
 // siteCSV answers runs.csv and its parts by month from the live site,
