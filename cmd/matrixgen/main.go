@@ -237,7 +237,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // what it can, before any work.
 func checkPlaces(places ...string) error {
 	for _, p := range places {
-		if err := bucket.CheckScheme(p); bucket.IsURL(p) && err != nil {
+		if !bucket.IsURL(p) {
+			continue
+		}
+		if err := bucket.CheckScheme(p); err != nil {
 			return usageError{err}
 		}
 	}
