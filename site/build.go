@@ -36,14 +36,12 @@ type readFiles struct {
 	cache *pageCache
 }
 
-func (fs readFiles) Entry(i int) (runfile.Entry, error) {
-	e, err := fs.Files.Entry(i)
-	fs.cache.done(fs.Files[i], int64(len(e.Raw)))
-	return e, err
-}
+func (fs readFiles) Entry(i int) (runfile.Entry, error) { return fs.load(i, runfile.Load) }
+func (fs readFiles) Read(i int) (runfile.Entry, error)  { return fs.load(i, runfile.Read) }
 
-func (fs readFiles) Read(i int) (runfile.Entry, error) {
-	e, err := fs.Files.Read(i)
+// load reads run file i with load, and notes it read.
+func (fs readFiles) load(i int, load func(string) (runfile.Entry, error)) (runfile.Entry, error) {
+	e, err := load(fs.Files[i])
 	fs.cache.done(fs.Files[i], int64(len(e.Raw)))
 	return e, err
 }
@@ -134,7 +132,7 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 
 // writeSite writes the site into the fresh folder dest: its marker first,
 // so the folder is a site's from its first file, then what r makes.
-func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest *folder, cache *reuse) (render.Stats, error) {
+func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest *folder, cache render.Cache) (render.Stats, error) {
 	if err := writeFile(dest.dir, siteMarker, []byte(markerHeader), nil); err != nil {
 		return render.Stats{}, err
 	}
@@ -142,10 +140,6 @@ func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest 
 		// The run files, once read, wait in the page cache with the
 		// site's files: five gigabytes for a hundred thousand runs.
 		src = readFiles{files, dest.cache}
-	}
-	if cache == nil {
-		// No cache: a nil *reuse would be a render.Cache that is not nil.
-		return r.Build(ctx, src, dest, nil)
 	}
 	return r.Build(ctx, src, dest, cache)
 }
@@ -161,9 +155,6 @@ func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest 
 func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
 	built, listed := builtFiles(out)
 	var files, clash []string
-	inKept := func(rel string) bool {
-		return len(kept) > 0 && strings.HasPrefix(rel, kept[len(kept)-1]+"/")
-	}
 	err = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == out {
@@ -179,7 +170,7 @@ func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
 		ours := listed && (built[rel] || d.IsDir() && built[rel+"/"])
 		if !listed {
 			_, statErr := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel)))
-			ours = statErr == nil && !d.IsDir() || d.IsDir() && statErr == nil
+			ours = statErr == nil
 		}
 		switch {
 		case ours:
@@ -188,7 +179,7 @@ func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
 			left = append(left, rel)
 			return nil
 		}
-		if !inKept(rel) {
+		if len(kept) == 0 || !strings.HasPrefix(rel, kept[len(kept)-1]+"/") { // not in a folder kept whole
 			kept = append(kept, rel)
 		}
 		if info, err := os.Lstat(filepath.Join(tmp, filepath.FromSlash(rel))); err == nil && (!d.IsDir() || !info.IsDir()) {
@@ -222,22 +213,26 @@ func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
 		if err == nil {
 			err = both.Rename(from, to)
 		}
-		if err != nil {
-			if info, lerr := both.Lstat(from); lerr != nil || !info.Mode().IsRegular() {
-				kept, left = slices.DeleteFunc(kept, func(k string) bool { return k == rel }), append(left, rel) // gone, or swapped, since the listing
-				continue
-			}
+		switch {
+		case err == nil && isRegularIn(both, to):
+			moved = append(moved, rel)
+			continue
+		case err == nil:
+			both.Rename(to, from)
+		case isRegularIn(both, from):
 			returnUserFiles(tmp, out, moved)
 			return nil, nil, nil, fmt.Errorf("keep %s: %w (nothing was changed)", term.Name(rel), err)
 		}
-		if info, err := both.Lstat(to); err != nil || !info.Mode().IsRegular() {
-			both.Rename(to, from)
-			kept, left = slices.DeleteFunc(kept, func(k string) bool { return k == rel }), append(left, rel)
-			continue
-		}
-		moved = append(moved, rel)
+		// Gone, or swapped, since the listing: left out.
+		kept, left = slices.DeleteFunc(kept, func(k string) bool { return k == rel }), append(left, rel)
 	}
 	return kept, moved, left, nil
+}
+
+// isRegularIn reports whether name in root is a regular file, not a link.
+func isRegularIn(root *os.Root, name string) bool {
+	info, err := root.Lstat(name)
+	return err == nil && info.Mode().IsRegular()
 }
 
 // returnUserFiles moves kept files back from tmp into out, when the build
@@ -277,7 +272,7 @@ func replaceable(out string) error {
 	if err != nil {
 		return fmt.Errorf("output folder: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(out, siteMarker)); err != nil {
+	if !IsSite(out) {
 		return fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", term.Name(out), siteMarker)
 	}
 	return nil

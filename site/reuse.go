@@ -101,12 +101,9 @@ func goBuildID(f *os.File) string {
 	head := make([]byte, 32<<10)
 	n, _ := io.ReadFull(f, head)
 	const marker = "\xff Go build ID: \""
-	_, after, ok := bytes.Cut(head[:n], []byte(marker))
-	if !ok {
-		return ""
-	}
-	id, _, ok := bytes.Cut(after, []byte{'"'})
-	if !ok {
+	_, after, hasMarker := bytes.Cut(head[:n], []byte(marker))
+	id, _, ended := bytes.Cut(after, []byte{'"'})
+	if !hasMarker || !ended {
 		return ""
 	}
 	return string(id)
@@ -238,10 +235,10 @@ type reuse struct {
 // newReuse is the reuse cache of a build into dest: nil when pages cannot
 // be reused (templates read from disk, no way to tell what matrixgen is,
 // no key to sign with).
-func newReuse(site render.Site, dest *folder) *reuse {
+func newReuse(site render.Site, dest *folder) render.Cache {
 	c := &reuse{key: reuseKey(site), secret: cacheSecret(), dest: dest}
 	if c.key == "" || c.secret == nil {
-		return nil
+		return nil // a nil interface, not a nil *reuse: render tells no cache by it
 	}
 	if dest.previous != "" {
 		c.previous = loadReuse(dest.previous, c.key, c.secret)
