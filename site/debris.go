@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -47,14 +48,11 @@ func newWorkFolder(parent, base string) (*workFolder, error) {
 	}
 	w := &workFolder{dir: strings.TrimSuffix(lock.Name(), lockSuffix), lock: lock}
 	if !holdLock(lock) {
-		w.release()
-		return nil, fmt.Errorf("lock %s: the file system takes no lock", lock.Name())
+		err = fmt.Errorf("lock %s: the file system takes no lock", lock.Name())
+	} else if _, err = fmt.Fprintf(lock, "%s%d\n", lockSignature, os.Getpid()); err == nil {
+		err = os.Mkdir(w.dir, 0o700)
 	}
-	if _, err := fmt.Fprintf(lock, "%s%d\n", lockSignature, os.Getpid()); err != nil {
-		w.release()
-		return nil, err
-	}
-	if err := os.Mkdir(w.dir, 0o700); err != nil {
+	if err != nil {
 		w.release()
 		return nil, err
 	}
@@ -95,22 +93,13 @@ func removeDebris(parent, base string) (unproven []string) {
 			continue
 		}
 		stem := strings.TrimSuffix(strings.TrimSuffix(name, lockSuffix), ".old")
-		if locks[stem] != lockUnproven || name == stem+lockSuffix && hasEntry(entries, stem) {
+		namedByFolder := name == stem+lockSuffix && slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == stem })
+		if locks[stem] != lockUnproven || namedByFolder {
 			continue // removed, in use, or named by its folder
 		}
 		unproven = append(unproven, name)
 	}
 	return unproven
-}
-
-// hasEntry reports whether entries hold one named name.
-func hasEntry(entries []os.DirEntry, name string) bool {
-	for _, e := range entries {
-		if e.Name() == name {
-			return true
-		}
-	}
-	return false
 }
 
 // lockState is what a working folder's lock file proves.

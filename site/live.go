@@ -169,6 +169,4 @@ func (l *Live) SiteCSV(w io.Writer, name string) (ok bool, err error) {
 // CSVGone reports whether runs.csv was removed from the folder after a
 // change: the folder is then a site to serve, not yet one to publish,
 // until a build writes it again.
-func (l *Live) CSVGone() bool {
-	return l.csvGone
-}
+func (l *Live) CSVGone() bool { return l.csvGone }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -37,20 +38,30 @@ const maxMarkerBytes = 64 << 20
 // writeManifest writes the marker with the list of the site's files.
 func writeManifest(dir string) error {
 	var names []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	err := eachFile(dir, dir, func(rel string) {
+		if rel != siteMarker {
+			names = append(names, rel)
 		}
-		rel, err := filepath.Rel(dir, p)
-		if err == nil && rel != siteMarker {
-			names = append(names, filepath.ToSlash(rel))
-		}
-		return err
 	})
 	if err != nil {
 		return err
 	}
 	return writeFile(dir, siteMarker, markerText(names), nil)
+}
+
+// eachFile calls fn with the slash-separated path under base of each file
+// in the folder root.
+func eachFile(base, root string, fn func(rel string)) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(base, p)
+		if err == nil {
+			fn(filepath.ToSlash(rel))
+		}
+		return err
+	})
 }
 
 // markerText is a marker listing names, in the order given.
@@ -59,24 +70,31 @@ func markerText(names []string) []byte {
 	for _, n := range names {
 		size += len(n) + 1
 	}
-	b := make([]byte, 0, size)
-	b = append(b, markerHeader...)
+	b := append(make([]byte, 0, size), markerHeader...)
 	for _, n := range names {
-		b = append(b, n...)
-		b = append(b, '\n')
+		b = append(append(b, n...), '\n')
 	}
 	return b
 }
 
 // readMarker reads the marker of the site at out: the file itself, never
-// what a link there points to, nor a pipe that would block the build.
-func readMarker(out string) ([]byte, error) {
+// what a link there points to, nor a pipe that would block the build. It
+// gives the files the marker lists (markerFiles) and its size.
+func readMarker(out string) (files map[string]bool, size int, err error) {
 	name := filepath.Join(out, siteMarker)
 	f, info, err := regular.OpenEntry(name)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return regular.Read(f, info, maxMarkerBytes, term.Name(name), "a site's marker")
+	data, err := regular.Read(f, info, maxMarkerBytes, term.Name(name), "a site's marker")
+	if err != nil {
+		return nil, 0, err
+	}
+	files, ok := markerFiles(data)
+	if !ok {
+		return nil, 0, fmt.Errorf("%s is not a site's marker", term.Name(name))
+	}
+	return files, len(data), nil
 }
 
 // markerFiles is the set of files a marker lists, its appended changes
@@ -119,12 +137,8 @@ func changeOf(line string) (change byte, name string) {
 // builtFiles reads the list of files the build of site out wrote; ok is
 // false for a site whose marker lists none (an older matrixgen's).
 func builtFiles(out string) (files map[string]bool, ok bool) {
-	data, err := readMarker(out)
+	listed, _, err := readMarker(out)
 	if err != nil {
-		return nil, false
-	}
-	listed, ok := markerFiles(data)
-	if !ok {
 		return nil, false
 	}
 	files = map[string]bool{siteMarker: true}
@@ -152,15 +166,11 @@ type markerLog struct {
 
 // readMarkerLog reads the marker of the site at out.
 func readMarkerLog(out string) (*markerLog, error) {
-	data, err := readMarker(out)
+	files, size, err := readMarker(out)
 	if err != nil {
 		return nil, err
 	}
-	files, ok := markerFiles(data)
-	if !ok {
-		return nil, fmt.Errorf("%s is not a site's marker", term.Name(filepath.Join(out, siteMarker)))
-	}
-	return &markerLog{files: files, size: len(data), whole: len(data)}, nil
+	return &markerLog{files: files, size: size, whole: size}, nil
 }
 
 // wrote notes that the site holds the file rel.
@@ -183,17 +193,7 @@ func (m *markerLog) removed(rel string) {
 // slash-separated path under out) are to go: read from the folder, not
 // by a search of every file the site holds.
 func (m *markerLog) removedFolder(out, dir string) error {
-	root := filepath.Join(out, filepath.FromSlash(dir))
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(out, p)
-		if err == nil {
-			m.removed(filepath.ToSlash(rel))
-		}
-		return err
-	})
+	err := eachFile(out, filepath.Join(out, filepath.FromSlash(dir)), m.removed)
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -220,12 +220,7 @@ func (m *markerLog) flush(out string, replace func(rel string, data []byte) erro
 			return nil
 		}
 	}
-	names := make([]string, 0, len(m.files))
-	for f := range m.files {
-		names = append(names, f)
-	}
-	slices.Sort(names)
-	data := markerText(names)
+	data := markerText(slices.Sorted(maps.Keys(m.files)))
 	if err := replace(siteMarker, data); err != nil {
 		return fmt.Errorf("the site's marker: %w", err)
 	}
