@@ -81,11 +81,11 @@ func removeDebris(parent, base string) (unproven []string) {
 	prefix := "." + base + debrisMark
 	locks := map[string]lockState{} // by the working folder's name
 	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, lockSuffix) || !e.Type().IsRegular() {
+		stem, isLock := strings.CutSuffix(e.Name(), lockSuffix)
+		if !strings.HasPrefix(stem, prefix) || !isLock || !e.Type().IsRegular() {
 			continue
 		}
-		locks[strings.TrimSuffix(name, lockSuffix)] = clearIfAbandoned(parent, strings.TrimSuffix(name, lockSuffix))
+		locks[stem] = clearIfAbandoned(parent, stem)
 	}
 	for _, e := range entries {
 		name := e.Name()

@@ -3,7 +3,6 @@
 package site
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
@@ -11,12 +10,8 @@ import (
 // holdLock takes the kernel's exclusive lock on f, held until f is closed
 // or the process ends, however it ends.
 func holdLock(f *os.File) bool {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			return err == nil
-		}
-	}
+	_, err := ignoringEINTR(func() (int, error) { return 0, syscall.Flock(int(f.Fd()), syscall.LOCK_EX) })
+	return err == nil
 }
 
 // tryLock takes the lock on f if no process holds it.

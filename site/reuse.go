@@ -157,7 +157,9 @@ func loadReuse(out, key string, secret []byte) map[string]render.CachedRun {
 		return nil
 	}
 	data, sig := signed[:len(signed)-sha256.Size], signed[len(signed)-sha256.Size:]
-	if !hmac.Equal(sig, sign(secret, data)) {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(data)
+	if !hmac.Equal(sig, mac.Sum(nil)) {
 		return nil // not a cache this user's builds wrote: build everything
 	}
 	dec := gob.NewDecoder(bytes.NewReader(data))
@@ -174,13 +176,6 @@ func loadReuse(out, key string, secret []byte) map[string]render.CachedRun {
 		runs[r.ID] = r
 	}
 	return runs
-}
-
-// sign is the cache's signature of data.
-func sign(secret, data []byte) []byte {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(data)
-	return mac.Sum(nil)
 }
 
 // cacheSecret is this user's key for signing caches: 32 random bytes in
