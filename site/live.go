@@ -129,7 +129,7 @@ func (l *Live) Update(files []string) (_ render.Stats, err error) {
 	if err := l.removeSiteCSV(); err != nil {
 		return render.Stats{}, err
 	}
-	if err := l.dest.log.flush(l.out, func(rel string, data []byte) error { return replaceFile(l.out, rel, data) }); err != nil {
+	if err := l.dest.log.flush(l.out); err != nil {
 		return render.Stats{}, err
 	}
 	l.files, l.runs = states, stats.Runs

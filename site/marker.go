@@ -201,35 +201,30 @@ func (m *markerLog) removedFolder(out, dir string) error {
 }
 
 // flush appends the pending changes to the marker of the site at out, or
-// writes it whole (replace: written beside it, then renamed over it) when
-// the changes appended since it last was would outgrow its list or the
-// bound a marker is read within, or when an append cannot be trusted: the
-// marker is gone, not a regular file, or ends in an unfinished line (an
-// append cut short), which a line appended after it would complete into a
-// name the site never wrote, and the next build would replace a file of
-// that name as its own.
-func (m *markerLog) flush(out string, replace func(rel string, data []byte) error) error {
+// writes it whole (beside it, then renamed over it) when the changes
+// appended since it last was would outgrow its list or the bound a marker
+// is read within, or when an append cannot be trusted: the marker is gone,
+// not a regular file, or ends in an unfinished line (an append cut short),
+// which a line appended after it would complete into a name the site never
+// wrote, and the next build would replace a file of that name as its own.
+func (m *markerLog) flush(out string) error {
 	if len(m.pending) == 0 {
 		return nil
 	}
 	lines := strings.Join(m.pending, "\n") + "\n"
 	if m.size+len(lines) <= min(2*m.whole, maxMarkerBytes) {
 		if err := appendMarker(filepath.Join(out, siteMarker), lines); err == nil {
-			m.size += len(lines)
-			m.pending = nil
+			m.size, m.pending = m.size+len(lines), nil
 			return nil
 		}
 	}
 	data := markerText(slices.Sorted(maps.Keys(m.files)))
-	if err := replace(siteMarker, data); err != nil {
+	if err := replaceFile(out, siteMarker, data); err != nil {
 		return fmt.Errorf("the site's marker: %w", err)
 	}
 	m.size, m.whole, m.pending = len(data), len(data), nil
 	return nil
 }
-
-// errUnfinished is a marker whose last line has no end.
-var errUnfinished = errors.New("the marker ends in an unfinished line")
 
 // appendMarker appends lines to the marker name, the regular file itself
 // (not what a link there points to, nor a pipe), in one write, if its
@@ -246,7 +241,7 @@ func appendMarker(name, lines string) error {
 			return err
 		}
 		if last[0] != '\n' {
-			return errUnfinished
+			return errors.New("the marker ends in an unfinished line")
 		}
 	}
 	if _, err := f.WriteString(lines); err != nil {
