@@ -14,19 +14,17 @@ import (
 )
 
 // Live keeps a site built from run files up to date in place, for `matrixgen
-// serve`: after a change it rewrites only what the change touches (the
-// changed runs' folders, the compare pages they are in, the pages of the
-// index and the chunks of summaries that list them, and the sitemap and
-// the site's marker when the runs or the files are others: what
-// render.Renderer.Update writes), each file replaced whole (written beside
-// it and renamed over it), so a reader gets the old page or the new one. A
-// change costs its run, not the site: runs.csv, every measurement of every
-// run (1.7 GB at 100,000 runs), is not written again but made on request
-// (SiteCSV) and removed from the folder at the first change, so the folder
-// never holds a stale one; nor is the reuse cache, whose entries for the
-// changed runs then no longer match their inputs, so the next build builds
-// those runs again and reuses the rest. A full Build stays the way to
-// publish: it swaps in a whole site, runs.csv and all.
+// serve`: after a change it rewrites only what the change touches (what
+// render.Renderer.Update writes: the changed runs' folders and the pages
+// that list them), each file written beside the old one and renamed over
+// it, so a reader gets the old page or the new one. A change costs its run,
+// not the site: runs.csv (every measurement of every run, 1.7 GB at
+// 100,000 runs) is not written again but made on request (SiteCSV), and
+// removed from the folder at the first change so it never holds a stale
+// one; nor is the reuse cache, whose entries for the changed runs then no
+// longer match, so the next build builds those runs again and reuses the
+// rest. A full Build stays the way to publish: it swaps in a whole site,
+// runs.csv and all.
 type Live struct {
 	r     *render.Renderer
 	out   string

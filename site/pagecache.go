@@ -13,28 +13,27 @@ const cacheBehind = 256 << 20
 // asking the kernel to write them to disk.
 const streamChunk = 32 << 20
 
-// pageCache bounds the memory that the files a fresh build writes and
-// reads hold in the kernel's page cache. A site of a hundred thousand
-// runs is twenty gigabytes, and its run files five more: read and written
-// through the cache and left there, they evict everything else the
-// machine had cached, and on a virtual machine whose host takes freed
-// memory back, every page the cache grows by costs a fault on the host.
-// Measured on a 2-core VM, writing cost 4.7 s of kernel time a gigabyte
-// when the cache grew against 0.28 s when the written pages were let go
-// of behind the writer, and a 100,000-run build's CPU went from 395 s to
-// 321 s (wall 240 s to 196 s). The files are read again only by whoever
-// publishes the site, so keeping them cached buys the build nothing.
+// pageCache bounds the memory that a fresh build's files, written and read,
+// hold in the kernel's page cache. A site of a hundred thousand runs is
+// twenty gigabytes, its run files five more: left cached, they evict
+// everything else the machine had cached, and on a virtual machine whose
+// host takes freed memory back, every page the cache grows by costs a fault
+// on the host. Measured on a 2-core VM, writing cost 4.7 s of kernel time a
+// gigabyte when the cache grew against 0.28 s when the written pages were
+// let go of behind the writer; a 100,000-run build's CPU went from 395 s to
+// 321 s (wall 240 s to 196 s). Only whoever publishes the site reads the
+// files again, so keeping them cached buys the build nothing.
 //
-// Until a build has passed the limit nothing is dropped and nothing is
-// sent to disk early: a small site stays cached for whoever looks at it
-// next, and a build of a thousand runs pays nothing for the bound. From
-// then on each file written is sent to disk at once (writeback), so by
-// the time the limit has passed again its pages are clean and can be
-// dropped. A file of the first limit's worth is still dirty when its turn
-// comes: asking to drop it sends it to disk, and it waits one limit more
-// to be dropped again. Left cached besides: the last limit's worth when
-// the build ends, a streamed file's last limit and chunk, and each run's
-// measurements.csv until runs.csv is written from it (see Measurements).
+// Until a build has passed the limit nothing is dropped or sent to disk
+// early: a small site stays cached for whoever looks at it next, and a
+// build of a thousand runs pays nothing for the bound. From then on each
+// file written is sent to disk at once (writeback), so by the time the
+// limit has passed again its pages are clean and can be dropped. A file of
+// the first limit's worth is still dirty when its turn comes: asking to
+// drop it sends it to disk, and it waits one limit more to be dropped
+// again. Left cached besides: the last limit's worth when the build ends,
+// a streamed file's last limit and chunk, and each run's measurements.csv
+// until runs.csv is written from it (see Measurements).
 type pageCache struct {
 	limit, chunk int64
 	// drop drops a file's clean pages and sends its dirty ones to disk;
