@@ -69,7 +69,7 @@ func (w *workFolder) release() {
 }
 
 // removeDebris removes the working folders earlier builds of the site base
-// left in parent whose lock files prove them abandoned (abandonedLock),
+// left in parent whose lock files prove them abandoned (clearIfAbandoned),
 // and returns the names of those with the working folders' prefix it left
 // alone for want of proof. A build running now holds its lock: its folder
 // is neither removed nor named.
@@ -79,13 +79,13 @@ func removeDebris(parent, base string) (unproven []string) {
 		return nil
 	}
 	prefix := "." + base + debrisMark
-	locks := map[string]lockState{} // by the working folder's name
+	proven := map[string]bool{} // by the working folder's name
 	for _, e := range entries {
 		stem, isLock := strings.CutSuffix(e.Name(), lockSuffix)
 		if !strings.HasPrefix(stem, prefix) || !isLock || !e.Type().IsRegular() {
 			continue
 		}
-		locks[stem] = clearIfAbandoned(parent, stem)
+		proven[stem] = clearIfAbandoned(parent, stem)
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -94,7 +94,7 @@ func removeDebris(parent, base string) (unproven []string) {
 		}
 		stem := strings.TrimSuffix(strings.TrimSuffix(name, lockSuffix), ".old")
 		namedByFolder := name == stem+lockSuffix && slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == stem })
-		if locks[stem] != lockUnproven || namedByFolder {
+		if proven[stem] || namedByFolder {
 			continue // removed, in use, or named by its folder
 		}
 		unproven = append(unproven, name)
@@ -102,43 +102,36 @@ func removeDebris(parent, base string) (unproven []string) {
 	return unproven
 }
 
-// lockState is what a working folder's lock file proves.
-type lockState int
-
-const (
-	lockUnproven  lockState = iota // no lock file, or one that proves nothing
-	lockLive                       // a process holds it: a build is running
-	lockAbandoned                  // free and signed: removed
-)
-
 // clearIfAbandoned removes the working folder stem in parent, its ".old"
 // and its lock file when the lock file proves the build that made them
 // gone: the lock is free, and the file is signed by matrixgen. The lock is
 // held while they are removed, so no build can start using them meanwhile.
-func clearIfAbandoned(parent, stem string) lockState {
+// It reports whether the lock file proved anything: that a process holds
+// it (a build is running), or that it is free and signed (all removed).
+func clearIfAbandoned(parent, stem string) (proven bool) {
 	root, err := os.OpenRoot(parent)
 	if err != nil {
-		return lockUnproven
+		return false
 	}
 	defer root.Close()
 	f, err := root.OpenFile(stem+lockSuffix, os.O_RDWR, 0)
 	if err != nil {
-		return lockUnproven
+		return false
 	}
 	defer f.Close()
 	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return lockUnproven
+		return false
 	}
 	if !tryLock(f) {
-		return lockLive
+		return true // a build is running
 	}
 	if !signed(f) {
-		return lockUnproven
+		return false
 	}
 	root.RemoveAll(stem)
 	root.RemoveAll(stem + ".old")
 	root.Remove(stem + lockSuffix)
-	return lockAbandoned
+	return true
 }
 
 // signed reports whether the lock file f was written by a build: its
