@@ -342,11 +342,9 @@ func toHalf(f float32) uint16 {
 	exp := int(b>>23&0xff) - 127 + 15
 	mant := b & 0x7fffff
 	switch {
-	case b&0x7fffffff == 0:
-		return sign
 	case exp >= 31:
 		return sign | 0x7c00
-	case exp < -10:
+	case exp < -10: // zero too, and float32 subnormals
 		return sign
 	}
 	shift := uint32(13)
