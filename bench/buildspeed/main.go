@@ -105,13 +105,12 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		scaleRounds = *rounds
 	}
 	var counts []int
+	var err error
 	if *scale != "" {
-		var err error
 		if counts, err = parseCounts(*scale); err != nil {
 			return mistake("-scale: %v", err)
 		}
 	}
-	var err error
 	switch {
 	case counts != nil:
 		err = runScale(counts, scaleRounds, *workDir)
@@ -489,11 +488,10 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 	var total int64
 	err = filepath.WalkDir(site, func(_ string, d os.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
-			info, err := d.Info()
-			if err == nil {
+			var info os.FileInfo
+			if info, err = d.Info(); err == nil {
 				total += info.Size()
 			}
-			return err
 		}
 		return err
 	})
