@@ -138,19 +138,17 @@ type object struct {
 	mod  time.Time
 }
 
-// New starts a server; it stops when stop is called.
+// New starts a server on the loopback; Close stops it.
 func New() *Server {
-	s := newServer()
+	s := NewInMemory()
 	s.srv = httptest.NewServer(s)
 	return s
 }
 
-func newServer() *Server {
+// NewInMemory is a server reached only through InMemory's client.
+func NewInMemory() *Server {
 	return &Server{PageSize: 3, objects: map[string]object{}, reads: map[string]int{}, tamper: map[string]Tamper{}, onRead: map[string][]byte{}, done: make(chan struct{})}
 }
-
-// NewInMemory is a server reached only through InMemory's client.
-func NewInMemory() *Server { return newServer() }
 
 // Close stops the server, ending the answers that stall.
 func (s *Server) Close() {
