@@ -11,18 +11,17 @@
 // n) and hugo on PATH.
 //
 // -scale builds a site from nothing, with a cold page cache where it can
-// (root on Linux), for each count of runs, -rounds times
-// (default once), alternating between the counts, and prints a table: the
-// build's wall time, the wall time until its site is on disk (a sync
-// after it: a small site is written back after its build, a large one
-// during it), CPU time (user and kernel; the kernel's apart) and peak RSS
-// (the child process's, from getrusage), and the sizes of
-// index.html, runs.csv and the whole site; then each count's medians and
-// how its wall time grew over the count before. The runs are written once
-// (100,000 are 5 GB), smaller counts linked to the first of them; each
-// site (20 GB at 100,000 runs) is deleted once measured. With -work, the
-// runs are kept there and the next -scale with the same largest count
-// reuses them.
+// (root on Linux), for each count of runs, -rounds times (default once),
+// alternating between the counts, and prints a table: the build's wall
+// time, the wall time until its site is on disk (a sync after it: a small
+// site is written back after its build, a large one during it), CPU time
+// (user and kernel; the kernel's apart) and peak RSS (the child process's,
+// from getrusage), and the sizes of index.html, runs.csv and the whole
+// site; then each count's medians and how its wall time grew over the
+// count before. The runs are written once (100,000 are 5 GB), smaller
+// counts linked to the first of them; each site (20 GB at 100,000 runs)
+// is deleted once measured. With -work, the runs are kept there and the
+// next -scale with the same largest count reuses them.
 //
 //	go run ./bench/buildspeed -scale 10000,100000 -rounds 3
 package main
@@ -105,13 +104,12 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		scaleRounds = *rounds
 	}
 	var counts []int
+	var err error
 	if *scale != "" {
-		var err error
 		if counts, err = parseCounts(*scale); err != nil {
 			return mistake("-scale: %v", err)
 		}
 	}
-	var err error
 	switch {
 	case counts != nil:
 		err = runScale(counts, scaleRounds, *workDir)
@@ -305,12 +303,9 @@ func median(ts []timing) timing {
 		}
 		slices.Sort(v)
 		// Of an even count, the mean of the middle two: the median of
-		// two rounds is not the slower one.
-		mid := len(v) / 2
-		if len(v)%2 == 0 {
-			return (v[mid-1] + v[mid]) / 2
-		}
-		return v[mid]
+		// two rounds is not the slower one. Of an odd count both are
+		// the middle one.
+		return (v[(len(v)-1)/2] + v[len(v)/2]) / 2
 	}
 	return timing{
 		wall:   time.Duration(pick(func(t timing) float64 { return float64(t.wall) })),
@@ -489,11 +484,10 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 	var total int64
 	err = filepath.WalkDir(site, func(_ string, d os.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
-			info, err := d.Info()
-			if err == nil {
+			var info os.FileInfo
+			if info, err = d.Info(); err == nil {
 				total += info.Size()
 			}
-			return err
 		}
 		return err
 	})

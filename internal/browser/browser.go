@@ -118,40 +118,44 @@ func startOnce(path, profileDir string) (*Browser, error) {
 	b := &Browser{cmd: cmd, waiting: map[int]chan reply{}}
 	select {
 	case u := <-wsURL:
-		if b.ws, err = websocket.Dial(u, "", "http://localhost/"); err != nil {
-			b.Close()
-			return nil, err
+		if b.ws, err = websocket.Dial(u, "", "http://localhost/"); err == nil {
+			go b.read()
+			err = b.openPage()
 		}
 	case tail := <-said:
-		b.Close()
-		return nil, fmt.Errorf("%w; it said:\n%s", errEndedEarly, strings.Join(tail, "\n"))
+		err = fmt.Errorf("%w; it said:\n%s", errEndedEarly, strings.Join(tail, "\n"))
 	case <-time.After(startWithin):
-		b.Close()
-		return nil, fmt.Errorf("chromium did not start its DevTools endpoint within %s", startWithin)
+		err = fmt.Errorf("chromium did not start its DevTools endpoint within %s", startWithin)
 	}
-	go b.read()
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// openPage opens the blank page the browser drives and turns on the
+// events its methods read.
+func (b *Browser) openPage() error {
 	var target struct {
 		TargetID string `json:"targetId"`
 	}
 	if err := b.call("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target); err != nil {
-		b.Close()
-		return nil, err
+		return err
 	}
 	var attached struct {
 		SessionID string `json:"sessionId"`
 	}
 	if err := b.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached); err != nil {
-		b.Close()
-		return nil, err
+		return err
 	}
 	b.session = attached.SessionID
 	for _, domain := range []string{"Page.enable", "Runtime.enable", "Network.enable", "Log.enable"} {
 		if err := b.call(b.session, domain, nil, nil); err != nil {
-			b.Close()
-			return nil, err
+			return err
 		}
 	}
-	return b, nil
+	return nil
 }
 
 func (b *Browser) read() {
@@ -160,10 +164,7 @@ func (b *Browser) read() {
 			ID     int             `json:"id"`
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Message string `json:"message"`
-			} `json:"error"`
+			reply
 		}
 		if err := websocket.JSON.Receive(b.ws, &msg); err != nil {
 			b.mu.Lock()
@@ -177,7 +178,7 @@ func (b *Browser) read() {
 		b.mu.Lock()
 		if msg.ID != 0 {
 			if ch, ok := b.waiting[msg.ID]; ok {
-				ch <- reply{Result: msg.Result, Error: msg.Error}
+				ch <- msg.reply
 				delete(b.waiting, msg.ID)
 			}
 		} else if msg.Method != "" {
@@ -352,18 +353,13 @@ func (b *Browser) Requests() []string {
 
 // Errors lists console errors, uncaught exceptions and error log entries.
 func (b *Browser) Errors() []string {
+	// Each method that may report an error, and what its event holds when
+	// it does ("": every one of them).
+	errorMark := map[string]string{"Runtime.exceptionThrown": "", "Log.entryAdded": `"level":"error"`, "Runtime.consoleAPICalled": `"type":"error"`}
 	var out []string
 	for _, e := range b.Events("") {
-		switch e.Method {
-		case "Runtime.exceptionThrown", "Log.entryAdded", "Runtime.consoleAPICalled":
-			text := string(e.Params)
-			if e.Method == "Runtime.consoleAPICalled" && !strings.Contains(text, `"type":"error"`) {
-				continue
-			}
-			if e.Method == "Log.entryAdded" && !strings.Contains(text, `"level":"error"`) {
-				continue
-			}
-			out = append(out, e.Method+": "+text)
+		if mark, ok := errorMark[e.Method]; ok && strings.Contains(string(e.Params), mark) {
+			out = append(out, e.Method+": "+string(e.Params))
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ package gguf
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -48,9 +49,13 @@ const (
 // are no byte-fallback tokens (<0x80>…): a random model would emit them
 // freely and its text would stop being valid UTF-8.
 func Vocabulary() (tokens []string, types []int32) {
+	seen := map[string]bool{}
 	add := func(t string, kind int32) {
-		tokens = append(tokens, t)
-		types = append(types, kind)
+		if !seen[t] {
+			seen[t] = true
+			tokens = append(tokens, t)
+			types = append(types, kind)
+		}
 	}
 	add("<unk>", tokenUnknown)
 	add("<s>", tokenControl)
@@ -61,25 +66,16 @@ func Vocabulary() (tokens []string, types []int32) {
 	for c := byte('!'); c <= '~'; c++ {
 		add(string(c), tokenNormal)
 	}
-	seen := map[string]bool{}
-	for _, t := range tokens {
-		seen[t] = true
-	}
 	for _, w := range wordPieces() {
-		for _, t := range []string{w, "▁" + w} {
-			if !seen[t] {
-				seen[t] = true
-				add(t, tokenNormal)
-			}
-		}
+		add(w, tokenNormal)
+		add("▁"+w, tokenNormal)
 	}
 	return tokens, types
 }
 
 // wordPieces are common English fragments and words.
 func wordPieces() []string {
-	var out []string
-	for _, w := range []string{
+	out := []string{
 		"the", "and", "of", "to", "in", "is", "it", "that", "was", "for", "on", "are", "as", "with", "his",
 		"they", "at", "be", "this", "from", "have", "or", "by", "one", "had", "not", "but", "what", "all",
 		"were", "when", "we", "there", "can", "an", "your", "which", "their", "said", "if", "do", "will",
@@ -111,8 +107,6 @@ func wordPieces() []string {
 		"gathered", "listened", "crossed", "quiet", "bright", "narrow", "ancient", "gentle", "heavy",
 		"distant", "careful", "sudden", "patient", "curious", "silver", "golden", "wooden", "broken",
 		"slowly", "quickly", "early", "late", "alone", "perhaps", "nearly", "already",
-	} {
-		out = append(out, w)
 	}
 	// Fragments: two- and three-letter pieces, the way a trained tokenizer
 	// splits rarer words.
@@ -122,10 +116,7 @@ func wordPieces() []string {
 			out = append(out, string(a)+string(b), string(b)+string(a))
 		}
 	}
-	for _, suffix := range []string{"ing", "ed", "er", "est", "ly", "tion", "ness", "ment", "able", "ful", "less", "ous", "ive", "al", "ic"} {
-		out = append(out, suffix)
-	}
-	return out
+	return append(out, "ing", "ed", "er", "est", "ly", "tion", "ness", "ment", "able", "ful", "less", "ous", "ive", "al", "ic")
 }
 
 // Write writes the model to path.
@@ -135,14 +126,7 @@ func Write(path string, m Model) error {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	err = m.encode(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if closeErr := f.Close(); err == nil {
-		err = closeErr
-	}
-	if err != nil {
+	if err := cmp.Or(m.encode(w), w.Flush(), f.Close()); err != nil {
 		os.Remove(path)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -319,22 +303,16 @@ func (m Model) encode(w io.Writer) error {
 	}
 	e.pad()
 	rng := rand.New(rand.NewPCG(m.Seed, 0x99f))
-	buf := make([]byte, 0, 1<<16)
 	for _, t := range ts {
-		for i := uint64(0); i < t.elements(); i++ {
-			v := t.fill(rng)
-			if t.typ == ggmlF32 {
+		buf := make([]byte, 0, t.bytes())
+		for range t.elements() {
+			if v := t.fill(rng); t.typ == ggmlF32 {
 				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 			} else {
 				buf = binary.LittleEndian.AppendUint16(buf, toHalf(v))
 			}
-			if len(buf) >= 1<<16-4 {
-				e.raw(buf)
-				buf = buf[:0]
-			}
 		}
 		e.raw(buf)
-		buf = buf[:0]
 		e.pad()
 	}
 	return e.err
@@ -364,27 +342,19 @@ func toHalf(f float32) uint16 {
 	exp := int(b>>23&0xff) - 127 + 15
 	mant := b & 0x7fffff
 	switch {
-	case b&0x7fffffff == 0:
-		return sign
 	case exp >= 31:
 		return sign | 0x7c00
-	case exp <= 0:
-		if exp < -10 {
-			return sign
-		}
-		mant |= 0x800000
-		shift := uint32(14 - exp)
-		half := mant >> shift
-		rem := mant & (1<<shift - 1)
-		mid := uint32(1) << (shift - 1)
-		if rem > mid || (rem == mid && half&1 == 1) {
-			half++
-		}
-		return sign | uint16(half)
+	case exp < -10: // zero too, and float32 subnormals
+		return sign
 	}
-	half := uint32(exp)<<10 | mant>>13
-	rem := mant & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && half&1 == 1) {
+	shift := uint32(13)
+	if exp <= 0 { // subnormal: the implicit leading bit becomes explicit
+		mant |= 0x800000
+		shift, exp = uint32(14-exp), 0
+	}
+	half := uint32(exp)<<10 | mant>>shift
+	rem, mid := mant&(1<<shift-1), uint32(1)<<(shift-1)
+	if rem > mid || (rem == mid && half&1 == 1) {
 		half++ // may carry into the exponent, which is still right
 	}
 	return sign | uint16(half)

@@ -2,8 +2,10 @@ package hostile
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -38,10 +40,7 @@ func NumberFlood(valid []byte, size int) ([]byte, error) {
 		if i := bytes.Index(valid, []byte(key)); i >= 0 {
 			at := i + len(key)
 			n := max(0, (size-len(valid))/2)
-			out := make([]byte, 0, len(valid)+2*n)
-			out = append(out, valid[:at]...)
-			out = append(out, bytes.Repeat([]byte("1,"), n)...)
-			out = append(out, valid[at:]...)
+			out := slices.Concat(valid[:at], bytes.Repeat([]byte("1,"), n), valid[at:])
 			// White space after the document makes it size bytes exactly
 			// (n rounds down by one byte when size − len(valid) is odd),
 			// so a flood past the bound is past it whatever the run.
@@ -70,9 +69,5 @@ func SparseFile(name string, size int64) error {
 	if err != nil {
 		return err
 	}
-	if err := f.Truncate(size); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return cmp.Or(f.Truncate(size), f.Close())
 }

@@ -102,11 +102,7 @@ func (s *Server) Written() int64 { return s.written.Load() }
 const ForgedLine = "matrixgen run: 9 of 9 cells and prefill rows done, in runs/r.json (complete)"
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	deadline := s.Deadline
-	if deadline == 0 {
-		deadline = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), deadline)
+	ctx, cancel := context.WithTimeout(r.Context(), cmp.Or(s.Deadline, 30*time.Second))
 	defer cancel()
 	path := r.URL.Path
 	switch {
@@ -184,18 +180,14 @@ func (s *Server) chat(ctx context.Context, w http.ResponseWriter, asked int) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	switch s.Attack {
-	case LongSSELine:
+	switch {
+	case s.Attack == LongSSELine:
 		w.Write([]byte(`data: {"choices":[{"delta":{"content":"`))
 		s.flood(ctx, w, "aaaaaaaaaaaaaaaa", -1)
-	case KeepAliveFlood:
+	case s.Attack == KeepAliveFlood:
 		s.flood(ctx, w, ": keep-alive\n\n", -1)
-	case TinyChunkFlood:
-		if asked > answerTokens { // a decode request: the probe's pass
-			s.tinyChunks(ctx, w)
-			return
-		}
-		s.counts(ctx, w, asked)
+	case s.Attack == TinyChunkFlood && asked > answerTokens: // a decode request: the probe's pass
+		s.tinyChunks(ctx, w)
 	default:
 		s.counts(ctx, w, asked)
 	}
@@ -221,12 +213,12 @@ func echoKey(auth string) []byte {
 // counts streams a short answer, as many tokens as asked up to
 // answerTokens, whose usage does what the attack says.
 func (s *Server) counts(ctx context.Context, w http.ResponseWriter, asked int) {
-	flusher, _ := w.(http.Flusher)
 	fields := []string{"event", "id", "retry", "x-unknown"}
 	tokens := min(asked, answerTokens)
 	for i := 1; i <= tokens && ctx.Err() == nil; i++ {
-		if s.Attack == LongEventLines {
-			s.eventLine(w, fields[i%len(fields)])
+		if s.Attack == LongEventLines { // a line of EventLineBytes that carries no data
+			f := fields[i%len(fields)]
+			s.write(w, []byte(f+": "+strings.Repeat("x", EventLineBytes-len(f)-3)+"\n"))
 		}
 		n := i
 		switch {
@@ -236,9 +228,7 @@ func (s *Server) counts(ctx context.Context, w http.ResponseWriter, asked int) {
 			n = answerTokens - 2*i // falls, then goes negative
 		}
 		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w%d\"},\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", i, n)
-		if flusher != nil {
-			flusher.Flush()
-		}
+		http.NewResponseController(w).Flush()
 		time.Sleep(5 * time.Millisecond)
 	}
 	final := tokens
@@ -249,31 +239,26 @@ func (s *Server) counts(ctx context.Context, w http.ResponseWriter, asked int) {
 	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", final)
 }
 
-// eventLine writes one line of EventLineBytes that carries no data.
-func (s *Server) eventLine(w http.ResponseWriter, field string) {
-	line := field + ": " + strings.Repeat("x", EventLineBytes-len(field)-3) + "\n"
-	n, _ := w.Write([]byte(line))
+// write writes b and counts the bytes written.
+func (s *Server) write(w io.Writer, b []byte) error {
+	n, err := w.Write(b)
 	s.written.Add(int64(n))
+	return err
 }
 
 // tinyChunks streams one-token chunks without end, until the deadline or
 // the client leaves.
 func (s *Server) tinyChunks(ctx context.Context, w http.ResponseWriter) {
-	flusher, _ := w.(http.Flusher)
 	var batch []byte
 	for i := 1; ctx.Err() == nil; i++ {
 		batch = fmt.Appendf(batch, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", i)
 		if len(batch) < 16<<10 {
 			continue
 		}
-		n, err := w.Write(batch)
-		s.written.Add(int64(n))
-		if err != nil {
+		if s.write(w, batch) != nil {
 			return
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
+		http.NewResponseController(w).Flush()
 		batch = batch[:0]
 	}
 }
@@ -282,12 +267,8 @@ func (s *Server) tinyChunks(ctx context.Context, w http.ResponseWriter) {
 // until the deadline or the client leaves.
 func (s *Server) flood(ctx context.Context, w http.ResponseWriter, unit string, limit int64) {
 	chunk := []byte(strings.Repeat(unit, max(1, (64<<10)/len(unit))))
-	var sent int64
-	for ctx.Err() == nil && (limit < 0 || sent < limit) {
-		n, err := w.Write(chunk)
-		sent += int64(n)
-		s.written.Add(int64(n))
-		if err != nil {
+	for sent := int64(0); ctx.Err() == nil && (limit < 0 || sent < limit); sent += int64(len(chunk)) {
+		if s.write(w, chunk) != nil {
 			return
 		}
 	}
@@ -295,15 +276,11 @@ func (s *Server) flood(ctx context.Context, w http.ResponseWriter, unit string, 
 
 // trickle writes text a byte a second.
 func (s *Server) trickle(ctx context.Context, w http.ResponseWriter, text string) {
-	flusher, _ := w.(http.Flusher)
-	for i := 0; i < len(text); i++ {
-		if _, err := w.Write([]byte{text[i]}); err != nil {
+	for i := range len(text) {
+		if s.write(w, []byte{text[i]}) != nil {
 			return
 		}
-		s.written.Add(1)
-		if flusher != nil {
-			flusher.Flush()
-		}
+		http.NewResponseController(w).Flush()
 		select {
 		case <-ctx.Done():
 			return

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // Listener hands each Dial's server end to Accept.
@@ -19,8 +20,7 @@ type Listener struct {
 	conns  chan net.Conn
 	closed chan struct{}
 	once   sync.Once
-	mu     sync.Mutex
-	next   int
+	dials  atomic.Int64
 }
 
 // Listen is a new listener, open until Close.
@@ -52,13 +52,9 @@ func (l *Listener) Addr() net.Addr { return addr("mem.test:80") }
 // connection has a remote address of its own, as servers tell connections
 // apart by them.
 func (l *Listener) Dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	l.mu.Lock()
-	l.next++
-	n := l.next
-	l.mu.Unlock()
 	client, server := net.Pipe()
 	select {
-	case l.conns <- &conn{Conn: server, remote: addr("client-" + strconv.Itoa(n) + ":1")}:
+	case l.conns <- &conn{Conn: server, remote: addr("client-" + strconv.FormatInt(l.dials.Add(1), 10) + ":1")}:
 		return client, nil
 	case <-l.closed:
 		return nil, errors.New("memnet: the listener is closed")

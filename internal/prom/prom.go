@@ -8,6 +8,7 @@ package prom
 import (
 	"bufio"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,12 +65,9 @@ func parseLine(line string) (Sample, bool) {
 	if len(fields) == 0 {
 		return s, false
 	}
-	v, err := strconv.ParseFloat(fields[0], 64)
-	if err != nil {
-		return s, false
-	}
-	s.Value = v
-	return s, true
+	var err error
+	s.Value, err = strconv.ParseFloat(fields[0], 64)
+	return s, err == nil
 }
 
 // parseLabels reads `a="x",b="y"}` and returns what follows the brace.
@@ -91,17 +89,14 @@ func parseLabels(s string) (map[string]string, string, bool) {
 		var val strings.Builder
 		j := eq + 2
 		for ; j < len(s) && s[j] != '"'; j++ {
-			if s[j] == '\\' && j+1 < len(s) {
+			c := s[j]
+			if c == '\\' && j+1 < len(s) {
 				j++
-				switch s[j] {
-				case 'n':
-					val.WriteByte('\n')
-				default:
-					val.WriteByte(s[j])
+				if c = s[j]; c == 'n' {
+					c = '\n'
 				}
-				continue
 			}
-			val.WriteByte(s[j])
+			val.WriteByte(c)
 		}
 		if j >= len(s) {
 			return nil, "", false
@@ -180,16 +175,11 @@ func (h Histogram) Totals(samples []Sample) Totals {
 
 // seriesKey names a series by its labels, in order.
 func seriesKey(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		if k != "le" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
 	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k + "=" + strconv.Quote(labels[k]) + ",")
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if k != "le" {
+			b.WriteString(k + "=" + strconv.Quote(labels[k]) + ",")
+		}
 	}
 	return b.String()
 }

@@ -9,14 +9,14 @@
 // bytes), a listing that never ends, loops on its continuation token or
 // stalls, replies of megabytes (a listing's page, an error), objects
 // written again between the listing and the read. It honours If-Match on
-// a read, as S3 does, unless told to ignore it. InMemory serves it over in-memory connections, so a test of
-// time (testing/synctest) runs it inside its bubble.
+// a read, as S3 does, unless told to ignore it. InMemory serves it over
+// in-memory connections, so a test of time (testing/synctest) runs it
+// inside its bubble.
 package s3fake
 
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/binary"
@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -33,6 +32,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/matrixgen/matrixgen/internal/memnet"
 )
 
 // Server is one bucket, "lab", served over HTTP on the loopback.
@@ -137,19 +138,17 @@ type object struct {
 	mod  time.Time
 }
 
-// New starts a server; it stops when stop is called.
+// New starts a server on the loopback; Close stops it.
 func New() *Server {
-	s := newServer()
+	s := NewInMemory()
 	s.srv = httptest.NewServer(s)
 	return s
 }
 
-func newServer() *Server {
+// NewInMemory is a server reached only through InMemory's client.
+func NewInMemory() *Server {
 	return &Server{PageSize: 3, objects: map[string]object{}, reads: map[string]int{}, tamper: map[string]Tamper{}, onRead: map[string][]byte{}, done: make(chan struct{})}
 }
-
-// NewInMemory is a server reached only through InMemory's client.
-func NewInMemory() *Server { return newServer() }
 
 // Close stops the server, ending the answers that stall.
 func (s *Server) Close() {
@@ -164,55 +163,16 @@ func (s *Server) Close() {
 // client's connections. Every goroutine it starts is the caller's, so it
 // runs inside a testing/synctest bubble when called there.
 func (s *Server) InMemory() (client *http.Client, endpoint string, stop func()) {
-	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	l := memnet.Listen()
 	hs := &http.Server{Handler: s}
 	go hs.Serve(l)
-	tr := &http.Transport{DialContext: l.dial}
+	tr := &http.Transport{DialContext: l.Dial}
 	return &http.Client{Transport: tr}, "http://s3.test", func() {
 		s.Close()
 		tr.CloseIdleConnections()
 		hs.Close()
 	}
 }
-
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "s3.test:80" }
 
 // Misbehave makes every read of key misbehave as how says (Honest again
 // to stop).
@@ -312,11 +272,7 @@ func (c *counting) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *counting) Flush() {
-	if f, ok := c.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+func (c *counting) Flush() { http.NewResponseController(c.ResponseWriter).Flush() }
 
 // huge writes parts, then filler made by fill(i) for the i-th piece until
 // about n bytes are written, then end, flushing each piece: a reply the
@@ -349,12 +305,7 @@ func (s *Server) hugeError(w http.ResponseWriter, n int) {
 	huge(w, len(start)+pieces*len(line), start, func(int) string { return line }, end)
 }
 
-func (s *Server) hugeBytes() int {
-	if s.HugeBytes > 0 {
-		return s.HugeBytes
-	}
-	return 4 << 20
-}
+func (s *Server) hugeBytes() int { return cmp.Or(s.HugeBytes, 4<<20) }
 
 func (s *Server) etag(data []byte) string {
 	sum := md5.Sum(data)
@@ -367,9 +318,7 @@ func (s *Server) etag(data []byte) string {
 // stall holds an answer open until the client gives up or the server
 // closes.
 func (s *Server) stall(w http.ResponseWriter, r *http.Request) {
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
+	http.NewResponseController(w).Flush()
 	select {
 	case <-r.Context().Done():
 	case <-s.done:

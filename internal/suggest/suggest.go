@@ -30,7 +30,7 @@ func DidYouMean(name string, known []string) string {
 // from "title"), or limit when it is limit or more.
 func distance(a, b string, limit int) int {
 	ra, rb := []rune(a), []rune(b)
-	if abs(len(ra)-len(rb)) >= limit {
+	if max(len(ra), len(rb))-min(len(ra), len(rb)) >= limit {
 		return limit
 	}
 	before := make([]int, len(rb)+1) // row i-2
@@ -59,11 +59,4 @@ func distance(a, b string, limit int) int {
 		before, prev, cur = prev, cur, before
 	}
 	return min(prev[len(rb)], limit)
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
 }
