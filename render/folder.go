@@ -19,7 +19,7 @@ type Folder interface {
 	// Create starts the file rel, too large to hold, written as a
 	// stream; Close puts it in place, Abort drops it.
 	Create(rel string) (Stream, error)
-	// Measurements reads back a run's measurements.csv as the site holds
+	// Measurements reads back a run's MeasurementsFile as the site holds
 	// it, into buf, and gives the name a message calls it by.
 	Measurements(id string, buf []byte) (data []byte, name string, err error)
 	// Remove removes the file rel; one already gone is no error.

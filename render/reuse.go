@@ -58,7 +58,11 @@ func (c CachedRow) indexRow(id string) indexRow {
 }
 
 // RunFiles are a run's files in its folder, as renderRun makes them.
-var RunFiles = []string{"index.html", "run.json", "measurements.csv", "compare.js"}
+var RunFiles = []string{"index.html", "run.json", MeasurementsFile, "compare.js"}
+
+// MeasurementsFile is the run's file a build reads back from the site
+// (Folder.Measurements) to write runs.csv.
+const MeasurementsFile = "measurements.csv"
 
 // sumsOf are the hashes of a run's files, from renderRun.
 func sumsOf(files []siteFile) pageSums {

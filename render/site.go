@@ -537,7 +537,7 @@ func (b *Renderer) renderRun(e runfile.Entry) ([]siteFile, error) {
 	return []siteFile{
 		{folder + "index.html", html},
 		{folder + "run.json", runJSON},
-		{folder + "measurements.csv", measurementsCSV(e.Run)},
+		{folder + MeasurementsFile, measurementsCSV(e.Run)},
 		{folder + "compare.js", compareJS},
 	}, nil
 }

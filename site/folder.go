@@ -45,8 +45,10 @@ func (f *folder) WriteFile(rel string, data []byte) error {
 		if err := writeFile(f.dir, rel, data, f.cache.writebackNow()); err != nil {
 			return err
 		}
-		if path.Base(rel) != measurementsFile {
-			// A run's measurements are let go of once read back.
+		if path.Base(rel) != render.MeasurementsFile {
+			// Its pages stay in the page cache until runs.csv reads
+			// them back (Measurements); read from disk, a hundred
+			// thousand runs' cost 20 s more.
 			f.cache.done(filepath.Join(f.dir, filepath.FromSlash(rel)), int64(len(data)))
 		}
 		return nil
@@ -149,15 +151,10 @@ func (f *folder) RemoveAll(rel string) error {
 // kilobytes); the file is the build's own, the bound a last guard.
 const maxMeasurementsBytes = 64 << 20
 
-// measurementsFile is a run's file that the build reads back from the
-// site, to write runs.csv: its pages stay in the page cache until then
-// (read from disk, a hundred thousand runs' cost 20 s more).
-const measurementsFile = "measurements.csv"
-
 // Measurements reads a run's measurements.csv back from the site, into
 // buf.
 func (f *folder) Measurements(id string, buf []byte) ([]byte, string, error) {
-	name := filepath.Join(f.dir, "runs", id, measurementsFile)
+	name := filepath.Join(f.dir, "runs", id, render.MeasurementsFile)
 	r, info, err := regular.OpenEntry(name)
 	if err != nil {
 		return buf, name, err

@@ -193,7 +193,7 @@ func TestBuildLetsGoOfWhatItWroteAndRead(t *testing.T) {
 			switch {
 			case !ok:
 				t.Errorf("runs/%s/%s was written and not let go of", id, name)
-			case name == measurementsFile:
+			case name == render.MeasurementsFile:
 				firstMeasurements = min(firstMeasurements, at)
 			default:
 				lastPage = max(lastPage, at)
