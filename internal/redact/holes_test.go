@@ -121,6 +121,28 @@ func TestPasswordLetters(t *testing.T) {
 			"zip -P %s out.zip a",
 			"7z x -p%s a.7z",
 			"echo ok; oras login -u me -p %s ghcr.io | tee log",
+			"docker login  -p %s",
+			"docker login \\\n  -u me \\\n  -p %s \\\n  ghcr.io",
+			"docker login -u me \\\n-p %s",
+			"sshpass  -p %s ssh box",
+			"sudo -E docker login -u me -p %s",
+			"kubectl exec -it mysql-0 -- mysql -uroot -p%s",
+			"kubectl exec deploy/redis -- redis-cli -a %s ping",
+			"srun -N1 --gres=gpu:1 docker login -u me -p %s",
+			"/usr/bin/time -v mysql -uroot -p%s",
+			"script:\n  - docker login -u me -p %s ghcr.io",
+			"\t-docker login -u me -p %s",
+			"mysqladmin ping -h localhost -uroot -p%s",
+			"mysql -e \"SELECT 1\" -uroot -p%s",
+			"7z x a.7z -p%s",
+			"unrar x a.rar -p%s",
+			"rar a -hp%s a.rar f",
+			"cqlsh 10.0.0.5 9042 -u cassandra -p %s",
+			"twine upload dist/* -u __token__ -p %s",
+			"mongosh \"mongodb://db:27017\" -u admin -p %s",
+			"regctl registry login r.io -u me -p %s",
+			"sqlcmd -Q \"select 1\" -S db -U sa -P %s",
+			"redis-cli -h h\t-a %s",
 		} {
 			in := fmt.Sprintf(form, secret)
 			if got := Text(in); strings.Contains(got, secret) || strings.Contains(got, secret[4:]) {
@@ -157,6 +179,15 @@ func TestPasswordLetters(t *testing.T) {
 		"sshpass -P assword: -f /run/pw ssh box",
 		"mysql -uroot -p db",
 		"redis-cli -h cache ping -a",
+		"docker run -d --name=mongo -p 27017:27017 mongo:7",
+		"docker run -d -e DB_HOST=mongo -p 27017:27017 img",
+		"docker run -v /data/mysql:/var/lib/mysql -p3306:3306 mysql:8",
+		"docker run --name mysql -p 127.0.0.1:3306:3306/tcp mysql:8",
+		"ssh me@mongo -p 2222 nvidia-smi",
+		"scp -P 2222 f me@unzip:/tmp",
+		"kubectl logs deploy/mongo -p --tail 100",
+		"srun --job-name=mongo -p gpu python serve.py",
+		"{\"setup\": \"docker login nvcr.io\\ndocker run --gpus all -p 8000:8000 img\"}",
 	} {
 		if got := Text(in); got != in {
 			t.Errorf("altered:\n in:  %q\n out: %q", in, got)
@@ -169,6 +200,8 @@ func TestPasswordLetters(t *testing.T) {
 		"docker login -u me --password=Zq7vLm2Xc9&&docker run -p 8000:8000 vllm/vllm-openai",
 		"sshpass -p Zq7vLm2Xc9;ssh -p 2222 box",
 		"mysql -uroot -pZq7vLm2Xc9&&echo done",
+		"docker login -u me -p=Zq7vLm2Xc9 ghcr.io",
+		"vllm serve m --api-key -Zq7vLm2Xc9 sshpass -p 8000",
 	} {
 		once := Text(in)
 		if twice := Text(once); twice != once || strings.Contains(once, "Zq7vLm2Xc9") {

@@ -41,8 +41,9 @@ type placeRule struct {
 	// the bare words after a secret's value are secrets too.
 	list bool
 	// needs are what the rule cannot match without, each a set of
-	// characters of which the lower-cased text must hold one, or a word
-	// it must hold: a rule whose needs a text lacks is not run on it (a
+	// characters of which the lower-cased text must hold one, or words
+	// ("word:a|b") of which it must hold one: a rule whose needs a text
+	// lacks is not run on it (a
 	// pattern costs ~40 ns a byte even where it finds nothing).
 	needs []string
 }
@@ -52,8 +53,8 @@ type placeRule struct {
 // ("=:" by '=' or ':'), a word ("bearer") by itself.
 func (r placeRule) lacks(lower string) bool {
 	for _, need := range r.needs {
-		if word, ok := strings.CutPrefix(need, "word:"); ok {
-			if !strings.Contains(lower, word) {
+		if words, ok := strings.CutPrefix(need, "word:"); ok {
+			if !slices.ContainsFunc(strings.Split(words, "|"), func(w string) bool { return strings.Contains(lower, w) }) {
 				return true
 			}
 		} else if !strings.ContainsAny(lower, need) {
@@ -115,63 +116,71 @@ var placeRules = append([]placeRule{
 // passwordLetters are the commands whose one-letter flag takes a password:
 // the letter is a password's only for them (docker run -p is a port,
 // llama-server -p a prompt), so a name alone cannot tell. Each is the
-// command's name (commandStart), what may stand between it
-// and the flag (its options; for a registry's login, options, then login,
-// then any words), the flag's letter, what stands between the letter and
-// the value ("" for joined only: mysql -pSECRET), and a word the text
-// must hold for the rule to run.
+// command's name (after commandStart), what may stand between it and the
+// flag (any words of the command; for a registry's login, options, then
+// login, then any words; sshpass's options), the flag's letter, what
+// stands between the letter and the value ("" for joined only: mysql
+// -pSECRET), and a word the text must hold for the rule to run.
 var passwordLetters = []struct {
 	command, between, letter, apart, need string
 }{
-	{`(?:docker|podman|podman-remote|nerdctl|buildah|skopeo|oras|regctl|finch|cosign|helm[ \t]+registry|crane[ \t]+auth|az(?:[ \t]+acr)?|(?:apptainer|singularity)[ \t]+remote)`,
-		options + `[ \t]+login` + anyWords, "p", `(?:[ \t]+|=)?`, "login"},
+	{`(?:docker|podman|podman-remote|nerdctl|buildah|skopeo|oras|regctl(?:` + gap + `registry)?|finch|cosign|helm` + gap + `registry|crane` + gap + `auth|az(?:` + gap + `acr)?|(?:apptainer|singularity)` + gap + `remote)`,
+		options + gap + `login` + anyWords, "p", `(?:` + gap + `|=)?`, "login"},
 	// sshpass's options are few, and -e takes no value: ssh after it is
-	// the command sshpass runs.
-	{`sshpass`, `(?:[ \t]+-[fdP][ \t]*[^\s;&|<>]+|[ \t]+-[ehvV]+)*?`, "p", `[ \t]*`, "sshpass"},
-	{`mysql[a-z]*`, options, "p", ``, "mysql"},
-	{`(?:mariadb[a-z-]*|mariabackup)`, options, "p", ``, "maria"},
-	{`mongo(?:sh|dump|restore|import|export|stat|top|files)?`, options, "p", `(?:[ \t]+|=)`, "mongo"},
-	{`cqlsh`, options, "p", `[ \t]+`, "cqlsh"},
-	{`(?:redis-cli|redis-benchmark|valkey-cli|valkey-benchmark|keydb-cli)`, options, "a", `[ \t]+`, " -a"},
-	{`twine[ \t]+(?:upload|register)`, options, "p", `(?:[ \t]+|=)`, "twine"},
-	{`(?:zip|unzip|zipcloak)`, options, "P", `[ \t]+`, "zip"},
-	{`7z[arz]?(?:[ \t]+[a-z])?`, options, "p", ``, "7z"},
-	{`(?:rar|unrar)(?:[ \t]+[a-z])?`, options, "p", ``, "rar"},
-	{`sqlcmd`, options, "P", `[ \t]+`, "sqlcmd"},
-	{`beeline`, options, "p", `[ \t]+`, "beeline"},
+	// the command sshpass runs, its -p a port.
+	{`sshpass`, `(?:` + gap + `-[fdP][ \t]*` + shellWord + `|` + gap + `-[ehvV]+)*?`, "p", `[ \t]*`, "sshpass"},
+	{`(?:mysql[a-z]*|mariadb[a-z-]*|mariabackup|7z[arz]?)`, anyWords, "p", ``, "mysql|maria|7z"},
+	{`(?:rar|unrar)`, anyWords, "h?p", ``, "rar"},
+	{`(?:mongo(?:sh|dump|restore|import|export|stat|top|files)?|twine` + gap + `(?:upload|register))`, anyWords, "p", `(?:` + gap + `|=)`, "mongo|twine"},
+	{`(?:cqlsh|beeline)`, anyWords, "p", gap, "cqlsh|beeline"},
+	{`(?:zip|unzip|zipcloak|sqlcmd)`, anyWords, "P", gap, "zip|sqlcmd"},
+	{`(?:redis-cli|redis-benchmark|valkey-cli|valkey-benchmark|keydb-cli)`, anyWords, "a", gap, "-a"},
 }
 
-// The pieces of passwordLetters' rules. They stay within one command of a
-// line: a shell's ;, &, |, < and > end it (and a value too, unquoted, as
-// the shell reads it), and a value hidden already (<redacted>) is never
-// crossed, so a second pass finds nothing new.
+// The pieces of passwordLetters' rules. They stay within one command: a
+// shell's ;, &, |, < and > end it (and a value too, unquoted, as the shell
+// reads it), a line ends it but for a backslash before its end, and a
+// value hidden already (<redacted>) is never crossed nor taken, so a
+// second pass finds nothing new.
 const (
+	// gap is what stands between two words: blanks, and lines continued.
+	gap = `(?:[ \t]|\\\r?\n)+`
+	// shellWord is a word as a shell reads it.
+	shellWord = `(?:` + quotedPiece + `|\\.|[^\s"'\\;&|<>])+`
 	// options are a command's options before the flag, each perhaps with
-	// a value: a word that is not an option ends the run (ssh -p 2222
-	// after sshpass -f file ssh is ssh's port).
-	options = `(?:[ \t]+-[^\s;&|<>]+(?:[ \t]+[^-\s;&|<>][^\s;&|<>]*)?)*?`
-	// commandStart is where a command's name may begin: after a line's
-	// start, a shell's separator, a quote, '=', '@' or a path's '/', or
-	// after a word that is not an option (sudo, env X=1, docker exec db);
-	// after an option it is the option's value (docker run --name mysql).
-	commandStart = `(?:(?:^|[\r\n;&|(\x60"'=@/]|\$\()[ \t]*|(?:^|\s)[^-\s]\S*[ \t]+)`
+	// a value: a word that is not an option ends the run (docker run
+	// --name login is no login).
+	options = `(?:` + gap + `-` + shellWord + `(?:` + gap + `(?:` + quotedPiece + `|\\.|[^-\s"'\\;&|<>])` + `(?:` + shellWord + `)?)?)*?`
 	// anyWords are any words of the command.
-	anyWords = `(?:[ \t]+[^\s;&|<>]+)*?`
-	// commandValue is a password as a shell word.
-	commandValue = `(?:` + quotedPiece + `|\\.|[^\s"'\\;&|<>])+`
+	anyWords = `(?:` + gap + shellWord + `)*?`
+	// commandStart is where a command's name may begin: at a line's start
+	// (after a Makefile's @ or -, a YAML list's -), after a shell's
+	// separator or a quote, or after a word that is no long option
+	// (sudo -E, env X=1, kubectl exec pod --, srun --gres=gpu:1); after a
+	// long option it is the option's value (docker run --name mysql). A
+	// path may stand before it (/usr/bin/docker).
+	commandStart = `(?:(?:^|[\r\n;&|(\x60"']|\$\()[ \t]*(?:[@-][ \t]*)?|(?:^|\s)(?:[^-<\s]\S*|-[^-\s]\S*|--\S*=\S*|--)` + gap + `)(?:[.~]?/(?:[\w.-]+/)*)?`
+	// passwordValue is the value: a shell word that is not an option, an
+	// '=' or a value hidden already.
+	passwordValue = `(?:` + quotedPiece + `|\\.|[^-=\s"'\\;&|<>])(?:` + shellWord + `)?`
 )
 
 // passwordLetterRules are passwordLetters' place rules; a variable
-// reference ($REGISTRY_PASSWORD) is kept.
+// reference ($REGISTRY_PASSWORD) and a port mapping (8000:8000, which
+// docker run -p holds after a container named mysql) are kept.
 func passwordLetterRules() []placeRule {
 	var rules []placeRule
 	for _, c := range passwordLetters {
 		re := regexp.MustCompile(commandStart + c.command + `(?:\.exe)?` + c.between +
-			`[ \t]-` + c.letter + c.apart + `(?P<value>` + commandValue + `)`)
-		rules = append(rules, placeRule{re: re, keep: func(_, v string) bool { return !shellVariable(v) }, needs: []string{"-", "word:" + c.need}})
+			gap + `-` + c.letter + c.apart + `(?P<value>` + passwordValue + `)`)
+		rules = append(rules, placeRule{re: re, keep: func(_, v string) bool { return !shellVariable(v) && !portMapping.MatchString(v) },
+			needs: []string{"-", "word:" + c.need}})
 	}
 	return rules
 }
+
+// portMapping is a port published as docker writes it: [ip:]port:port.
+var portMapping = regexp.MustCompile(`^(?:[0-9.]+:)?[0-9]+:[0-9]+(?:/(?:tcp|udp))?$`)
 
 // findPlaced calls hide with the span of each secret the place rules find
 // in text.
