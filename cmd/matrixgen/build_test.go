@@ -508,9 +508,14 @@ func TestValidateAFolderAndSecrets(t *testing.T) {
 		t.Fatal("the sample has no launch_command")
 	}
 	writeFile(t, filepath.Join(runs, "b.json"), []byte(leak))
+	// A request's extra fields, written by hand: a map the walk of a
+	// run's text does not reach (a key under api_key passed unwarned).
+	writeFile(t, filepath.Join(runs, "c.json"), []byte(strings.Replace(string(sample), `"schema": 1,`,
+		`"schema": 1, "request": {"extra": {"api_key": "sk-proj-Abc123XyZ789LmNoPqRsTuVwXyZ0123456789", "metadata": {"auth": ["Bearer sk-proj-Abc123XyZ789LmNoPqRsTuVwXyZ0123456789"]}, "top_k": 20}},`, 1)))
 	code, stdout, stderr := matrixgenCmd(t, "validate", runs)
-	if code != 0 || strings.Count(stdout, "ok  ") != 2 || !strings.Contains(stderr, "b.json: launch_command holds what looks like a secret") ||
-		strings.Contains(stderr, "a.json") || strings.Contains(stderr, "hf_abc") {
+	if code != 0 || strings.Count(stdout, "ok  ") != 3 || !strings.Contains(stderr, "b.json: launch_command holds what looks like a secret") ||
+		!strings.Contains(stderr, "c.json: request.extra.api_key, request.extra.metadata.auth hold what looks like a secret") ||
+		strings.Contains(stderr, "a.json") || strings.Contains(stderr, "hf_abc") || strings.Contains(stderr, "Abc123") || strings.Contains(stderr, "top_k") {
 		t.Errorf("a folder: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if code, _, stderr := matrixgenCmd(t, "validate", empty); code != 1 || !strings.Contains(stderr, "nothing checked") {

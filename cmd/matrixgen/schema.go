@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
@@ -87,7 +90,7 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 					fmt.Fprintf(stdout, "ok  %s\n", term.Name(shown))
 				}
 				if fields := secretFields(e.Run); len(fields) > 0 {
-					fmt.Fprintf(stderr, "warning: %s: %s %s what looks like a secret, which a site built from it would publish: hide it in the file, as <redacted>\n",
+					fmt.Fprintf(stderr, "warning: %s: %s %s what looks like a secret, which a site built from it would publish (but in launch_command, which a build hides again): hide it in the file, as <redacted>\n",
 						term.Name(shown), strings.Join(fields, ", "), plural.Noun(len(fields), "holds", "hold"))
 				}
 			}
@@ -130,7 +133,8 @@ func renamed(err error, rename func(string) string) error {
 }
 
 // secretFields are the fields of a run whose text the redaction step
-// would change: what a site built from it would publish.
+// would change, and the entries of its request's maps the runner would
+// hide: what a site built from it would publish.
 func secretFields(r *matrixgen.Run) []string {
 	var fields []string
 	r.EachText(func(field, s string) {
@@ -138,5 +142,38 @@ func secretFields(r *matrixgen.Run) []string {
 			fields = append(fields, field)
 		}
 	})
+	if q := r.Request; q != nil {
+		fields = append(fields, secretEntries("request.chat_template_kwargs", q.ChatTemplateKwargs)...)
+		fields = append(fields, secretEntries("request.extra", q.Extra)...)
+	}
 	return fields
+}
+
+// secretEntries are the places under v, a request's value at field, that
+// the runner hides when it writes a run (runner's redactMap): a value under
+// a name that says secret, whole, and text the redaction step would change.
+// Run.EachText walks no map, and a key was published unwarned.
+func secretEntries(field string, v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			_, isNumber := v[k].(float64)
+			_, isBool := v[k].(bool)
+			if redact.Text(k) != k || v[k] != nil && !isBool && redact.NamesSecret(k, isNumber) {
+				out = append(out, field+"."+redact.Text(k))
+				continue
+			}
+			out = append(out, secretEntries(field+"."+k, v[k])...)
+		}
+	case []any:
+		for i, e := range v {
+			out = append(out, secretEntries(field+"["+strconv.Itoa(i)+"]", e)...)
+		}
+	case string:
+		if redact.Text(v) != v {
+			out = append(out, field)
+		}
+	}
+	return out
 }
