@@ -366,7 +366,7 @@ func compareSettings(r *matrixgen.Run) []compareFigure {
 		{Label: "Commit", Text: r.Engine.Commit},
 		{Label: "Benchmark tool", Text: joinNonEmpty(" ", r.Tool.Name, r.Tool.Version)},
 		{Label: "Decode test", Text: decodeTestLabel(r.Sweep.DecodeTest)},
-		{Label: "Time per measurement", Text: secondsIf(r.Sweep.DurationSeconds)},
+		{Label: "Time per measurement", Text: ifPositive(r.Sweep.DurationSeconds, planSeconds)},
 		{Label: "Repeats", Text: repeatsLabel(r.Sweep.Repeats)},
 		{Label: "Max output", Text: tokensIf(r.Sweep.MaxOutputTokens)},
 		{Label: "Power limit", Text: powerLimit(h.PowerLimitW, h.DefaultPowerLimitW)},

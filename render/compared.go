@@ -3,7 +3,6 @@ package render
 import (
 	"fmt"
 	"hash/fnv"
-	"hash/maphash"
 )
 
 // A run page links the compare pages the site builds of it. Which pairs
@@ -65,15 +64,14 @@ func comparedFiles(pairs []Pair) []indexFile {
 			continue
 		}
 		written = append(written, b)
-		var h maphash.Hash
-		h.SetSeed(printSeed)
-		writeInts(&h, b)
+		h := newPrint()
+		writeInts(h, b)
 		list := make([][2]any, len(ids))
 		for i, id := range ids {
-			writeStrings(&h, id)
+			writeStrings(h, id)
 			links := make([][2]string, len(byRun[id]))
 			for k, l := range byRun[id] {
-				writeStrings(&h, l.other, l.page)
+				writeStrings(h, l.other, l.page)
 				links[k] = [2]string{l.other, l.page}
 			}
 			list[i] = [2]any{id, links}
@@ -81,10 +79,9 @@ func comparedFiles(pairs []Pair) []indexFile {
 		files = append(files, indexFile{rel: comparedName(b), print: h.Sum64(),
 			make: func() ([]byte, error) { return scriptCall("matrixgenCompared", b, list) }})
 	}
-	var h maphash.Hash
-	h.SetSeed(printSeed)
-	writeInts(&h, len(written))
-	writeInts(&h, written...)
+	h := newPrint()
+	writeInts(h, len(written))
+	writeInts(h, written...)
 	files = append(files, indexFile{rel: comparedListName, print: h.Sum64(),
 		make: func() ([]byte, error) { return scriptCall("matrixgenComparedBuckets", written) }})
 	return files

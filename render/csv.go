@@ -74,7 +74,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 			"prefill", strconv.Itoa(p.ContextTokens), matrixgen.ContextLabel(p.ContextTokens), "1",
 			string(p.Status), csvSafe(p.Reason),
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
-			ifSet(p.Completed, strconv.Itoa), "", "", "", positive(p.PromptTokens),
+			ifSet(p.Completed, strconv.Itoa), "", "", "", ifPositive(p.PromptTokens, strconv.Itoa),
 			num(p.ServerPromptTokS), num(p.ServerPromptMs), num(p.ColdTTFTMs), low, high,
 			csvSafe(p.ServerClock), notServerPrefill(p), sp[0], sp[1], sp[2],
 		})
@@ -96,13 +96,6 @@ func csvRows(r *matrixgen.Run) [][]string {
 
 func num(v *float64) string {
 	return ifSet(v, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
-}
-
-func positive(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return strconv.Itoa(n)
 }
 
 func percentiles(p *matrixgen.Percentiles) [3]string {

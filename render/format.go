@@ -109,5 +109,13 @@ func ifSet[T any](v *T, format func(T) string) string {
 	return format(*v)
 }
 
+// ifPositive formats v, or is "" where it is not above zero.
+func ifPositive[T int | float64](v T, format func(T) string) string {
+	if v <= 0 {
+		return ""
+	}
+	return format(v)
+}
+
 // perWattText formats tok/s per watt with two decimals: "1.27".
 func perWattText(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }

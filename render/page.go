@@ -30,55 +30,46 @@ type pageBase struct {
 
 type runPage struct {
 	pageBase
-	// ID is the run's; Compared the script listing the compare pages of
-	// it, relative to the page, CompareBucket its number and ComparedList
-	// the script listing the buckets written (compared.go).
+	// ID is the run's; Compared, CompareBucket and ComparedList name its
+	// bucket of compare pages and the list of buckets (compared.go).
 	ID, Compared             string
 	CompareBucket            int
 	ComparedList             string
 	Heading, Subtitle, Shape string
 	Simulated, Incomplete    bool
 	// Disagreements lists the cells where our count and the server's own
-	// differ by more than matrixgen.CountDisagreement; DisagreementCells
-	// counts them ("1 cell").
+	// disagree; DisagreementCells counts them ("1 cell").
 	Disagreements     []string
 	DisagreementCells string
-	// PrefillNotes are what the prefill rows say beside their figures: a
-	// prompt one token short, the server's own prefill speed, a wait.
-	PrefillNotes []string
+	PrefillNotes      []string // what the prefill rows say beside their figures
 	// PrefillMarked: a prefill figure is not the server's prefill speed.
 	PrefillMarked bool
 	// ResumedDespite lists what differed when the run was resumed by force.
 	ResumedDespite []string
 	Panels         []panel
 	LaunchCommand  string
-	// LaunchArgs is the command split between its arguments, a span each,
-	// which the page keeps whole when it wraps ("--enable-auto-tool-choice",
-	// not "--" and the rest on the next line).
+	// LaunchArgs is the command split into its arguments, a span each,
+	// which the page keeps whole when it wraps.
 	LaunchArgs []string
 	Chart      any // an ECharts option, which the template writes as JSON
 	ChartLabel string
-	// Matrix is the decode matrix, drawn (matrixHTML).
-	Matrix template.HTML
-	Legend legend
+	Matrix     template.HTML // the decode matrix, drawn (matrixHTML)
+	Legend     legend
 	// LegendTitle names the matrix's figure and says how it is coloured.
 	LegendTitle string
 	// Views are the matrix coloured by other figures; nil: only total tok/s.
-	Views     []matrixView
-	ViewsJSON template.JS
-	// Measurements are the all-measurements table's row groups, drawn
-	// (measurementsHTML).
-	Measurements template.HTML
-	// Repeated says the decode cells were measured more than once: a
-	// cell's figures, latencies too, are then its median repeat's.
+	Views        []matrixView
+	ViewsJSON    template.JS
+	Measurements template.HTML // the all-measurements table, drawn
+	// Repeated says the decode cells were measured more than once, each
+	// showing its median repeat's figures.
 	Repeated bool
 	Details  template.JS // every cell's detail
 	Notes    *notes
 }
 
-// notes are a run's notes as its page shows them: goldmark's HTML, or,
-// where Markdown would cost too much (tooHardForMarkdown), the text as it
-// is and why.
+// notes are a run's notes as its page shows them: goldmark's HTML, or the
+// text as it is and why (tooHardForMarkdown).
 type notes struct {
 	HTML                template.HTML
 	Plain, PlainBecause string
@@ -89,8 +80,7 @@ type panel struct {
 	Rows  []panelRow
 }
 
-// panelRow is one figure of a panel; Whole keeps its value on one line (a
-// time: the panel's narrow column wrapped "UTC" alone).
+// panelRow is one figure of a panel; Whole keeps its value on one line.
 type panelRow struct {
 	Label, Value string
 	Whole        bool
@@ -107,15 +97,11 @@ type matrixRow struct {
 }
 
 type matrixCell struct {
-	// TTFT is the line under the figure: "256 ms TTFT", or "A → B" on a
-	// ratio matrix.
+	// TTFT is the line under the figure: "256 ms TTFT".
 	Class, Figure, Status, TTFT, Title string
-	// Anchor is the id of the cell's detail section, "cell-8K-16": the
-	// template writes its link "#…", one escaper less than a whole
-	// address at the start of href, on 64 cells a page.
+	// Anchor is the id of the cell's detail section, "cell-8K-16".
 	Anchor string
-	// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %",
-	// with its level where it is not 95 %: "±7.2 % (75 %)".
+	// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %".
 	Spread string
 }
 
@@ -137,8 +123,7 @@ type measurementGroup struct {
 }
 
 // measurementRow is one row of the all-measurements table, every figure
-// already formatted. Named fields, not a slice, keep the template simple and
-// fast: no index arithmetic per cell.
+// formatted.
 type measurementRow struct {
 	Class                                                   string
 	Context, Requests, Status                               string
@@ -211,9 +196,8 @@ func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 	return p, nil
 }
 
-// runTitle names a run as published matrices do, "<model> on <GPU> 96GB".
-// A simulated run names the sim, not the machine's hardware, which served
-// nothing; hardware a person typed is said to be given.
+// runTitle names a run as published matrices do, "<model> on <GPU> 96GB";
+// a simulated run names the sim, and typed hardware is marked as given.
 func runTitle(r *matrixgen.Run) string {
 	if r.Simulated {
 		return r.Model.Name + " on " + simulatedServer
@@ -327,7 +311,7 @@ func runPanels(r *matrixgen.Run) []panel {
 		"Benchmark tool", joinNonEmpty(" ", r.Tool.Name, r.Tool.Version),
 		"Decode test", decodeTestLabel(s.DecodeTest),
 		"Prefill mode", prefillModeLabel(s),
-		"Time per measurement", secondsIf(s.DurationSeconds),
+		"Time per measurement", ifPositive(s.DurationSeconds, planSeconds),
 		"Repeats", repeatsLabel(s.Repeats),
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
@@ -340,14 +324,11 @@ func runPanels(r *matrixgen.Run) []panel {
 	return slices.DeleteFunc([]panel{hw, engine, run}, func(p panel) bool { return len(p.Rows) == 0 })
 }
 
-// requestLabel is what every request carried beside the prompt, cut as
-// other shown text: a run file may hold megabytes in extra.
-func requestLabel(q *matrixgen.Request) string {
-	return cutTo(q.Text(), maxShownText)
-}
+// requestLabel is what every request carried beside the prompt, cut: a
+// run file may hold megabytes in extra.
+func requestLabel(q *matrixgen.Request) string { return cutTo(q.Text(), maxShownText) }
 
-// requestRows are the request's own settings, a row each (one row of all
-// three wrapped its JSON a few letters a line in the panel's column).
+// requestRows are the request's own settings, a row each.
 func requestRows(q *matrixgen.Request) []panelRow {
 	var out []panelRow
 	for _, p := range q.Parts() {
@@ -381,24 +362,11 @@ func countIf(ok bool, n int) string {
 
 // tokensIf is "4,096 tokens" ("1 token"), or "" for none.
 func tokensIf(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return count(n) + " " + plural.Noun(n, "token", "tokens")
+	return ifPositive(n, func(n int) string { return count(n) + " " + plural.Noun(n, "token", "tokens") })
 }
 
 func vram(gb float64) string {
-	if gb <= 0 {
-		return ""
-	}
-	return strconv.FormatFloat(gb, 'f', -1, 64) + " GB"
-}
-
-func secondsIf(s float64) string {
-	if s <= 0 {
-		return ""
-	}
-	return planSeconds(s)
+	return ifPositive(gb, func(gb float64) string { return strconv.FormatFloat(gb, 'f', -1, 64) + " GB" })
 }
 
 func boolIf(b *bool) string {

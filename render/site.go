@@ -45,13 +45,11 @@ type Site struct {
 	// and a GPU.
 	Compare []Pair
 	// PublishServerAddress publishes each run's server address
-	// (probe.base_url) in the site's copy of its run file. Off, the
-	// address is left out: an address on a lab's network says where its
-	// machines are, and a reader needs only the server's engine and model.
+	// (probe.base_url) in the site's copy of its run file; off, since an
+	// address on a lab's network says where its machines are.
 	PublishServerAddress bool
-	// Assets, when set, replaces the embedded templates and static files:
-	// `matrixgen serve` in a checkout reads them from disk so edits show at
-	// once.
+	// Assets, when set, replaces the embedded templates and static files
+	// (`matrixgen serve` in a checkout reads them from disk).
 	Assets *Assets
 }
 
@@ -78,29 +76,24 @@ const defaultTitle = "LLM inference speed test matrices"
 
 // Stats says what a build did.
 type Stats struct {
-	// Pages counts the HTML pages written: a build's every page (the
-	// runs', the index's, the compare pages, methodology.html and
-	// compare.html); an update's, those it rewrote.
+	// Pages counts the HTML pages written: all of a build's, those an
+	// update rewrote.
 	Pages int
 	Runs  int
-	// Reused counts the runs whose pages came unchanged from the site the
-	// build replaced (Cache).
+	// Reused counts the runs whose pages came from the old site (Cache).
 	Reused int
 	// Kept are files of the output folder no build wrote, carried over
 	// (a folder a line).
 	Kept []string
 	// Left are what the output folder held that no build wrote and that is
-	// not a regular file (a link, a pipe): not carried into the new site,
-	// which holds only regular files that resolve inside it.
+	// not a regular file (a link, a pipe): not carried into the new site.
 	Left []string
-	// Unproven are the names beside the site that look like a build's
-	// working folder but that no lock file proves a killed build's: left
-	// alone (package site's debris.go).
+	// Unproven are the names beside the site that look like a killed
+	// build's working folder but have no lock file: left alone.
 	Unproven []string
 	// Hidden are the runs whose launch command held what looks like a
-	// secret, hidden on their pages and in their run.json (published): the
-	// run file should hide it too. A build names every such run, its pages
-	// reused or not; an update the runs it changed.
+	// secret, hidden on their pages and run.json (published): the run file
+	// should hide it too. An update names only the runs it changed.
 	Hidden []string
 }
 
@@ -108,9 +101,8 @@ type Stats struct {
 // file beside the script says where it came from.
 const echartsVersion = "5.6.0"
 
-// Source is the runs a site publishes, loaded one at a time: a build holds
-// only the runs it is rendering, so a site of thousands of runs needs no
-// more memory than one of ten.
+// Source is the runs a site publishes, loaded one at a time, so a build
+// holds only the runs it is rendering.
 type Source interface {
 	Len() int
 	Entry(i int) (runfile.Entry, error)
@@ -140,10 +132,8 @@ func Names(list []string) string {
 }
 
 // Renderer turns runs into the files of a site: pages, scripts, CSV, the
-// sitemap. Its templates and Markdown converter are made once. It writes
-// what it makes to a Folder and reads nothing but its runs (Source) and
-// its templates, so where the files go, and how they are swapped in or
-// replaced, is package site's.
+// sitemap. It writes only through a Folder and reads only its runs and
+// templates: where the files go is package site's.
 type Renderer struct {
 	site        Site
 	index       *template.Template
@@ -154,33 +144,29 @@ type Renderer struct {
 	// (tables.go).
 	tables *texttemplate.Template
 	md     goldmark.Markdown
-	// page is a worker's buffer for its run pages, written into again for
-	// each run (renderRun): a page is 90 KB, and copying each out of a
-	// shared buffer was a sixth of a build's allocation. Nil outside a
-	// worker: each page gets its own.
+	// page is a worker's buffer for its run pages, reused for each run: a
+	// page is 90 KB, and copying each out was a sixth of a build's
+	// allocation. Nil outside a worker.
 	page *bytes.Buffer
 	ctx  context.Context // a build stops when it ends
-	// cache is the reuse cache of the site being replaced, nil where
-	// pages cannot be reused; inputs each run's inputs as this build read
-	// them.
+	// cache is the old site's reuse cache, or nil; inputs each run's
+	// inputs as this build read them.
 	cache  Cache
 	inputs map[string]string
 	reused int
 	hidden []string // the runs whose launch command the build redacted
-	// mu guards rows, every run's summary in the index's order as last
-	// written, which SiteCSV reads while an Update may replace it.
+	// mu guards rows, every run's summary in the index's order, which
+	// SiteCSV reads while an Update may replace it.
 	mu   *sync.RWMutex
 	rows []indexRow
 	// byID are the rows by run id, made by the first Update; pairs are
 	// the compare pages as last written.
 	byID  map[string]indexRow
 	pairs []Pair
-	// sitemapPrints are the prints of the sitemap's files as last
-	// written, for an Update to write only those a change changed.
-	sitemapPrints map[string]uint64
-	// indexPrints are the prints of the index's files as last written
-	// (index.go), by file: an Update rewrites those whose print changes.
-	indexPrints map[string]uint64
+	// sitemapPrints and indexPrints are the prints of the sitemap's and
+	// the index's files as last written: an Update rewrites those that
+	// change.
+	sitemapPrints, indexPrints map[string]uint64
 }
 
 // NewRenderer parses the site's templates.
@@ -212,9 +198,7 @@ func newMarkdown() goldmark.Markdown {
 }
 
 // noteHeadings demotes a note's headings below the page's "Notes" (an h2):
-// the note's highest level becomes an h3 and the others follow it, down to
-// h6, so no level is skipped. As written, a note's "#" stood larger than
-// the section holding it.
+// the highest becomes an h3 and the others follow it, down to h6.
 type noteHeadings struct{}
 
 func (noteHeadings) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
@@ -276,16 +260,19 @@ const (
 // (lazy continuation lines nest no deeper), so a line's prefix bounds the
 // depth of the whole note.
 func tooHardForMarkdown(src []byte) string {
-	if n := bytes.Count(src, []byte("*")) + bytes.Count(src, []byte("_")); n > maxEmphasisMarks {
-		return fmt.Sprintf("they hold %d emphasis marks, more than the %d a page renders", n, maxEmphasisMarks)
-	}
-	if n := bytes.Count(src, []byte("[")); n > maxLinkBrackets {
-		return fmt.Sprintf("they hold %d link brackets, more than the %d a page renders", n, maxLinkBrackets)
-	}
-	if n := bytes.Count(src, []byte("\n")); n > maxNoteLines {
-		// Each line can be a block (an empty list item, a heading):
-		// half a million of them took a second.
-		return fmt.Sprintf("they hold %d lines, more than the %d a page renders", n, maxNoteLines)
+	// Each line can be a block (an empty list item, a heading): half a
+	// million of them took a second.
+	for _, c := range []struct {
+		n, most int
+		what    string
+	}{
+		{bytes.Count(src, []byte("*")) + bytes.Count(src, []byte("_")), maxEmphasisMarks, "emphasis marks"},
+		{bytes.Count(src, []byte("[")), maxLinkBrackets, "link brackets"},
+		{bytes.Count(src, []byte("\n")), maxNoteLines, "lines"},
+	} {
+		if c.n > c.most {
+			return fmt.Sprintf("they hold %d %s, more than the %d a page renders", c.n, c.what, c.most)
+		}
 	}
 	line := 0
 	for text := range bytes.Lines(src) {
@@ -377,12 +364,8 @@ func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cach
 }
 
 // writeRuns loads and writes the run pages on every core, keeping of each
-// run only its summary (indexRow: its line on the index, what the reuse
-// cache and the compare pairs need, where its rows of runs.csv come from),
-// a few hundred bytes: a run is decoded, rendered, written and dropped, so
-// a build of 100,000 runs holds 100,000 summaries and the few runs in
-// flight, never every run. Pages are independent, and a site of a thousand
-// runs is mostly this loop.
+// run only its summary (indexRow), a few hundred bytes: a build of 100,000
+// runs holds 100,000 summaries and the few runs in flight, never every run.
 func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	rows := make([]indexRow, src.Len())
 	errs := make([]error, src.Len())
@@ -400,9 +383,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 			}
 			var e runfile.Entry
 			var err error
-			if fromFiles {
-				// The file's bytes, from now until its page is written,
-				// count against the build's budget.
+			if fromFiles { // its bytes count against the budget until its page is written
 				size := files.Size(i)
 				inFlight.acquire(size)
 				defer inFlight.release(size)
@@ -449,9 +430,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 				errs[i] = err
 				return
 			}
-			// What stays of the run: its summary. The entry, its bytes
-			// and its pages go with this call.
-			rows[i] = newIndexRow(e)
+			rows[i] = newIndexRow(e) // all that stays of the run
 			rows[i].sums, rows[i].hid = sums, hid
 		}
 	})
@@ -481,10 +460,8 @@ func (b *Renderer) worker() *Renderer {
 	return &w
 }
 
-// writeRun writes a run's folder (page, run.json, measurements.csv,
-// compare.js) and returns its files' hashes for the cache. Its rows of the
-// site's runs.csv are its measurements.csv's, read back when runs.csv is
-// written (sitecsv.go), not held meanwhile.
+// writeRun writes a run's folder (RunFiles) and returns its files' hashes
+// for the cache.
 func (b *Renderer) writeRun(out Folder, e runfile.Entry) (pageSums, error) {
 	files, err := b.renderRun(e)
 	if err == nil {
@@ -542,13 +519,9 @@ func (b *Renderer) renderRun(e runfile.Entry) ([]siteFile, error) {
 	}, nil
 }
 
-// SummaryBytes is the memory a build may keep for each run, beyond what it
-// holds whatever the runs: the run's summary (its indexRow and its
-// input's key for the reuse cache: 0.9 KB as TestSummaryFitsItsRoom
-// measures it, 1.2 KB of live heap a run in a 10,000-run build), with
-// room to spare. cmd/matrixgen grows the build's soft heap limit by it
-// for each run, so that the summaries of 100,000 runs do not leave the
-// collector working in what little remains of a fixed limit.
+// SummaryBytes is the memory a build may keep for each run: its summary
+// (0.9 KB as TestSummaryFitsItsRoom measures it), with room to spare.
+// cmd/matrixgen grows the build's soft heap limit by it for each run.
 const SummaryBytes = 2 << 10
 
 type indexRow struct {
@@ -560,8 +533,7 @@ type indexRow struct {
 	Simulated                        bool
 	started                          time.Time
 	// csvPrefix is the run's columns of runs.csv before its measurements,
-	// encoded, with the comma after them: its rows there are its
-	// measurements.csv's rows, each after it (sitecsv.go).
+	// encoded, with the comma after them (sitecsv.go).
 	csvPrefix string
 	csvRows   int32    // its rows of measurements (of runs.csv)
 	sums      pageSums // its files' hashes, for the reuse cache
@@ -584,9 +556,7 @@ func gpuOrNone(r *matrixgen.Run) string {
 	return dash
 }
 
-// newIndexRow is a run's summary. The strings many runs share (a lab has
-// a few GPUs, models, engines and dates, and thousands of runs) are
-// interned: each held once, however many rows name it.
+// newIndexRow is a run's summary, the strings many runs share interned.
 func newIndexRow(e runfile.Entry) indexRow {
 	r := e.Run
 	best, okBest := r.BestSingleStream()
@@ -601,16 +571,14 @@ func newIndexRow(e runfile.Entry) indexRow {
 		EngineName: intern(cmp.Or(r.Engine.Name, dash)),
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
-		BestPerWatt: bestPerWatt(r),
+		BestPerWatt: ifPositive(bestPerWattValue(r), perWattText),
 		started:     r.StartedAt,
 		csvPrefix:   siteCSVPrefix(e.ID, r), csvRows: int32(len(r.Prefill) + len(r.Decode)),
 	}
 }
 
-// interned holds one copy of each string summaries share. It is cleared
-// when it grows past maxInterned (a lab with that many GPUs and models
-// gains nothing from it), so serve, which makes summaries for as long
-// as it runs, never grows it without bound.
+// interned holds one copy of each string summaries share, cleared past
+// maxInterned so that serve never grows it without bound.
 var interned struct {
 	sync.Mutex
 	m map[string]string
@@ -630,15 +598,6 @@ func intern(s string) string {
 	}
 	interned.m[s] = s
 	return s
-}
-
-// bestPerWatt is the highest tok/s per watt of a valid cell, formatted.
-func bestPerWatt(r *matrixgen.Run) string {
-	best := bestPerWattValue(r)
-	if best == 0 {
-		return ""
-	}
-	return perWattText(best)
 }
 
 // bestPerWattValue is the highest tok/s per watt of a valid cell, 0 for a
@@ -668,11 +627,9 @@ func (b *Renderer) writeComparisons(out Folder, pairs []Pair) error {
 	return nil
 }
 
-// writeListings puts the rows in the index's order and writes what is made
-// of every run's row: the index, the compare picker, runs.csv, the sitemap
-// and the reuse cache. They are written at once, each reading the rows
-// and writing a file of its own: one after another they were a tenth of a
-// build on one core while the other waited.
+// writeListings puts the rows in the index's order and writes, at once,
+// what is made of every run's row: the index, the compare picker, runs.csv,
+// the sitemap and the reuse cache.
 func (b *Renderer) writeListings(out Folder, rows []indexRow, pairs []Pair, inputs map[string]string) error {
 	sortIndexOrder(rows)
 	writes := []func() error{
@@ -695,10 +652,7 @@ func (b *Renderer) writeListings(out Folder, rows []indexRow, pairs []Pair, inpu
 // ones, by id.
 func sortIndexOrder(rows []indexRow) {
 	slices.SortStableFunc(rows, func(x, y indexRow) int {
-		if c := y.started.Compare(x.started); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ID, y.ID)
+		return cmp.Or(y.started.Compare(x.started), cmp.Compare(x.ID, y.ID))
 	})
 }
 
@@ -711,7 +665,7 @@ func (b *Renderer) writeMethodology(out Folder) error {
 	page := methodologyPage{pageBase: b.base("", "How the figures are measured · "+b.site.Title,
 		"What prefill, sustained decode, TTFT, time between tokens and every status mean on these pages.", "methodology.html")}
 	for _, s := range matrixgen.Statuses {
-		page.Statuses = append(page.Statuses, legendStatus{Class: "st-" + string(s), Mark: statusMarks[s], Label: s.Label(), Text: s.Explanation()})
+		page.Statuses = append(page.Statuses, legendStatusOf(s))
 	}
 	return writePage(out, "methodology.html", b.methodology, page)
 }

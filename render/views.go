@@ -75,6 +75,25 @@ var viewSpecs = []viewSpec{
 	}, func(v float64) string { return "±" + decimal1(v) + " %" }, true, func(d *matrixgen.Decode) string { return decodeSpread(*d).levelNote() }},
 }
 
+// legendBins are a legend's colour steps from lo to hi, best last (where
+// lower is better, the best colour goes to the smallest figure); one for a
+// single figure.
+func legendBins(lo, hi float64, format func(float64) string, lowerBetter bool) []legendBin {
+	if hi <= lo {
+		return []legendBin{{Class: binClass(binCount - 1), Range: format(hi)}}
+	}
+	edges := binEdges(lo, hi, binCount)
+	bins := make([]legendBin, binCount)
+	for i := range bins {
+		from, to := edges[i], edges[i+1]
+		if lowerBetter {
+			from, to = edges[binCount-1-i], edges[binCount-i]
+		}
+		bins[i] = legendBin{Class: binClass(i), Range: format(from) + "–" + format(to)}
+	}
+	return bins
+}
+
 // matrixViews lays out every view the run has figures for; nil when it
 // has only total tok/s, and the page then offers no choice.
 func matrixViews(cells []orderedCell) []matrixView {
@@ -82,8 +101,7 @@ func matrixViews(cells []orderedCell) []matrixView {
 	for _, spec := range viewSpecs {
 		lo, hi, ok := math.Inf(1), 0.0, false
 		for _, c := range cells {
-			d := c.d
-			if v := spec.value(d); showsFigure(*d) && v != nil && *v > 0 {
+			if v := spec.value(c.d); showsFigure(*c.d) && v != nil && *v > 0 {
 				lo, hi, ok = min(lo, *v), max(hi, *v), true
 			}
 		}
@@ -95,20 +113,9 @@ func matrixViews(cells []orderedCell) []matrixView {
 		} else {
 			lo = anchoredLow(lo, hi)
 		}
-		v := matrixView{Name: spec.name, Label: spec.label, Cells: make(byID[[2]string], 0, len(cells))}
+		v := matrixView{Name: spec.name, Label: spec.label, Cells: make(byID[[2]string], 0, len(cells)),
+			Legend: legendBins(lo, hi, spec.format, spec.lowerBetter)}
 		single := hi <= lo
-		if single {
-			v.Legend = []legendBin{{Class: binClass(binCount - 1), Range: spec.format(hi)}}
-		} else {
-			edges := binEdges(lo, hi, binCount)
-			for i := range binCount {
-				from, to := edges[i], edges[i+1]
-				if spec.lowerBetter { // the best colour goes to the smallest figure
-					from, to = edges[binCount-1-i], edges[binCount-i]
-				}
-				v.Legend = append(v.Legend, legendBin{Class: binClass(i), Range: spec.format(from) + "–" + spec.format(to)})
-			}
-		}
 		for _, c := range cells {
 			d := c.d
 			x := spec.value(d)
