@@ -21,13 +21,10 @@ import (
 // Pair names two runs to compare: A is the baseline, B is read against it.
 type Pair struct{ A, B string }
 
-// compareID names a pair's compare page: "a--b" for two ids without "--"
-// (ids may hold '-', so "m--m" vs "n" and "m" vs "m--n" would both be
-// "m--m--n"), and otherwise, or when that name is long, the start of each
-// id and a hash of both: "a…--b…--<32 hex digits>". The names cannot meet:
-// in the first kind "--" is followed by a letter or digit once (an id
-// starts with one, and neither holds "--"), in the second twice; and two
-// of the second kind differ in their hash of both whole ids.
+// compareID names a pair's compare page: "a--b" for two short ids without
+// "--" ("m--m" vs "n" and "m" vs "m--n" would meet), otherwise the start of
+// each id and a hash of both: "a…--b…--<32 hex digits>". The first kind
+// holds "--" once, the second twice, so the two kinds cannot meet.
 func compareID(p Pair) string {
 	id := p.A + "--" + p.B
 	if len(id) <= maxCompareID && !strings.Contains(p.A, "--") && !strings.Contains(p.B, "--") {
@@ -42,9 +39,9 @@ func compareID(p Pair) string {
 const maxCompareID = 120
 
 // comparePairs are the configured pairs (kept in order) and, for runs that
-// share a model and a GPU, each run against the one before it: what changed
-// since last time. Comparing every such pair would grow with the square of
-// a lab's runs. Pairs naming a run the site does not have are reported.
+// share a model and a GPU, each run against the one before it (every such
+// pair would grow with the square of the runs). Pairs naming a run the
+// site does not have are an error.
 func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	var out []Pair
 	seen := map[Pair]bool{}
@@ -76,10 +73,7 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	}
 	slices.SortStableFunc(order, func(i, j int32) int {
 		x, y := &rows[i], &rows[j]
-		if c := x.started.Compare(y.started); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ID, y.ID)
+		return cmp.Or(x.started.Compare(y.started), cmp.Compare(x.ID, y.ID))
 	})
 	previous := map[[2]string]string{} // model and GPU → the latest run so far
 	for _, i := range order {
@@ -97,13 +91,9 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 }
 
 // A comparison has one implementation, the site script's: it pairs two
-// runs' compare data (compareRun, written once per run as
-// runs/<id>/compare.js) and draws settings, headline figures, prefill and
-// the decode ratio matrix. A built compare page and compare.html, which
-// takes its pair from its address, are the same page running it: only the
-// pair's source differs. The data is a script, not JSON to fetch, because
-// browsers load <script src> from file:// and refuse fetch there; and a
-// page loads only the two runs it compares, whatever the size of the lab.
+// runs' compare data (compareRun, runs/<id>/compare.js, a script because
+// browsers refuse fetch from file://) and draws them. A built compare page
+// and compare.html, which takes its pair from its address, are one page.
 
 // comparePage is a compare page: a built one names its pair, compare.html
 // leaves A and B empty for its address to fill.
@@ -139,18 +129,12 @@ type compareRules struct {
 	PrefillChart any              `json:"prefill_chart"`
 }
 
-// significanceTest is stats.CompareDecode's rule as the script repeats it
-// (significance in matrixgen.js). A decode cell with MinRepeats or more
-// valid repeats in both runs: Student's t over the repeats' tok/s (pooled
-// variance, computed in the same order as stats.PooledT), its |t| against
-// CriticalT[df − 1], the t at which the t distribution's p falls below
-// Alpha (the script has no incomplete beta, and by t it decides as stats
-// does). Otherwise (stats.CompareCell): a two-sided Mann–Whitney U over a
-// cell's per-second samples or a prefill row's requests, MinSamples or
-// more a side; exact without ties and at most ExactMax a side, its p
-// against Alpha; otherwise the normal approximation, its z against
-// CriticalZ, the z at which p falls below Alpha (by z, as stats does by p,
-// for want of an erfc).
+// significanceTest is stats.CompareDecode's rule as matrixgen.js repeats
+// it: Student's t over the repeats where both runs have MinRepeats, its |t|
+// against CriticalT[df − 1]; otherwise Mann–Whitney U (stats.CompareCell),
+// MinSamples or more a side, exact up to ExactMax a side, else its z
+// against CriticalZ. The script has neither an incomplete beta nor an erfc,
+// so it decides by t and z where stats decides by p.
 type significanceTest struct {
 	Alpha      float64   `json:"alpha"`
 	CriticalZ  float64   `json:"critical_z"`
@@ -287,9 +271,8 @@ func compareScript(id string, r *matrixgen.Run) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	const head, between, tail = "window.matrixgenRuns = window.matrixgenRuns || {};\nwindow.matrixgenRuns[", "] = ", ";\n"
-	out := make([]byte, 0, len(head)+len(key)+len(between)+len(data)+len(tail))
-	return append(append(append(append(append(out, head...), key...), between...), data...), tail...), nil
+	head := []byte("window.matrixgenRuns = window.matrixgenRuns || {};\nwindow.matrixgenRuns[")
+	return slices.Concat(head, key, []byte("] = "), data, []byte(";\n")), nil
 }
 
 func newCompareRun(id string, r *matrixgen.Run) compareRun {

@@ -5,17 +5,12 @@ import (
 	"hash/fnv"
 )
 
-// A run page links the compare pages the site builds of it. Which pairs
-// there are is known only once every run is read (comparePairs), after
-// the run pages are written one at a time, and a run added later pairs
-// with an earlier one, so the links are not in the page: they are in one
-// of comparedBuckets scripts (assets/compared/00.js … ff.js), the one the
-// run's id hashes to, which the page names when it is built and whose
-// script loads it (a script, not JSON to fetch, as browsers refuse fetch
-// from file://). Only the buckets that hold a pair are written, and
-// assets/compared/buckets.js lists them: a page loads that list first,
-// then its bucket only if listed, so no page asks for a file that is not
-// there, and a site of few pairs is not 256 files of nothing.
+// A run page links the compare pages of it. The pairs are known only once
+// every run is read, after its page is written, so the links are in one of
+// comparedBuckets scripts (assets/compared/00.js … ff.js), the one the
+// run's id hashes to. Only the buckets that hold a pair are written, and
+// assets/compared/buckets.js lists them, for a page to load its bucket
+// only if listed.
 
 // comparedBuckets is how many scripts the links are spread over: at
 // 100,000 runs each is some tens of kilobytes.

@@ -15,9 +15,8 @@ import (
 )
 
 // cellDetail is everything a run recorded for one decode cell, formatted,
-// for the panel a matrix cell opens. A page carries them all as one JSON
-// block that its script shows on demand: 64 cells of detail in HTML would
-// double the page and the time to build it. Every value is text, set with
+// for the panel a matrix cell opens: one JSON block a page, as 64 cells of
+// detail in HTML would double the page. Every value is text, set with
 // textContent by the script.
 type cellDetail struct {
 	Heading   string   `json:"heading"`
@@ -93,10 +92,8 @@ func (cells byID[T]) MarshalJSONTo(enc *jsontext.Encoder) error {
 
 // scriptJSONOptions write a page's JSON blocks as encoding/json writes
 // them, byte for byte: <, >, &, U+2028 and U+2029 escaped, so nothing in a
-// <script type="application/json"> block can close it or read as markup,
-// and an empty list null. Names are not checked for repeats: the blocks'
-// are struct fields and cellOrder's ids, each once, and the check was a
-// tenth of the writing.
+// script block can close it, and an empty list null. Names are not checked
+// for repeats (each is written once; the check was a tenth of the writing).
 var scriptJSONOptions = json.JoinOptions(
 	jsontext.EscapeForHTML(true),
 	jsontext.EscapeForJS(true),
@@ -106,15 +103,9 @@ var scriptJSONOptions = json.JoinOptions(
 	jsontext.AllowDuplicateNames(true),
 )
 
-// scriptJSON is v as a JSON block for a page.
-//
-// The block is trusted as JavaScript (template.JS): json v2 wrote it with
-// <, >, &, U+2028 and U+2029 escaped (scriptJSONOptions), so nothing in it
-// can close the script element or read as markup, whatever strings the run
-// holds (TestJSONBlocksAreEncodingJSONs). Left to html/template, the
-// page's largest blocks (a run's cell details and matrix views, 40 KB)
-// were marshalled again by encoding/json, which checks and escapes them a
-// second time: an eighth of a run page's cost.
+// scriptJSON is v as a JSON block for a page, trusted as JavaScript: it is
+// escaped as scriptJSONOptions say (TestJSONBlocksAreEncodingJSONs), and
+// html/template marshalling it again was an eighth of a run page's cost.
 func scriptJSON(v any) (template.JS, error) {
 	js, err := json.Marshal(v, scriptJSONOptions)
 	return template.JS(js), err
@@ -143,10 +134,8 @@ type orderedCell struct {
 	d  *matrixgen.Decode
 }
 
-// cellOrder lists a run's cells that were measured (all but the not-run
-// ones) by id, the order encoding/json gives a map's keys: the page's JSON
-// blocks map ids to cells. Of two cells with one id (contexts that print
-// alike) the later one stands, as it would in a map.
+// cellOrder lists a run's measured cells by id, as encoding/json orders a
+// map's keys; of two cells with one id the later stands, as in a map.
 func cellOrder(r *matrixgen.Run) []orderedCell {
 	var cells []orderedCell
 	for i := len(r.Decode) - 1; i >= 0; i-- { // the later of two first, which a stable sort keeps
@@ -181,7 +170,7 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 	c.Figures = []string{
 		ifSet(d.TotalTokS, decimal1), ifSet(d.PerRequestTokS, decimal1), ifSet(d.ServerPerRequestTokS, decimal1), ifSet(d.ClientRateOfServerTimed, decimal1),
 		ifSet(d.TTFTMs, pct), ifSet(d.TBTMs, pct), ifSet(d.AvgActive, decimal1), ifSet(d.Completed, count), ifSet(d.OutputTokens, count),
-		measuredFor(d), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
+		measuredFor(d), dateTime(d.WindowStart), tokenSourceLabels[d.TokenSource],
 		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), ifSet(d.IdleWaitSeconds, secs),
 	}
 	if sp := decodeSpread(*d); sp.ok {
@@ -229,20 +218,13 @@ func measuredFor(d *matrixgen.Decode) string {
 	return text + " × " + secs(*d.WindowSeconds) + "; the figures are the median repeat's"
 }
 
-func tokenSourceLabel(s matrixgen.TokenSource) string {
-	switch s {
-	case matrixgen.TokensContinuousUsage:
-		return "the server's usage on every chunk"
-	case matrixgen.TokensTimingsPerToken:
-		return "llama.cpp's per-chunk timings"
-	case matrixgen.TokensFinalUsage:
-		return "each request's final usage, spread over its chunks"
-	case matrixgen.TokensServerMetrics:
-		return "the server's metrics"
-	case matrixgen.TokensChunks:
-		return "counting chunks (the server sent no counts)"
-	}
-	return ""
+// tokenSourceLabels say where a cell's token counts came from.
+var tokenSourceLabels = map[matrixgen.TokenSource]string{
+	matrixgen.TokensContinuousUsage: "the server's usage on every chunk",
+	matrixgen.TokensTimingsPerToken: "llama.cpp's per-chunk timings",
+	matrixgen.TokensFinalUsage:      "each request's final usage, spread over its chunks",
+	matrixgen.TokensServerMetrics:   "the server's metrics",
+	matrixgen.TokensChunks:          "counting chunks (the server sent no counts)",
 }
 
 // serverCountText is the server's count beside ours: "1,234 tokens
@@ -290,14 +272,8 @@ func powerTexts(p *matrixgen.Power) []string {
 		}
 		gpus = append(gpus, strings.Join(parts, " "))
 	}
-	mean := ""
-	if p.MeanPowerW > 0 {
-		mean = decimal1(p.MeanPowerW) + " W mean, all GPUs"
-	}
-	energy := ""
-	if p.EnergyJoules > 0 {
-		energy = count(int(math.Round(p.EnergyJoules))) + " J"
-	}
+	mean := ifPositive(p.MeanPowerW, func(w float64) string { return decimal1(w) + " W mean, all GPUs" })
+	energy := ifPositive(p.EnergyJoules, func(j float64) string { return count(int(math.Round(j))) + " J" })
 	joules := ifSet(p.JoulesPer1KTokens, func(v float64) string { return decimal1(v) + " J" })
 	return []string{mean, energy, ifSet(p.TokSPerW, perWattText), joules, strings.Join(gpus, "; ")}
 }

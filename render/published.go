@@ -9,20 +9,12 @@ import (
 )
 
 // published is the run as the site publishes it, its run.json with it:
-//
-//   - without the server's address (probe.base_url) unless the site
-//     publishes addresses. The address is an internal one as often as not
-//     (10.x, a host on a lab's network, its port): the run file keeps it
-//     for `run -resume`, the site does not need it.
-//   - its launch command with its secrets hidden. `matrixgen run` and
-//     `import` hide them before they save, but a run file written by hand
-//     may hold a key there, and the page shows the command whole; hid
-//     says so, for the build to name the run. Only the launch command is
-//     read again: the one text a person types, and one call of the
-//     redaction step (~20 µs for a short command, ~0.4 ms for 900 bytes),
-//     where every text of a run would cost ~0.3 ms a run.
-//
-// A run with neither is published byte for byte.
+// without the server's address (probe.base_url) unless the site publishes
+// addresses, often a lab's internal ones; and its launch command with its
+// secrets hidden (hid), as a run file written by hand may hold a key there.
+// Only the launch command, the one text a person types, is redacted again:
+// every text would cost ~0.3 ms a run. A run with neither is published
+// byte for byte.
 func (b *Renderer) published(e runfile.Entry) (out runfile.Entry, hid bool, err error) {
 	run := *e.Run
 	changed := false

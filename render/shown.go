@@ -7,22 +7,23 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// A run file may hold any string a person or a server put there; a page
-// shows a bounded part of each, and run.json keeps the whole. A 60 MB model
-// name must not make every page of the site 60 MB.
+// A page shows a bounded part of each string of a run, and run.json the
+// whole: a 60 MB model name must not make every page 60 MB.
 const (
 	maxShownName = 200  // names and versions, shown in titles and tables
 	maxShownText = 4000 // everything else: reasons, commands, evidence
 )
 
-// shownRun is r, or a copy of it whose strings are cut for showing when
-// some string is too long to show whole. The copy shares what it does not
-// cut with r; what it cuts it copies first, so r stays as it was. Every
-// string of a run is listed here: TestShownRunCutsEveryString fills every
-// string a run can hold and fails on one left whole.
+// shownRun is r, or, when some string is too long to show whole, a copy
+// with its strings cut, sharing with r what it does not cut. Every string
+// of a run is listed here (TestShownRunCutsEveryString).
 func shownRun(r *matrixgen.Run) *matrixgen.Run {
 	c := *r
-	cut := cutAll(maxShownName, names(&c)...)
+	// Names are shown in titles and tables, cut shorter than the rest.
+	cut := cutAll(maxShownName, &c.Hardware.Type, &c.Hardware.GPU, &c.Hardware.CPU, &c.Hardware.OS, &c.Hardware.Driver,
+		&c.Engine.Name, &c.Engine.Version, &c.Engine.Quantization, &c.Engine.Backend, &c.Engine.Repository,
+		&c.Engine.Build, &c.Engine.Commit, &c.Model.Name, &c.Model.ServedName, &c.Model.Revision,
+		&c.Tool.Name, &c.Tool.Version)
 	cut = cutAll(maxShownText, &c.LaunchCommand, &c.Hardware.Kernel, &c.Hardware.CUDA, &c.Hardware.PCIe,
 		&c.Sweep.DecodeTest, &c.Sweep.PrefillMode, &c.Sweep.CacheMode) || cut
 	cut = cutEach(&c.Hardware.Given, cutText) || cut
@@ -39,9 +40,7 @@ func shownRun(r *matrixgen.Run) *matrixgen.Run {
 	if !cut {
 		return r // the usual case: nothing to cut, nothing copied
 	}
-	shown := new(matrixgen.Run)
-	*shown = c
-	return shown
+	return &c
 }
 
 // cutDecode is a decode cell with its strings and its repeats' cut, and
@@ -58,17 +57,6 @@ func cutDecode(d matrixgen.Decode) (matrixgen.Decode, bool) {
 	}) || cut
 	cut = cutEach(&d.Repeats, cutDecode) || cut
 	return d, cut // not in one statement: Go leaves unspecified whether d is read before the call
-}
-
-// names are a run's strings shown in titles and tables, cut shorter than
-// the rest.
-func names(r *matrixgen.Run) []*string {
-	return []*string{
-		&r.Hardware.Type, &r.Hardware.GPU, &r.Hardware.CPU, &r.Hardware.OS, &r.Hardware.Driver,
-		&r.Engine.Name, &r.Engine.Version, &r.Engine.Quantization, &r.Engine.Backend, &r.Engine.Repository,
-		&r.Engine.Build, &r.Engine.Commit, &r.Model.Name, &r.Model.ServedName, &r.Model.Revision,
-		&r.Tool.Name, &r.Tool.Version,
-	}
 }
 
 // cutAll cuts each string to n bytes (cutText), reporting whether it cut
