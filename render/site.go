@@ -377,21 +377,17 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
 		return func(i int) {
-			if err := b.ctx.Err(); err != nil {
+			if fromFiles { // its bytes count against the budget until its page is written
+				size := files.Size(i)
+				inFlight.acquire(size)
+				defer inFlight.release(size)
+			}
+			if err := b.ctx.Err(); err != nil { // it may have waited
 				errs[i] = err
 				return
 			}
 			var e runfile.Entry
 			var err error
-			if fromFiles { // its bytes count against the budget until its page is written
-				size := files.Size(i)
-				inFlight.acquire(size)
-				defer inFlight.release(size)
-				if err := b.ctx.Err(); err != nil { // it may have waited
-					errs[i] = err
-					return
-				}
-			}
 			if fromFiles && b.cache != nil {
 				// Read, and decode only a run whose page cannot be reused.
 				if e, err = files.Read(i); err == nil {
@@ -410,28 +406,28 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 			} else {
 				e, err = src.Entry(i)
 			}
-			var hid bool
-			if err == nil {
-				// Pages show a bounded part of each string; run.json, made
-				// from the entry before that, keeps them whole.
-				if e, hid, err = b.published(e); hid {
-					hidden.add(e.ID)
-				}
-				e.Run = shownRun(e.Run)
-			}
 			if err == nil {
 				err = b.ctx.Err() // decoding may have taken a while
 			}
-			var sums pageSums
+			var laidOut []siteFile
+			if err == nil { // the summary is all that stays of the run
+				rows[i], laidOut, err = w.layOut(e)
+			}
 			if err == nil {
-				sums, err = w.writeRun(out, e)
+				err = b.ctx.Err() // laying a page out may have taken a while
+			}
+			if err == nil {
+				var werrs []error
+				for _, f := range laidOut {
+					werrs = append(werrs, out.WriteFile(f.rel, f.data))
+				}
+				err = errors.Join(werrs...)
 			}
 			if err != nil {
 				errs[i] = err
-				return
+			} else if rows[i].hid {
+				hidden.add(e.ID)
 			}
-			rows[i] = newIndexRow(e) // all that stays of the run
-			rows[i].sums, rows[i].hid = sums, hid
 		}
 	})
 	if err := b.ctx.Err(); err != nil {
@@ -460,21 +456,22 @@ func (b *Renderer) worker() *Renderer {
 	return &w
 }
 
-// writeRun writes a run's folder (RunFiles) and returns its files' hashes
-// for the cache.
-func (b *Renderer) writeRun(out Folder, e runfile.Entry) (pageSums, error) {
-	files, err := b.renderRun(e)
-	if err == nil {
-		err = b.ctx.Err() // laying a page out may have taken a while
-	}
+// layOut is a run's summary and its folder's files (RunFiles), as
+// published. Pages show a bounded part of each string; run.json, made from
+// the entry before that, keeps them whole.
+func (b *Renderer) layOut(e runfile.Entry) (indexRow, []siteFile, error) {
+	e, hid, err := b.published(e)
 	if err != nil {
-		return pageSums{}, err
+		return indexRow{}, nil, err
 	}
-	var errs []error
-	for _, f := range files {
-		errs = append(errs, out.WriteFile(f.rel, f.data))
+	e.Run = shownRun(e.Run)
+	files, err := b.renderRun(e)
+	if err != nil {
+		return indexRow{}, nil, err
 	}
-	return sumsOf(files), errors.Join(errs...)
+	row := newIndexRow(e)
+	row.sums, row.hid = sumsOf(files), hid
+	return row, files, nil
 }
 
 // siteFile is one file of the site and its content.

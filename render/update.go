@@ -24,11 +24,13 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 	rendered := make([]renderedRun, changed.Len())
 	var bad []error
 	for i := range rendered {
-		r, err := b.renderChanged(changed, i)
+		e, err := changed.Entry(i)
+		if err == nil {
+			rendered[i].row, rendered[i].files, err = b.layOut(e)
+		}
 		if err != nil {
 			bad = append(bad, err)
 		}
-		rendered[i] = r
 	}
 	if len(bad) > 0 {
 		return Stats{}, &BadRunsError{Errs: bad}
@@ -142,26 +144,6 @@ func (b *Renderer) SiteCSV(w io.Writer, out Folder, name string) (ok bool, err e
 type renderedRun struct {
 	row   indexRow
 	files []siteFile
-}
-
-// renderChanged reads and lays out the run i of changed.
-func (b *Renderer) renderChanged(changed Source, i int) (renderedRun, error) {
-	e, err := changed.Entry(i)
-	if err != nil {
-		return renderedRun{}, err
-	}
-	e, hid, err := b.published(e)
-	if err != nil {
-		return renderedRun{}, err
-	}
-	e.Run = shownRun(e.Run)
-	files, err := b.renderRun(e)
-	if err != nil {
-		return renderedRun{}, err
-	}
-	row := newIndexRow(e)
-	row.sums, row.hid = sumsOf(files), hid
-	return renderedRun{row: row, files: files}, nil
 }
 
 // updateComparisons writes the compare pages that are new and removes
