@@ -102,9 +102,7 @@ type comparePage struct {
 	Heading string
 	A, B    string
 	Rules   jsontext.Value
-	// Test says, under the ratio matrix, which test marks a cell and at
-	// what level.
-	Test string
+	Test    significanceTest // said in words under the ratio matrix
 }
 
 func (b *Renderer) newComparePage(p Pair) comparePage {
@@ -116,7 +114,7 @@ func (b *Renderer) newComparePage(p Pair) comparePage {
 		page.pageBase = b.base("../../", page.Heading+" · "+b.site.Title,
 			"Speed test matrices compared: "+p.A+" and "+p.B+".", "compare/"+compareID(p)+"/")
 	}
-	page.Charts, page.Rules, page.Test = true, compareRulesJS(), significanceText()
+	page.Charts, page.Rules, page.Test = true, compareRulesJS(), compareTest()
 	return page
 }
 
@@ -144,21 +142,8 @@ type significanceTest struct {
 	CriticalT  []float64 `json:"critical_t"`
 }
 
-// significanceText is the test and its level in words, under the matrix.
-func significanceText() string {
-	return fmt.Sprintf("A ratio is coloured as a gain or a loss, and marked ≠ (differs), only where the difference is significant, "+
-		"p < %g for each cell on its own (about 1 cell in %.0f is marked by chance when nothing changed). "+
-		"A cell both runs measured %d times or more (-repeat) is tested over its repeats: Student's two-sample t of each repeat's tok/s, "+
-		"the variance pooled, since drift on a machine moves whole repeats and would make the seconds inside them look different when nothing changed. "+
-		"Any other cell, and a prefill row, is tested by a two-sided Mann–Whitney U of its tok/s second by second over every repeat (a prefill row's requests). "+
-		"~ where it was tested and is not significant; ~ (against) where the test finds the difference on the other side of the ratio shown "+
-		"(a median repeat's against the repeats' mean): neither a gain nor a loss. "+
-		"untested where no test could be made: fewer than %d samples a side, or too few to ever reach p < %g (3 against 3 cannot go below 0.1), uncoloured; "+
-		"or a run kept no per-second samples (other tools' runs), its ratio coloured as measured. "+
-		"A prefill row is coloured, and its higher figure starred, only where significant; a headline figure is one number a run, never tested. "+
-		"matrixgen compare -fail-on gates on these p corrected by Holm's method over the cells that can reach %g; untested cells are outside that family. "+
-		"A cell whose requests queued is never marked, and one of 0 tok/s in either run has no ratio.", stats.Alpha, 1/stats.Alpha, stats.MinRepeats, stats.MinSamples, stats.Alpha, stats.Alpha)
-}
+// Chance is how many cells are tested for one to be marked by chance.
+func (t significanceTest) Chance() float64 { return 1 / t.Alpha }
 
 type ratioBin struct {
 	Below *float64 `json:"below"` // nil: no bound
@@ -176,10 +161,13 @@ var ratioBins = []ratioBin{
 	{nil, "ratio-4", "above 1.25×"},
 }
 
-var compareRulesJS = sync.OnceValue(func() jsontext.Value {
-	test := significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples, ExactMax: stats.MaxExactSize,
+var compareTest = sync.OnceValue(func() significanceTest {
+	return significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples, ExactMax: stats.MaxExactSize,
 		MinRepeats: stats.MinRepeats, CriticalT: stats.CriticalTs()}
-	return chartJSON(compareRules{RatioBins: ratioBins, Test: test, PrefillChart: comparePrefillChart()})
+})
+
+var compareRulesJS = sync.OnceValue(func() jsontext.Value {
+	return chartJSON(compareRules{RatioBins: ratioBins, Test: compareTest(), PrefillChart: comparePrefillChart()})
 })
 
 // comparePrefillChart is the option of the compare pages' prefill chart

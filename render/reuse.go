@@ -9,9 +9,8 @@ import (
 )
 
 // A build reuses the pages of the runs whose inputs did not change since
-// the site it replaces was built (package site keeps the cache, signed,
-// in the site, and links the old folders into the new site). This is what
-// the cache holds of a run, and how a build asks for it (Cache).
+// the site it replaces was built (package site keeps the cache). This is
+// what the cache holds of a run.
 
 // CachedRun is what the reuse cache keeps of a run: its id, what its pages
 // are made of besides matrixgen and the site (its input), and its summary.
@@ -68,10 +67,8 @@ const MeasurementsFile = "measurements.csv"
 func sumsOf(files []siteFile) pageSums {
 	var sums pageSums
 	for _, f := range files {
-		for i, name := range RunFiles {
-			if path.Base(f.rel) == name {
-				sums[i] = sha256.Sum256(f.data)
-			}
+		if i := slices.Index(RunFiles, path.Base(f.rel)); i >= 0 {
+			sums[i] = sha256.Sum256(f.data)
 		}
 	}
 	return sums

@@ -631,7 +631,8 @@ func (b *Renderer) writeListings(out Folder, rows []indexRow, pairs []Pair, inpu
 	sortIndexOrder(rows)
 	writes := []func() error{
 		func() error { return b.writeIndex(out, rows, pairs) },
-		func() error { return b.writePick(out) },
+		// compare.html compares the two runs its address names (?a=…&b=…).
+		func() error { return writePage(out, "compare.html", b.compare, b.newComparePage(Pair{})) },
 		func() error { return b.writeSiteCSV(out, rows) },
 		func() error { return b.writeSitemap(out, rows) },
 		func() error { return b.writeReuse(rows, inputs) },
@@ -665,12 +666,6 @@ func (b *Renderer) writeMethodology(out Folder) error {
 		page.Statuses = append(page.Statuses, legendStatusOf(s))
 	}
 	return writePage(out, "methodology.html", b.methodology, page)
-}
-
-// writePick writes compare.html, which compares the two runs its address
-// names (?a=…&b=…), as a built compare page does.
-func (b *Renderer) writePick(out Folder) error {
-	return writePage(out, "compare.html", b.compare, b.newComparePage(Pair{}))
 }
 
 func rawIfOK(ok bool, v float64) string {
