@@ -175,15 +175,11 @@ var compareRulesJS = sync.OnceValue(func() jsontext.Value {
 // figures at their ends read across at any width.
 func comparePrefillChart() map[string]any {
 	bar := charts.NewBar()
-	bar.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: "compare-prefill-chart"}),
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "12%", Top: "36", Bottom: "24"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "prompt tok/s", Type: "value", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "category", Inverse: opts.Bool(true)}),
-		charts.WithAnimation(false),
-	)
+	bar.SetGlobalOptions(append(axisChartOpts(opts.Initialization{ChartID: "compare-prefill-chart"},
+		opts.XAxis{Name: "prompt tok/s", Type: "value", NameLocation: "middle", NameGap: 28},
+		opts.YAxis{Type: "category", Inverse: opts.Bool(true)},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "12%", Top: "36", Bottom: "24"}),
+		topLegend)...)
 	label := &opts.Label{Show: opts.Bool(true), Position: "right", FontSize: 12}
 	bar.AddSeries("A", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}), charts.WithLabelOpts(*label)).
 		AddSeries("B", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}), charts.WithLabelOpts(*label))
@@ -194,13 +190,11 @@ func comparePrefillChart() map[string]any {
 // compareRun is what a comparison reads of one run, every figure as the
 // run's page formats it; the script only pairs two and divides.
 type compareRun struct {
-	ID        string `json:"id"`
-	Title     string `json:"title"`
-	Date      string `json:"date"`
-	Simulated bool   `json:"simulated"`
-	// Incomplete: the run's sweep stopped before it finished; its headline
-	// figures cover only what it measured.
-	Incomplete bool             `json:"incomplete,omitempty"`
+	ID         string           `json:"id"`
+	Title      string           `json:"title"`
+	Date       string           `json:"date"`
+	Simulated  bool             `json:"simulated"`
+	Incomplete bool             `json:"incomplete,omitempty"` // its sweep stopped before it finished
 	Settings   []compareFigure  `json:"settings"`
 	Launch     []string         `json:"launch"`
 	Headline   []compareFigure  `json:"headline"`
@@ -223,9 +217,7 @@ type comparePrefill struct {
 	Text    string   `json:"text"`            // the figure, or the status
 	Server  string   `json:"server"`          // the server's own prefill tok/s
 	Cold    string   `json:"cold"`            // the cold request's TTFT
-	// Samples are a valid row's measured requests' prompt tok/s
-	// (stats.PrefillSamples), for the page's test; none where the run kept
-	// no requests.
+	// Samples are a valid row's requests' prompt tok/s, for the test.
 	Samples []float64 `json:"samples,omitempty"`
 }
 
@@ -235,16 +227,12 @@ type compareCell struct {
 	Concurrency int      `json:"concurrency"`
 	TotalTokS   *float64 `json:"total_tok_s,omitempty"` // where the matrix shows a figure
 	Text        string   `json:"text"`                  // the figure, or the status
-	// Status is the status of a cell that shows a figure without being
-	// valid (its requests queued): never marked a gain or a loss.
+	// Status is that of a cell that shows a figure without being valid
+	// (its requests queued): never marked a gain or a loss.
 	Status string `json:"status,omitempty"`
-	// Seconds are a valid cell's samples for the significance test: its
-	// tokens in each second of its window, of every valid repeat
-	// (stats.DecodeSeconds); none where the run kept none.
-	Seconds []int `json:"seconds,omitempty"`
-	// Repeats are a valid cell's valid repeats' total tok/s
-	// (stats.RepeatTotals), which the test reads where both runs have
-	// MinRepeats of them; none where the sweep did not repeat.
+	// Seconds (stats.DecodeSeconds) and Repeats (stats.RepeatTotals) are a
+	// valid cell's samples for the significance test.
+	Seconds []int     `json:"seconds,omitempty"`
 	Repeats []float64 `json:"repeats,omitempty"`
 }
 

@@ -160,38 +160,30 @@ func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 		p.Chart, p.ChartLabel = prefillChart(r)
 	}
 	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
-	measurements, err := b.measurementsHTML(measurementRows(r))
-	if err != nil {
+	var err error
+	if p.Measurements, err = b.measurementsHTML(measurementRows(r)); err != nil {
 		return nil, fmt.Errorf("%s: all measurements: %w", e.ID, err)
 	}
-	p.Measurements = measurements
-	m, lg := decodeMatrix(r)
+	var m matrix
+	m, p.Legend = decodeMatrix(r)
 	if p.Matrix, err = b.matrixHTML(m); err != nil {
 		return nil, fmt.Errorf("%s: decode matrix: %w", e.ID, err)
 	}
-	p.Legend = lg
 	cells := cellOrder(r)
-	p.Views = matrixViews(cells)
-	if p.Views != nil {
-		js, err := scriptJSON(p.Views)
-		if err != nil {
+	if p.Views = matrixViews(cells); p.Views != nil {
+		if p.ViewsJSON, err = scriptJSON(p.Views); err != nil {
 			return nil, fmt.Errorf("%s: matrix views: %w", e.ID, err)
 		}
-		p.ViewsJSON = js
 	}
 	if d := cellDetails(r, cells); d != nil {
-		js, err := scriptJSON(d)
-		if err != nil {
+		if p.Details, err = scriptJSON(d); err != nil {
 			return nil, fmt.Errorf("%s: cell details: %w", e.ID, err)
 		}
-		p.Details = js
 	}
 	if len(e.Notes) > 0 {
-		notes, err := b.markdown(e.Notes)
-		if err != nil {
+		if p.Notes, err = b.markdown(e.Notes); err != nil {
 			return nil, fmt.Errorf("%s: notes: %w", e.ID, err)
 		}
-		p.Notes = notes
 	}
 	return p, nil
 }
