@@ -28,13 +28,11 @@ func shownRun(r *matrixgen.Run) *matrixgen.Run {
 		&c.Sweep.DecodeTest, &c.Sweep.PrefillMode, &c.Sweep.CacheMode) || cut
 	cut = cutEach(&c.Hardware.Given, cutText) || cut
 	cut = cutEach(&c.ResumedDespite, cutText) || cut
-	cut = cutPointed(&c.Probe, func(p matrixgen.Probe) (matrixgen.Probe, bool) {
-		cut := cutAll(maxShownText, &p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot, &p.Tokenizer, &p.KVSource, &p.BaseURL)
-		return p, cut
+	cut = cutPointed(&c.Probe, func(p *matrixgen.Probe) bool {
+		return cutAll(maxShownText, &p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot, &p.Tokenizer, &p.KVSource, &p.BaseURL)
 	}) || cut
-	cut = cutEach(&c.Prefill, func(p matrixgen.Prefill) (matrixgen.Prefill, bool) {
-		cut := cutAll(maxShownText, (*string)(&p.Status), &p.Reason, &p.ServerClock, &p.Note)
-		return p, cut
+	cut = cutEach(&c.Prefill, func(p *matrixgen.Prefill) bool {
+		return cutAll(maxShownText, (*string)(&p.Status), &p.Reason, &p.ServerClock, &p.Note)
 	}) || cut
 	cut = cutEach(&c.Decode, cutDecode) || cut
 	if !cut {
@@ -43,20 +41,13 @@ func shownRun(r *matrixgen.Run) *matrixgen.Run {
 	return &c
 }
 
-// cutDecode is a decode cell with its strings and its repeats' cut, and
+// cutDecode cuts a decode cell's strings and its repeats', reporting
 // whether it cut any.
-func cutDecode(d matrixgen.Decode) (matrixgen.Decode, bool) {
+func cutDecode(d *matrixgen.Decode) bool {
 	cut := cutAll(maxShownText, (*string)(&d.Status), &d.Reason, (*string)(&d.TokenSource), &d.PowerMissing)
-	cut = cutPointed(&d.Loop, func(l matrixgen.LoopEvidence) (matrixgen.LoopEvidence, bool) {
-		cut := cutAll(maxShownText, &l.Unit, &l.Excerpt)
-		return l, cut
-	}) || cut
-	cut = cutPointed(&d.ServerCount, func(s matrixgen.ServerCount) (matrixgen.ServerCount, bool) {
-		cut := cutAll(maxShownText, &s.Source)
-		return s, cut
-	}) || cut
-	cut = cutEach(&d.Repeats, cutDecode) || cut
-	return d, cut // not in one statement: Go leaves unspecified whether d is read before the call
+	cut = cutPointed(&d.Loop, func(l *matrixgen.LoopEvidence) bool { return cutAll(maxShownText, &l.Unit, &l.Excerpt) }) || cut
+	cut = cutPointed(&d.ServerCount, func(s *matrixgen.ServerCount) bool { return cutAll(maxShownText, &s.Source) }) || cut
+	return cutEach(&d.Repeats, cutDecode) || cut
 }
 
 // cutAll cuts each string to n bytes (cutText), reporting whether it cut
@@ -71,19 +62,15 @@ func cutAll(n int, strings ...*string) bool {
 	return cut
 }
 
-// cutText is a string of a list cut to maxShownText bytes, and whether it
-// was.
-func cutText(s string) (string, bool) {
-	cut := cutAll(maxShownText, &s)
-	return s, cut
-}
+// cutText cuts a string of a list to maxShownText bytes.
+func cutText(s *string) bool { return cutAll(maxShownText, s) }
 
-// cutEach cuts the elements of *list: where cut changes one, *list becomes
-// a copy of the list holding the changed elements.
-func cutEach[T any](list *[]T, cut func(T) (T, bool)) bool {
+// cutEach cuts copies of the elements of *list: where cut changes one,
+// *list becomes a copy of the list holding the changed elements.
+func cutEach[T any](list *[]T, cut func(*T) bool) bool {
 	var out []T
 	for i, e := range *list {
-		if e, changed := cut(e); changed {
+		if cut(&e) {
 			if out == nil {
 				out = slices.Clone(*list)
 			}
@@ -99,16 +86,16 @@ func cutEach[T any](list *[]T, cut func(T) (T, bool)) bool {
 
 // cutPointed cuts a copy of **p: where cut changes it, *p points to the
 // copy.
-func cutPointed[T any](p **T, cut func(T) (T, bool)) bool {
+func cutPointed[T any](p **T, cut func(*T) bool) bool {
 	if *p == nil {
 		return false
 	}
-	c, changed := cut(**p)
-	if changed {
-		*p = new(T)
-		**p = c
+	c := **p
+	if !cut(&c) {
+		return false
 	}
-	return changed
+	*p = &c
+	return true
 }
 
 // cutTo cuts s to at most n bytes on a character boundary, marked with an

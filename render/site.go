@@ -241,11 +241,9 @@ func (b *Renderer) markdown(src []byte) (*notes, error) {
 	return &notes{HTML: template.HTML(buf.String())}, nil
 }
 
-// Budgets of the Markdown constructs whose cost grows faster than the text:
-// a note of any size within them renders in milliseconds (measured: 10,000
-// emphasis marks 24 ms, 30,000 a third of a second, 60,000 nearly three;
-// a thousand nested list levels over a second; "> - " 80,000 times, one
-// line nested 160,000 deep, 42 s, and "+ " or "1. " as long, 40 s and 23 s).
+// Budgets of the Markdown constructs whose cost grows faster than the text,
+// within which a note of any size renders in milliseconds (60,000 emphasis
+// marks took three seconds, a thousand nested list levels over one).
 const (
 	maxEmphasisMarks = 4000
 	maxLinkBrackets  = 4000
@@ -255,10 +253,8 @@ const (
 )
 
 // tooHardForMarkdown says why a note would be too costly to render as
-// Markdown, or "" when it is not. Nesting is measured line by line: a block
-// is nested by the markers and the indentation its line starts with
-// (lazy continuation lines nest no deeper), so a line's prefix bounds the
-// depth of the whole note.
+// Markdown, or "" when it is not. Nesting is measured line by line, as a
+// line's prefix bounds its blocks' depth.
 func tooHardForMarkdown(src []byte) string {
 	// Each line can be a block (an empty list item, a heading): half a
 	// million of them took a second.
@@ -289,9 +285,8 @@ func tooHardForMarkdown(src []byte) string {
 }
 
 // containers measures the block containers a line of Markdown starts
-// with: how many it opens ('>' and list markers: "-", "*", "+", "1." or
-// "1)" followed by a space, a tab or the line's end) and how wide their
-// prefix is, indentation included.
+// with ('>' and list markers): how many it opens and how wide their prefix
+// is, indentation included.
 func containers(line []byte) (depth, width int) {
 	i := 0
 	for i < len(line) {
@@ -328,9 +323,8 @@ func markerEnds(line []byte, i int) bool {
 }
 
 // Build writes the site of the runs of src into out, a fresh folder, and
-// keeps what it laid out for the Updates that follow. cache, when not
-// nil, gives the pages of runs that did not change since the site being
-// replaced was built. It stops when ctx ends.
+// keeps what it laid out for the Updates that follow. cache, when not nil,
+// gives the pages of unchanged runs. It stops when ctx ends.
 func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cache) (Stats, error) {
 	b.ctx, b.cache = ctx, cache
 	defer func() { b.cache, b.inputs = nil, nil }()
@@ -357,8 +351,6 @@ func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cach
 	b.mu.Lock()
 	b.rows, b.byID, b.pairs = rows, nil, pairs
 	b.mu.Unlock()
-	// Every HTML page: the runs', the index's, methodology.html,
-	// compare.html and the compare pages.
 	indexPages := max(1, (len(rows)+sitesize.IndexPageRuns-1)/sitesize.IndexPageRuns)
 	return Stats{Pages: len(rows) + indexPages + 2 + len(pairs), Runs: len(rows), Reused: b.reused, Hidden: b.hidden}, nil
 }
@@ -537,9 +529,8 @@ type indexRow struct {
 	hid       bool     // the build hid a secret in its launch command
 }
 
-// gpuOrNone is the index's GPU: the GPU, or "none (CPU)" for a machine
-// without one, so a CPU's name never passes for a GPU in the filter; for a
-// simulated run the sim, and a GPU a person typed marked as given.
+// gpuOrNone is the index's GPU: the GPU (marked when given), the sim, or
+// "none (CPU)", so a CPU's name never passes for a GPU in the filter.
 func gpuOrNone(r *matrixgen.Run) string {
 	h := r.Hardware
 	switch {
@@ -610,8 +601,7 @@ func bestPerWattValue(r *matrixgen.Run) float64 {
 	return best
 }
 
-// writeComparisons writes a page for each pair: the page names its pair,
-// and its script draws it from the runs' compare.js.
+// writeComparisons writes a page for each pair.
 func (b *Renderer) writeComparisons(out Folder, pairs []Pair) error {
 	for _, p := range pairs {
 		if err := b.ctx.Err(); err != nil {
