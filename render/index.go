@@ -226,18 +226,14 @@ type indexPage struct {
 	Many        bool
 	Filters     []filter
 	Comparisons []comparisonLink
-	// Efficiency shows the tok/s per watt column: some run has telemetry.
-	Efficiency bool
-	Chart      any // which setup is fastest (indexChart)
-	ChartLabel string
+	Efficiency  bool // the tok/s per watt column: some run has telemetry
+	Chart       any  // which setup is fastest (indexChart)
+	ChartLabel  string
 	// Pager links the index's other pages below the table, PagerTop above
 	// the chart; nil when there is one page.
 	Pager, PagerTop *pager
-	// Data tells the page's script which page this is (indexData).
-	Data template.JS
-	// CSVParts are runs.csv split by month, linked on the newest page
-	// (sitecsv.go).
-	CSVParts []csvPart
+	Data            template.JS // which page this is, for its script (indexData)
+	CSVParts        []csvPart   // runs.csv split by month, linked on the newest page
 }
 
 // indexData is what a page's script knows of the page: its number, from
@@ -288,10 +284,7 @@ type comparisonLink struct{ Href, A, B string }
 // indexPageHTML lays out and writes the page (0-based, from the oldest) of
 // the index.
 func (b *Renderer) indexPageHTML(l indexLayout, page int) ([]byte, error) {
-	desc := b.site.Description
-	if desc == "" {
-		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
-	}
+	desc := cmp.Or(b.site.Description, "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency.")
 	rows := l.pageRows(page)
 	title, address := b.site.Title, ""
 	if page < l.pages-1 {
@@ -304,11 +297,10 @@ func (b *Renderer) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 		p.Chart, p.ChartLabel = indexChart(rows)
 		p.Charts = true
 	}
-	data, err := scriptJSON(indexData{Page: page + 1, Site: indexSiteName})
-	if err != nil {
+	var err error
+	if p.Data, err = scriptJSON(indexData{Page: page + 1, Site: indexSiteName}); err != nil {
 		return nil, err
 	}
-	p.Data = data
 	if page == l.pages-1 {
 		p.CSVParts = l.csvParts
 	}
