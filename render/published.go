@@ -1,9 +1,6 @@
 package render
 
 import (
-	"slices"
-	"sync"
-
 	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/runfile"
 )
@@ -34,24 +31,4 @@ func (b *Renderer) published(e runfile.Entry) (out runfile.Entry, hid bool, err 
 	e.Run = &run
 	e.Raw, err = runfile.Encode(&run)
 	return e, hid, err
-}
-
-// idList is run ids gathered by the build's workers.
-type idList struct {
-	mu  sync.Mutex
-	ids []string
-}
-
-func (l *idList) add(id string) {
-	l.mu.Lock()
-	l.ids = append(l.ids, id)
-	l.mu.Unlock()
-}
-
-// sorted is the ids in order, whichever worker added each.
-func (l *idList) sorted() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	slices.Sort(l.ids)
-	return l.ids
 }

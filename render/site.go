@@ -364,7 +364,6 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	inputs := make([]string, src.Len())
 	files, fromFiles := src.(RawSource)
 	var reused atomic.Int64
-	hidden := &idList{}
 	inFlight := &budget{limit: runBytesInFlight}
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
@@ -388,9 +387,6 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 					if inputs[i], row, ok = b.cache.Reuse(e); ok {
 						rows[i] = row.indexRow(e.ID)
 						reused.Add(1)
-						if row.Hid {
-							hidden.add(e.ID) // said again until the run file is mended
-						}
 						return
 					}
 					err = e.Decode()
@@ -415,11 +411,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 				}
 				err = errors.Join(werrs...)
 			}
-			if err != nil {
-				errs[i] = err
-			} else if rows[i].hid {
-				hidden.add(e.ID)
-			}
+			errs[i] = err
 		}
 	})
 	if err := b.ctx.Err(); err != nil {
@@ -428,14 +420,16 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	if bad := slices.DeleteFunc(errs, func(err error) bool { return err == nil }); len(bad) > 0 {
 		return nil, &BadRunsError{Errs: bad}
 	}
-	b.reused = int(reused.Load())
-	b.hidden = hidden.sorted()
-	b.inputs = map[string]string{}
-	for i, in := range inputs {
-		if in != "" {
-			b.inputs[rows[i].ID] = in
+	b.reused, b.hidden, b.inputs = int(reused.Load()), nil, map[string]string{}
+	for i, r := range rows {
+		if inputs[i] != "" {
+			b.inputs[r.ID] = inputs[i]
+		}
+		if r.hid { // a reused run's too: said again until its file is mended
+			b.hidden = append(b.hidden, r.ID)
 		}
 	}
+	slices.Sort(b.hidden)
 	return rows, nil
 }
 
