@@ -26,9 +26,8 @@ func prefillChart(r *matrixgen.Run) (map[string]any, string) {
 	return withPrefillData(emptyPrefillOption(), contexts, rates, ttfts), "Prefill: " + strings.Join(described, "; ")
 }
 
-// prefillData is what a run puts in its prefill chart: the contexts, a bar
-// of prompt tok/s each and a TTFT point each, and the chart described in
-// words.
+// prefillData is a run's prefill chart's contexts, bars and TTFT points,
+// and the chart described in words.
 func prefillData(r *matrixgen.Run) (contexts []string, rates []opts.BarData, ttfts []opts.LineData, described []string) {
 	for _, p := range r.Prefill {
 		ctx := matrixgen.ContextLabel(p.ContextTokens)
@@ -69,9 +68,8 @@ var emptyPrefillOption = sync.OnceValue(func() map[string]any {
 	return prefillOption(nil, nil, nil)
 })
 
-// withPrefillData is a copy of the prefill chart's option with a run's data
-// in its fields: the contexts on both panels' category axes, the bars and
-// the TTFT points in their series. The option itself is not changed.
+// withPrefillData is a copy of the prefill chart's option with a run's
+// data in its axes and series.
 func withPrefillData(option map[string]any, contexts []string, rates []opts.BarData, ttfts []opts.LineData) map[string]any {
 	filled := maps.Clone(option)
 	xAxes := slices.Clone(option["xAxis"].([]opts.XAxis))
@@ -103,8 +101,7 @@ func seconds(ms *float64) *float64 {
 	return new(*ms / 1000)
 }
 
-// phoneWidth is the chart width up to which a chart takes its phone
-// layout.
+// phoneWidth is the widest chart that takes its phone layout.
 const phoneWidth = 600
 
 // onPhones adds ECharts media queries to an option: the settings on a
@@ -127,8 +124,7 @@ type mediaVisitor struct {
 func (v mediaVisitor) Visit(option map[string]any) { option["media"] = v.media }
 
 // axisChartOpts are what every chart on axes shares: a fixed id (a random
-// one would make builds differ), an axis tooltip, its axes and grids, no
-// animation.
+// one would make builds differ), an axis tooltip, no animation.
 func axisChartOpts(init opts.Initialization, x opts.XAxis, y opts.YAxis, grids ...opts.Grid) []charts.GlobalOpts {
 	return []charts.GlobalOpts{
 		charts.WithInitializationOpts(init),

@@ -10,9 +10,8 @@ import (
 	"github.com/matrixgen/matrixgen/stats"
 )
 
-// wideSpread is the half width, as a share of the figure, beyond which a
-// cell's interval is marked wide: ±5 %, about the change a reader would
-// act on.
+// wideSpread is the half width, as a share of the figure, beyond which an
+// interval is marked wide: about the change a reader would act on.
 const wideSpread = 0.05
 
 // spread is a figure's interval as a page shows it: a decode cell's as
@@ -64,8 +63,7 @@ var spreads = struct {
 const maxSpreads = 1 << 16
 
 // spreadKey is everything a cell's spread is computed from: its place
-// (which seeds the bootstrap), its figure, and a hash of its samples and
-// its repeats' figures.
+// (the bootstrap's seed), its figure, and a hash of its samples.
 type spreadKey struct {
 	context, concurrency int
 	figure               float64
@@ -114,8 +112,7 @@ func (s spread) short() string {
 	return text
 }
 
-// halfWidth is the half width and, where it is not 95 %, its level:
-// "±1.8 %", "±0.8 % (75 %)".
+// halfWidth is the half width and its level note: "±0.8 % (75 %)".
 func (s spread) halfWidth() string {
 	return "±" + decimal1(100*s.share) + " %" + s.levelNote()
 }
@@ -139,8 +136,8 @@ func levelText(level float64) string {
 	return strconv.FormatFloat(pct, 'f', -1, 64) + " %"
 }
 
-// long is the interval as the cell's details and titles say it, with its
-// confidence: "95 % interval 405.0–419.8 (±1.8 %)".
+// long is the interval as details and titles say it: "95 % interval
+// 405.0–419.8 (±1.8 %)".
 func (s spread) long() string {
 	if !s.ok {
 		return ""
@@ -151,8 +148,7 @@ func (s spread) long() string {
 // wideMark follows a figure whose interval is wider than ±5 %.
 const wideMark = " wide"
 
-// csv is the interval's low and high ends and its level ("0.95", "0.75")
-// as CSV writes them; "" each without an interval.
+// csv is the interval's low and high ends and its level as CSV writes them.
 func (s spread) csv() [3]string {
 	if !s.ok {
 		return [3]string{}

@@ -7,10 +7,8 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// A run page's matrix shows total tok/s; its other views colour the same
-// cells by another figure, each on its own scale. The page carries them all
-// as one JSON block that the site script swaps in, the choice kept in the
-// address; without JavaScript the page shows total tok/s.
+// A run page's matrix shows total tok/s; its other views, one JSON block
+// the site script swaps in, colour the same cells by another figure.
 
 // matrixView is one way of colouring the matrix.
 type matrixView struct {
@@ -23,8 +21,7 @@ type matrixView struct {
 	Cells byID[[2]string] `json:"cells"`
 }
 
-// Choice is the view's name in the picker: its label without the scale's
-// explanation, which the legend's title gives.
+// Choice is the view's name in the picker: its label without the scale's.
 func (v matrixView) Choice() string {
 	name, _, _ := strings.Cut(v.Label, " (")
 	return name
@@ -41,8 +38,7 @@ type viewSpec struct {
 	note func(*matrixgen.Decode) string
 }
 
-// scaleNote says in each legend how the colours are scaled (anchoredLow):
-// from the best figure, over at least minScaleSpan.
+// scaleNote says in each legend how the colours are scaled (anchoredLow).
 const scaleNote = "colour: logarithmic steps from the best figure, over at least 16×, so close figures look alike"
 
 var viewSpecs = []viewSpec{
