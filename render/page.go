@@ -5,6 +5,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
@@ -42,23 +43,19 @@ type runPage struct {
 	Disagreements     []string
 	DisagreementCells string
 	PrefillNotes      []string // what the prefill rows say beside their figures
-	// PrefillMarked: a prefill figure is not the server's prefill speed.
-	PrefillMarked bool
-	// ResumedDespite lists what differed when the run was resumed by force.
-	ResumedDespite []string
-	Panels         []panel
-	LaunchCommand  string
+	PrefillMarked     bool     // a prefill figure is not the server's prefill speed
+	ResumedDespite    []string // what differed when the run was resumed by force
+	Panels            []panel
+	LaunchCommand     string
 	// LaunchArgs is the command split into its arguments, a span each,
 	// which the page keeps whole when it wraps.
-	LaunchArgs []string
-	Chart      any // an ECharts option, which the template writes as JSON
-	ChartLabel string
-	Matrix     template.HTML // the decode matrix, drawn (matrixHTML)
-	Legend     legend
-	// LegendTitle names the matrix's figure and says how it is coloured.
-	LegendTitle string
-	// Views are the matrix coloured by other figures; nil: only total tok/s.
-	Views        []matrixView
+	LaunchArgs   []string
+	Chart        any // an ECharts option, which the template writes as JSON
+	ChartLabel   string
+	Matrix       template.HTML // the decode matrix, drawn (matrixHTML)
+	Legend       legend
+	LegendTitle  string       // the matrix's figure and how it is coloured
+	Views        []matrixView // the matrix coloured by other figures, or nil
 	ViewsJSON    template.JS
 	Measurements template.HTML // the all-measurements table, drawn
 	// Repeated says the decode cells were measured more than once, each
@@ -381,15 +378,11 @@ func repeatsLabel(n int) string {
 	return strconv.Itoa(n) + ", interleaved"
 }
 
-func decodeTestLabel(s string) string {
-	switch s {
-	case matrixgen.DecodeFixedDuration:
-		return "Fixed duration"
-	case matrixgen.DecodeFixedCount:
-		return "Fixed request count"
-	}
-	return s
+var decodeTestLabels = map[string]string{
+	matrixgen.DecodeFixedDuration: "Fixed duration", matrixgen.DecodeFixedCount: "Fixed request count",
 }
+
+func decodeTestLabel(s string) string { return cmp.Or(decodeTestLabels[s], s) }
 
 func prefillModeLabel(s matrixgen.Sweep) string {
 	switch s.PrefillMode {

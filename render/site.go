@@ -34,10 +34,8 @@ import (
 
 // Site holds the settings of the whole site, from matrixgen.toml's [site].
 type Site struct {
-	// Title heads the index and ends every page title.
-	Title string
-	// Description is the index's lede and its meta description.
-	Description string
+	Title       string // heads the index and ends every page title
+	Description string // the index's lede and its meta description
 	// BaseURL is where the site will be published ("https://example.org/bench/").
 	// Pages link relatively whatever it is; it only makes canonical links.
 	BaseURL string
@@ -55,10 +53,8 @@ type Site struct {
 
 // Assets are the page templates and the static files every site gets.
 type Assets struct {
-	// Templates holds base.html and a template per page.
-	Templates fs.FS
-	// Static holds what is copied into the site's assets/.
-	Static fs.FS
+	Templates fs.FS // base.html and a template per page
+	Static    fs.FS // what is copied into the site's assets/
 }
 
 // embedded are the assets built into matrixgen.

@@ -63,9 +63,7 @@ func sitemapXML(list, item, base string, locs []string) []byte {
 func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
 	files := b.sitemapFiles(rows)
 	// What the folder holds, kept up to date file by file, so that an
-	// update that fails partway still knows every part it has to remove
-	// or write again: a file whose write failed is known by a print no
-	// text has.
+	// update that fails partway knows what to remove or write again.
 	held := map[string]uint64{}
 	maps.Copy(held, b.sitemapPrints)
 	defer func() { b.sitemapPrints = held }()
@@ -83,13 +81,12 @@ func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
 		held[f.rel] = print
 	}
 	for rel := range held {
-		if named[rel] {
-			continue
+		if !named[rel] {
+			if err := out.Remove(rel); err != nil {
+				return err
+			}
+			delete(held, rel)
 		}
-		if err := out.Remove(rel); err != nil {
-			return err
-		}
-		delete(held, rel)
 	}
 	return nil
 }
