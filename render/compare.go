@@ -65,8 +65,7 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 			add(p)
 		}
 	}
-	// The rows' order, oldest first, by index: a copy of each summary
-	// would double what a build of 100,000 runs holds.
+	// The rows' order, oldest first, by index: copies would double them.
 	order := make([]int32, len(rows))
 	for i := range order {
 		order[i] = int32(i)
@@ -162,8 +161,8 @@ var ratioBins = []ratioBin{
 }
 
 var compareTest = sync.OnceValue(func() significanceTest {
-	return significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples, ExactMax: stats.MaxExactSize,
-		MinRepeats: stats.MinRepeats, CriticalT: stats.CriticalTs()}
+	return significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples,
+		ExactMax: stats.MaxExactSize, MinRepeats: stats.MinRepeats, CriticalT: stats.CriticalTs()}
 })
 
 var compareRulesJS = sync.OnceValue(func() jsontext.Value {

@@ -18,8 +18,7 @@ var csvHeader = []string{
 	"total_tok_s", "per_request_tok_s", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
 	"tbt_ms_p50", "tbt_ms_p90", "tbt_ms_p99", "avg_active", "completed", "output_tokens",
 	"window_seconds", "token_source", "prompt_tokens",
-	// Prefill rows only: the server's own timing of its prompt processing,
-	// the warm-up's TTFT, and the spread of the measured requests.
+	// Prefill rows only: the server's own timing, the cold TTFT, the spread.
 	"server_prompt_tok_s", "server_prompt_ms", "cold_ttft_ms", "prompt_tok_s_min", "prompt_tok_s_max",
 	"server_clock", "not_server_prefill",
 	// The figure's interval (spread) and its level: 0.95, or less where

@@ -19,16 +19,14 @@ import (
 // detail in HTML would double the page. Every value is text, set with
 // textContent by the script.
 type cellDetail struct {
-	Heading   string   `json:"heading"`
-	Status    string   `json:"status"`
-	Reason    string   `json:"reason,omitempty"`
-	Figures   []string `json:"figures"` // aligned with detailLabels; "" for none
-	PerSecond []int    `json:"per_second,omitempty"`
-	// Power is the GPUs' board power and mean SM clock through the window:
-	// [seconds, watts, MHz or null] per sample.
-	Power   [][3]*float64           `json:"power,omitempty"`
-	Metrics [][6]string             `json:"metrics,omitempty"`
-	Loop    *matrixgen.LoopEvidence `json:"loop,omitempty"`
+	Heading   string                  `json:"heading"`
+	Status    string                  `json:"status"`
+	Reason    string                  `json:"reason,omitempty"`
+	Figures   []string                `json:"figures"` // aligned with detailLabels; "" for none
+	PerSecond []int                   `json:"per_second,omitempty"`
+	Power     [][3]*float64           `json:"power,omitempty"` // [seconds, board watts, SM MHz or null]
+	Metrics   [][6]string             `json:"metrics,omitempty"`
+	Loop      *matrixgen.LoopEvidence `json:"loop,omitempty"`
 }
 
 // cellID names a cell's section: "cell-8K-16".

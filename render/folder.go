@@ -28,10 +28,8 @@ type Folder interface {
 // Stream is a file of the site written piece by piece (Folder.Create).
 type Stream interface {
 	io.Writer
-	// Close puts the file in place.
-	Close() error
-	// Abort drops the file.
-	Abort()
+	Close() error // puts the file in place
+	Abort()       // drops the file
 }
 
 // RawSource is a Source of run files, whose sizes bound the bytes a build's
@@ -39,10 +37,8 @@ type Stream interface {
 // reused (Cache) is never decoded.
 type RawSource interface {
 	Source
-	// Size is the run file's size as the build's budget counts it.
-	Size(i int) int64
-	// Read reads the run file, not decoded.
-	Read(i int) (runfile.Entry, error)
+	Size(i int) int64                  // the run file's size, for the build's budget
+	Read(i int) (runfile.Entry, error) // reads the run file, not decoded
 }
 
 // Cache is the reuse cache of the site a build replaces (package site's):

@@ -29,15 +29,12 @@ import (
 
 // indexFile is one file of the index: a page or a chunk.
 type indexFile struct {
-	rel string
-	// print is a fingerprint of all that the file is made of: the same
-	// print, the same bytes, within one process.
-	print uint64
+	rel   string
+	print uint64 // a fingerprint of all the file is made of: the same print, the same bytes
 	make  func() ([]byte, error)
 }
 
-// indexLayout is the index cut into pages and chunks, and what its pages
-// share.
+// indexLayout is the index cut into pages and chunks.
 type indexLayout struct {
 	rows        []indexRow         // every run, in the index's order: newest first
 	comparisons [][]comparisonLink // by page (0-based): the pairs whose newer run is on it
@@ -284,7 +281,8 @@ type comparisonLink struct{ Href, A, B string }
 // indexPageHTML lays out and writes the page (0-based, from the oldest) of
 // the index.
 func (b *Renderer) indexPageHTML(l indexLayout, page int) ([]byte, error) {
-	desc := cmp.Or(b.site.Description, "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency.")
+	desc := cmp.Or(b.site.Description,
+		"Prefill and sustained decode speed of LLM inference servers, by context length and concurrency.")
 	rows := l.pageRows(page)
 	title, address := b.site.Title, ""
 	if page < l.pages-1 {

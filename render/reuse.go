@@ -31,8 +31,9 @@ type CachedRow struct {
 	Started                                                               time.Time
 	CSVPrefix                                                             string
 	CSVRows                                                               int32
-	Sums                                                                  pageSums // checked before the old site's file is linked into the new one
-	Hid                                                                   bool     // the build hid a secret in its launch command
+	// Sums are checked before the old site's file is linked into the new one.
+	Sums pageSums
+	Hid  bool // the build hid a secret in its launch command
 }
 
 func cacheRow(r indexRow) CachedRow {

@@ -20,16 +20,17 @@ const (
 func shownRun(r *matrixgen.Run) *matrixgen.Run {
 	c := *r
 	// Names are shown in titles and tables, cut shorter than the rest.
-	cut := cutAll(maxShownName, &c.Hardware.Type, &c.Hardware.GPU, &c.Hardware.CPU, &c.Hardware.OS, &c.Hardware.Driver,
-		&c.Engine.Name, &c.Engine.Version, &c.Engine.Quantization, &c.Engine.Backend, &c.Engine.Repository,
-		&c.Engine.Build, &c.Engine.Commit, &c.Model.Name, &c.Model.ServedName, &c.Model.Revision,
-		&c.Tool.Name, &c.Tool.Version)
+	cut := cutAll(maxShownName, &c.Hardware.Type, &c.Hardware.GPU, &c.Hardware.CPU, &c.Hardware.OS,
+		&c.Hardware.Driver, &c.Engine.Name, &c.Engine.Version, &c.Engine.Quantization, &c.Engine.Backend,
+		&c.Engine.Repository, &c.Engine.Build, &c.Engine.Commit, &c.Model.Name, &c.Model.ServedName,
+		&c.Model.Revision, &c.Tool.Name, &c.Tool.Version)
 	cut = cutAll(maxShownText, &c.LaunchCommand, &c.Hardware.Kernel, &c.Hardware.CUDA, &c.Hardware.PCIe,
 		&c.Sweep.DecodeTest, &c.Sweep.PrefillMode, &c.Sweep.CacheMode) || cut
 	cut = cutEach(&c.Hardware.Given, cutText) || cut
 	cut = cutEach(&c.ResumedDespite, cutText) || cut
 	cut = cutPointed(&c.Probe, func(p *matrixgen.Probe) bool {
-		return cutAll(maxShownText, &p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot, &p.Tokenizer, &p.KVSource, &p.BaseURL)
+		return cutAll(maxShownText, &p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot, &p.Tokenizer, &p.KVSource,
+			&p.BaseURL)
 	}) || cut
 	cut = cutEach(&c.Prefill, func(p *matrixgen.Prefill) bool {
 		return cutAll(maxShownText, (*string)(&p.Status), &p.Reason, &p.ServerClock, &p.Note)
@@ -45,8 +46,12 @@ func shownRun(r *matrixgen.Run) *matrixgen.Run {
 // whether it cut any.
 func cutDecode(d *matrixgen.Decode) bool {
 	cut := cutAll(maxShownText, (*string)(&d.Status), &d.Reason, (*string)(&d.TokenSource), &d.PowerMissing)
-	cut = cutPointed(&d.Loop, func(l *matrixgen.LoopEvidence) bool { return cutAll(maxShownText, &l.Unit, &l.Excerpt) }) || cut
-	cut = cutPointed(&d.ServerCount, func(s *matrixgen.ServerCount) bool { return cutAll(maxShownText, &s.Source) }) || cut
+	cut = cutPointed(&d.Loop, func(l *matrixgen.LoopEvidence) bool {
+		return cutAll(maxShownText, &l.Unit, &l.Excerpt)
+	}) || cut
+	cut = cutPointed(&d.ServerCount, func(s *matrixgen.ServerCount) bool {
+		return cutAll(maxShownText, &s.Source)
+	}) || cut
 	return cutEach(&d.Repeats, cutDecode) || cut
 }
 

@@ -39,18 +39,21 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 	for _, id := range removed {
 		delete(rows, id)
 	}
+	othersRuns := len(removed) > 0
+	var hidden []string
 	for _, r := range rendered {
+		_, known := b.byID[r.row.ID]
+		othersRuns = othersRuns || !known
 		rows[r.row.ID] = r.row
+		if r.row.hid {
+			hidden = append(hidden, r.row.ID)
+		}
 	}
+	slices.Sort(hidden)
 	list := slices.Collect(maps.Values(rows))
 	pairs, err := comparePairs(b.site.Compare, list)
 	if err != nil {
 		return Stats{}, err
-	}
-	othersRuns := len(removed) > 0
-	for _, r := range rendered {
-		_, known := b.byID[r.row.ID]
-		othersRuns = othersRuns || !known
 	}
 	for _, id := range removed {
 		if _, still := rows[id]; !still {
@@ -78,13 +81,6 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 	b.mu.Lock()
 	b.rows = list
 	b.mu.Unlock()
-	var hidden []string
-	for _, r := range rendered {
-		if r.row.hid {
-			hidden = append(hidden, r.row.ID)
-		}
-	}
-	slices.Sort(hidden)
 	return Stats{Pages: len(rendered) + indexPages, Runs: len(rows), Hidden: hidden}, nil
 }
 
