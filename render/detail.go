@@ -239,6 +239,12 @@ func serverCountText(c *matrixgen.ServerCount) string {
 	return s
 }
 
+// throttleTexts say what throttled a GPU: its power limit, heat, or both.
+var throttleTexts = map[[2]bool]string{
+	{true, true}: "⚠ throttled by power and heat", {true, false}: "⚠ throttled by its power limit",
+	{false, true}: "⚠ throttled by heat",
+}
+
 // powerTexts are the power figures of a cell's detail, aligned with the
 // last labels of detailLabels: all empty without telemetry.
 func powerTexts(p *matrixgen.Power) []string {
@@ -247,28 +253,14 @@ func powerTexts(p *matrixgen.Power) []string {
 	}
 	var gpus []string
 	for _, g := range p.GPUs {
-		parts := []string{"GPU " + strconv.Itoa(g.Index) + ":"}
-		if g.MeanPowerW != nil {
-			parts = append(parts, decimal1(*g.MeanPowerW)+" W mean, "+decimal1(*g.PeakPowerW)+" W peak")
-		}
-		if g.MeanSMClockMHz != nil {
-			parts = append(parts, count(int(*g.MeanSMClockMHz))+" MHz")
-		}
-		if g.MeanUtilization != nil {
-			parts = append(parts, decimal1(*g.MeanUtilization)+"% busy")
-		}
-		if g.PeakTemperatureC != nil {
-			parts = append(parts, count(int(*g.PeakTemperatureC))+" °C peak")
-		}
-		switch {
-		case g.PowerThrottled && g.ThermalThrottled:
-			parts = append(parts, "⚠ throttled by power and heat")
-		case g.PowerThrottled:
-			parts = append(parts, "⚠ throttled by its power limit")
-		case g.ThermalThrottled:
-			parts = append(parts, "⚠ throttled by heat")
-		}
-		gpus = append(gpus, strings.Join(parts, " "))
+		gpus = append(gpus, joinNonEmpty(" ", "GPU "+strconv.Itoa(g.Index)+":",
+			ifSet(g.MeanPowerW, func(w float64) string {
+				return decimal1(w) + " W mean, " + decimal1(*g.PeakPowerW) + " W peak"
+			}),
+			ifSet(g.MeanSMClockMHz, func(v float64) string { return count(int(v)) + " MHz" }),
+			ifSet(g.MeanUtilization, func(v float64) string { return decimal1(v) + "% busy" }),
+			ifSet(g.PeakTemperatureC, func(v float64) string { return count(int(v)) + " °C peak" }),
+			throttleTexts[[2]bool{g.PowerThrottled, g.ThermalThrottled}]))
 	}
 	mean := ifPositive(p.MeanPowerW, func(w float64) string { return decimal1(w) + " W mean, all GPUs" })
 	energy := ifPositive(p.EnergyJoules, func(j float64) string { return count(int(math.Round(j))) + " J" })

@@ -113,25 +113,22 @@ func matrixViews(cells []orderedCell) []matrixView {
 			Legend: legendBins(lo, hi, spec.format, spec.lowerBetter)}
 		single := hi <= lo
 		for _, c := range cells {
-			d := c.d
-			x := spec.value(d)
-			if loopedFigure(*d) && x != nil && *x > 0 { // shown, uncoloured, as on the page
-				v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{spec.format(*x), ""}})
-				continue
+			x, shown := spec.value(c.d), [2]string{dash, ""}
+			switch {
+			case x == nil:
+			case loopedFigure(*c.d) && *x > 0: // shown, uncoloured, as on the page
+				shown[0] = spec.format(*x)
+			case showsFigure(*c.d) && !(*x <= 0):
+				bin := logBin(*x, lo, hi, binCount)
+				if spec.lowerBetter && !single {
+					bin = binCount - 1 - bin
+				}
+				shown = [2]string{spec.format(*x), binClass(bin)}
+				if spec.note != nil {
+					shown[0] += spec.note(c.d)
+				}
 			}
-			if !showsFigure(*d) || x == nil || *x <= 0 {
-				v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{dash, ""}})
-				continue
-			}
-			bin := logBin(*x, lo, hi, binCount)
-			if spec.lowerBetter && !single {
-				bin = binCount - 1 - bin
-			}
-			text := spec.format(*x)
-			if spec.note != nil {
-				text += spec.note(d)
-			}
-			v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{text, binClass(bin)}})
+			v.Cells = append(v.Cells, idValue[[2]string]{c.id, shown})
 		}
 		views = append(views, v)
 	}
