@@ -34,8 +34,7 @@ func compareID(p Pair) string {
 	return p.A[:min(len(p.A), 40)] + "--" + p.B[:min(len(p.B), 40)] + "--" + hex.EncodeToString(sum[:16])
 }
 
-// maxCompareID keeps a compare page's folder name well inside the 255
-// bytes file systems allow.
+// maxCompareID keeps a folder name well inside 255 bytes.
 const maxCompareID = 120
 
 // comparePairs are the configured pairs (kept in order) and, for runs that
@@ -118,8 +117,7 @@ func (b *Renderer) newComparePage(p Pair) comparePage {
 }
 
 // compareRules are what the script draws a comparison by that is no run's
-// data: the ratio bins, the significance test's constants and the prefill
-// chart's option, data in.
+// data.
 type compareRules struct {
 	RatioBins    []ratioBin       `json:"ratio_bins"`
 	Test         significanceTest `json:"test"`

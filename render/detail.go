@@ -42,8 +42,7 @@ var detailLabels = []string{
 	"GPU board power", "Energy in the window", "Tok/s per watt", "Joules per 1K output tokens", "GPUs",
 }
 
-// detailsData is a page's cell details: the figure labels once, and each
-// measured cell's detail by id.
+// detailsData is a page's cell details and the figures' labels.
 type detailsData struct {
 	Labels []string         `json:"labels"`
 	Cells  byID[cellDetail] `json:"cells"`
@@ -245,8 +244,7 @@ var throttleTexts = map[[2]bool]string{
 	{false, true}: "⚠ throttled by heat",
 }
 
-// powerTexts are the power figures of a cell's detail, aligned with the
-// last labels of detailLabels: all empty without telemetry.
+// powerTexts are the power figures of a cell's detail (detailLabels' last).
 func powerTexts(p *matrixgen.Power) []string {
 	if p == nil {
 		return []string{"", "", "", "", ""}

@@ -80,21 +80,18 @@ func newIndexLayout(rows []indexRow, pairs []Pair) indexLayout {
 	return l
 }
 
-// pageOf is the page (0-based, from the oldest) of the run at i in the
-// index's order.
+// pageOf is the page (0-based, from the oldest) of the run at i.
 func (l indexLayout) pageOf(i int) int {
 	return (len(l.rows) - 1 - i) / sitesize.IndexPageRuns
 }
 
-// pageRows are the runs the page (0-based, from the oldest) lists, newest
-// first.
+// pageRows are the runs the page (0-based, from the oldest) lists.
 func (l indexLayout) pageRows(page int) []indexRow {
 	n := len(l.rows)
 	return l.rows[max(0, n-(page+1)*sitesize.IndexPageRuns):max(0, n-page*sitesize.IndexPageRuns)]
 }
 
-// chunkRows are the runs the chunk (0-based, from the oldest) holds,
-// newest first.
+// chunkRows are the runs the chunk (0-based, from the oldest) holds.
 func (l indexLayout) chunkRows(chunk int) []indexRow {
 	n := len(l.rows)
 	return l.rows[max(0, n-(chunk+1)*sitesize.IndexChunkRuns) : n-chunk*sitesize.IndexChunkRuns]
@@ -176,8 +173,7 @@ func (b *Renderer) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 	return files
 }
 
-// writeIndex writes the index's pages and chunks from rows in the index's
-// order, on every core, and keeps their prints for an Update.
+// writeIndex writes the index's files on every core and keeps their prints.
 func (b *Renderer) writeIndex(out Folder, rows []indexRow, pairs []Pair) error {
 	files := b.indexFiles(rows, pairs)
 	errs := make([]error, len(files))
@@ -210,8 +206,7 @@ func indexChunkName(chunk int) string {
 	return fmt.Sprintf("assets/index/chunk-%04d.js", chunk)
 }
 
-// indexSiteName is the script of what every page of the index shows of
-// the whole site (indexSite).
+// indexSiteName is the script of indexSite.
 const indexSiteName = "assets/index/site.js"
 
 type indexPage struct {
@@ -233,8 +228,7 @@ type indexPage struct {
 	CSVParts        []csvPart   // runs.csv split by month, linked on the newest page
 }
 
-// indexData is what a page's script knows of the page: its number, from
-// the oldest. What it needs of the whole site is in site.js (indexSite).
+// indexData is what a page's script knows of the page.
 type indexData struct {
 	Page int    `json:"page"`
 	Site string `json:"site"`
@@ -278,8 +272,7 @@ func (l indexLayout) siteData() indexSite {
 
 type comparisonLink struct{ Href, A, B string }
 
-// indexPageHTML lays out and writes the page (0-based, from the oldest) of
-// the index.
+// indexPageHTML lays out the page (0-based, from the oldest).
 func (b *Renderer) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 	desc := cmp.Or(b.site.Description,
 		"Prefill and sustained decode speed of LLM inference servers, by context length and concurrency.")
@@ -328,8 +321,7 @@ type pager struct {
 	Newest, Newer, Older, Oldest string // "" where it is this page or the next link
 }
 
-// pager is the pager of the page (0-based, from the oldest); nil when
-// there is one page. id names the pager.
+// pager is the pager, named id, of the page; nil when there is one page.
 func (l indexLayout) pager(page int, id string) *pager {
 	if l.pages < 2 {
 		return nil
@@ -398,8 +390,7 @@ func (f filter) chunk(chunk int) []filterValue {
 	return f.stored[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.stored))]
 }
 
-// filters are the index's select boxes over every run, each listing its
-// most frequent values however many runs there are.
+// filters are the index's select boxes over every run.
 func filters(rows []indexRow) []filter {
 	distinct := func(name, label string, get func(indexRow) string) filter {
 		at := map[string]int{}

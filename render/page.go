@@ -112,15 +112,13 @@ type legendBin struct{ Class, Range string }
 
 type legendStatus struct{ Class, Mark, Label, Text string }
 
-// measurementGroup is one phase's rows of the all-measurements table,
-// under a heading row, so no row repeats its phase.
+// measurementGroup is one phase's rows of the all-measurements table.
 type measurementGroup struct {
 	Phase string
 	Rows  []measurementRow
 }
 
-// measurementRow is one row of the all-measurements table, every figure
-// formatted.
+// measurementRow is one formatted row of the all-measurements table.
 type measurementRow struct {
 	Class                                                   string
 	Context, Requests, Status                               string
@@ -214,12 +212,10 @@ func runTitle(r *matrixgen.Run) string {
 // simulatedServer is what served a simulated run, as pages name it.
 const simulatedServer = "matrixgen sim"
 
-// givenMark follows a hardware value a person typed rather than the runner
-// detected.
+// givenMark follows a hardware value a person typed.
 const givenMark = " (as given)"
 
-// asGiven is a hardware value as a page shows it: marked when a person
-// typed it (field is its JSON name).
+// asGiven is a hardware value (field its JSON name), marked when given.
 func asGiven(h matrixgen.Hardware, field, value string) string {
 	if value != "" && h.IsGiven(field) {
 		return value + givenMark
@@ -368,9 +364,8 @@ func boolIf(b *bool) string {
 	return "no"
 }
 
-// repeatsLabel is how many times the sweep measured each decode cell, and
-// how: "3, interleaved" (the whole matrix once, then again, so drift falls
-// on every cell alike); "" for once.
+// repeatsLabel is how many times the sweep measured each decode cell:
+// "3, interleaved" (the whole matrix, then again); "" for once.
 func repeatsLabel(n int) string {
 	if n <= 1 {
 		return ""
@@ -425,9 +420,7 @@ func signedPercent(v float64) string {
 	return "+" + s + " %"
 }
 
-// prefillNotes says, per prefill row, what its figures alone do not: how
-// many fresh prompts it measured and their spread, the server's own timing,
-// where the time went when the two disagree, the cold start, the wait.
+// prefillNotes says, per prefill row, what its figures alone do not.
 func prefillNotes(r *matrixgen.Run) []string {
 	var out []string
 	for _, p := range r.Prefill {
@@ -482,8 +475,8 @@ func wattsIf(w *float64) string {
 	return ifSet(w, func(w float64) string { return decimal1(w) + " W" })
 }
 
-// anyNotServersPrefill reports whether a prefill figure of the run is not
-// the server's prefill speed (Prefill.OutsidePrompt).
+// anyNotServersPrefill reports whether a prefill figure is not the
+// server's prefill speed.
 func anyNotServersPrefill(r *matrixgen.Run) bool {
 	return slices.ContainsFunc(r.Prefill, func(p matrixgen.Prefill) bool { _, beyond, _ := p.OutsidePrompt(); return beyond })
 }
