@@ -93,8 +93,7 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 // browsers refuse fetch from file://) and draws them. A built compare page
 // and compare.html, which takes its pair from its address, are one page.
 
-// comparePage is a compare page: a built one names its pair, compare.html
-// leaves A and B empty for its address to fill.
+// comparePage is a compare page; compare.html's A and B are empty.
 type comparePage struct {
 	pageBase
 	Heading string

@@ -14,10 +14,8 @@ import (
 	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
-// cellDetail is everything a run recorded for one decode cell, formatted,
-// for the panel a matrix cell opens: one JSON block a page, as 64 cells of
-// detail in HTML would double the page. Every value is text, set with
-// textContent by the script.
+// cellDetail is everything a run recorded for one decode cell, as text, for
+// the panel a matrix cell opens (JSON: in HTML it would double the page).
 type cellDetail struct {
 	Heading   string                  `json:"heading"`
 	Status    string                  `json:"status"`
@@ -192,9 +190,8 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 	return c
 }
 
-// measuredFor is a cell's window, "10.0 s"; a repeated cell's says how
-// many: "3 repeats × 10.0 s; the figures are the median repeat's" ("3
-// repeats (2 valid) × …" where some failed).
+// measuredFor is a cell's window, "10.0 s", or "3 repeats (2 valid) ×
+// 10.0 s; the figures are the median repeat's".
 func measuredFor(d *matrixgen.Decode) string {
 	if d.WindowSeconds == nil {
 		return ""
@@ -224,9 +221,8 @@ var tokenSourceLabels = map[matrixgen.TokenSource]string{
 	matrixgen.TokensChunks:          "counting chunks (the server sent no counts)",
 }
 
-// serverCountText is the server's count beside ours: "1,234 tokens
-// (+0.2 % ours against it), by vllm:generation_tokens_total over the
-// window", with a warning mark past the tolerance.
+// serverCountText is the server's count beside ours, with a warning mark
+// past the tolerance.
 func serverCountText(c *matrixgen.ServerCount) string {
 	if c == nil {
 		return ""

@@ -13,25 +13,28 @@ import (
 	"github.com/matrixgen/matrixgen/internal/sitesize"
 )
 
-// The index at any size: a hundred thousand runs in one table would be a
-// hundred megabytes of HTML, so the index is pages of sitesize.IndexPageRuns
-// runs, newest first, with a pager that works without a script. Filters and
-// sorting reach every run through the runs' summaries, written in chunks of
-// sitesize.IndexChunkRuns (assets/index/chunk-0001.js, …): scripts, not JSON
-// to fetch, because browsers refuse fetch from file://.
-//
-// Pages and chunks are numbered from the oldest run, the newest page being
-// index.html, so a run added changes only that page and the last chunk;
-// what every page shows of the whole site is in assets/index/site.js. Each
-// file has a fingerprint of everything its bytes are made of
-// (indexFile.print), so `matrixgen serve` rewrites only what a change
-// reaches (update.go).
+// The index at any size: pages of sitesize.IndexPageRuns runs, newest
+// first, with a pager that works without a script; filters and sorting
+// reach every run through summaries in chunks of sitesize.IndexChunkRuns
+// (scripts, as browsers refuse fetch from file://). Pages and chunks are
+// numbered from the oldest run, so a run added changes only index.html, the
+// last chunk and site.js; each file's fingerprint (indexFile.print) lets
+// `matrixgen serve` rewrite only what a change reaches (update.go).
 
 // indexFile is one file of the index: a page or a chunk.
 type indexFile struct {
 	rel   string
 	print uint64 // a fingerprint of all the file is made of: the same print, the same bytes
 	make  func() ([]byte, error)
+}
+
+// write makes the file and writes it to out.
+func (f indexFile) write(out Folder) error {
+	data, err := f.make()
+	if err != nil {
+		return err
+	}
+	return out.WriteFile(f.rel, data)
 }
 
 // indexLayout is the index cut into pages and chunks.
@@ -182,11 +185,7 @@ func (b *Renderer) writeIndex(out Folder, rows []indexRow, pairs []Pair) error {
 			errs[i] = err
 			return
 		}
-		data, err := files[i].make()
-		if err == nil {
-			err = out.WriteFile(files[i].rel, data)
-		}
-		errs[i] = err
+		errs[i] = files[i].write(out)
 	})
 	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
 		return errs[i]
@@ -247,8 +246,7 @@ type indexSite struct {
 }
 
 // filterData is what the page's script knows of a filter: the values its
-// box lists, each [value, runs]; how many values it has, in how many
-// scripts.
+// box lists, each [value, runs], and how many there are, in how many scripts.
 type filterData struct {
 	Name   string  `json:"name"`
 	Label  string  `json:"label"`

@@ -424,10 +424,7 @@ func signedPercent(v float64) string {
 func prefillNotes(r *matrixgen.Run) []string {
 	var out []string
 	for _, p := range r.Prefill {
-		var parts []string
-		if p.Note != "" {
-			parts = append(parts, p.Note)
-		}
+		parts := []string{p.Note}
 		if low, high, ok := p.PromptTokSRange(); ok {
 			parts = append(parts, fmt.Sprintf("the median of %d fresh prompts after an untimed warm-up, %s–%s tok/s", len(p.Requests), tokS(low), tokS(high)))
 		}
@@ -444,8 +441,8 @@ func prefillNotes(r *matrixgen.Run) []string {
 		if p.IdleWaitSeconds != nil && *p.IdleWaitSeconds >= 0.5 {
 			parts = append(parts, "measured after waiting "+secs(*p.IdleWaitSeconds)+" for the server to finish earlier work")
 		}
-		if len(parts) > 0 {
-			out = append(out, matrixgen.ContextLabel(p.ContextTokens)+" prefill: "+strings.Join(parts, "; ")+".")
+		if s := joinNonEmpty("; ", parts...); s != "" {
+			out = append(out, matrixgen.ContextLabel(p.ContextTokens)+" prefill: "+s+".")
 		}
 	}
 	return out

@@ -110,8 +110,8 @@ type Entries []runfile.Entry
 func (es Entries) Len() int                           { return len(es) }
 func (es Entries) Entry(i int) (runfile.Entry, error) { return es[i], nil }
 
-// BadRunsError lists every run that could not be read or rendered. When a
-// build returns it, nothing was published.
+// BadRunsError lists every run that could not be read or rendered; nothing
+// was published.
 type BadRunsError struct{ Errs []error }
 
 func (e *BadRunsError) Error() string   { return errors.Join(e.Errs...).Error() }
@@ -136,10 +136,8 @@ type Renderer struct {
 	run         *template.Template
 	methodology *template.Template
 	compare     *template.Template
-	// tables draws a run page's decode matrix and all-measurements table
-	// (tables.go).
-	tables *texttemplate.Template
-	md     goldmark.Markdown
+	tables      *texttemplate.Template // a run page's matrix and table (tables.go)
+	md          goldmark.Markdown
 	// page is a worker's buffer for its run pages, reused for each run: a
 	// page is 90 KB, and copying each out was a sixth of a build's
 	// allocation. Nil outside a worker.

@@ -96,11 +96,7 @@ func (b *Renderer) updateListings(out Folder, rows []indexRow, pairs []Pair, oth
 		if old, ok := had[f.rel]; ok && old == f.print {
 			continue
 		}
-		data, err := f.make()
-		if err == nil {
-			err = out.WriteFile(f.rel, data)
-		}
-		if err != nil {
+		if err := f.write(out); err != nil {
 			return 0, err
 		}
 		if strings.HasSuffix(f.rel, ".html") {
