@@ -6,12 +6,10 @@ import (
 	"github.com/matrixgen/matrixgen/runfile"
 )
 
-// runBytesInFlight bounds the bytes of run files a build's workers hold
-// at once, each from reading its file to writing its page: decoding costs
-// up to twenty-five times a file's bytes, and sixteen cores each on a
-// hostile file at the bound would take gigabytes. Runs of ordinary size
-// (tens of kilobytes) never wait for it; a file at the bound is built
-// alone.
+// runBytesInFlight bounds the bytes of run files a build's workers hold at
+// once: decoding costs up to 25 times a file's bytes, and sixteen cores on
+// hostile files at the bound would take gigabytes. A file at the bound is
+// built alone.
 const runBytesInFlight = runfile.MaxBytes
 
 // budget is a weighted semaphore: acquire waits while what is held and

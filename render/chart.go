@@ -17,22 +17,17 @@ import (
 )
 
 // prefillChart builds the ECharts option of the prefill chart for a run
-// whose measurements are Sorted: prompt tok/s as bars by context, each
-// labelled with its figures, and beneath them, on the same contexts, TTFT
-// as a line on a logarithmic axis of its own (it spans half a second to
-// minutes). In one panel the line crossed the bars' labels wherever TTFT
-// climbed past a bar's top; in two it cannot.
-// The option is plain data, which the page's template writes as JSON: the
-// page's script hands it to ECharts, so no run file string is ever
-// executed.
+// whose measurements are Sorted: prompt tok/s as labelled bars by context,
+// and beneath them, in a panel of its own so it crosses no label, TTFT on a
+// logarithmic axis. The option is plain data, written as JSON: no run
+// file string is ever executed.
 func prefillChart(r *matrixgen.Run) (map[string]any, string) {
 	contexts, rates, ttfts, described := prefillData(r)
 	return withPrefillData(emptyPrefillOption(), contexts, rates, ttfts), "Prefill: " + strings.Join(described, "; ")
 }
 
-// prefillData is what a run puts in its prefill chart: the contexts, a bar
-// of prompt tok/s each and a TTFT point each, and the chart described in
-// words.
+// prefillData is a run's prefill chart's contexts, bars and TTFT points,
+// and the chart described in words.
 func prefillData(r *matrixgen.Run) (contexts []string, rates []opts.BarData, ttfts []opts.LineData, described []string) {
 	for _, p := range r.Prefill {
 		ctx := matrixgen.ContextLabel(p.ContextTokens)
@@ -68,16 +63,13 @@ func prefillOption(contexts []string, rates []opts.BarData, ttfts []opts.LineDat
 }
 
 // emptyPrefillOption is the prefill chart's option without a run's data,
-// the same for every run: go-echarts fills its defaults by reflection, and
-// building the option a page was most of the chart's cost. A test holds
-// it, filled (withPrefillData), to the option go-echarts builds for a run.
+// built once: go-echarts' reflection was most of the chart's cost.
 var emptyPrefillOption = sync.OnceValue(func() map[string]any {
 	return prefillOption(nil, nil, nil)
 })
 
-// withPrefillData is a copy of the prefill chart's option with a run's data
-// in its fields: the contexts on both panels' category axes, the bars and
-// the TTFT points in their series. The option itself is not changed.
+// withPrefillData is a copy of the prefill chart's option with a run's
+// data in its axes and series.
 func withPrefillData(option map[string]any, contexts []string, rates []opts.BarData, ttfts []opts.LineData) map[string]any {
 	filled := maps.Clone(option)
 	xAxes := slices.Clone(option["xAxis"].([]opts.XAxis))
@@ -88,9 +80,8 @@ func withPrefillData(option map[string]any, contexts []string, rates []opts.BarD
 	return filled
 }
 
-// prefillMedia is the prefill chart's phone layout and its wide one. On a
-// phone each bar's label stands upright over it, the bars being too narrow
-// to print their figures across.
+// prefillMedia is the prefill chart's phone layout, each bar's label
+// upright over it, and its wide one.
 var prefillMedia = onPhones(map[string]any{
 	"series": []any{map[string]any{"label": map[string]any{"rotate": 90, "align": "left", "verticalAlign": "middle", "position": "top", "distance": 4}}, map[string]any{}},
 	"xAxis":  []any{map[string]any{}, map[string]any{"axisLabel": map[string]any{"rotate": 45}}},
@@ -110,19 +101,13 @@ func seconds(ms *float64) *float64 {
 	return new(*ms / 1000)
 }
 
-// phoneWidth is the chart width up to which a chart takes its phone
-// layout.
+// phoneWidth is the widest chart that takes its phone layout.
 const phoneWidth = 600
 
-// onPhones adds to the option go-echarts builds what changes on a chart no
-// wider than a phone, and what those settings are on a wider one: ECharts'
-// media queries, evaluated as the chart is drawn and resized, so the
-// page's script stays the same. Both sides are stated because ECharts does
-// not undo a query's settings when it stops matching (a print or a wider
-// window would keep the phone's). go-echarts has no media option, so its
-// visitor adds the key after its own options; the layouts are plain maps
-// because go-echarts' label options have no rotation and its types leave
-// out a zero (rotate: 0 is a setting here).
+// onPhones adds ECharts media queries to an option: the settings on a
+// chart no wider than a phone, and on a wider one (ECharts does not undo a
+// query's settings when it stops matching). go-echarts has no media
+// option, and its types leave out a zero (rotate: 0), so they are maps.
 func onPhones(phone, wider map[string]any) charts.ConfigurationVisitor {
 	return mediaVisitor{media: []any{
 		map[string]any{"query": map[string]any{"minWidth": phoneWidth + 1}, "option": wider},
@@ -139,8 +124,7 @@ type mediaVisitor struct {
 func (v mediaVisitor) Visit(option map[string]any) { option["media"] = v.media }
 
 // axisChartOpts are what every chart on axes shares: a fixed id (a random
-// one would make builds differ), an axis tooltip, its axes and grids, no
-// animation.
+// one would make builds differ), an axis tooltip, no animation.
 func axisChartOpts(init opts.Initialization, x opts.XAxis, y opts.YAxis, grids ...opts.Grid) []charts.GlobalOpts {
 	return []charts.GlobalOpts{
 		charts.WithInitializationOpts(init),
@@ -155,10 +139,8 @@ func axisChartOpts(init opts.Initialization, x opts.XAxis, y opts.YAxis, grids .
 // topLegend names a chart's series above it.
 var topLegend = charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"})
 
-// prefillPanels are the prefill chart's two panels: the bars' above, prompt
-// tok/s up, its contexts unlabelled (the TTFT panel beneath labels them),
-// the TTFT panel's place below, one axis pointer over both. Axis labels
-// are inside each panel's box, so a phone's width cuts none.
+// prefillPanels are the prefill chart's two panels, the bars' above, its
+// contexts labelled by the TTFT panel beneath, one axis pointer over both.
 func prefillPanels(id string) []charts.GlobalOpts {
 	return append(axisChartOpts(opts.Initialization{ChartID: id},
 		opts.XAxis{AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}},
@@ -169,8 +151,8 @@ func prefillPanels(id string) []charts.GlobalOpts {
 		charts.WithAxisPointerOpts(&opts.AxisPointer{Link: []opts.AxisPointerLink{{XAxisIndex: []int{0, 1}}}}))
 }
 
-// barLabel prints a prefill bar's figures on it, as the pages people
-// publish do, so a screenshot or a print carries them: tok/s, and TTFT.
+// barLabel prints a prefill bar's figures on it, tok/s and TTFT, so a
+// screenshot carries them.
 func barLabel(p matrixgen.Prefill) *opts.Label {
 	if p.PromptTokS == nil {
 		return nil
@@ -206,10 +188,8 @@ func chartValue(v *float64) any {
 	return *v
 }
 
-// chartJSON is an option marshalled once for every page that carries it,
-// as encoding/json writes it (as html/template does a page's option). A
-// chart option is our own types and finite numbers only (chartValue turns
-// the rest into "-"), so it always marshals.
+// chartJSON is an option marshalled as encoding/json writes it. An option
+// is our own types and finite numbers only, so it always marshals.
 func chartJSON(option any) jsontext.Value {
 	js, err := json.Marshal(option)
 	if err != nil {
@@ -218,14 +198,10 @@ func chartJSON(option any) jsontext.Value {
 	return js
 }
 
-// indexChart answers a lab's first question, which setup is fastest: of
-// the runs the page lists, the indexChartRuns with the highest peak total
-// tok/s, fastest on top, each with its best single-stream and peak total
-// tok/s as labelled bars on a logarithmic axis (single-stream figures are
-// a tenth of peak ones or less). It comes below the table and stays
-// small whatever the page holds; the page's script draws the fastest of a
-// filtered view alike (matrixgen.js's fastest), and says what it shows in
-// the label, as here.
+// indexChart answers which setup is fastest: of the page's runs, the
+// indexChartRuns with the highest peak total tok/s, fastest on top, their
+// best single-stream and peak total tok/s as labelled bars on a log axis.
+// matrixgen.js's fastest draws a filtered view's alike.
 func indexChart(rows []indexRow) (map[string]any, string) {
 	shown := fastestRuns(rows)
 	ids := make([]string, len(shown))

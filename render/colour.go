@@ -25,11 +25,7 @@ var scaleStops = []rgb{
 func palette(n int) []rgb {
 	out := make([]rgb, n)
 	for i := range out {
-		t := 0.0
-		if n > 1 {
-			t = float64(i) / float64(n-1)
-		}
-		out[i] = scaleAt(t)
+		out[i] = scaleAt(float64(i) / float64(max(n-1, 1)))
 	}
 	return out
 }
@@ -59,11 +55,8 @@ func logBin(v, lo, hi float64, n int) int {
 }
 
 // minScaleSpan is the least ratio the colour scale spans, counted from the
-// best figure: a scale from the lowest figure to the highest painted 445 and
-// 489 tok/s as worst and best, a difference of a tenth made to look like
-// the whole range. From the best down to at least a sixteenth of it, each
-// of the eight steps is a ratio of √2 at most, so figures within a tenth of
-// each other share a colour or sit in neighbouring ones.
+// best figure, so that figures a tenth apart never look like the whole
+// range: each of the eight steps is a ratio of √2 at most.
 const minScaleSpan = 16
 
 // anchoredLow is the low end of the colour scale for figures from lo to hi

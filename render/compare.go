@@ -21,13 +21,10 @@ import (
 // Pair names two runs to compare: A is the baseline, B is read against it.
 type Pair struct{ A, B string }
 
-// compareID names a pair's compare page: "a--b" for two ids without "--"
-// (ids may hold '-', so "m--m" vs "n" and "m" vs "m--n" would both be
-// "m--m--n"), and otherwise, or when that name is long, the start of each
-// id and a hash of both: "a…--b…--<32 hex digits>". The names cannot meet:
-// in the first kind "--" is followed by a letter or digit once (an id
-// starts with one, and neither holds "--"), in the second twice; and two
-// of the second kind differ in their hash of both whole ids.
+// compareID names a pair's compare page: "a--b" for two short ids without
+// "--" ("m--m" vs "n" and "m" vs "m--n" would meet), otherwise the start of
+// each id and a hash of both: "a…--b…--<32 hex digits>". The first kind
+// holds "--" once, the second twice, so the two kinds cannot meet.
 func compareID(p Pair) string {
 	id := p.A + "--" + p.B
 	if len(id) <= maxCompareID && !strings.Contains(p.A, "--") && !strings.Contains(p.B, "--") {
@@ -37,14 +34,13 @@ func compareID(p Pair) string {
 	return p.A[:min(len(p.A), 40)] + "--" + p.B[:min(len(p.B), 40)] + "--" + hex.EncodeToString(sum[:16])
 }
 
-// maxCompareID keeps a compare page's folder name well inside the 255
-// bytes file systems allow.
+// maxCompareID keeps a folder name well inside 255 bytes.
 const maxCompareID = 120
 
 // comparePairs are the configured pairs (kept in order) and, for runs that
-// share a model and a GPU, each run against the one before it: what changed
-// since last time. Comparing every such pair would grow with the square of
-// a lab's runs. Pairs naming a run the site does not have are reported.
+// share a model and a GPU, each run against the one before it (every such
+// pair would grow with the square of the runs). Pairs naming a run the
+// site does not have are an error.
 func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	var out []Pair
 	seen := map[Pair]bool{}
@@ -68,18 +64,14 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 			add(p)
 		}
 	}
-	// The rows' order, oldest first, by index: a copy of each summary
-	// would double what a build of 100,000 runs holds.
+	// The rows' order, oldest first, by index: copies would double them.
 	order := make([]int32, len(rows))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortStableFunc(order, func(i, j int32) int {
 		x, y := &rows[i], &rows[j]
-		if c := x.started.Compare(y.started); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ID, y.ID)
+		return cmp.Or(x.started.Compare(y.started), cmp.Compare(x.ID, y.ID))
 	})
 	previous := map[[2]string]string{} // model and GPU → the latest run so far
 	for _, i := range order {
@@ -97,24 +89,17 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 }
 
 // A comparison has one implementation, the site script's: it pairs two
-// runs' compare data (compareRun, written once per run as
-// runs/<id>/compare.js) and draws settings, headline figures, prefill and
-// the decode ratio matrix. A built compare page and compare.html, which
-// takes its pair from its address, are the same page running it: only the
-// pair's source differs. The data is a script, not JSON to fetch, because
-// browsers load <script src> from file:// and refuse fetch there; and a
-// page loads only the two runs it compares, whatever the size of the lab.
+// runs' compare data (compareRun, runs/<id>/compare.js, a script because
+// browsers refuse fetch from file://) and draws them. A built compare page
+// and compare.html, which takes its pair from its address, are one page.
 
-// comparePage is a compare page: a built one names its pair, compare.html
-// leaves A and B empty for its address to fill.
+// comparePage is a compare page; compare.html's A and B are empty.
 type comparePage struct {
 	pageBase
 	Heading string
 	A, B    string
 	Rules   jsontext.Value
-	// Test says, under the ratio matrix, which test marks a cell and at
-	// what level.
-	Test string
+	Test    significanceTest // said in words under the ratio matrix
 }
 
 func (b *Renderer) newComparePage(p Pair) comparePage {
@@ -126,31 +111,24 @@ func (b *Renderer) newComparePage(p Pair) comparePage {
 		page.pageBase = b.base("../../", page.Heading+" · "+b.site.Title,
 			"Speed test matrices compared: "+p.A+" and "+p.B+".", "compare/"+compareID(p)+"/")
 	}
-	page.Charts, page.Rules, page.Test = true, compareRulesJS(), significanceText()
+	page.Charts, page.Rules, page.Test = true, compareRulesJS(), compareTest()
 	return page
 }
 
 // compareRules are what the script draws a comparison by that is no run's
-// data: the ratio bins, the significance test's constants and the prefill
-// chart's option, data in.
+// data.
 type compareRules struct {
 	RatioBins    []ratioBin       `json:"ratio_bins"`
 	Test         significanceTest `json:"test"`
 	PrefillChart any              `json:"prefill_chart"`
 }
 
-// significanceTest is stats.CompareDecode's rule as the script repeats it
-// (significance in matrixgen.js). A decode cell with MinRepeats or more
-// valid repeats in both runs: Student's t over the repeats' tok/s (pooled
-// variance, computed in the same order as stats.PooledT), its |t| against
-// CriticalT[df − 1], the t at which the t distribution's p falls below
-// Alpha (the script has no incomplete beta, and by t it decides as stats
-// does). Otherwise (stats.CompareCell): a two-sided Mann–Whitney U over a
-// cell's per-second samples or a prefill row's requests, MinSamples or
-// more a side; exact without ties and at most ExactMax a side, its p
-// against Alpha; otherwise the normal approximation, its z against
-// CriticalZ, the z at which p falls below Alpha (by z, as stats does by p,
-// for want of an erfc).
+// significanceTest is stats.CompareDecode's rule as matrixgen.js repeats
+// it: Student's t over the repeats where both runs have MinRepeats, its |t|
+// against CriticalT[df − 1]; otherwise Mann–Whitney U (stats.CompareCell),
+// MinSamples or more a side, exact up to ExactMax a side, else its z
+// against CriticalZ. The script has neither an incomplete beta nor an erfc,
+// so it decides by t and z where stats decides by p.
 type significanceTest struct {
 	Alpha      float64   `json:"alpha"`
 	CriticalZ  float64   `json:"critical_z"`
@@ -160,21 +138,8 @@ type significanceTest struct {
 	CriticalT  []float64 `json:"critical_t"`
 }
 
-// significanceText is the test and its level in words, under the matrix.
-func significanceText() string {
-	return fmt.Sprintf("A ratio is coloured as a gain or a loss, and marked ≠ (differs), only where the difference is significant, "+
-		"p < %g for each cell on its own (about 1 cell in %.0f is marked by chance when nothing changed). "+
-		"A cell both runs measured %d times or more (-repeat) is tested over its repeats: Student's two-sample t of each repeat's tok/s, "+
-		"the variance pooled, since drift on a machine moves whole repeats and would make the seconds inside them look different when nothing changed. "+
-		"Any other cell, and a prefill row, is tested by a two-sided Mann–Whitney U of its tok/s second by second over every repeat (a prefill row's requests). "+
-		"~ where it was tested and is not significant; ~ (against) where the test finds the difference on the other side of the ratio shown "+
-		"(a median repeat's against the repeats' mean): neither a gain nor a loss. "+
-		"untested where no test could be made: fewer than %d samples a side, or too few to ever reach p < %g (3 against 3 cannot go below 0.1), uncoloured; "+
-		"or a run kept no per-second samples (other tools' runs), its ratio coloured as measured. "+
-		"A prefill row is coloured, and its higher figure starred, only where significant; a headline figure is one number a run, never tested. "+
-		"matrixgen compare -fail-on gates on these p corrected by Holm's method over the cells that can reach %g; untested cells are outside that family. "+
-		"A cell whose requests queued is never marked, and one of 0 tok/s in either run has no ratio.", stats.Alpha, 1/stats.Alpha, stats.MinRepeats, stats.MinSamples, stats.Alpha, stats.Alpha)
-}
+// Chance is how many cells are tested for one to be marked by chance.
+func (t significanceTest) Chance() float64 { return 1 / t.Alpha }
 
 type ratioBin struct {
 	Below *float64 `json:"below"` // nil: no bound
@@ -192,10 +157,13 @@ var ratioBins = []ratioBin{
 	{nil, "ratio-4", "above 1.25×"},
 }
 
+var compareTest = sync.OnceValue(func() significanceTest {
+	return significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples,
+		ExactMax: stats.MaxExactSize, MinRepeats: stats.MinRepeats, CriticalT: stats.CriticalTs()}
+})
+
 var compareRulesJS = sync.OnceValue(func() jsontext.Value {
-	test := significanceTest{Alpha: stats.Alpha, CriticalZ: stats.SignificantZ(), MinSamples: stats.MinSamples, ExactMax: stats.MaxExactSize,
-		MinRepeats: stats.MinRepeats, CriticalT: stats.CriticalTs()}
-	return chartJSON(compareRules{RatioBins: ratioBins, Test: test, PrefillChart: comparePrefillChart()})
+	return chartJSON(compareRules{RatioBins: ratioBins, Test: compareTest(), PrefillChart: comparePrefillChart()})
 })
 
 // comparePrefillChart is the option of the compare pages' prefill chart
@@ -203,15 +171,11 @@ var compareRulesJS = sync.OnceValue(func() jsontext.Value {
 // figures at their ends read across at any width.
 func comparePrefillChart() map[string]any {
 	bar := charts.NewBar()
-	bar.SetGlobalOptions(
-		charts.WithInitializationOpts(opts.Initialization{ChartID: "compare-prefill-chart"}),
-		charts.WithGridOpts(opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "12%", Top: "36", Bottom: "24"}),
-		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: "axis"}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"}),
-		charts.WithXAxisOpts(opts.XAxis{Name: "prompt tok/s", Type: "value", NameLocation: "middle", NameGap: 28}),
-		charts.WithYAxisOpts(opts.YAxis{Type: "category", Inverse: opts.Bool(true)}),
-		charts.WithAnimation(false),
-	)
+	bar.SetGlobalOptions(append(axisChartOpts(opts.Initialization{ChartID: "compare-prefill-chart"},
+		opts.XAxis{Name: "prompt tok/s", Type: "value", NameLocation: "middle", NameGap: 28},
+		opts.YAxis{Type: "category", Inverse: opts.Bool(true)},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "12%", Top: "36", Bottom: "24"}),
+		topLegend)...)
 	label := &opts.Label{Show: opts.Bool(true), Position: "right", FontSize: 12}
 	bar.AddSeries("A", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}), charts.WithLabelOpts(*label)).
 		AddSeries("B", nil, charts.WithItemStyleOpts(opts.ItemStyle{Color: "#d9622b"}), charts.WithLabelOpts(*label))
@@ -222,13 +186,11 @@ func comparePrefillChart() map[string]any {
 // compareRun is what a comparison reads of one run, every figure as the
 // run's page formats it; the script only pairs two and divides.
 type compareRun struct {
-	ID        string `json:"id"`
-	Title     string `json:"title"`
-	Date      string `json:"date"`
-	Simulated bool   `json:"simulated"`
-	// Incomplete: the run's sweep stopped before it finished; its headline
-	// figures cover only what it measured.
-	Incomplete bool             `json:"incomplete,omitempty"`
+	ID         string           `json:"id"`
+	Title      string           `json:"title"`
+	Date       string           `json:"date"`
+	Simulated  bool             `json:"simulated"`
+	Incomplete bool             `json:"incomplete,omitempty"` // its sweep stopped before it finished
 	Settings   []compareFigure  `json:"settings"`
 	Launch     []string         `json:"launch"`
 	Headline   []compareFigure  `json:"headline"`
@@ -251,9 +213,7 @@ type comparePrefill struct {
 	Text    string   `json:"text"`            // the figure, or the status
 	Server  string   `json:"server"`          // the server's own prefill tok/s
 	Cold    string   `json:"cold"`            // the cold request's TTFT
-	// Samples are a valid row's measured requests' prompt tok/s
-	// (stats.PrefillSamples), for the page's test; none where the run kept
-	// no requests.
+	// Samples are a valid row's requests' prompt tok/s, for the test.
 	Samples []float64 `json:"samples,omitempty"`
 }
 
@@ -263,16 +223,12 @@ type compareCell struct {
 	Concurrency int      `json:"concurrency"`
 	TotalTokS   *float64 `json:"total_tok_s,omitempty"` // where the matrix shows a figure
 	Text        string   `json:"text"`                  // the figure, or the status
-	// Status is the status of a cell that shows a figure without being
-	// valid (its requests queued): never marked a gain or a loss.
+	// Status is that of a cell that shows a figure without being valid
+	// (its requests queued): never marked a gain or a loss.
 	Status string `json:"status,omitempty"`
-	// Seconds are a valid cell's samples for the significance test: its
-	// tokens in each second of its window, of every valid repeat
-	// (stats.DecodeSeconds); none where the run kept none.
-	Seconds []int `json:"seconds,omitempty"`
-	// Repeats are a valid cell's valid repeats' total tok/s
-	// (stats.RepeatTotals), which the test reads where both runs have
-	// MinRepeats of them; none where the sweep did not repeat.
+	// Seconds (stats.DecodeSeconds) and Repeats (stats.RepeatTotals) are a
+	// valid cell's samples for the significance test.
+	Seconds []int     `json:"seconds,omitempty"`
 	Repeats []float64 `json:"repeats,omitempty"`
 }
 
@@ -287,9 +243,8 @@ func compareScript(id string, r *matrixgen.Run) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	const head, between, tail = "window.matrixgenRuns = window.matrixgenRuns || {};\nwindow.matrixgenRuns[", "] = ", ";\n"
-	out := make([]byte, 0, len(head)+len(key)+len(between)+len(data)+len(tail))
-	return append(append(append(append(append(out, head...), key...), between...), data...), tail...), nil
+	head := []byte("window.matrixgenRuns = window.matrixgenRuns || {};\nwindow.matrixgenRuns[")
+	return slices.Concat(head, key, []byte("] = "), data, []byte(";\n")), nil
 }
 
 func newCompareRun(id string, r *matrixgen.Run) compareRun {
@@ -366,7 +321,7 @@ func compareSettings(r *matrixgen.Run) []compareFigure {
 		{Label: "Commit", Text: r.Engine.Commit},
 		{Label: "Benchmark tool", Text: joinNonEmpty(" ", r.Tool.Name, r.Tool.Version)},
 		{Label: "Decode test", Text: decodeTestLabel(r.Sweep.DecodeTest)},
-		{Label: "Time per measurement", Text: secondsIf(r.Sweep.DurationSeconds)},
+		{Label: "Time per measurement", Text: ifPositive(r.Sweep.DurationSeconds, planSeconds)},
 		{Label: "Repeats", Text: repeatsLabel(r.Sweep.Repeats)},
 		{Label: "Max output", Text: tokensIf(r.Sweep.MaxOutputTokens)},
 		{Label: "Power limit", Text: powerLimit(h.PowerLimitW, h.DefaultPowerLimitW)},

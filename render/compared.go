@@ -3,20 +3,14 @@ package render
 import (
 	"fmt"
 	"hash/fnv"
-	"hash/maphash"
 )
 
-// A run page links the compare pages the site builds of it. Which pairs
-// there are is known only once every run is read (comparePairs), after
-// the run pages are written one at a time, and a run added later pairs
-// with an earlier one, so the links are not in the page: they are in one
-// of comparedBuckets scripts (assets/compared/00.js … ff.js), the one the
-// run's id hashes to, which the page names when it is built and whose
-// script loads it (a script, not JSON to fetch, as browsers refuse fetch
-// from file://). Only the buckets that hold a pair are written, and
-// assets/compared/buckets.js lists them: a page loads that list first,
-// then its bucket only if listed, so no page asks for a file that is not
-// there, and a site of few pairs is not 256 files of nothing.
+// A run page links the compare pages of it. The pairs are known only once
+// every run is read, after its page is written, so the links are in one of
+// comparedBuckets scripts (assets/compared/00.js … ff.js), the one the
+// run's id hashes to. Only the buckets that hold a pair are written, and
+// assets/compared/buckets.js lists them, for a page to load its bucket
+// only if listed.
 
 // comparedBuckets is how many scripts the links are spread over: at
 // 100,000 runs each is some tens of kilobytes.
@@ -65,15 +59,14 @@ func comparedFiles(pairs []Pair) []indexFile {
 			continue
 		}
 		written = append(written, b)
-		var h maphash.Hash
-		h.SetSeed(printSeed)
-		writeInts(&h, b)
+		h := newPrint()
+		writeInts(h, b)
 		list := make([][2]any, len(ids))
 		for i, id := range ids {
-			writeStrings(&h, id)
+			writeStrings(h, id)
 			links := make([][2]string, len(byRun[id]))
 			for k, l := range byRun[id] {
-				writeStrings(&h, l.other, l.page)
+				writeStrings(h, l.other, l.page)
 				links[k] = [2]string{l.other, l.page}
 			}
 			list[i] = [2]any{id, links}
@@ -81,10 +74,9 @@ func comparedFiles(pairs []Pair) []indexFile {
 		files = append(files, indexFile{rel: comparedName(b), print: h.Sum64(),
 			make: func() ([]byte, error) { return scriptCall("matrixgenCompared", b, list) }})
 	}
-	var h maphash.Hash
-	h.SetSeed(printSeed)
-	writeInts(&h, len(written))
-	writeInts(&h, written...)
+	h := newPrint()
+	writeInts(h, len(written))
+	writeInts(h, written...)
 	files = append(files, indexFile{rel: comparedListName, print: h.Sum64(),
 		make: func() ([]byte, error) { return scriptCall("matrixgenComparedBuckets", written) }})
 	return files

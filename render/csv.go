@@ -18,17 +18,11 @@ var csvHeader = []string{
 	"total_tok_s", "per_request_tok_s", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
 	"tbt_ms_p50", "tbt_ms_p90", "tbt_ms_p99", "avg_active", "completed", "output_tokens",
 	"window_seconds", "token_source", "prompt_tokens",
-	// Prefill rows only: the server's own timing of its prompt processing,
-	// the warm-up's TTFT, and the spread of the measured requests.
+	// Prefill rows only: the server's own timing, the cold TTFT, the spread.
 	"server_prompt_tok_s", "server_prompt_ms", "cold_ttft_ms", "prompt_tok_s_min", "prompt_tok_s_max",
 	"server_clock", "not_server_prefill",
-	// The figure's interval (total tok/s of a decode cell: over its
-	// repeats where it has 3 or more, else from its per-second samples;
-	// prompt tok/s of a prefill row of 3 or more requests) and its level:
-	// 0.95, or less where few repeats or requests cannot give 95 % (0.75
-	// for 3). A decode cell's as its run file stores it, computed from its
-	// samples for a file written before intervals were kept; a prefill
-	// row's computed as the site is built.
+	// The figure's interval (spread) and its level: 0.95, or less where
+	// few repeats or requests cannot give 95 % (0.75 for 3).
 	"low", "high", "level",
 }
 
@@ -38,10 +32,8 @@ func measurementsCSV(r *matrixgen.Run) []byte {
 	return csvBytes(csvHeader, csvRows(r))
 }
 
-// csvBytes writes a header (if any) and rows as CSV, with encoding/csv:
-// comma-separated, "\n" line ends, quoted only where a field needs it.
-// Its writer fails only when what it writes to does or its comma is
-// invalid, and a bytes.Buffer with the default comma does neither.
+// csvBytes writes a header (if any) and rows with encoding/csv, whose
+// writer cannot fail on a bytes.Buffer with the default comma.
 func csvBytes(header []string, rows [][]string) []byte {
 	var b bytes.Buffer
 	if len(rows) > 0 {
@@ -74,7 +66,7 @@ func csvRows(r *matrixgen.Run) [][]string {
 			"prefill", strconv.Itoa(p.ContextTokens), matrixgen.ContextLabel(p.ContextTokens), "1",
 			string(p.Status), csvSafe(p.Reason),
 			num(p.PromptTokS), "", num(p.TTFTMs), "", "", "", "", "", "",
-			ifSet(p.Completed, strconv.Itoa), "", "", "", positive(p.PromptTokens),
+			ifSet(p.Completed, strconv.Itoa), "", "", "", ifPositive(p.PromptTokens, strconv.Itoa),
 			num(p.ServerPromptTokS), num(p.ServerPromptMs), num(p.ColdTTFTMs), low, high,
 			csvSafe(p.ServerClock), notServerPrefill(p), sp[0], sp[1], sp[2],
 		})
@@ -98,13 +90,6 @@ func num(v *float64) string {
 	return ifSet(v, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
 }
 
-func positive(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return strconv.Itoa(n)
-}
-
 func percentiles(p *matrixgen.Percentiles) [3]string {
 	if p == nil {
 		return [3]string{}
@@ -112,13 +97,10 @@ func percentiles(p *matrixgen.Percentiles) [3]string {
 	return [3]string{strconv.FormatFloat(p.P50, 'f', -1, 64), num(p.P90), num(p.P99)}
 }
 
-// csvSafe keeps a spreadsheet from reading free text as a formula: a reason
-// copied from a hostile server could start with "=". A cell is defused with
-// a leading quote when it starts with a tab or a carriage return, or when,
-// past any leading white space or invisible format characters (a space, a
-// no-break space, a byte order mark, a zero-width space, a line end: all
-// of which spreadsheets may skip), it starts with = + - or @, or their
-// fullwidth forms ＝ ＋ － ＠, which spreadsheets may read as the same.
+// csvSafe keeps a spreadsheet from reading free text (a hostile server's
+// reason) as a formula: a leading quote defuses a cell that starts with a
+// tab or a carriage return, or, past the white space and format characters
+// spreadsheets may skip, with = + - @ or their fullwidth forms.
 func csvSafe(s string) string {
 	if s == "" {
 		return s
@@ -134,8 +116,7 @@ func csvSafe(s string) string {
 const formulaLeads = "=+-@\uff1d\uff0b\uff0d\uff20"
 
 // skippedLead reports whether a spreadsheet may skip r before a formula:
-// white space, and format characters (Cf: the byte order mark, zero-width
-// spaces and joiners), which show nothing.
+// white space, and format characters (Cf: a byte order mark, zero widths).
 func skippedLead(r rune) bool {
 	return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r)
 }

@@ -14,22 +14,17 @@ import (
 	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
-// cellDetail is everything a run recorded for one decode cell, formatted,
-// for the panel a matrix cell opens. A page carries them all as one JSON
-// block that its script shows on demand: 64 cells of detail in HTML would
-// double the page and the time to build it. Every value is text, set with
-// textContent by the script.
+// cellDetail is everything a run recorded for one decode cell, as text, for
+// the panel a matrix cell opens (JSON: in HTML it would double the page).
 type cellDetail struct {
-	Heading   string   `json:"heading"`
-	Status    string   `json:"status"`
-	Reason    string   `json:"reason,omitempty"`
-	Figures   []string `json:"figures"` // aligned with detailLabels; "" for none
-	PerSecond []int    `json:"per_second,omitempty"`
-	// Power is the GPUs' board power and mean SM clock through the window:
-	// [seconds, watts, MHz or null] per sample.
-	Power   [][3]*float64           `json:"power,omitempty"`
-	Metrics [][6]string             `json:"metrics,omitempty"`
-	Loop    *matrixgen.LoopEvidence `json:"loop,omitempty"`
+	Heading   string                  `json:"heading"`
+	Status    string                  `json:"status"`
+	Reason    string                  `json:"reason,omitempty"`
+	Figures   []string                `json:"figures"` // aligned with detailLabels; "" for none
+	PerSecond []int                   `json:"per_second,omitempty"`
+	Power     [][3]*float64           `json:"power,omitempty"` // [seconds, board watts, SM MHz or null]
+	Metrics   [][6]string             `json:"metrics,omitempty"`
+	Loop      *matrixgen.LoopEvidence `json:"loop,omitempty"`
 }
 
 // cellID names a cell's section: "cell-8K-16".
@@ -45,8 +40,7 @@ var detailLabels = []string{
 	"GPU board power", "Energy in the window", "Tok/s per watt", "Joules per 1K output tokens", "GPUs",
 }
 
-// detailsData is a page's cell details: the figure labels once, and each
-// measured cell's detail by id.
+// detailsData is a page's cell details and the figures' labels.
 type detailsData struct {
 	Labels []string         `json:"labels"`
 	Cells  byID[cellDetail] `json:"cells"`
@@ -93,10 +87,8 @@ func (cells byID[T]) MarshalJSONTo(enc *jsontext.Encoder) error {
 
 // scriptJSONOptions write a page's JSON blocks as encoding/json writes
 // them, byte for byte: <, >, &, U+2028 and U+2029 escaped, so nothing in a
-// <script type="application/json"> block can close it or read as markup,
-// and an empty list null. Names are not checked for repeats: the blocks'
-// are struct fields and cellOrder's ids, each once, and the check was a
-// tenth of the writing.
+// script block can close it, and an empty list null. Names are not checked
+// for repeats (each is written once; the check was a tenth of the writing).
 var scriptJSONOptions = json.JoinOptions(
 	jsontext.EscapeForHTML(true),
 	jsontext.EscapeForJS(true),
@@ -106,15 +98,9 @@ var scriptJSONOptions = json.JoinOptions(
 	jsontext.AllowDuplicateNames(true),
 )
 
-// scriptJSON is v as a JSON block for a page.
-//
-// The block is trusted as JavaScript (template.JS): json v2 wrote it with
-// <, >, &, U+2028 and U+2029 escaped (scriptJSONOptions), so nothing in it
-// can close the script element or read as markup, whatever strings the run
-// holds (TestJSONBlocksAreEncodingJSONs). Left to html/template, the
-// page's largest blocks (a run's cell details and matrix views, 40 KB)
-// were marshalled again by encoding/json, which checks and escapes them a
-// second time: an eighth of a run page's cost.
+// scriptJSON is v as a JSON block for a page, trusted as JavaScript: it is
+// escaped as scriptJSONOptions say (TestJSONBlocksAreEncodingJSONs), and
+// html/template marshalling it again was an eighth of a run page's cost.
 func scriptJSON(v any) (template.JS, error) {
 	js, err := json.Marshal(v, scriptJSONOptions)
 	return template.JS(js), err
@@ -143,10 +129,8 @@ type orderedCell struct {
 	d  *matrixgen.Decode
 }
 
-// cellOrder lists a run's cells that were measured (all but the not-run
-// ones) by id, the order encoding/json gives a map's keys: the page's JSON
-// blocks map ids to cells. Of two cells with one id (contexts that print
-// alike) the later one stands, as it would in a map.
+// cellOrder lists a run's measured cells by id, as encoding/json orders a
+// map's keys; of two cells with one id the later stands, as in a map.
 func cellOrder(r *matrixgen.Run) []orderedCell {
 	var cells []orderedCell
 	for i := len(r.Decode) - 1; i >= 0; i-- { // the later of two first, which a stable sort keeps
@@ -181,7 +165,7 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 	c.Figures = []string{
 		ifSet(d.TotalTokS, decimal1), ifSet(d.PerRequestTokS, decimal1), ifSet(d.ServerPerRequestTokS, decimal1), ifSet(d.ClientRateOfServerTimed, decimal1),
 		ifSet(d.TTFTMs, pct), ifSet(d.TBTMs, pct), ifSet(d.AvgActive, decimal1), ifSet(d.Completed, count), ifSet(d.OutputTokens, count),
-		measuredFor(d), dateTime(d.WindowStart), tokenSourceLabel(d.TokenSource),
+		measuredFor(d), dateTime(d.WindowStart), tokenSourceLabels[d.TokenSource],
 		countIf(d.Attempts > 1, d.Attempts), serverCountText(d.ServerCount), ifSet(d.IdleWaitSeconds, secs),
 	}
 	if sp := decodeSpread(*d); sp.ok {
@@ -206,9 +190,8 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 	return c
 }
 
-// measuredFor is a cell's window, "10.0 s"; a repeated cell's says how
-// many: "3 repeats × 10.0 s; the figures are the median repeat's" ("3
-// repeats (2 valid) × …" where some failed).
+// measuredFor is a cell's window, "10.0 s", or "3 repeats (2 valid) ×
+// 10.0 s; the figures are the median repeat's".
 func measuredFor(d *matrixgen.Decode) string {
 	if d.WindowSeconds == nil {
 		return ""
@@ -229,25 +212,17 @@ func measuredFor(d *matrixgen.Decode) string {
 	return text + " × " + secs(*d.WindowSeconds) + "; the figures are the median repeat's"
 }
 
-func tokenSourceLabel(s matrixgen.TokenSource) string {
-	switch s {
-	case matrixgen.TokensContinuousUsage:
-		return "the server's usage on every chunk"
-	case matrixgen.TokensTimingsPerToken:
-		return "llama.cpp's per-chunk timings"
-	case matrixgen.TokensFinalUsage:
-		return "each request's final usage, spread over its chunks"
-	case matrixgen.TokensServerMetrics:
-		return "the server's metrics"
-	case matrixgen.TokensChunks:
-		return "counting chunks (the server sent no counts)"
-	}
-	return ""
+// tokenSourceLabels say where a cell's token counts came from.
+var tokenSourceLabels = map[matrixgen.TokenSource]string{
+	matrixgen.TokensContinuousUsage: "the server's usage on every chunk",
+	matrixgen.TokensTimingsPerToken: "llama.cpp's per-chunk timings",
+	matrixgen.TokensFinalUsage:      "each request's final usage, spread over its chunks",
+	matrixgen.TokensServerMetrics:   "the server's metrics",
+	matrixgen.TokensChunks:          "counting chunks (the server sent no counts)",
 }
 
-// serverCountText is the server's count beside ours: "1,234 tokens
-// (+0.2 % ours against it), by vllm:generation_tokens_total over the
-// window", with a warning mark past the tolerance.
+// serverCountText is the server's count beside ours, with a warning mark
+// past the tolerance.
 func serverCountText(c *matrixgen.ServerCount) string {
 	if c == nil {
 		return ""
@@ -259,45 +234,30 @@ func serverCountText(c *matrixgen.ServerCount) string {
 	return s
 }
 
-// powerTexts are the power figures of a cell's detail, aligned with the
-// last labels of detailLabels: all empty without telemetry.
+// throttleTexts say what throttled a GPU: its power limit, heat, or both.
+var throttleTexts = map[[2]bool]string{
+	{true, true}: "⚠ throttled by power and heat", {true, false}: "⚠ throttled by its power limit",
+	{false, true}: "⚠ throttled by heat",
+}
+
+// powerTexts are the power figures of a cell's detail (detailLabels' last).
 func powerTexts(p *matrixgen.Power) []string {
 	if p == nil {
 		return []string{"", "", "", "", ""}
 	}
 	var gpus []string
 	for _, g := range p.GPUs {
-		parts := []string{"GPU " + strconv.Itoa(g.Index) + ":"}
-		if g.MeanPowerW != nil {
-			parts = append(parts, decimal1(*g.MeanPowerW)+" W mean, "+decimal1(*g.PeakPowerW)+" W peak")
-		}
-		if g.MeanSMClockMHz != nil {
-			parts = append(parts, count(int(*g.MeanSMClockMHz))+" MHz")
-		}
-		if g.MeanUtilization != nil {
-			parts = append(parts, decimal1(*g.MeanUtilization)+"% busy")
-		}
-		if g.PeakTemperatureC != nil {
-			parts = append(parts, count(int(*g.PeakTemperatureC))+" °C peak")
-		}
-		switch {
-		case g.PowerThrottled && g.ThermalThrottled:
-			parts = append(parts, "⚠ throttled by power and heat")
-		case g.PowerThrottled:
-			parts = append(parts, "⚠ throttled by its power limit")
-		case g.ThermalThrottled:
-			parts = append(parts, "⚠ throttled by heat")
-		}
-		gpus = append(gpus, strings.Join(parts, " "))
+		gpus = append(gpus, joinNonEmpty(" ", "GPU "+strconv.Itoa(g.Index)+":",
+			ifSet(g.MeanPowerW, func(w float64) string {
+				return decimal1(w) + " W mean, " + decimal1(*g.PeakPowerW) + " W peak"
+			}),
+			ifSet(g.MeanSMClockMHz, func(v float64) string { return count(int(v)) + " MHz" }),
+			ifSet(g.MeanUtilization, func(v float64) string { return decimal1(v) + "% busy" }),
+			ifSet(g.PeakTemperatureC, func(v float64) string { return count(int(v)) + " °C peak" }),
+			throttleTexts[[2]bool{g.PowerThrottled, g.ThermalThrottled}]))
 	}
-	mean := ""
-	if p.MeanPowerW > 0 {
-		mean = decimal1(p.MeanPowerW) + " W mean, all GPUs"
-	}
-	energy := ""
-	if p.EnergyJoules > 0 {
-		energy = count(int(math.Round(p.EnergyJoules))) + " J"
-	}
+	mean := ifPositive(p.MeanPowerW, func(w float64) string { return decimal1(w) + " W mean, all GPUs" })
+	energy := ifPositive(p.EnergyJoules, func(j float64) string { return count(int(math.Round(j))) + " J" })
 	joules := ifSet(p.JoulesPer1KTokens, func(v float64) string { return decimal1(v) + " J" })
 	return []string{mean, energy, ifSet(p.TokSPerW, perWattText), joules, strings.Join(gpus, "; ")}
 }

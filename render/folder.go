@@ -7,17 +7,14 @@ import (
 	"github.com/matrixgen/matrixgen/runfile"
 )
 
-// Folder is the site as a Renderer writes it: package site's folder on
-// disk, a fresh one a build swaps in or the one serve updates in place.
-// Names are slash-separated paths under the site's root, made by this
-// package from validated ids only. A Renderer does no I/O of its own:
-// every byte it makes goes through a Folder.
+// Folder is the site as a Renderer writes it (package site's folder on
+// disk), by slash-separated paths made from validated ids only: every byte
+// a Renderer makes goes through it.
 type Folder interface {
 	// WriteFile puts the file rel in the site, whole: a reader of a site
 	// updated in place gets the old file or the new one.
 	WriteFile(rel string, data []byte) error
-	// Create starts the file rel, too large to hold, written as a
-	// stream; Close puts it in place, Abort drops it.
+	// Create starts the file rel, too large to hold, as a stream.
 	Create(rel string) (Stream, error)
 	// Measurements reads back a run's MeasurementsFile as the site holds
 	// it, into buf, and gives the name a message calls it by.
@@ -31,33 +28,26 @@ type Folder interface {
 // Stream is a file of the site written piece by piece (Folder.Create).
 type Stream interface {
 	io.Writer
-	// Close puts the file in place.
-	Close() error
-	// Abort drops the file.
-	Abort()
+	Close() error // puts the file in place
+	Abort()       // drops the file
 }
 
-// RawSource is a Source of run files: each run's size is known before it
-// is read, so a build bounds the bytes its workers hold, and a run can be
-// read without being decoded (runfile.Entry.Decode decodes it), so a
-// run whose pages are reused (Cache) is never decoded.
+// RawSource is a Source of run files, whose sizes bound the bytes a build's
+// workers hold, read without being decoded, so a run whose pages are
+// reused (Cache) is never decoded.
 type RawSource interface {
 	Source
-	// Size is the run file's size as the build's budget counts it.
-	Size(i int) int64
-	// Read reads the run file, not decoded.
-	Read(i int) (runfile.Entry, error)
+	Size(i int) int64                  // the run file's size, for the build's budget
+	Read(i int) (runfile.Entry, error) // reads the run file, not decoded
 }
 
 // Cache is the reuse cache of the site a build replaces (package site's):
-// the pages of runs whose inputs did not change are linked from the old
-// site, not made again.
+// the pages of unchanged runs are linked from the old site.
 type Cache interface {
 	// Reuse gives what run e's pages are made of besides matrixgen and the
-	// site (its input), e read and not decoded, and, when the old site's
-	// folder of the run was linked unchanged into the new one, its summary.
+	// site (its input), and, when the old site's folder of the run was
+	// linked into the new one, its summary.
 	Reuse(e runfile.Entry) (input string, row CachedRow, ok bool)
-	// Save records, for the next build, the runs of the site as built:
-	// n of them, in id order.
+	// Save records, for the next build, the n runs of the site, by id.
 	Save(n int, runs iter.Seq[CachedRun]) error
 }

@@ -10,10 +10,8 @@ import (
 // dash stands for "not applicable" in every table, as on published matrices.
 const dash = "—"
 
-// tokS formats a throughput as published matrices do: one decimal with thousands
-// separators below 10,000 ("4,601.0"), thousands with one decimal at or
-// above it ("31.9K"), the decimal dropped when it is zero ("33K"). This K is
-// 1,000 tokens per second, unlike a context label's 1,024 tokens.
+// tokS formats a throughput as published matrices do: "4,601.0" below
+// 10,000, then thousands ("31.9K", "33K"; 1,000, unlike a context's 1,024).
 func tokS(v float64) string {
 	if r := math.Round(v*10) / 10; math.Abs(r) < 10000 {
 		return decimal1(r)
@@ -64,8 +62,7 @@ func planSeconds(s float64) string {
 }
 
 // grouped is a formatted number with commas between groups of three digits
-// of its integer part, and then suffix: one allocation, the result's. The
-// tables of a thousand-run site format a few million figures.
+// of its integer part, and then suffix, in one allocation.
 func grouped(num []byte, suffix string) string {
 	digits := num
 	if len(digits) > 0 && digits[0] == '-' {
@@ -107,6 +104,14 @@ func ifSet[T any](v *T, format func(T) string) string {
 		return ""
 	}
 	return format(*v)
+}
+
+// ifPositive formats v, or is "" where it is not above zero.
+func ifPositive[T int | float64](v T, format func(T) string) string {
+	if v <= 0 {
+		return ""
+	}
+	return format(v)
 }
 
 // perWattText formats tok/s per watt with two decimals: "1.27".

@@ -2,7 +2,6 @@ package render
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"html/template"
@@ -14,43 +13,31 @@ import (
 	"github.com/matrixgen/matrixgen/internal/sitesize"
 )
 
-// The index at any size. A lab's history grows to a hundred thousand runs,
-// whose one table would be a hundred megabytes of HTML no browser opens
-// comfortably, so the index is pages of sitesize.IndexPageRuns runs, each a plain
-// table, newest first, with a pager that works without a script. Filters
-// and sorting must still reach every run: the runs' summaries are also
-// written in chunks of sitesize.IndexChunkRuns (assets/index/chunk-0001.js, …),
-// each a script that hands its runs to the page's script
-// (matrixgenIndexChunk), which loads them only once a filter or a sort is
-// chosen. A script, not JSON to fetch, because browsers load <script src>
-// from file:// and refuse fetch there.
-//
-// Pages and chunks are numbered from the oldest run: page 1 (index-1.html)
-// holds the oldest sitesize.IndexPageRuns runs, page 2 the next, and the newest
-// page, which holds what is left (1 to sitesize.IndexPageRuns runs), is the site's
-// index.html, the page a reader lands on. A run added, the newest, goes on
-// that page and in the last chunk, and no other page or chunk changes:
-// numbered from the newest, every page after it would hold other runs. So
-// that pages stay as they are, what every page would show of the whole
-// site (how many runs, each filter's values and their runs) is in one
-// small script, assets/index/site.js, which each page's script loads; a
-// reader still sees the newest first and ?p=1 is the newest page.
-//
-// Each file of the index has a fingerprint of everything its bytes are made
-// of (indexFile.print), so `matrixgen serve` rewrites only the pages and
-// the chunk a change reaches, not the whole index (update.go).
+// The index at any size: pages of sitesize.IndexPageRuns runs, newest
+// first, with a pager that works without a script; filters and sorting
+// reach every run through summaries in chunks of sitesize.IndexChunkRuns
+// (scripts, as browsers refuse fetch from file://). Pages and chunks are
+// numbered from the oldest run, so a run added changes only index.html, the
+// last chunk and site.js; each file's fingerprint (indexFile.print) lets
+// `matrixgen serve` rewrite only what a change reaches (update.go).
 
 // indexFile is one file of the index: a page or a chunk.
 type indexFile struct {
-	rel string
-	// print is a fingerprint of all that the file is made of: the same
-	// print, the same bytes, within one process.
-	print uint64
+	rel   string
+	print uint64 // a fingerprint of all the file is made of: the same print, the same bytes
 	make  func() ([]byte, error)
 }
 
-// indexLayout is the index cut into pages and chunks, and what its pages
-// share.
+// write makes the file and writes it to out.
+func (f indexFile) write(out Folder) error {
+	data, err := f.make()
+	if err != nil {
+		return err
+	}
+	return out.WriteFile(f.rel, data)
+}
+
+// indexLayout is the index cut into pages and chunks.
 type indexLayout struct {
 	rows        []indexRow         // every run, in the index's order: newest first
 	comparisons [][]comparisonLink // by page (0-based): the pairs whose newer run is on it
@@ -58,17 +45,20 @@ type indexLayout struct {
 	efficiency  bool
 	pages       int
 	chunks      int
-	// shared is the print of what every page shows alike: it changes
-	// rarely (the first run with telemetry, the second run), not with
-	// every run added.
-	shared uint64
-	// csvParts are runs.csv's parts by month, linked from the newest page.
-	csvParts []csvPart
+	shared      uint64    // the print of what every page shows alike
+	csvParts    []csvPart // runs.csv's parts by month, linked from the newest page
 }
 
 // printSeed seeds every fingerprint of a process: an Update compares prints
 // only with its own earlier ones.
 var printSeed = maphash.MakeSeed()
+
+// newPrint starts a fingerprint.
+func newPrint() *maphash.Hash {
+	h := new(maphash.Hash)
+	h.SetSeed(printSeed)
+	return h
+}
 
 func newIndexLayout(rows []indexRow, pairs []Pair) indexLayout {
 	l := indexLayout{rows: rows, filters: filters(rows)}
@@ -84,31 +74,27 @@ func newIndexLayout(rows []indexRow, pairs []Pair) indexLayout {
 		page := l.pageOf(min(at[p.A], at[p.B]))
 		l.comparisons[page] = append(l.comparisons[page], comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
 	}
-	var h maphash.Hash
-	h.SetSeed(printSeed)
-	writeInts(&h, boolInt(l.efficiency), boolInt(len(rows) > 1))
+	h := newPrint()
+	writeInts(h, boolInt(l.efficiency), boolInt(len(rows) > 1))
 	for _, f := range l.filters {
-		writeStrings(&h, f.Name, f.Label)
+		writeStrings(h, f.Name, f.Label)
 	}
 	l.shared = h.Sum64()
 	return l
 }
 
-// pageOf is the page (0-based, from the oldest) of the run at i in the
-// index's order.
+// pageOf is the page (0-based, from the oldest) of the run at i.
 func (l indexLayout) pageOf(i int) int {
 	return (len(l.rows) - 1 - i) / sitesize.IndexPageRuns
 }
 
-// pageRows are the runs the page (0-based, from the oldest) lists, newest
-// first.
+// pageRows are the runs the page (0-based, from the oldest) lists.
 func (l indexLayout) pageRows(page int) []indexRow {
 	n := len(l.rows)
 	return l.rows[max(0, n-(page+1)*sitesize.IndexPageRuns):max(0, n-page*sitesize.IndexPageRuns)]
 }
 
-// chunkRows are the runs the chunk (0-based, from the oldest) holds,
-// newest first.
+// chunkRows are the runs the chunk (0-based, from the oldest) holds.
 func (l indexLayout) chunkRows(chunk int) []indexRow {
 	n := len(l.rows)
 	return l.rows[max(0, n-(chunk+1)*sitesize.IndexChunkRuns) : n-chunk*sitesize.IndexChunkRuns]
@@ -137,55 +123,50 @@ func (b *Renderer) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 	l.csvParts = siteCSVParts(rows)
 	files := make([]indexFile, 0, l.pages+l.chunks+1)
 	for page := range l.pages {
-		var h maphash.Hash
-		h.SetSeed(printSeed)
-		// What the page is called and what its pager links: past its
-		// number, only whether it is the newest or the one before.
-		writeInts(&h, page, int(l.shared), boolInt(page == l.pages-1), boolInt(page == l.pages-2))
-		writeRowPrints(&h, l.pageRows(page))
+		h := newPrint()
+		// Its pager links depend only on whether it is the newest or the one before.
+		writeInts(h, page, int(l.shared), boolInt(page == l.pages-1), boolInt(page == l.pages-2))
+		writeRowPrints(h, l.pageRows(page))
 		if page == l.pages-1 {
 			for _, p := range l.csvParts {
-				writeStrings(&h, p.Name)
+				writeStrings(h, p.Name)
 			}
-			writeRowPrints(&h, l.pickerRows(page))
+			writeRowPrints(h, l.pickerRows(page))
 		}
 		for _, c := range l.comparisons[page] {
-			writeStrings(&h, c.A, c.B)
+			writeStrings(h, c.A, c.B)
 		}
 		files = append(files, indexFile{rel: l.pageName(page), print: h.Sum64(),
 			make: func() ([]byte, error) { return b.indexPageHTML(l, page) }})
 	}
 	for chunk := range l.chunks {
-		var h maphash.Hash
-		h.SetSeed(printSeed)
-		writeInts(&h, chunk)
-		writeRowPrints(&h, l.chunkRows(chunk))
+		h := newPrint()
+		writeInts(h, chunk)
+		writeRowPrints(h, l.chunkRows(chunk))
 		files = append(files, indexFile{rel: indexChunkName(chunk + 1), print: h.Sum64(),
 			make: func() ([]byte, error) { return indexChunk(chunk+1, l.chunkRows(chunk)) }})
 	}
 	site := l.siteData()
-	var h maphash.Hash
-	h.SetSeed(printSeed)
-	writeInts(&h, site.Runs, site.Chunks, site.ChunkRuns, site.PageRuns, boolInt(site.Efficiency))
+	h := newPrint()
+	writeInts(h, site.Runs, site.Chunks, site.ChunkRuns, site.PageRuns, boolInt(site.Efficiency))
 	for _, f := range site.Filters {
-		writeStrings(&h, f.Name, f.Label)
-		writeInts(&h, f.Values, f.Chunks, len(f.Shown))
+		writeStrings(h, f.Name, f.Label)
+		writeInts(h, f.Values, f.Chunks, len(f.Shown))
 		for _, v := range f.Shown {
-			writeStrings(&h, v[0].(string))
-			writeInts(&h, v[1].(int))
+			writeStrings(h, v[0].(string))
+			writeInts(h, v[1].(int))
 		}
 	}
 	files = append(files, indexFile{rel: indexSiteName, print: h.Sum64(),
 		make: func() ([]byte, error) { return scriptCall("matrixgenIndexSite", site) }})
 	for _, f := range l.filters {
 		for chunk := 1; chunk <= f.chunks(); chunk++ {
-			var h maphash.Hash
-			h.SetSeed(printSeed)
-			writeStrings(&h, f.Name)
-			writeInts(&h, chunk)
+			h := newPrint()
+			writeStrings(h, f.Name)
+			writeInts(h, chunk)
 			for _, v := range f.chunk(chunk) {
-				writeStrings(&h, v.Value)
-				writeInts(&h, v.Runs)
+				writeStrings(h, v.Value)
+				writeInts(h, v.Runs)
 			}
 			files = append(files, indexFile{rel: indexValuesName(f.Name, chunk), print: h.Sum64(),
 				make: func() ([]byte, error) { return indexValues(f, chunk) }})
@@ -195,8 +176,7 @@ func (b *Renderer) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 	return files
 }
 
-// writeIndex writes the index's pages and chunks from rows in the index's
-// order, on every core, and keeps their prints for an Update.
+// writeIndex writes the index's files on every core and keeps their prints.
 func (b *Renderer) writeIndex(out Folder, rows []indexRow, pairs []Pair) error {
 	files := b.indexFiles(rows, pairs)
 	errs := make([]error, len(files))
@@ -205,16 +185,10 @@ func (b *Renderer) writeIndex(out Folder, rows []indexRow, pairs []Pair) error {
 			errs[i] = err
 			return
 		}
-		data, err := files[i].make()
-		if err == nil {
-			err = out.WriteFile(files[i].rel, data)
-		}
-		errs[i] = err
+		errs[i] = files[i].write(out)
 	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
+		return errs[i]
 	}
 	b.indexPrints = indexPrintsOf(files)
 	return nil
@@ -231,47 +205,37 @@ func indexChunkName(chunk int) string {
 	return fmt.Sprintf("assets/index/chunk-%04d.js", chunk)
 }
 
-// indexSiteName is the script of what every page of the index shows of
-// the whole site (indexSite).
+// indexSiteName is the script of indexSite.
 const indexSiteName = "assets/index/site.js"
 
 type indexPage struct {
 	pageBase
 	SiteDescription string
-	// Runs are the page's runs, newest first; Pick the runs its compare
+	// Runs are the page's runs, newest first; Pick those its compare
 	// pickers offer; Many says the site has runs to compare.
 	Runs, Pick  []indexRow
 	Many        bool
 	Filters     []filter
 	Comparisons []comparisonLink
-	// Efficiency shows the tok/s per watt column: some run has telemetry.
-	Efficiency bool
-	// Chart answers "which setup is fastest?": each run's best
-	// single-stream and peak total tok/s.
-	Chart      any
-	ChartLabel string
-	// Pager links the index's other pages, below the table, and PagerTop
-	// above the chart, a page of a hundred runs being long; nil when there
-	// is one page.
+	Efficiency  bool // the tok/s per watt column: some run has telemetry
+	Chart       any  // which setup is fastest (indexChart)
+	ChartLabel  string
+	// Pager links the index's other pages below the table, PagerTop above
+	// the chart; nil when there is one page.
 	Pager, PagerTop *pager
-	// Data tells the page's script which page this is (indexData).
-	Data template.JS
-	// CSVParts are runs.csv split by month, linked beside the table on the
-	// newest page, when it is longer than a spreadsheet opens (sitecsv.go).
-	CSVParts []csvPart
+	Data            template.JS // which page this is, for its script (indexData)
+	CSVParts        []csvPart   // runs.csv split by month, linked on the newest page
 }
 
-// indexData is what a page's script knows of the page: its number, from
-// the oldest. What it needs of the whole site is in site.js (indexSite).
+// indexData is what a page's script knows of the page.
 type indexData struct {
 	Page int    `json:"page"`
 	Site string `json:"site"`
 }
 
-// indexSite is what every page of the index shows of the whole site, the
-// script assets/index/site.js hands to the page's script: how many runs
-// there are, in how many chunks and pages, and each filter's most frequent
-// values. A run added changes it, and no page but the newest.
+// indexSite is what every page of the index shows of the whole site
+// (assets/index/site.js): the runs, chunks and pages, and each filter's
+// most frequent values.
 type indexSite struct {
 	Runs       int          `json:"runs"`
 	Chunks     int          `json:"chunks"`
@@ -282,8 +246,7 @@ type indexSite struct {
 }
 
 // filterData is what the page's script knows of a filter: the values its
-// box lists, each [value, runs], by value; how many values it has in all,
-// in how many values scripts.
+// box lists, each [value, runs], and how many there are, in how many scripts.
 type filterData struct {
 	Name   string  `json:"name"`
 	Label  string  `json:"label"`
@@ -307,13 +270,10 @@ func (l indexLayout) siteData() indexSite {
 
 type comparisonLink struct{ Href, A, B string }
 
-// indexPageHTML lays out and writes the page (0-based, from the oldest) of
-// the index.
+// indexPageHTML lays out the page (0-based, from the oldest).
 func (b *Renderer) indexPageHTML(l indexLayout, page int) ([]byte, error) {
-	desc := b.site.Description
-	if desc == "" {
-		desc = "Prefill and sustained decode speed of LLM inference servers, by context length and concurrency."
-	}
+	desc := cmp.Or(b.site.Description,
+		"Prefill and sustained decode speed of LLM inference servers, by context length and concurrency.")
 	rows := l.pageRows(page)
 	title, address := b.site.Title, ""
 	if page < l.pages-1 {
@@ -326,11 +286,10 @@ func (b *Renderer) indexPageHTML(l indexLayout, page int) ([]byte, error) {
 		p.Chart, p.ChartLabel = indexChart(rows)
 		p.Charts = true
 	}
-	data, err := scriptJSON(indexData{Page: page + 1, Site: indexSiteName})
-	if err != nil {
+	var err error
+	if p.Data, err = scriptJSON(indexData{Page: page + 1, Site: indexSiteName}); err != nil {
 		return nil, err
 	}
-	p.Data = data
 	if page == l.pages-1 {
 		p.CSVParts = l.csvParts
 	}
@@ -350,20 +309,17 @@ func dateRange(rows []indexRow) string {
 	return "from " + oldest + " to " + newest
 }
 
-// pager links the index's other pages from one page, as the page's words
-// that stay true while runs are added: the newest and the oldest page,
-// the newer and the older one, and the days the page holds. The
-// template's "pager" block writes it; matrixgen.js, once it knows how many
-// runs there are (site.js), numbers the pages instead, as it does a
-// filtered view's.
+// pager links the index's other pages from one page in words that stay
+// true while runs are added: the newest, newer, older and oldest pages,
+// and the days the page holds. matrixgen.js numbers the pages instead once
+// it has site.js.
 type pager struct {
 	ID                           string // the nav's id
 	Range                        string // "Runs from 2026-05-01 to 2026-05-04"
 	Newest, Newer, Older, Oldest string // "" where it is this page or the next link
 }
 
-// pager is the pager of the page (0-based, from the oldest); nil when
-// there is one page. id names the pager.
+// pager is the pager, named id, of the page; nil when there is one page.
 func (l indexLayout) pager(page int, id string) *pager {
 	if l.pages < 2 {
 		return nil
@@ -384,9 +340,8 @@ func (l indexLayout) pager(page int, id string) *pager {
 	return p
 }
 
-// indexChunk is the script of the chunk (1-based) of rows: it hands each
-// run's summary to the page's matrixgenIndexChunk, a list a run in the
-// fields matrixgen.js's summary reads (its S), as the table shows them.
+// indexChunk is the script of the chunk (1-based) of rows: each run's
+// summary, in the fields of matrixgen.js's S, for matrixgenIndexChunk.
 func indexChunk(chunk int, rows []indexRow) ([]byte, error) {
 	summaries := make([][]any, len(rows))
 	for i, r := range rows {
@@ -397,19 +352,15 @@ func indexChunk(chunk int, rows []indexRow) ([]byte, error) {
 }
 
 // filter is one of the index's select boxes over a column. A page lists
-// at most indexFilterValues of its values, the most frequent: with a model
-// of its own a run, a box of every value would grow with the runs (10,001
-// options, 377 KB a page at 10,000 runs). Every value, with how many runs
-// have it, is in the filter's values scripts (indexValuesName), which the
-// page loads only when asked; a "contains" field reaches the others.
+// at most indexFilterValues of its values, the most frequent, so a box does
+// not grow with the runs; every value and its runs is in the filter's
+// values scripts (indexValuesName), loaded only when asked.
 type filter struct {
 	Name, Label string
 	// Values are what the page's box lists, by value.
 	Values []filterValue
 	// stored are every value in the order their first runs came, oldest
-	// first: the values scripts' order, in which a run added changes one
-	// value's runs or adds one at the end, so it rewrites one script, not
-	// every one after a value that moved.
+	// first, so a run added rewrites one values script.
 	stored []filterValue
 }
 
@@ -417,8 +368,8 @@ type filter struct {
 type filterValue struct {
 	Value string
 	Runs  int
-	// newest is the place of its newest run, oldest run first: of values
-	// as frequent, the box lists those of the newest runs.
+	// newest is the place of its newest run, oldest first: ties in
+	// frequency go to the newest.
 	newest int
 }
 
@@ -437,8 +388,7 @@ func (f filter) chunk(chunk int) []filterValue {
 	return f.stored[(chunk-1)*indexValuesChunk : min(chunk*indexValuesChunk, len(f.stored))]
 }
 
-// filters are the index's select boxes over every run, each listing its
-// most frequent values however many runs there are.
+// filters are the index's select boxes over every run.
 func filters(rows []indexRow) []filter {
 	distinct := func(name, label string, get func(indexRow) string) filter {
 		at := map[string]int{}
@@ -477,9 +427,8 @@ func indexValuesName(name string, chunk int) string {
 	return fmt.Sprintf("assets/index/values-%s-%04d.js", name, chunk)
 }
 
-// indexValues is the values script (1-based) of the filter: it hands the
-// filter's values, each [value, runs], in the order their first runs
-// came, to the page's matrixgenIndexValues, which orders them.
+// indexValues is the values script (1-based) of the filter: its values,
+// each [value, runs], for matrixgenIndexValues.
 func indexValues(f filter, chunk int) ([]byte, error) {
 	values := f.chunk(chunk)
 	list := make([][2]any, len(values))
@@ -509,9 +458,7 @@ func writeStrings(h *maphash.Hash, ss ...string) {
 
 func writeInts(h *maphash.Hash, ns ...int) {
 	for _, n := range ns {
-		var buf [8]byte
-		binary.LittleEndian.PutUint64(buf[:], uint64(n))
-		h.Write(buf[:])
+		maphash.WriteComparable(h, n)
 	}
 }
 
@@ -522,8 +469,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// indexPrintsOf lists the index's files and their prints, for an Update to
-// tell which a change reaches.
+// indexPrintsOf is the index's files' prints, by file.
 func indexPrintsOf(files []indexFile) map[string]uint64 {
 	out := make(map[string]uint64, len(files))
 	for _, f := range files {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -20,9 +21,8 @@ var statusMarks = map[matrixgen.Status]string{
 }
 
 // decodeMatrix lays out the sustained decode cells by context and
-// concurrency, coloured by total tok/s on one logarithmic scale per run,
-// anchored at its best figure (anchoredLow), each cell linking to its
-// detail ("#cell-…").
+// concurrency, coloured by total tok/s on a logarithmic scale anchored at
+// the best figure (anchoredLow).
 func decodeMatrix(r *matrixgen.Run) (matrix, legend) {
 	lo, hi, measured := throughputRange(r)
 	lo = anchoredLow(lo, hi)
@@ -43,40 +43,29 @@ func decodeMatrix(r *matrixgen.Run) (matrix, legend) {
 	}
 	var lg legend
 	if measured {
-		edges := binEdges(lo, hi, binCount)
-		for i := range binCount {
-			lg.Bins = append(lg.Bins, legendBin{Class: binClass(i), Range: tokS(edges[i]) + "–" + tokS(edges[i+1])})
-		}
-		if hi <= lo {
-			lg.Bins = []legendBin{{Class: binClass(binCount - 1), Range: tokS(hi)}}
-		}
+		lg.Bins = legendBins(lo, hi, tokS, false)
 	}
 	for _, s := range matrixgen.Statuses {
 		if s != matrixgen.StatusValid && seen[s] {
-			lg.Statuses = append(lg.Statuses, legendStatus{
-				Class: "st-" + string(s), Mark: statusMarks[s], Label: s.Label(), Text: s.Explanation(),
-			})
+			lg.Statuses = append(lg.Statuses, legendStatusOf(s))
 		}
 	}
 	lg.WarmupNote = r.Sweep.WarmsDecodeCache() && len(m.Rows) > 0
 	return m, lg
 }
 
+func legendStatusOf(s matrixgen.Status) legendStatus {
+	return legendStatus{Class: "st-" + string(s), Mark: statusMarks[s], Label: s.Label(), Text: s.Explanation()}
+}
+
 // throughputRange is the lowest and highest positive total tok/s among the
 // cells that show a figure (valid and queued), the ends of the colour scale.
 func throughputRange(r *matrixgen.Run) (lo, hi float64, ok bool) {
+	lo = math.Inf(1)
 	for _, d := range r.Decode {
-		if !showsFigure(d) || *d.TotalTokS <= 0 {
-			continue
+		if showsFigure(d) && *d.TotalTokS > 0 {
+			lo, hi, ok = min(lo, *d.TotalTokS), max(hi, *d.TotalTokS), true
 		}
-		v := *d.TotalTokS
-		if !ok || v < lo {
-			lo = v
-		}
-		if !ok || v > hi {
-			hi = v
-		}
-		ok = true
 	}
 	return lo, hi, ok
 }
@@ -88,8 +77,7 @@ func showsFigure(d matrixgen.Decode) bool {
 	return d.TotalTokS != nil && (d.Status == matrixgen.StatusValid || d.Status == matrixgen.StatusQueued)
 }
 
-// loopedFigure reports whether a looped cell has a total tok/s to show
-// beside its mark, as the table of all measurements does.
+// loopedFigure reports whether a looped cell has a total tok/s to show.
 func loopedFigure(d matrixgen.Decode) bool {
 	return d.Status == matrixgen.StatusLooped && d.TotalTokS != nil
 }
@@ -131,8 +119,8 @@ func cell(d matrixgen.Decode, ok bool, lo, hi float64) matrixCell {
 
 func binClass(i int) string { return "bin-" + strconv.Itoa(i) }
 
-// measurementRows is the all-measurements table, formatted as the sample run's source page, for
-// a run whose measurements are Sorted.
+// measurementRows is the all-measurements table of a run whose
+// measurements are Sorted.
 func measurementRows(r *matrixgen.Run) []measurementGroup {
 	var prefill, decode []measurementRow
 	for _, p := range r.Prefill {
@@ -158,11 +146,9 @@ func measurementRows(r *matrixgen.Run) []measurementGroup {
 	return out
 }
 
-// prefillRows are a prefill measurement's row and, beneath it, the figures
-// a run made by matrixgen keeps beside it: the server's own timing of its
-// prompt processing, and the cold start (the warm-up's TTFT, never the
-// rate). A figure that is not the server's prefill speed (OutsidePrompt) is
-// marked; the notes under the table say why.
+// prefillRows are a prefill measurement's row and, beneath it, the
+// server's own timing and the cold start; a figure that is not the
+// server's prefill speed (OutsidePrompt) is marked.
 func prefillRows(p matrixgen.Prefill) []measurementRow {
 	label := matrixgen.ContextLabel(p.ContextTokens)
 	total := optional(p.PromptTokS, tokS) + prefillSpread(p).short()
@@ -175,8 +161,7 @@ func prefillRows(p matrixgen.Prefill) []measurementRow {
 		Total: total, PerRequest: dash, TTFT: optional(p.TTFTMs, millis), TBT: dash,
 		Active: dash, Completed: optional(p.Completed, count), Output: dash, Window: dash,
 	}}
-	// A figure's row beneath: its name where the status goes, the context
-	// column (narrow, kept in view) only pointing up.
+	// A figure's row beneath: its name where the status goes.
 	sub := func(what, requests, total, ttft string) measurementRow {
 		return measurementRow{Class: "sub phase-prefill", Context: "↳", Requests: requests, Status: what,
 			Total: total, PerRequest: dash, TTFT: ttft, TBT: dash, Active: dash, Completed: dash, Output: dash, Window: dash}
@@ -190,8 +175,7 @@ func prefillRows(p matrixgen.Prefill) []measurementRow {
 	return rows
 }
 
-// notServerMark follows a prefill figure that measures more than the
-// server's prompt processing.
+// notServerMark follows a prefill figure that is not the server's.
 const notServerMark = " *"
 
 func median(format func(float64) string) func(matrixgen.Percentiles) string {
@@ -214,9 +198,7 @@ func date(t time.Time) string {
 	return t.UTC().Format("2006-01-02")
 }
 
-// binsCSS is the stylesheet of the matrix colours, computed here so the
-// scale is one Go function that tests can check, and pages need no inline
-// styles.
+// binsCSS is the stylesheet of the matrix colours.
 func binsCSS() string {
 	var b strings.Builder
 	b.WriteString("/* Decode matrix colours: viridis stops mixed in OKLab, generated by matrixgen. */\n")

@@ -5,6 +5,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
@@ -30,55 +31,42 @@ type pageBase struct {
 
 type runPage struct {
 	pageBase
-	// ID is the run's; Compared the script listing the compare pages of
-	// it, relative to the page, CompareBucket its number and ComparedList
-	// the script listing the buckets written (compared.go).
+	// ID is the run's; Compared, CompareBucket and ComparedList name its
+	// bucket of compare pages and the list of buckets (compared.go).
 	ID, Compared             string
 	CompareBucket            int
 	ComparedList             string
 	Heading, Subtitle, Shape string
 	Simulated, Incomplete    bool
 	// Disagreements lists the cells where our count and the server's own
-	// differ by more than matrixgen.CountDisagreement; DisagreementCells
-	// counts them ("1 cell").
+	// disagree; DisagreementCells counts them ("1 cell").
 	Disagreements     []string
 	DisagreementCells string
-	// PrefillNotes are what the prefill rows say beside their figures: a
-	// prompt one token short, the server's own prefill speed, a wait.
-	PrefillNotes []string
-	// PrefillMarked: a prefill figure is not the server's prefill speed.
-	PrefillMarked bool
-	// ResumedDespite lists what differed when the run was resumed by force.
-	ResumedDespite []string
-	Panels         []panel
-	LaunchCommand  string
-	// LaunchArgs is the command split between its arguments, a span each,
-	// which the page keeps whole when it wraps ("--enable-auto-tool-choice",
-	// not "--" and the rest on the next line).
-	LaunchArgs []string
-	Chart      any // an ECharts option, which the template writes as JSON
-	ChartLabel string
-	// Matrix is the decode matrix, drawn (matrixHTML).
-	Matrix template.HTML
-	Legend legend
-	// LegendTitle names the matrix's figure and says how it is coloured.
-	LegendTitle string
-	// Views are the matrix coloured by other figures; nil: only total tok/s.
-	Views     []matrixView
-	ViewsJSON template.JS
-	// Measurements are the all-measurements table's row groups, drawn
-	// (measurementsHTML).
-	Measurements template.HTML
-	// Repeated says the decode cells were measured more than once: a
-	// cell's figures, latencies too, are then its median repeat's.
+	PrefillNotes      []string // what the prefill rows say beside their figures
+	PrefillMarked     bool     // a prefill figure is not the server's prefill speed
+	ResumedDespite    []string // what differed when the run was resumed by force
+	Panels            []panel
+	LaunchCommand     string
+	// LaunchArgs is the command split into its arguments, a span each,
+	// which the page keeps whole when it wraps.
+	LaunchArgs   []string
+	Chart        any // an ECharts option, which the template writes as JSON
+	ChartLabel   string
+	Matrix       template.HTML // the decode matrix, drawn (matrixHTML)
+	Legend       legend
+	LegendTitle  string       // the matrix's figure and how it is coloured
+	Views        []matrixView // the matrix coloured by other figures, or nil
+	ViewsJSON    template.JS
+	Measurements template.HTML // the all-measurements table, drawn
+	// Repeated says the decode cells were measured more than once, each
+	// showing its median repeat's figures.
 	Repeated bool
 	Details  template.JS // every cell's detail
 	Notes    *notes
 }
 
-// notes are a run's notes as its page shows them: goldmark's HTML, or,
-// where Markdown would cost too much (tooHardForMarkdown), the text as it
-// is and why.
+// notes are a run's notes as its page shows them: goldmark's HTML, or the
+// text as it is and why (tooHardForMarkdown).
 type notes struct {
 	HTML                template.HTML
 	Plain, PlainBecause string
@@ -89,8 +77,7 @@ type panel struct {
 	Rows  []panelRow
 }
 
-// panelRow is one figure of a panel; Whole keeps its value on one line (a
-// time: the panel's narrow column wrapped "UTC" alone).
+// panelRow is one figure of a panel; Whole keeps its value on one line.
 type panelRow struct {
 	Label, Value string
 	Whole        bool
@@ -107,15 +94,11 @@ type matrixRow struct {
 }
 
 type matrixCell struct {
-	// TTFT is the line under the figure: "256 ms TTFT", or "A → B" on a
-	// ratio matrix.
+	// TTFT is the line under the figure: "256 ms TTFT".
 	Class, Figure, Status, TTFT, Title string
-	// Anchor is the id of the cell's detail section, "cell-8K-16": the
-	// template writes its link "#…", one escaper less than a whole
-	// address at the start of href, on 64 cells a page.
+	// Anchor is the id of the cell's detail section, "cell-8K-16".
 	Anchor string
-	// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %",
-	// with its level where it is not 95 %: "±7.2 % (75 %)".
+	// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %".
 	Spread string
 }
 
@@ -129,16 +112,13 @@ type legendBin struct{ Class, Range string }
 
 type legendStatus struct{ Class, Mark, Label, Text string }
 
-// measurementGroup is one phase's rows of the all-measurements table,
-// under a heading row, so no row repeats its phase.
+// measurementGroup is one phase's rows of the all-measurements table.
 type measurementGroup struct {
 	Phase string
 	Rows  []measurementRow
 }
 
-// measurementRow is one row of the all-measurements table, every figure
-// already formatted. Named fields, not a slice, keep the template simple and
-// fast: no index arithmetic per cell.
+// measurementRow is one formatted row of the all-measurements table.
 type measurementRow struct {
 	Class                                                   string
 	Context, Requests, Status                               string
@@ -175,45 +155,36 @@ func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 		p.Chart, p.ChartLabel = prefillChart(r)
 	}
 	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
-	measurements, err := b.measurementsHTML(measurementRows(r))
-	if err != nil {
+	var err error
+	if p.Measurements, err = b.measurementsHTML(measurementRows(r)); err != nil {
 		return nil, fmt.Errorf("%s: all measurements: %w", e.ID, err)
 	}
-	p.Measurements = measurements
-	m, lg := decodeMatrix(r)
+	var m matrix
+	m, p.Legend = decodeMatrix(r)
 	if p.Matrix, err = b.matrixHTML(m); err != nil {
 		return nil, fmt.Errorf("%s: decode matrix: %w", e.ID, err)
 	}
-	p.Legend = lg
 	cells := cellOrder(r)
-	p.Views = matrixViews(cells)
-	if p.Views != nil {
-		js, err := scriptJSON(p.Views)
-		if err != nil {
+	if p.Views = matrixViews(cells); p.Views != nil {
+		if p.ViewsJSON, err = scriptJSON(p.Views); err != nil {
 			return nil, fmt.Errorf("%s: matrix views: %w", e.ID, err)
 		}
-		p.ViewsJSON = js
 	}
 	if d := cellDetails(r, cells); d != nil {
-		js, err := scriptJSON(d)
-		if err != nil {
+		if p.Details, err = scriptJSON(d); err != nil {
 			return nil, fmt.Errorf("%s: cell details: %w", e.ID, err)
 		}
-		p.Details = js
 	}
 	if len(e.Notes) > 0 {
-		notes, err := b.markdown(e.Notes)
-		if err != nil {
+		if p.Notes, err = b.markdown(e.Notes); err != nil {
 			return nil, fmt.Errorf("%s: notes: %w", e.ID, err)
 		}
-		p.Notes = notes
 	}
 	return p, nil
 }
 
-// runTitle names a run as published matrices do, "<model> on <GPU> 96GB".
-// A simulated run names the sim, not the machine's hardware, which served
-// nothing; hardware a person typed is said to be given.
+// runTitle names a run as published matrices do, "<model> on <GPU> 96GB";
+// a simulated run names the sim, and typed hardware is marked as given.
 func runTitle(r *matrixgen.Run) string {
 	if r.Simulated {
 		return r.Model.Name + " on " + simulatedServer
@@ -241,12 +212,10 @@ func runTitle(r *matrixgen.Run) string {
 // simulatedServer is what served a simulated run, as pages name it.
 const simulatedServer = "matrixgen sim"
 
-// givenMark follows a hardware value a person typed rather than the runner
-// detected.
+// givenMark follows a hardware value a person typed.
 const givenMark = " (as given)"
 
-// asGiven is a hardware value as a page shows it: marked when a person
-// typed it (field is its JSON name).
+// asGiven is a hardware value (field its JSON name), marked when given.
 func asGiven(h matrixgen.Hardware, field, value string) string {
 	if value != "" && h.IsGiven(field) {
 		return value + givenMark
@@ -327,7 +296,7 @@ func runPanels(r *matrixgen.Run) []panel {
 		"Benchmark tool", joinNonEmpty(" ", r.Tool.Name, r.Tool.Version),
 		"Decode test", decodeTestLabel(s.DecodeTest),
 		"Prefill mode", prefillModeLabel(s),
-		"Time per measurement", secondsIf(s.DurationSeconds),
+		"Time per measurement", ifPositive(s.DurationSeconds, planSeconds),
 		"Repeats", repeatsLabel(s.Repeats),
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
@@ -340,14 +309,11 @@ func runPanels(r *matrixgen.Run) []panel {
 	return slices.DeleteFunc([]panel{hw, engine, run}, func(p panel) bool { return len(p.Rows) == 0 })
 }
 
-// requestLabel is what every request carried beside the prompt, cut as
-// other shown text: a run file may hold megabytes in extra.
-func requestLabel(q *matrixgen.Request) string {
-	return cutTo(q.Text(), maxShownText)
-}
+// requestLabel is what every request carried beside the prompt, cut: a
+// run file may hold megabytes in extra.
+func requestLabel(q *matrixgen.Request) string { return cutTo(q.Text(), maxShownText) }
 
-// requestRows are the request's own settings, a row each (one row of all
-// three wrapped its JSON a few letters a line in the panel's column).
+// requestRows are the request's own settings, a row each.
 func requestRows(q *matrixgen.Request) []panelRow {
 	var out []panelRow
 	for _, p := range q.Parts() {
@@ -381,24 +347,11 @@ func countIf(ok bool, n int) string {
 
 // tokensIf is "4,096 tokens" ("1 token"), or "" for none.
 func tokensIf(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return count(n) + " " + plural.Noun(n, "token", "tokens")
+	return ifPositive(n, func(n int) string { return count(n) + " " + plural.Noun(n, "token", "tokens") })
 }
 
 func vram(gb float64) string {
-	if gb <= 0 {
-		return ""
-	}
-	return strconv.FormatFloat(gb, 'f', -1, 64) + " GB"
-}
-
-func secondsIf(s float64) string {
-	if s <= 0 {
-		return ""
-	}
-	return planSeconds(s)
+	return ifPositive(gb, func(gb float64) string { return strconv.FormatFloat(gb, 'f', -1, 64) + " GB" })
 }
 
 func boolIf(b *bool) string {
@@ -411,9 +364,8 @@ func boolIf(b *bool) string {
 	return "no"
 }
 
-// repeatsLabel is how many times the sweep measured each decode cell, and
-// how: "3, interleaved" (the whole matrix once, then again, so drift falls
-// on every cell alike); "" for once.
+// repeatsLabel is how many times the sweep measured each decode cell:
+// "3, interleaved" (the whole matrix, then again); "" for once.
 func repeatsLabel(n int) string {
 	if n <= 1 {
 		return ""
@@ -421,15 +373,11 @@ func repeatsLabel(n int) string {
 	return strconv.Itoa(n) + ", interleaved"
 }
 
-func decodeTestLabel(s string) string {
-	switch s {
-	case matrixgen.DecodeFixedDuration:
-		return "Fixed duration"
-	case matrixgen.DecodeFixedCount:
-		return "Fixed request count"
-	}
-	return s
+var decodeTestLabels = map[string]string{
+	matrixgen.DecodeFixedDuration: "Fixed duration", matrixgen.DecodeFixedCount: "Fixed request count",
 }
+
+func decodeTestLabel(s string) string { return cmp.Or(decodeTestLabels[s], s) }
 
 func prefillModeLabel(s matrixgen.Sweep) string {
 	switch s.PrefillMode {
@@ -472,16 +420,11 @@ func signedPercent(v float64) string {
 	return "+" + s + " %"
 }
 
-// prefillNotes says, per prefill row, what its figures alone do not: how
-// many fresh prompts it measured and their spread, the server's own timing,
-// where the time went when the two disagree, the cold start, the wait.
+// prefillNotes says, per prefill row, what its figures alone do not.
 func prefillNotes(r *matrixgen.Run) []string {
 	var out []string
 	for _, p := range r.Prefill {
-		var parts []string
-		if p.Note != "" {
-			parts = append(parts, p.Note)
-		}
+		parts := []string{p.Note}
 		if low, high, ok := p.PromptTokSRange(); ok {
 			parts = append(parts, fmt.Sprintf("the median of %d fresh prompts after an untimed warm-up, %s–%s tok/s", len(p.Requests), tokS(low), tokS(high)))
 		}
@@ -498,8 +441,8 @@ func prefillNotes(r *matrixgen.Run) []string {
 		if p.IdleWaitSeconds != nil && *p.IdleWaitSeconds >= 0.5 {
 			parts = append(parts, "measured after waiting "+secs(*p.IdleWaitSeconds)+" for the server to finish earlier work")
 		}
-		if len(parts) > 0 {
-			out = append(out, matrixgen.ContextLabel(p.ContextTokens)+" prefill: "+strings.Join(parts, "; ")+".")
+		if s := joinNonEmpty("; ", parts...); s != "" {
+			out = append(out, matrixgen.ContextLabel(p.ContextTokens)+" prefill: "+s+".")
 		}
 	}
 	return out
@@ -529,8 +472,8 @@ func wattsIf(w *float64) string {
 	return ifSet(w, func(w float64) string { return decimal1(w) + " W" })
 }
 
-// anyNotServersPrefill reports whether a prefill figure of the run is not
-// the server's prefill speed (Prefill.OutsidePrompt).
+// anyNotServersPrefill reports whether a prefill figure is not the
+// server's prefill speed.
 func anyNotServersPrefill(r *matrixgen.Run) bool {
 	return slices.ContainsFunc(r.Prefill, func(p matrixgen.Prefill) bool { _, beyond, _ := p.OutsidePrompt(); return beyond })
 }

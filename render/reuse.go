@@ -9,19 +9,17 @@ import (
 )
 
 // A build reuses the pages of the runs whose inputs did not change since
-// the site it replaces was built (package site keeps the cache, signed,
-// in the site, and links the old folders into the new site). This is what
-// the cache holds of a run, and how a build asks for it (Cache).
+// the site it replaces was built (package site keeps the cache). This is
+// what the cache holds of a run.
 
-// CachedRun is what the reuse cache keeps of a run: its id, what its pages
-// are made of besides matrixgen and the site (its input), and its summary.
+// CachedRun is what the reuse cache keeps of a run: its id, its input and
+// its summary.
 type CachedRun struct {
 	ID, Input string
 	Row       CachedRow
 }
 
-// pageSums are the SHA-256 of a run's files as a build wrote them, in
-// RunFiles' order.
+// pageSums are the SHA-256 of a run's files, in RunFiles' order.
 type pageSums [4][sha256.Size]byte
 
 // CachedRow is a run's summary (its line on the index, its columns of
@@ -33,12 +31,9 @@ type CachedRow struct {
 	Started                                                               time.Time
 	CSVPrefix                                                             string
 	CSVRows                                                               int32
-	// Sums are the SHA-256 of the run's files, in RunFiles' order:
-	// checked before a file of the old site is linked into the new one.
+	// Sums are checked before the old site's file is linked into the new one.
 	Sums pageSums
-	// Hid says the build hid a secret in the run's launch command: a
-	// build that reuses its pages says so again.
-	Hid bool
+	Hid  bool // the build hid a secret in its launch command
 }
 
 func cacheRow(r indexRow) CachedRow {
@@ -68,10 +63,8 @@ const MeasurementsFile = "measurements.csv"
 func sumsOf(files []siteFile) pageSums {
 	var sums pageSums
 	for _, f := range files {
-		for i, name := range RunFiles {
-			if path.Base(f.rel) == name {
-				sums[i] = sha256.Sum256(f.data)
-			}
+		if i := slices.Index(RunFiles, path.Base(f.rel)); i >= 0 {
+			sums[i] = sha256.Sum256(f.data)
 		}
 	}
 	return sums

@@ -7,68 +7,52 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// A run file may hold any string a person or a server put there; a page
-// shows a bounded part of each, and run.json keeps the whole. A 60 MB model
-// name must not make every page of the site 60 MB.
+// A page shows a bounded part of each string of a run, and run.json the
+// whole: a 60 MB model name must not make every page 60 MB.
 const (
 	maxShownName = 200  // names and versions, shown in titles and tables
 	maxShownText = 4000 // everything else: reasons, commands, evidence
 )
 
-// shownRun is r, or a copy of it whose strings are cut for showing when
-// some string is too long to show whole. The copy shares what it does not
-// cut with r; what it cuts it copies first, so r stays as it was. Every
-// string of a run is listed here: TestShownRunCutsEveryString fills every
-// string a run can hold and fails on one left whole.
+// shownRun is r, or, when some string is too long to show whole, a copy
+// with its strings cut, sharing with r what it does not cut. Every string
+// of a run is listed here (TestShownRunCutsEveryString).
 func shownRun(r *matrixgen.Run) *matrixgen.Run {
 	c := *r
-	cut := cutAll(maxShownName, names(&c)...)
+	// Names are shown in titles and tables, cut shorter than the rest.
+	cut := cutAll(maxShownName, &c.Hardware.Type, &c.Hardware.GPU, &c.Hardware.CPU, &c.Hardware.OS,
+		&c.Hardware.Driver, &c.Engine.Name, &c.Engine.Version, &c.Engine.Quantization, &c.Engine.Backend,
+		&c.Engine.Repository, &c.Engine.Build, &c.Engine.Commit, &c.Model.Name, &c.Model.ServedName,
+		&c.Model.Revision, &c.Tool.Name, &c.Tool.Version)
 	cut = cutAll(maxShownText, &c.LaunchCommand, &c.Hardware.Kernel, &c.Hardware.CUDA, &c.Hardware.PCIe,
 		&c.Sweep.DecodeTest, &c.Sweep.PrefillMode, &c.Sweep.CacheMode) || cut
 	cut = cutEach(&c.Hardware.Given, cutText) || cut
 	cut = cutEach(&c.ResumedDespite, cutText) || cut
-	cut = cutPointed(&c.Probe, func(p matrixgen.Probe) (matrixgen.Probe, bool) {
-		cut := cutAll(maxShownText, &p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot, &p.Tokenizer, &p.KVSource, &p.BaseURL)
-		return p, cut
+	cut = cutPointed(&c.Probe, func(p *matrixgen.Probe) bool {
+		return cutAll(maxShownText, &p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot, &p.Tokenizer, &p.KVSource,
+			&p.BaseURL)
 	}) || cut
-	cut = cutEach(&c.Prefill, func(p matrixgen.Prefill) (matrixgen.Prefill, bool) {
-		cut := cutAll(maxShownText, (*string)(&p.Status), &p.Reason, &p.ServerClock, &p.Note)
-		return p, cut
+	cut = cutEach(&c.Prefill, func(p *matrixgen.Prefill) bool {
+		return cutAll(maxShownText, (*string)(&p.Status), &p.Reason, &p.ServerClock, &p.Note)
 	}) || cut
 	cut = cutEach(&c.Decode, cutDecode) || cut
 	if !cut {
 		return r // the usual case: nothing to cut, nothing copied
 	}
-	shown := new(matrixgen.Run)
-	*shown = c
-	return shown
+	return &c
 }
 
-// cutDecode is a decode cell with its strings and its repeats' cut, and
+// cutDecode cuts a decode cell's strings and its repeats', reporting
 // whether it cut any.
-func cutDecode(d matrixgen.Decode) (matrixgen.Decode, bool) {
+func cutDecode(d *matrixgen.Decode) bool {
 	cut := cutAll(maxShownText, (*string)(&d.Status), &d.Reason, (*string)(&d.TokenSource), &d.PowerMissing)
-	cut = cutPointed(&d.Loop, func(l matrixgen.LoopEvidence) (matrixgen.LoopEvidence, bool) {
-		cut := cutAll(maxShownText, &l.Unit, &l.Excerpt)
-		return l, cut
+	cut = cutPointed(&d.Loop, func(l *matrixgen.LoopEvidence) bool {
+		return cutAll(maxShownText, &l.Unit, &l.Excerpt)
 	}) || cut
-	cut = cutPointed(&d.ServerCount, func(s matrixgen.ServerCount) (matrixgen.ServerCount, bool) {
-		cut := cutAll(maxShownText, &s.Source)
-		return s, cut
+	cut = cutPointed(&d.ServerCount, func(s *matrixgen.ServerCount) bool {
+		return cutAll(maxShownText, &s.Source)
 	}) || cut
-	cut = cutEach(&d.Repeats, cutDecode) || cut
-	return d, cut // not in one statement: Go leaves unspecified whether d is read before the call
-}
-
-// names are a run's strings shown in titles and tables, cut shorter than
-// the rest.
-func names(r *matrixgen.Run) []*string {
-	return []*string{
-		&r.Hardware.Type, &r.Hardware.GPU, &r.Hardware.CPU, &r.Hardware.OS, &r.Hardware.Driver,
-		&r.Engine.Name, &r.Engine.Version, &r.Engine.Quantization, &r.Engine.Backend, &r.Engine.Repository,
-		&r.Engine.Build, &r.Engine.Commit, &r.Model.Name, &r.Model.ServedName, &r.Model.Revision,
-		&r.Tool.Name, &r.Tool.Version,
-	}
+	return cutEach(&d.Repeats, cutDecode) || cut
 }
 
 // cutAll cuts each string to n bytes (cutText), reporting whether it cut
@@ -83,19 +67,15 @@ func cutAll(n int, strings ...*string) bool {
 	return cut
 }
 
-// cutText is a string of a list cut to maxShownText bytes, and whether it
-// was.
-func cutText(s string) (string, bool) {
-	cut := cutAll(maxShownText, &s)
-	return s, cut
-}
+// cutText cuts a string of a list to maxShownText bytes.
+func cutText(s *string) bool { return cutAll(maxShownText, s) }
 
-// cutEach cuts the elements of *list: where cut changes one, *list becomes
-// a copy of the list holding the changed elements.
-func cutEach[T any](list *[]T, cut func(T) (T, bool)) bool {
+// cutEach cuts copies of the elements of *list: where cut changes one,
+// *list becomes a copy of the list holding the changed elements.
+func cutEach[T any](list *[]T, cut func(*T) bool) bool {
 	var out []T
 	for i, e := range *list {
-		if e, changed := cut(e); changed {
+		if cut(&e) {
 			if out == nil {
 				out = slices.Clone(*list)
 			}
@@ -111,16 +91,16 @@ func cutEach[T any](list *[]T, cut func(T) (T, bool)) bool {
 
 // cutPointed cuts a copy of **p: where cut changes it, *p points to the
 // copy.
-func cutPointed[T any](p **T, cut func(T) (T, bool)) bool {
+func cutPointed[T any](p **T, cut func(*T) bool) bool {
 	if *p == nil {
 		return false
 	}
-	c, changed := cut(**p)
-	if changed {
-		*p = new(T)
-		**p = c
+	c := **p
+	if !cut(&c) {
+		return false
 	}
-	return changed
+	*p = &c
+	return true
 }
 
 // cutTo cuts s to at most n bytes on a character boundary, marked with an

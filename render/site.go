@@ -34,10 +34,8 @@ import (
 
 // Site holds the settings of the whole site, from matrixgen.toml's [site].
 type Site struct {
-	// Title heads the index and ends every page title.
-	Title string
-	// Description is the index's lede and its meta description.
-	Description string
+	Title       string // heads the index and ends every page title
+	Description string // the index's lede and its meta description
 	// BaseURL is where the site will be published ("https://example.org/bench/").
 	// Pages link relatively whatever it is; it only makes canonical links.
 	BaseURL string
@@ -45,22 +43,18 @@ type Site struct {
 	// and a GPU.
 	Compare []Pair
 	// PublishServerAddress publishes each run's server address
-	// (probe.base_url) in the site's copy of its run file. Off, the
-	// address is left out: an address on a lab's network says where its
-	// machines are, and a reader needs only the server's engine and model.
+	// (probe.base_url) in the site's copy of its run file; off, since an
+	// address on a lab's network says where its machines are.
 	PublishServerAddress bool
-	// Assets, when set, replaces the embedded templates and static files:
-	// `matrixgen serve` in a checkout reads them from disk so edits show at
-	// once.
+	// Assets, when set, replaces the embedded templates and static files
+	// (`matrixgen serve` in a checkout reads them from disk).
 	Assets *Assets
 }
 
 // Assets are the page templates and the static files every site gets.
 type Assets struct {
-	// Templates holds base.html and a template per page.
-	Templates fs.FS
-	// Static holds what is copied into the site's assets/.
-	Static fs.FS
+	Templates fs.FS // base.html and a template per page
+	Static    fs.FS // what is copied into the site's assets/
 }
 
 // embedded are the assets built into matrixgen.
@@ -78,29 +72,24 @@ const defaultTitle = "LLM inference speed test matrices"
 
 // Stats says what a build did.
 type Stats struct {
-	// Pages counts the HTML pages written: a build's every page (the
-	// runs', the index's, the compare pages, methodology.html and
-	// compare.html); an update's, those it rewrote.
+	// Pages counts the HTML pages written: all of a build's, those an
+	// update rewrote.
 	Pages int
 	Runs  int
-	// Reused counts the runs whose pages came unchanged from the site the
-	// build replaced (Cache).
+	// Reused counts the runs whose pages came from the old site (Cache).
 	Reused int
 	// Kept are files of the output folder no build wrote, carried over
 	// (a folder a line).
 	Kept []string
 	// Left are what the output folder held that no build wrote and that is
-	// not a regular file (a link, a pipe): not carried into the new site,
-	// which holds only regular files that resolve inside it.
+	// not a regular file (a link, a pipe): not carried into the new site.
 	Left []string
-	// Unproven are the names beside the site that look like a build's
-	// working folder but that no lock file proves a killed build's: left
-	// alone (package site's debris.go).
+	// Unproven are the names beside the site that look like a killed
+	// build's working folder but have no lock file: left alone.
 	Unproven []string
 	// Hidden are the runs whose launch command held what looks like a
-	// secret, hidden on their pages and in their run.json (published): the
-	// run file should hide it too. A build names every such run, its pages
-	// reused or not; an update the runs it changed.
+	// secret, hidden on their pages and run.json (published): the run file
+	// should hide it too. An update names only the runs it changed.
 	Hidden []string
 }
 
@@ -108,9 +97,8 @@ type Stats struct {
 // file beside the script says where it came from.
 const echartsVersion = "5.6.0"
 
-// Source is the runs a site publishes, loaded one at a time: a build holds
-// only the runs it is rendering, so a site of thousands of runs needs no
-// more memory than one of ten.
+// Source is the runs a site publishes, loaded one at a time, so a build
+// holds only the runs it is rendering.
 type Source interface {
 	Len() int
 	Entry(i int) (runfile.Entry, error)
@@ -122,8 +110,8 @@ type Entries []runfile.Entry
 func (es Entries) Len() int                           { return len(es) }
 func (es Entries) Entry(i int) (runfile.Entry, error) { return es[i], nil }
 
-// BadRunsError lists every run that could not be read or rendered. When a
-// build returns it, nothing was published.
+// BadRunsError lists every run that could not be read or rendered; nothing
+// was published.
 type BadRunsError struct{ Errs []error }
 
 func (e *BadRunsError) Error() string   { return errors.Join(e.Errs...).Error() }
@@ -140,47 +128,39 @@ func Names(list []string) string {
 }
 
 // Renderer turns runs into the files of a site: pages, scripts, CSV, the
-// sitemap. Its templates and Markdown converter are made once. It writes
-// what it makes to a Folder and reads nothing but its runs (Source) and
-// its templates, so where the files go, and how they are swapped in or
-// replaced, is package site's.
+// sitemap. It writes only through a Folder and reads only its runs and
+// templates: where the files go is package site's.
 type Renderer struct {
 	site        Site
 	index       *template.Template
 	run         *template.Template
 	methodology *template.Template
 	compare     *template.Template
-	// tables draws a run page's decode matrix and all-measurements table
-	// (tables.go).
-	tables *texttemplate.Template
-	md     goldmark.Markdown
-	// page is a worker's buffer for its run pages, written into again for
-	// each run (renderRun): a page is 90 KB, and copying each out of a
-	// shared buffer was a sixth of a build's allocation. Nil outside a
-	// worker: each page gets its own.
+	tables      *texttemplate.Template // a run page's matrix and table (tables.go)
+	md          goldmark.Markdown
+	// page is a worker's buffer for its run pages, reused for each run: a
+	// page is 90 KB, and copying each out was a sixth of a build's
+	// allocation. Nil outside a worker.
 	page *bytes.Buffer
 	ctx  context.Context // a build stops when it ends
-	// cache is the reuse cache of the site being replaced, nil where
-	// pages cannot be reused; inputs each run's inputs as this build read
-	// them.
+	// cache is the old site's reuse cache, or nil; inputs each run's
+	// inputs as this build read them.
 	cache  Cache
 	inputs map[string]string
 	reused int
 	hidden []string // the runs whose launch command the build redacted
-	// mu guards rows, every run's summary in the index's order as last
-	// written, which SiteCSV reads while an Update may replace it.
+	// mu guards rows, every run's summary in the index's order, which
+	// SiteCSV reads while an Update may replace it.
 	mu   *sync.RWMutex
 	rows []indexRow
 	// byID are the rows by run id, made by the first Update; pairs are
 	// the compare pages as last written.
 	byID  map[string]indexRow
 	pairs []Pair
-	// sitemapPrints are the prints of the sitemap's files as last
-	// written, for an Update to write only those a change changed.
-	sitemapPrints map[string]uint64
-	// indexPrints are the prints of the index's files as last written
-	// (index.go), by file: an Update rewrites those whose print changes.
-	indexPrints map[string]uint64
+	// sitemapPrints and indexPrints are the prints of the sitemap's and
+	// the index's files as last written: an Update rewrites those that
+	// change.
+	sitemapPrints, indexPrints map[string]uint64
 }
 
 // NewRenderer parses the site's templates.
@@ -212,9 +192,7 @@ func newMarkdown() goldmark.Markdown {
 }
 
 // noteHeadings demotes a note's headings below the page's "Notes" (an h2):
-// the note's highest level becomes an h3 and the others follow it, down to
-// h6, so no level is skipped. As written, a note's "#" stood larger than
-// the section holding it.
+// the highest becomes an h3 and the others follow it, down to h6.
 type noteHeadings struct{}
 
 func (noteHeadings) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
@@ -257,11 +235,9 @@ func (b *Renderer) markdown(src []byte) (*notes, error) {
 	return &notes{HTML: template.HTML(buf.String())}, nil
 }
 
-// Budgets of the Markdown constructs whose cost grows faster than the text:
-// a note of any size within them renders in milliseconds (measured: 10,000
-// emphasis marks 24 ms, 30,000 a third of a second, 60,000 nearly three;
-// a thousand nested list levels over a second; "> - " 80,000 times, one
-// line nested 160,000 deep, 42 s, and "+ " or "1. " as long, 40 s and 23 s).
+// Budgets of the Markdown constructs whose cost grows faster than the text,
+// within which a note of any size renders in milliseconds (60,000 emphasis
+// marks took three seconds, a thousand nested list levels over one).
 const (
 	maxEmphasisMarks = 4000
 	maxLinkBrackets  = 4000
@@ -271,21 +247,22 @@ const (
 )
 
 // tooHardForMarkdown says why a note would be too costly to render as
-// Markdown, or "" when it is not. Nesting is measured line by line: a block
-// is nested by the markers and the indentation its line starts with
-// (lazy continuation lines nest no deeper), so a line's prefix bounds the
-// depth of the whole note.
+// Markdown, or "" when it is not. Nesting is measured line by line, as a
+// line's prefix bounds its blocks' depth.
 func tooHardForMarkdown(src []byte) string {
-	if n := bytes.Count(src, []byte("*")) + bytes.Count(src, []byte("_")); n > maxEmphasisMarks {
-		return fmt.Sprintf("they hold %d emphasis marks, more than the %d a page renders", n, maxEmphasisMarks)
-	}
-	if n := bytes.Count(src, []byte("[")); n > maxLinkBrackets {
-		return fmt.Sprintf("they hold %d link brackets, more than the %d a page renders", n, maxLinkBrackets)
-	}
-	if n := bytes.Count(src, []byte("\n")); n > maxNoteLines {
-		// Each line can be a block (an empty list item, a heading):
-		// half a million of them took a second.
-		return fmt.Sprintf("they hold %d lines, more than the %d a page renders", n, maxNoteLines)
+	// Each line can be a block (an empty list item, a heading): half a
+	// million of them took a second.
+	for _, c := range []struct {
+		n, most int
+		what    string
+	}{
+		{bytes.Count(src, []byte("*")) + bytes.Count(src, []byte("_")), maxEmphasisMarks, "emphasis marks"},
+		{bytes.Count(src, []byte("[")), maxLinkBrackets, "link brackets"},
+		{bytes.Count(src, []byte("\n")), maxNoteLines, "lines"},
+	} {
+		if c.n > c.most {
+			return fmt.Sprintf("they hold %d %s, more than the %d a page renders", c.n, c.what, c.most)
+		}
 	}
 	line := 0
 	for text := range bytes.Lines(src) {
@@ -302,9 +279,8 @@ func tooHardForMarkdown(src []byte) string {
 }
 
 // containers measures the block containers a line of Markdown starts
-// with: how many it opens ('>' and list markers: "-", "*", "+", "1." or
-// "1)" followed by a space, a tab or the line's end) and how wide their
-// prefix is, indentation included.
+// with ('>' and list markers): how many it opens and how wide their prefix
+// is, indentation included.
 func containers(line []byte) (depth, width int) {
 	i := 0
 	for i < len(line) {
@@ -341,9 +317,8 @@ func markerEnds(line []byte, i int) bool {
 }
 
 // Build writes the site of the runs of src into out, a fresh folder, and
-// keeps what it laid out for the Updates that follow. cache, when not
-// nil, gives the pages of runs that did not change since the site being
-// replaced was built. It stops when ctx ends.
+// keeps what it laid out for the Updates that follow. cache, when not nil,
+// gives the pages of unchanged runs. It stops when ctx ends.
 func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cache) (Stats, error) {
 	b.ctx, b.cache = ctx, cache
 	defer func() { b.cache, b.inputs = nil, nil }()
@@ -370,47 +345,34 @@ func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cach
 	b.mu.Lock()
 	b.rows, b.byID, b.pairs = rows, nil, pairs
 	b.mu.Unlock()
-	// Every HTML page: the runs', the index's, methodology.html,
-	// compare.html and the compare pages.
 	indexPages := max(1, (len(rows)+sitesize.IndexPageRuns-1)/sitesize.IndexPageRuns)
 	return Stats{Pages: len(rows) + indexPages + 2 + len(pairs), Runs: len(rows), Reused: b.reused, Hidden: b.hidden}, nil
 }
 
 // writeRuns loads and writes the run pages on every core, keeping of each
-// run only its summary (indexRow: its line on the index, what the reuse
-// cache and the compare pairs need, where its rows of runs.csv come from),
-// a few hundred bytes: a run is decoded, rendered, written and dropped, so
-// a build of 100,000 runs holds 100,000 summaries and the few runs in
-// flight, never every run. Pages are independent, and a site of a thousand
-// runs is mostly this loop.
+// run only its summary (indexRow), a few hundred bytes: a build of 100,000
+// runs holds 100,000 summaries and the few runs in flight, never every run.
 func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	rows := make([]indexRow, src.Len())
 	errs := make([]error, src.Len())
 	inputs := make([]string, src.Len())
 	files, fromFiles := src.(RawSource)
 	var reused atomic.Int64
-	hidden := &idList{}
 	inFlight := &budget{limit: runBytesInFlight}
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
 		return func(i int) {
-			if err := b.ctx.Err(); err != nil {
+			if fromFiles { // its bytes count against the budget until its page is written
+				size := files.Size(i)
+				inFlight.acquire(size)
+				defer inFlight.release(size)
+			}
+			if err := b.ctx.Err(); err != nil { // it may have waited
 				errs[i] = err
 				return
 			}
 			var e runfile.Entry
 			var err error
-			if fromFiles {
-				// The file's bytes, from now until its page is written,
-				// count against the build's budget.
-				size := files.Size(i)
-				inFlight.acquire(size)
-				defer inFlight.release(size)
-				if err := b.ctx.Err(); err != nil { // it may have waited
-					errs[i] = err
-					return
-				}
-			}
 			if fromFiles && b.cache != nil {
 				// Read, and decode only a run whose page cannot be reused.
 				if e, err = files.Read(i); err == nil {
@@ -419,9 +381,6 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 					if inputs[i], row, ok = b.cache.Reuse(e); ok {
 						rows[i] = row.indexRow(e.ID)
 						reused.Add(1)
-						if row.Hid {
-							hidden.add(e.ID) // said again until the run file is mended
-						}
 						return
 					}
 					err = e.Decode()
@@ -429,30 +388,24 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 			} else {
 				e, err = src.Entry(i)
 			}
-			var hid bool
-			if err == nil {
-				// Pages show a bounded part of each string; run.json, made
-				// from the entry before that, keeps them whole.
-				if e, hid, err = b.published(e); hid {
-					hidden.add(e.ID)
-				}
-				e.Run = shownRun(e.Run)
-			}
 			if err == nil {
 				err = b.ctx.Err() // decoding may have taken a while
 			}
-			var sums pageSums
+			var laidOut []siteFile
+			if err == nil { // the summary is all that stays of the run
+				rows[i], laidOut, err = w.layOut(e)
+			}
 			if err == nil {
-				sums, err = w.writeRun(out, e)
+				err = b.ctx.Err() // laying a page out may have taken a while
 			}
-			if err != nil {
-				errs[i] = err
-				return
+			if err == nil {
+				var werrs []error
+				for _, f := range laidOut {
+					werrs = append(werrs, out.WriteFile(f.rel, f.data))
+				}
+				err = errors.Join(werrs...)
 			}
-			// What stays of the run: its summary. The entry, its bytes
-			// and its pages go with this call.
-			rows[i] = newIndexRow(e)
-			rows[i].sums, rows[i].hid = sums, hid
+			errs[i] = err
 		}
 	})
 	if err := b.ctx.Err(); err != nil {
@@ -461,14 +414,16 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	if bad := slices.DeleteFunc(errs, func(err error) bool { return err == nil }); len(bad) > 0 {
 		return nil, &BadRunsError{Errs: bad}
 	}
-	b.reused = int(reused.Load())
-	b.hidden = hidden.sorted()
-	b.inputs = map[string]string{}
-	for i, in := range inputs {
-		if in != "" {
-			b.inputs[rows[i].ID] = in
+	b.reused, b.hidden, b.inputs = int(reused.Load()), nil, map[string]string{}
+	for i, r := range rows {
+		if inputs[i] != "" {
+			b.inputs[r.ID] = inputs[i]
+		}
+		if r.hid { // a reused run's too: said again until its file is mended
+			b.hidden = append(b.hidden, r.ID)
 		}
 	}
+	slices.Sort(b.hidden)
 	return rows, nil
 }
 
@@ -481,23 +436,22 @@ func (b *Renderer) worker() *Renderer {
 	return &w
 }
 
-// writeRun writes a run's folder (page, run.json, measurements.csv,
-// compare.js) and returns its files' hashes for the cache. Its rows of the
-// site's runs.csv are its measurements.csv's, read back when runs.csv is
-// written (sitecsv.go), not held meanwhile.
-func (b *Renderer) writeRun(out Folder, e runfile.Entry) (pageSums, error) {
-	files, err := b.renderRun(e)
-	if err == nil {
-		err = b.ctx.Err() // laying a page out may have taken a while
-	}
+// layOut is a run's summary and its folder's files (RunFiles), as
+// published. Pages show a bounded part of each string; run.json, made from
+// the entry before that, keeps them whole.
+func (b *Renderer) layOut(e runfile.Entry) (indexRow, []siteFile, error) {
+	e, hid, err := b.published(e)
 	if err != nil {
-		return pageSums{}, err
+		return indexRow{}, nil, err
 	}
-	var errs []error
-	for _, f := range files {
-		errs = append(errs, out.WriteFile(f.rel, f.data))
+	e.Run = shownRun(e.Run)
+	files, err := b.renderRun(e)
+	if err != nil {
+		return indexRow{}, nil, err
 	}
-	return sumsOf(files), errors.Join(errs...)
+	row := newIndexRow(e)
+	row.sums, row.hid = sumsOf(files), hid
+	return row, files, nil
 }
 
 // siteFile is one file of the site and its content.
@@ -542,13 +496,9 @@ func (b *Renderer) renderRun(e runfile.Entry) ([]siteFile, error) {
 	}, nil
 }
 
-// SummaryBytes is the memory a build may keep for each run, beyond what it
-// holds whatever the runs: the run's summary (its indexRow and its
-// input's key for the reuse cache: 0.9 KB as TestSummaryFitsItsRoom
-// measures it, 1.2 KB of live heap a run in a 10,000-run build), with
-// room to spare. cmd/matrixgen grows the build's soft heap limit by it
-// for each run, so that the summaries of 100,000 runs do not leave the
-// collector working in what little remains of a fixed limit.
+// SummaryBytes is the memory a build may keep for each run: its summary
+// (0.9 KB as TestSummaryFitsItsRoom measures it), with room to spare.
+// cmd/matrixgen grows the build's soft heap limit by it for each run.
 const SummaryBytes = 2 << 10
 
 type indexRow struct {
@@ -560,17 +510,15 @@ type indexRow struct {
 	Simulated                        bool
 	started                          time.Time
 	// csvPrefix is the run's columns of runs.csv before its measurements,
-	// encoded, with the comma after them: its rows there are its
-	// measurements.csv's rows, each after it (sitecsv.go).
+	// encoded, with the comma after them (sitecsv.go).
 	csvPrefix string
 	csvRows   int32    // its rows of measurements (of runs.csv)
 	sums      pageSums // its files' hashes, for the reuse cache
 	hid       bool     // the build hid a secret in its launch command
 }
 
-// gpuOrNone is the index's GPU: the GPU, or "none (CPU)" for a machine
-// without one, so a CPU's name never passes for a GPU in the filter; for a
-// simulated run the sim, and a GPU a person typed marked as given.
+// gpuOrNone is the index's GPU: the GPU (marked when given), the sim, or
+// "none (CPU)", so a CPU's name never passes for a GPU in the filter.
 func gpuOrNone(r *matrixgen.Run) string {
 	h := r.Hardware
 	switch {
@@ -584,9 +532,7 @@ func gpuOrNone(r *matrixgen.Run) string {
 	return dash
 }
 
-// newIndexRow is a run's summary. The strings many runs share (a lab has
-// a few GPUs, models, engines and dates, and thousands of runs) are
-// interned: each held once, however many rows name it.
+// newIndexRow is a run's summary, the strings many runs share interned.
 func newIndexRow(e runfile.Entry) indexRow {
 	r := e.Run
 	best, okBest := r.BestSingleStream()
@@ -601,16 +547,14 @@ func newIndexRow(e runfile.Entry) indexRow {
 		EngineName: intern(cmp.Or(r.Engine.Name, dash)),
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
-		BestPerWatt: bestPerWatt(r),
+		BestPerWatt: ifPositive(bestPerWattValue(r), perWattText),
 		started:     r.StartedAt,
 		csvPrefix:   siteCSVPrefix(e.ID, r), csvRows: int32(len(r.Prefill) + len(r.Decode)),
 	}
 }
 
-// interned holds one copy of each string summaries share. It is cleared
-// when it grows past maxInterned (a lab with that many GPUs and models
-// gains nothing from it), so serve, which makes summaries for as long
-// as it runs, never grows it without bound.
+// interned holds one copy of each string summaries share, cleared past
+// maxInterned so that serve never grows it without bound.
 var interned struct {
 	sync.Mutex
 	m map[string]string
@@ -632,15 +576,6 @@ func intern(s string) string {
 	return s
 }
 
-// bestPerWatt is the highest tok/s per watt of a valid cell, formatted.
-func bestPerWatt(r *matrixgen.Run) string {
-	best := bestPerWattValue(r)
-	if best == 0 {
-		return ""
-	}
-	return perWattText(best)
-}
-
 // bestPerWattValue is the highest tok/s per watt of a valid cell, 0 for a
 // run without GPU telemetry.
 func bestPerWattValue(r *matrixgen.Run) float64 {
@@ -654,8 +589,7 @@ func bestPerWattValue(r *matrixgen.Run) float64 {
 	return best
 }
 
-// writeComparisons writes a page for each pair: the page names its pair,
-// and its script draws it from the runs' compare.js.
+// writeComparisons writes a page for each pair.
 func (b *Renderer) writeComparisons(out Folder, pairs []Pair) error {
 	for _, p := range pairs {
 		if err := b.ctx.Err(); err != nil {
@@ -668,16 +602,15 @@ func (b *Renderer) writeComparisons(out Folder, pairs []Pair) error {
 	return nil
 }
 
-// writeListings puts the rows in the index's order and writes what is made
-// of every run's row: the index, the compare picker, runs.csv, the sitemap
-// and the reuse cache. They are written at once, each reading the rows
-// and writing a file of its own: one after another they were a tenth of a
-// build on one core while the other waited.
+// writeListings puts the rows in the index's order and writes, at once,
+// what is made of every run's row: the index, the compare picker, runs.csv,
+// the sitemap and the reuse cache.
 func (b *Renderer) writeListings(out Folder, rows []indexRow, pairs []Pair, inputs map[string]string) error {
 	sortIndexOrder(rows)
 	writes := []func() error{
 		func() error { return b.writeIndex(out, rows, pairs) },
-		func() error { return b.writePick(out) },
+		// compare.html compares the two runs its address names (?a=…&b=…).
+		func() error { return writePage(out, "compare.html", b.compare, b.newComparePage(Pair{})) },
 		func() error { return b.writeSiteCSV(out, rows) },
 		func() error { return b.writeSitemap(out, rows) },
 		func() error { return b.writeReuse(rows, inputs) },
@@ -695,10 +628,7 @@ func (b *Renderer) writeListings(out Folder, rows []indexRow, pairs []Pair, inpu
 // ones, by id.
 func sortIndexOrder(rows []indexRow) {
 	slices.SortStableFunc(rows, func(x, y indexRow) int {
-		if c := y.started.Compare(x.started); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.ID, y.ID)
+		return cmp.Or(y.started.Compare(x.started), cmp.Compare(x.ID, y.ID))
 	})
 }
 
@@ -711,15 +641,9 @@ func (b *Renderer) writeMethodology(out Folder) error {
 	page := methodologyPage{pageBase: b.base("", "How the figures are measured · "+b.site.Title,
 		"What prefill, sustained decode, TTFT, time between tokens and every status mean on these pages.", "methodology.html")}
 	for _, s := range matrixgen.Statuses {
-		page.Statuses = append(page.Statuses, legendStatus{Class: "st-" + string(s), Mark: statusMarks[s], Label: s.Label(), Text: s.Explanation()})
+		page.Statuses = append(page.Statuses, legendStatusOf(s))
 	}
 	return writePage(out, "methodology.html", b.methodology, page)
-}
-
-// writePick writes compare.html, which compares the two runs its address
-// names (?a=…&b=…), as a built compare page does.
-func (b *Renderer) writePick(out Folder) error {
-	return writePage(out, "compare.html", b.compare, b.newComparePage(Pair{}))
 }
 
 func rawIfOK(ok bool, v float64) string {

@@ -14,20 +14,15 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// runs.csv is every measurement of every run, in the index's order: a
-// hundred thousand runs make gigabytes of it, more than a build may hold.
-// So it is written as a stream. A run's rows of runs.csv are its rows of
-// measurements.csv, each after the run's own columns (model, GPU, …;
-// siteCSVPrefix, a hundred bytes kept in its summary); measurements.csv is
-// already in the new site, written or linked from the old one, so runs.csv
-// is made by reading each run's back, one at a time, and writing it out
-// with its prefix. The bytes are what encoding/csv writes for the whole
-// table: it encodes each field on its own, so a row is its fields' joined.
+// runs.csv is every measurement of every run, in the index's order:
+// gigabytes at a hundred thousand runs, so it is streamed. A run's rows are
+// its measurements.csv's, read back from the new site, each after the run's
+// own columns (siteCSVPrefix, kept in its summary): what encoding/csv
+// writes for the whole table, as it encodes each field on its own.
 
 // csvPart is one file runs.csv is split into when it is too long for a
-// spreadsheet: its name at the site's root, the month its runs started
-// ("2026-12", or "undated") and its rows of measurements. The index links
-// them beside runs.csv.
+// spreadsheet: its name, its runs' month ("2026-12", or "undated") and its
+// rows.
 type csvPart struct {
 	Name, Month string
 	Rows        int
@@ -60,8 +55,7 @@ func monthOf(r indexRow) string {
 }
 
 // siteCSVParts are the files runs.csv is split into, newest month first,
-// or none when runs.csv fits a spreadsheet. rows are in the index's
-// order (newest first, undated last), so each month's runs are together.
+// or none when runs.csv fits a spreadsheet; rows are in the index's order.
 func siteCSVParts(rows []indexRow) []csvPart {
 	total := 1 // the header
 	for _, r := range rows {
@@ -81,10 +75,8 @@ func siteCSVParts(rows []indexRow) []csvPart {
 	return parts
 }
 
-// writeSiteCSV writes runs.csv, every measurement of every run in the
-// index's order (rows are in it), and its parts by month when it is too
-// long for a spreadsheet: each run's measurements.csv read back from the
-// site in dir, one run at a time.
+// writeSiteCSV writes runs.csv, and its parts by month when it is too long
+// for a spreadsheet, from rows in the index's order.
 func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 	parts := siteCSVParts(rows)
 	head := csvBytes(siteCSVHeader, nil)
@@ -131,12 +123,8 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 	return nil
 }
 
-// streamSiteCSV writes to w the file name of runs.csv as the site in out
-// has it now, rows being its runs in the index's order: runs.csv itself,
-// or one of its parts by month. It is what writeSiteCSV writes, made on
-// request: `matrixgen serve` writes neither after a change (a change
-// would cost the whole file), and serves them this way. ok is false for a
-// name that is not one of them.
+// streamSiteCSV writes to w runs.csv or one of its parts (name) as
+// writeSiteCSV would from rows, for SiteCSV; ok is false for another name.
 func streamSiteCSV(w io.Writer, out Folder, name string, rows []indexRow) (ok bool, err error) {
 	month := ""
 	if name != "runs.csv" {
@@ -188,9 +176,8 @@ func copyRunCSV(all, part *bufio.Writer, out Folder, r indexRow, buf []byte) ([]
 }
 
 // csvRecords cuts CSV as encoding/csv writes it into its records, each
-// with its line end. A record ends at a line end outside quotes: a quoted
-// field may hold one, and a quote inside a quoted field is doubled, so
-// quotes outside and inside pair up.
+// with its line end: a line end outside quotes (quotes inside a quoted
+// field are doubled, so they pair up).
 func csvRecords(data []byte) [][]byte {
 	var out [][]byte
 	start, quoted := 0, false
@@ -209,8 +196,8 @@ func csvRecords(data []byte) [][]byte {
 	return out
 }
 
-// stream is a file of the site written piece by piece, too large to
-// hold, through a buffer.
+// stream is a file of the site too large to hold, written through a
+// buffer.
 type stream struct {
 	*bufio.Writer
 	s Stream

@@ -11,11 +11,10 @@ import (
 	"github.com/matrixgen/matrixgen/internal/sitesize"
 )
 
-// sitemapFiles lists every page for search engines when the site knows
-// where it will be published (none when it does not): sitemap.xml
-// itself, or, past sitesize.SitemapURLs addresses, a sitemap index there and parts
-// sitemap-1.xml … numbered from the oldest runs, so a run added rewrites
-// the newest part and not every one. rows are newest first.
+// sitemapFiles lists every page for search engines when the site has a
+// BaseURL: sitemap.xml, or, past sitesize.SitemapURLs addresses, a sitemap
+// index there and parts numbered from the oldest runs, so a run added
+// rewrites only the newest part. rows are newest first.
 func (b *Renderer) sitemapFiles(rows []indexRow) []siteFile {
 	if b.site.BaseURL == "" {
 		return nil
@@ -60,14 +59,11 @@ func sitemapXML(list, item, base string, locs []string) []byte {
 }
 
 // writeSitemap writes the sitemap's files that changed since it was last
-// written (every one, the first time) and removes the parts it no longer
-// has.
+// written and removes the parts it no longer has.
 func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
 	files := b.sitemapFiles(rows)
 	// What the folder holds, kept up to date file by file, so that an
-	// update that fails partway still knows every part it has to remove
-	// or write again: a file whose write failed is known by a print no
-	// text has.
+	// update that fails partway knows what to remove or write again.
 	held := map[string]uint64{}
 	maps.Copy(held, b.sitemapPrints)
 	defer func() { b.sitemapPrints = held }()
@@ -85,20 +81,18 @@ func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
 		held[f.rel] = print
 	}
 	for rel := range held {
-		if named[rel] {
-			continue
+		if !named[rel] {
+			if err := out.Remove(rel); err != nil {
+				return err
+			}
+			delete(held, rel)
 		}
-		if err := out.Remove(rel); err != nil {
-			return err
-		}
-		delete(held, rel)
 	}
 	return nil
 }
 
-// unwritten is the print of a sitemap file whose write failed: no text's,
-// so the next update writes it (or removes it) whatever it then holds.
-// (A text could hash to it; one in 2^64.)
+// unwritten is the print of a sitemap file whose write failed, so the next
+// update writes or removes it (a text hashes to it once in 2^64).
 const unwritten = 0
 
 var sitemapSeed = maphash.MakeSeed()

@@ -10,16 +10,13 @@ import (
 	"github.com/matrixgen/matrixgen/stats"
 )
 
-// wideSpread is the half width, as a share of the figure, beyond which a
-// cell's interval is marked wide: ±5 %, about the change a reader would
-// act on.
+// wideSpread is the half width, as a share of the figure, beyond which an
+// interval is marked wide: about the change a reader would act on.
 const wideSpread = 0.05
 
-// spread is a figure's 95 % interval as a page shows it: a decode cell's
-// as its run file stores it (stats.SetInterval, when the file was
-// written), or, for a file written before intervals were kept, computed
-// from the samples it keeps (a decode cell's tokens in each second); a
-// prefill row's from its requests (a few order statistics, cheap).
+// spread is a figure's interval as a page shows it: a decode cell's as
+// its run file stores it or computed from its samples, a prefill row's
+// from its requests.
 type spread struct {
 	in    stats.Interval
 	share float64 // half width over the figure
@@ -27,11 +24,9 @@ type spread struct {
 	ok    bool
 }
 
-// decodeSpread is a decode cell's spread: the interval its file stores,
-// or one computed from its samples. A page shows it five times (the
-// matrix, a view, the details, the table, the CSV) and the bootstrap costs
-// about 0.1 ms a cell, so each computed one is computed once a build:
-// remembered by what it is computed from.
+// decodeSpread is a decode cell's spread. A page shows it five times and
+// the bootstrap costs 0.1 ms a cell, so a computed one is remembered by
+// what it is computed from.
 func decodeSpread(d matrixgen.Decode) spread {
 	if d.TotalTokS == nil {
 		return spread{}
@@ -68,8 +63,7 @@ var spreads = struct {
 const maxSpreads = 1 << 16
 
 // spreadKey is everything a cell's spread is computed from: its place
-// (which seeds the bootstrap), its figure, and a hash of its samples and
-// its repeats' figures.
+// (the bootstrap's seed), its figure, and a hash of its samples.
 type spreadKey struct {
 	context, concurrency int
 	figure               float64
@@ -106,8 +100,7 @@ func prefillSpread(p matrixgen.Prefill) spread {
 func (s spread) wide() bool { return s.ok && s.share > wideSpread }
 
 // short is the half width as the tables show it beside a figure: " ±1.8 %",
-// its level beside it where it is not 95 % (" ±0.8 % (75 %)": 3 repeats or
-// prefill requests), with " wide" past ±5 %; "" without an interval.
+// " ±0.8 % (75 %)", with " wide" past ±5 %; "" without an interval.
 func (s spread) short() string {
 	if !s.ok {
 		return ""
@@ -119,8 +112,7 @@ func (s spread) short() string {
 	return text
 }
 
-// halfWidth is the half width and, where it is not 95 %, its level:
-// "±1.8 %", "±0.8 % (75 %)".
+// halfWidth is the half width and its level note: "±0.8 % (75 %)".
 func (s spread) halfWidth() string {
 	return "±" + decimal1(100*s.share) + " %" + s.levelNote()
 }
@@ -134,10 +126,8 @@ func (s spread) levelNote() string {
 	return " (" + levelText(s.level) + ")"
 }
 
-// levelText is a confidence as the pages write it: "95 %", "75 %",
-// "87.5 %", "93.8 %". It never shows a whole percent the level is not:
-// where rounding to a tenth would give one (0.94999 is not "95 %", 0.9999
-// not "100 %"), the tenth is cut off instead ("94.9 %", "99.9 %").
+// levelText is a confidence as the pages write it: "95 %", "87.5 %". It
+// never rounds to a whole percent the level is not (0.94999 is "94.9 %").
 func levelText(level float64) string {
 	pct := math.Round(1000*level) / 10
 	if pct == math.Trunc(pct) && math.Abs(pct-100*level) > 1e-9 { // past float noise
@@ -146,8 +136,8 @@ func levelText(level float64) string {
 	return strconv.FormatFloat(pct, 'f', -1, 64) + " %"
 }
 
-// long is the interval as the cell's details and titles say it, with its
-// confidence: "95 % interval 405.0–419.8 (±1.8 %)".
+// long is the interval as details and titles say it: "95 % interval
+// 405.0–419.8 (±1.8 %)".
 func (s spread) long() string {
 	if !s.ok {
 		return ""
@@ -158,8 +148,7 @@ func (s spread) long() string {
 // wideMark follows a figure whose interval is wider than ±5 %.
 const wideMark = " wide"
 
-// csv is the interval's low and high ends and its level ("0.95", "0.75")
-// as CSV writes them; "" each without an interval.
+// csv is the interval's low and high ends and its level as CSV writes them.
 func (s spread) csv() [3]string {
 	if !s.ok {
 		return [3]string{}

@@ -7,23 +7,17 @@ import (
 )
 
 // A run page's decode matrix and all-measurements table are most of its
-// values: 64 cells and 72 rows of 12 on the sample run. Drawn by
-// html/template they took 1.0 ms of a page's 2.0 ms (BenchmarkRunPage),
-// most of it html/template calling its escaper through reflection, a slice
-// and six allocations for each value. They are drawn instead by a
-// text/template (templates/tables.tmpl) from values escaped here first,
-// each once, as html/template would (escape); the page's html/template
-// then writes the tables as they are (drawTable). A new column: its
-// heading in run.html, its cell in tables.tmpl (and the phase rows'
-// colspan), its value an escaped field here; the tests in tables_test.go
-// say what else it must keep.
+// values, and html/template's reflective escaping of them was half a
+// page's cost (BenchmarkRunPage). They are drawn by a text/template
+// (templates/tables.tmpl) from values escaped here first, as html/template
+// would (escape). A new column: its heading in run.html, its cell in
+// tables.tmpl (and the phase rows' colspan), its value an escaped field
+// here (tables_test.go).
 
-// escaped is text escaped for HTML as html/template escapes a value in an
-// element's text or a quoted attribute: <, >, &, ' and " as entities, NUL
-// as U+FFFD (template.HTMLEscapeString), and + as &#43;, which
-// html/template adds against UTF-7. Safe in those two places, the only
-// ones tables.tmpl prints one, and the pages are byte for byte what
-// html/template wrote (TestTablesAreHTMLTemplates). Only escape makes one.
+// escaped is text escaped as html/template escapes a value in an element's
+// text or a quoted attribute, the only places tables.tmpl prints one:
+// template.HTMLEscapeString, and + as &#43; (TestTablesAreHTMLTemplates).
+// Only escape makes one.
 type escaped string
 
 func escape(s string) escaped {
@@ -108,19 +102,14 @@ func (b *Renderer) matrixHTML(m matrix) (template.HTML, error) {
 	return b.drawTable("matrix", escapeMatrix(m), 80*len(m.Rows)*(1+len(m.Columns)))
 }
 
-// drawTable executes one of tables.tmpl's templates on escaped data,
-// straight into the string it returns, grown first to size bytes: a row
-// of the all-measurements table is about 320, a matrix cell 80 (not run)
-// to 200, so a matrix of thousands of cells never unmeasured takes twice
-// its size.
+// drawTable executes one of tables.tmpl's templates on escaped data into a
+// string grown first to size bytes.
 func (b *Renderer) drawTable(name string, data any, size int) (template.HTML, error) {
 	var buf strings.Builder
 	buf.Grow(size)
 	if err := b.tables.ExecuteTemplate(&buf, name, data); err != nil {
 		return "", err
 	}
-	// Safe as it is: the template's markup is ours, and every value in it
-	// was escaped by escape (its data holds nothing else), printed only as
-	// an element's text or inside a quoted attribute.
+	// Safe: the markup is ours, and every value in it was escaped.
 	return template.HTML(buf.String()), nil
 }

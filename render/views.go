@@ -7,10 +7,8 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// A run page's matrix shows total tok/s; its other views colour the same
-// cells by another figure, each on its own scale. The page carries them all
-// as one JSON block that the site script swaps in, the choice kept in the
-// address; without JavaScript the page shows total tok/s.
+// A run page's matrix shows total tok/s; its other views, one JSON block
+// the site script swaps in, colour the same cells by another figure.
 
 // matrixView is one way of colouring the matrix.
 type matrixView struct {
@@ -23,8 +21,7 @@ type matrixView struct {
 	Cells byID[[2]string] `json:"cells"`
 }
 
-// Choice is the view's name in the picker: its label without the scale's
-// explanation, which the legend's title gives.
+// Choice is the view's name in the picker: its label without the scale's.
 func (v matrixView) Choice() string {
 	name, _, _ := strings.Cut(v.Label, " (")
 	return name
@@ -41,8 +38,7 @@ type viewSpec struct {
 	note func(*matrixgen.Decode) string
 }
 
-// scaleNote says in each legend how the colours are scaled (anchoredLow):
-// from the best figure, over at least minScaleSpan.
+// scaleNote says in each legend how the colours are scaled (anchoredLow).
 const scaleNote = "colour: logarithmic steps from the best figure, over at least 16×, so close figures look alike"
 
 var viewSpecs = []viewSpec{
@@ -75,6 +71,25 @@ var viewSpecs = []viewSpec{
 	}, func(v float64) string { return "±" + decimal1(v) + " %" }, true, func(d *matrixgen.Decode) string { return decodeSpread(*d).levelNote() }},
 }
 
+// legendBins are a legend's colour steps from lo to hi, best last (where
+// lower is better, the best colour goes to the smallest figure); one for a
+// single figure.
+func legendBins(lo, hi float64, format func(float64) string, lowerBetter bool) []legendBin {
+	if hi <= lo {
+		return []legendBin{{Class: binClass(binCount - 1), Range: format(hi)}}
+	}
+	edges := binEdges(lo, hi, binCount)
+	bins := make([]legendBin, binCount)
+	for i := range bins {
+		from, to := edges[i], edges[i+1]
+		if lowerBetter {
+			from, to = edges[binCount-1-i], edges[binCount-i]
+		}
+		bins[i] = legendBin{Class: binClass(i), Range: format(from) + "–" + format(to)}
+	}
+	return bins
+}
+
 // matrixViews lays out every view the run has figures for; nil when it
 // has only total tok/s, and the page then offers no choice.
 func matrixViews(cells []orderedCell) []matrixView {
@@ -82,8 +97,7 @@ func matrixViews(cells []orderedCell) []matrixView {
 	for _, spec := range viewSpecs {
 		lo, hi, ok := math.Inf(1), 0.0, false
 		for _, c := range cells {
-			d := c.d
-			if v := spec.value(d); showsFigure(*d) && v != nil && *v > 0 {
+			if v := spec.value(c.d); showsFigure(*c.d) && v != nil && *v > 0 {
 				lo, hi, ok = min(lo, *v), max(hi, *v), true
 			}
 		}
@@ -95,40 +109,26 @@ func matrixViews(cells []orderedCell) []matrixView {
 		} else {
 			lo = anchoredLow(lo, hi)
 		}
-		v := matrixView{Name: spec.name, Label: spec.label, Cells: make(byID[[2]string], 0, len(cells))}
+		v := matrixView{Name: spec.name, Label: spec.label, Cells: make(byID[[2]string], 0, len(cells)),
+			Legend: legendBins(lo, hi, spec.format, spec.lowerBetter)}
 		single := hi <= lo
-		if single {
-			v.Legend = []legendBin{{Class: binClass(binCount - 1), Range: spec.format(hi)}}
-		} else {
-			edges := binEdges(lo, hi, binCount)
-			for i := range binCount {
-				from, to := edges[i], edges[i+1]
-				if spec.lowerBetter { // the best colour goes to the smallest figure
-					from, to = edges[binCount-1-i], edges[binCount-i]
-				}
-				v.Legend = append(v.Legend, legendBin{Class: binClass(i), Range: spec.format(from) + "–" + spec.format(to)})
-			}
-		}
 		for _, c := range cells {
-			d := c.d
-			x := spec.value(d)
-			if loopedFigure(*d) && x != nil && *x > 0 { // shown, uncoloured, as on the page
-				v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{spec.format(*x), ""}})
-				continue
+			x, shown := spec.value(c.d), [2]string{dash, ""}
+			switch {
+			case x == nil:
+			case loopedFigure(*c.d) && *x > 0: // shown, uncoloured, as on the page
+				shown[0] = spec.format(*x)
+			case showsFigure(*c.d) && !(*x <= 0):
+				bin := logBin(*x, lo, hi, binCount)
+				if spec.lowerBetter && !single {
+					bin = binCount - 1 - bin
+				}
+				shown = [2]string{spec.format(*x), binClass(bin)}
+				if spec.note != nil {
+					shown[0] += spec.note(c.d)
+				}
 			}
-			if !showsFigure(*d) || x == nil || *x <= 0 {
-				v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{dash, ""}})
-				continue
-			}
-			bin := logBin(*x, lo, hi, binCount)
-			if spec.lowerBetter && !single {
-				bin = binCount - 1 - bin
-			}
-			text := spec.format(*x)
-			if spec.note != nil {
-				text += spec.note(d)
-			}
-			v.Cells = append(v.Cells, idValue[[2]string]{c.id, [2]string{text, binClass(bin)}})
+			v.Cells = append(v.Cells, idValue[[2]string]{c.id, shown})
 		}
 		views = append(views, v)
 	}
