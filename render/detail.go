@@ -248,9 +248,8 @@ func powerTexts(p *matrixgen.Power) []string {
 	var gpus []string
 	for _, g := range p.GPUs {
 		gpus = append(gpus, joinNonEmpty(" ", "GPU "+strconv.Itoa(g.Index)+":",
-			ifSet(g.MeanPowerW, func(w float64) string {
-				return decimal1(w) + " W mean, " + decimal1(*g.PeakPowerW) + " W peak"
-			}),
+			joinNonEmpty(", ", ifSet(g.MeanPowerW, func(w float64) string { return decimal1(w) + " W mean" }),
+				ifSet(g.PeakPowerW, func(w float64) string { return decimal1(w) + " W peak" })),
 			ifSet(g.MeanSMClockMHz, func(v float64) string { return count(int(v)) + " MHz" }),
 			ifSet(g.MeanUtilization, func(v float64) string { return decimal1(v) + "% busy" }),
 			ifSet(g.PeakTemperatureC, func(v float64) string { return count(int(v)) + " °C peak" }),
