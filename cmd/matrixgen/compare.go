@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -133,9 +132,7 @@ Exit status:
 			rep := compareReport{A: a.ID, B: b.ID, Table: stats.CompareRuns(a.Run, b.Run), Gate: gate, Beyond: beyond,
 				Warnings: append(unrelated(a.Run, b.Run), incompleteRuns(a.Run, b.Run)...),
 				Lost:     lostCells(a.Run, b.Run)}
-			rep.NotCompared = slices.DeleteFunc(leftOut(a.Run, b.Run, rep.Table), func(line string) bool {
-				return slices.ContainsFunc(rep.Lost, func(lost string) bool { return sameCell(line, lost) })
-			})
+			rep.NotCompared = leftOut(a.Run, b.Run, rep.Table)
 			for _, w := range rep.Warnings {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
@@ -492,14 +489,6 @@ func plainPercent(share float64) string {
 	return strconv.FormatFloat(math.Round(share*1e8)/1e6, 'f', -1, 64) + " %"
 }
 
-// sameCell reports whether two lines of cells name one cell first
-// ("decode 8K×4 (A Valid, B Error)", "decode 8K×4 (B Error: …)").
-func sameCell(x, y string) bool {
-	cx, _, _ := strings.Cut(x, " (")
-	cy, _, _ := strings.Cut(y, " (")
-	return cx == cy
-}
-
 func (rep compareReport) lostLine() string {
 	return cellsLine("lost in B (valid in A, not in B; -fail-on fails on them)", rep.Lost)
 }
@@ -529,8 +518,6 @@ func firstFew(lines []string, sep string) string {
 
 func writeCompareText(w io.Writer, rep compareReport) error {
 	io.WriteString(w, runsLine(rep.A, rep.B)+"\n")
-	var table strings.Builder
-	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	right := map[int]bool{1: true, 2: true, 3: true, 4: true, 6: true}
 	rows := append([][]string{compareHeader()}, rep.compareRows()...)
 	widths := make([]int, len(rows[0]))
@@ -539,22 +526,17 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
+	var text string // columns two spaces apart, numbers aligned right
 	for _, row := range rows {
-		cells := make([]string, len(row))
+		line := ""
 		for i, c := range row {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
 			if right[i] {
-				c = strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)) + c
+				c, pad = pad+c, ""
 			}
-			cells[i] = c
+			line += c + pad + "  "
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var text string
-	for line := range strings.Lines(table.String()) {
-		text += strings.TrimRight(line, " \n") + "\n"
+		text += strings.TrimRight(line, " ") + "\n"
 	}
 	text += rep.legend() + "\n"
 	if line := rep.lostLine(); line != "" {
@@ -705,32 +687,33 @@ func contextSet(r *matrixgen.Run) string {
 }
 
 // leftOut names the measurements of either run without a row, with each
-// run's status there: "decode 8K×4 (A Valid, B Requests queued)".
+// run's status there: "decode 8K×4 (A Valid, B Requests queued)"; but not
+// those lostCells lists, valid in A and measured otherwise in B.
 func leftOut(a, b *matrixgen.Run, t stats.Table) []string {
 	compared := map[stats.Cell]bool{}
 	for _, r := range t.Rows {
 		compared[r.Cell] = true
 	}
-	statuses := map[stats.Cell][2]string{}
+	statuses := map[stats.Cell]*[2]matrixgen.Status{} // "": not measured
 	var order []stats.Cell
-	note := func(c stats.Cell, side int, s matrixgen.Status) {
-		if compared[c] {
-			return
-		}
-		st, seen := statuses[c]
-		if !seen {
-			st = [2]string{"not measured", "not measured"}
-			order = append(order, c)
-		}
-		st[side] = s.Label()
-		statuses[c] = st
-	}
 	for side, r := range []*matrixgen.Run{a, b} {
-		eachCell(r, func(c stats.Cell, s matrixgen.Status, _ string) { note(c, side, s) })
+		eachCell(r, func(c stats.Cell, s matrixgen.Status, _ string) {
+			if compared[c] {
+				return
+			}
+			if statuses[c] == nil {
+				statuses[c] = new([2]matrixgen.Status)
+				order = append(order, c)
+			}
+			statuses[c][side] = s
+		})
 	}
-	out := make([]string, len(order))
-	for i, c := range order {
-		out[i] = fmt.Sprintf("%s (A %s, B %s)", c, statuses[c][0], statuses[c][1])
+	var out []string
+	for _, c := range order {
+		if st := statuses[c]; st[0] != matrixgen.StatusValid || st[1] == "" || st[1] == matrixgen.StatusValid {
+			out = append(out, fmt.Sprintf("%s (A %s, B %s)", c, cmp.Or(st[0].Label(), "not measured"),
+				cmp.Or(st[1].Label(), "not measured")))
+		}
 	}
 	return out
 }

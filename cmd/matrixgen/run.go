@@ -10,7 +10,6 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -694,9 +693,7 @@ var uploadRetries = []time.Duration{time.Second, 4 * time.Second, 15 * time.Seco
 func newUploader(place string, resume bool, log io.Writer) (*uploader, string, error) {
 	folder, key := place, ""
 	if u, err := url.Parse(place); err == nil && strings.HasSuffix(u.Path, ".json") {
-		key = path.Base(u.Path)
-		u.Path = path.Dir(u.Path) + "/"
-		folder = u.String()
+		folder, key = splitRunURL(u)
 	}
 	if resume && key == "" {
 		return nil, "", fmt.Errorf("-resume %s: name the run file in the bucket (…/<id>.json)", bucket.Redact(place))
