@@ -101,7 +101,9 @@ Exit status:
 			if len(args) != 2 {
 				return usagef("name two runs to compare, A and B")
 			}
-			if *format != "text" && *format != "markdown" && *format != "json" {
+			write, ok := map[string]func(io.Writer, compareReport) error{
+				"json": writeCompareJSON, "markdown": writeCompareMarkdown, "text": writeCompareText}[*format]
+			if !ok {
 				return usagef("-format: want text, markdown or json, not %q", *format)
 			}
 			beyond, gate, err := parsePercent(*failOn, flagSet(fs, "fail-on"))
@@ -136,9 +138,7 @@ Exit status:
 			for _, w := range rep.Warnings {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
-			write := map[string]func(io.Writer, compareReport) error{
-				"json": writeCompareJSON, "markdown": writeCompareMarkdown, "text": writeCompareText}
-			if err := write[*format](stdout, rep); err != nil || !gate {
+			if err := write(stdout, rep); err != nil || !gate {
 				return err
 			}
 			var failed []string
@@ -262,36 +262,29 @@ func loadCompared(runs, name string) (runfile.Entry, error) {
 	case bucket.IsURL(runs) && !strings.HasSuffix(name, ".json"):
 		return fetchRun(runs, name+".json")
 	}
-	file := name
+	file, isFile := name, strings.HasSuffix(name, ".json")
 	if _, err := os.Stat(name); err != nil {
 		// An id, or a file's name in the runs folder.
 		inRuns := filepath.Join(runs, name)
-		if !strings.HasSuffix(name, ".json") {
+		if !isFile {
 			inRuns += ".json"
 		}
-		if _, err := os.Stat(inRuns); err == nil || !strings.HasSuffix(name, ".json") {
+		if _, err := os.Stat(inRuns); err == nil || !isFile {
 			file = inRuns
 		}
 	}
 	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-		if strings.HasSuffix(name, ".json") && filepath.Clean(filepath.Dir(name)) == filepath.Clean(runs) {
+		switch {
+		case isFile && filepath.Clean(filepath.Dir(name)) == filepath.Clean(runs):
 			return runfile.Entry{}, fmt.Errorf("no run file %s", term.Name(name))
-		}
-		if strings.HasSuffix(name, ".json") {
+		case isFile:
 			return runfile.Entry{}, fmt.Errorf("no run file %s: neither that file nor %s in the runs folder %s (-runs)",
 				term.Name(name), term.Name(filepath.Base(name)), term.Name(runs))
 		}
 		return runfile.Entry{}, fmt.Errorf("no run %s: neither a file of that name nor %s in the runs folder %s (-runs)",
 			term.Name(name), term.Name(name+".json"), term.Name(runs))
 	}
-	e, err := runfile.Load(file)
-	if err != nil {
-		return e, err
-	}
-	if e.ID == "" {
-		e.ID = strings.TrimSuffix(filepath.Base(file), ".json")
-	}
-	return e, nil
+	return runfile.Load(file) // its ID the file's name
 }
 
 func fetchRun(place, key string) (runfile.Entry, error) {
@@ -335,32 +328,8 @@ type compareReport struct {
 	Lost        []string // lostCells: a gate fails on them
 }
 
-// gateMark is a row's gate (Holm) column: "!" fails the gate, "*"
-// significant after the correction, "–" untested, "" neither.
-func (rep compareReport) gateMark(r stats.Row) string {
-	switch {
-	case !r.InFamily:
-		return "–"
-	case rep.Gate && r.FailsGate(rep.Beyond):
-		return "!"
-	case r.SignificantAfterHolm:
-		return "*"
-	}
-	return ""
-}
-
-// pText is the row's own p to 3 decimals, "–" where it was not tested.
-func pText(r stats.Row) string {
-	switch {
-	case !r.InFamily:
-		return "–"
-	case *r.P < 0.001:
-		return "<0.001"
-	}
-	return strconv.FormatFloat(*r.P, 'f', 3, 64)
-}
-
-// compareRows are the table's rows, every column in one format.
+// compareRows are the table's rows, every column in one format; p, test
+// and gate are "–" for a row outside the family (untested).
 func (rep compareReport) compareRows() [][]string {
 	t := rep.Table
 	rows := make([][]string, 0, len(t.Rows)+1)
@@ -369,24 +338,28 @@ func (rep compareReport) compareRows() [][]string {
 		if r.HasRatio() {
 			change = percent(r.Change())
 		}
-		rows = append(rows, []string{r.Cell.String(), rate(r.A), rate(r.B), change, pText(r), testName(r),
-			fmt.Sprintf("%d+%d", r.SamplesA, r.SamplesB), r.Verdict, rep.gateMark(r)})
+		p, test, gate := "–", "–", "–"
+		if r.InFamily {
+			p, test, gate = strconv.FormatFloat(*r.P, 'f', 3, 64), "U", ""
+			if *r.P < 0.001 {
+				p = "<0.001"
+			}
+			if r.Test == stats.TestRepeats {
+				test = "t"
+			}
+			if rep.Gate && r.FailsGate(rep.Beyond) {
+				gate = "!"
+			} else if r.SignificantAfterHolm {
+				gate = "*"
+			}
+		}
+		rows = append(rows, []string{r.Cell.String(), rate(r.A), rate(r.B), change, p, test,
+			fmt.Sprintf("%d+%d", r.SamplesA, r.SamplesB), r.Verdict, gate})
 	}
 	if t.GeoMean > 0 {
 		rows = append(rows, []string{"geomean", "", "", percent(t.GeoMean - 1), "", "", "", "", ""})
 	}
 	return rows
-}
-
-// testName is the row's test column: "t" over repeats, "U" over samples.
-func testName(r stats.Row) string {
-	switch {
-	case !r.InFamily:
-		return "–"
-	case r.Test == stats.TestRepeats:
-		return "t"
-	}
-	return "U"
 }
 
 func rate(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }

@@ -275,19 +275,16 @@ commit it was built from when the build knew it, and the Go toolchain.
 func versionLine() string {
 	details := []string{}
 	if info, ok := debug.ReadBuildInfo(); ok {
-		var revision, modified string
+		vcs := map[string]string{}
 		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				revision = s.Value[:min(len(s.Value), 12)]
-			case "vcs.modified":
-				if s.Value == "true" {
-					modified = ", modified"
-				}
-			}
+			vcs[s.Key] = s.Value
 		}
-		if revision != "" {
-			details = append(details, "commit "+revision+modified)
+		if rev := vcs["vcs.revision"]; rev != "" {
+			rev = "commit " + rev[:min(len(rev), 12)]
+			if vcs["vcs.modified"] == "true" {
+				rev += ", modified"
+			}
+			details = append(details, rev)
 		}
 	}
 	details = append(details, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)

@@ -132,26 +132,16 @@ func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
 // config file's line of its key, "flags", or -contexts when that flag gave
 // the contexts. Other errors pass as they are.
 func placeSettings(err error, cfg config.Config, contextsFlag bool) error {
-	errs := []error{err}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = slices.Clone(joined.Unwrap()) // not the error's own slice
-	}
-	placed := false
-	for i, e := range errs {
+	return eachLeaf(err, func(e error) error {
 		var setting *runner.SettingError
-		if !errors.As(e, &setting) {
-			continue
+		switch {
+		case !errors.As(e, &setting):
+			return e
+		case setting.Key == "sweep.contexts" && contextsFlag:
+			return fmt.Errorf("-contexts: %w", e)
 		}
-		where := cfg.Where(setting.Key)
-		if setting.Key == "sweep.contexts" && contextsFlag {
-			where = "-contexts"
-		}
-		errs[i], placed = fmt.Errorf("%s: %w", where, e), true
-	}
-	if !placed {
-		return err
-	}
-	return errors.Join(errs...)
+		return fmt.Errorf("%s: %w", cfg.Where(setting.Key), e)
+	})
 }
 
 func runSettings(c config.Config) runner.Settings {
@@ -680,8 +670,7 @@ type uploader struct {
 	store   *bucket.Store
 	key     string // <id>.json in the bucket; "" until the id is known
 	created bool   // the object is ours: replace it from now on
-	log     io.Writer
-	failed  error // the last copy's error, nil once a copy succeeds
+	failed  error  // the last copy's error, nil once a copy succeeds
 }
 
 // uploadRetries are the waits between attempts of one copy to a bucket.
@@ -708,7 +697,7 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	up := &uploader{store: store, key: key, log: log}
+	up := &uploader{store: store, key: key}
 	if key == "" {
 		return up, "", nil
 	}
