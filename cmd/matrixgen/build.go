@@ -155,9 +155,8 @@ func renderSite(site config.Site) render.Site {
 	return render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs, PublishServerAddress: site.PublishServerAddress}
 }
 
-// runFiles lists the run files of place: a local folder, or a bucket's
-// runs fetched into a mirror in this machine's cache, held until cleanup.
-// The mirror is kept between builds, so a build fetches only what changed.
+// runFiles lists the run files of place: a folder, or a bucket's runs in a
+// mirror kept in this machine's cache (so a build fetches what changed).
 func runFiles(ctx context.Context, place string, log io.Writer) (files []string, cleanup func(), err error) {
 	if !bucket.IsURL(place) {
 		files, err = runfile.Files(place)

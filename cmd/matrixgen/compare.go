@@ -166,9 +166,8 @@ Exit status:
 	},
 }
 
-// incompleteRuns warns of a run whose sweep stopped before it finished:
-// its headline figures cover only what it measured (a peak of 16 streams
-// it never ran reads as a loss).
+// incompleteRuns warns of a run whose sweep stopped before it finished: a
+// peak of 16 streams it never ran reads as a loss.
 func incompleteRuns(a, b *matrixgen.Run) []string {
 	var warnings []string
 	for i, r := range []*matrixgen.Run{a, b} {
@@ -387,9 +386,8 @@ func (rep compareReport) legend() string {
 		stats.MinRepeats, stats.Alpha, stats.Alpha, plural.Count(rep.Table.Family, "cell", "cells"), stats.Alpha, gate)
 }
 
-// summary is the output's last line, in plain words: "2 of 8 cells
-// differ, 2 untested; none slower by more than 5 % after Holm's
-// correction: pass".
+// summary is the output's last line: "2 of 8 cells differ, 2 untested;
+// none slower by more than 5 % after Holm's correction: pass".
 func (rep compareReport) summary() string {
 	t := rep.Table
 	differ := 0
@@ -523,9 +521,8 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 	return err
 }
 
-// splitRunURL is a run file's bucket URL as its folder's URL (ending in
-// one "/") and the file's key. The folder keeps a single slash: path.Dir
-// of a key at the bucket's root is "/", and "/"+"/" asked for "//r.json".
+// splitRunURL is a run file's bucket URL as its folder's URL, ending in one
+// "/" (path.Dir of a key at the bucket's root is "/"), and the file's key.
 func splitRunURL(u *url.URL) (folder, key string) {
 	dir := *u
 	dir.Path = strings.TrimSuffix(path.Dir(u.Path), "/") + "/"
@@ -602,8 +599,7 @@ func writeCompareJSON(w io.Writer, rep compareReport) error {
 }
 
 // unrelated names what differs between two runs that should be of one
-// setup to be compared: model, GPU, engine, context lengths, and what
-// each request carried (thinking on or off is another measurement).
+// setup, what each request carried included (thinking on or off, say).
 func unrelated(a, b *matrixgen.Run) []string {
 	var diffs []string
 	differ := func(what, x, y string) {

@@ -66,14 +66,11 @@ const (
 // 0, as gh, hugo and kubectl do; a command line it cannot understand gets
 // one line on stderr naming the mistake and where help is, and exit 2.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	if len(args) == 0 || slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
 		usage(stdout)
 		return 0
 	}
 	switch args[0] {
-	case "-h", "-help", "--help":
-		usage(stdout)
-		return 0
 	case "help":
 		return help(args[1:], stdout, stderr)
 	case "-version", "--version":
@@ -193,14 +190,10 @@ func help(args []string, stdout, stderr io.Writer) int {
 	case len(args) > 1:
 		return mistake(stderr, "matrixgen help", fmt.Errorf("one command at a time, not %q", args), "matrixgen -h")
 	}
-	cmd, ok := commands[args[0]]
-	if !ok {
+	if _, ok := commands[args[0]]; !ok {
 		return mistake(stderr, "matrixgen help", fmt.Errorf("unknown command %q; the commands are %s", args[0], strings.Join(commandNames(), ", ")), "matrixgen -h")
 	}
-	fs := newFlagSet(args[0])
-	cmd.flags(fs)
-	cmd.help(args[0], fs, stdout)
-	return 0
+	return run([]string{args[0], "-h"}, stdout, stderr) // as 'matrixgen <command> -h'
 }
 
 // mistake says, in one line whatever the error held, what in the command

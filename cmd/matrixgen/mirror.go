@@ -17,10 +17,8 @@ import (
 )
 
 // bucketMirror is serve's local folder of a bucket's runs. Each poll
-// fetches into stagingFolder inside it (kept from one poll to the next, so
-// a poll reads only what changed), and only a poll that fetched everything
-// swaps its files in: a poll that fails halfway leaves the runs served as
-// the last good poll left them, never a mix of two listings.
+// fetches into stagingFolder inside it, and only a poll that fetched
+// everything swaps its files in: never a mix of two listings.
 type bucketMirror struct {
 	store *bucket.Store
 	dir   string

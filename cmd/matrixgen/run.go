@@ -128,9 +128,8 @@ func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
 	return placeSettings(err, cfg, flagSet(f.fs, "contexts"))
 }
 
-// placeSettings puts each setting the runner refused at its place: the
-// config file's line of its key, "flags", or -contexts when that flag gave
-// the contexts. Other errors pass as they are.
+// placeSettings puts each setting the runner refused at its place: its
+// key's line in the config, "flags", or -contexts. Others pass as they are.
 func placeSettings(err error, cfg config.Config, contextsFlag bool) error {
 	return eachLeaf(err, func(e error) error {
 		var setting *runner.SettingError
@@ -277,9 +276,8 @@ func levelList(s string) ([]int, error) {
 	return out, nil
 }
 
-// sweepOfRun puts the sweep a run file was measured with into cfg (its
-// cells, window, max output, ignore_eos, cache mode, a KV capacity given by
-// hand, the model), so a resume measures them the same way.
+// sweepOfRun puts the sweep a run file was measured with into cfg, so a
+// resume measures its cells the same way, whatever the config says now.
 func sweepOfRun(cfg *config.Config, file string) error {
 	e, err := runfile.Load(file)
 	if err != nil {
@@ -291,16 +289,12 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	if r.Sweep.DurationSeconds > 0 {
 		w.Duration.Duration = time.Duration(math.Round(r.Sweep.DurationSeconds * float64(time.Second)))
 	}
-	if r.Sweep.MaxOutputTokens > 0 {
-		w.MaxOutput = r.Sweep.MaxOutputTokens
-	}
+	w.MaxOutput = cmp.Or(r.Sweep.MaxOutputTokens, w.MaxOutput) // a loaded run's counts are never negative
 	if r.Sweep.IgnoreEOS != nil {
 		w.IgnoreEOS = new(*r.Sweep.IgnoreEOS)
 	}
 	w.CacheMode = cmp.Or(r.Sweep.CacheMode, w.CacheMode)
-	if r.Sweep.PrefillRepeats > 0 {
-		w.PrefillRepeats = r.Sweep.PrefillRepeats
-	}
+	w.PrefillRepeats = cmp.Or(r.Sweep.PrefillRepeats, w.PrefillRepeats)
 	w.Repeats = max(r.Sweep.Repeats, 1)
 	if p := r.Probe; p != nil && strings.HasPrefix(p.KVSource, runner.KVGivenByHand) {
 		w.KVCacheTokens = p.KVCacheTokens
@@ -544,9 +538,8 @@ func doneLine(run *matrixgen.Run) string {
 	return line
 }
 
-// resumeHint is the command that continues this run. A run copied to a
-// bucket resumes from there, its URL printed without its query (it may
-// hold keys), so the hint says to add it back.
+// resumeHint is the command that continues this run; a bucket's URL is
+// printed without its query (it may hold keys), so the hint says so.
 func (w *runWork) resumeHint() string {
 	if w.up == nil {
 		return resumeHint(w.file, w.hintFlags)
@@ -639,9 +632,8 @@ func idPart(s string, max int, fallback string) string {
 	return cmp.Or(s, fallback)
 }
 
-// newRunID names a run a person can read and sort: <UTC date and time to
-// the minute>-<model>-<host>, e.g. 2026-12-04-1624-nemotron-gpubox, the
-// model the last part of its path.
+// newRunID names a run a person can read and sort, by UTC minute, model
+// (its path's last part) and host: 2026-12-04-1624-nemotron-gpubox.
 func newRunID(now time.Time, model, host string) string {
 	model = model[strings.LastIndexByte(model, '/')+1:]
 	return now.UTC().Format("2006-01-02-1504") + "-" + idPart(model, 64, "model") + "-" + idPart(host, 40, "host")
@@ -676,9 +668,8 @@ type uploader struct {
 // uploadRetries are the waits between attempts of one copy to a bucket.
 var uploadRetries = []time.Duration{time.Second, 4 * time.Second, 15 * time.Second}
 
-// newUploader opens the bucket of place (s3://lab/runs/ or
-// s3://lab/runs/<id>.json) and gives the local file the run is saved in:
-// runs/<id>.json. To resume, the bucket's copy is fetched first.
+// newUploader opens the bucket of place (…/runs/ or …/runs/<id>.json) and
+// gives the local file runs/<id>.json; to resume, the bucket's copy first.
 func newUploader(place string, resume bool, log io.Writer) (*uploader, string, error) {
 	folder, key := place, ""
 	if u, err := url.Parse(place); err == nil && strings.HasSuffix(u.Path, ".json") {

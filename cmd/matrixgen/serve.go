@@ -60,7 +60,8 @@ included.
 			if err := checkPlaces(*runs); err != nil {
 				return err
 			}
-			if _, port, err := net.SplitHostPort(*addr); err != nil || !validPort(port) {
+			_, port, err := net.SplitHostPort(*addr)
+			if n, nerr := strconv.Atoi(port); err != nil || nerr != nil || n < 0 || n > 65535 { // 0: any port
 				return usagef("-addr: want host:port with a port from 0 to 65535 (127.0.0.1:1313, or :1313 for every address), not %q", *addr)
 			}
 			ctx, stop := interruptible()
@@ -459,9 +460,8 @@ func hasDotPart(name string) bool {
 	return slices.ContainsFunc(strings.Split(name, "/"), func(part string) bool { return strings.HasPrefix(part, ".") && part != "." })
 }
 
-// siteCSV answers runs.csv and its parts by month from the live site,
-// made on request (an update does not write them: it would cost the whole
-// file), and everything else from next.
+// siteCSV answers runs.csv and its parts by month from the live site, made
+// on request (an update would rewrite the whole file), the rest from next.
 func (s *server) siteCSV(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		live := s.current.Load()
@@ -501,10 +501,4 @@ func (c *counted) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-// validPort reports whether port is a TCP port number (0: any free one).
-func validPort(port string) bool {
-	n, err := strconv.Atoi(port)
-	return err == nil && n >= 0 && n <= 65535
 }

@@ -52,11 +52,7 @@ It warns when this machine cannot keep to the profile's timing.
 			if err != nil {
 				return err
 			}
-			limit := -1
-			if *trace > 0 {
-				limit = *trace
-			}
-			return serveSim(ctx, ln, p, limit, stdout)
+			return serveSim(ctx, ln, p, cmp.Or(max(*trace, 0), -1), stdout) // -1: no trace
 		}
 	},
 }
