@@ -415,10 +415,7 @@ type runWork struct {
 
 // openPlace finds the run file: a bucket's is fetched for a resume into runs/.
 func (w *runWork) openPlace() error {
-	w.file = w.out
-	if w.resume != "" {
-		w.file = w.resume
-	}
+	w.file = cmp.Or(w.resume, w.out)
 	if !bucket.IsURL(w.file) {
 		return nil
 	}
@@ -647,10 +644,9 @@ func freeRunID(dir, id string) (string, error) {
 		if n > 1 {
 			candidate = id + "-" + strconv.Itoa(n)
 		}
-		if _, err := os.Stat(filepath.Join(dir, candidate+".json")); err == nil {
-			continue
+		if _, err := os.Stat(filepath.Join(dir, candidate+".json")); err != nil {
+			return candidate, nil
 		}
-		return candidate, nil
 	}
 	return "", fmt.Errorf("%s holds runs %s to %s-999 already; name the run with -o", dir, id, id)
 }

@@ -80,8 +80,10 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 			check := func(name, shown string, rename func(string) string) {
 				checked++
 				e, err := runfile.Load(name)
-				if err != nil {
-					bad = append(bad, renamed(err, rename))
+				if err != nil { // each problem renamed apart, for indent to list each on its own line
+					bad = append(bad, eachLeaf(err, func(e error) error {
+						return errors.New(rename(e.Error()))
+					}))
 					return
 				}
 				if e.Run.Incomplete {
@@ -121,12 +123,6 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 			return nil
 		}
 	},
-}
-
-// renamed is err with rename applied to each of its joined errors apart,
-// so that indent lists each problem on a line of its own, as build does.
-func renamed(err error, rename func(string) string) error {
-	return eachLeaf(err, func(e error) error { return errors.New(rename(e.Error())) })
 }
 
 // secretFields are the fields of a run whose text the redaction step would
