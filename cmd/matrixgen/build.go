@@ -61,13 +61,9 @@ bad file and leaves the previous site untouched.
 
 func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) error {
 	start := time.Now()
-	// A build streams runs through a small heap (a few MB live: summaries
-	// and the runs in flight) while allocating about a megabyte a page, so
-	// Go's default collects every few pages. Unless the person running it
-	// chose a GOGC, collect when the heap is nine times what is live: 1,000
-	// runs then took 29 cycles, not 141 at 200, the collector's CPU a sixth
-	// of what it was (a tenth of the build's at 200), for a peak of 81 MB,
-	// not 43; buildMemory below bounds it whatever the runs hold.
+	// A build streams runs through a small live heap while allocating about
+	// a megabyte a page, so Go's default GOGC collects every few pages; at
+	// 800, 1,000 runs took 29 cycles, not 141, for a peak of 81 MB, not 43.
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(800))
 	}
@@ -78,17 +74,14 @@ func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) erro
 		return err
 	}
 	defer cleanup()
-	// And within the memory a build may take whatever its runs hold: the
-	// collector works harder as the heap nears buildMemory, rather than
-	// let it grow with GOGC's headroom (unless the person set GOMEMLIMIT).
+	// The collector works harder as the heap nears buildMemory, rather than
+	// let it grow with GOGC's headroom.
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(buildMemory(len(files))))
 	}
 	if bucket.IsURL(out) {
 		return publish(ctx, files, settings, out, start, stdout)
 	}
-	// Ctrl-C stops the build and removes what it began; the previous site
-	// stays as it was.
 	stats, err := site.BuildContext(ctx, site.Files(files), renderSite(settings), out)
 	if ctx.Err() != nil {
 		return errors.New("interrupted; nothing was written, the previous site is as it was")
@@ -102,8 +95,7 @@ func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "built %s from %s in %s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), took(start), reusedNote(stats))
 	if stats.Runs == 0 {
-		// Not a mistake (a new lab's first site), but most often the wrong
-		// folder: say where no run was found.
+		// Not a mistake, but most often the wrong folder.
 		shown := term.Name(runsDir)
 		if bucket.IsURL(runsDir) {
 			shown = bucket.Redact(runsDir) // a URL may carry a key
@@ -126,29 +118,23 @@ func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) erro
 	return nil
 }
 
-// buildMemory is the soft limit of the heap of a build of n runs: 192 MiB
-// whatever the runs hold (256 MB of memory in all), and render.SummaryBytes
-// more for each run, room for what the build keeps of it. Without that
-// room the summaries alone came near a fixed limit: at 100,000 runs about
-// 120 MB of a 192 MiB heap, so the collector ran after every 70 MB or so
-// of allocation (a 10,000-run build held to the same ratio, GOMEMLIMIT
-// 25MiB against its 12 MB of summaries, took 1,746 collections instead of
-// 100 and 19 % more CPU). At 100,000 runs the limit is 387 MiB.
+// buildMemory is the soft limit of the heap of a build of n runs: 192 MiB,
+// and render.SummaryBytes more for each run, room for what the build keeps
+// of it. Without that room the summaries alone came near a fixed limit and
+// the collector ran after every 70 MB or so of allocation.
 func buildMemory(n int) int64 {
 	return 192<<20 + int64(n)*render.SummaryBytes
 }
 
-// indent lists joined errors one per line under the message above them.
-// Only an error that is itself a join is listed, never one found inside
-// another: a store's error wraps the SDK's, whose words (a join of its
-// attempts, say) are for errors.Is, not for printing (bucket.Store.fail).
+// indent lists joined errors one per line under the message above them:
+// only a join itself, never one wrapped inside another error (a store's
+// error wraps the SDK's join of its attempts, for errors.Is, not printing).
 func indent(err error) error {
 	return eachLeaf(err, func(e error) error { return fmt.Errorf("  %w", e) })
 }
 
 // eachLeaf is err with each of its joined errors, at any depth, replaced
-// by what change makes of it, still joined: one walk for indent and
-// renamed.
+// by what change makes of it, still joined.
 func eachLeaf(err error, change func(error) error) error {
 	joined, ok := err.(interface{ Unwrap() []error })
 	if !ok {
@@ -161,20 +147,16 @@ func eachLeaf(err error, change func(error) error) error {
 	return errors.Join(list...)
 }
 
-// renderSite is the config's [site] as render takes it.
 func renderSite(site config.Site) render.Site {
 	var pairs []render.Pair
 	for _, p := range site.Compare {
-		pairs = append(pairs, render.Pair{A: p.A, B: p.B})
+		pairs = append(pairs, render.Pair(p))
 	}
 	return render.Site{Title: site.Title, Description: site.Description, BaseURL: site.BaseURL, Compare: pairs, PublishServerAddress: site.PublishServerAddress}
 }
 
-// runFiles lists the run files of place: a local folder, or a bucket's
-// runs fetched into a mirror in this machine's cache (one listing's
-// snapshot), held until cleanup. The mirror is kept between builds, so a
-// build fetches only what changed and reuses unchanged runs' pages as for
-// a folder. A key the build does not expect gets a line in log.
+// runFiles lists the run files of place: a folder, or a bucket's runs in a
+// mirror kept in this machine's cache (so a build fetches what changed).
 func runFiles(ctx context.Context, place string, log io.Writer) (files []string, cleanup func(), err error) {
 	if !bucket.IsURL(place) {
 		files, err = runfile.Files(place)
@@ -202,17 +184,15 @@ func runFiles(ctx context.Context, place string, log io.Writer) (files []string,
 	return fetched.Runs, cleanup, nil
 }
 
-// publish builds the site into a temporary folder and publishes it to the
-// bucket at place: changed objects written, then the ones it no longer has
-// removed.
+// publish builds the site into a folder and publishes it to the bucket at
+// place: changed objects written, then the ones it no longer has removed.
 func publish(ctx context.Context, files []string, settings config.Site, place string, start time.Time, stdout io.Writer) error {
 	store, err := bucket.OpenForWriting(ctx, place)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	// Built in a folder kept from one publish to the next, so the pages of
-	// unchanged runs are kept as a local build keeps them.
+	// A folder kept from one publish to the next keeps unchanged runs' pages.
 	dir, cleanup, err := cachedFolder(ctx, "publish", place, "public", func() {
 		fmt.Fprintf(stdout, "waiting for another publish to %s from this machine to finish\n", store)
 	})
@@ -240,9 +220,8 @@ func publish(ctx context.Context, files []string, settings config.Site, place st
 }
 
 // cachedFolder is the folder name of this machine's cache kept for place
-// (by kind: "publish", "runs"), held by one command at a time (another
-// waits, saying so through waiting) until cleanup; a temporary one,
-// removed by cleanup, where there is no cache folder.
+// (by kind: "publish", "runs"), held by one command at a time until
+// cleanup; a temporary one where there is no cache folder.
 func cachedFolder(ctx context.Context, kind, place, name string, waiting func()) (dir string, cleanup func(), err error) {
 	if cache, err := os.UserCacheDir(); err == nil {
 		dir := filepath.Join(cache, "matrixgen", kind, bucket.Where(place), name)
@@ -261,11 +240,10 @@ func cachedFolder(ctx context.Context, kind, place, name string, waiting func())
 	return filepath.Join(tmp, name), func() { os.RemoveAll(tmp) }, nil
 }
 
-// took says how long since start as a person reads it (durationText).
 func took(start time.Time) string { return durationText(time.Since(start)) }
 
 // durationText is "20 ms" under a second, "10.3 s" under a minute, "3 min
-// 8 s" past it: a large build's "in 187981 ms" had to be counted by hand.
+// 8 s" past it.
 func durationText(d time.Duration) string {
 	if d < time.Second {
 		return fmt.Sprintf("%d ms", d.Milliseconds())
@@ -277,9 +255,8 @@ func durationText(d time.Duration) string {
 	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
 }
 
-// sayHidden names the runs whose launch command the build or update hid
-// a secret in: build, publish and serve alike, every time, until the run
-// file is mended.
+// sayHidden names the runs whose launch command the build hid a secret in,
+// every time, until the run file is mended.
 func sayHidden(w io.Writer, stats render.Stats) {
 	if len(stats.Hidden) > 0 {
 		fmt.Fprintf(w, "hid what looks like a secret in the launch command of %s on the site: %s (hide it in the run file too; matrixgen validate names every field)\n",
@@ -287,8 +264,7 @@ func sayHidden(w io.Writer, stats render.Stats) {
 	}
 }
 
-// reusedNote says, after a build's line, how many runs' pages it kept
-// from the site it replaced.
+// reusedNote says how many runs' pages a build kept from the site it replaced.
 func reusedNote(stats render.Stats) string {
 	if stats.Reused == 0 {
 		return ""

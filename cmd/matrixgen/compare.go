@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -102,7 +101,9 @@ Exit status:
 			if len(args) != 2 {
 				return usagef("name two runs to compare, A and B")
 			}
-			if *format != "text" && *format != "markdown" && *format != "json" {
+			write, ok := map[string]func(io.Writer, compareReport) error{
+				"json": writeCompareJSON, "markdown": writeCompareMarkdown, "text": writeCompareText}[*format]
+			if !ok {
 				return usagef("-format: want text, markdown or json, not %q", *format)
 			}
 			beyond, gate, err := parsePercent(*failOn, flagSet(fs, "fail-on"))
@@ -123,9 +124,7 @@ Exit status:
 			if err != nil {
 				return unreadable(err)
 			}
-			// Two names of one file (a.json, ./a.json, an id and its file,
-			// a link) or two copies of it, whatever their ids: one
-			// measurement, nothing to compare.
+			// Two names or two copies of one file: nothing to compare.
 			if a.Raw != nil && (bytes.Equal(a.Raw, b.Raw) || sameContent(a.Run, b.Run)) {
 				if a.ID != b.ID {
 					return usagef("A and B are one measurement (%s and %s hold the same run): name two runs", term.Name(args[0]), term.Name(args[1]))
@@ -133,27 +132,14 @@ Exit status:
 				return usagef("A and B are one run (%s as %s and %s): name two runs", a.ID, term.Name(args[0]), term.Name(args[1]))
 			}
 			rep := compareReport{A: a.ID, B: b.ID, Table: stats.CompareRuns(a.Run, b.Run), Gate: gate, Beyond: beyond,
-				Warnings: append(unrelated(a.Run, b.Run), incompleteRuns(a.Run, b.Run)...)}
-			rep.Lost = lostCells(a.Run, b.Run)
-			rep.NotCompared = slices.DeleteFunc(leftOut(a.Run, b.Run, rep.Table), func(line string) bool {
-				return slices.ContainsFunc(rep.Lost, func(lost string) bool { return sameCell(line, lost) })
-			})
+				Warnings: append(unrelated(a.Run, b.Run), incompleteRuns(a.Run, b.Run)...),
+				Lost:     lostCells(a.Run, b.Run)}
+			rep.NotCompared = leftOut(a.Run, b.Run, rep.Table)
 			for _, w := range rep.Warnings {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
-			switch *format {
-			case "json":
-				err = writeCompareJSON(stdout, rep)
-			case "markdown":
-				err = writeCompareMarkdown(stdout, rep)
-			default:
-				err = writeCompareText(stdout, rep)
-			}
-			if err != nil {
+			if err := write(stdout, rep); err != nil || !gate {
 				return err
-			}
-			if !gate {
-				return nil
 			}
 			var failed []string
 			if len(rep.Lost) > 0 {
@@ -180,9 +166,8 @@ Exit status:
 	},
 }
 
-// incompleteRuns warns of a run whose sweep stopped before it finished:
-// its headline figures cover only what it measured (a peak of 16 streams
-// it never ran reads as a loss), and its cells not reached are lost.
+// incompleteRuns warns of a run whose sweep stopped before it finished: a
+// peak of 16 streams it never ran reads as a loss.
 func incompleteRuns(a, b *matrixgen.Run) []string {
 	var warnings []string
 	for i, r := range []*matrixgen.Run{a, b} {
@@ -195,18 +180,15 @@ func incompleteRuns(a, b *matrixgen.Run) []string {
 }
 
 // sameContent reports whether two runs hold the same measurement, however
-// their files are laid out: a run file pretty-printed or minified on its
-// way through a CI pipeline is still the run it was, and a gate of it
-// against itself compares nothing.
+// their files are laid out (pretty-printed or minified by a CI pipeline).
 func sameContent(a, b *matrixgen.Run) bool {
 	x, errA := runfile.Encode(a)
 	y, errB := runfile.Encode(b)
 	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
-// unreadableRun is a run compare could not read (missing, malformed, a
-// bucket that would not answer): it exits 4, so a CI job tells a pipeline
-// that lost its run file from a regression (1).
+// unreadableRun is a run compare could not read: it exits 4, so a CI job
+// tells a pipeline that lost its run file from a regression (1).
 type unreadableRun struct{ err error }
 
 func (e unreadableRun) Error() string { return e.err.Error() }
@@ -228,7 +210,6 @@ type nothingTested struct{ why string }
 
 func (e nothingTested) Error() string { return e.why }
 
-// nothingWhy says why a table's family is empty.
 func nothingWhy(t stats.Table) string {
 	if len(t.Rows) == 0 {
 		return "nothing to test: the two runs have no cell or prefill row valid in both"
@@ -248,10 +229,9 @@ func nothingWhy(t stats.Table) string {
 		plural.Count(len(t.Rows), "cell", "cells"), stats.Alpha, noSamples, noRatio, stats.MinRepeats, stats.MinSamples, stats.Alpha)
 }
 
-// parsePercent reads -fail-on: a percentage from 0 up to 100, "5" or
-// "5%" both five per cent, as a share (0.05); not given, no gate. Given
-// empty (a variable that was not set, in a CI script) or as "-0", it is a
-// mistake: a gate that silently does not run would pass every change.
+// parsePercent reads -fail-on, "5" or "5%", as a share (0.05); not given,
+// no gate. Empty (an unset variable in a CI script) or "-0" is a mistake:
+// a gate that silently does not run would pass every change.
 func parsePercent(s string, given bool) (share float64, set bool, err error) {
 	if !given {
 		return 0, false, nil
@@ -268,8 +248,7 @@ func parsePercent(s string, given bool) (share float64, set bool, err error) {
 }
 
 // loadCompared reads a run named by its file, its id in the runs folder,
-// or its place in a bucket: a URL to the file (s3://lab/runs/<id>.json),
-// or its id with -runs a bucket URL.
+// or its place in a bucket (a URL to the file, or an id with -runs a URL).
 func loadCompared(runs, name string) (runfile.Entry, error) {
 	switch {
 	case bucket.IsURL(name):
@@ -282,40 +261,31 @@ func loadCompared(runs, name string) (runfile.Entry, error) {
 	case bucket.IsURL(runs) && !strings.HasSuffix(name, ".json"):
 		return fetchRun(runs, name+".json")
 	}
-	file := name
+	file, isFile := name, strings.HasSuffix(name, ".json")
 	if _, err := os.Stat(name); err != nil {
-		// An id, or a file's name in the runs folder (an id typed with
-		// .json).
+		// An id, or a file's name in the runs folder.
 		inRuns := filepath.Join(runs, name)
-		if !strings.HasSuffix(name, ".json") {
+		if !isFile {
 			inRuns += ".json"
 		}
-		if _, err := os.Stat(inRuns); err == nil || !strings.HasSuffix(name, ".json") {
+		if _, err := os.Stat(inRuns); err == nil || !isFile {
 			file = inRuns
 		}
 	}
 	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-		if strings.HasSuffix(name, ".json") && filepath.Clean(filepath.Dir(name)) == filepath.Clean(runs) {
+		switch {
+		case isFile && filepath.Clean(filepath.Dir(name)) == filepath.Clean(runs):
 			return runfile.Entry{}, fmt.Errorf("no run file %s", term.Name(name))
-		}
-		if strings.HasSuffix(name, ".json") {
+		case isFile:
 			return runfile.Entry{}, fmt.Errorf("no run file %s: neither that file nor %s in the runs folder %s (-runs)",
 				term.Name(name), term.Name(filepath.Base(name)), term.Name(runs))
 		}
 		return runfile.Entry{}, fmt.Errorf("no run %s: neither a file of that name nor %s in the runs folder %s (-runs)",
 			term.Name(name), term.Name(name+".json"), term.Name(runs))
 	}
-	e, err := runfile.Load(file)
-	if err != nil {
-		return e, err
-	}
-	if e.ID == "" {
-		e.ID = strings.TrimSuffix(filepath.Base(file), ".json")
-	}
-	return e, nil
+	return runfile.Load(file) // its ID the file's name
 }
 
-// fetchRun reads the run file key from the bucket at place.
 func fetchRun(place, key string) (runfile.Entry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -348,51 +318,17 @@ func percent(share float64) string {
 
 // compareReport is what compare prints, in any format.
 type compareReport struct {
-	A, B  string
-	Table stats.Table
-	// Gate is -fail-on given; Beyond its share.
-	Gate   bool
-	Beyond float64
-	// Warnings name what differs between runs that are not of one setup.
-	Warnings []string
-	// NotCompared are the cells of either run without a row (leftOut).
-	NotCompared []string
-	// Lost are the cells valid in A that B has and did not measure as
-	// valid (lostCells): a gate fails on them.
-	Lost []string
+	A, B        string
+	Table       stats.Table
+	Gate        bool    // -fail-on given
+	Beyond      float64 // -fail-on's share
+	Warnings    []string
+	NotCompared []string // the cells of either run without a row (leftOut)
+	Lost        []string // lostCells: a gate fails on them
 }
 
-// gateMark is a row's gate (Holm) column: "!" where it fails the gate,
-// "*" where significant after the correction without failing, "–" outside
-// the family (untested), "" in it but not significant after the
-// correction.
-func (rep compareReport) gateMark(r stats.Row) string {
-	switch {
-	case !r.InFamily:
-		return "–"
-	case rep.Gate && r.FailsGate(rep.Beyond):
-		return "!"
-	case r.SignificantAfterHolm:
-		return "*"
-	}
-	return ""
-}
-
-// pText is the row's own p to 3 decimals, "<0.001" below, "–" where it
-// was not tested.
-func pText(r stats.Row) string {
-	switch {
-	case !r.InFamily:
-		return "–"
-	case *r.P < 0.001:
-		return "<0.001"
-	}
-	return strconv.FormatFloat(*r.P, 'f', 3, 64)
-}
-
-// compareRows are the table's rows, every column in one format: tok/s to
-// one decimal, changes as signed percentages to one ("no ratio" where a
-// figure is 0), p to three decimals, the test as t or U ("–" untested).
+// compareRows are the table's rows, every column in one format; p, test
+// and gate are "–" for a row outside the family (untested).
 func (rep compareReport) compareRows() [][]string {
 	t := rep.Table
 	rows := make([][]string, 0, len(t.Rows)+1)
@@ -401,8 +337,23 @@ func (rep compareReport) compareRows() [][]string {
 		if r.HasRatio() {
 			change = percent(r.Change())
 		}
-		rows = append(rows, []string{r.Cell.String(), rate(r.A), rate(r.B), change, pText(r), testName(r),
-			fmt.Sprintf("%d+%d", r.SamplesA, r.SamplesB), r.Verdict, rep.gateMark(r)})
+		p, test, gate := "–", "–", "–"
+		if r.InFamily {
+			p, test, gate = strconv.FormatFloat(*r.P, 'f', 3, 64), "U", ""
+			if *r.P < 0.001 {
+				p = "<0.001"
+			}
+			if r.Test == stats.TestRepeats {
+				test = "t"
+			}
+			if rep.Gate && r.FailsGate(rep.Beyond) {
+				gate = "!"
+			} else if r.SignificantAfterHolm {
+				gate = "*"
+			}
+		}
+		rows = append(rows, []string{r.Cell.String(), rate(r.A), rate(r.B), change, p, test,
+			fmt.Sprintf("%d+%d", r.SamplesA, r.SamplesB), r.Verdict, gate})
 	}
 	if t.GeoMean > 0 {
 		rows = append(rows, []string{"geomean", "", "", percent(t.GeoMean - 1), "", "", "", "", ""})
@@ -410,29 +361,16 @@ func (rep compareReport) compareRows() [][]string {
 	return rows
 }
 
-// testName is the row's test, as the table's test column names it: "t"
-// over repeats, "U" over samples, "–" where it was not tested.
-func testName(r stats.Row) string {
-	switch {
-	case !r.InFamily:
-		return "–"
-	case r.Test == stats.TestRepeats:
-		return "t"
-	}
-	return "U"
-}
-
 func rate(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 
-// compareHeader is the table's header; which runs A and B are goes above
-// it (runsLine), as ids can be long.
+// compareHeader is the table's header; the runs' ids, which can be long,
+// go above it (runsLine).
 func compareHeader() []string {
 	return []string{"cell", "A tok/s", "B tok/s", "change", "p", "test", "n A+B", "verdict", "gate (Holm)"}
 }
 
 func runsLine(a, b string) string { return "A: " + term.Name(a) + "\nB: " + term.Name(b) + "\n" }
 
-// legend says which test and level each column used.
 func (rep compareReport) legend() string {
 	gate := "no -fail-on given"
 	if rep.Gate {
@@ -448,10 +386,8 @@ func (rep compareReport) legend() string {
 		stats.MinRepeats, stats.Alpha, stats.Alpha, plural.Count(rep.Table.Family, "cell", "cells"), stats.Alpha, gate)
 }
 
-// summary is the output's last line, in plain words: how many cells
-// differ, how many could not be tested and, with -fail-on, the gate's
-// answer: "2 of 8 cells differ, 2 untested; none slower by more than 5 %
-// after Holm's correction: pass".
+// summary is the output's last line: "2 of 8 cells differ, 2 untested;
+// none slower by more than 5 % after Holm's correction: pass".
 func (rep compareReport) summary() string {
 	t := rep.Table
 	differ := 0
@@ -467,30 +403,27 @@ func (rep compareReport) summary() string {
 	if len(rep.Lost) > 0 {
 		line += fmt.Sprintf(", %d valid in A not valid in B", len(rep.Lost))
 	}
-	switch slow := t.Slowdowns(rep.Beyond); {
+	slow := t.Slowdowns(rep.Beyond)
+	by := " slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction"
+	switch lost := len(rep.Lost) > 0; {
 	case !rep.Gate:
 		return line + "; no gate (-fail-on not given)"
-	case len(rep.Lost) > 0 && t.Family == 0:
+	case lost && t.Family == 0:
 		return line + "; nothing could be tested: fail"
-	case len(rep.Lost) > 0 && len(slow) == 0:
-		return line + "; none slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction, but cells lost: fail"
-	case len(rep.Lost) > 0:
-		return line + "; " + strconv.Itoa(len(slow)) + " slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction: fail"
+	case lost && len(slow) == 0:
+		return line + "; none" + by + ", but cells lost: fail"
 	case t.Family == 0:
 		return line + "; nothing could be tested: no pass"
 	case len(slow) == 0:
-		return line + "; none slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction: pass"
-	default:
-		return line + "; " + strconv.Itoa(len(slow)) + " slower by more than " + plainPercent(rep.Beyond) + " after Holm's correction: fail"
+		return line + "; none" + by + ": pass"
 	}
+	return line + "; " + strconv.Itoa(len(slow)) + by + ": fail"
 }
 
-// lostCells are the cells valid in A that B holds with another status
-// (error, over capacity, looped, queued, or not run: B stopped early),
+// lostCells are the cells valid in A that B holds with another status,
 // each with B's status and reason: a server that now fails a cell it
-// served is a regression no ratio shows, so a gate fails on it. A cell B
-// never planned (a smaller sweep) is not lost: it is listed as not
-// compared.
+// served is a regression no ratio shows. A cell B never planned is not
+// lost, only not compared.
 func lostCells(a, b *matrixgen.Run) []string {
 	type result struct {
 		status matrixgen.Status
@@ -504,16 +437,15 @@ func lostCells(a, b *matrixgen.Run) []string {
 		if !ok || s != matrixgen.StatusValid || got.status == matrixgen.StatusValid {
 			return
 		}
-		if got.reason == "" {
-			lost = append(lost, fmt.Sprintf("%s (B %s)", c, got.status.Label()))
-		} else {
-			lost = append(lost, fmt.Sprintf("%s (B %s: %s)", c, got.status.Label(), got.reason))
+		why := got.status.Label()
+		if got.reason != "" {
+			why += ": " + got.reason
 		}
+		lost = append(lost, fmt.Sprintf("%s (B %s)", c, why))
 	})
 	return lost
 }
 
-// eachCell calls f with every prefill row and decode cell of r.
 func eachCell(r *matrixgen.Run, f func(c stats.Cell, s matrixgen.Status, reason string)) {
 	for _, p := range r.Prefill {
 		f(stats.Cell{Phase: stats.PhasePrefill, Context: p.ContextTokens}, p.Status, p.Reason)
@@ -523,28 +455,15 @@ func eachCell(r *matrixgen.Run, f func(c stats.Cell, s matrixgen.Status, reason 
 	}
 }
 
-// plainPercent is a share as a percentage without needless decimals:
-// "5 %", "2.5 %".
+// plainPercent is a share as a percentage without needless decimals: "2.5 %".
 func plainPercent(share float64) string {
 	return strconv.FormatFloat(math.Round(share*1e8)/1e6, 'f', -1, 64) + " %"
 }
 
-// sameCell reports whether two lines of cells name one cell first
-// ("decode 8K×4 (A Valid, B Error)", "decode 8K×4 (B Error: …)").
-func sameCell(x, y string) bool {
-	cx, _, _ := strings.Cut(x, " (")
-	cy, _, _ := strings.Cut(y, " (")
-	return cx == cy
-}
-
-// lostLine is the output's line of the cells B lost, with B's status and
-// reason: in the text and the Markdown too (a pull request's comment), not
-// only on stderr.
 func (rep compareReport) lostLine() string {
 	return cellsLine("lost in B (valid in A, not in B; -fail-on fails on them)", rep.Lost)
 }
 
-// notComparedLine is one line for every cell without a row.
 func (rep compareReport) notComparedLine() string {
 	return cellsLine("not compared (a figure is compared where both runs are Valid)", rep.NotCompared)
 }
@@ -557,8 +476,8 @@ func cellsLine(what string, cells []string) string {
 	return fmt.Sprintf("%s: %s: %s", what, plural.Count(len(cells), "cell", "cells"), firstFew(cells, "; "))
 }
 
-// firstFew joins the first lines of a list, and counts the rest: a run
-// may lose thousands of cells, and a line is read whole.
+// firstFew joins the first lines of a list and counts the rest: a run may
+// lose thousands of cells.
 func firstFew(lines []string, sep string) string {
 	const shown = 5
 	text := strings.Join(lines[:min(shown, len(lines))], sep)
@@ -570,8 +489,6 @@ func firstFew(lines []string, sep string) string {
 
 func writeCompareText(w io.Writer, rep compareReport) error {
 	io.WriteString(w, runsLine(rep.A, rep.B)+"\n")
-	var table strings.Builder
-	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	right := map[int]bool{1: true, 2: true, 3: true, 4: true, 6: true}
 	rows := append([][]string{compareHeader()}, rep.compareRows()...)
 	widths := make([]int, len(rows[0]))
@@ -580,22 +497,17 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
+	var text string // columns two spaces apart, numbers aligned right
 	for _, row := range rows {
-		cells := make([]string, len(row))
+		line := ""
 		for i, c := range row {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
 			if right[i] {
-				c = strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)) + c
+				c, pad = pad+c, ""
 			}
-			cells[i] = c
+			line += c + pad + "  "
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var text string
-	for line := range strings.Lines(table.String()) {
-		text += strings.TrimRight(line, " \n") + "\n"
+		text += strings.TrimRight(line, " ") + "\n"
 	}
 	text += rep.legend() + "\n"
 	if line := rep.lostLine(); line != "" {
@@ -609,19 +521,17 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 	return err
 }
 
-// splitRunURL is a run file's bucket URL as its folder's URL (ending in
-// one "/") and the file's key. The folder keeps a single slash: path.Dir
-// of a key at the bucket's root is "/", and "/"+"/" asked for "//r.json".
+// splitRunURL is a run file's bucket URL as its folder's URL, ending in one
+// "/" (path.Dir of a key at the bucket's root is "/"), and the file's key.
 func splitRunURL(u *url.URL) (folder, key string) {
 	dir := *u
 	dir.Path = strings.TrimSuffix(path.Dir(u.Path), "/") + "/"
 	return dir.String(), path.Base(u.Path)
 }
 
-// markdownText is text from run files (a model's or GPU's name) as
-// Markdown that shows it as written: every character Markdown or its HTML
-// could read as markup is escaped by a backslash, so a model named
-// "[link](http://…) <img …>" stays text in a pull-request comment.
+// markdownText is text from run files as Markdown that shows it as
+// written: every character Markdown or its HTML could read as markup is
+// escaped, so a model named "[link](http://…) <img …>" stays text.
 func markdownText(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -679,8 +589,7 @@ func writeCompareJSON(w io.Writer, rep compareReport) error {
 	if rep.Gate {
 		out.FailOn = &rep.Beyond
 	}
-	// Marshalled whole before a byte is written: an error leaves stdout
-	// empty, never half a document a CI step would try to read.
+	// Marshalled whole first: an error leaves stdout empty, not half a document.
 	data, err := json.Marshal(out, jsontext.WithIndent("  "))
 	if err != nil {
 		return err
@@ -690,8 +599,7 @@ func writeCompareJSON(w io.Writer, rep compareReport) error {
 }
 
 // unrelated names what differs between two runs that should be of one
-// setup to be compared: model, GPU, engine, context lengths, and what
-// each request carried (thinking on or off is another measurement).
+// setup, what each request carried included (thinking on or off, say).
 func unrelated(a, b *matrixgen.Run) []string {
 	var diffs []string
 	differ := func(what, x, y string) {
@@ -713,11 +621,10 @@ func unrelated(a, b *matrixgen.Run) []string {
 }
 
 // maxRequestText bounds a request in a warning: a run file may hold
-// megabytes in its extra fields, and a warning is one line.
+// megabytes in its extra fields.
 const maxRequestText = 300
 
-// clipped is s cut to maxRequestText bytes on a character boundary, with
-// an ellipsis where it was cut.
+// clipped is s cut to maxRequestText bytes on a character boundary.
 func clipped(s string) string {
 	if len(s) <= maxRequestText {
 		return s
@@ -729,8 +636,8 @@ func clipped(s string) string {
 	return s[:cut] + "…"
 }
 
-// gpuOf is a run's GPU as a warning names it: a simulated run without
-// one ran on the sim, as its pages say, and is named so, not as none.
+// gpuOf is a run's GPU as a warning names it: a simulated run without one
+// ran on the sim.
 func gpuOf(r *matrixgen.Run) string {
 	if r.Simulated && r.Hardware.GPU == "" {
 		return "matrixgen sim"
@@ -748,34 +655,34 @@ func contextSet(r *matrixgen.Run) string {
 	return strings.Join(contextLabels(slices.Compact(cs)), " ")
 }
 
-// leftOut names the measurements of either run that the table has no row
-// for, with each run's status there, so that a cell left out is never
-// silently missing: "decode 8K×4 (A Valid, B Requests queued)".
+// leftOut names the measurements of either run without a row, with each
+// run's status there: "decode 8K×4 (A Valid, B Requests queued)"; but not
+// those lostCells lists, valid in A and measured otherwise in B.
 func leftOut(a, b *matrixgen.Run, t stats.Table) []string {
 	compared := map[stats.Cell]bool{}
 	for _, r := range t.Rows {
 		compared[r.Cell] = true
 	}
-	statuses := map[stats.Cell][2]string{}
+	statuses := map[stats.Cell]*[2]matrixgen.Status{} // "": not measured
 	var order []stats.Cell
-	note := func(c stats.Cell, side int, s matrixgen.Status) {
-		if compared[c] {
-			return
-		}
-		st, seen := statuses[c]
-		if !seen {
-			st = [2]string{"not measured", "not measured"}
-			order = append(order, c)
-		}
-		st[side] = s.Label()
-		statuses[c] = st
-	}
 	for side, r := range []*matrixgen.Run{a, b} {
-		eachCell(r, func(c stats.Cell, s matrixgen.Status, _ string) { note(c, side, s) })
+		eachCell(r, func(c stats.Cell, s matrixgen.Status, _ string) {
+			if compared[c] {
+				return
+			}
+			if statuses[c] == nil {
+				statuses[c] = new([2]matrixgen.Status)
+				order = append(order, c)
+			}
+			statuses[c][side] = s
+		})
 	}
-	out := make([]string, len(order))
-	for i, c := range order {
-		out[i] = fmt.Sprintf("%s (A %s, B %s)", c, statuses[c][0], statuses[c][1])
+	var out []string
+	for _, c := range order {
+		if st := statuses[c]; st[0] != matrixgen.StatusValid || st[1] == "" || st[1] == matrixgen.StatusValid {
+			out = append(out, fmt.Sprintf("%s (A %s, B %s)", c, cmp.Or(st[0].Label(), "not measured"),
+				cmp.Or(st[1].Label(), "not measured")))
+		}
 	}
 	return out
 }

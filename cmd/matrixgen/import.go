@@ -100,16 +100,13 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 	return nil
 }
 
-// maxImportBytes bounds a result file to import: other tools' files
-// (per-request details of thousands of requests) run larger than a run
-// file.
+// maxImportBytes bounds a result file to import: other tools' files (with
+// per-request details) run larger than a run file.
 const maxImportBytes = 64 << 20
 
-// readInput reads a result file to import: a regular file of at most
-// maxImportBytes. A device, a FIFO or standard input could feed it without
-// end. The file is opened once, without waiting, and what was opened is
-// checked (regular.OpenPath): a name checked, then opened again, could be
-// swapped in between.
+// readInput reads a result file to import: a regular file (a device or a
+// FIFO could feed it without end) of at most maxImportBytes, opened once
+// and what was opened checked.
 func readInput(name string) ([]byte, error) {
 	f, info, err := regular.OpenPath(name)
 	if err != nil {

@@ -27,17 +27,12 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// command is one subcommand: its flags, what it is for, and what it does.
+// command is one subcommand: usage is shown above its options, examples
+// below them; a command without args refuses arguments before it runs.
 type command struct {
-	summary string
-	// usage is the synopsis and what the command does, shown above its
-	// options; examples are command lines, shown below them.
-	usage, examples string
-	// args says the command takes arguments besides its options; one that
-	// does not refuses them before it runs. Options may stand before or
-	// after the arguments.
-	args  bool
-	flags func(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) error
+	summary, usage, examples string
+	args                     bool
+	flags                    func(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) error
 }
 
 var commands = map[string]command{
@@ -56,30 +51,26 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Exit codes: a failure of the work itself, a command line that could
-// not be understood, a check that could check nothing (compare -fail-on
-// with no cell testable), and a run compare could not read.
+// Exit codes: a failure, a command line not understood, a compare gate
+// that could test nothing, a run compare could not read, and a run
+// stopped by Ctrl-C (128 + SIGINT, as a shell says).
 const (
 	exitFailed     = 1
 	exitUsage      = 2
 	exitUntestable = 3
-	exitUnreadable = 4   // compare: a run it could not read
-	exitStopped    = 130 // run: stopped by Ctrl-C (128 + SIGINT, as a shell says)
+	exitUnreadable = 4
+	exitStopped    = 130
 )
 
-// run is main without the exit, so tests can call it. Help asked for goes
-// to stdout with exit 0, as gh, hugo and kubectl do; a command line it
-// cannot understand gets one line on stderr naming the mistake and where
-// help is, and exit 2.
+// run is main without the exit. Help asked for goes to stdout with exit
+// 0, as gh, hugo and kubectl do; a command line it cannot understand gets
+// one line on stderr naming the mistake and where help is, and exit 2.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	if len(args) == 0 || slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
 		usage(stdout)
 		return 0
 	}
 	switch args[0] {
-	case "-h", "-help", "--help":
-		usage(stdout)
-		return 0
 	case "help":
 		return help(args[1:], stdout, stderr)
 	case "-version", "--version":
@@ -121,7 +112,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-// exitCode is the exit status of a command that failed.
 func exitCode(err error) int {
 	switch {
 	case errors.As(err, new(nothingTested)):
@@ -134,18 +124,16 @@ func exitCode(err error) int {
 	return exitFailed
 }
 
-// printable is an error's text as every command prints it: its secrets
-// hidden (a -set value, a URL's password, a server's echo of a key: an
-// error may quote any of them, and this is the one place all errors pass),
-// and a server's or a file's words printed, not obeyed by the terminal.
+// printable is an error's text as every command prints it: secrets hidden
+// (an error may quote a -set value, a URL's password, a server's echo of a
+// key) and terminal controls neutralised. Every error passes here.
 func printable(msg string) string {
 	return term.Clean(redact.Text(msg))
 }
 
-// parseFlags parses a command's flags wherever they stand, before or after
-// its arguments, as the examples write them (matrixgen compare A B
-// -format markdown), and returns the arguments. The flag package stops at
-// the first argument, so it parses again after each one.
+// parseFlags parses flags before or after the arguments (matrixgen compare
+// A B -format markdown), and returns the arguments: the flag package stops
+// at the first argument, so it parses again after each one.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
@@ -160,9 +148,8 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// withFlagHint adds to an unknown flag's error the flag most likely
-// meant: the nearest by spelling (-duraton), or the one whose name starts
-// the other's (-out for -o, -dur for -duration) when only one does.
+// withFlagHint adds to an unknown flag's error the flag likely meant: the
+// nearest by spelling, or the only one whose name starts the other's.
 func withFlagHint(fs *flag.FlagSet, err error) error {
 	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if !ok {
@@ -176,18 +163,17 @@ func withFlagHint(fs *flag.FlagSet, err error) error {
 			prefixed = append(prefixed, f.Name)
 		}
 	})
-	meant := suggest.Nearest(name, names)
-	if meant == "" && len(prefixed) == 1 {
-		meant = prefixed[0]
+	if meant := suggest.Nearest(name, names); meant != "" {
+		return fmt.Errorf("%w; did you mean -%s?", err, meant)
 	}
-	if meant == "" {
-		return err
+	if len(prefixed) == 1 {
+		return fmt.Errorf("%w; did you mean -%s?", err, prefixed[0])
 	}
-	return fmt.Errorf("%w; did you mean -%s?", err, meant)
+	return err
 }
 
-// newFlagSet is a command's flag set: it says nothing itself, so that a
-// mistake is one line and help goes where it was asked for.
+// newFlagSet is a command's flag set, silent: a mistake is one line, and
+// help goes where it was asked for.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("matrixgen "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -204,51 +190,40 @@ func help(args []string, stdout, stderr io.Writer) int {
 	case len(args) > 1:
 		return mistake(stderr, "matrixgen help", fmt.Errorf("one command at a time, not %q", args), "matrixgen -h")
 	}
-	cmd, ok := commands[args[0]]
-	if !ok {
+	if _, ok := commands[args[0]]; !ok {
 		return mistake(stderr, "matrixgen help", fmt.Errorf("unknown command %q; the commands are %s", args[0], strings.Join(commandNames(), ", ")), "matrixgen -h")
 	}
-	fs := newFlagSet(args[0])
-	cmd.flags(fs)
-	cmd.help(args[0], fs, stdout)
-	return 0
+	return run([]string{args[0], "-h"}, stdout, stderr) // as 'matrixgen <command> -h'
 }
 
-// mistake says, in one line, what in the command line was not understood
-// and where help is.
+// mistake says, in one line whatever the error held, what in the command
+// line was not understood and where help is.
 func mistake(stderr io.Writer, who string, err error, helpCmd string) int {
-	msg := strings.Join(strings.Fields(err.Error()), " ") // one line, whatever the error held
+	msg := strings.Join(strings.Fields(err.Error()), " ")
 	fmt.Fprintf(stderr, "%s: %s (see '%s')\n", who, printable(msg), helpCmd)
 	return exitUsage
 }
 
-// usageError is a command line the command cannot understand: an unknown
-// flag, a bad value, a missing or extra argument. It exits 2.
+// usageError is a command line the command cannot understand; it exits 2.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-// usagef makes a usageError.
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// checkPlaces refuses, as a command-line mistake, a place given as a URL
-// whose store matrixgen cannot open (gs://, azblob://): one line saying
-// what it can, before any work.
+// checkPlaces refuses, as a command-line mistake before any work, a URL
+// whose store matrixgen cannot open (gs://, azblob://).
 func checkPlaces(places ...string) error {
 	for _, p := range places {
-		if !bucket.IsURL(p) {
-			continue
-		}
-		if err := bucket.CheckScheme(p); err != nil {
+		if err := bucket.CheckScheme(p); bucket.IsURL(p) && err != nil {
 			return usageError{err}
 		}
 	}
 	return nil
 }
 
-// help writes a command's help: what it does, every option with its
-// default, and examples.
+// help writes a command's help: usage, every option, examples.
 func (c command) help(name string, fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, "%s\n\nOptions:\n", strings.TrimSpace(c.usage))
 	fs.SetOutput(w)
@@ -293,43 +268,39 @@ commit it was built from when the build knew it, and the Go toolchain.
 func versionLine() string {
 	details := []string{}
 	if info, ok := debug.ReadBuildInfo(); ok {
-		var revision, modified string
+		vcs := map[string]string{}
 		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				revision = s.Value[:min(len(s.Value), 12)]
-			case "vcs.modified":
-				if s.Value == "true" {
-					modified = ", modified"
-				}
-			}
+			vcs[s.Key] = s.Value
 		}
-		if revision != "" {
-			details = append(details, "commit "+revision+modified)
+		if rev := vcs["vcs.revision"]; rev != "" {
+			rev = "commit " + rev[:min(len(rev), 12)]
+			if vcs["vcs.modified"] == "true" {
+				rev += ", modified"
+			}
+			details = append(details, rev)
 		}
 	}
 	details = append(details, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH)
 	return "matrixgen " + matrixgen.Version + " (" + strings.Join(details, ", ") + ")"
 }
 
-// configFile is a command's -config flag: the file it names, and whether
-// the person named it (the default may be absent, a file named may not).
+// configFile is a command's -config flag; the default file may be absent,
+// a file named may not.
 type configFile struct {
-	name  *string
-	named func() bool
+	name *string
+	fs   *flag.FlagSet
 }
 
 func configFlag(fs *flag.FlagSet) configFile {
-	return configFile{
-		name:  fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent"),
-		named: func() bool { return flagSet(fs, "config") },
-	}
+	name := fs.String("config", config.DefaultFile, "configuration `file`; the default may be absent")
+	return configFile{name, fs}
 }
 
-// load reads the configuration file.
+func (c configFile) named() bool { return flagSet(c.fs, "config") }
+
 func (c configFile) load() (config.Config, error) { return config.Load(*c.name, !c.named()) }
 
-// interruptible is a command's context: cancelled by Ctrl-C or SIGTERM, so
+// interruptible is a command's context, cancelled by Ctrl-C or SIGTERM so
 // that the command stops within seconds and cleans up after itself.
 func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

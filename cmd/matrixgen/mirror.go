@@ -17,32 +17,25 @@ import (
 )
 
 // bucketMirror is serve's local folder of a bucket's runs. Each poll
-// fetches into a folder inside it, stagingFolder (FetchRuns' own mirror,
-// kept from one poll to the next, so a poll reads only what changed), and
-// only a poll that fetched everything swaps its files in: a poll that
-// fails halfway (a store that stalls, a bad object) leaves the runs served
-// as the last good poll left them, never a mix of two listings.
+// fetches into stagingFolder inside it, and only a poll that fetched
+// everything swaps its files in: never a mix of two listings.
 type bucketMirror struct {
 	store *bucket.Store
 	dir   string
 	log   io.Writer
-	// said are the skipped keys' lines of the last poll: a line is said
-	// when it first appears, and again only after a poll without it, so
-	// what is remembered is one poll's lines, which FetchRuns bounds
-	// (Limits.MaxReported and a count).
+	// said are the skipped keys' lines of the last poll: a line is said when
+	// it first appears, and again only after a poll without it.
 	said map[string]bool
 }
 
-// stagingFolder is where a poll fetches, inside the mirror: a dot name,
-// which a build and serve's watcher pass over.
+// stagingFolder is where a poll fetches: a dot name, which a build passes over.
 const stagingFolder = ".fetch"
 
 func newBucketMirror(store *bucket.Store, dir string, log io.Writer) *bucketMirror {
 	return &bucketMirror{store: store, dir: dir, log: log, said: map[string]bool{}}
 }
 
-// fetch brings the staging folder up to date with the bucket, saying each
-// key it skips once; the mirror itself is not touched.
+// fetch brings the staging folder up to date with the bucket.
 func (m *bucketMirror) fetch(ctx context.Context) error {
 	fetched, err := m.store.FetchRuns(ctx, filepath.Join(m.dir, stagingFolder))
 	said := make(map[string]bool, len(fetched.Skipped))
@@ -57,11 +50,9 @@ func (m *bucketMirror) fetch(ctx context.Context) error {
 }
 
 // swapIn makes the mirror hold the staging folder's runs and notes: each
-// file that differs linked in (copied where the file system has no links)
-// under a temporary name and renamed over the old, each the staging folder
-// no longer has removed. A file is replaced whole, never written in place:
-// FetchRuns replaces the staging folder's files by renaming too, so a file
-// linked into the mirror is never changed under it.
+// file that differs linked in (or copied) under a temporary name and
+// renamed over the old, each the staging folder no longer has removed.
+// FetchRuns replaces files by renaming too, so a linked file never changes.
 func (m *bucketMirror) swapIn() error {
 	staging := filepath.Join(m.dir, stagingFolder)
 	entries, err := os.ReadDir(staging)
@@ -109,21 +100,18 @@ func (m *bucketMirror) swapIn() error {
 	return nil
 }
 
-// runsFile reports whether e is one a runs folder holds for a build: a
-// regular file, a run file or notes, not a dot name.
+// runsFile reports whether e is a run file or notes a build reads.
 func runsFile(e fs.DirEntry) bool {
 	ext := filepath.Ext(e.Name())
 	return e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && (ext == ".json" || ext == ".md")
 }
 
-// sameFile reports whether two paths are one file.
 func sameFile(a, b string) bool {
 	ia, errA := os.Lstat(a)
 	ib, errB := os.Lstat(b)
 	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
-// copyInto copies the file from (the staging folder's own) to a new file.
 func copyInto(from, to string) error {
 	src, err := os.Open(from)
 	if err != nil {
@@ -144,9 +132,8 @@ func copyInto(from, to string) error {
 	return err
 }
 
-// pollBucket mirrors the bucket every mirrorEvery, in its own goroutine,
-// until ctx ends: a store that is slow, or stalls until its bounds, holds
-// neither the watcher's rebuilds nor the site served.
+// pollBucket mirrors the bucket every mirrorEvery until ctx ends, in its
+// own goroutine: a slow store holds neither the rebuilds nor the site.
 func (s *server) pollBucket(ctx context.Context) {
 	tick := time.NewTicker(mirrorEvery)
 	defer tick.Stop()
@@ -161,8 +148,7 @@ func (s *server) pollBucket(ctx context.Context) {
 }
 
 // pollOnce fetches the bucket's runs and, when every one was fetched,
-// swaps them into the mirror while no build reads it; a failure is said,
-// the mirror kept as it was.
+// swaps them into the mirror while no build reads it.
 func (s *server) pollOnce(ctx context.Context) error {
 	err := s.mirror.fetch(ctx)
 	if err == nil {

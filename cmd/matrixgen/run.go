@@ -10,7 +10,6 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -88,7 +87,6 @@ An API key, when the server wants one, is read from the variable
 	},
 }
 
-// runFlags are `matrixgen run`'s flags.
 type runFlags struct {
 	fs                                  *flag.FlagSet
 	cfgFile                             configFile
@@ -101,7 +99,6 @@ type runFlags struct {
 	sets                                listFlag
 }
 
-// run is `matrixgen run` once its flags are parsed.
 func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
 	cfg, err := f.cfgFile.load()
 	if err != nil {
@@ -115,8 +112,7 @@ func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer w.close()
-	if w.resume != "" {
-		// The run's own sweep, over the config's: flags still override it.
+	if w.resume != "" { // the run's own sweep over the config's; flags still override it
 		if err := sweepOfRun(&cfg, w.file); err != nil {
 			return err
 		}
@@ -126,40 +122,27 @@ func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
 	}
 	w.hintFlags = serverFlags(f.fs)
 	s := runSettings(cfg)
-	err = s.Check()
-	if err == nil {
+	if err = s.Check(); err == nil {
 		err = w.sweep(s)
 	}
 	return placeSettings(err, cfg, flagSet(f.fs, "contexts"))
 }
 
-// placeSettings puts each setting the runner refused at its place: the
-// config file's line of its key, "flags" for one no file set, or -contexts
-// when that flag gave the contexts. Other errors pass as they are.
+// placeSettings puts each setting the runner refused at its place: its
+// key's line in the config, "flags", or -contexts. Others pass as they are.
 func placeSettings(err error, cfg config.Config, contextsFlag bool) error {
-	errs := []error{err}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = slices.Clone(joined.Unwrap()) // not the error's own slice
-	}
-	placed := false
-	for i, e := range errs {
+	return eachLeaf(err, func(e error) error {
 		var setting *runner.SettingError
-		if !errors.As(e, &setting) {
-			continue
+		switch {
+		case !errors.As(e, &setting):
+			return e
+		case setting.Key == "sweep.contexts" && contextsFlag:
+			return fmt.Errorf("-contexts: %w", e)
 		}
-		where := cfg.Where(setting.Key)
-		if setting.Key == "sweep.contexts" && contextsFlag {
-			where = "-contexts"
-		}
-		errs[i], placed = fmt.Errorf("%s: %w", where, e), true
-	}
-	if !placed {
-		return err
-	}
-	return errors.Join(errs...)
+		return fmt.Errorf("%s: %w", cfg.Where(setting.Key), e)
+	})
 }
 
-// runSettings wires the configuration into the settings the runner takes.
 func runSettings(c config.Config) runner.Settings {
 	w := c.Sweep
 	return runner.Settings{
@@ -188,14 +171,12 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	if given("prefill-contexts") {
 		cfg.Sweep.PrefillContexts = f.prefill
 	}
-	// New contexts with no prefill contexts of their own limit the prefill
-	// too: a config's longer list must not measure 1M when -contexts asked
-	// for 8K.
+	// New contexts limit the prefill too: a config's longer list must not
+	// measure 1M when -contexts asked for 8K.
 	if (given("contexts") || f.sets.has("sweep.contexts")) && !given("prefill-contexts") && !f.sets.has("sweep.prefill_contexts") {
 		cfg.Sweep.PrefillContexts = nil
 	}
-	// A value no sweep can use is a mistake on the command line, told as
-	// one (a line and a pointer to -h, exit 2), before any request.
+	// A value no sweep can use is a command-line mistake, before any request.
 	bad := func(name, want string) error {
 		return usagef("-%s: want %s, not %s", name, want, f.fs.Lookup(name).Value)
 	}
@@ -220,22 +201,17 @@ func (f *runFlags) apply(cfg *config.Config) error {
 		cfg.Sweep.Repeats = *f.repeat
 	}
 	if err := cfg.Set(f.sets); err != nil {
-		return usageError{err} // a -set value is a flag's value
+		return usageError{err}
 	}
 	return nil
 }
 
-// durationFlag is a flag taking a duration, whose mistake says what a
-// duration looks like: the flag package's own says only "parse error",
-// and "-duration 5" is the likeliest mistake.
+// durationFlag is a duration flag whose mistake says what a duration looks
+// like: the flag package's says only "parse error", and "-duration 5" is
+// the likeliest mistake.
 type durationFlag time.Duration
 
-func (d *durationFlag) String() string {
-	if d == nil || *d == 0 {
-		return "0s"
-	}
-	return time.Duration(*d).String()
-}
+func (d *durationFlag) String() string { return time.Duration(*d).String() }
 
 func (d *durationFlag) Set(s string) error {
 	v, err := time.ParseDuration(s)
@@ -277,10 +253,7 @@ func contextList(s string) ([]string, error) {
 		return nil, errors.New("no contexts")
 	}
 	for _, l := range list {
-		if strings.EqualFold(l, "max") {
-			continue
-		}
-		if _, err := matrixgen.ParseContext(l); err != nil {
+		if _, err := matrixgen.ParseContext(l); err != nil && !strings.EqualFold(l, "max") {
 			return nil, err
 		}
 	}
@@ -304,9 +277,7 @@ func levelList(s string) ([]int, error) {
 }
 
 // sweepOfRun puts the sweep a run file was measured with into cfg, so a
-// resume measures the same cells the same way, whatever the config says
-// now: contexts, concurrency, prefill contexts, window, max output,
-// ignore_eos, cache mode, a KV capacity given by hand, and the model.
+// resume measures its cells the same way, whatever the config says now.
 func sweepOfRun(cfg *config.Config, file string) error {
 	e, err := runfile.Load(file)
 	if err != nil {
@@ -318,16 +289,12 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	if r.Sweep.DurationSeconds > 0 {
 		w.Duration.Duration = time.Duration(math.Round(r.Sweep.DurationSeconds * float64(time.Second)))
 	}
-	if r.Sweep.MaxOutputTokens > 0 {
-		w.MaxOutput = r.Sweep.MaxOutputTokens
-	}
+	w.MaxOutput = cmp.Or(r.Sweep.MaxOutputTokens, w.MaxOutput) // a loaded run's counts are never negative
 	if r.Sweep.IgnoreEOS != nil {
 		w.IgnoreEOS = new(*r.Sweep.IgnoreEOS)
 	}
 	w.CacheMode = cmp.Or(r.Sweep.CacheMode, w.CacheMode)
-	if r.Sweep.PrefillRepeats > 0 {
-		w.PrefillRepeats = r.Sweep.PrefillRepeats
-	}
+	w.PrefillRepeats = cmp.Or(r.Sweep.PrefillRepeats, w.PrefillRepeats)
 	w.Repeats = max(r.Sweep.Repeats, 1)
 	if p := r.Probe; p != nil && strings.HasPrefix(p.KVSource, runner.KVGivenByHand) {
 		w.KVCacheTokens = p.KVCacheTokens
@@ -350,14 +317,13 @@ func contextLabels(ns []int) []string {
 }
 
 // serverFlags are the flags that said where the server is and how to
-// reach it, as given: a resume needs them again (the sweep is in the file).
+// reach it: a resume needs them again (the sweep is in the file).
 func serverFlags(fs *flag.FlagSet) []string {
 	var args []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "config", "base-url", "api-key-env", "force":
-			// A URL's password or a path's secret is not printed: the
-			// person gives it again where the hint shows <redacted>.
+			// A secret is not printed: the person gives it again.
 			args = append(args, "-"+f.Name+"="+redact.Text(f.Value.String()))
 		case "set":
 			for _, o := range *f.Value.(*listFlag) {
@@ -370,11 +336,10 @@ func serverFlags(fs *flag.FlagSet) []string {
 	return args
 }
 
-// hintOverride is a -set override as the resume hint prints it: its
-// value hidden whole where a key on its path or in it says secret
+// hintOverride is a -set override as the resume hint prints it: its value
+// hidden whole where a key on its path or in it says secret
 // (server.extra.password=…, server.extra={api_key = …}) or the redaction
-// step finds one in it; a hint is printed, and a secret never is. The
-// person gives such a value again.
+// step finds one in it.
 func hintOverride(o string) string {
 	key, value, ok := strings.Cut(o, "=")
 	if !ok {
@@ -394,8 +359,7 @@ func hintOverride(o string) string {
 	return o
 }
 
-// eachKey calls f with every key of the tables in a TOML value, however
-// deep ({auth = {basic = "…"}}, [{api_key = "…"}]).
+// eachKey calls f with every key of the tables in a TOML value, however deep.
 func eachKey(v any, f func(string)) {
 	switch v := v.(type) {
 	case map[string]any:
@@ -414,8 +378,7 @@ func eachKey(v any, f func(string)) {
 	}
 }
 
-// resumeHint is the command that continues the run in file, as an
-// interrupted run prints it, quoted for a shell.
+// resumeHint is the command that continues the run in file, quoted for a shell.
 func resumeHint(file string, serverFlags []string) string {
 	args := append([]string{"matrixgen", "run", "-resume", file}, serverFlags...)
 	for i, a := range args {
@@ -444,21 +407,15 @@ type runWork struct {
 	force          bool
 	// file is the local run file: -o's, -resume's, or runs/<id>.json for a
 	// bucket's; "" until a new run's id is chosen.
-	file string
-	up   *uploader
-	// hintFlags are the flags a resume needs again.
-	hintFlags []string
-	// saved is set once the run file was first written.
-	saved bool
+	file      string
+	up        *uploader
+	hintFlags []string // the flags a resume needs again
+	saved     bool     // the run file was written
 }
 
-// openPlace finds the run file: a bucket's is fetched for a resume, and
-// saved in runs/ here as ever.
+// openPlace finds the run file: a bucket's is fetched for a resume into runs/.
 func (w *runWork) openPlace() error {
-	w.file = w.out
-	if w.resume != "" {
-		w.file = w.resume
-	}
+	w.file = cmp.Or(w.resume, w.out)
 	if !bucket.IsURL(w.file) {
 		return nil
 	}
@@ -494,17 +451,14 @@ func (w *runWork) sweep(s runner.Settings) error {
 	if id := strings.TrimSuffix(filepath.Base(w.file), ".json"); !strings.HasSuffix(w.file, ".json") || !matrixgen.ValidID(id) {
 		return usagef("run file %q: want <id>.json, the id of letters, digits, '.', '_' and '-'", w.file)
 	}
-	if w.resume == "" {
-		if _, err := os.Stat(w.file); err == nil {
-			return fmt.Errorf("%s exists; use -resume %s to continue it, or -o for a new file", w.file, w.file)
-		}
+	if _, err := os.Stat(w.file); err == nil && w.resume == "" {
+		return fmt.Errorf("%s exists; use -resume %s to continue it, or -o for a new file", w.file, w.file)
 	}
 	opts := runner.Options{
 		Settings: s, APIKey: apiKey, File: w.file, Resume: w.resume != "", Force: w.force,
 		Log: w.stdout, Warn: w.stderr, Version: matrixgen.Version, Saved: w.savedOnce,
 	}
-	// A live status line is rewritten in place on a terminal; logs and
-	// pipes get plain lines only.
+	// A live status line on a terminal only; logs and pipes get plain lines.
 	if f, ok := w.stdout.(*os.File); ok {
 		if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
 			opts.Live = w.stdout
@@ -528,17 +482,15 @@ func (w *runWork) sweep(s runner.Settings) error {
 	return w.failed(err)
 }
 
-// doneLine says how far a run got, in counts a person can check against
-// the sweep: its cells and prefill rows done (with a result; a failed one
-// is counted apart, as a resume measures it again) and, where the sweep
-// repeats, its decode repeats made of cells × repeats ("4 of 9 cells and
-// prefill rows done, 7 of 14 decode repeats made"). A repeated cell is
-// done once every repeat is made; one over capacity is so every time, so
-// its first such repeat stands for all.
+// doneLine says how far a run got: its cells and prefill rows done (a
+// failed one counted apart, as a resume measures it again) and, where the
+// sweep repeats, its decode repeats made ("4 of 9 cells and prefill rows
+// done, 7 of 14 decode repeats made"). A repeated cell is done once every
+// repeat is made; one over capacity is so every time, so its first such
+// repeat stands for all.
 func doneLine(run *matrixgen.Run) string {
 	repeats := max(run.Sweep.Repeats, 1)
 	done, failed, made, failedRepeats := 0, 0, 0, 0
-	// count adds a measurement of status s to done or to failed.
 	count := func(s matrixgen.Status, done, failed *int) {
 		switch s {
 		case matrixgen.StatusNotRun:
@@ -583,9 +535,8 @@ func doneLine(run *matrixgen.Run) string {
 	return line
 }
 
-// resumeHint is the command that continues this run. A run copied to a
-// bucket resumes from the bucket, whose URL is printed without its query
-// (it may hold keys), so the hint says to add it back.
+// resumeHint is the command that continues this run; a bucket's URL is
+// printed without its query (it may hold keys), so the hint says so.
 func (w *runWork) resumeHint() string {
 	if w.up == nil {
 		return resumeHint(w.file, w.hintFlags)
@@ -597,8 +548,7 @@ func (w *runWork) resumeHint() string {
 	return hint
 }
 
-// failed is the error a run ended with, saying what became of the run
-// file: nothing written, left as it was, or saved as far as it got.
+// failed is the error a run ended with, saying what became of the run file.
 func (w *runWork) failed(err error) error {
 	if err == nil {
 		return nil
@@ -619,15 +569,14 @@ func (w *runWork) failed(err error) error {
 	return fmt.Errorf("%w\nno run file was written: nothing was measured", err)
 }
 
-// interruptedError is a run stopped by Ctrl-C or SIGTERM: it exits 130,
-// as a shell reports a command a Ctrl-C stopped, so a script tells it
-// from a run that failed.
+// interruptedError is a run stopped by Ctrl-C or SIGTERM: it exits 130, so
+// a script tells it from a run that failed.
 type interruptedError struct{ err error }
 
 func (e interruptedError) Error() string { return e.err.Error() }
 
-// savedOnce is told of every save: the first says where the run goes, and
-// each is copied on to the bucket, if any.
+// savedOnce is told of every save: the first says where the run goes; each
+// is copied on to the bucket, if any.
 func (w *runWork) savedOnce(file string) error {
 	if !w.saved {
 		w.saved = true
@@ -663,8 +612,7 @@ func (w *runWork) name(ctx context.Context, s runner.Settings, apiKey string) er
 	return nil
 }
 
-// idUnsafe are the characters a run id part loses: runs of anything but
-// lower-case letters, digits, '.' and '_' become one '-'.
+// idUnsafe are the runs of characters a run id part turns into one '-'.
 var idUnsafe = regexp.MustCompile(`[^a-z0-9._]+`)
 
 // idPart is text made fit for a run id: lower case, safe characters only,
@@ -681,10 +629,8 @@ func idPart(s string, max int, fallback string) string {
 	return cmp.Or(s, fallback)
 }
 
-// newRunID names a run a person can read and sort:
-// <UTC date and time to the minute>-<model>-<host>, e.g.
-// 2026-12-04-1624-nemotron-gpubox. The model is the last part of its path
-// (org/model-name → model-name).
+// newRunID names a run a person can read and sort, by UTC minute, model
+// (its path's last part) and host: 2026-12-04-1624-nemotron-gpubox.
 func newRunID(now time.Time, model, host string) string {
 	model = model[strings.LastIndexByte(model, '/')+1:]
 	return now.UTC().Format("2006-01-02-1504") + "-" + idPart(model, 64, "model") + "-" + idPart(host, 40, "host")
@@ -698,10 +644,9 @@ func freeRunID(dir, id string) (string, error) {
 		if n > 1 {
 			candidate = id + "-" + strconv.Itoa(n)
 		}
-		if _, err := os.Stat(filepath.Join(dir, candidate+".json")); err == nil {
-			continue
+		if _, err := os.Stat(filepath.Join(dir, candidate+".json")); err != nil {
+			return candidate, nil
 		}
-		return candidate, nil
 	}
 	return "", fmt.Errorf("%s holds runs %s to %s-999 already; name the run with -o", dir, id, id)
 }
@@ -713,23 +658,18 @@ type uploader struct {
 	store   *bucket.Store
 	key     string // <id>.json in the bucket; "" until the id is known
 	created bool   // the object is ours: replace it from now on
-	log     io.Writer
-	// failed is the last copy's error, nil once a copy succeeds.
-	failed error
+	failed  error  // the last copy's error, nil once a copy succeeds
 }
 
 // uploadRetries are the waits between attempts of one copy to a bucket.
 var uploadRetries = []time.Duration{time.Second, 4 * time.Second, 15 * time.Second}
 
-// newUploader opens the bucket of place (s3://lab/runs/ or
-// s3://lab/runs/<id>.json) and gives the local file the run is saved in:
-// runs/<id>.json. To resume, the bucket's copy is fetched first.
+// newUploader opens the bucket of place (…/runs/ or …/runs/<id>.json) and
+// gives the local file runs/<id>.json; to resume, the bucket's copy first.
 func newUploader(place string, resume bool, log io.Writer) (*uploader, string, error) {
 	folder, key := place, ""
 	if u, err := url.Parse(place); err == nil && strings.HasSuffix(u.Path, ".json") {
-		key = path.Base(u.Path)
-		u.Path = path.Dir(u.Path) + "/"
-		folder = u.String()
+		folder, key = splitRunURL(u)
 	}
 	if resume && key == "" {
 		return nil, "", fmt.Errorf("-resume %s: name the run file in the bucket (…/<id>.json)", bucket.Redact(place))
@@ -744,7 +684,7 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 	if err != nil {
 		return nil, "", err
 	}
-	up := &uploader{store: store, key: key, log: log}
+	up := &uploader{store: store, key: key}
 	if key == "" {
 		return up, "", nil
 	}
@@ -753,9 +693,7 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 		return up, file, nil
 	}
 	up.created = true
-	if _, err := os.Stat(file); err == nil {
-		// The local copy is the one every save wrote first: it is never
-		// older than the bucket's.
+	if _, err := os.Stat(file); err == nil { // every save writes it first: never older than the bucket's
 		fmt.Fprintf(log, "matrixgen run: resuming from the local copy %s\n", file)
 		return up, file, nil
 	}
@@ -778,8 +716,8 @@ func newUploader(place string, resume bool, log io.Writer) (*uploader, string, e
 
 func (u *uploader) target() string { return strings.TrimSuffix(u.store.String(), "/") + "/" + u.key }
 
-// saved copies file to the bucket, trying again after each of the retry
-// waits. Another writer holding the id stops the run.
+// saved copies file to the bucket, retrying; another writer holding the id
+// stops the run.
 func (u *uploader) saved(file string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {

@@ -80,8 +80,10 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 			check := func(name, shown string, rename func(string) string) {
 				checked++
 				e, err := runfile.Load(name)
-				if err != nil {
-					bad = append(bad, renamed(err, rename))
+				if err != nil { // each problem renamed apart, for indent to list each on its own line
+					bad = append(bad, eachLeaf(err, func(e error) error {
+						return errors.New(rename(e.Error()))
+					}))
 					return
 				}
 				if e.Run.Incomplete {
@@ -115,9 +117,7 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 				return fmt.Errorf("%d of %s %s:\n%w", len(bad), plural.Count(checked, "file", "files"),
 					plural.Noun(len(bad), "is not a valid run", "are not valid runs"), indent(errors.Join(bad...)))
 			}
-			if checked == 0 {
-				// A check that checked nothing must not pass as one that
-				// found nothing wrong.
+			if checked == 0 { // a check of nothing must not pass
 				return fmt.Errorf("no run files (*.json) in %s: nothing checked", term.Name(strings.Join(args, ", ")))
 			}
 			return nil
@@ -125,16 +125,8 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 	},
 }
 
-// renamed is err with rename applied to its words, each of its joined
-// errors apart, so that indent lists every problem of a file on a line of
-// its own, as build does.
-func renamed(err error, rename func(string) string) error {
-	return eachLeaf(err, func(e error) error { return errors.New(rename(e.Error())) })
-}
-
-// secretFields are the fields of a run whose text the redaction step
-// would change, and the entries of its request's maps the runner would
-// hide: what a site built from it would publish.
+// secretFields are the fields of a run whose text the redaction step would
+// change, and the entries of its request's maps the runner would hide.
 func secretFields(r *matrixgen.Run) []string {
 	var fields []string
 	r.EachText(func(field, s string) {
@@ -150,9 +142,8 @@ func secretFields(r *matrixgen.Run) []string {
 }
 
 // secretEntries are the places under v, a request's value at field, that
-// the runner hides when it writes a run (runner's redactMap): a value under
-// a name that says secret, whole, and text the redaction step would change.
-// Run.EachText walks no map, and a key was published unwarned.
+// the runner hides when it writes a run (runner's redactMap); Run.EachText
+// walks no map.
 func secretEntries(field string, v any) []string {
 	var out []string
 	switch v := v.(type) {

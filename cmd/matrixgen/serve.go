@@ -60,7 +60,8 @@ included.
 			if err := checkPlaces(*runs); err != nil {
 				return err
 			}
-			if _, port, err := net.SplitHostPort(*addr); err != nil || !validPort(port) {
+			_, port, err := net.SplitHostPort(*addr)
+			if n, nerr := strconv.Atoi(port); err != nil || nerr != nil || n < 0 || n > 65535 { // 0: any port
 				return usagef("-addr: want host:port with a port from 0 to 65535 (127.0.0.1:1313, or :1313 for every address), not %q", *addr)
 			}
 			ctx, stop := interruptible()
@@ -71,9 +72,7 @@ included.
 			}
 			defer ln.Close()
 			s := &server{runs: *runs, out: *out, cfgFile: *cfgFile.name, cfgNamed: cfgFile.named(), log: stdout, errLog: stderr}
-			if bucket.IsURL(*runs) {
-				// A bucket's runs are mirrored into a local folder, checked
-				// again every few seconds: a change costs only its files.
+			if bucket.IsURL(*runs) { // mirrored into a local folder, polled
 				store, err := bucket.Open(ctx, *runs)
 				if err != nil {
 					return err
@@ -108,22 +107,16 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 type server struct {
 	runs, out, cfgFile string
 	cfgNamed           bool
-	log                io.Writer    // what it did
-	errLog             io.Writer    // what failed; log when nil
-	version            atomic.Int64 // bumped by every good build; pages poll it
-	mu                 sync.Mutex   // one build at a time
-	// ctx ends serve: a build in progress stops with it.
-	ctx context.Context
+	log                io.Writer       // what it did
+	errLog             io.Writer       // what failed; log when nil
+	version            atomic.Int64    // bumped by every good build; pages poll it
+	mu                 sync.Mutex      // one build at a time
+	ctx                context.Context // ends serve, and a build in progress
 	// current is the site as last built, updated in place when only runs
-	// change; nil until a full build succeeds. Requests for runs.csv read
-	// it while a build replaces it.
+	// change; nil until a full build succeeds.
 	current atomic.Pointer[site.Live]
-	// mirror, for runs in a bucket, is the local copy of the bucket's
-	// runs, polled in its own goroutine (pollBucket).
-	mirror *bucketMirror
-	// broken: the last build or update failed, so the next good one says
-	// the site is whole again.
-	broken atomic.Bool
+	mirror  *bucketMirror // for runs in a bucket, polled by pollBucket
+	broken  atomic.Bool   // the last build or update failed
 }
 
 // mended is what a good build or update adds to its line after a failed
@@ -136,9 +129,8 @@ func (s *server) mended() string {
 }
 
 // liveAssets are templates/ and static/ from disk when serve runs in
-// matrixgen's own checkout (its go.mod beside them), so their edits show
-// without rebuilding matrixgen; nil elsewhere, where folders of those
-// names are someone else's.
+// matrixgen's own checkout, so their edits show at once; nil elsewhere,
+// where folders of those names are someone else's.
 func liveAssets() *render.Assets {
 	mod, err := os.ReadFile("go.mod")
 	first, _, _ := strings.Cut(string(mod), "\n")
@@ -159,7 +151,6 @@ var mirrorEvery = 5 * time.Second
 // liveAssetDirs are where a checkout keeps the templates and static files.
 var liveAssetDirs = []string{"templates", "static"}
 
-// build builds the whole site and reports whether it succeeded.
 func (s *server) build() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,7 +163,7 @@ func (s *server) build() bool {
 			settings.BaseURL, settings.Assets = "", liveAssets() // served here, not where it will be published
 			var stats render.Stats
 			var live *site.Live
-			if live, stats, err = site.NewLive(s.context(), files, settings, s.out); err == nil {
+			if live, stats, err = site.NewLive(s.ctx, files, settings, s.out); err == nil {
 				s.current.Store(live)
 				s.version.Add(1)
 				fmt.Fprintf(s.log, "built %s from %s in %s%s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), took(start), reusedNote(stats), s.mended())
@@ -181,19 +172,11 @@ func (s *server) build() bool {
 			}
 		}
 	}
-	if s.context().Err() != nil {
+	if s.ctx.Err() != nil {
 		return false // stopped: no failure to tell
 	}
 	s.failed(err)
 	return false
-}
-
-// context is what ends serve's builds.
-func (s *server) context() context.Context {
-	if s.ctx == nil {
-		return context.Background()
-	}
-	return s.ctx
 }
 
 // update brings the site up to date after runs or notes changed, writing
@@ -220,7 +203,6 @@ func (s *server) update() bool {
 	return false
 }
 
-// failed says why a build or an update failed, every bad file.
 func (s *server) failed(err error) {
 	var bad *render.BadRunsError
 	if errors.As(err, &bad) {
@@ -231,8 +213,7 @@ func (s *server) failed(err error) {
 }
 
 // fingerprint is the size and time of every file a build reads: the runs
-// and their notes, and apart, the config and the templates, whose change
-// needs a whole build.
+// and their notes, and apart, what needs a whole build.
 func (s *server) fingerprint() (runs, site string) {
 	var b strings.Builder
 	add := func(p string) {
@@ -267,8 +248,7 @@ func (s *server) fingerprint() (runs, site string) {
 func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration) error {
 	s.ctx = ctx
 	if !s.build() && ctx.Err() == nil && !site.IsSite(s.out) {
-		// Serve only a site matrixgen built: -o / or -o . must not put the
-		// machine's files on the network.
+		// -o / must not put the machine's files on the network.
 		return fmt.Errorf("no site to serve: the build failed and %s holds no site matrixgen built", s.out)
 	}
 	if ctx.Err() != nil {
@@ -288,9 +268,7 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 		polls, stopPolling := context.WithCancel(ctx)
 		var polling sync.WaitGroup
 		polling.Go(func() { s.pollBucket(polls) })
-		// Stopped, then waited for (a poll in flight ends with its
-		// context), whatever ends serve.
-		defer polling.Wait()
+		defer polling.Wait() // after stopPolling: a poll in flight ends with its context
 		defer stopPolling()
 	}
 	lastRuns, lastSite := s.fingerprint()
@@ -327,22 +305,18 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 
 // live marks HTML pages as served live, so the site script polls for new
 // builds and reloads. The mark is a meta element, not a script: pages keep
-// their Content-Security-Policy. Pages are marked as they pass (marker),
-// never held whole: a page of any size costs a request a few bytes.
+// their Content-Security-Policy. Pages are marked as they pass, never held whole.
 func (s *server) live(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/") && !strings.HasSuffix(r.URL.Path, ".html") {
 			if strings.HasPrefix(r.URL.Path, "/assets/index/") || strings.HasPrefix(r.URL.Path, "/assets/compared/") {
-				// The index's chunks and the compared buckets change as
-				// runs do: a page reloaded after a change must not filter
-				// an old one, nor miss a compare page.
+				// These change as runs do: a page reloaded must not read old ones.
 				w.Header().Set("Cache-Control", "no-store")
 			}
 			next.ServeHTTP(w, r)
 			return
 		}
-		// A page changes on its way: a part of it asked for by its
-		// offsets would be the wrong part.
+		// A page changes on its way: a part asked for by offsets would be wrong.
 		r.Header.Del("Range")
 		w.Header().Set("Cache-Control", "no-store")
 		m := &marker{ResponseWriter: w}
@@ -352,8 +326,7 @@ func (s *server) live(next http.Handler) http.Handler {
 }
 
 // headEnd is what the live mark goes before, and markSearch how far into a
-// page it is looked for: every page's head ends in its first few
-// kilobytes.
+// page it is looked for: every page's head ends in its first kilobytes.
 var headEnd = []byte("</head>")
 
 const (
@@ -366,10 +339,9 @@ const (
 // back only the last bytes of each write that could begin a </head>.
 type marker struct {
 	http.ResponseWriter
-	started bool
-	marking bool
-	at      int    // how many bytes of the page were passed on
-	held    []byte // the bytes held back, at most len(headEnd)-1
+	started, marking bool
+	at               int    // how many bytes of the page were passed on
+	held             []byte // the bytes held back, at most len(headEnd)-1
 }
 
 func (m *marker) WriteHeader(status int) {
@@ -407,7 +379,6 @@ func (m *marker) Write(b []byte) (int, error) {
 	return len(b), m.pass(data[:len(data)-keep])
 }
 
-// pass sends parts on, in order.
 func (m *marker) pass(parts ...[]byte) error {
 	for _, p := range parts {
 		if _, err := m.ResponseWriter.Write(p); err != nil {
@@ -425,11 +396,9 @@ func (m *marker) finish() {
 }
 
 // siteFiles serves the site in dir: only regular files and folders that
-// resolve inside it (os.Root refuses a link out of it, say to /etc), never
-// a name starting with a dot (the site's marker, a kept .git folder), never
-// a device or a pipe; a folder's listing shows only what may be served.
-// The folder is opened for each request: a build swaps a new one in under
-// the same name.
+// resolve inside it, never a name starting with a dot (the site's marker, a
+// kept .git folder); a folder's listing shows only what may be served. The
+// folder is opened for each request: a build swaps a new one in.
 func siteFiles(dir string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		root, err := os.OpenRoot(dir)
@@ -440,16 +409,9 @@ func siteFiles(dir string) http.Handler {
 		defer root.Close()
 		files := siteFS{root}
 		if clean := path.Clean("/" + r.URL.Path); path.Base(clean) == "index.html" {
-			// The file server answers …/index.html with a redirect to …/;
-			// a page's own address is the file's, so it is answered
-			// directly: the folder's address serves the same file.
-			f, err := files.Open(strings.TrimPrefix(clean, "/"))
-			if err != nil {
-				http.NotFound(w, r)
-				return
-			}
-			info, err := f.Stat()
-			f.Close()
+			// The file server redirects …/index.html to …/; a page's own
+			// address is the file's, so it is answered as the folder's.
+			info, err := fs.Stat(files, strings.TrimPrefix(clean, "/"))
 			if err != nil || !info.Mode().IsRegular() {
 				http.NotFound(w, r)
 				return
@@ -468,9 +430,8 @@ func (s siteFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) || hasDotPart(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
-	// Opened once, without waiting (a pipe would wait for a writer),
-	// following links only inside the root; what was opened is what is
-	// checked, so nothing swapped in after a check is served.
+	// Opened once, without waiting, following links only inside the root;
+	// what was opened is what is checked.
 	f, info, err := regular.Open(s.root, name)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
@@ -495,16 +456,12 @@ func (d servedDir) ReadDir(n int) ([]fs.DirEntry, error) {
 	}), err
 }
 
-// hasDotPart reports whether a slash-separated path has a part starting
-// with a dot.
 func hasDotPart(name string) bool {
 	return slices.ContainsFunc(strings.Split(name, "/"), func(part string) bool { return strings.HasPrefix(part, ".") && part != "." })
 }
 
-// siteCSV answers runs.csv and its parts by month from the live site,
-// made on request (an update does not write them: it would cost the whole
-// file), and everything else from next. Until a build succeeds, the files
-// in the folder are served.
+// siteCSV answers runs.csv and its parts by month from the live site, made
+// on request (an update would rewrite the whole file), the rest from next.
 func (s *server) siteCSV(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		live := s.current.Load()
@@ -523,20 +480,18 @@ func (s *server) siteCSV(next http.Handler) http.Handler {
 		case err != nil && body.n == 0:
 			http.Error(w, "runs.csv could not be made: "+err.Error(), http.StatusInternalServerError)
 		case err != nil:
-			// Part of the file went out: cut the response, so the
-			// download fails rather than ends short and looks whole.
+			// Cut the response, so the download fails rather than looks whole.
 			panic(http.ErrAbortHandler)
 		}
 	})
 }
 
-// isSiteCSV reports whether name is runs.csv or one of its parts by month
-// (runs-2026-12.csv, runs-undated.csv), at the site's root.
+// isSiteCSV reports whether name is runs.csv or one of its parts by month.
 func isSiteCSV(name string) bool {
 	return name == "runs.csv" || strings.HasPrefix(name, "runs-") && strings.HasSuffix(name, ".csv") && !strings.Contains(name, "/")
 }
 
-// counted is a writer that counts what it passed on.
+// counted counts what it passed on.
 type counted struct {
 	w io.Writer
 	n int64
@@ -546,11 +501,4 @@ func (c *counted) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-// validPort reports whether port is a TCP port number (0 asks the system
-// for a free one).
-func validPort(port string) bool {
-	n, err := strconv.Atoi(port)
-	return err == nil && n >= 0 && n <= 65535
 }

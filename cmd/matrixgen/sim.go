@@ -52,16 +52,12 @@ It warns when this machine cannot keep to the profile's timing.
 			if err != nil {
 				return err
 			}
-			limit := -1
-			if *trace > 0 {
-				limit = *trace
-			}
-			return serveSim(ctx, ln, p, limit, stdout)
+			return serveSim(ctx, ln, p, cmp.Or(max(*trace, 0), -1), stdout) // -1: no trace
 		}
 	},
 }
 
-// serveSim serves a sim on ln until ctx ends, reporting when the machine
+// serveSim serves a sim on ln until ctx ends, warning when the machine
 // cannot keep to the profile's timing.
 func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit int, stdout io.Writer) error {
 	s, err := sim.New(p, sim.Options{TraceLimit: traceLimit})
@@ -101,9 +97,7 @@ func serveSim(ctx context.Context, ln net.Listener, p sim.Profile, traceLimit in
 	}
 }
 
-// loadSimProfile reads a profile file over the sim's defaults: config
-// decodes it into the sim's own type and places each problem at its key,
-// the sim checks it.
+// loadSimProfile reads a profile file over the sim's defaults.
 func loadSimProfile(name string) (sim.Profile, error) {
 	p := sim.DefaultProfile()
 	if err := config.LoadFile(name, &p, func() error { return p.Validate() }); err != nil {
