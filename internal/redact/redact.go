@@ -1,27 +1,19 @@
-// Package redact hides secrets in text before it leaves the program: in a
-// log line, an error, a run file or a page. It is the one redaction step of
-// matrixgen: every string that comes from a server, a tool, a URL or the
-// person's launch command passes through it before it is cut to length,
-// printed or written.
+// Package redact hides secrets in text before it leaves the program (a log
+// line, an error, a run file, a page): every string from a server, a tool,
+// a URL or the launch command passes through it before it is cut, printed
+// or written. A secret is found three ways:
 //
-// A secret is found three ways, each written once and applied everywhere:
-//
-//   - by its place (place.go): the value of a flag, header, environment
-//     assignment, JSON, YAML, Ruby or XML field, or URL query parameter
-//     whose name says key, token, secret, password, auth or credential; a
-//     URL's user information; the word after "Bearer";
+//   - by its place (place.go): the value under a name that says key, token,
+//     secret, password, auth or credential (flags, headers, assignments,
+//     JSON, YAML, XML, query parameters), a URL's user information, the
+//     word after "Bearer";
 //   - by its shape (shape.go): a provider's token prefix (sk-, hf_, ghp_,
 //     AKIA, eyJ…) or a random run no word, figure or id looks like;
-//   - the live API key, which the runner knows, by its value (key.go):
-//     any long piece of it, anywhere, when it is long and unusual enough
-//     to be told from the names, figures and ids around it; a key such as
-//     "vllm" or "x" would otherwise turn an engine's name or "matrixgen"
-//     into <redacted>, and is warned about instead.
+//   - the live API key by its value (key.go), when it can be told from
+//     names and figures; a weak key ("vllm") is warned about instead.
 //
-// The rules read views of the text (view.go), in which the many ways of
-// writing one thing are made one: Unicode and escaped spaces, percent-
-// encoding, backslash escapes, HTML references. What a rule finds in a
-// view is hidden in the text as it was written.
+// The rules read views of the text (view.go) in which the many spellings
+// of one thing are made one; what they find is hidden as written.
 package redact
 
 import (
@@ -46,9 +38,8 @@ type Redactor struct {
 }
 
 // Also is r that hides values too, wherever they stand as a whole token:
-// the secrets of a run's settings (a password in its request's extra
-// fields) that a server may repeat in its errors. Values of fewer than
-// four characters are left out: they would hide ordinary words.
+// a run's settings' secrets that a server may repeat in its errors. Values
+// under four characters are left out: they would hide ordinary words.
 func (r *Redactor) Also(values ...string) *Redactor {
 	c := *r
 	c.known = slices.Clone(r.known)
@@ -89,9 +80,8 @@ func weakness(key string) string {
 			digits++
 		}
 	}
-	// A word is letters of one case, or a short mix ("Secret"); random
-	// letters in both cases, as long as a key, are no word (a 32-letter
-	// key was once left unsearched for being letters only).
+	// A word is letters of one case, or a short mix ("Secret"); a long mix
+	// of cases is a key (a 32-letter key was once left unsearched).
 	word := lower+upper == len(key) && (lower == 0 || upper == 0 || len(key) < strongLetters)
 	switch {
 	case len(key) < minKeyLength:
@@ -182,55 +172,32 @@ func Values(s string, values ...string) string {
 		if len(v) < 2 {
 			continue
 		}
-		s = markWhere(s, v, func(start int) (int, bool) {
-			end := start + len(v)
-			return end, tokenStart(s, start, v) && tokenEnd(s, end, v)
-		})
-	}
-	return s
-}
-
-// markWhere replaces with Mark each place needle is found in s whose
-// secret, by hide, runs from there to end; hide says false where the
-// needle is part of something else.
-func markWhere(s, needle string, hide func(start int) (end int, ok bool)) string {
-	var b strings.Builder
-	copied := 0
-	for from := 0; ; {
-		at := strings.Index(s[from:], needle)
-		if at < 0 {
-			break
-		}
-		start := from + at
-		if end, ok := hide(start); ok {
+		var b strings.Builder
+		copied := 0
+		for from := 0; ; {
+			at := strings.Index(s[from:], v)
+			if at < 0 {
+				break
+			}
+			start, end := from+at, from+at+len(v)
+			// Nothing alphanumeric runs into a whole token, but an escape
+			// written for a control character (\n, \x1b) ends one.
+			startsToken := start == 0 || !isAlnum(v[0]) || !isAlnum(s[start-1]) ||
+				escapeBefore.MatchString(s[max(0, start-32):start])
+			if !startsToken || end < len(s) && isAlnum(v[len(v)-1]) && isAlnum(s[end]) {
+				from = start + 1
+				continue
+			}
 			b.WriteString(s[copied:start])
 			b.WriteString(Mark)
 			copied, from = end, end
-			continue
 		}
-		from = start + 1
+		if copied > 0 {
+			b.WriteString(s[copied:])
+			s = b.String()
+		}
 	}
-	if copied == 0 {
-		return s
-	}
-	b.WriteString(s[copied:])
-	return b.String()
-}
-
-// tokenStart reports whether the key found at i starts a token: nothing
-// alphanumeric runs into it from the left. An escape written for a control
-// character (\n, \x1b, \u2028: how a server's words are shown) ends a
-// token too.
-func tokenStart(s string, i int, key string) bool {
-	if i == 0 || !isAlnum(key[0]) || !isAlnum(s[i-1]) {
-		return true
-	}
-	return afterEscape(s[:i])
-}
-
-// tokenEnd reports whether the key ending at i ends a token.
-func tokenEnd(s string, i int, key string) bool {
-	return i == len(s) || !isAlnum(key[len(key)-1]) || !isAlnum(s[i])
+	return s
 }
 
 // escapeBefore matches, at the end of the text before a token, an escape
@@ -238,10 +205,6 @@ func tokenEnd(s string, i int, key string) bool {
 // control sequence (ESC [ 0 m), raw or so escaped: neither is part of the
 // word a reader sees.
 var escapeBefore = regexp.MustCompile(`(?:\\(?:[abfnrtv]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})|(?:\x1b|\\x1b|\\u001b)\[[0-9;?]*[A-Za-z]|(?:\xc2\x9b|\\u009b)[0-9;?]*[A-Za-z])$`)
-
-func afterEscape(before string) bool {
-	return escapeBefore.MatchString(before[max(0, len(before)-32):])
-}
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
