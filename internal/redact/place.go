@@ -333,11 +333,7 @@ func switchFlag(name string) bool {
 
 // switchPart reports whether a part of a name says switch.
 func switchPart(part string) bool {
-	switch part {
-	case "no", "disable", "enable", "skip", "allow", "require", "use", "with", "without", "trust":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"no", "disable", "enable", "skip", "allow", "require", "use", "with", "without", "trust"}, part)
 }
 
 // secretWords are the parts of a name that say secret, whole or after a
@@ -430,10 +426,8 @@ func secretWord(part, prev string, alone bool) bool {
 	if slices.Contains(secretWords, part) {
 		return !(part == "token" && slices.Contains(vocabularyQualifiers, prev))
 	}
-	for _, w := range anyPrefixWords {
-		if strings.HasSuffix(part, w) {
-			return true
-		}
+	if slices.ContainsFunc(anyPrefixWords, func(w string) bool { return strings.HasSuffix(part, w) }) {
+		return true
 	}
 	for _, w := range append(keyWords, secretWords...) {
 		q, ok := strings.CutSuffix(part, w)
@@ -507,11 +501,7 @@ func shellVariable(v string) bool {
 // switchWord reports whether v is a boolean or null (True, None, null):
 // never a secret, whatever it stands under (api_key=None).
 func switchWord(v string) bool {
-	switch strings.ToLower(strings.Trim(v, `"'`)) {
-	case "true", "false", "none", "null", "nil":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"true", "false", "none", "null", "nil"}, strings.ToLower(strings.Trim(v, `"'`)))
 }
 
 // plainSetting reports whether v is a number or a switch's word (true,

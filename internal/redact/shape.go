@@ -2,6 +2,7 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -165,14 +166,13 @@ func randomPiece(p, before string) bool {
 	if len(p) < minRandomPiece {
 		return false
 	}
-	letters, digits := 0, 0
+	digits := 0
 	for i := 0; i < len(p); i++ {
 		if isDigit(p[i]) {
 			digits++
-		} else {
-			letters++
 		}
 	}
+	letters := len(p) - digits
 	switch {
 	case letters == 0:
 		return false
@@ -210,13 +210,10 @@ func labelledDigest(before string) bool {
 	if strings.HasSuffix(before, "blobs/") {
 		return true // a model store's file named by its digest (Hugging Face's cache)
 	}
-	for _, algo := range []string{"sha256", "sha512", "sha384", "sha1", "md5"} {
-		// sha256:… in an OCI or Docker digest, sha256-… in Ollama's blob names
-		if strings.HasSuffix(before, algo+":") || strings.HasSuffix(before, algo+"-") {
-			return true
-		}
-	}
-	return false
+	// sha256:… in an OCI or Docker digest, sha256-… in Ollama's blob names
+	return slices.ContainsFunc([]string{"sha256", "sha512", "sha384", "sha1", "md5"}, func(algo string) bool {
+		return strings.HasSuffix(before, algo+":") || strings.HasSuffix(before, algo+"-")
+	})
 }
 
 // idPrefixes name the hex ids servers give a request or a response
