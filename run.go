@@ -692,10 +692,7 @@ func (r *Run) Sorted() *Run {
 // Union is the numbers of all the sets, sorted, each once: the contexts or
 // concurrency levels of several runs, or of a run's two phases.
 func Union(sets ...[]int) []int {
-	var out []int
-	for _, s := range sets {
-		out = append(out, s...)
-	}
+	out := slices.Concat(sets...)
 	slices.Sort(out)
 	return slices.Compact(out)
 }

@@ -1,6 +1,7 @@
 package matrixgen
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,12 +39,7 @@ var statusWords = map[Status]struct{ label, explanation string }{
 
 // Label is the status in the words the matrix pages use; an unknown one as
 // it is written.
-func (s Status) Label() string {
-	if w, ok := statusWords[s]; ok {
-		return w.label
-	}
-	return string(s)
-}
+func (s Status) Label() string { return cmp.Or(statusWords[s].label, string(s)) }
 
 // Explanation is the one-sentence legend for the status; "" for an unknown one.
 func (s Status) Explanation() string { return statusWords[s].explanation }

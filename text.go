@@ -33,29 +33,23 @@ func walkText(v reflect.Value, field string, visit func(field string, v reflect.
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if f := v.Type().Field(i); f.IsExported() {
-				walkText(v.Field(i), joinField(field, jsonName(f)), visit)
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
 			}
+			// The field's name in the run file: its json tag's, else Go's.
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				name = f.Name
+			}
+			if field != "" {
+				name = field + "." + name
+			}
+			walkText(v.Field(i), name, visit)
 		}
 	case reflect.Slice, reflect.Array:
 		for i := range v.Len() {
 			walkText(v.Index(i), field+"["+strconv.Itoa(i)+"]", visit)
 		}
 	}
-}
-
-// jsonName is a field's name in the run file: its json tag's, else Go's.
-func jsonName(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-	if name == "" || name == "-" {
-		return f.Name
-	}
-	return name
-}
-
-func joinField(parent, name string) string {
-	if parent == "" {
-		return name
-	}
-	return parent + "." + name
 }

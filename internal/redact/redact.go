@@ -42,12 +42,7 @@ type Redactor struct {
 // under four characters are left out: they would hide ordinary words.
 func (r *Redactor) Also(values ...string) *Redactor {
 	c := *r
-	c.known = slices.Clone(r.known)
-	for _, v := range values {
-		if len(v) >= 4 {
-			c.known = append(c.known, v)
-		}
-	}
+	c.known = slices.Concat(r.known, slices.DeleteFunc(slices.Clone(values), func(v string) bool { return len(v) < 4 }))
 	return &c
 }
 
@@ -69,17 +64,7 @@ const minKeyLength = 8
 
 // weakness says why key cannot be told from ordinary text, or "".
 func weakness(key string) string {
-	lower, upper, digits := 0, 0, 0
-	for i := 0; i < len(key); i++ {
-		switch c := key[i]; {
-		case 'a' <= c && c <= 'z':
-			lower++
-		case 'A' <= c && c <= 'Z':
-			upper++
-		case '0' <= c && c <= '9':
-			digits++
-		}
-	}
+	lower, upper, digits := classes(key)
 	// A word is letters of one case, or a short mix ("Secret"); a long mix
 	// of cases is a key (a 32-letter key was once left unsearched).
 	word := lower+upper == len(key) && (lower == 0 || upper == 0 || len(key) < strongLetters)
@@ -205,6 +190,21 @@ func Values(s string, values ...string) string {
 // control sequence (ESC [ 0 m), raw or so escaped: neither is part of the
 // word a reader sees.
 var escapeBefore = regexp.MustCompile(`(?:\\(?:[abfnrtv]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})|(?:\x1b|\\x1b|\\u001b)\[[0-9;?]*[A-Za-z]|(?:\xc2\x9b|\\u009b)[0-9;?]*[A-Za-z])$`)
+
+// classes counts s's lowercase and uppercase ASCII letters and its digits.
+func classes(s string) (lower, upper, digits int) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z':
+			lower++
+		case 'A' <= c && c <= 'Z':
+			upper++
+		case '0' <= c && c <= '9':
+			digits++
+		}
+	}
+	return lower, upper, digits
+}
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'

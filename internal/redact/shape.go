@@ -166,12 +166,7 @@ func randomPiece(p, before string) bool {
 	if len(p) < minRandomPiece {
 		return false
 	}
-	digits := 0
-	for i := 0; i < len(p); i++ {
-		if isDigit(p[i]) {
-			digits++
-		}
-	}
+	_, _, digits := classes(p)
 	letters := len(p) - digits
 	switch {
 	case letters == 0:
@@ -191,15 +186,7 @@ func randomPiece(p, before string) bool {
 // evenCases reports whether upper and lower case share p's letters about
 // evenly (35% to 65% each), as random letters do and camel case does not.
 func evenCases(p string) bool {
-	upper, lower := 0, 0
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case 'A' <= c && c <= 'Z':
-			upper++
-		case 'a' <= c && c <= 'z':
-			lower++
-		}
-	}
+	lower, upper, _ := classes(p)
 	return 20*upper >= 7*(upper+lower) && 20*lower >= 7*(upper+lower)
 }
 
