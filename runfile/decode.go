@@ -59,7 +59,7 @@ func Decode(file string, data []byte) (*matrixgen.Run, error) {
 	src := source{file: file, data: data}
 	errs := make([]error, len(problems))
 	for i, p := range problems {
-		errs[i] = src.errAt(src.locate(p.Field), p.Field, p.Msg)
+		errs[i] = src.problem(p)
 	}
 	return nil, errors.Join(errs...)
 }
@@ -173,11 +173,11 @@ type source struct {
 	data []byte
 }
 
-// locate is where a field of the file starts, or the nearest field above
+// problem is p placed where its field starts, or the nearest field above
 // it that the file has.
-func (s source) locate(field string) int64 {
-	off, _ := Locate(s.data, pointerOf(field))
-	return off
+func (s source) problem(p matrixgen.Problem) *Error {
+	off, _ := Locate(s.data, pointerOf(p.Field))
+	return s.errAt(off, p.Field, p.Msg)
 }
 
 func (s source) errAt(off int64, field, msg string) *Error {

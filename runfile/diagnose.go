@@ -69,7 +69,7 @@ func (d *diagnosis) run() []*Error {
 			return slices.ContainsFunc(d.undecoded, func(f string) bool { return readsUndecoded(p, f) })
 		}
 		for _, p := range run.ValidateExcept(follows) {
-			d.problems = append(d.problems, d.src.errAt(d.src.locate(p.Field), p.Field, p.Msg))
+			d.problems = append(d.problems, d.src.problem(p))
 		}
 	case !errors.Is(err, errEnough):
 		d.syntaxError(err)
