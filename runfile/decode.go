@@ -103,7 +103,7 @@ func shortPath(path string, ptr jsontext.Pointer) string {
 	}
 	depth := len(slices.Collect(ptr.Tokens()))
 	head, tail := path[:maxPathText/2], path[len(path)-maxPathText/4:]
-	for !utf8.RuneStart(head[len(head)-1]) && len(head) > 1 {
+	for len(head) > 1 && !utf8.RuneStart(path[len(head)]) { // cut before a rune, not inside it
 		head = head[:len(head)-1]
 	}
 	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
