@@ -227,13 +227,11 @@ func (q *Request) Parts() [][2]string {
 	if q.Temperature != nil {
 		parts = append(parts, [2]string{"temperature", strconv.FormatFloat(*q.Temperature, 'g', -1, 64)})
 	}
-	for _, m := range []struct {
-		name string
-		v    map[string]any
-	}{{"chat_template_kwargs", q.ChatTemplateKwargs}, {"extra", q.Extra}} {
-		if len(m.v) > 0 {
-			parts = append(parts, [2]string{m.name, compactJSON(m.v)})
-		}
+	if len(q.ChatTemplateKwargs) > 0 {
+		parts = append(parts, [2]string{"chat_template_kwargs", compactJSON(q.ChatTemplateKwargs)})
+	}
+	if len(q.Extra) > 0 {
+		parts = append(parts, [2]string{"extra", compactJSON(q.Extra)})
 	}
 	return parts
 }

@@ -222,12 +222,8 @@ var nextWord = regexp.MustCompile(`^[ \t]+(` + word + `)`)
 // namedList: a list under a name that says secret is secrets, but one of
 // numbers or switches' words (a count's, a setting's).
 func namedList(name, value string) bool {
-	for _, e := range strings.Split(value, ",") {
-		if !plainSetting(strings.TrimSpace(e)) {
-			return NamesSecret(name, false)
-		}
-	}
-	return NamesSecret(name, true)
+	secretLike := func(e string) bool { return !plainSetting(strings.TrimSpace(e)) }
+	return NamesSecret(name, !slices.ContainsFunc(strings.Split(value, ","), secretLike))
 }
 
 // sentence reports whether value, with what follows it, reads as prose:
@@ -272,18 +268,17 @@ func flagValue(name, value string) bool {
 }
 
 // spacedFlagValue: as flagValue, but a switch (--no-auth) takes no value
-// after a space, bar --use-auth-token; a value that starts with '-' is one
-// only after a name whose last word says secret (--api-key -abc123), and
-// never a long flag (--port).
+// after a space, bar one that may take the token itself (Hugging Face's
+// --use-auth-token <token>); a value that starts with '-' is one only after
+// a name whose last word says secret (--api-key -abc123), never a long flag.
 func spacedFlagValue(name, value string) bool {
-	if switchFlag(name) && (plainSetting(value) || !tokenSwitch(name)) || !flagValue(name, value) {
+	last, _ := secretWordAt(name)
+	first, _, _ := strings.Cut(strings.ToLower(name), "-")
+	takesToken := last && strings.HasPrefix(strings.ToLower(strings.TrimLeft(name, "-")), "use")
+	if switchPart(first) && (plainSetting(value) || !takesToken) || !flagValue(name, value) {
 		return false
 	}
-	if value[0] != '-' {
-		return true
-	}
-	last, _ := secretWordAt(name)
-	return last && len(value) > 1 && value[1] != '-'
+	return value[0] != '-' || last && len(value) > 1 && value[1] != '-'
 }
 
 // NamesSecret reports whether a value standing under name (a field, a
@@ -323,12 +318,6 @@ func credentialHeader(_, value string) bool {
 // assignedValue: as namedValue; "=>" and "==" are not assignments.
 func assignedValue(name, value string) bool {
 	return value[0] != '>' && value[0] != '=' && namedValue(name, value)
-}
-
-// switchFlag reports whether a flag turns something on or off.
-func switchFlag(name string) bool {
-	first, _, _ := strings.Cut(strings.ToLower(name), "-")
-	return switchPart(first)
 }
 
 // switchPart reports whether a part of a name says switch.
@@ -469,13 +458,6 @@ func nameParts(name string) []string {
 func userFlag(name string) bool {
 	n := strings.ToLower(strings.TrimLeft(name, "-"))
 	return n == "u" || n == "user"
-}
-
-// tokenSwitch reports whether a switch's name may take the secret itself
-// (Hugging Face's --use-auth-token <token>, or a bare --use-auth-token).
-func tokenSwitch(name string) bool {
-	last, _ := secretWordAt(name)
-	return last && strings.HasPrefix(strings.ToLower(strings.TrimLeft(name, "-")), "use")
 }
 
 // shellVariable reports whether v is a reference to a variable ($HF_TOKEN,

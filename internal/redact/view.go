@@ -169,33 +169,30 @@ func spaceAt(s string, i int) (byte, int) {
 // for a control or space character, with the terminal control sequence
 // that follows an escaped ESC; 0 when there is none.
 func escapedSpace(s string) int {
-	if len(s) >= 2 && strings.IndexByte("abfnrtv", s[1]) >= 0 {
+	if len(s) < 2 {
+		return 0
+	}
+	if strings.IndexByte("abfnrtv", s[1]) >= 0 {
 		return 2
 	}
-	for _, e := range []struct {
-		prefix string
-		digits int
-	}{{`\x`, 2}, {`\u`, 4}, {`\U`, 8}} {
-		if !strings.HasPrefix(s, e.prefix) || len(s) < 2+e.digits {
-			continue
-		}
-		r, ok := hexValue(s[2 : 2+e.digits])
-		if !ok {
-			return 0
-		}
-		n := 2 + e.digits
-		switch {
-		case r == 0x1b:
-			return n + controlSequence(s[n:])
-		case r == 0x9b:
-			return n + controlSequence("["+s[n:]) - 1
-		case r < ' ' || r == 0x7f || 0x80 <= r && r < 0xa0 || r < utf8.MaxRune && unicode.IsSpace(rune(r)):
-			return n
-		}
+	n := 2 + escapeDigits[s[1]]
+	if len(s) < n {
 		return 0
+	}
+	switch r, ok := hexValue(s[2:n]); {
+	case !ok:
+	case r == 0x1b:
+		return n + controlSequence(s[n:])
+	case r == 0x9b:
+		return n + controlSequence("["+s[n:]) - 1
+	case r < ' ' || r == 0x7f || 0x80 <= r && r < 0xa0 || r < utf8.MaxRune && unicode.IsSpace(rune(r)):
+		return n
 	}
 	return 0
 }
+
+// escapeDigits are the hex digits of \xHH, \uHHHH and \UHHHHHHHH.
+var escapeDigits = map[byte]int{'x': 2, 'u': 4, 'U': 8}
 
 // controlSequence is the length of a terminal's control sequence at the
 // start of s, after its ESC: [ parameters and a final letter.
