@@ -40,8 +40,7 @@ type Run struct {
 	Model    Model    `json:"model"`
 	// LaunchCommand is the server's command line with secrets redacted.
 	LaunchCommand string `json:"launch_command,omitempty"`
-	// Probe is what `matrixgen run` found out about the server before it
-	// measured anything.
+	// Probe is what `matrixgen run` learnt of the server before measuring.
 	Probe *Probe `json:"probe,omitempty"`
 	Sweep Sweep  `json:"sweep"`
 	// Request is what every chat request carried beside the prompt and
@@ -69,24 +68,20 @@ type Hardware struct {
 	Type     string `json:"type,omitempty"`
 	GPU      string `json:"gpu,omitempty"`
 	GPUCount int    `json:"gpu_count,omitempty"`
-	// VRAMGB is memory per GPU in gigabytes as the vendor states it (96 for a
-	// "96 GB" card).
+	// VRAMGB is memory per GPU in gigabytes as the vendor states it ("96 GB").
 	VRAMGB float64 `json:"vram_gb,omitempty"`
 	CPU    string  `json:"cpu,omitempty"`
 	OS     string  `json:"os,omitempty"`
 	Driver string  `json:"driver,omitempty"`
-	// Kernel is the operating system's kernel release; CUDA the CUDA
-	// version the driver supports.
+	// Kernel is the OS kernel's release; CUDA the version the driver supports.
 	Kernel string `json:"kernel,omitempty"`
 	CUDA   string `json:"cuda,omitempty"`
-	// PowerLimitW and DefaultPowerLimitW are each GPU's board power limit,
-	// as set and as shipped (an RTX PRO 6000 at 600 W or capped at 300 W).
+	// PowerLimitW and DefaultPowerLimitW are each GPU's board power limit, as set and as shipped.
 	PowerLimitW        float64 `json:"power_limit_w,omitempty"`
 	DefaultPowerLimitW float64 `json:"default_power_limit_w,omitempty"`
 	// PCIe is the GPUs' link, e.g. "Gen 5 x16".
 	PCIe string `json:"pcie,omitempty"`
-	// IdlePowerW is the board power of all GPUs together, measured once
-	// before the sweep while the server was idle.
+	// IdlePowerW is all GPUs' board power, measured before the sweep with the server idle.
 	IdlePowerW *float64 `json:"idle_power_w,omitempty"`
 	// Given names, by their JSON names ("gpu", "vram_gb"), the fields above
 	// a person typed ([describe]) rather than the runner detected: a page
@@ -98,8 +93,7 @@ type Hardware struct {
 // by their JSON names, in the order a page shows them.
 var GivenHardwareFields = []string{"type", "gpu", "gpu_count", "vram_gb", "cpu", "os"}
 
-// IsGiven reports whether the hardware field of that JSON name was given
-// by hand rather than detected.
+// IsGiven reports whether the hardware field of that JSON name was given by hand.
 func (h Hardware) IsGiven(field string) bool { return slices.Contains(h.Given, field) }
 
 // Engine describes the inference server software.
@@ -193,11 +187,9 @@ type Request struct {
 	// Temperature is the sampling temperature sent, 0 included; absent:
 	// the model's own default.
 	Temperature *float64 `json:"temperature,omitempty"`
-	// ChatTemplateKwargs were sent as chat_template_kwargs, e.g.
-	// {"enable_thinking": false}.
+	// ChatTemplateKwargs were sent as chat_template_kwargs ({"enable_thinking": false}).
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
-	// Extra are the other fields merged into every request body, e.g.
-	// {"repetition_penalty": 1.1}.
+	// Extra are other fields merged into every request body ({"repetition_penalty": 1.1}).
 	Extra map[string]any `json:"extra,omitempty"`
 }
 
@@ -282,8 +274,7 @@ type Prefill struct {
 	// PromptTokens is the prompt length the server reported, which may differ
 	// from ContextTokens by the chat template's tokens.
 	PromptTokens int `json:"prompt_tokens,omitempty"`
-	// PromptTokS is prompt tokens / TTFT, the median over Requests where
-	// there are several.
+	// PromptTokS is prompt tokens / TTFT, the median over Requests.
 	PromptTokS *float64 `json:"prompt_tok_s,omitempty"`
 	// TTFTMs is the time to first token, the median over Requests.
 	TTFTMs    *float64 `json:"ttft_ms,omitempty"`
@@ -311,8 +302,7 @@ type Prefill struct {
 	IdleWaitSeconds *float64 `json:"idle_wait_seconds,omitempty"`
 }
 
-// PrefillRequest is one measured prefill request: its own prompt, never
-// sent before.
+// PrefillRequest is one measured prefill request, on a prompt never sent before.
 type PrefillRequest struct {
 	PromptTokens int     `json:"prompt_tokens"`
 	TTFTMs       float64 `json:"ttft_ms"`
@@ -500,8 +490,7 @@ type ServerCount struct {
 	ClientTokens int `json:"client_tokens"`
 }
 
-// CountDisagreement is the tolerance beyond which the client's and the
-// server's counts of a cell are flagged: 2 %.
+// CountDisagreement is the tolerance past which a cell's two counts are flagged: 2 %.
 const CountDisagreement = 0.02
 
 // Deviation is the client's count relative to the server's: +0.01 when the
@@ -552,8 +541,7 @@ const (
 	TokensChunks          TokenSource = "chunks"
 )
 
-// TokenSources lists every token source, the only ones a run file may name:
-// Validate refuses any other, and package runfile's schema lists them.
+// TokenSources lists every token source, the only ones a run file may name.
 var TokenSources = []TokenSource{TokensContinuousUsage, TokensTimingsPerToken, TokensFinalUsage, TokensServerMetrics, TokensChunks}
 
 // MetricsSample is one reading of the server's metrics during a window.
@@ -687,8 +675,7 @@ func (r *Run) Sorted() *Run {
 	return &s
 }
 
-// Union is the numbers of all the sets, sorted, each once: the contexts or
-// concurrency levels of several runs, or of a run's two phases.
+// Union is the numbers of all the sets, sorted, each once.
 func Union(sets ...[]int) []int {
 	out := slices.Concat(sets...)
 	slices.Sort(out)

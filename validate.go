@@ -128,7 +128,7 @@ func (v *validator) nonNegative(at, name string, x *float64) {
 	}
 }
 
-// namedFigure is a figure and its JSON name, for nonNegatives.
+// namedFigure is a figure and its JSON name.
 type namedFigure struct {
 	name string
 	x    *float64
@@ -367,16 +367,13 @@ func (v *validator) interval(at string, d Decode) {
 		v.add(at, "an interval of no figure: the cell has no total_tok_s")
 	}
 	ends := true
-	for _, end := range []struct {
-		name string
-		x    float64
-	}{{".low", in.Low}, {".high", in.High}} {
-		switch {
-		case math.IsNaN(end.x) || math.Abs(end.x) > maxFigure:
+	for _, end := range []namedFigure{{".low", &in.Low}, {".high", &in.High}} {
+		switch x := *end.x; {
+		case math.IsNaN(x) || math.Abs(x) > maxFigure:
 			v.add(at+end.name, fmt.Sprintf("must be a finite number within ±%g", float64(maxFigure)))
 			ends = false
-		case end.x < 0:
-			v.add(at+end.name, fmt.Sprintf("an interval of a rate cannot reach below 0, got %.6g", end.x))
+		case x < 0:
+			v.add(at+end.name, fmt.Sprintf("an interval of a rate cannot reach below 0, got %.6g", x))
 			ends = false
 		}
 	}
@@ -596,7 +593,8 @@ func (p *Power) impossible(gpus int, seconds *float64) []Problem {
 	allUses := []string{"hardware.gpu_count"}
 	over := func(field string, watts, limit float64, uses []string) {
 		if watts > limit {
-			msg := fmt.Sprintf("%.6g W is more than %s can draw (%g W a GPU at most)", watts, gpuCount(limit), float64(MaxBoardPowerW))
+			msg := fmt.Sprintf("%.6g W is more than %s can draw (%g W a GPU at most)",
+				watts, gpuCount(limit), float64(MaxBoardPowerW))
 			out = append(out, Problem{Field: field, Msg: msg, Uses: uses})
 		}
 	}
@@ -616,7 +614,8 @@ func (p *Power) impossible(gpus int, seconds *float64) []Problem {
 	}
 	if seconds != nil && *seconds > 0 && p.EnergyJoules > all**seconds*(1+1e-9) {
 		msg := fmt.Sprintf("%.6g J in %.6g s is more than %s can draw", p.EnergyJoules, *seconds, gpuCount(all))
-		out = append(out, Problem{Field: "power.energy_joules", Msg: msg, Uses: append(allUses, "window_seconds")})
+		uses := append(allUses, "window_seconds")
+		out = append(out, Problem{Field: "power.energy_joules", Msg: msg, Uses: uses})
 	}
 	return out
 }
@@ -632,12 +631,11 @@ func gpuCount(limit float64) string {
 // boardPower checks the hardware's power figures against its GPUs'.
 func (v *validator) boardPower(r *Run) {
 	h := &r.Hardware
-	for _, f := range []struct {
-		name  string
-		watts float64
-	}{{"hardware.power_limit_w", h.PowerLimitW}, {"hardware.default_power_limit_w", h.DefaultPowerLimitW}} {
-		if f.watts > MaxBoardPowerW {
-			v.add(f.name, fmt.Sprintf("%.6g W is more than a GPU can draw (%d W at most)", f.watts, MaxBoardPowerW))
+	for _, f := range []namedFigure{
+		{"hardware.power_limit_w", &h.PowerLimitW}, {"hardware.default_power_limit_w", &h.DefaultPowerLimitW},
+	} {
+		if *f.x > MaxBoardPowerW {
+			v.add(f.name, fmt.Sprintf("%.6g W is more than a GPU can draw (%d W at most)", *f.x, MaxBoardPowerW))
 		}
 	}
 	if h.IdlePowerW != nil {

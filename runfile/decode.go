@@ -173,8 +173,7 @@ type source struct {
 	data []byte
 }
 
-// problem is p placed where its field starts, or the nearest field above
-// it that the file has.
+// problem is p placed at its field, or the nearest one above it the file has.
 func (s source) problem(p matrixgen.Problem) *Error {
 	off, _ := Locate(s.data, pointerOf(p.Field))
 	return s.errAt(off, p.Field, p.Msg)

@@ -118,8 +118,8 @@ func (d *diagnosis) value(v reflect.Value, path string, at int64) error {
 	return nil
 }
 
-// object reads an object's members into the struct v: unknown and
-// repeated names are noted and their values skipped.
+// object reads an object's members into the struct v, noting unknown and
+// repeated names.
 func (d *diagnosis) object(v reflect.Value, path string) error {
 	if _, err := d.dec.ReadToken(); err != nil {
 		return err
@@ -227,8 +227,7 @@ func (d *diagnosis) syntaxError(err error) {
 // maxFieldShown bounds a field path in a syntax error's message.
 const maxFieldShown = 100
 
-// add notes a problem, and says errEnough when it is the last one a file
-// reports.
+// add notes a problem; errEnough when it is the last a file reports.
 func (d *diagnosis) add(at int64, field, msg string) error {
 	d.problems = append(d.problems, d.src.errAt(at, field, msg))
 	if len(d.problems) >= matrixgen.MaxProblems {
@@ -247,9 +246,8 @@ func nextToken(data []byte, off int64) int64 {
 	return off
 }
 
-// valueMessage says what was wrong with a value the library refused: what
-// was wanted for a number out of range or not whole, else the type's own
-// complaint.
+// valueMessage says what was wrong with a value the library refused: for a
+// number, what was wanted; else the type's own complaint.
 func valueMessage(err error) string {
 	switch serr, ok := errors.AsType[*json.SemanticError](err); {
 	case !ok || serr.Err == nil || serr.GoType == nil:
@@ -291,8 +289,7 @@ func related(a, b string) bool {
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
-// decodesItself reports whether values of t read themselves from a JSON
-// string (a status, a time).
+// decodesItself reports whether t reads itself from a string (a time).
 func decodesItself(t reflect.Type) bool {
 	return t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshaler)
 }
@@ -344,7 +341,8 @@ func goKindName(t reflect.Type) string {
 }
 
 var kindNames = map[jsontext.Kind]string{
-	'{': "an object", '[': "an array", '"': "a string", 't': "true or false", 'f': "true or false", '0': "a number",
+	'{': "an object", '[': "an array", '"': "a string",
+	't': "true or false", 'f': "true or false", '0': "a number",
 }
 
 func jsonKindName(k jsontext.Kind) string { return cmp.Or(kindNames[k], "null") }

@@ -17,8 +17,7 @@ func Schema() ([]byte, error) {
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["title"] = "matrixgen run file, schema 1"
 	root["description"] = "One benchmark run: the environment, the sweep, and every prefill and decode measurement. See runs/README.md."
-	props := root["properties"].(map[string]any)
-	props["schema"] = map[string]any{"const": matrixgen.SchemaVersion}
+	root["properties"].(map[string]any)["schema"] = map[string]any{"const": matrixgen.SchemaVersion}
 	out, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, err

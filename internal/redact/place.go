@@ -25,9 +25,8 @@ const (
 	fieldWord = `<redacted>|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"',;{}\[\]<>]+`
 )
 
-// A placeRule finds secrets by where they stand: its pattern's named
-// groups are "name" (what the value is called, when it has one) and
-// "value" (the secret); keep says whether a match's value is a secret.
+// A placeRule finds secrets by where they stand: its pattern's groups are
+// "name" (if any) and "value"; keep says whether a match's value is secret.
 type placeRule struct {
 	re   *regexp.Regexp
 	keep func(name, value string) (hide bool)
@@ -322,7 +321,9 @@ func assignedValue(name, value string) bool {
 
 // switchPart reports whether a part of a name says switch.
 func switchPart(part string) bool {
-	return slices.Contains([]string{"no", "disable", "enable", "skip", "allow", "require", "use", "with", "without", "trust"}, part)
+	return slices.Contains([]string{
+		"no", "disable", "enable", "skip", "allow", "require", "use", "with", "without", "trust",
+	}, part)
 }
 
 // secretWords are the parts of a name that say secret, whole or after a
@@ -483,7 +484,8 @@ func shellVariable(v string) bool {
 // switchWord reports whether v is a boolean or null (True, None, null):
 // never a secret, whatever it stands under (api_key=None).
 func switchWord(v string) bool {
-	return slices.Contains([]string{"true", "false", "none", "null", "nil"}, strings.ToLower(strings.Trim(v, `"'`)))
+	v = strings.ToLower(strings.Trim(v, `"'`))
+	return slices.Contains([]string{"true", "false", "none", "null", "nil"}, v)
 }
 
 // plainSetting reports whether v is a number or a switch's word (true,

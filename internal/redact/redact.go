@@ -42,18 +42,18 @@ type Redactor struct {
 // under four characters are left out: they would hide ordinary words.
 func (r *Redactor) Also(values ...string) *Redactor {
 	c := *r
-	c.known = slices.Concat(r.known, slices.DeleteFunc(slices.Clone(values), func(v string) bool { return len(v) < 4 }))
+	short := func(v string) bool { return len(v) < 4 }
+	c.known = slices.Concat(r.known, slices.DeleteFunc(slices.Clone(values), short))
 	return &c
 }
 
 // New returns a Redactor for the live API key (which may be empty).
 func New(key string) *Redactor {
 	r := &Redactor{}
-	if key == "" {
-		return r
-	}
-	if r.weak = weakness(key); r.weak == "" {
-		r.key = newKeyFinder(key)
+	if key != "" {
+		if r.weak = weakness(key); r.weak == "" {
+			r.key = newKeyFinder(key)
+		}
 	}
 	return r
 }
@@ -83,9 +83,8 @@ func weakness(key string) string {
 // must be to be told from words and figures.
 const strongLetters = 16
 
-// Warning is a sentence for the person when the key is too short or too
-// ordinary to be found by its value, "" otherwise. It names no part of the
-// key.
+// Warning says, naming no part of the key, why it is too short or too
+// ordinary to be found by its value; "" when it is not.
 func (r *Redactor) Warning() string {
 	if r.weak == "" {
 		return ""
@@ -118,9 +117,8 @@ func (r *Redactor) Text(s string) string {
 	return s
 }
 
-// Text returns s with every secret found by its place or its shape
-// replaced by Mark: for text where no live key is known (a URL, a
-// launch command, a store's error).
+// Text is Redactor.Text where no live key is known (a URL, a launch
+// command, a store's error): secrets by their place or shape.
 func Text(s string) string {
 	return (*Redactor)(nil).Text(s)
 }

@@ -146,8 +146,7 @@ func randomRun(text string, start, end int) bool {
 const minRandomPiece = 20
 
 // minRandomHex is the shortest hex piece that can be random: shorter ones
-// are short hashes and ids (a 12-digit image id, a 16-digit trace span);
-// API keys in hex are 32 digits and more.
+// are short hashes and ids; API keys in hex are 32 digits and more.
 const minRandomHex = 32
 
 // minIDHex is the shortest hex piece of a run read as an id or a hash of
