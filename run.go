@@ -1,11 +1,8 @@
 // Package matrixgen holds the domain of a speed test matrix: the run file
 // model that `matrixgen run` writes and `matrixgen build` publishes, and its
-// validation (Run.Validate: every value that cannot be true). Reading,
-// checking and writing the files themselves is package runfile's.
-//
-// The data path is server → runner → runs/*.json → render → public/. This
-// package is the middle of it and imports nothing heavier than the standard
-// library, so both ends can share it.
+// validation (Run.Validate). Reading and writing the files is package
+// runfile's. It is the middle of server → runner → runs/*.json → render →
+// public/, and imports nothing heavier than the standard library.
 package matrixgen
 
 import (
@@ -23,9 +20,8 @@ import (
 // that old readers would misread bumps it.
 const SchemaVersion = 1
 
-// Run is one benchmark run: the environment it measured, the sweep that
-// produced it, and every measurement. It embeds its own configuration so any
-// run can be reproduced from its file.
+// Run is one benchmark run: the environment it measured, the sweep (its own
+// configuration, so it can be reproduced from its file), every measurement.
 type Run struct {
 	// Schema is the format version, SchemaVersion for files this build writes.
 	Schema int `json:"schema"`
@@ -44,22 +40,19 @@ type Run struct {
 	Model    Model    `json:"model"`
 	// LaunchCommand is the server's command line with secrets redacted.
 	LaunchCommand string `json:"launch_command,omitempty"`
-	// Probe is what `matrixgen run` found out about the server before it
-	// measured anything.
+	// Probe is what `matrixgen run` learnt of the server before measuring.
 	Probe *Probe `json:"probe,omitempty"`
 	Sweep Sweep  `json:"sweep"`
-	// Request is what every chat request carried beside the prompt and the
-	// fields matrixgen sets itself, as the settings gave it: two runs that
-	// differ only in it (thinking on or off) are not the same measurement.
-	// Absent where nothing was set, and in files written before it was kept.
+	// Request is what every chat request carried beside the prompt and
+	// matrixgen's own fields: runs that differ in it (thinking on or off)
+	// are not the same measurement. Absent where nothing was set.
 	Request *Request `json:"request,omitempty"`
 	// Prefill holds one measurement per prefill context.
 	Prefill []Prefill `json:"prefill,omitempty"`
 	// Decode holds one cell per (context, concurrency) pair of the matrix.
 	Decode []Decode `json:"decode,omitempty"`
-	// ResumedDespite lists the differences between the server or settings
-	// the run began with and those it was resumed with, accepted by force:
-	// its cells may not all be comparable.
+	// ResumedDespite lists the differences of server or settings a resume
+	// accepted by force: its cells may not all be comparable.
 	ResumedDespite []string `json:"resumed_despite,omitempty"`
 }
 
@@ -75,30 +68,24 @@ type Hardware struct {
 	Type     string `json:"type,omitempty"`
 	GPU      string `json:"gpu,omitempty"`
 	GPUCount int    `json:"gpu_count,omitempty"`
-	// VRAMGB is memory per GPU in gigabytes as the vendor states it (96 for a
-	// "96 GB" card).
+	// VRAMGB is memory per GPU in gigabytes as the vendor states it ("96 GB").
 	VRAMGB float64 `json:"vram_gb,omitempty"`
 	CPU    string  `json:"cpu,omitempty"`
 	OS     string  `json:"os,omitempty"`
 	Driver string  `json:"driver,omitempty"`
-	// Kernel is the operating system's kernel release; CUDA the CUDA
-	// version the driver supports.
+	// Kernel is the OS kernel's release; CUDA the version the driver supports.
 	Kernel string `json:"kernel,omitempty"`
 	CUDA   string `json:"cuda,omitempty"`
-	// PowerLimitW and DefaultPowerLimitW are each GPU's board power limit,
-	// as set and as shipped (an RTX PRO 6000 at 600 W or capped at 300 W).
+	// PowerLimitW and DefaultPowerLimitW are each GPU's board power limit, as set and as shipped.
 	PowerLimitW        float64 `json:"power_limit_w,omitempty"`
 	DefaultPowerLimitW float64 `json:"default_power_limit_w,omitempty"`
 	// PCIe is the GPUs' link, e.g. "Gen 5 x16".
 	PCIe string `json:"pcie,omitempty"`
-	// IdlePowerW is the board power of all GPUs together, measured once
-	// before the sweep while the server was idle.
+	// IdlePowerW is all GPUs' board power, measured before the sweep with the server idle.
 	IdlePowerW *float64 `json:"idle_power_w,omitempty"`
-	// Given names the fields above that the person running the benchmark
-	// typed (`matrixgen run`'s [describe]) rather than the runner detected,
-	// by their JSON names ("gpu", "vram_gb"): a page shows them as given,
-	// never as measured. Absent for runs of other tools, whose pages say
-	// where they came from.
+	// Given names, by their JSON names ("gpu", "vram_gb"), the fields above
+	// a person typed ([describe]) rather than the runner detected: a page
+	// shows them as given, never as measured.
 	Given []string `json:"given,omitempty"`
 }
 
@@ -106,8 +93,7 @@ type Hardware struct {
 // by their JSON names, in the order a page shows them.
 var GivenHardwareFields = []string{"type", "gpu", "gpu_count", "vram_gb", "cpu", "os"}
 
-// IsGiven reports whether the hardware field of that JSON name was given
-// by hand rather than detected.
+// IsGiven reports whether the hardware field of that JSON name was given by hand.
 func (h Hardware) IsGiven(field string) bool { return slices.Contains(h.Given, field) }
 
 // Engine describes the inference server software.
@@ -155,9 +141,8 @@ type Probe struct {
 	// from (a metric, the config, or a caveat).
 	KVCacheTokens int    `json:"kv_cache_tokens,omitempty"`
 	KVSource      string `json:"kv_source,omitempty"`
-	// BaseURL is the server's address as the run reached it, without user
-	// information, query or fragment: a resume against another address is
-	// another server.
+	// BaseURL is the server's address without user information, query or
+	// fragment: a resume against another address is another server.
 	BaseURL string `json:"base_url,omitempty"`
 }
 
@@ -167,17 +152,15 @@ type Sweep struct {
 	// window) or "fixed_count" (a number of requests).
 	DecodeTest string `json:"decode_test,omitempty"`
 	// PrefillMode is how prefill was measured: "warmed_repeats" (an untimed
-	// warm-up, then PrefillRepeats fresh prompts, the last of which warms
-	// the context for its decode cells), "decode_warmup" (one request that
-	// also warms the context, as other tools and older runs measure) or
-	// "separate".
+	// warm-up, then PrefillRepeats fresh prompts, the last warming the
+	// context for its decode cells), "decode_warmup" (one request that also
+	// warms the context) or "separate".
 	PrefillMode string `json:"prefill_mode,omitempty"`
 	// PrefillRepeats is how many fresh prompts each prefill row measured.
 	PrefillRepeats int `json:"prefill_repeats,omitempty"`
 	// Repeats is how many times each decode cell was measured (`run
-	// -repeat`): the whole matrix once, then again, so that drift on the
-	// machine (clocks, heat, other tenants) spreads over every cell instead
-	// of landing on the last ones. Absent or 1: once.
+	// -repeat`), a pass of the whole matrix each, so that drift spreads
+	// over every cell. Absent or 1: once.
 	Repeats int `json:"repeats,omitempty"`
 	// DurationSeconds is the planned window of each decode cell.
 	DurationSeconds float64 `json:"duration_seconds,omitempty"`
@@ -198,18 +181,15 @@ type Sweep struct {
 }
 
 // Request is the chat request's own settings (`[server]` temperature,
-// chat_template_kwargs and extra), their strings redacted as the launch
-// command is. The maps hold what JSON holds (objects, arrays, strings,
-// numbers, booleans, null), read strictly as the rest of the file.
+// chat_template_kwargs and extra), their strings redacted; the maps hold
+// any JSON values, read strictly as the rest of the file.
 type Request struct {
 	// Temperature is the sampling temperature sent, 0 included; absent:
 	// the model's own default.
 	Temperature *float64 `json:"temperature,omitempty"`
-	// ChatTemplateKwargs were sent as chat_template_kwargs, e.g.
-	// {"enable_thinking": false}.
+	// ChatTemplateKwargs were sent as chat_template_kwargs ({"enable_thinking": false}).
 	ChatTemplateKwargs map[string]any `json:"chat_template_kwargs,omitempty"`
-	// Extra are the other fields merged into every request body, e.g.
-	// {"repetition_penalty": 1.1}.
+	// Extra are other fields merged into every request body ({"repetition_penalty": 1.1}).
 	Extra map[string]any `json:"extra,omitempty"`
 }
 
@@ -219,10 +199,8 @@ func (q *Request) IsZero() bool {
 	return q == nil || q.Temperature == nil && len(q.ChatTemplateKwargs) == 0 && len(q.Extra) == 0
 }
 
-// Text is the request as `compare` and the compare page name it, each
-// part set apart, its maps as compact JSON with names in order, so that
-// two runs that differ in it read differently: `temperature 0.6 ·
-// chat_template_kwargs {"enable_thinking":false}`. "" when nothing was set.
+// Text is the request as `compare` and the compare page name it: `temperature
+// 0.6 · chat_template_kwargs {"enable_thinking": false}`; "" when nothing was set.
 func (q *Request) Text() string {
 	var parts []string
 	for _, p := range q.Parts() {
@@ -241,20 +219,18 @@ func (q *Request) Parts() [][2]string {
 	if q.Temperature != nil {
 		parts = append(parts, [2]string{"temperature", strconv.FormatFloat(*q.Temperature, 'g', -1, 64)})
 	}
-	for _, m := range []struct {
-		name string
-		v    map[string]any
-	}{{"chat_template_kwargs", q.ChatTemplateKwargs}, {"extra", q.Extra}} {
-		if len(m.v) > 0 {
-			parts = append(parts, [2]string{m.name, compactJSON(m.v)})
-		}
+	if len(q.ChatTemplateKwargs) > 0 {
+		parts = append(parts, [2]string{"chat_template_kwargs", compactJSON(q.ChatTemplateKwargs)})
+	}
+	if len(q.Extra) > 0 {
+		parts = append(parts, [2]string{"extra", compactJSON(q.Extra)})
 	}
 	return parts
 }
 
-// compactJSON is v as one line of JSON, its names in order and a space
-// after each colon and comma (where a narrow column may wrap it); a value
-// JSON cannot hold (none a run file decodes to) says so instead.
+// compactJSON is v as one line of JSON, names in order, a space after each
+// colon and comma (where a narrow column may wrap it); a value JSON cannot
+// hold says so instead.
 func compactJSON(v any) string {
 	b, err := json.Marshal(v, json.Deterministic(true), jsontext.SpaceAfterColon(true), jsontext.SpaceAfterComma(true))
 	if err != nil {
@@ -287,9 +263,8 @@ func (s Sweep) WarmsDecodeCache() bool {
 
 // Prefill is one prefill measurement at a context: requests of exactly
 // ContextTokens prompt tokens, each on a prompt no cache holds, asking for
-// one output token. A run made by matrixgen sends an untimed warm-up of the
-// same length first (its TTFT is ColdTTFTMs) and measures several fresh
-// prompts after it; the row's figures are their medians.
+// one output token, after an untimed warm-up (ColdTTFTMs); the row's
+// figures are their medians.
 type Prefill struct {
 	ContextTokens int    `json:"context_tokens"`
 	Status        Status `json:"status"`
@@ -299,42 +274,35 @@ type Prefill struct {
 	// PromptTokens is the prompt length the server reported, which may differ
 	// from ContextTokens by the chat template's tokens.
 	PromptTokens int `json:"prompt_tokens,omitempty"`
-	// PromptTokS is prompt tokens / TTFT, the median over Requests where
-	// there are several.
+	// PromptTokS is prompt tokens / TTFT, the median over Requests.
 	PromptTokS *float64 `json:"prompt_tok_s,omitempty"`
 	// TTFTMs is the time to first token, the median over Requests.
 	TTFTMs    *float64 `json:"ttft_ms,omitempty"`
 	Completed *int     `json:"completed,omitempty"`
 	// ServerPromptTokS is the prefill speed as the server timed its own
-	// prompt processing (llama.cpp's timings, Ollama's prompt_eval_duration,
-	// vLLM's and SGLang's prefill-time histograms), median over Requests: a
-	// cross-check of PromptTokS that excludes what the server spent outside
-	// the prompt (queueing, templating, one-time costs).
+	// prompt processing, median over Requests: a cross-check of PromptTokS
+	// without what the server spent outside the prompt (queueing, templating).
 	ServerPromptTokS *float64 `json:"server_prompt_tok_s,omitempty"`
 	// ServerPromptMs is the server's own time for that prompt processing,
 	// median over Requests; ServerClock names where it was read.
 	ServerPromptMs *float64 `json:"server_prompt_ms,omitempty"`
 	ServerClock    string   `json:"server_clock,omitempty"`
-	// ColdTTFTMs is the TTFT of the warm-up: the first request of this
-	// length the sweep sent, which pays the server's one-time costs (kernel
-	// compilation, autotuning, buffers growing). What a first user waits;
-	// never the prefill rate.
+	// ColdTTFTMs is the TTFT of the warm-up, which pays the server's
+	// one-time costs (kernel compilation, autotuning): what a first user
+	// waits, never the prefill rate.
 	ColdTTFTMs *float64 `json:"cold_ttft_ms,omitempty"`
 	// Requests are the measured requests behind the figures, in the order
-	// they were sent; absent for runs that measured one request or were
-	// written by other tools.
+	// they were sent; absent for runs that measured one.
 	Requests []PrefillRequest `json:"requests,omitempty"`
-	// Note says what a reader should know of a figure that stands, e.g. a
-	// prompt one token short of the context because the tokenizer could not
-	// land on it exactly.
+	// Note says what a reader should know of a figure that stands (a prompt
+	// one token short of the context).
 	Note string `json:"note,omitempty"`
 	// IdleWaitSeconds is how long the runner waited for the server to finish
 	// earlier work before measuring.
 	IdleWaitSeconds *float64 `json:"idle_wait_seconds,omitempty"`
 }
 
-// PrefillRequest is one measured prefill request: its own prompt, never
-// sent before.
+// PrefillRequest is one measured prefill request, on a prompt never sent before.
 type PrefillRequest struct {
 	PromptTokens int     `json:"prompt_tokens"`
 	TTFTMs       float64 `json:"ttft_ms"`
@@ -354,10 +322,8 @@ const (
 )
 
 // OutsidePrompt is how long, of the row's TTFT, the server spent outside
-// its own prompt processing (queueing, templating, one-time costs), and
-// whether that is beyond the rule above: the figure then measures those
-// costs, not the server's prefill. ok is false when the server gave no
-// timing of its own.
+// its own prompt processing, and whether that is beyond the rule above (the
+// figure then measures those costs). ok is false without the server's timing.
 func (p Prefill) OutsidePrompt() (outsideMs float64, beyond, ok bool) {
 	if p.TTFTMs == nil || p.ServerPromptMs == nil {
 		return 0, false, false
@@ -393,18 +359,14 @@ type Decode struct {
 	WindowStart time.Time `json:"window_start,omitzero"`
 	// TotalTokS is output tokens that arrived inside the window / its length.
 	TotalTokS *float64 `json:"total_tok_s,omitempty"`
-	// Interval is TotalTokS's confidence interval, computed from the
-	// cell's own samples when the run file was written (stats.SetInterval:
-	// over Repeats where there are 3 or more, else from PerSecondTokens),
-	// so a build reads it rather than computing it again. Absent where the
-	// samples are too few, on a repeat, and in files written before it was
-	// kept, whose intervals a build computes from their samples.
+	// Interval is TotalTokS's confidence interval, computed when the file
+	// was written (stats.SetInterval), so a build reads it. Absent where the
+	// samples are too few, on a repeat, and in older files.
 	Interval *Interval `json:"interval,omitempty"`
 	// PerRequestTokS is the median over streams of each stream's own rate.
 	PerRequestTokS *float64 `json:"per_request_tok_s,omitempty"`
-	// ServerPerRequestTokS is the same as the server measured it (llama.cpp's
-	// timings.predicted_per_second, vLLM's per-request metrics), median over
-	// completed requests: a cross-check of the client's figure.
+	// ServerPerRequestTokS is the same as the server measured it, median
+	// over completed requests: a cross-check of the client's figure.
 	ServerPerRequestTokS *float64 `json:"server_per_request_tok_s,omitempty"`
 	// ClientRateOfServerTimed is the client's own rate for those same
 	// completed requests (their tokens from first to last arrival), median:
@@ -430,8 +392,7 @@ type Decode struct {
 	// Attempts counts how many times the cell ran (loop retries included).
 	Attempts int `json:"attempts,omitempty"`
 	// IdleWaitSeconds is how long the runner waited for the server to finish
-	// earlier work (requests of the cell before, which some servers go on
-	// generating after the client left) before the cell started.
+	// earlier work (the cell before's requests) before the cell started.
 	IdleWaitSeconds *float64 `json:"idle_wait_seconds,omitempty"`
 	// ServerCount is the server's own count of output tokens beside the
 	// client's, for the same requests or the same window.
@@ -439,27 +400,21 @@ type Decode struct {
 	// Power is the GPUs' own telemetry through the window, and the energy
 	// figures derived from it; absent when the machine has none.
 	Power *Power `json:"power,omitempty"`
-	// PowerMissing says why a cell measured where GPU telemetry was
-	// expected has no power figures: the tool stopped answering, its
-	// answers were refused, no GPU reported its power. No reading, never a
-	// zero.
+	// PowerMissing says why a cell has no power figures where GPU
+	// telemetry was expected: no reading, never a zero.
 	PowerMissing string `json:"power_missing,omitempty"`
-	// Repeats are every measurement of the cell, in the order they were
-	// made, where the sweep repeated (Sweep.Repeats above 1): each a cell
-	// of its own, at the same context and concurrency, without repeats of
-	// its own. The figures above are a copy of the median one by total
-	// tok/s (MedianRepeat), so every reader of one figure reads the
-	// median. Absent for a cell measured once.
+	// Repeats are every measurement of the cell in order, where the sweep
+	// repeated: each a cell without repeats of its own. The figures above
+	// are the median one's (MedianRepeat). Absent for a cell measured once.
 	Repeats []Decode `json:"repeats,omitempty"`
 }
 
 // MaxRepeats bounds Sweep.Repeats: more is a different experiment.
 const MaxRepeats = 100
 
-// MedianRepeat is the index in repeats of the one whose total tok/s is the
-// median among the valid ones (the lower of the two middle ones of an even
-// number, so it is always a measurement that was made); the last repeat
-// where none is valid; -1 for none.
+// MedianRepeat is the index of the repeat whose total tok/s is the median
+// of the valid ones (the lower middle one: always a measurement made); the
+// last where none is valid; -1 for none.
 func MedianRepeat(repeats []Decode) int {
 	var valid []int
 	for i, r := range repeats {
@@ -475,10 +430,8 @@ func MedianRepeat(repeats []Decode) int {
 }
 
 // AddRepeat records one more measurement m of the cell: it joins the
-// cell's repeats, and the cell's figures become the median repeat's. A
-// repeat carries no interval (validation refuses one): the cell's is over
-// its repeats, set again when the run is saved, so m's is dropped, as a
-// copy of a whole cell made into a repeat would bring one.
+// cell's repeats, and the cell's figures become the median repeat's. m's
+// interval is dropped: a repeat carries none.
 func (d *Decode) AddRepeat(m Decode) {
 	m.Repeats, m.Interval = nil, nil
 	all := append(d.Repeats, m)
@@ -537,8 +490,7 @@ type ServerCount struct {
 	ClientTokens int `json:"client_tokens"`
 }
 
-// CountDisagreement is the tolerance beyond which the client's and the
-// server's counts of a cell are flagged: 2 %.
+// CountDisagreement is the tolerance past which a cell's two counts are flagged: 2 %.
 const CountDisagreement = 0.02
 
 // Deviation is the client's count relative to the server's: +0.01 when the
@@ -560,11 +512,9 @@ func (c ServerCount) Disagrees() bool {
 // median of 2 repeats, between the two.
 const MinLevel = 0.5
 
-// Interval is a figure's confidence interval: the true figure lies
-// between Low and High with confidence Level (0.95, or less for the median
-// of a few repeats). It is the statistics', not the figure's, so the
-// figure may lie outside it: a bootstrap interval is about the mean of
-// the samples, and a cell's figure need not be that mean.
+// Interval is a figure's confidence interval: the true figure lies between
+// Low and High with confidence Level (0.95, or less for the median of a
+// few repeats). It is of the samples' mean, so the figure may lie outside.
 type Interval struct {
 	Low   float64 `json:"low"`
 	High  float64 `json:"high"`
@@ -591,8 +541,7 @@ const (
 	TokensChunks          TokenSource = "chunks"
 )
 
-// TokenSources lists every token source, the only ones a run file may name:
-// Validate refuses any other, and package runfile's schema lists them.
+// TokenSources lists every token source, the only ones a run file may name.
 var TokenSources = []TokenSource{TokensContinuousUsage, TokensTimingsPerToken, TokensFinalUsage, TokensServerMetrics, TokensChunks}
 
 // MetricsSample is one reading of the server's metrics during a window.
@@ -623,34 +572,30 @@ func (d Decode) Measured() bool { return d.TotalTokS != nil }
 // Contexts returns the matrix's rows: the sweep's contexts and any context a
 // cell names, ascending and without repeats.
 func (r *Run) Contexts() []int {
-	out := slices.Clone(r.Sweep.Contexts)
-	for _, d := range r.Decode {
-		out = append(out, d.ContextTokens)
-	}
-	return Union(out)
+	return Union(r.Sweep.Contexts, each(r.Decode, func(d *Decode) int { return d.ContextTokens }))
 }
 
 // ConcurrencyLevels returns the matrix's columns, ascending.
 func (r *Run) ConcurrencyLevels() []int {
-	out := slices.Clone(r.Sweep.Concurrency)
-	for _, d := range r.Decode {
-		out = append(out, d.Concurrency)
-	}
-	return Union(out)
+	return Union(r.Sweep.Concurrency, each(r.Decode, func(d *Decode) int { return d.Concurrency }))
 }
 
 // PrefillContexts returns the contexts prefill was planned or measured at.
 func (r *Run) PrefillContexts() []int {
-	out := slices.Clone(r.Sweep.PrefillContexts)
-	for _, p := range r.Prefill {
-		out = append(out, p.ContextTokens)
-	}
-	return Union(out)
+	return Union(r.Sweep.PrefillContexts, each(r.Prefill, func(p *Prefill) int { return p.ContextTokens }))
 }
 
-// Cell returns the decode cell at (context, concurrency), if the run has one.
-// It scans the cells: a caller looking up many cells builds a CellIndex
-// once instead, or a matrix of n cells takes time in n².
+// each is f of every element of xs.
+func each[T any](xs []T, f func(*T) int) []int {
+	out := make([]int, len(xs))
+	for i := range xs {
+		out[i] = f(&xs[i])
+	}
+	return out
+}
+
+// Cell returns the decode cell at (context, concurrency), if the run has one,
+// by a scan: a caller looking up many builds a CellIndex instead.
 func (r *Run) Cell(context, concurrency int) (Decode, bool) {
 	for i := range r.Decode { // by index: a Decode is too big to copy per step
 		if d := &r.Decode[i]; d.ContextTokens == context && d.Concurrency == concurrency {
@@ -712,9 +657,8 @@ func (r *Run) bestDecode(keep func(Decode) bool) (best float64, ok bool) {
 }
 
 // Sorted returns the run with prefill rows by context and decode cells by
-// context, then concurrency: the order every page, CSV and encoded file
-// shows them in. A run in that order already is returned as it is (its
-// callers only read it); another is copied, and left as it was read.
+// context, then concurrency, the order every page and file shows: the run
+// itself if so already (callers only read it), else a sorted copy.
 func (r *Run) Sorted() *Run {
 	byContext := func(a, b Prefill) int { return cmp.Compare(a.ContextTokens, b.ContextTokens) }
 	byCell := func(a, b Decode) int {
@@ -731,13 +675,9 @@ func (r *Run) Sorted() *Run {
 	return &s
 }
 
-// Union is the numbers of all the sets, sorted, each once: the contexts or
-// concurrency levels of several runs, or of a run's two phases.
+// Union is the numbers of all the sets, sorted, each once.
 func Union(sets ...[]int) []int {
-	var out []int
-	for _, s := range sets {
-		out = append(out, s...)
-	}
+	out := slices.Concat(sets...)
 	slices.Sort(out)
 	return slices.Compact(out)
 }

@@ -1,6 +1,7 @@
 package matrixgen
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -26,9 +27,7 @@ const (
 // Statuses lists every status in the order a legend shows them.
 var Statuses = []Status{StatusValid, StatusQueued, StatusLooped, StatusOverCapacity, StatusError, StatusNotRun}
 
-// statusWords are each status's label and legend: the label in the words
-// the matrix pages use, the legend in those of the page the sample run was
-// transcribed from, where it has them.
+// statusWords are each status's label (as the matrix pages say it) and legend.
 var statusWords = map[Status]struct{ label, explanation string }{
 	StatusValid:        {"Valid", "the measurement ran as planned and its figures can be trusted."},
 	StatusLooped:       {"Looped", "the model kept repeating the same text, so the benchmark discarded this measurement."},
@@ -40,12 +39,7 @@ var statusWords = map[Status]struct{ label, explanation string }{
 
 // Label is the status in the words the matrix pages use; an unknown one as
 // it is written.
-func (s Status) Label() string {
-	if w, ok := statusWords[s]; ok {
-		return w.label
-	}
-	return string(s)
-}
+func (s Status) Label() string { return cmp.Or(statusWords[s].label, string(s)) }
 
 // Explanation is the one-sentence legend for the status; "" for an unknown one.
 func (s Status) Explanation() string { return statusWords[s].explanation }
@@ -62,20 +56,12 @@ func (s Status) MarshalText() ([]byte, error) {
 	return []byte(s), nil
 }
 
-// statusList names every status, for an error.
-func statusList() string {
-	names := make([]string, len(Statuses))
-	for i, s := range Statuses {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ", ")
-}
-
 // UnmarshalText implements encoding.TextUnmarshaler for JSON and TOML.
 func (s *Status) UnmarshalText(b []byte) error {
 	v := Status(b)
 	if !v.Known() {
-		return fmt.Errorf("unknown status %q (want one of %s)", string(b), statusList())
+		names := strings.Trim(strings.ReplaceAll(fmt.Sprint(Statuses), " ", ", "), "[]")
+		return fmt.Errorf("unknown status %q (want one of %s)", string(b), names)
 	}
 	*s = v
 	return nil

@@ -7,17 +7,14 @@ import (
 )
 
 // MapText replaces every string the run holds, in its structs, slices and
-// pointers, by f of it: what a step that must see all of a run's text
-// (the redaction of secrets before a run is saved) walks, so a field
-// added to the model is seen without being listed. The request's maps
-// hold JSON values, not the run's text: their owner redacts them.
+// pointers, by f of it, so that redaction sees a field added to the model
+// without its being listed. The request's maps are their owner's to redact.
 func (r *Run) MapText(f func(string) string) {
 	walkText(reflect.ValueOf(r).Elem(), "", func(_ string, v reflect.Value) { v.SetString(f(v.String())) })
 }
 
-// EachText calls f with every string the run holds that is not empty and
-// the field a run file holds it in, as problems name fields
-// (decode[3].reason): what a check of a run's text reports by.
+// EachText calls f with every non-empty string the run holds and its field,
+// as problems name fields (decode[3].reason).
 func (r *Run) EachText(f func(field, s string)) {
 	walkText(reflect.ValueOf(r).Elem(), "", func(field string, v reflect.Value) { f(field, v.String()) })
 }
@@ -36,29 +33,23 @@ func walkText(v reflect.Value, field string, visit func(field string, v reflect.
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if f := v.Type().Field(i); f.IsExported() {
-				walkText(v.Field(i), joinField(field, jsonName(f)), visit)
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
 			}
+			// The field's name in the run file: its json tag's, else Go's.
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				name = f.Name
+			}
+			if field != "" {
+				name = field + "." + name
+			}
+			walkText(v.Field(i), name, visit)
 		}
 	case reflect.Slice, reflect.Array:
 		for i := range v.Len() {
 			walkText(v.Index(i), field+"["+strconv.Itoa(i)+"]", visit)
 		}
 	}
-}
-
-// jsonName is a field's name in the run file: its json tag's, else Go's.
-func jsonName(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-	if name == "" || name == "-" {
-		return f.Name
-	}
-	return name
-}
-
-func joinField(parent, name string) string {
-	if parent == "" {
-		return name
-	}
-	return parent + "." + name
 }

@@ -20,20 +20,15 @@ import (
 type Problem struct {
 	Field string
 	Msg   string
-	// Uses are the other fields the judgement read (a cell's concurrency,
-	// for its average of active requests): where one of them could not
-	// be decoded, the problem is the decoder's follow-on and is left out.
-	// A problem placed at a whole object that it did not read whole (a
-	// cell that appears twice, by its context and concurrency) names the
-	// members it read here, and another member undecoded leaves it in;
-	// "path[]" is an array's length alone (a member that could not be
-	// decoded still counts).
+	// Uses are the other fields the judgement read: where one could not be
+	// decoded, the problem follows from the decoder's and is left out. A
+	// problem placed at an object it did not read whole names the members
+	// it read; "path[]" is an array's length alone.
 	Uses []string
 }
 
-// MaxProblems caps how many problems one file reports; past that the rest
-// are noise. Exported for package runfile, whose reading of a refused file
-// adds the decoder's own problems and stops at the same count.
+// MaxProblems caps how many problems one file reports (runfile's decoder
+// too); past that the rest are noise.
 const MaxProblems = 20
 
 // Validate lists every value in the run that cannot be true: figures that
@@ -42,9 +37,8 @@ const MaxProblems = 20
 func (r *Run) Validate() []Problem { return r.ValidateExcept(nil) }
 
 // ValidateExcept is Validate without the problems except reports true
-// for, which do not count against MaxProblems either: package runfile
-// leaves out the problems that follow from a value it could not decode,
-// and twenty of those must not crowd out a real one.
+// for, which do not count against MaxProblems either (runfile leaves out
+// those that follow from a value it could not decode).
 func (r *Run) ValidateExcept(except func(Problem) bool) []Problem {
 	v := validator{maxOutput: r.Sweep.MaxOutputTokens, gpus: r.Hardware.GPUCount, duration: r.Sweep.DurationSeconds, except: except}
 	if r.Schema != SchemaVersion {
@@ -80,20 +74,16 @@ func (r *Run) ValidateExcept(except func(Problem) bool) []Problem {
 
 type validator struct {
 	problems []Problem
-	// maxOutput and gpus are the sweep's max output tokens and the
-	// machine's GPUs: what bounds a cell's tokens and power (Impossible).
+	// maxOutput and gpus bound a cell's tokens and power (Impossible);
+	// duration a cell's per-second counts where it gives no window.
 	maxOutput, gpus int
-	// duration is the sweep's window, which bounds the per-second counts
-	// of a cell that gives no window of its own.
-	duration float64
+	duration        float64
 	// except leaves problems out (ValidateExcept); nil keeps them all.
 	except func(Problem) bool
 }
 
-// date refuses a time outside the years 0000 to 9999 in UTC, where every
-// page, runs.csv and run.json show it: RFC 3339 has four-digit years, so
-// 9999-12-31T23:59:59-01:00, which decodes, would be shown in the year
-// 10000, a date nothing reads back.
+// date refuses a time outside the years 0000 to 9999 in UTC, as pages and
+// files show it: RFC 3339 has four-digit years.
 func (v *validator) date(field string, t time.Time) {
 	if t.IsZero() {
 		return
@@ -103,9 +93,7 @@ func (v *validator) date(field string, t time.Time) {
 	}
 }
 
-// add records a problem at field; uses are the other fields the judgement
-// read. A problem the caller leaves out (ValidateExcept) does not count
-// against MaxProblems.
+// add records a problem at field; uses are the other fields it read.
 func (v *validator) add(field, msg string, uses ...string) {
 	p := Problem{Field: field, Msg: msg, Uses: uses}
 	if len(v.problems) < MaxProblems && (v.except == nil || !v.except(p)) {
@@ -126,54 +114,48 @@ func (v *validator) count(at, name string, n int) {
 }
 
 // nonNegative checks an optional figure: finite, not negative, and below
-// maxFigure, past any figure a benchmark measures in the units the run
-// file keeps (1e300 passed once, and a page printed it). The field's name
-// comes in two parts, joined only for a problem: a run has thousands of
-// figures.
+// maxFigure. The field's name is joined only for a problem: a run has
+// thousands of figures.
 func (v *validator) nonNegative(at, name string, x *float64) {
 	switch {
 	case fine(x):
 	case math.IsNaN(*x) || math.IsInf(*x, 0):
 		v.add(at+name, "must be a finite number")
 	case *x < 0:
-		v.add(at+name, fmt.Sprintf("must not be negative, got %s", strconv.FormatFloat(*x, 'g', -1, 64)))
+		v.add(at+name, fmt.Sprintf("must not be negative, got %g", *x))
 	default:
-		v.add(at+name, fmt.Sprintf("%s is past any figure a benchmark measures (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(maxFigure)))
+		v.add(at+name, fmt.Sprintf("%.6g is past any figure a benchmark measures (%g at most)", *x, float64(maxFigure)))
 	}
 }
 
-// namedFigure is a figure and its JSON name, for nonNegatives.
+// namedFigure is a figure and its JSON name.
 type namedFigure struct {
 	name string
 	x    *float64
 }
 
-// nonNegatives checks each of an object's figures with nonNegative, in
-// order.
+// nonNegatives checks each of an object's figures with nonNegative.
 func (v *validator) nonNegatives(at string, figures []namedFigure) {
 	for _, f := range figures {
 		v.nonNegative(at, "."+f.name, f.x)
 	}
 }
 
-// maxGPUs bounds hardware.gpu_count: the power a run's GPUs may draw grows
-// with it.
+// maxGPUs bounds hardware.gpu_count, and so the power its GPUs may draw.
 const maxGPUs = 4096
 
 // maxFigure bounds every figure of a run file: a trillion (milliseconds,
 // tokens per second, watts, seconds alike).
 const maxFigure = 1e12
 
-// maxTokS bounds a rate of tokens: a hundred million a second, far past
-// any server's prefill or decode.
+// maxTokS bounds a rate of tokens, far past any server's.
 const maxTokS = 1e8
 
-// rate checks an optional tokens-per-second figure: a figure, and within
-// maxTokS.
+// rate checks an optional tokens-per-second figure, within maxTokS.
 func (v *validator) rate(at, name string, x *float64) {
 	v.nonNegative(at, name, x)
 	if fine(x) && x != nil && *x > maxTokS {
-		v.add(at+name, fmt.Sprintf("%s tok/s is past any server's (%g at most)", strconv.FormatFloat(*x, 'g', 6, 64), float64(maxTokS)))
+		v.add(at+name, fmt.Sprintf("%.6g tok/s is past any server's (%g at most)", *x, float64(maxTokS)))
 	}
 }
 
@@ -186,16 +168,14 @@ func (v *validator) contexts(field string, xs []int) {
 	v.ascending(field, xs)
 }
 
-// ascending checks that a list of the sweep names each size once, smallest
-// first.
+// ascending checks that a list names each size once, smallest first.
 func (v *validator) ascending(field string, xs []int) {
 	if !slices.IsSorted(xs) || len(slices.Compact(slices.Clone(xs))) != len(xs) {
 		v.add(field, "must be ascending without repeats")
 	}
 }
 
-// given checks hardware.given names hardware fields a person can give,
-// each once.
+// given checks hardware.given names fields a person can give, each once.
 func (v *validator) given(fields []string) {
 	for i, f := range fields {
 		at := fmt.Sprintf("hardware.given[%d]", i)
@@ -266,18 +246,16 @@ func (v *validator) prefill(ps []Prefill, planned []int) {
 	}
 }
 
-// promptRate checks a prefill row's rate against its own tokens and TTFT:
-// prompt tokens / TTFT, within a tenth (a page rounds "33K"; a median of
-// repeats is not quite the median TTFT's rate).
+// promptRate checks a prefill row's rate is its prompt tokens / TTFT,
+// within a tenth (a median of repeats is not quite the median TTFT's rate).
 func (v *validator) promptRate(at string, p Prefill) {
 	if p.PromptTokS == nil || p.TTFTMs == nil || p.PromptTokens <= 0 || !(*p.TTFTMs > 0) || !fine(p.PromptTokS) || !fine(p.TTFTMs) {
 		return
 	}
 	want := float64(p.PromptTokens) / (*p.TTFTMs / 1000)
 	if math.Abs(*p.PromptTokS-want) > 0.1*want {
-		v.add(at+".prompt_tok_s", fmt.Sprintf("%s tok/s is not its %d prompt tokens in %s ms (%s tok/s)",
-			strconv.FormatFloat(*p.PromptTokS, 'g', 6, 64), p.PromptTokens, strconv.FormatFloat(*p.TTFTMs, 'g', 6, 64), strconv.FormatFloat(want, 'g', 6, 64)),
-			at+".prompt_tokens", at+".ttft_ms")
+		v.add(at+".prompt_tok_s", fmt.Sprintf("%.6g tok/s is not its %d prompt tokens in %.6g ms (%.6g tok/s)",
+			*p.PromptTokS, p.PromptTokens, *p.TTFTMs, want), at+".prompt_tokens", at+".ttft_ms")
 	}
 }
 
@@ -360,8 +338,8 @@ func (v *validator) cell(at string, d Decode) {
 	if d.WindowSeconds == nil && len(d.PerSecondTokens) > 0 {
 		window := Decode{WindowSeconds: &v.duration}
 		if most, ok := window.MaxSeconds(); ok && v.duration > 0 && len(d.PerSecondTokens) > most {
-			v.add(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %s: at most %d (its seconds rounded, and one more)",
-				len(d.PerSecondTokens), strconv.FormatFloat(v.duration, 'g', 6, 64), most), at+".window_seconds", "sweep.duration_seconds", at+".per_second_tokens[]")
+			v.add(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %.6g: at most %d (its seconds rounded, and one more)",
+				len(d.PerSecondTokens), v.duration, most), at+".window_seconds", "sweep.duration_seconds", at+".per_second_tokens[]")
 		}
 	}
 	for j, n := range d.PerSecondTokens {
@@ -377,12 +355,9 @@ func (v *validator) cell(at string, d Decode) {
 	}
 }
 
-// interval checks a cell's stored interval is one: finite ends of no less
-// than 0 in order (a rate is never negative), a confidence of at least 0.5
-// (the least any interval has: the median of 2 repeats) and below 1, and a
-// figure it is the interval of. It does not ask that the figure lie
-// inside: the interval is of the samples' mean (or of the repeats'
-// median), which the figure need not be.
+// interval checks a cell's stored interval: finite ends of no less than 0
+// in order, a confidence from MinLevel to below 1, and a figure it is of
+// (which need not lie inside: the interval is of the samples' mean).
 func (v *validator) interval(at string, d Decode) {
 	in := d.Interval
 	if in == nil {
@@ -392,29 +367,26 @@ func (v *validator) interval(at string, d Decode) {
 		v.add(at, "an interval of no figure: the cell has no total_tok_s")
 	}
 	ends := true
-	for _, end := range []struct {
-		name string
-		x    float64
-	}{{".low", in.Low}, {".high", in.High}} {
-		switch {
-		case math.IsNaN(end.x) || math.Abs(end.x) > maxFigure:
+	for _, end := range []namedFigure{{".low", &in.Low}, {".high", &in.High}} {
+		switch x := *end.x; {
+		case math.IsNaN(x) || math.Abs(x) > maxFigure:
 			v.add(at+end.name, fmt.Sprintf("must be a finite number within ±%g", float64(maxFigure)))
 			ends = false
-		case end.x < 0:
-			v.add(at+end.name, fmt.Sprintf("an interval of a rate cannot reach below 0, got %s", strconv.FormatFloat(end.x, 'g', 6, 64)))
+		case x < 0:
+			v.add(at+end.name, fmt.Sprintf("an interval of a rate cannot reach below 0, got %.6g", x))
 			ends = false
 		}
 	}
 	if ends && in.Low > in.High {
-		v.add(at, fmt.Sprintf("low %s is above high %s", strconv.FormatFloat(in.Low, 'g', 6, 64), strconv.FormatFloat(in.High, 'g', 6, 64)), at+".low", at+".high")
+		v.add(at, fmt.Sprintf("low %.6g is above high %.6g", in.Low, in.High), at+".low", at+".high")
 	}
 	if !(in.Level >= MinLevel && in.Level < 1) {
-		v.add(at+".level", fmt.Sprintf("a confidence from %g (the median of 2 repeats) to below 1 (0.95), got %s", MinLevel, strconv.FormatFloat(in.Level, 'g', 6, 64)))
+		v.add(at+".level", fmt.Sprintf("a confidence from %g (the median of 2 repeats) to below 1 (0.95), got %.6g", MinLevel, in.Level))
 	}
 }
 
-// repeats checks a repeated cell's measurements: each a measurement of the
-// same cell, without repeats of its own, no more than the sweep made.
+// repeats checks a repeated cell's measurements: each of the same cell,
+// without repeats of its own, no more than the sweep made.
 func (v *validator) repeats(at string, d Decode, s *Sweep) {
 	if len(d.Repeats) == 0 {
 		return
@@ -436,8 +408,7 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 		}
 		v.cell(rat, r)
 	}
-	// The cell's figures are its median repeat's: an edited one would show
-	// and compare a figure no repeat measured.
+	// An edited figure would show one no repeat measured.
 	m := MedianRepeat(d.Repeats)
 	median := d.Repeats[m]
 	const why = "a repeated cell's figures are its median repeat's"
@@ -455,8 +426,7 @@ func (v *validator) repeats(at string, d Decode, s *Sweep) {
 }
 
 // differingField is the first field, by name, in which a repeated cell
-// differs from its median repeat, but for the repeats and the interval
-// only a cell has; "" when none does.
+// differs from its median repeat, but for its repeats and interval.
 func differingField(cell, median Decode) string {
 	cell.Repeats, cell.Interval = nil, nil
 	fields := func(d Decode) map[string]jsontext.Value {
@@ -536,15 +506,12 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // ValidID reports whether id can name a run's folder and URL safely.
 func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Contains(id, "..") }
 
-// What is physically possible, checked by Validate for every run file and
-// by the runner for every cell before it is saved: a figure past these is
-// an error, not a measurement.
+// What is physically possible, checked by Validate and by the runner
+// before it saves a cell: a figure past these is an error.
 
 // MaxSeconds is the most per-second counts a cell's window can hold: its
-// seconds rounded (as the runner cuts a window into seconds), and one more
-// for a window another tool cut otherwise. Every count is a sample of the
-// significance test, so counts past the window would make a cell look
-// surer than it was measured. ok is false without window_seconds.
+// seconds rounded, and one more for another tool's cut (more would make a
+// cell look surer than it was). ok is false without window_seconds.
 func (d *Decode) MaxSeconds() (int, bool) {
 	if d.WindowSeconds == nil || !(*d.WindowSeconds >= 0) || *d.WindowSeconds > maxWindowSeconds {
 		return 0, false
@@ -552,22 +519,18 @@ func (d *Decode) MaxSeconds() (int, bool) {
 	return int(math.Round(*d.WindowSeconds)) + 1, true
 }
 
-// maxWindowSeconds bounds the windows MaxSeconds reads: a year, past any
-// sweep (and far inside an int).
+// maxWindowSeconds bounds the windows MaxSeconds reads: a year.
 const maxWindowSeconds = 366 * 24 * 3600
 
-// minWindowSeconds is the shortest window a measured cell may have: a
-// millisecond.
+// minWindowSeconds is the shortest window a measured cell may have.
 const minWindowSeconds = 0.001
 
-// MaxBoardPowerW bounds the board power one GPU can draw. The largest
-// accelerators draw about 1.4 kW (NVIDIA's B300, AMD's MI355X); 5 kW is
-// past any board made, and a tool that reports more is wrong.
+// MaxBoardPowerW bounds the board power one GPU can draw: the largest
+// draw about 1.4 kW, so a tool that reports more is wrong.
 const MaxBoardPowerW = 5000
 
 // RequestTokenSlack is how many tokens past its max_tokens one request may
-// yield and still be believed: a server may count an end-of-sequence or a
-// stop token it does not print. Sixteen is more than any server adds.
+// yield and be believed: a server may count a stop token it does not print.
 const RequestTokenSlack = 16
 
 // TokenBudget is the most output tokens n requests of at most maxOutput
@@ -584,14 +547,10 @@ func TokenBudget(n, maxOutput int) int {
 	return n * per
 }
 
-// Impossible lists the figures of a decode cell that cannot be true, each
-// named by its field within the cell: more output tokens than the
-// requests that produced them could yield, a rate of more, power past
-// what the cell's GPUs can draw. maxOutput is the sweep's max output
-// tokens (0: unknown, no token bound); gpus the machine's GPU count (0:
-// unknown, the cell's own count of them). A problem's Uses are the other
-// fields it read, within the cell but for the run's sweep.* and
-// hardware.*.
+// Impossible lists the figures of a decode cell that cannot be true (more
+// tokens than its requests could yield, power past its GPUs'), each named
+// by its field within the cell, its Uses too but for sweep.* and
+// hardware.*. maxOutput and gpus are the sweep's and machine's (0: unknown).
 func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 	var out []Problem
 	budgetUses := []string{"completed", "concurrency", "sweep.max_output_tokens"}
@@ -599,24 +558,23 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 		out = append(out, Problem{Field: field, Msg: fmt.Sprintf(format, args...), Uses: uses})
 	}
 	if maxOutput > 0 && d.Completed != nil && *d.Completed >= 0 && d.Concurrency > 0 {
-		// The requests that produced inside the window: those that
-		// completed in it, and at most one still going per stream.
+		// Those that completed in the window, and one going per stream.
 		requests := *d.Completed + d.Concurrency
 		budget := TokenBudget(requests, maxOutput)
 		if d.OutputTokens != nil && *d.OutputTokens > budget {
 			add("output_tokens", budgetUses, "%d tokens, more than %d requests of max_tokens %d can yield (%d)", *d.OutputTokens, requests, maxOutput, budget)
 		}
 		if d.TotalTokS != nil && d.WindowSeconds != nil && *d.WindowSeconds > 0 && *d.TotalTokS*(*d.WindowSeconds) > float64(budget)*(1+1e-9) {
-			add("total_tok_s", append(budgetUses, "window_seconds"), "%s tok/s over %s s is more than %d requests of max_tokens %d can yield (%d)",
-				strconv.FormatFloat(*d.TotalTokS, 'g', 6, 64), strconv.FormatFloat(*d.WindowSeconds, 'g', 6, 64), requests, maxOutput, budget)
+			add("total_tok_s", append(budgetUses, "window_seconds"), "%.6g tok/s over %.6g s is more than %d requests of max_tokens %d can yield (%d)",
+				*d.TotalTokS, *d.WindowSeconds, requests, maxOutput, budget)
 		}
 	}
 	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds >= minWindowSeconds) {
-		add("window_seconds", []string{"total_tok_s"}, "a measured cell's window must be at least %g s, got %s", minWindowSeconds, strconv.FormatFloat(*d.WindowSeconds, 'g', -1, 64))
+		add("window_seconds", []string{"total_tok_s"}, "a measured cell's window must be at least %g s, got %g", minWindowSeconds, *d.WindowSeconds)
 	}
 	if most, ok := d.MaxSeconds(); ok && len(d.PerSecondTokens) > most {
-		add("per_second_tokens", []string{"window_seconds", "per_second_tokens[]"}, "%d seconds of counts, but the window is %s s: at most %d (its seconds rounded, and one more)",
-			len(d.PerSecondTokens), strconv.FormatFloat(*d.WindowSeconds, 'g', 6, 64), most)
+		add("per_second_tokens", []string{"window_seconds", "per_second_tokens[]"}, "%d seconds of counts, but the window is %.6g s: at most %d (its seconds rounded, and one more)",
+			len(d.PerSecondTokens), *d.WindowSeconds, most)
 	}
 	if d.Completed != nil && d.OutputTokens != nil && *d.Completed > *d.OutputTokens {
 		add("completed", []string{"output_tokens"}, "%d requests completed in the window, but only %d tokens arrived in it: each brings at least one", *d.Completed, *d.OutputTokens)
@@ -631,13 +589,13 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 // least the GPUs the figures name), over a window of seconds where known.
 func (p *Power) impossible(gpus int, seconds *float64) []Problem {
 	var out []Problem
-	// A limit for all the cell's GPUs read the machine's count of them;
-	// one GPU's limit read nothing else.
+	// A limit for all the cell's GPUs read the machine's count of them.
 	allUses := []string{"hardware.gpu_count"}
 	over := func(field string, watts, limit float64, uses []string) {
 		if watts > limit {
-			out = append(out, Problem{Field: field, Msg: fmt.Sprintf("%s W is more than %s can draw (%g W a GPU at most)",
-				strconv.FormatFloat(watts, 'g', 6, 64), gpuCount(limit), float64(MaxBoardPowerW)), Uses: uses})
+			msg := fmt.Sprintf("%.6g W is more than %s can draw (%g W a GPU at most)",
+				watts, gpuCount(limit), float64(MaxBoardPowerW))
+			out = append(out, Problem{Field: field, Msg: msg, Uses: uses})
 		}
 	}
 	all := float64(max(gpus, len(p.GPUs), 1)) * MaxBoardPowerW
@@ -655,9 +613,9 @@ func (p *Power) impossible(gpus int, seconds *float64) []Problem {
 		over("power.trace["+strconv.Itoa(j)+"].power_w", t.PowerW, all, allUses)
 	}
 	if seconds != nil && *seconds > 0 && p.EnergyJoules > all**seconds*(1+1e-9) {
-		out = append(out, Problem{Field: "power.energy_joules", Msg: fmt.Sprintf("%s J in %s s is more than %s can draw",
-			strconv.FormatFloat(p.EnergyJoules, 'g', 6, 64), strconv.FormatFloat(*seconds, 'g', 6, 64), gpuCount(all)),
-			Uses: append(allUses, "window_seconds")})
+		msg := fmt.Sprintf("%.6g J in %.6g s is more than %s can draw", p.EnergyJoules, *seconds, gpuCount(all))
+		uses := append(allUses, "window_seconds")
+		out = append(out, Problem{Field: "power.energy_joules", Msg: msg, Uses: uses})
 	}
 	return out
 }
@@ -670,16 +628,14 @@ func gpuCount(limit float64) string {
 	return "1 GPU"
 }
 
-// boardPower checks the hardware's power figures against what its GPUs
-// can draw.
+// boardPower checks the hardware's power figures against its GPUs'.
 func (v *validator) boardPower(r *Run) {
 	h := &r.Hardware
-	for _, f := range []struct {
-		name  string
-		watts float64
-	}{{"hardware.power_limit_w", h.PowerLimitW}, {"hardware.default_power_limit_w", h.DefaultPowerLimitW}} {
-		if f.watts > MaxBoardPowerW {
-			v.add(f.name, fmt.Sprintf("%s W is more than a GPU can draw (%d W at most)", strconv.FormatFloat(f.watts, 'g', 6, 64), MaxBoardPowerW))
+	for _, f := range []namedFigure{
+		{"hardware.power_limit_w", &h.PowerLimitW}, {"hardware.default_power_limit_w", &h.DefaultPowerLimitW},
+	} {
+		if *f.x > MaxBoardPowerW {
+			v.add(f.name, fmt.Sprintf("%.6g W is more than a GPU can draw (%d W at most)", *f.x, MaxBoardPowerW))
 		}
 	}
 	if h.IdlePowerW != nil {
@@ -690,8 +646,8 @@ func (v *validator) boardPower(r *Run) {
 			}
 		}
 		if limit := float64(gpus) * MaxBoardPowerW; *h.IdlePowerW > limit {
-			v.add("hardware.idle_power_w", fmt.Sprintf("%s W is more than %s can draw (%d W a GPU at most; is hardware.gpu_count right?)",
-				strconv.FormatFloat(*h.IdlePowerW, 'g', 6, 64), gpuCount(limit), MaxBoardPowerW), "hardware.gpu_count")
+			v.add("hardware.idle_power_w", fmt.Sprintf("%.6g W is more than %s can draw (%d W a GPU at most; is hardware.gpu_count right?)",
+				*h.IdlePowerW, gpuCount(limit), MaxBoardPowerW), "hardware.gpu_count")
 		}
 	}
 }

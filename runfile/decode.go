@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,37 +25,28 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
+	s := e.File
 	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+		s += fmt.Sprintf(":%d:%d", e.Line, e.Col)
 	}
-	b.WriteString(": ")
 	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
+		return s + ": " + e.Field + ": " + e.Msg
 	}
-	b.WriteString(e.Msg)
-	return b.String()
+	return s + ": " + e.Msg
 }
 
-// strict is how a run file is read: unknown members refused, besides what
-// the library refuses by default (duplicate names, invalid UTF-8, data
-// after the value). Names match exactly: "Schema" is not "schema".
+// strict is how a run file is read: unknown members, duplicate names,
+// invalid UTF-8 and data after the value refused; names match exactly.
 var strict = json.JoinOptions(
 	json.RejectUnknownMembers(true),
 	jsontext.AllowDuplicateNames(false),
 	jsontext.AllowInvalidUTF8(false),
 )
 
-// Decode reads a run file strictly. Unknown or duplicate fields, wrong
-// types, trailing data, invalid UTF-8 and impossible values are all errors
-// naming file, line:column and field; all of a file's problems come back
-// joined, not only the first.
-//
-// A file that decodes and validates is read once, by the library. Only a
-// file with a problem is read again, member by member, to find all of them
-// (diagnose).
+// Decode reads a run file strictly: unknown or duplicate fields, wrong
+// types, trailing data, invalid UTF-8 and impossible values are errors
+// naming file, line:column and field, all of a file's joined. Only a file
+// with a problem is read again, member by member, to find them (diagnose).
 func Decode(file string, data []byte) (*matrixgen.Run, error) {
 	var run matrixgen.Run
 	if err := json.Unmarshal(data, &run, strict); err != nil {
@@ -67,17 +59,15 @@ func Decode(file string, data []byte) (*matrixgen.Run, error) {
 	src := source{file: file, data: data}
 	errs := make([]error, len(problems))
 	for i, p := range problems {
-		errs[i] = src.errAt(src.locate(p.Field), p.Field, p.Msg)
+		errs[i] = src.problem(p)
 	}
 	return nil, errors.Join(errs...)
 }
 
 // Locate finds the value ptr names in a JSON document and returns where a
-// person should look for it, the start of its member name (or of the
-// element, in an array), and its path as errors name it
-// (decode[3].total_tok_s). Where ptr leads past what the document holds,
-// or past a syntax error, the offset is the deepest value on the way: a
-// missing field is placed at the object that lacks it.
+// person should look for it (the start of its member name or element) and
+// its path as errors name it (decode[3].total_tok_s). Where ptr leads past
+// what the document holds, the offset is the deepest value on the way.
 func Locate(data []byte, ptr jsontext.Pointer) (offset int64, field string) {
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	offset = nextToken(data, 0)
@@ -103,8 +93,7 @@ func Locate(data []byte, ptr jsontext.Pointer) (offset int64, field string) {
 	return offset, shortPath(path.String(), ptr)
 }
 
-// maxPathText bounds a field path in a message: a file nested ten
-// thousand deep must not make a message of thirty thousand bytes.
+// maxPathText bounds a field path in a message (a file may nest deep).
 const maxPathText = 160
 
 // shortPath cuts a long field path in its middle, saying how deep it went.
@@ -112,12 +101,9 @@ func shortPath(path string, ptr jsontext.Pointer) string {
 	if len(path) <= maxPathText {
 		return path
 	}
-	depth := 0
-	for range ptr.Tokens() {
-		depth++
-	}
+	depth := len(slices.Collect(ptr.Tokens()))
 	head, tail := path[:maxPathText/2], path[len(path)-maxPathText/4:]
-	for !utf8.RuneStart(head[len(head)-1]) && len(head) > 1 {
+	for len(head) > 1 && !utf8.RuneStart(path[len(head)]) { // cut before a rune, not inside it
 		head = head[:len(head)-1]
 	}
 	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
@@ -181,17 +167,16 @@ func pointerOf(field string) jsontext.Pointer {
 	return p
 }
 
-// source is a file's name and bytes, for turning offsets into line:column.
+// source is a file's name and bytes, for placing its errors.
 type source struct {
 	file string
 	data []byte
 }
 
-// locate is where a field of the file starts, or the nearest field above
-// it that the file has.
-func (s source) locate(field string) int64 {
-	off, _ := Locate(s.data, pointerOf(field))
-	return off
+// problem is p placed at its field, or the nearest one above it the file has.
+func (s source) problem(p matrixgen.Problem) *Error {
+	off, _ := Locate(s.data, pointerOf(p.Field))
+	return s.errAt(off, p.Field, p.Msg)
 }
 
 func (s source) errAt(off int64, field, msg string) *Error {
@@ -202,8 +187,7 @@ func (s source) errAt(off int64, field, msg string) *Error {
 	return e
 }
 
-// LineCol turns a byte offset into a 1-based line and byte column: where
-// an error in a file the reader can open is placed.
+// LineCol turns a byte offset into a 1-based line and byte column.
 func LineCol(data []byte, off int64) (line, col int) {
 	off = min(max(off, 0), int64(len(data)))
 	before := data[:off]

@@ -19,17 +19,15 @@ import (
 	"github.com/matrixgen/matrixgen/internal/suggest"
 )
 
-// diagnose finds every problem of a run file the library refused (with
-// err, its first): each value the library refuses is noted and the reading
-// goes on past it; then the values that did decode are validated. Only a
-// syntax error, after which nothing can be read, ends the search early.
+// diagnose finds every problem of a run file the library refused with err:
+// each refused value is noted and skipped, then what decoded is validated.
+// Only a syntax error ends the search early.
 func diagnose(file string, data []byte, err error) error {
 	d := newDiagnosis(file, data)
 	problems := d.run()
 	if len(problems) == 0 {
-		// Never reached while diagnosis and library agree (the fuzz tests
-		// hold them to it); if they ever part, the file is still refused,
-		// in the library's words.
+		// Never while diagnosis and library agree (the fuzz tests hold
+		// them to it); else the file is refused in the library's words.
 		problems = []*Error{d.src.errAt(0, "", err.Error())}
 	}
 	errs := make([]error, len(problems))
@@ -44,20 +42,17 @@ type diagnosis struct {
 	src      source
 	dec      *jsontext.Decoder
 	problems []*Error
-	// undecoded are the fields whose values the library refused, and
-	// those the file wrote under a misspelt name: the run lacks them, so
-	// Validate's complaints about them would repeat the problem in other
-	// words.
+	// undecoded are the fields whose values the library refused or that
+	// were misspelt: Validate's complaints about them would repeat ours.
 	undecoded []string
 }
 
-// errEnough ends a diagnosis that has found matrixgen.MaxProblems: the
-// rest would be noise, and a hostile file could hold millions.
+// errEnough ends a diagnosis that has found matrixgen.MaxProblems: a
+// hostile file could hold millions.
 var errEnough = errors.New("enough problems")
 
 func newDiagnosis(file string, data []byte) *diagnosis {
-	// Duplicate names are looked for member by member below, so that one
-	// does not end the reading.
+	// Duplicate names are found member by member, not ending the reading.
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
 	return &diagnosis{src: source{file: file, data: data}, dec: dec}
 }
@@ -74,7 +69,7 @@ func (d *diagnosis) run() []*Error {
 			return slices.ContainsFunc(d.undecoded, func(f string) bool { return readsUndecoded(p, f) })
 		}
 		for _, p := range run.ValidateExcept(follows) {
-			d.problems = append(d.problems, d.src.errAt(d.src.locate(p.Field), p.Field, p.Msg))
+			d.problems = append(d.problems, d.src.problem(p))
 		}
 	case !errors.Is(err, errEnough):
 		d.syntaxError(err)
@@ -86,8 +81,7 @@ func (d *diagnosis) run() []*Error {
 }
 
 // value reads the next value into v, the field at path whose name starts
-// at offset at. It returns only errors that end the reading: syntax, or
-// errEnough.
+// at offset at; it returns only errors that end the reading.
 func (d *diagnosis) value(v reflect.Value, path string, at int64) error {
 	kind := d.dec.PeekKind()
 	t := v.Type()
@@ -124,8 +118,8 @@ func (d *diagnosis) value(v reflect.Value, path string, at int64) error {
 	return nil
 }
 
-// object reads an object's members into the struct v: unknown and
-// repeated names are noted and their values skipped.
+// object reads an object's members into the struct v, noting unknown and
+// repeated names.
 func (d *diagnosis) object(v reflect.Value, path string) error {
 	if _, err := d.dec.ReadToken(); err != nil {
 		return err
@@ -164,8 +158,7 @@ func (d *diagnosis) object(v reflect.Value, path string) error {
 			return err
 		}
 	}
-	// A field written under a misspelt name is in the file, only not
-	// where it was looked for: the checks that miss it (a figure
+	// A misspelt field is in the file: the checks that miss it (a figure
 	// required, schema version 0) would follow from the misspelling.
 	for _, m := range meant {
 		if !seen[fields[m]] {
@@ -231,12 +224,10 @@ func (d *diagnosis) syntaxError(err error) {
 	d.add(serr.ByteOffset, field, msg)
 }
 
-// maxFieldShown bounds a field path in an error: a syntax error deep in
-// hostile nesting would otherwise name ten thousand levels.
+// maxFieldShown bounds a field path in a syntax error's message.
 const maxFieldShown = 100
 
-// add notes a problem, and says errEnough when it is the last one a file
-// reports.
+// add notes a problem; errEnough when it is the last a file reports.
 func (d *diagnosis) add(at int64, field, msg string) error {
 	d.problems = append(d.problems, d.src.errAt(at, field, msg))
 	if len(d.problems) >= matrixgen.MaxProblems {
@@ -245,8 +236,7 @@ func (d *diagnosis) add(at int64, field, msg string) error {
 	return nil
 }
 
-// next is where the next token starts: past the whitespace and the
-// separator after the last one read.
+// next is where the next token starts, past whitespace and separators.
 func (d *diagnosis) next() int64 { return nextToken(d.src.data, d.dec.InputOffset()) }
 
 func nextToken(data []byte, off int64) int64 {
@@ -256,9 +246,8 @@ func nextToken(data []byte, off int64) int64 {
 	return off
 }
 
-// valueMessage says what was wrong with a value the library refused: what
-// was wanted for a number out of range or not whole, otherwise the
-// type's own complaint (an unknown status, a time that is not RFC 3339).
+// valueMessage says what was wrong with a value the library refused: for a
+// number, what was wanted; else the type's own complaint.
 func valueMessage(err error) string {
 	switch serr, ok := errors.AsType[*json.SemanticError](err); {
 	case !ok || serr.Err == nil || serr.GoType == nil:
@@ -273,9 +262,8 @@ func valueMessage(err error) string {
 }
 
 // readsUndecoded reports whether a problem is about the undecoded field f
-// or judged by reading it: either way the decoder's error says it first.
-// A problem placed at an object that holds f, naming in Uses the members
-// of that object it read, read only those (Problem.Uses).
+// or read it (the decoder's error says it first); one placed at an object
+// holding f, naming in Uses the members it read, read only those.
 func readsUndecoded(p matrixgen.Problem, f string) bool {
 	if slices.ContainsFunc(p.Uses, func(u string) bool { return related(f, u) }) {
 		return true
@@ -301,8 +289,7 @@ func related(a, b string) bool {
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
-// decodesItself reports whether values of t read themselves from a JSON
-// string (a status, a time): the library reads them whole.
+// decodesItself reports whether t reads itself from a string (a time).
 func decodesItself(t reflect.Type) bool {
 	return t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshaler)
 }
@@ -353,18 +340,9 @@ func goKindName(t reflect.Type) string {
 	return jsonKindName(jsonKind(t))
 }
 
-func jsonKindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "true or false"
-	case '0':
-		return "a number"
-	}
-	return "null"
+var kindNames = map[jsontext.Kind]string{
+	'{': "an object", '[': "an array", '"': "a string",
+	't': "true or false", 'f': "true or false", '0': "a number",
 }
+
+func jsonKindName(k jsontext.Kind) string { return cmp.Or(kindNames[k], "null") }

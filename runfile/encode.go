@@ -7,9 +7,8 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// Encode writes a run as the canonical run file: indented, measurements
-// in page order, HTML characters left readable. The same run always encodes
-// to the same bytes.
+// Encode writes a run as the canonical run file, the same bytes for the
+// same run: indented, measurements in page order, HTML characters kept.
 func Encode(r *matrixgen.Run) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -22,9 +21,7 @@ func Encode(r *matrixgen.Run) ([]byte, error) {
 }
 
 // joinScalarArrays puts each array that holds only numbers, strings and
-// literals on one line. Indented JSON gives every element its own line,
-// which turns a cell's 30 per-second counts into 30 lines; on one line the
-// file stays readable, diffs stay small, and decoding has less to skip.
+// literals on one line: a cell's 30 per-second counts are not 30 lines.
 func joinScalarArrays(in []byte) []byte {
 	out := make([]byte, 0, len(in))
 	for i := 0; i < len(in); i++ {
@@ -74,8 +71,7 @@ func scalarArrayEnd(in []byte, i int) (int, bool) {
 	return 0, false
 }
 
-// appendJoined appends an array's elements separated by ", ", dropping the
-// indentation between them.
+// appendJoined appends an array's elements separated by ", ".
 func appendJoined(out, elems []byte) []byte {
 	for i := 0; i < len(elems); i++ {
 		switch c := elems[i]; c {

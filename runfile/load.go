@@ -15,16 +15,13 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// MaxBytes bounds one run file. A full 1M-context sweep with
-// per-second samples is a few hundred kilobytes, 8 MiB twenty times the
-// largest sweep yet. Decoding costs up to twenty times a file's bytes (a
-// 64 MiB file of small numbers took 1.2 GB), so the bound is what keeps a
+// MaxBytes bounds one run file, twenty times the largest sweep yet:
+// decoding costs up to twenty times a file's bytes, so the bound keeps a
 // build's memory (with render's budget of run bytes in flight).
 const MaxBytes = 8 << 20
 
 // Entry is a run file as found on disk: its id (the file name without
-// .json), the run, its bytes as written, and the Markdown notes kept beside
-// it (<id>.md), if any.
+// .json), the run, its bytes as written, and its notes (<id>.md), if any.
 type Entry struct {
 	ID    string
 	File  string
@@ -34,8 +31,7 @@ type Entry struct {
 }
 
 // JSON is the run file to publish: the bytes as written when the entry came
-// from disk (they decoded strictly, so they are a valid run), otherwise the
-// canonical encoding.
+// from disk (they decoded strictly), otherwise the canonical encoding.
 func (e Entry) JSON() ([]byte, error) {
 	if e.Raw != nil {
 		return e.Raw, nil
@@ -43,13 +39,11 @@ func (e Entry) JSON() ([]byte, error) {
 	return Encode(e.Run)
 }
 
-// Files lists the run files in dir, by name. Names starting with a dot
-// are not runs: editors' and systems' files (macOS leaves ._a.json beside
-// a.json on some disks) are ignored, as static-site generators do.
+// Files lists the run files in dir, by name, but those starting with a dot:
+// editors' and systems' files (macOS's ._a.json).
 func Files(dir string) ([]string, error) {
 	if _, err := os.Stat(dir); err != nil {
-		// The path error would print the name raw: a newline in it could
-		// forge a line of output.
+		// The path error would print the name raw.
 		if pe, ok := errors.AsType[*fs.PathError](err); ok {
 			err = pe.Err
 		}
@@ -65,8 +59,7 @@ func Files(dir string) ([]string, error) {
 }
 
 // Misnamed lists the files in dir that a person meant as run files but
-// Files leaves out, as build reads only *.json: names ending in .JSON or
-// .Json. A build says so rather than leave them out unsaid.
+// Files leaves out (a.JSON), so that a build can say so.
 func Misnamed(dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -92,7 +85,7 @@ func Load(name string) (Entry, error) {
 }
 
 // Read reads one run file and the notes beside it without decoding the
-// run (Entry.Decode does): what a build that can reuse the run's page needs.
+// run (Entry.Decode does), for a build that can reuse the run's page.
 func Read(name string) (Entry, error) {
 	id := strings.TrimSuffix(filepath.Base(name), ".json")
 	if !matrixgen.ValidID(id) {
@@ -120,17 +113,13 @@ func (e *Entry) Decode() error {
 	return nil
 }
 
-// MaxNotesBytes bounds a run's notes: a page's worth of Markdown is a few
-// kilobytes; a megabyte is plenty.
+// MaxNotesBytes bounds a run's notes: a page of Markdown is a few kilobytes.
 const MaxNotesBytes = 1 << 20
 
 // readBounded reads a regular file of at most limit bytes inside its own
-// folder: a link that resolves elsewhere is refused, so a build from
-// contributed run files cannot publish the build machine's files. It opens
-// name once, through its folder as an os.Root (a link resolving out of the
-// folder is refused by the open itself), and reads it only if the open
-// file is regular and within limit: checking the name first and opening
-// it after let it be swapped in between.
+// folder, so a build cannot publish the build machine's files: it opens
+// name once, through its folder as an os.Root (which refuses a link out),
+// and reads it only if the open file is regular and within limit.
 func readBounded(name string, limit int64, what string) ([]byte, error) {
 	root, err := os.OpenRoot(filepath.Dir(name))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -152,16 +141,13 @@ func readBounded(name string, limit int64, what string) ([]byte, error) {
 }
 
 // missingFile is a file that is not there, named whole: the system's
-// error named only what the folder's root was asked for ("openat x.json")
-// or the folder ("open /tmp/nothere").
+// error names only what the root was asked for ("openat x.json").
 type missingFile struct{ name string }
 
 func (e missingFile) Error() string        { return e.name + ": no such file" }
 func (e missingFile) Is(target error) bool { return target == fs.ErrNotExist }
 
-// namedErr is err with the path of a file system error printed as every
-// outside name is (term.Name): a newline in a file's name cannot forge a
-// line of the build's message.
+// namedErr is err with a file system error's path printed by term.Name.
 func namedErr(err error) error {
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return fmt.Errorf("%s %s: %w", pe.Op, term.Name(pe.Path), pe.Err)
@@ -170,8 +156,7 @@ func namedErr(err error) error {
 }
 
 // linkOut explains err, from opening name inside its folder, when name is
-// a link: the open refused it for leading out of the folder. The link is
-// read only for the message; the refusal was the open's.
+// a link out of it; the link is read only for the message.
 func linkOut(name string, err error) error {
 	info, lerr := os.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) || lerr != nil || info.Mode()&fs.ModeSymlink == 0 {
@@ -181,8 +166,7 @@ func linkOut(name string, err error) error {
 	return fmt.Errorf("%s: a link to %s, outside the runs folder: refused, so a build publishes only what the folder holds", term.Name(name), term.Name(target))
 }
 
-// tempFile is what Save needs of a file; tests substitute failing ones
-// (a full disk, a read-only folder) through createTemp.
+// tempFile is what Save needs of a file; tests substitute failing ones.
 type tempFile interface {
 	io.Writer
 	Sync() error
@@ -193,8 +177,7 @@ type tempFile interface {
 var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
 
 // Save writes a run file atomically: a temporary file beside it, synced,
-// renamed over it. A failure (a full disk, a read-only folder) leaves the
-// previous file as it was. Loading is Load's, in this file too.
+// renamed over it; a failure leaves the previous file as it was.
 func Save(file string, run *matrixgen.Run) error {
 	data, err := Encode(run)
 	if err != nil {

@@ -17,8 +17,7 @@ func Schema() ([]byte, error) {
 	root["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	root["title"] = "matrixgen run file, schema 1"
 	root["description"] = "One benchmark run: the environment, the sweep, and every prefill and decode measurement. See runs/README.md."
-	props := root["properties"].(map[string]any)
-	props["schema"] = map[string]any{"const": matrixgen.SchemaVersion}
+	root["properties"].(map[string]any)["schema"] = map[string]any{"const": matrixgen.SchemaVersion}
 	out, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, err
@@ -44,9 +43,8 @@ func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[str
 	case reflect.TypeFor[matrixgen.TokenSource]():
 		return map[string]any{"enum": matrixgen.TokenSources}
 	case reflect.TypeFor[matrixgen.Interval]():
-		// An interval's ends are rates, never below zero (SetInterval cuts
-		// a stretched bootstrap interval off at 0), its confidence a share
-		// from MinLevel to below 1.
+		// An interval's ends are rates, never below zero; its confidence a
+		// share from MinLevel to below 1.
 		return map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -70,8 +68,7 @@ func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[str
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), path+"/items", open)}
 	case reflect.Map:
-		// A request's free-form fields: any JSON value under any name,
-		// as the server is sent it.
+		// A request's free-form fields: any JSON value under any name.
 		return map[string]any{"type": "object", "additionalProperties": schemaOf(t.Elem(), path+"/additionalProperties", open)}
 	case reflect.Struct:
 		open[t] = path

@@ -2,30 +2,20 @@ package redact
 
 import "strings"
 
-// The live key is known by its value, and hidden wherever a piece of it
-// stands that is long enough to be its own and no word or figure:
+// The live key is hidden wherever a piece of it stands that is long
+// enough to be its own and no word or figure:
 //
-//   - every piece of it of minPiece characters or more (half the key, for
-//     one shorter than twice that), anywhere, even inside a longer word
-//     (xsk-…, key…def): a server that joins the key to its words, or a cut
-//     that keeps its middle, shows no more of it than minPiece-1
-//     characters;
-//   - its start or its end of minEdge characters or more where it stands
-//     as a token of its own: what a cut (a bounded read, a server that
-//     shortens what it echoes) leaves of a key at the text's end, or of a
-//     key whose start was cut off at its start.
+//   - every piece of minPiece characters or more (half a key shorter than
+//     twice that), anywhere, even inside a longer word: a server that joins
+//     the key to its words shows no more than minPiece-1 of its characters;
+//   - its start or end of minEdge characters or more standing as a token:
+//     what a cut leaves of a key at the text's end or start.
 //
-// A piece of digits alone is a figure the key happens to share, and kept;
-// so is a start or end shorter than minPiece of letters of one case or a
-// capitalized word, as likely a word as a key's (vllm), unless it is half
-// the key or more and a cut left it. A longer piece of letters is the
-// key's: a random key holds a word of eight letters as rarely as a text
-// holds eight of its letters by chance.
-//
-// A key shorter than minPieceKey is looked for whole, anywhere, and by its
-// start or end as a token only: half of a nine-character key is four
-// characters, which a model's name holds by chance (a key Nemotron3 would
-// hide "Nemo" of NVIDIA-Nemotron-3.5).
+// A piece of digits alone is a figure, kept; so is a start or end shorter
+// than minPiece that reads as a word (vllm), unless it is half the key or
+// more and a cut left it. A key shorter than minPieceKey is looked for
+// whole, and by its start or end as a token only: half of a key Nemotron3
+// would hide "Nemo" of NVIDIA-Nemotron-3.5.
 const (
 	minPiece    = 8
 	minEdge     = 4
@@ -37,11 +27,9 @@ type keyFinder struct {
 	key   string
 	piece int              // the shortest piece hidden anywhere
 	grams map[string][]int // each piece of that length: where it starts in the key
-	// wordy: the key is short parts joined by separators (token-abc123,
-	// Qwen3-8B-key), no random run among them: its pieces are words and
-	// names a command holds anyway (--long-prefill-token-threshold,
-	// Qwen/Qwen3-8B), so it is looked for whole, and by its start or end
-	// only where a cut left them.
+	// wordy: the key is words joined by separators (token-abc123,
+	// Qwen3-8B-key), whose pieces a command holds anyway: it is looked for
+	// whole, and by its start or end only where a cut left them.
 	wordy bool
 }
 
@@ -106,19 +94,17 @@ func (f *keyFinder) findEdges(text string, hide func(start, end int)) {
 }
 
 // cutAt reports whether the text was cut just after text[s:e] or just
-// before it (at its end or start, or beside a mark of a cut: "…", "..."):
-// a word-like half of the key is the key's only where a cut left it
-// (Nemotron of a key Nemotron3 is a model's name elsewhere).
+// before it (at its end or start, or beside "…" or "..."): only there is
+// a word-like half of the key the key's.
 func cutAt(text string, s, e int) bool {
 	return e == len(text) || strings.HasPrefix(text[e:], "…") || strings.HasPrefix(text[e:], "...") ||
 		s == 0 || strings.HasSuffix(text[:s], "…") || strings.HasSuffix(text[:s], "...")
 }
 
 // madeOfWords reports whether every part of a key between separators is
-// a word (benchmark, inference), or shorter than minPiece and a word with
-// a number before or after it (abc123, Qwen3, 8B): a random key has a long
-// run of letters and digits (sk-proj-…, a UUID's last twelve) or a part
-// of mixed case (glpat-5FRuj).
+// a word, or shorter than minPiece and a word with a number beside it
+// (abc123, Qwen3, 8B): a random key has a long run of letters and digits
+// or a part of mixed case (glpat-5FRuj).
 func madeOfWords(key string) bool {
 	parts := strings.FieldsFunc(key, func(r rune) bool { return r < 0x80 && !isAlnum(byte(r)) })
 	for _, p := range parts {

@@ -18,18 +18,15 @@ const (
 	// the next quote is the next argument's.
 	word = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\])+`
 	// queryWord is a word that ends at a URL's '&' or '#' too, and before
-	// a colon or a comma that ends it (an error's "-set api_key=…: unknown
-	// key", a Python repr's "api_key=None, ").
+	// a colon or a comma that ends it ("api_key=…: unknown key").
 	queryWord = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\&#])*(?:\\.|[^\s"'\\&#:,])`
-	// fieldWord is a field's value: one quoted piece, or characters up to
-	// a separator of fields.
-	// Mark is a value already hidden (the text may be redacted twice).
+	// fieldWord is a field's value: Mark (the text may be redacted twice),
+	// one quoted piece, or characters up to a separator of fields.
 	fieldWord = `<redacted>|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"',;{}\[\]<>]+`
 )
 
-// A placeRule finds secrets by where they stand: its pattern's named
-// groups are "name" (what the value is called, when it has one) and
-// "value" (the secret); keep says whether a match's value is a secret.
+// A placeRule finds secrets by where they stand: its pattern's groups are
+// "name" (if any) and "value"; keep says whether a match's value is secret.
 type placeRule struct {
 	re   *regexp.Regexp
 	keep func(name, value string) (hide bool)
@@ -40,17 +37,14 @@ type placeRule struct {
 	// list: the flag may take several values (vLLM's --api-key k1 k2):
 	// the bare words after a secret's value are secrets too.
 	list bool
-	// needs are what the rule cannot match without, each a set of
-	// characters of which the lower-cased text must hold one, or words
-	// ("word:a|b") of which it must hold one: a rule whose needs a text
-	// lacks is not run on it (a
-	// pattern costs ~40 ns a byte even where it finds nothing).
+	// needs are what the rule cannot match without, each characters or
+	// words ("word:a|b") of which the lower-cased text must hold one: a
+	// pattern costs ~40 ns a byte even where it finds nothing.
 	needs []string
 }
 
 // lacks reports whether lower (a text lower-cased) lacks one of a rule's
-// needs: a need of one or more single characters is met by any of them
-// ("=:" by '=' or ':'), a word ("bearer") by itself.
+// needs.
 func (r placeRule) lacks(lower string) bool {
 	for _, need := range r.needs {
 		if words, ok := strings.CutPrefix(need, "word:"); ok {
@@ -67,60 +61,48 @@ func (r placeRule) lacks(lower string) bool {
 // placeRules are the places secrets stand in. A value that follows a name
 // is a secret when the name says so (secretWordAt).
 var placeRules = append([]placeRule{
-	// A URL's user information, whole, to its last '@' before the host: a
-	// password may hold '@' and ':' (though not '/', '?' or '#', which no
-	// URL parser would take either). Scheme-relative URLs (//user:p@host)
-	// too.
+	// A URL's user information, to its last '@' before the host (a
+	// password may hold '@' and ':'); scheme-relative URLs too.
 	{re: regexp.MustCompile(`(?i)(?:\b[a-z][a-z0-9+.-]*:|(?:^|[\s"'(=,;<>\[{|]))//(?P<value>[^\s/?#"'<>]+)@`), needs: []string{"@", "/"}},
 	// --name=value.
 	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)=(?P<value>` + word + `)`), keep: flagValue, needs: []string{"-", "="}},
 	// --name value, "--name", "value" and "--name" "value" (an argument
-	// list), the value on the next line (a YAML list's "- value", a JSON
-	// array's next element), and a value that starts with '-' after a
-	// name that takes one.
+	// list), the value on the next line (a YAML or JSON list's next
+	// element), and a value that starts with '-' after a name that takes one.
 	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)(?:["']?[ \t]*,?[ \t]*\r?\n[ \t]*(?:-[ \t]+)?|["'][ \t]*,?[ \t]*|[ \t]+)(?P<value>` + word + `)`), keep: spacedFlagValue, list: true, needs: []string{"-"}},
 	// A list under a secret's name, every element: 'api_key': ['k1', 'k2']
 	// (vLLM logs its arguments so; its api_key is a list).
 	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::|=)[ \t]*\[(?P<value>[^\]\r\n]+)\]`), keep: namedList, needs: []string{":=", "["}},
 	// A header, a JSON, YAML, Python, Ruby or PHP field and a Go
-	// assignment: name: value, "name": "value", 'name' => 'value', name :=
-	// value; with Go's and JSON's dumps of a header (map[Name:[value]],
-	// {"Name":["value"]}, http.Header{"Name":[]string{"value"}}) and an
-	// authentication scheme kept (Bearer, Basic, Token); YAML's value on
-	// the next line, indented, plain or a block (password: |); Rust's
-	// Debug of an option (TGI logs its arguments: api_key: Some("…")).
+	// assignment (name: value, 'name' => 'value', name := value), Go's and
+	// JSON's dumps of a header (map[Name:[value]], []string{"value"}), an
+	// authentication scheme kept (Bearer), YAML's value on the next line or
+	// a block (password: |), Rust's Debug of an option (Some("…")).
 	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+)?[ \t]*(?:\[\]string\{|\[|Some\([ \t]*(?:\r?\n[ \t]*)?)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true, needs: []string{":="}},
-	// NAME=value: an environment variable (PowerShell's $env:NAME=value too), a query parameter, a URL
-	// fragment's (#access_token=…), a config line's (KEY = "…").
-	// After '=' too: an assignment passed as a flag's value (docker run
-	// --env=HF_TOKEN=…, kubectl --from-literal=API_KEY=…); and an index's
-	// (os.environ['HF_TOKEN'] = …).
+	// NAME=value: an environment variable ($env:NAME=value too), a query
+	// parameter, a URL fragment's, a config line's (KEY = "…"), one passed
+	// as a flag's value (--env=HF_TOKEN=…), an index's (os.environ['K'] = …).
 	{re: regexp.MustCompile(`(?i)(?:^|[\s"'?&;(,{#\[>=]|\$env:)(?P<name>[a-z_][a-z0-9_.-]*)(?:["']\])?[ \t]*=[ \t]*(?P<value>` + queryWord + `)`), keep: assignedValue, needs: []string{"="}},
-	// A credential header's whole value, whatever its scheme (Key …,
-	// SharedKey acct:…, Negotiate …) or how many cookies it holds: the
-	// field rule takes one word, and a scheme it does not know would be
-	// taken for the credential. The value ends at its last non-space: a
-	// space after it is the text's.
+	// A credential header's whole value, whatever its scheme (SharedKey
+	// acct:…, Negotiate …) or how many cookies it holds: the field rule
+	// takes one word, and would take an unknown scheme for the credential.
 	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?:proxy-)?(?:authorization|cookie|set-cookie)["']?[ \t]*(?::|=>?)[ \t]*(?:\[\]string\{|\[)?[ \t]*["']?(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>[^\r\n"'<>\]}]*[^\s"'<>\]}])`), keep: credentialHeader, needs: []string{":="}},
 	// A Kubernetes env entry: {"name": "API_KEY", "value": "…"}.
 	{re: regexp.MustCompile(`(?i)["']?name["']?[ \t]*:[ \t]*["']?(?P<name>[a-z_][a-z0-9_.-]*)["']?\s*,?\s*["']?value["']?[ \t]*:[ \t]*(?P<value>` + fieldWord + `)`), keep: namedValue, needs: []string{":", "word:name", "word:value"}},
 	// An XML element's text: <password>value</password>.
 	{re: regexp.MustCompile(`(?i)<(?P<name>[a-z_][a-z0-9_.:-]*)(?:\s[^<>]*)?>(?P<value>[^<]+)<`), keep: namedValue, needs: []string{"<", ">"}},
-	// The token after Bearer, wherever it stands, quoted or not (one with
-	// a digit or a sign: a word after "bearer" is prose).
+	// The token after Bearer, wherever it stands (with a digit or a sign: a
+	// word after "bearer" is prose).
 	{re: regexp.MustCompile(`(?i)\bbearer[ \t]+["']?(?P<value>[^\s"',;<\]]+)`), needs: []string{"word:bearer"}, keep: func(_, v string) bool {
 		return strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != ""
 	}},
 }, passwordLetterRules()...)
 
-// passwordLetters are the commands whose one-letter flag takes a password:
-// the letter is a password's only for them (docker run -p is a port,
-// llama-server -p a prompt), so a name alone cannot tell. Each is the
-// command's name (after commandStart), what may stand between it and the
-// flag (any words of the command; for a registry's login, options, then
-// login, then any words; sshpass's options), the flag's letter, what
-// stands between the letter and the value ("" for joined only: mysql
-// -pSECRET), and a word the text must hold for the rule to run.
+// passwordLetters are the commands whose one-letter flag takes a password
+// (docker run -p is a port, llama-server -p a prompt): each the command's
+// name (after commandStart), what may stand between it and the flag, the
+// flag's letter, what stands between the letter and the value ("": joined
+// only, mysql -pSECRET), and a word the text must hold for the rule to run.
 var passwordLetters = []struct {
 	command, between, letter, apart, need string
 }{
@@ -137,28 +119,24 @@ var passwordLetters = []struct {
 	{`(?:redis-cli|redis-benchmark|valkey-cli|valkey-benchmark|keydb-cli)`, anyWords, "a", gap, "-a"},
 }
 
-// The pieces of passwordLetters' rules. They stay within one command: a
-// shell's ;, &, |, < and > end it (and a value too, unquoted, as the shell
-// reads it), a line ends it but for a backslash before its end, and a
-// value hidden already (<redacted>) is never crossed nor taken, so a
-// second pass finds nothing new.
+// The pieces of passwordLetters' rules. They stay within one command (a
+// shell's ;, &, |, < and > or a line not continued end it), and never
+// cross nor take a value hidden already, so a second pass finds nothing.
 const (
 	// gap is what stands between two words: blanks, and lines continued.
 	gap = `(?:[ \t]|\\\r?\n)+`
 	// shellWord is a word as a shell reads it.
 	shellWord = `(?:` + quotedPiece + `|\\.|[^\s"'\\;&|<>])+`
 	// options are a command's options before the flag, each perhaps with
-	// a value: a word that is not an option ends the run (docker run
-	// --name login is no login).
+	// a value (docker run --name login is no login).
 	options = `(?:` + gap + `-` + shellWord + `(?:` + gap + `(?:` + quotedPiece + `|\\.|[^-\s"'\\;&|<>])` + `(?:` + shellWord + `)?)?)*?`
 	// anyWords are any words of the command.
 	anyWords = `(?:` + gap + shellWord + `)*?`
-	// commandStart is where a command's name may begin: at a line's start
-	// (after a Makefile's @ or -, a YAML list's -), after a shell's
-	// separator or a quote, or after a word that is no long option
-	// (sudo -E, env X=1, kubectl exec pod --, srun --gres=gpu:1); after a
-	// long option it is the option's value (docker run --name mysql). A
-	// path may stand before it (/usr/bin/docker).
+	// commandStart is where a command's name may begin, perhaps after a
+	// path: at a line's start (after a Makefile's @ or -), after a shell's
+	// separator or a quote, or after a word that is no long option (sudo
+	// -E, env X=1, --, --gres=gpu:1); after a long option it is the
+	// option's value (docker run --name mysql).
 	commandStart = `(?:(?:^|[\r\n;&|(\x60"']|\$\()[ \t]*(?:[@-][ \t]*)?|(?:^|\s)(?:[^-<\s]\S*|-[^-\s]\S*|--\S*=\S*|--)` + gap + `)(?:[.~]?/(?:[\w.-]+/)*)?`
 	// passwordValue is the value: a shell word that is not an option, an
 	// '=' or a value hidden already.
@@ -166,8 +144,7 @@ const (
 )
 
 // passwordLetterRules are passwordLetters' place rules; a variable
-// reference ($REGISTRY_PASSWORD) and a port mapping (8000:8000, which
-// docker run -p holds after a container named mysql) are kept.
+// reference and a port mapping (docker run -p 8000:8000) are kept.
 func passwordLetterRules() []placeRule {
 	var rules []placeRule
 	for _, c := range passwordLetters {
@@ -214,17 +191,15 @@ func findPlaced(text string, hide func(start, end int)) {
 					hideMoreValues(text, ve, hide)
 				}
 			}
-			// The value may itself be a name (--no-auth --api-key k): look
-			// again from where it starts.
+			// The value may itself be a name (--no-auth --api-key k).
 			pos = max(vs, pos+1)
 		}
 	}
 }
 
-// hideMoreValues hides the bare words after a secret flag's value, up to
-// the next flag, the line's end, a shell's operator or a plain word (prose
-// going on, a number): a flag that takes several keys (vLLM's --api-key
-// k1 k2) has them all.
+// hideMoreValues hides the bare words after a secret flag's value (vLLM's
+// --api-key k1 k2), up to the next flag, the line's end, a shell's
+// operator or a plain word (prose going on, a number).
 func hideMoreValues(text string, at int, hide func(start, end int)) {
 	for {
 		m := nextWord.FindStringSubmatchIndex(text[at:])
@@ -246,12 +221,8 @@ var nextWord = regexp.MustCompile(`^[ \t]+(` + word + `)`)
 // namedList: a list under a name that says secret is secrets, but one of
 // numbers or switches' words (a count's, a setting's).
 func namedList(name, value string) bool {
-	for _, e := range strings.Split(value, ",") {
-		if !plainSetting(strings.TrimSpace(e)) {
-			return NamesSecret(name, false)
-		}
-	}
-	return NamesSecret(name, true)
+	secretLike := func(e string) bool { return !plainSetting(strings.TrimSpace(e)) }
+	return NamesSecret(name, !slices.ContainsFunc(strings.Split(value, ","), secretLike))
 }
 
 // sentence reports whether value, with what follows it, reads as prose:
@@ -262,13 +233,11 @@ func sentence(value, after string) bool {
 }
 
 // secretOf returns the part of a matched value that is a secret: inside
-// its quotes when it is one quoted piece, the password after the colon of
-// a user's flag (curl -u user:password), else all of it.
+// its quotes, after the colon of a user's flag (curl -u user:password),
+// else all of it.
 func secretOf(rule placeRule, name, value string) (start, end int, ok bool) {
 	if strings.HasPrefix(value, Mark) {
-		// Hidden already; what follows the mark is the text's (a
-		// credential header hid "k1 k2" of "authorization=k1 k2}": the
-		// '}' is not the secret's, and hiding it again would eat it).
+		// Hidden already; what follows the mark is the text's.
 		return 0, 0, false
 	}
 	if rule.keep != nil && !rule.keep(name, value) {
@@ -297,29 +266,25 @@ func flagValue(name, value string) bool {
 	return !switchWord(value) && !shellVariable(value) && NamesSecret(name, plainSetting(value))
 }
 
-// spacedFlagValue: as flagValue, and a flag that switches something on or
-// off (--no-auth, --disable-auth) takes no value after a space, but for
-// --use-auth-token, which may take the token itself; a value
-// that starts with '-' is one only after a name whose last word says
-// secret (--api-key -abc123), never a long flag (--port).
+// spacedFlagValue: as flagValue, but a switch (--no-auth) takes no value
+// after a space, bar one that may take the token itself (Hugging Face's
+// --use-auth-token <token>); a value that starts with '-' is one only after
+// a name whose last word says secret (--api-key -abc123), never a long flag.
 func spacedFlagValue(name, value string) bool {
-	if switchFlag(name) && (plainSetting(value) || !tokenSwitch(name)) || !flagValue(name, value) {
+	last, _ := secretWordAt(name)
+	first, _, _ := strings.Cut(strings.ToLower(name), "-")
+	takesToken := last && strings.HasPrefix(strings.ToLower(strings.TrimLeft(name, "-")), "use")
+	if switchPart(first) && (plainSetting(value) || !takesToken) || !flagValue(name, value) {
 		return false
 	}
-	if value[0] != '-' {
-		return true
-	}
-	last, _ := secretWordAt(name)
-	return last && len(value) > 1 && value[1] != '-'
+	return value[0] != '-' || last && len(value) > 1 && value[1] != '-'
 }
 
 // NamesSecret reports whether a value standing under name (a field, a
-// table's key) is a secret by its name alone, whatever it looks like
-// (api_key, password, X-Api-Key, Authorization; not key_cache_dtype): as
-// a field's name is read in text, for values that are not text, such as
-// a table of settings, hidden whole. A number or a switch's word under a
-// name whose secret's word is not its last (num_api_key_retries 3,
-// session_affinity true) is a setting: plain says the value is one.
+// table's key) is a secret by its name alone (api_key, X-Api-Key; not
+// key_cache_dtype), for values that are not text. A number or a switch's
+// word (plain) under a name whose secret's word is not its last
+// (num_api_key_retries 3) is a setting.
 func NamesSecret(name string, plain bool) bool {
 	last, secret := secretWordAt(name)
 	if plain && slices.ContainsFunc(nameParts(name), switchPart) {
@@ -338,21 +303,15 @@ func namedValue(name, value string) bool {
 }
 
 // credentialHeader: a credential header's value is a secret unless it is
-// one already hidden or prose that talks of the header ("Authorization:
-// missing or invalid").
+// one already hidden or prose ("Authorization: missing or invalid").
 func credentialHeader(_, value string) bool {
 	v := strings.TrimSpace(value)
 	switch strings.ToLower(v) {
 	case "", "bearer", "basic", "token", "digest", "apikey":
 		return false // the scheme before a value already hidden
 	}
-	return !sentence(firstWord(v), v[len(firstWord(v)):])
-}
-
-// firstWord is text up to its first space.
-func firstWord(text string) string {
-	w, _, _ := strings.Cut(text, " ")
-	return w
+	w, _, _ := strings.Cut(v, " ")
+	return !sentence(w, v[len(w):])
 }
 
 // assignedValue: as namedValue; "=>" and "==" are not assignments.
@@ -360,30 +319,18 @@ func assignedValue(name, value string) bool {
 	return value[0] != '>' && value[0] != '=' && namedValue(name, value)
 }
 
-// switchFlag reports whether a flag's name says it turns something on or
-// off, and so takes no value.
-func switchFlag(name string) bool {
-	first, _, _ := strings.Cut(strings.ToLower(name), "-")
-	return switchPart(first)
-}
-
-// switchPart reports whether a part of a name says it turns something on
-// or off.
+// switchPart reports whether a part of a name says switch.
 func switchPart(part string) bool {
-	switch part {
-	case "no", "disable", "enable", "skip", "allow", "require", "use", "with", "without", "trust":
-		return true
-	}
-	return false
+	return slices.Contains([]string{
+		"no", "disable", "enable", "skip", "allow", "require", "use", "with", "without", "trust",
+	}, part)
 }
 
-// secretWords are the parts of a name that say secret, written whole or
-// as the end of a joined word after a credential's qualifier (apikey,
-// authtoken, dbpassword); a number after it counts the secret
-// (DB_PASSWORD1). "key" alone names many things (--sort-key,
-// key_cache_dtype): it says secret only as the whole name or after a
-// credential's qualifier (api-key, X-Api-Key, AWS_SECRET_ACCESS_KEY,
-// WANDB_KEY), or joined to one (secretkey, accesskey).
+// secretWords are the parts of a name that say secret, whole or after a
+// credential's qualifier in a joined word (authtoken, dbpassword); a
+// number may follow (DB_PASSWORD1). "key" names many things (--sort-key):
+// it says secret only as the whole name or after, or joined to, a
+// credential's qualifier (X-Api-Key, WANDB_KEY, accesskey).
 var (
 	secretWords = []string{"token", "oauth", "xauth", "userpass", "sessionid", "sid", "secret", "secrets", "password", "passwd", "pwd",
 		"auth", "authorization", "credential", "credentials", "cookie", "passphrase", "passcode", "pincode", "otp", "totp", "mfa", "mnemonic", "pw", "cred", "creds", "hft",
@@ -398,9 +345,7 @@ var (
 		"b2", "r2", "minio", "cloudflare", "runpod", "modal", "langsmith", "langchain", "pinecone", "slack", "stripe"}
 	joinedQualifiers = append([]string{"db", "user", "root", "bearer", "refresh", "id"}, keyQualifiers...)
 	// vocabularyQualifiers before "token" name a token of a model's
-	// vocabulary or a count of them, not a credential (bos_token, BOS
-	// token = 151643, #new-token, has_next_token, timings_per_token,
-	// --bucket-time-to-first-token).
+	// vocabulary or a count of them (bos_token, timings_per_token).
 	vocabularyQualifiers = []string{"bos", "eos", "pad", "unk", "sep", "cls", "mask", "eot", "eom", "fim", "special", "stop",
 		"new", "cached", "next", "first", "last", "per", "prompt", "output", "input", "total", "generated", "decode",
 		"thinking", "reasoning", "image", "audio", "video", "tool", "end", "start", "begin", "default", "chat"}
@@ -411,13 +356,10 @@ var (
 	// the secret itself (--key-value, SECRET_KEY_BASE).
 	valueParts = []string{"value", "val", "str", "string", "data", "b64", "base64", "hex", "raw", "base"}
 	// otherParts, after a secret's word, make the name name something
-	// else: where the secret is kept (api_key_file, --api-key-env), what
-	// kind it is (--auth-mode), or a count or size beside it
-	// (--long-prefill-token-threshold, --return-tokens-as-token-ids). Any
-	// other part after it (--api-key-2, --api-key-primary, --auth-header,
-	// --private-key-pem) still names the secret: an unknown word hides
-	// the value rather than publish it; a number after it is then a count
-	// (--num-api-key-retries 3), anything else hidden.
+	// else: where it is kept (api_key_file), its kind (--auth-mode), a
+	// count or size beside it (--long-prefill-token-threshold). Any other
+	// part (--api-key-primary, --private-key-pem) still names the secret:
+	// an unknown word hides the value rather than publish it.
 	otherParts = []string{"file", "files", "path", "paths", "dir", "directory", "folder", "env", "var", "variable", "name", "names",
 		"type", "dtype", "kind", "mode", "method", "scheme", "provider", "algorithm", "alg", "format", "fmt", "encoding",
 		"url", "uri", "endpoint", "host", "server", "port", "ids", "cache", "store", "location", "source", "id",
@@ -428,10 +370,9 @@ var (
 )
 
 // secretWordAt reports whether the name holds a secret's word and whether
-// it is the name's last part (--api-key) or a part before another
-// (--num-api-key-retries, whose value is a count). A secret's word
-// followed by parts that name something else (key_cache_dtype,
-// api_key_file) is no secret's name.
+// it is the name's last part (--api-key) rather than one before another
+// (--num-api-key-retries); a secret's word followed by parts that name
+// something else (api_key_file) is no secret's name.
 func secretWordAt(name string) (last, found bool) {
 	parts := nameParts(name)
 	for i, p := range parts {
@@ -459,9 +400,8 @@ func followedByValue(rest []string) bool {
 	return len(rest) > 0 && slices.Contains(valueParts, rest[len(rest)-1])
 }
 
-// namesOther reports whether a part after a secret's word makes the name
-// name something else (otherParts), a number among them (--api-key-2
-// names a second key).
+// namesOther reports whether a part after a secret's word is one of
+// otherParts, a number after it or not.
 func namesOther(part string) bool {
 	return slices.Contains(otherParts, strings.TrimRight(part, "0123456789")) && strings.TrimRight(part, "0123456789") != ""
 }
@@ -476,10 +416,8 @@ func secretWord(part, prev string, alone bool) bool {
 	if slices.Contains(secretWords, part) {
 		return !(part == "token" && slices.Contains(vocabularyQualifiers, prev))
 	}
-	for _, w := range anyPrefixWords {
-		if strings.HasSuffix(part, w) {
-			return true
-		}
+	if slices.ContainsFunc(anyPrefixWords, func(w string) bool { return strings.HasSuffix(part, w) }) {
+		return true
 	}
 	for _, w := range append(keyWords, secretWords...) {
 		q, ok := strings.CutSuffix(part, w)
@@ -523,16 +461,8 @@ func userFlag(name string) bool {
 	return n == "u" || n == "user"
 }
 
-// tokenSwitch reports whether a switch's name may take the secret itself
-// (Hugging Face's --use-auth-token <token>, or a bare --use-auth-token).
-func tokenSwitch(name string) bool {
-	last, _ := secretWordAt(name)
-	return last && strings.HasPrefix(strings.ToLower(strings.TrimLeft(name, "-")), "use")
-}
-
 // shellVariable reports whether v is a reference to a variable ($HF_TOKEN,
-// "${VLLM_API_KEY}"), as a launch command passes a secret without
-// holding it: the name of the secret, not the secret.
+// "${VLLM_API_KEY}"): the name of the secret, not the secret.
 func shellVariable(v string) bool {
 	v = strings.Trim(v, `"`)
 	name, ok := strings.CutPrefix(v, "$")
@@ -551,21 +481,15 @@ func shellVariable(v string) bool {
 	return name != "" && strings.Trim(name, allowed) == "" && !isDigit(name[0])
 }
 
-// switchWord reports whether v is a boolean or null as a program prints
-// or takes one (True, false, None, null): never a secret, whatever it
-// stands under (api_key=None, LLAMA_ARG_CORS_CREDENTIALS=false).
+// switchWord reports whether v is a boolean or null (True, None, null):
+// never a secret, whatever it stands under (api_key=None).
 func switchWord(v string) bool {
-	switch strings.ToLower(strings.Trim(v, `"'`)) {
-	case "true", "false", "none", "null", "nil":
-		return true
-	}
-	return false
+	v = strings.ToLower(strings.Trim(v, `"'`))
+	return slices.Contains([]string{"true", "false", "none", "null", "nil"}, v)
 }
 
 // plainSetting reports whether v is a number or a switch's word (true,
-// off, auto): what a name that only holds a secret's word among others
-// (--session-affinity true, --num-api-key-retries 3) sets, never a
-// secret.
+// off, auto): a setting, never a secret.
 func plainSetting(v string) bool {
 	switch strings.ToLower(strings.Trim(v, `"'`)) {
 	case "true", "false", "yes", "no", "on", "off", "none", "auto", "null", "enabled", "disabled":
@@ -575,18 +499,5 @@ func plainSetting(v string) bool {
 	if kind, rest, ok := strings.Cut(v, ":"); ok && (kind == "bool" || kind == "int" || kind == "float") {
 		v = rest // llama.cpp's --override-kv key=type:value
 	}
-	return switchWord(v) || plainNumber(v)
-}
-
-// plainNumber reports whether v is digits, with a point at most.
-func plainNumber(v string) bool {
-	if v == "" {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if (v[i] < '0' || v[i] > '9') && v[i] != '.' {
-			return false
-		}
-	}
-	return true
+	return switchWord(v) || v != "" && strings.Trim(v, "0123456789.") == "" // digits and points
 }

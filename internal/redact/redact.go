@@ -1,27 +1,19 @@
-// Package redact hides secrets in text before it leaves the program: in a
-// log line, an error, a run file or a page. It is the one redaction step of
-// matrixgen: every string that comes from a server, a tool, a URL or the
-// person's launch command passes through it before it is cut to length,
-// printed or written.
+// Package redact hides secrets in text before it leaves the program (a log
+// line, an error, a run file, a page): every string from a server, a tool,
+// a URL or the launch command passes through it before it is cut, printed
+// or written. A secret is found three ways:
 //
-// A secret is found three ways, each written once and applied everywhere:
-//
-//   - by its place (place.go): the value of a flag, header, environment
-//     assignment, JSON, YAML, Ruby or XML field, or URL query parameter
-//     whose name says key, token, secret, password, auth or credential; a
-//     URL's user information; the word after "Bearer";
+//   - by its place (place.go): the value under a name that says key, token,
+//     secret, password, auth or credential (flags, headers, assignments,
+//     JSON, YAML, XML, query parameters), a URL's user information, the
+//     word after "Bearer";
 //   - by its shape (shape.go): a provider's token prefix (sk-, hf_, ghp_,
 //     AKIA, eyJ…) or a random run no word, figure or id looks like;
-//   - the live API key, which the runner knows, by its value (key.go):
-//     any long piece of it, anywhere, when it is long and unusual enough
-//     to be told from the names, figures and ids around it; a key such as
-//     "vllm" or "x" would otherwise turn an engine's name or "matrixgen"
-//     into <redacted>, and is warned about instead.
+//   - the live API key by its value (key.go), when it can be told from
+//     names and figures; a weak key ("vllm") is warned about instead.
 //
-// The rules read views of the text (view.go), in which the many ways of
-// writing one thing are made one: Unicode and escaped spaces, percent-
-// encoding, backslash escapes, HTML references. What a rule finds in a
-// view is hidden in the text as it was written.
+// The rules read views of the text (view.go) in which the many spellings
+// of one thing are made one; what they find is hidden as written.
 package redact
 
 import (
@@ -46,28 +38,22 @@ type Redactor struct {
 }
 
 // Also is r that hides values too, wherever they stand as a whole token:
-// the secrets of a run's settings (a password in its request's extra
-// fields) that a server may repeat in its errors. Values of fewer than
-// four characters are left out: they would hide ordinary words.
+// a run's settings' secrets that a server may repeat in its errors. Values
+// under four characters are left out: they would hide ordinary words.
 func (r *Redactor) Also(values ...string) *Redactor {
 	c := *r
-	c.known = slices.Clone(r.known)
-	for _, v := range values {
-		if len(v) >= 4 {
-			c.known = append(c.known, v)
-		}
-	}
+	short := func(v string) bool { return len(v) < 4 }
+	c.known = slices.Concat(r.known, slices.DeleteFunc(slices.Clone(values), short))
 	return &c
 }
 
 // New returns a Redactor for the live API key (which may be empty).
 func New(key string) *Redactor {
 	r := &Redactor{}
-	if key == "" {
-		return r
-	}
-	if r.weak = weakness(key); r.weak == "" {
-		r.key = newKeyFinder(key)
+	if key != "" {
+		if r.weak = weakness(key); r.weak == "" {
+			r.key = newKeyFinder(key)
+		}
 	}
 	return r
 }
@@ -78,20 +64,9 @@ const minKeyLength = 8
 
 // weakness says why key cannot be told from ordinary text, or "".
 func weakness(key string) string {
-	lower, upper, digits := 0, 0, 0
-	for i := 0; i < len(key); i++ {
-		switch c := key[i]; {
-		case 'a' <= c && c <= 'z':
-			lower++
-		case 'A' <= c && c <= 'Z':
-			upper++
-		case '0' <= c && c <= '9':
-			digits++
-		}
-	}
-	// A word is letters of one case, or a short mix ("Secret"); random
-	// letters in both cases, as long as a key, are no word (a 32-letter
-	// key was once left unsearched for being letters only).
+	lower, upper, digits := classes(key)
+	// A word is letters of one case, or a short mix ("Secret"); a long mix
+	// of cases is a key (a 32-letter key was once left unsearched).
 	word := lower+upper == len(key) && (lower == 0 || upper == 0 || len(key) < strongLetters)
 	switch {
 	case len(key) < minKeyLength:
@@ -108,9 +83,8 @@ func weakness(key string) string {
 // must be to be told from words and figures.
 const strongLetters = 16
 
-// Warning is a sentence for the person when the key is too short or too
-// ordinary to be found by its value, "" otherwise. It names no part of the
-// key.
+// Warning says, naming no part of the key, why it is too short or too
+// ordinary to be found by its value; "" when it is not.
 func (r *Redactor) Warning() string {
 	if r.weak == "" {
 		return ""
@@ -143,9 +117,8 @@ func (r *Redactor) Text(s string) string {
 	return s
 }
 
-// Text returns s with every secret found by its place or its shape
-// replaced by Mark: for text where no live key is known (a URL, a
-// launch command, a store's error).
+// Text is Redactor.Text where no live key is known (a URL, a launch
+// command, a store's error): secrets by their place or shape.
 func Text(s string) string {
 	return (*Redactor)(nil).Text(s)
 }
@@ -182,55 +155,32 @@ func Values(s string, values ...string) string {
 		if len(v) < 2 {
 			continue
 		}
-		s = markWhere(s, v, func(start int) (int, bool) {
-			end := start + len(v)
-			return end, tokenStart(s, start, v) && tokenEnd(s, end, v)
-		})
-	}
-	return s
-}
-
-// markWhere replaces with Mark each place needle is found in s whose
-// secret, by hide, runs from there to end; hide says false where the
-// needle is part of something else.
-func markWhere(s, needle string, hide func(start int) (end int, ok bool)) string {
-	var b strings.Builder
-	copied := 0
-	for from := 0; ; {
-		at := strings.Index(s[from:], needle)
-		if at < 0 {
-			break
-		}
-		start := from + at
-		if end, ok := hide(start); ok {
+		var b strings.Builder
+		copied := 0
+		for from := 0; ; {
+			at := strings.Index(s[from:], v)
+			if at < 0 {
+				break
+			}
+			start, end := from+at, from+at+len(v)
+			// Nothing alphanumeric runs into a whole token, but an escape
+			// written for a control character (\n, \x1b) ends one.
+			startsToken := start == 0 || !isAlnum(v[0]) || !isAlnum(s[start-1]) ||
+				escapeBefore.MatchString(s[max(0, start-32):start])
+			if !startsToken || end < len(s) && isAlnum(v[len(v)-1]) && isAlnum(s[end]) {
+				from = start + 1
+				continue
+			}
 			b.WriteString(s[copied:start])
 			b.WriteString(Mark)
 			copied, from = end, end
-			continue
 		}
-		from = start + 1
+		if copied > 0 {
+			b.WriteString(s[copied:])
+			s = b.String()
+		}
 	}
-	if copied == 0 {
-		return s
-	}
-	b.WriteString(s[copied:])
-	return b.String()
-}
-
-// tokenStart reports whether the key found at i starts a token: nothing
-// alphanumeric runs into it from the left. An escape written for a control
-// character (\n, \x1b, \u2028: how a server's words are shown) ends a
-// token too.
-func tokenStart(s string, i int, key string) bool {
-	if i == 0 || !isAlnum(key[0]) || !isAlnum(s[i-1]) {
-		return true
-	}
-	return afterEscape(s[:i])
-}
-
-// tokenEnd reports whether the key ending at i ends a token.
-func tokenEnd(s string, i int, key string) bool {
-	return i == len(s) || !isAlnum(key[len(key)-1]) || !isAlnum(s[i])
+	return s
 }
 
 // escapeBefore matches, at the end of the text before a token, an escape
@@ -239,8 +189,19 @@ func tokenEnd(s string, i int, key string) bool {
 // word a reader sees.
 var escapeBefore = regexp.MustCompile(`(?:\\(?:[abfnrtv]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})|(?:\x1b|\\x1b|\\u001b)\[[0-9;?]*[A-Za-z]|(?:\xc2\x9b|\\u009b)[0-9;?]*[A-Za-z])$`)
 
-func afterEscape(before string) bool {
-	return escapeBefore.MatchString(before[max(0, len(before)-32):])
+// classes counts s's lowercase and uppercase ASCII letters and its digits.
+func classes(s string) (lower, upper, digits int) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z':
+			lower++
+		case 'A' <= c && c <= 'Z':
+			upper++
+		case '0' <= c && c <= '9':
+			digits++
+		}
+	}
+	return lower, upper, digits
 }
 
 func isAlnum(c byte) bool {

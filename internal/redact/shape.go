@@ -2,30 +2,24 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
-// Secrets are found by their shape too, wherever they stand: a secret
-// whose place no rule knows (a header of a kind never seen, a server's
-// echo of a request, a log line quoting a config) still has the look of a
-// credential. Two shapes say secret:
+// Secrets are found by their shape too, wherever they stand, so a secret
+// whose place no rule knows still has the look of a credential:
 //
-//   - a provider's token prefix with the body that provider issues, which
-//     ordinary text does not carry: OpenAI's and Anthropic's sk-…
-//     (sk-proj-, sk-ant-), Stripe's sk_live_/rk_live_, Hugging Face's hf_,
-//     GitHub's ghp_/gho_/ghu_/ghs_/ghr_ and github_pat_, GitLab's glpat-,
-//     Slack's xoxa-/xoxb-/xoxp-/xoxr-/xoxs-, AWS access key ids (AKIA,
-//     ASIA + 16), Google's AIza + 35, JSON web tokens (eyJ….eyJ….…) and a
-//     PEM private key's body;
+//   - a provider's token prefix with the body that provider issues: sk-…
+//     (OpenAI, Anthropic), sk_live_/rk_live_, hf_, ghp_/gho_/ghu_/ghs_/ghr_,
+//     github_pat_, glpat-, xoxb- and Slack's others, AWS key ids (AKIA,
+//     ASIA + 16), AIza + 35, JSON web tokens (eyJ….eyJ….…) and a PEM
+//     private key's body;
 //   - a random run (randomRun): a run of a token's characters holding a
 //     piece that reads as no word, figure or id.
 //
-// What a run legitimately carries never has these shapes, and stays:
-// figures (digits), dates, versions and model names (their pieces are
-// short, split at '-', '.', '/'), UUIDs (8-4-4-4-12 hex), git commits (a
-// 40-digit hex, kept: run files record the engine's commit and the model's
-// revision, and a commit is public), a content digest labelled by its
-// algorithm (sha256:…), file paths, and words written in camel case.
+// Figures, dates, versions, model names, UUIDs, git commits (public, and
+// kept in run files), labelled digests (sha256:…), paths and camel-case
+// words never have these shapes, and stay.
 var tokenShapes = regexp.MustCompile(`(?:^|[^A-Za-z0-9])(?P<value>` + strings.Join([]string{
 	`sk-[A-Za-z0-9_-]{20,}`, // with a digit and a letter: skKey
 	`[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`,
@@ -111,10 +105,9 @@ func eachRun(text string, f func(start, end int)) {
 	}
 }
 
-// randomRun reports whether the run text[start:end] holds a piece (a run
-// of letters and digits) that is random. The whole run is then hidden: a
-// base64 key holds '/', '+', '-' and '_', and half a key is a key. So a
-// file path with a random piece is hidden whole: that is the price.
+// randomRun reports whether the run text[start:end] holds a random piece
+// (of letters and digits). The whole run is then hidden, a path too: a
+// base64 key holds '/', '+', '-' and '_', and half a key is a key.
 func randomRun(text string, start, end int) bool {
 	var joined []byte
 	seps := 0
@@ -140,13 +133,10 @@ func randomRun(text string, start, end int) bool {
 		words = words && ordinary(text[i:j])
 		i = j
 	}
-	// Pieces each too short to tell, of a run as long as a key and cut
-	// seldom, as base64's '/' and '+' cut a key (once in 32 characters),
-	// not every few letters as a path or a model's name is: the run is
-	// read as one piece, but for its hex pieces, which are judged alone
-	// (a commit in a path). Hex cut by '-' is a UUID or another id: kept;
-	// so is a name of words joined (an environment variable, a long flag),
-	// where a random key's pieces mix cases, or letters and digits.
+	// Pieces each too short to tell, of a run as long as a key and cut as
+	// seldom as base64 cuts one (not every few letters, as a path is), are
+	// read as one piece, but for hex pieces, judged alone (a commit in a
+	// path; hex cut by '-' is an id); a name of words joined is kept.
 	return !(words && seps > 0) && len(joined) >= minRandomHex && seps*6 <= len(joined) && !isHex(string(joined)) &&
 		randomPiece(string(joined), "")
 }
@@ -156,8 +146,7 @@ func randomRun(text string, start, end int) bool {
 const minRandomPiece = 20
 
 // minRandomHex is the shortest hex piece that can be random: shorter ones
-// are short hashes and ids (a 12-digit image id, a 16-digit trace span);
-// API keys in hex are 32 digits and more.
+// are short hashes and ids; API keys in hex are 32 digits and more.
 const minRandomHex = 32
 
 // minIDHex is the shortest hex piece of a run read as an id or a hash of
@@ -165,32 +154,19 @@ const minRandomHex = 32
 const minIDHex = 12
 
 // randomPiece reports whether a piece of letters and digits reads as no
-// word, figure or id; before is the text before it.
-//
-//   - Digits alone are a figure: never a secret by shape.
-//   - Hex digits (with both digits and letters) are a hash or a key:
-//     random from 32 digits on, but for a git commit's 40 and a digest
-//     labelled by its algorithm (sha256:…).
-//   - Otherwise a piece of 20 characters or more is random when digits
-//     break into it three times or more (random letters and digits mix;
-//     a name has a number or two: Qwen3, A3B, NVFP4), or when fewer than
-//     60% of its letters read as words (wordShare): camel case
-//     (procGetFullPathNameW) splits into words, a random mix of cases into
-//     single letters and unpronounceable clusters; or fewer than 80% when
-//     the two cases share its letters evenly (evenCases), as they do in
-//     random letters and not in camel case.
+// word, figure or id; before is the text before it. Digits alone are a
+// figure. Hex with digits and letters is random from 32 digits on, but
+// for a git commit's 40 and a labelled digest or id. Any other piece of
+// 20 or more is random when digits break into it three times or more (a
+// name has a number or two: Qwen3, NVFP4), or when under 60% of its
+// letters read as words (camel case splits into words, random letters do
+// not), or under 80% when its cases share its letters evenly.
 func randomPiece(p, before string) bool {
 	if len(p) < minRandomPiece {
 		return false
 	}
-	letters, digits := 0, 0
-	for i := 0; i < len(p); i++ {
-		if isDigit(p[i]) {
-			digits++
-		} else {
-			letters++
-		}
-	}
+	_, _, digits := classes(p)
+	letters := len(p) - digits
 	switch {
 	case letters == 0:
 		return false
@@ -207,19 +183,9 @@ func randomPiece(p, before string) bool {
 }
 
 // evenCases reports whether upper and lower case share p's letters about
-// evenly (35% to 65% each), as random letters do; camel case writes one
-// capital a word (AbstractBeanFactory: 16%), and a name of capitals writes
-// one case.
+// evenly (35% to 65% each), as random letters do and camel case does not.
 func evenCases(p string) bool {
-	upper, lower := 0, 0
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case 'A' <= c && c <= 'Z':
-			upper++
-		case 'a' <= c && c <= 'z':
-			lower++
-		}
-	}
+	lower, upper, _ := classes(p)
 	return 20*upper >= 7*(upper+lower) && 20*lower >= 7*(upper+lower)
 }
 
@@ -230,13 +196,10 @@ func labelledDigest(before string) bool {
 	if strings.HasSuffix(before, "blobs/") {
 		return true // a model store's file named by its digest (Hugging Face's cache)
 	}
-	for _, algo := range []string{"sha256", "sha512", "sha384", "sha1", "md5"} {
-		// sha256:… in an OCI or Docker digest, sha256-… in Ollama's blob names
-		if strings.HasSuffix(before, algo+":") || strings.HasSuffix(before, algo+"-") {
-			return true
-		}
-	}
-	return false
+	// sha256:… in an OCI or Docker digest, sha256-… in Ollama's blob names
+	return slices.ContainsFunc([]string{"sha256", "sha512", "sha384", "sha1", "md5"}, func(algo string) bool {
+		return strings.HasSuffix(before, algo+":") || strings.HasSuffix(before, algo+"-")
+	})
 }
 
 // idPrefixes name the hex ids servers give a request or a response
@@ -273,21 +236,9 @@ func digitGroups(p string) int {
 
 // wordShare is the share of p's letters that lie in pieces reading as
 // words, p split as camel case splits (lower to upper, letters to digits,
-// HTTPServer to HTTP Server). A word is three letters or more with a
-// vowel and no more than four consonants in a row, or a lone capital (an
-// initial: IPv6's I, GetW's W).
+// HTTPServer to HTTP Server).
 func wordShare(p string) float64 {
-	letters, inWords := wordLetters(p)
-	if letters == 0 {
-		return 1
-	}
-	return float64(inWords) / float64(letters)
-}
-
-// wordLetters counts p's letters, and those of its letters that lie in
-// pieces reading as words.
-func wordLetters(p string) (letters, inWords int) {
-	start := 0
+	letters, inWords, start := 0, 0, 0
 	for i := 1; i <= len(p); i++ {
 		if i < len(p) && !camelBreak(p, i) {
 			continue
@@ -302,7 +253,10 @@ func wordLetters(p string) (letters, inWords int) {
 			inWords += len(piece)
 		}
 	}
-	return letters, inWords
+	if letters == 0 {
+		return 1
+	}
+	return float64(inWords) / float64(letters)
 }
 
 // camelBreak reports whether a new piece of p starts at i.
@@ -320,6 +274,8 @@ func camelBreak(p string, i int) bool {
 	return false
 }
 
+// readsAsWord: three letters or more with a vowel and no more than four
+// consonants in a row, or a lone capital (an initial: IPv6's I).
 func readsAsWord(piece string) bool {
 	if len(piece) < 3 {
 		return len(piece) == 1

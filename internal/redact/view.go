@@ -2,22 +2,20 @@ package redact
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
 // A view is a text rewritten for matching, with where each of its bytes
-// came from. Every rule of this package reads views, never the text
-// itself, and says what to hide as a span of the view; the span is mapped
-// back and the original bytes are hidden. This is the one place where the
-// many ways of writing the same secret are made one: a rule is written
-// once, for the plain form, and finds the secret however it was spelled.
+// came from: every rule reads views and hides spans mapped back to the
+// original, so a rule written once for the plain form finds the secret
+// however it was spelled.
 type view struct {
 	text string
-	// from[i] is the offset in the original text of the bytes that became
-	// text[i]; from[len(text)] is the original's length. nil: text is the
-	// original.
+	// from[i] is the original offset of text[i]; from[len(text)] is the
+	// original's length. nil: text is the original.
 	from []int
 }
 
@@ -31,20 +29,15 @@ func (v view) original(a, b int) span {
 
 // views returns the views every rule reads:
 //
-//   - as written, with every dash (en, em, minus) made a hyphen and every
-//     space a reader sees as one made a plain space: Unicode spaces (no-break, ideographic, em, zero-width …) and
-//     the escapes a message shows for a control character (\n, \t, \x1b,
-//     \u2028) with a terminal's control sequence after an escape character.
-//     A name and its value are apart, or a key stands alone, whichever
-//     space separates them.
-//   - decoded, further: percent-encoding (%3D, %22), backslash escapes of
-//     quotes and slashes (\" \/), \u00XX escapes and HTML's character
-//     references (&quot;), repeatedly for text encoded twice. A secret
-//     inside an argument's escaped JSON or a URL-encoded form stands where
-//     it would stand in plain text. The first view is kept beside it:
-//     there a quoted value's escaped quote (\") is still part of it.
-//   - for percent-encoded text, decoded with '+' read as a space, as a
-//     form or a query writes one (kept apart: a base64 key holds '+').
+//   - as written, every dash made a hyphen and every space a reader sees
+//     (Unicode spaces, escapes such as \n or \u2028, terminal control
+//     sequences) a plain space, so a name and its value stand apart;
+//   - decoded further: percent-encoding, backslash escapes of quotes and
+//     slashes, \u00XX escapes and HTML references, repeatedly for text
+//     encoded twice (the first view is kept: there an escaped quote (\")
+//     is still part of a quoted value);
+//   - for text with '+', decoded with '+' read as a form's space (kept
+//     apart: a base64 key holds '+').
 func views(s string) []view {
 	written := rewrite(view{text: s}, spaceAt)
 	out := []view{written}
@@ -54,15 +47,11 @@ func views(s string) []view {
 		out = append(out, decoded)
 	}
 	if strings.Contains(s, "+") {
-		// A form's or a query's '+' is a space, read before decoding: a
-		// base64 key's '+' is written %2B there. A form may hold no '%'
-		// at all (vllm+serve+--api-key+…); a key's '+' is still read
-		// whole in the views above.
+		// Read before decoding: a form writes a key's '+' as %2B.
 		out = append(out, decodeAll(rewrite(view{text: s}, plusAt)))
 	}
 	if joined := rewrite(view{text: s}, invisibleAt); joined.text != s {
-		// Characters no reader sees (a soft hyphen, a zero-width space, a
-		// terminal's colour) dropped: a key cut by them is read whole.
+		// Invisible characters dropped: a key cut by them is read whole.
 		out = append(out, joined)
 	}
 	return out
@@ -180,33 +169,30 @@ func spaceAt(s string, i int) (byte, int) {
 // for a control or space character, with the terminal control sequence
 // that follows an escaped ESC; 0 when there is none.
 func escapedSpace(s string) int {
-	if len(s) >= 2 && strings.IndexByte("abfnrtv", s[1]) >= 0 {
+	if len(s) < 2 {
+		return 0
+	}
+	if strings.IndexByte("abfnrtv", s[1]) >= 0 {
 		return 2
 	}
-	for _, e := range []struct {
-		prefix string
-		digits int
-	}{{`\x`, 2}, {`\u`, 4}, {`\U`, 8}} {
-		if !strings.HasPrefix(s, e.prefix) || len(s) < 2+e.digits {
-			continue
-		}
-		r, ok := hexValue(s[2 : 2+e.digits])
-		if !ok {
-			return 0
-		}
-		n := 2 + e.digits
-		switch {
-		case r == 0x1b:
-			return n + controlSequence(s[n:])
-		case r == 0x9b:
-			return n + controlSequence("["+s[n:]) - 1
-		case r < ' ' || r == 0x7f || 0x80 <= r && r < 0xa0 || r < utf8.MaxRune && unicode.IsSpace(rune(r)):
-			return n
-		}
+	n := 2 + escapeDigits[s[1]]
+	if len(s) < n {
 		return 0
+	}
+	switch r, ok := hexValue(s[2:n]); {
+	case !ok:
+	case r == 0x1b:
+		return n + controlSequence(s[n:])
+	case r == 0x9b:
+		return n + controlSequence("["+s[n:]) - 1
+	case r < ' ' || r == 0x7f || 0x80 <= r && r < 0xa0 || r < utf8.MaxRune && unicode.IsSpace(rune(r)):
+		return n
 	}
 	return 0
 }
+
+// escapeDigits are the hex digits of \xHH, \uHHHH and \UHHHHHHHH.
+var escapeDigits = map[byte]int{'x': 2, 'u': 4, 'U': 8}
 
 // controlSequence is the length of a terminal's control sequence at the
 // start of s, after its ESC: [ parameters and a final letter.
@@ -226,9 +212,8 @@ func controlSequence(s string) int {
 	return 0
 }
 
-// decodedAt reads an encoded character at s[i]: a percent-encoding, a
-// backslash escape or a character reference that stands for a printable
-// ASCII character (or a space, as one), and a space as spaceAt does. A secret is ASCII; decoding
+// decodedAt reads an encoded printable ASCII character (or a space) at
+// s[i], and a space as spaceAt does: a secret is ASCII, so decoding
 // nothing else keeps every other text as it is.
 func decodedAt(s string, i int) (byte, int) {
 	switch s[i] {
@@ -296,25 +281,8 @@ func printable(v uint32, n int) (byte, int) {
 }
 
 func hexValue(h string) (uint32, bool) {
-	if h == "" {
-		return 0, false
-	}
-	var v uint32
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint32(c)
-	}
-	return v, true
+	v, err := strconv.ParseUint(h, 16, 32)
+	return uint32(v), err == nil
 }
 
 // A span is a secret's place in a text: bytes [start, end).
