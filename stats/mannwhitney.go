@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -12,19 +13,14 @@ import (
 const MaxExactSize = 50
 
 // MannWhitney is the two-sided Mann–Whitney U test of whether a's values
-// tend to be larger or smaller than b's: U counts the pairs (one of a,
-// one of b) where a's is larger, a tie counting one half; p is the chance
-// of a U at least this far from its middle, m·n/2, if both came from one
-// distribution. Without ties and with at most MaxExactSize samples a side,
-// p is exact (every ordering of the samples equally likely); otherwise it
-// is the normal approximation with the variance corrected for ties and a
-// continuity correction of ½, never below MinP(m, n): with few samples and
-// ties the approximation could otherwise call 3 against 3 significant
-// (p ≈ 0.047), which no split of six values can be. p is 1 when either
-// side is empty.
-//
-// Its smallest possible p is limited by the sizes: 3 against 3 cannot go
-// below 0.10, so significance needs the dozens of samples inside a cell.
+// tend to be larger or smaller than b's: U counts the pairs where a's is
+// larger, a tie counting one half; p is the chance of a U at least this
+// far from m·n/2 if both came from one distribution. Without ties and with
+// at most MaxExactSize samples a side, p is exact; otherwise it is the
+// normal approximation (tie-corrected variance, continuity correction ½),
+// never below MinP(m, n): with ties it could otherwise call 3 against 3
+// significant (p ≈ 0.047), which no split of six values can be. p is 1
+// when either side is empty.
 func MannWhitney(a, b []float64) (u, p float64) {
 	m, n := len(a), len(b)
 	if m == 0 || n == 0 {
@@ -57,15 +53,7 @@ func rank(a, b []float64) (ranks []float64, tieSum float64) {
 	for i, x := range b {
 		all = append(all, item{x, len(a) + i})
 	}
-	slices.SortFunc(all, func(p, q item) int {
-		switch {
-		case p.x < q.x:
-			return -1
-		case p.x > q.x:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(all, func(p, q item) int { return cmp.Compare(p.x, q.x) })
 	ranks = make([]float64, len(all))
 	for lo := 0; lo < len(all); {
 		hi := lo + 1
@@ -102,13 +90,12 @@ func exactP(u float64, m, n int) float64 {
 }
 
 // uDistributions holds each (m, n)'s distribution, computed once: a
-// compare tests every cell with the same sample sizes, and computing it
-// takes milliseconds at 50 v 50. Sizes are at most MaxExactSize, so it
-// holds at most 50 × 50 distributions, 13 MB if every one is asked for.
+// compare tests every cell with the same sizes, and 50 v 50 takes
+// milliseconds. At most 50 × 50 of them, 13 MB.
 var uDistributions sync.Map // [2]int{m, n} → func() []float64
 
-// cachedUDistribution is uDistribution(m, n), computed once for each (m,
-// n) however many goroutines ask. Callers only read it.
+// cachedUDistribution is uDistribution(m, n), computed once however many
+// goroutines ask. Callers only read it.
 func cachedUDistribution(m, n int) []float64 {
 	k := [2]int{m, n}
 	f, ok := uDistributions.Load(k)

@@ -46,20 +46,16 @@ func BlockLength(n int) int {
 	return max(1, min(l, n))
 }
 
-// MeanInterval is the 95 % interval of the mean of a series of samples in
-// time order (a cell's tokens per second, second by second), by a moving
-// block bootstrap: Resamples series are drawn, each of n samples made of
-// blocks of BlockLength(n) neighbouring samples picked at random
-// positions, so that a slow second followed by another slow second stays
-// together as it happened. The 2.5th and 97.5th percentiles of their means
-// are then stretched about the series' mean by smallSampleStretch, since a
+// MeanInterval is the 95 % interval of the mean of samples in time order
+// (a cell's tokens per second), by a moving block bootstrap: Resamples
+// series of blocks of BlockLength(n) neighbouring samples, so a slow second
+// followed by another stays together. The 2.5th and 97.5th percentiles of
+// their means are stretched about the mean by smallSampleStretch, since a
 // bootstrap of a few dozen dependent seconds sees less spread than there
-// is. Over 400 seeded series the interval held the true mean 92–98 % of
-// the time for independent seconds (10 to 60 of them) and for seconds
-// correlated 0.3 with their neighbours (30 to 120); at 0.5, about 90 %.
-// ok is false with fewer than MinSeconds samples, where the blocks are
-// too few to say anything. The same series and seed always give the same
-// interval.
+// is. Over 400 seeded series it held the true mean 92–98 % of the time for
+// independent seconds (10 to 60) and for seconds correlated 0.3 (30 to
+// 120); at 0.5, about 90 %. ok is false with fewer than MinSeconds samples.
+// The same series and seed always give the same interval.
 func MeanInterval(xs []float64, seed uint64) (Interval, bool) {
 	n := len(xs)
 	if n < MinSeconds {
@@ -75,12 +71,10 @@ func MeanInterval(xs []float64, seed uint64) (Interval, bool) {
 	}
 	whole, rest := n/l, n%l
 	rng := rand.NewPCG(seed, 0x0b007) // the source itself: the same draws as rand.New(rng), without its call through an interface
-	// Each 64 random bits place two blocks: a 32-bit half times the number
-	// of places, shifted down, is a place with a bias below places/2³²,
-	// nothing beside the bootstrap's own noise, at half the draws. The
-	// draws are taken in one stream across resamples: a resample's blocks
-	// (whole, and the part one when rest > 0) are placed in order, the low
-	// half of a draw first.
+	// Each 64 random bits place two blocks, low half first: a 32-bit half
+	// times places, shifted down, has a bias below places/2³², nothing
+	// beside the bootstrap's own noise. The draws run in one stream across
+	// resamples, each resample's blocks (whole, then the part one) in order.
 	perResample := whole + min(rest, 1)
 	places := uint64(starts)
 	var bits uint64
@@ -136,14 +130,12 @@ func studentT975(nu float64) float64 {
 	return z + (z3+z)/(4*nu) + (5*z5+16*z3+3*z)/(96*nu*nu) + (3*z7+19*z5+17*z3-15*z)/(384*nu*nu*nu)
 }
 
-// MedianInterval is the interval of the median of a few repeated
+// MedianInterval is the interval of the median of a few independent
 // measurements (a prefill row's requests) by order statistics: the k-th
-// lowest and k-th highest, with k the largest that keeps the chance the
-// true median lies outside at most 5 %. It assumes nothing of the
-// distribution but independence. With fewer than 6 samples no such k
-// exists; the interval is then the lowest to the highest, and level says
-// its real confidence (75 % for 3, 87.5 % for 4, 93.75 % for 5). ok is
-// false with fewer than 3 samples.
+// lowest and k-th highest, k the largest that keeps the chance the true
+// median lies outside at most 5 %. Below 6 samples no such k exists: the
+// interval is the lowest to the highest, level its real confidence (75 %
+// for 3, 87.5 % for 4, 93.75 % for 5). ok is false below 3 samples.
 func MedianInterval(xs []float64) (in Interval, level float64, ok bool) {
 	n := len(xs)
 	if n < 3 {
@@ -167,10 +159,9 @@ func MedianInterval(xs []float64) (in Interval, level float64, ok bool) {
 	return Interval{Low: s[k-1], High: s[n-k]}, 1 - out, true
 }
 
-// binomialCDF is P(X ≤ k) for X ~ Binomial(n, ½), for k rising from one
-// call to the next. Up to exactLogBound trials it sums C(n, i) as floats
-// and divides by 2ⁿ; past it 2ⁿ (and C(n, n/2)) overflow a float, so each
-// term is exp(log C(n, i) − n·log 2), from log-gamma.
+// binomialCDF is P(X ≤ k) for X ~ Binomial(n, ½), k rising from call to
+// call: C(n, i) summed as floats over 2ⁿ up to exactLogBound trials, past
+// which they overflow and each term is exp(log C(n, i) − n·log 2).
 type binomialCDF struct {
 	n    int
 	i    int     // the next term to add
@@ -179,9 +170,7 @@ type binomialCDF struct {
 	logs bool
 }
 
-// exactLogBound is the most trials whose 2ⁿ a float holds with room: 2¹⁰²⁴
-// is past the largest float.
-const exactLogBound = 1000
+const exactLogBound = 1000 // 2ⁿ fits a float with room: 2¹⁰²⁴ does not
 
 func newBinomialCDF(n int) *binomialCDF {
 	return &binomialCDF{n: n, c: 1, logs: n > exactLogBound}
@@ -212,59 +201,15 @@ func logChoose(n, k int) float64 {
 }
 
 // selectQuantile is the q-quantile of xs by linear interpolation between
-// ranks (as measure.Quantile sorts to find it), found by selection in
-// linear time (the only two ranks it needs), reordering xs.
+// ranks, as measure.Quantile finds it, sorting xs in place.
 func selectQuantile(xs []float64, q float64) float64 {
+	slices.Sort(xs)
 	pos := q * float64(len(xs)-1)
 	lo := int(pos)
-	selectRank(xs, lo)
 	if lo+1 >= len(xs) {
 		return xs[lo]
 	}
-	next := slices.Min(xs[lo+1:]) // above rank lo, all of them: the next rank is their least
-	return xs[lo] + (next-xs[lo])*(pos-float64(lo))
-}
-
-// selectRank reorders xs so xs[k] holds the value of rank k, none after it
-// smaller and none before it larger (Hoare's selection, median-of-three
-// pivots).
-func selectRank(xs []float64, k int) {
-	lo, hi := 0, len(xs)-1
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if xs[mid] < xs[lo] {
-			xs[mid], xs[lo] = xs[lo], xs[mid]
-		}
-		if xs[hi] < xs[lo] {
-			xs[hi], xs[lo] = xs[lo], xs[hi]
-		}
-		if xs[hi] < xs[mid] {
-			xs[hi], xs[mid] = xs[mid], xs[hi]
-		}
-		pivot := xs[mid]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return
-		}
-	}
+	return xs[lo] + (xs[lo+1]-xs[lo])*(pos-float64(lo))
 }
 
 // Mean is the arithmetic mean; 0 for none.
