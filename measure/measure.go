@@ -3,10 +3,9 @@
 // inside the window, each request's rate over the time it produced inside
 // it, latencies as medians and tails over requests, and the status rules.
 //
-// It talks to nothing and reads no clock. The runner feeds it what its
-// client observed; the sim's tests feed it what the sim's server wrote.
-// The same function on both sides is what makes "the client agrees with
-// the truth" compare one statistic, not two.
+// It talks to nothing and reads no clock: the runner feeds it what its
+// client observed, the sim's tests what the sim wrote, so "the client
+// agrees with the truth" compares one statistic, not two.
 package measure
 
 import (

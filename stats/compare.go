@@ -57,13 +57,11 @@ type Result struct {
 	NA, NB int
 }
 
-// CompareCell compares the samples of one cell in two runs (its tokens per
-// second, second by second, of every repeat; or a prefill row's requests'
-// rates) by a two-sided Mann–Whitney U: the rule by which a prefill row's
-// difference, or a decode cell's not repeated twice in both runs
-// (CompareDecode), is called significant, in the regression gate's table
-// (before its correction for many cells) and on compare pages, whose script
-// repeats it (the page's test rules say how).
+// CompareCell compares the samples of one cell in two runs (its seconds'
+// tokens, of every repeat, or a prefill row's requests' rates) by a
+// two-sided Mann–Whitney U: the test of a prefill row, or of a decode cell
+// not repeated twice in both runs (CompareDecode), in the gate's table and
+// on compare pages, whose script repeats it.
 func CompareCell(a, b []float64) Result {
 	r := untested(TestSamples, a, b)
 	if !Testable(len(a), len(b)) {

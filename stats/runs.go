@@ -85,10 +85,9 @@ func RepeatTotals(d matrixgen.Decode) []float64 {
 }
 
 // CompareDecode compares a decode cell of two runs by the one rule the
-// regression gate and the compare pages share: where both runs measured it
-// MinRepeats times or more (valid repeats), by its repeats (CompareRepeats:
-// slow drift on a machine moves whole repeats, and would make the seconds
-// inside them look significant when nothing changed); otherwise by its
+// gate and the compare pages share: by its repeats where both runs have
+// MinRepeats valid ones (CompareRepeats: drift moves whole repeats, and
+// would make the seconds inside them look significant), otherwise by its
 // seconds, of every repeat (CompareCell over DecodeSamples).
 func CompareDecode(a, b matrixgen.Decode) Result {
 	ra, rb := RepeatTotals(a), RepeatTotals(b)
@@ -109,11 +108,9 @@ func PrefillSamples(p matrixgen.Prefill) []float64 {
 }
 
 // DecodeInterval is a decode cell's interval of total tok/s and its
-// confidence. A cell measured 3 or more times has the interval of the
-// median over its repeats (MedianInterval: from one repeat to another is
-// where drift on the machine shows); otherwise the 95 % interval of its
-// mean from its per-second samples (MeanInterval). ok is false without 3
-// repeats or MinSeconds seconds.
+// confidence: of the median over 3 or more repeats (MedianInterval: drift
+// shows between repeats), else of its mean from its per-second samples
+// (MeanInterval). ok is false without 3 repeats or MinSeconds seconds.
 func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 	if d.TotalTokS == nil {
 		return Interval{}, 0, false
@@ -127,13 +124,10 @@ func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 }
 
 // SetInterval stores each decode cell's interval (DecodeInterval) in the
-// run, as its file keeps it: computed once, when the run is written,
-// rather than by every build of every site that shows it (the bootstrap
-// is most of a build's arithmetic). A cell whose samples give none has
-// none, and a repeat none of its own: the cell's is over its repeats.
-// A bootstrap interval stretched for few samples can reach below 0; a
-// rate cannot, so its low end is cut off at 0, as validation asks.
-// Every writer of run files calls it before saving.
+// run, once, when it is written, rather than in every build that shows it
+// (the bootstrap is most of a build's arithmetic); a repeat has none of
+// its own. Its low end is cut off at 0, as validation asks: a stretched
+// bootstrap interval can reach below it. Every writer of run files calls it.
 func SetInterval(r *matrixgen.Run) {
 	for i := range r.Decode {
 		d := &r.Decode[i]
@@ -252,13 +246,11 @@ type Table struct {
 }
 
 // CompareRuns compares every measurement valid in both runs: decode cells
-// by total tok/s and their repeats or per-second samples (CompareDecode),
-// prefill rows by prompt tok/s and their requests (CompareCell). Each row carries its own verdict (Differ, p
-// below 5 % on its own, as the compare page marks it) and, for the gate,
-// its p corrected (Holm–Bonferroni) for the family of rows that could
-// reach 5 % at all, so that over a whole table the chance that any cell
-// is called significant after correction when nothing changed is at most
-// 5 %.
+// by total tok/s (CompareDecode), prefill rows by prompt tok/s and their
+// requests (CompareCell). Each row carries its own verdict (Differ, as the
+// compare page marks it) and, for the gate, its p corrected (Holm) for the
+// family of rows that could reach 5 % at all, so that the chance any cell
+// of a table is significant after correction when nothing changed is 5 %.
 func CompareRuns(a, b *matrixgen.Run) Table {
 	var t Table
 	prefillB := make(map[int][]int, len(b.Prefill)) // context to b's rows, in order

@@ -15,15 +15,12 @@ const MinRepeats = 2
 // sides at matrixgen.MaxRepeats.
 const MaxDF = 2*matrixgen.MaxRepeats - 2
 
-// CompareRepeats compares a cell of two runs by its repeats: each repeat's
-// tok/s over its window (the mean of its seconds), one figure a pass over
-// the matrix. Drift on a machine moves a whole repeat, so the seconds
-// inside one are not independent of each other; the repeats are, as far as
-// the sweep can make them (interleaved passes). The test is Student's two-
-// sample t with the variance pooled, two-sided, with m + n − 2 degrees of
-// freedom, significant where |t| reaches CriticalT of them: the same as p
-// below Alpha (P says what p is). Fewer than MinRepeats a side is not
-// tested (P 1).
+// CompareRepeats compares a cell of two runs by its repeats' tok/s: drift
+// moves a whole repeat, so the seconds inside one are not independent; the
+// repeats (interleaved passes) are, as far as a sweep can make them. The
+// test is the two-sided pooled Student's t, significant where |t| reaches
+// CriticalT(m + n − 2), the same as p below Alpha. Fewer than MinRepeats a
+// side is not tested (P 1).
 func CompareRepeats(a, b []float64) Result {
 	r := untested(TestRepeats, a, b)
 	if len(a) < MinRepeats || len(b) < MinRepeats {

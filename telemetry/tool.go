@@ -10,14 +10,11 @@ import (
 	"time"
 )
 
-// The GPUs' telemetry comes from other programs (nvidia-smi, rocm-smi),
-// and another program can hang, print without end, or leave a child
-// holding its output open after it exits. Every tool this package asks goes
-// through this file, the one place that bounds them: a tool runs in a
-// process group of its own, killed whole when its deadline passes or the
-// run is interrupted; the wait for its output to close after that is
-// bounded; and what it prints is read up to a bound, past which the tool
-// is stopped and the error names the bound.
+// Every tool this package asks goes through this file, the one place that
+// bounds them (a tool can hang, print without end, or leave a child holding
+// its output open): it runs in a process group of its own, killed whole at
+// its deadline or on interruption; the wait for its output to close is
+// bounded; and past a bound on what it prints it is stopped.
 
 // toolTimeout bounds one answer of a tool asked once.
 const toolTimeout = 10 * time.Second

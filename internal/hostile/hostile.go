@@ -1,17 +1,10 @@
 // Package hostile attacks matrixgen from every source of outside bytes,
-// for tests. Server is an inference server that attacks its client:
-// bodies without end, lines without newlines, floods of keep-alive
-// comments, answers one byte a second, counts that jump or go backwards,
-// terminal escape sequences in its errors, the API key echoed back. Every
-// answer ends by its deadline or when the client goes away, and the server
-// counts the bytes it managed to write, so a test can tell that its client
-// stopped reading without measuring memory. The files a build reads (run
-// files, notes, the configuration, a bucket's objects) are attacked by the
-// inputs in files.go.
-//
-// It also writes stand-ins for the GPU tools (WriteTool) that attack the
-// program that runs them: output without end, or a hang with a child
-// holding the output open.
+// for tests: Server, an inference server that attacks its client (see
+// Attack), each answer ending by its deadline or when the client leaves and
+// counting the bytes it wrote, so a test can tell its client stopped
+// reading without measuring memory; the inputs of files.go, for the files
+// a build reads; and WriteTool's stand-ins for the GPU tools, which print
+// without end or hang with a child holding their output open.
 package hostile
 
 import (

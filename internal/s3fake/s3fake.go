@@ -1,17 +1,8 @@
-// Package s3fake is an S3 server in the test's own process, enough of the
-// protocol for a build to list and read a bucket (ListObjectsV2, pages of
-// a few keys; GetObject) and for tests to see what it was asked: how many
-// times each object was read and how many reads were in flight at once.
-// Objects are put directly, as a lab's boxes would have.
-//
-// It misbehaves on request, as a broken or hostile store would: a read
-// that stalls, a body other than the one it lists (shorter, longer, other
-// bytes), a listing that never ends, loops on its continuation token or
-// stalls, replies of megabytes (a listing's page, an error), objects
-// written again between the listing and the read. It honours If-Match on
-// a read, as S3 does, unless told to ignore it. InMemory serves it over
-// in-memory connections, so a test of time (testing/synctest) runs it
-// inside its bubble.
+// Package s3fake is an S3 server in the test's own process (ListObjectsV2
+// in pages of a few keys, GetObject honouring If-Match) that counts each
+// object's reads and the reads in flight, and misbehaves on request as a
+// broken or hostile store would (see Listing and Tamper). InMemory serves
+// it over in-memory connections, for tests in a testing/synctest bubble.
 package s3fake
 
 import (
