@@ -8,11 +8,11 @@
 package regular
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 
 	"github.com/matrixgen/matrixgen/internal/term"
 )
@@ -88,12 +88,14 @@ func Read(f *os.File, info fs.FileInfo, limit int64, shown, what string) ([]byte
 	if info.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes is larger than the %d bytes %s may be", shown, info.Size(), limit, what)
 	}
-	// Its size is known: one allocation, and one byte more to see a file
-	// that grew while being read.
-	data, err := readUpTo(f, make([]byte, 0, info.Size()+1), limit+1)
-	if err != nil {
+	// Its size is known: one allocation, with room to see a file that grew
+	// while being read.
+	var buf bytes.Buffer
+	buf.Grow(int(info.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%s: larger than the %d bytes %s may be", shown, limit, what)
 	}
@@ -108,22 +110,4 @@ func ReadFile(root *os.Root, name string, limit int64, what string) ([]byte, err
 		return nil, err
 	}
 	return Read(f, info, limit, term.Name(name), what)
-}
-
-// readUpTo appends what r holds to buf, at most limit bytes in all.
-func readUpTo(r io.Reader, buf []byte, limit int64) ([]byte, error) {
-	for int64(len(buf)) < limit {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 4096)
-		}
-		n, err := r.Read(buf[len(buf):min(cap(buf), int(limit))])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return buf, nil
 }
