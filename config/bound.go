@@ -8,10 +8,8 @@ import (
 )
 
 // Bounds on a configuration file, checked before the TOML decoder sees it:
-// matrixgen.toml and a sim profile are a few kilobytes with a few levels
-// of tables; the decoder takes seconds and gigabytes on a megabyte of
-// nested arrays ("a = [[[[…": 13 s and 1 GB) and had not finished nested
-// inline tables after ten minutes.
+// it took 13 s and 1 GB on a megabyte of nested arrays ("a = [[[[…"), and
+// had not finished nested inline tables after ten minutes.
 const (
 	maxFileBytes = 1 << 20
 	maxNesting   = 32 // arrays and inline tables within one another, parts of a dotted key
@@ -43,9 +41,8 @@ func checkBounds(name string, data []byte) error {
 
 // tooDeep is the line where brackets and braces outside strings and
 // comments first nest past maxNesting, or where a dotted key (a.b.c = 1,
-// [a.b.c]) has more than maxNesting parts, or 0. Table headers ([a],
-// [[a]]) count as the brackets they are and close on their line. Dots are
-// counted from each place a key may start; a value's dots (1.5) are few.
+// [a.b.c]) has more than maxNesting parts (counted from each place a key
+// may start; a value's dots are few), or 0.
 func tooDeep(data []byte) int {
 	line, depth, dots := 1, 0, 0
 	for i := 0; i < len(data); i++ {

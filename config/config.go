@@ -91,11 +91,10 @@ func Parse(name string, data []byte) (Config, error) {
 	return c, nil
 }
 
-// LoadFile reads a TOML file other than matrixgen.toml (a `matrixgen sim`
-// profile) into v, which holds the defaults and its own TOML tags, with the
-// same strictness as the config file. check is v's own validation, run
-// after decoding: each of its problems is placed at the line of the key it
-// names. config knows nothing of v's type: the command passes it.
+// LoadFile reads another TOML file (a `matrixgen sim` profile) into v,
+// which holds the defaults and its own TOML tags, as strictly as the config
+// file; each problem of check, v's own validation, is placed at the line
+// of the key it names.
 func LoadFile(name string, v any, check func() error) error {
 	data, err := readBounded(name)
 	if err != nil {
@@ -212,11 +211,10 @@ func unknownKeys(src source, data []byte, keys []toml.Key, v reflect.Value) erro
 }
 
 // inFreeForm reports whether key lies inside a free-form value of v (an
-// interface, such as the values of [server] extra) and was decoded into
-// it. BurntSushi/toml decodes a table nested in one (extra = {a = {b =
-// 1}}) into the map, yet lists its keys as undecoded; a table it could
-// not put there ([[server.extra]], an array of tables where a table
-// belongs) is listed too, and is not in the value: that one is unknown.
+// interface, such as [server] extra's values) and was decoded into it:
+// BurntSushi/toml lists the keys of a table nested in one (extra = {a = {b
+// = 1}}) as undecoded, and those of one it could not put there
+// ([[server.extra]]) too, which are unknown.
 func inFreeForm(v reflect.Value, key toml.Key) bool {
 	free := false
 	for _, part := range key {
@@ -396,12 +394,10 @@ const (
 	maxDescription = 2000
 )
 
-// validate checks what only the file can get wrong, each error placed at
-// its key's line: the [site] section, which only the config's commands
-// read, and a count or duration written as zero where leaving the key out
-// means the default. The ranges of [server], [sweep] and [describe] are
-// the runner's to check (runner.Settings.Check), placed at the same lines
-// by the command through Where.
+// validate checks what only the file can get wrong, each error at its
+// key's line: the [site] section, and a count or duration written as zero
+// where leaving the key out means the default. The ranges of the other
+// sections are the runner's to check (runner.Settings.Check).
 func (c Config) validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
@@ -485,10 +481,9 @@ var (
 	keyLine   = regexp.MustCompile(`^\s*([A-Za-z0-9_."'-]+?)\s*=`)
 )
 
-// keyLines maps each dotted key to the line that defines it. BurntSushi/toml
-// keeps key positions private, so this reads the lines itself; it covers
-// tables, arrays of tables and (dotted) bare or quoted keys, which is all a
-// config file needs.
+// keyLines maps each dotted key to the line that defines it (tables,
+// arrays of tables, dotted bare or quoted keys): BurntSushi/toml keeps
+// key positions private.
 func keyLines(data []byte) map[string]int {
 	out := map[string]int{}
 	table := ""

@@ -15,10 +15,8 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// The GPU's own telemetry comes from nvidia-smi's query mode, whose fields
-// and CSV format (--format=csv,noheader,nounits: one line per GPU, fields
-// separated by ", ", "[N/A]" or "[Not Supported]" where a GPU has no
-// value) nvidia-smi documents in `nvidia-smi --help-query-gpu`.
+// nvidia-smi's query mode (--format=csv,noheader,nounits: a line per GPU,
+// "[N/A]" where it has no value) is documented by `nvidia-smi --help-query-gpu`.
 
 // gpuInfoFields are what the hardware panel needs of each GPU.
 const gpuInfoFields = "index,name,memory.total,driver_version,power.limit,power.default_limit,pcie.link.gen.current,pcie.link.width.current"
