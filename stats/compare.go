@@ -87,20 +87,15 @@ func untested(test string, a, b []float64) Result {
 }
 
 // Testable reports whether samples of m and n can be tested: MinSamples
-// or more a side, and sizes whose smallest attainable p (MinP) is below
-// Alpha. A cell that can never reach the 5 % level says nothing either way,
-// and left in the regression gate's family it would only dilute Holm's
-// correction for the cells that can.
+// or more a side, and MinP below Alpha. A cell that can never reach 5 %
+// would only dilute Holm's correction for the cells that can.
 func Testable(m, n int) bool {
 	return m >= MinSamples && n >= MinSamples && MinP(m, n) < Alpha
 }
 
 // MinP is the smallest two-sided Mann–Whitney p that samples of m and n
-// can give: the two most extreme of the C(m+n, m) equally likely ways of
-// splitting the ranks, 2 / C(m+n, m), at most 1 (and 1 where a side is
-// empty). Ties only make the extreme less rare, so it bounds the exact p
-// with ties too: 3 against 3 can never go below 0.1, 4 against 4 not below
-// 2/70 ≈ 0.029.
+// can give, with ties or without: 2 / C(m+n, m), at most 1 (1 where a side
+// is empty). 3 against 3 can never go below 0.1, 4 against 4 not below 0.029.
 func MinP(m, n int) float64 {
 	if m <= 0 || n <= 0 {
 		return 1

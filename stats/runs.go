@@ -56,9 +56,9 @@ func floats(counts []int) []float64 {
 	return out
 }
 
-// DecodeSeconds are DecodeSamples as the counts they are, for writing
-// out (a page's compare data): whole numbers print faster than floats.
-// A cell measured once gives its own PerSecondTokens, not a copy.
+// DecodeSeconds are DecodeSamples as the counts they are, for a page's
+// compare data (whole numbers print faster); a cell measured once gives
+// its own PerSecondTokens, not a copy.
 func DecodeSeconds(d matrixgen.Decode) []int {
 	if len(d.Repeats) == 0 {
 		return d.PerSecondTokens
@@ -159,10 +159,8 @@ type Row struct {
 	// row).
 	A float64 `json:"a"`
 	B float64 `json:"b"`
-	// Test is the test the cell was put to: TestRepeats where both runs
-	// repeated it MinRepeats times or more, TestSamples otherwise
-	// (CompareDecode); TestNone for a cell not tested. DF is the t
-	// test's degrees of freedom.
+	// Test is the test the cell was put to (CompareDecode), TestNone for
+	// a cell not tested. DF is the t test's degrees of freedom.
 	Test string `json:"test"`
 	DF   int    `json:"df,omitempty"`
 	// SamplesA and SamplesB are how many samples each run had for the
@@ -174,14 +172,11 @@ type Row struct {
 	// either run has none (0, and absent from JSON): it is not tested and
 	// not in the geometric mean.
 	Ratio float64 `json:"ratio,omitzero"`
-	// P is the cell's own two-sided p (CompareDecode: Student's t over the
-	// repeats, or Mann–Whitney over the samples); null where no test could
-	// be made (not InFamily: no ratio, a run kept no samples, or too few).
-	// Differ is P below Alpha in the direction the ratio points: the
-	// cell's verdict on its own, the same as its compare page's. Against
-	// is P below Alpha with the test finding B on the other side of A
-	// than the ratio shows (the ratio is of median repeats, the t test of
-	// means; Mann–Whitney ranks): neither a gain nor a loss.
+	// P is the cell's own two-sided p (CompareDecode); null where no test
+	// could be made (not InFamily). Differ is P below Alpha in the
+	// direction the ratio points, the verdict its compare page shows.
+	// Against is P below Alpha with the test finding B on the other side
+	// of A than the ratio (of median repeats) shows: neither gain nor loss.
 	P       *float64 `json:"p"`
 	Differ  bool     `json:"differ"`
 	Against bool     `json:"against"`
@@ -197,9 +192,7 @@ type Row struct {
 	PAdjusted            *float64 `json:"p_adjusted"`
 	SignificantAfterHolm bool     `json:"significant_after_holm"`
 	// Verdict is the cell's verdict in words, as `matrixgen compare`
-	// prints it: VerdictFaster or VerdictSlower (Differ), VerdictAgainst,
-	// VerdictSame (tested, not significant) or VerdictUntested (no test
-	// could be made).
+	// prints it (one of the Verdict constants).
 	Verdict string `json:"verdict"`
 }
 
@@ -293,10 +286,8 @@ func bothValid(a, b matrixgen.Status) bool {
 	return a == matrixgen.StatusValid && b == matrixgen.StatusValid
 }
 
-// row is a cell of two runs: their figures a and b and the cell's test.
-// Without a ratio (a figure of 0) nothing is tested; a test that found the
-// difference on the other side of the ratio says so (Against) rather than
-// mark it a difference.
+// row is a cell of two runs: their figures a and b and the cell's test,
+// none without a ratio (a figure of 0).
 func row(c Cell, a, b float64, cell Result) Row {
 	r := Row{Cell: c, A: a, B: b, Test: cell.Test, DF: cell.DF, SamplesA: cell.NA, SamplesB: cell.NB, Verdict: VerdictUntested}
 	if cell.Test == TestSamples {
@@ -348,10 +339,9 @@ func Direction(ratio float64) int {
 	return 0
 }
 
-// holm sets PAdjusted and SignificantAfterHolm of the rows in the family
-// (InFamily) by Holm's step-down correction: the k-th smallest of m p
-// values is multiplied by m − k + 1, and no adjusted p is smaller than one
-// before it. It returns m.
+// holm sets PAdjusted and SignificantAfterHolm of the family's m rows by
+// Holm's step-down correction (the k-th smallest p times m − k + 1, none
+// below the one before it), and returns m.
 func holm(rows []Row) int {
 	var family []int
 	for i, r := range rows {
@@ -388,11 +378,9 @@ func (r Row) FailsGate(beyond float64) bool {
 	return r.SignificantAfterHolm && Beyond(r.Ratio, beyond)
 }
 
-// Beyond reports whether a ratio B / A is a slowdown of more than share
-// (0.05: more than 5 %). A slowdown of exactly share is not, though the
-// floating point of 95 / 100 puts it a hair past 0.05: the tolerance,
-// 1e-9, is far below any change a figure of tok/s can show. A ratio of 0
-// (none) is no slowdown.
+// Beyond reports whether a ratio B / A (0: none) is a slowdown of more
+// than share (0.05: 5 %). Exactly share is not, though 95 / 100 is a hair
+// past it in floating point: the tolerance is below any change tok/s show.
 func Beyond(ratio, share float64) bool {
 	const tolerance = 1e-9
 	return ratio > 0 && 1-ratio > share+tolerance

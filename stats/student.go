@@ -39,13 +39,11 @@ func CompareRepeats(a, b []float64) Result {
 	return r
 }
 
-// PooledT is Student's two-sample t of b against a (positive where b's
-// mean is the higher) with the two variances pooled, and its degrees of
-// freedom, m + n − 2. The compare page's script computes it step for step
-// in the same order (pooledT in matrixgen.js), each product rounded on its
-// own (the conversions keep the compiler from fusing a multiply and an
-// add), so both get the same t to the bit. Two sides with no spread give
-// ±Inf where their means differ and NaN where they do not.
+// PooledT is Student's two-sample t of b against a with the variances
+// pooled, and its degrees of freedom, m + n − 2; ±Inf or NaN for two sides
+// without spread. The compare page's script (pooledT in matrixgen.js)
+// computes it in the same order, each product rounded on its own (the
+// conversions keep the compiler from fusing them), to the same bit.
 func PooledT(a, b []float64) (t float64, df int) {
 	m, n := len(a), len(b)
 	ma, mb := Mean(a), Mean(b)
@@ -138,11 +136,9 @@ func lentzStep(num, c, d float64) (float64, float64) {
 }
 
 // CriticalT is the smallest |t| with df degrees of freedom whose two-sided
-// p (StudentP) is below Alpha: 12.71 at 1, 4.30 at 2, 2.78 at 4, 1.98 at
-// 120. A t at or above it is significant and one below is not, so the
-// compare page's script, which has no incomplete beta, decides by t as
-// this package does (the page's rules carry the table). 0 for df below 1
-// or above MaxDF.
+// p (StudentP) is below Alpha (12.71 at 1, 1.98 at 120), so the compare
+// page's script, which has no incomplete beta, decides by t as this
+// package does. 0 for df below 1 or above MaxDF.
 func CriticalT(df int) float64 {
 	if df < 1 || df > MaxDF {
 		return 0
