@@ -57,16 +57,13 @@ type reply struct {
 	} `json:"error"`
 }
 
-// startWithin bounds Chromium's start. Its first start on a fresh machine
-// builds the font cache, which took over 30 s on a busy two-core CI runner;
-// a test then failed though nothing was wrong with the pages.
+// startWithin bounds Chromium's start: its first on a fresh machine builds
+// the font cache, over 30 s on a busy two-core CI runner.
 const startWithin = 3 * time.Minute
 
-// Start launches Chromium with a fresh profile and opens a blank page. A
-// Chromium that ends before it listens is started again, twice at most,
-// each time with a profile of its own: on a loaded CI runner its zygote
-// once could not fork its GPU process and it quit at once, failing a test
-// of pages that were fine.
+// Start launches Chromium with a fresh profile and opens a blank page. One
+// that ends before it listens (its zygote once could not fork on a loaded
+// CI runner) is started again, twice at most, each with a profile of its own.
 func Start(path, profileDir string) (*Browser, error) {
 	var errs []error
 	for try := 1; try <= 3; try++ {

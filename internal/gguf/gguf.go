@@ -1,10 +1,7 @@
 // Package gguf writes a tiny llama-architecture model in the GGUF v3 format,
 // with seeded random weights and a vocabulary made here, so tests can run a
-// real inference server (llama.cpp, Ollama) without downloading anything.
-//
-// The model says nothing sensible, but a server spends the same work on it as
-// on a real one of its size: prefill and decode speeds are real, and so are
-// the server's own counters.
+// real inference server (llama.cpp, Ollama) without downloading anything:
+// it says nothing sensible, but a server works on it as on a real one.
 package gguf
 
 import (

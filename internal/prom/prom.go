@@ -26,10 +26,9 @@ type Sample struct {
 // that reports more than this is not one the runner reads for hints.
 const MaxSamples = 50_000
 
-// Parse reads Prometheus text exposition format: comments and blank
-// lines skipped, `name{label="v",…} value [timestamp]` read, lines that do
-// not parse skipped (a metrics endpoint is read for hints, never trusted to
-// be well formed). Escapes in label values (\\, \", \n) are honoured.
+// Parse reads Prometheus text exposition format, `name{label="v",…} value
+// [timestamp]` (label escapes \\, \", \n honoured), skipping comments, blank
+// lines and lines that do not parse.
 func Parse(r io.Reader) []Sample {
 	var out []Sample
 	sc := bufio.NewScanner(r)

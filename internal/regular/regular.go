@@ -1,10 +1,8 @@
-// Package regular opens files that someone else may have put in place (a
-// contributed run file, a kept file of a site, a page being served), so
-// that the open itself is the check: a name is opened once, without
-// waiting (a FIFO would wait for a writer), and what was opened is
-// examined (fstat) before a byte is read. Checking a name and then
-// opening it by name again lets the file be swapped between the two, for
-// a link out of the folder, a pipe or a larger file.
+// Package regular opens files that someone else may have put in place so
+// that the open itself is the check: a name is opened once, without waiting
+// (a FIFO would wait for a writer), and what was opened is examined before
+// a byte is read; a check by name, then an open by name, lets the file be
+// swapped between the two for a link out, a pipe or a larger file.
 package regular
 
 import (

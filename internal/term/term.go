@@ -38,13 +38,10 @@ func Line(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(Clean(s))
 }
 
-// Name is how every outside name (a file's, a run's id, a bucket's key,
-// a page's) is printed in a message: as it is when it is plain, otherwise
-// in double quotes with Go's escapes for every character that is not
-// printable, so a newline in a name cannot forge a line of the program's
-// and a right-to-left override (U+202E) or any other format character
-// cannot reorder what a reader sees. Plain is printable, with no space,
-// quote or backslash, and not empty.
+// Name is how every outside name (a file's, a run's id, a bucket's key) is
+// printed in a message: as it is when plain (printable, not empty, no space,
+// quote or backslash), otherwise quoted with Go's escapes, so a newline
+// cannot forge a line and a format character (U+202E) cannot reorder it.
 func Name(name string) string {
 	if name == "" || strings.IndexFunc(name, notPlain) >= 0 {
 		return strconv.Quote(name)
