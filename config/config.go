@@ -436,10 +436,9 @@ func (c Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// misfit places a value of the wrong type. BurntSushi/toml reports those as
-// plain text, not as a ParseError with a position, so the key is found
-// again: the first one, in the file's order, whose value alone does not
-// decode into a fresh v.
+// misfit places a value of the wrong type, which BurntSushi/toml reports
+// without a position: at the first key whose value alone does not decode
+// into a fresh v.
 func misfit(src source, data []byte, v any, err error) error {
 	var doc map[string]any
 	md, parseErr := toml.Decode(string(data), &doc)
@@ -524,10 +523,8 @@ func CheckBaseURL(s string) error {
 	return nil
 }
 
-// Set applies command-line overrides of the form section.key=value (the
-// value in TOML syntax; a bare word is taken as a string), so every key of
-// the file can be overridden by a flag. Each is checked as if it were in
-// the file.
+// Set applies command-line overrides section.key=value (TOML, a bare word
+// a string), each checked as if it were in the file.
 func (c *Config) Set(overrides []string) error {
 	var errs []error
 	for _, o := range overrides {

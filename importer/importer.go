@@ -103,11 +103,9 @@ func decodeObject(name string, data []byte) (object, error) {
 	return nil, fmt.Errorf("%s: want a JSON object: %v", name, err)
 }
 
-// maxMemberValues bounds the JSON values of the top-level members read
-// into Go values, all of them together: boxed as any, each costs some fifty bytes, and a
-// file of 60 MB of numbers took 800 MB. The sections an import reads
-// (metadata, prefill, results, a summary's figures) hold a few thousand;
-// larger ones (vLLM's per-request itls) stay as bytes, never read.
+// maxMemberValues bounds the JSON values of the top-level members read into
+// Go values, all together (boxed, 60 MB of numbers took 800 MB): the
+// sections read hold a few thousand; larger ones (vLLM's itls) stay bytes.
 const maxMemberValues = 1_000_000
 
 // oversized stands for a member too large to read: its count of values,

@@ -162,13 +162,10 @@ func Percentiles(xs []float64) *matrixgen.Percentiles {
 	return &matrixgen.Percentiles{P50: Quantile(xs, 0.5), P90: new(Quantile(xs, 0.9)), P99: new(Quantile(xs, 0.99))}
 }
 
-// Classify decides a measured cell's status: queued when the server held
-// requests back inside the window, valid otherwise. Held back means its own
-// waiting count was above zero; or, for a server that keeps no count,
-// that streams spent clearly more of the window without producing than in
-// the context's lowest-concurrency cell, whose gaps are only those a closed
-// loop makes by itself (one stream cannot queue). Loops are judged by the
-// caller.
+// Classify decides a measured cell's status (loops are the caller's):
+// queued when the server held requests back inside the window (its waiting
+// count above zero; without a count, streams idle clearly longer than in
+// the context's lowest-concurrency cell, which cannot queue), else valid.
 func Classify(d matrixgen.Decode, concurrency int, openedByTimeout bool, baselineActive float64) (matrixgen.Status, string) {
 	if openedByTimeout {
 		return matrixgen.StatusQueued, "not every stream was producing tokens by the end of the warm-up"

@@ -109,18 +109,15 @@ func MinP(m, n int) float64 {
 }
 
 // SignificantZ is the smallest z whose normal p, erfc(z/√2) as MannWhitney
-// computes it, is below Alpha (about 1.96). A z of the normal
-// approximation at or above it is significant and one below is not, bit
-// for bit as p < Alpha decides: so a page's script, which has no erfc,
-// decides by z exactly as this package does by p.
+// computes it, is below Alpha (about 1.96), so a page's script, which has
+// no erfc, decides by z bit for bit as this package does by p.
 var SignificantZ = sync.OnceValue(func() float64 {
 	return smallestSignificant(10, func(z float64) bool { return math.Erfc(z/math.Sqrt2) < Alpha })
 })
 
 // smallestSignificant is the smallest positive float below upTo at which
-// significant turns true (it must stay true above), found by bisecting the
-// floats' bits, which order as positive floats do: exact to the last bit,
-// so a page's script comparing against it decides as p < Alpha does here.
+// significant turns true (and stays), exact to the bit: bisected over the
+// floats' bits, which order as positive floats do.
 func smallestSignificant(upTo float64, significant func(float64) bool) float64 {
 	lo, hi := math.Float64bits(0), math.Float64bits(upTo)
 	for hi-lo > 1 {

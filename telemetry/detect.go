@@ -99,11 +99,9 @@ const nvidiaSMI = "nvidia-smi"
 // cannot wait on a process.
 const NoTool = "-"
 
-// Detect fills the hardware panel from what this machine says:
-// the CPU and kernel from /proc, the OS, and the GPUs from nvidia-smi (or
-// rocm-smi). A machine without either is a CPU machine: no GPU is named.
-// A tool that does not answer within its bounds (askTool) names none
-// either, and ctx ending stops it.
+// Detect fills the hardware panel: the CPU and kernel from /proc, the OS,
+// and the GPUs from the tool, none where it is missing or does not answer
+// within its bounds (askTool) or ctx.
 func Detect(ctx context.Context, tool string) matrixgen.Hardware {
 	h := matrixgen.Hardware{Type: "CPU", OS: runtime.GOOS}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {

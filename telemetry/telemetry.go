@@ -1,8 +1,6 @@
 // Package telemetry reads this machine's hardware and its GPUs' power,
 // clocks and heat from the vendors' tools (nvidia-smi, rocm-smi), each run
-// within bounds, and sums a measurement window's samples into its power
-// figures. The runner asks it for the hardware panel once and for each
-// cell's window; nothing here knows of servers or HTTP.
+// within bounds, and sums a window's samples into its power figures.
 package telemetry
 
 import (

@@ -1,8 +1,6 @@
 // Package prom reads the Prometheus text an inference server exposes at
-// /metrics, leniently: the runner reads it for hints (queue lengths, KV
-// use, counters, the server's own prefill clock), so a line that does not
-// parse is skipped, never fatal, and what one answer may cost is bounded.
-// The metric names each engine keeps are the runner's (its engine files).
+// /metrics leniently, for hints (queues, KV use, counters): a line that
+// does not parse is skipped, and what one answer may cost is bounded.
 package prom
 
 import (

@@ -149,10 +149,8 @@ func (s *Server) Close() {
 	}
 }
 
-// InMemory serves the bucket over in-memory connections (net.Pipe): the
-// client reaches it at endpoint, and stop ends the server and the
-// client's connections. Every goroutine it starts is the caller's, so it
-// runs inside a testing/synctest bubble when called there.
+// InMemory serves the bucket over in-memory connections, reached by client
+// at endpoint, until stop; its goroutines join the caller's synctest bubble.
 func (s *Server) InMemory() (client *http.Client, endpoint string, stop func()) {
 	l := memnet.Listen()
 	hs := &http.Server{Handler: s}

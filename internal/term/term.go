@@ -1,7 +1,5 @@
 // Package term makes text from servers and files safe to print on a
-// terminal: control characters (escape sequences that retitle the window,
-// clear the screen or move the cursor, carriage returns that overwrite a
-// line) are shown escaped instead of obeyed.
+// terminal: control characters are shown escaped instead of obeyed.
 package term
 
 import (
@@ -11,10 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// Clean returns s with every control character but newline and tab written
-// as a Go escape (\x1b, \r, \u009b), so it prints as text; so are the
-// characters that reorder text (U+202E and the other bidirectional
-// controls), which would make a line read otherwise than it is.
+// Clean returns s with every control character but newline and tab, and
+// every bidirectional control (U+202E), written as a Go escape (\x1b, \r).
 func Clean(s string) string {
 	if strings.IndexFunc(s, needsEscape) < 0 {
 		return s
