@@ -6,9 +6,8 @@ import (
 	"sync"
 )
 
-// MinSamples is the fewest samples a side CompareCell tests. The exact
-// test would call one sample against 50 significant (p = 2/51), which says
-// nothing of a cell; from 3 a side the two sets each have a spread.
+// MinSamples is the fewest samples a side CompareCell tests: one against
+// 50 would be significant (p = 2/51) and say nothing; 3 have a spread.
 const MinSamples = 3
 
 // The tests a cell of two runs is compared by, as Result.Test and Row.Test
@@ -36,18 +35,14 @@ type Result struct {
 	// P is the two-sided Mann–Whitney p of the two sets of samples; 1
 	// where they were not tested.
 	P float64
-	// Tested is both sets having MinSamples or more and sizes that can
-	// reach Alpha at all (MinP below it): 3 against 3 cannot (MinP 0.1),
-	// so such a cell is never called significant, whatever its values.
+	// Tested is both sets being Testable.
 	Tested bool
-	// Significant is P below Alpha: a cell on its own, with a 5 % chance
-	// of being called significant when nothing changed. A table of many
-	// cells corrects for their number (Holm).
+	// Significant is P below Alpha, for the cell on its own (a table of
+	// many cells corrects for their number, Holm).
 	Significant bool
 	// Direction is the way the test found b to lie from a: 1 higher, −1
-	// lower, 0 neither (or untested). The figures a page shows (a cell's
-	// median repeat) can point the other way; a caller reads a difference
-	// only where the two agree.
+	// lower, 0 neither (or untested); a caller reads a difference only where
+	// it agrees with the figures shown (a cell's median repeat).
 	Direction int
 	// T and DF are the t statistic and its degrees of freedom of a test of
 	// repeats; 0 for a Mann–Whitney test.

@@ -168,9 +168,8 @@ type Row struct {
 	// requests, for TestSamples.
 	SamplesA int `json:"samples_a"`
 	SamplesB int `json:"samples_b"`
-	// Ratio is B / A: 0.9 when B is 10 % slower. A cell with 0 tok/s in
-	// either run has none (0, and absent from JSON): it is not tested and
-	// not in the geometric mean.
+	// Ratio is B / A (0.9: B 10 % slower); none (0, absent from JSON),
+	// untested and out of the geometric mean, with 0 tok/s in either run.
 	Ratio float64 `json:"ratio,omitzero"`
 	// P is the cell's own two-sided p (CompareDecode); null where no test
 	// could be made (not InFamily). Differ is P below Alpha in the
@@ -180,15 +179,13 @@ type Row struct {
 	P       *float64 `json:"p"`
 	Differ  bool     `json:"differ"`
 	Against bool     `json:"against"`
-	// MinP is the smallest p the cell's sample sizes could give (MinP; 0
-	// for a t test, whose p has no floor); InFamily is the cell being
-	// tested, so counted in the family the regression gate corrects for.
+	// MinP is the smallest p the cell's sizes could give (0 for a t test);
+	// InFamily is the cell being tested, in the family the gate corrects for.
 	MinP     float64 `json:"min_p"`
 	InFamily bool    `json:"in_family"`
 	// PAdjusted is P corrected for the size of the family (Holm), null
-	// for a cell outside it; SignificantAfterHolm is PAdjusted below
-	// Alpha (and the test not Against the ratio), what the regression
-	// gate reads.
+	// outside it; SignificantAfterHolm, what the gate reads, is PAdjusted
+	// below Alpha and the test not Against the ratio.
 	PAdjusted            *float64 `json:"p_adjusted"`
 	SignificantAfterHolm bool     `json:"significant_after_holm"`
 	// Verdict is the cell's verdict in words, as `matrixgen compare`
@@ -228,13 +225,11 @@ func (r Row) Tested() bool { return r.InFamily }
 // Table is two runs compared cell by cell.
 type Table struct {
 	Rows []Row `json:"rows"`
-	// GeoMean is the geometric mean of the rows' ratios, the typical
-	// change, over every row that has one, prefill rows and decode cells
-	// alike, tested or not; 0 when none has.
+	// GeoMean is the geometric mean of every row's ratio, tested or not,
+	// the typical change; 0 when none has one.
 	GeoMean float64 `json:"geomean,omitempty"`
-	// Family is how many rows could reach significance at all (Testable):
-	// the family Holm's correction holds to a 5 % chance of any false
-	// significance. 0: nothing could be tested.
+	// Family is how many rows could reach significance at all, the family
+	// Holm's correction holds to 5 %; 0: nothing could be tested.
 	Family int `json:"family"`
 }
 
