@@ -44,29 +44,24 @@ const (
 	UsageBackwards Attack = "usage-backwards"
 	// HugeVersion answers /version with a 50 MB version string.
 	HugeVersion Attack = "huge-version"
-	// EscapeError answers the chat endpoint, from its second request on,
-	// with an error whose text holds terminal escape sequences and a forged
-	// progress line.
+	// EscapeError answers chat, from its second request on, with an error
+	// holding terminal escape sequences and a forged progress line.
 	EscapeError Attack = "escape-error"
-	// EchoKey answers the chat endpoint, from its second request on, with
-	// a 401 whose body repeats the request's API key: in the Authorization
-	// header it came in, alone in a sentence, again and again around 4,000
-	// bytes (where a run file cuts a reason, after a prefix the server
-	// cannot know), and split by the 64 KiB where a client stops reading
-	// an error.
+	// EchoKey answers chat, from its second request on, with a 401 whose
+	// body repeats the API key: in its header, alone, again and again
+	// around 4,000 bytes (where a run file cuts a reason), and split by
+	// EchoCut, where a client stops reading an error.
 	EchoKey Attack = "echo-key"
 	// EchoKeyAtOnce is EchoKey from the first request: the probe's.
 	EchoKeyAtOnce Attack = "echo-key-at-once"
-	// TinyChunkFlood streams chunks of one token each, as fast as the
-	// client reads them, with a usage count that grows by one a chunk,
-	// and never finishes: far past any max_tokens.
+	// TinyChunkFlood streams one-token chunks, usage growing by one each,
+	// as fast as the client reads, past any max_tokens.
 	TinyChunkFlood Attack = "tiny-chunk-flood"
-	// LongEventLines streams, before each chunk of an ordinary answer, a
-	// line of nearly a megabyte that carries no data: event:, id:, retry:
-	// or a field no one knows, in turn.
+	// LongEventLines streams before each chunk a line of EventLineBytes
+	// that carries no data (event:, id:, retry: or an unknown field).
 	LongEventLines Attack = "long-event-lines"
-	// EndlessNativeLine answers Ollama's native /api/chat with one line
-	// that never ends: a token's envelope whose content goes on for ever.
+	// EndlessNativeLine answers Ollama's /api/chat with a token whose
+	// content never ends.
 	EndlessNativeLine Attack = "endless-native-line"
 )
 
