@@ -15,9 +15,8 @@ const (
 	maxNesting   = 32 // arrays and inline tables within one another, parts of a dotted key
 )
 
-// readBounded reads a configuration file: a regular file (a pipe would
-// wait for a writer) of at most maxFileBytes, opened once and checked as
-// opened, so nothing swapped in after a check is read.
+// readBounded reads a configuration file: a regular file of at most
+// maxFileBytes, checked as opened (internal/regular).
 func readBounded(name string) ([]byte, error) {
 	f, info, err := regular.OpenPath(name)
 	if err != nil {
@@ -26,9 +25,8 @@ func readBounded(name string) ([]byte, error) {
 	return regular.Read(f, info, maxFileBytes, term.Name(name), "a configuration file")
 }
 
-// checkBounds refuses what the TOML decoder should not be given: more
-// than maxFileBytes, or arrays and inline tables nested more than
-// maxNesting deep, with the line where the nesting passes it.
+// checkBounds refuses what the TOML decoder should not be given: more than
+// maxFileBytes, or nesting past maxNesting (at its line).
 func checkBounds(name string, data []byte) error {
 	if len(data) > maxFileBytes {
 		return fmt.Errorf("%s: %d bytes is larger than the %d a configuration file may be", name, len(data), maxFileBytes)

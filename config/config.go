@@ -293,9 +293,8 @@ func mapAt(t reflect.Type, key toml.Key) bool {
 	return ok && t.Kind() == reflect.Map
 }
 
-// typeAt is the type of the setting at path in a value of type t,
-// following struct fields (through the pointers, slices and arrays around
-// them); false where the path leaves the structs.
+// typeAt is the type of the setting at path in a value of type t, through
+// struct fields (and elements); false where the path leaves the structs.
 func typeAt(t reflect.Type, path []string) (reflect.Type, bool) {
 	for _, part := range path {
 		t = element(t)
@@ -357,9 +356,8 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-// keysAt lists the TOML keys of the table at path in a value of type t
-// (its fields' toml names), for a misspelt key's suggestion; none where
-// the path leads to no struct.
+// keysAt lists the TOML keys of the struct at path in a value of type t,
+// for a misspelt key's suggestion.
 func keysAt(t reflect.Type, path []string) []string {
 	t, ok := typeAt(t, path)
 	if !ok {
@@ -387,8 +385,7 @@ func tomlName(f reflect.StructField) (string, bool) {
 }
 
 // maxTitle and maxDescription bound the site's title and description in
-// characters: both are on every page, so a megabyte title made a site of
-// 60 runs 246 MB.
+// characters: on every page, a megabyte title made 60 runs' site 246 MB.
 const (
 	maxTitle       = 200
 	maxDescription = 2000

@@ -191,8 +191,7 @@ func parseTime(v any) time.Time {
 }
 
 // negativeFigures finds a negative number among the fields of the objects
-// at the given places: every figure these formats hold (speeds, times,
-// counts) is at least zero, so a negative one is an error, not "missing".
+// at the given places: every figure these formats hold is at least zero.
 func negativeFigures(name string, data []byte, objs map[jsontext.Pointer]object) error {
 	for _, at := range slices.Sorted(maps.Keys(objs)) {
 		for _, key := range slices.Sorted(maps.Keys(objs[at])) {

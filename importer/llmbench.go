@@ -14,9 +14,8 @@ import (
 	"github.com/matrixgen/matrixgen/internal/redact"
 )
 
-// LLMInferenceBench converts llm-inference-bench's benchmark_results.json
-// (the tool behind the sample run's source page): metadata, prefill by context, and one
-// result per (concurrency, context) cell. Its latencies are in seconds.
+// LLMInferenceBench converts llm-inference-bench's benchmark_results.json:
+// metadata, prefill by context, and one result per cell.
 func LLMInferenceBench(name string, data []byte) (Result, error) {
 	doc, err := decodeObject(name, data)
 	if err != nil {

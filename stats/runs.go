@@ -141,9 +141,8 @@ func SetInterval(r *matrixgen.Run) {
 	}
 }
 
-// PrefillInterval is a prefill row's interval of prompt tok/s, from its
-// requests (MedianInterval) and its real confidence; ok is false without 3
-// requests.
+// PrefillInterval is a prefill row's interval of prompt tok/s from its
+// requests (MedianInterval); ok is false without 3 requests.
 func PrefillInterval(p matrixgen.Prefill) (Interval, float64, bool) {
 	if p.PromptTokS == nil {
 		return Interval{}, 0, false
@@ -217,9 +216,8 @@ func (r Row) Change() float64 { return r.Ratio - 1 }
 // something.
 func (r Row) HasRatio() bool { return r.Ratio > 0 }
 
-// Tested reports whether the cell was tested: both figures above 0 and
-// samples enough in both runs (Testable, or MinRepeats repeats a side).
-// The row is in the gate's family.
+// Tested reports whether the cell was tested (a ratio, and samples enough
+// in both runs), so in the gate's family.
 func (r Row) Tested() bool { return r.InFamily }
 
 // Table is two runs compared cell by cell.
@@ -355,9 +353,7 @@ func holm(rows []Row) int {
 	return m
 }
 
-// Slowdowns are the rows the regression gate fails on: significant after
-// Holm's correction, and slower in B by more than beyond (0.05: more than
-// 5 %).
+// Slowdowns are the rows the regression gate fails on at beyond (FailsGate).
 func (t Table) Slowdowns(beyond float64) []Row {
 	var out []Row
 	for _, r := range t.Rows {

@@ -224,8 +224,7 @@ func Mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
-// GeoMean is the geometric mean of positive ratios: the typical change
-// over many cells, where a cell twice as fast and one half as fast cancel.
+// GeoMean is the geometric mean of positive ratios, the typical change;
 // ok is false for none, or for a ratio that is not positive.
 func GeoMean(ratios []float64) (float64, bool) {
 	if len(ratios) == 0 {

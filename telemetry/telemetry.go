@@ -76,9 +76,8 @@ func parseTelemetryLine(line string, at time.Time) (gpuSample, error) {
 	return s, nil
 }
 
-// Sampler runs one GPU sampler (nvidia-smi's, or rocm-smi asked in rounds)
-// for the whole run and keeps its samples until the window they belong to
-// has taken them.
+// Sampler runs one GPU sampler for the whole run and keeps its samples
+// until the window they belong to has taken them.
 type Sampler struct {
 	tool    string // the tool's name, for what is said of it
 	mu      sync.Mutex
@@ -143,8 +142,7 @@ func (t *Sampler) refuse(err error) {
 }
 
 // add keeps the samples a GPU can give (check), at most maxSamples of
-// them, and refuses the others: every sample passes here, whichever tool
-// gave it.
+// them, and refuses the others, whichever tool gave them.
 func (t *Sampler) add(samples ...gpuSample) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -186,9 +184,8 @@ func (t *Sampler) Wait() {
 // before the sampler counts as stopped.
 const maxPollFailures = 3
 
-// poll samples by asking a tool that answers once a call (as rocm-smi
-// does) every Interval, or as soon as the last answer came when
-// an answer takes longer. The first answer must come.
+// poll asks a tool that answers once a call (rocm-smi) every Interval,
+// or at once when an answer took longer. The first answer must come.
 func (t *Sampler) poll(ctx context.Context, round func(context.Context) ([]gpuSample, error)) error {
 	first, err := round(ctx)
 	if err != nil {

@@ -62,9 +62,8 @@ func (w *boundedAnswer) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// askTool runs a tool once and returns what it printed: within
-// toolTimeout, at most maxToolAnswer bytes, the tool and whatever it
-// started killed when ctx ends.
+// askTool runs a tool once and returns what it printed, within toolTimeout
+// and maxToolAnswer, killed with whatever it started when ctx ends.
 func askTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 	name := filepath.Base(path)
 	tctx, cancel := context.WithTimeout(ctx, toolTimeout)

@@ -50,9 +50,8 @@ writes the runs.
 Options:
 `
 
-// cli is the command with its arguments: help on stdout and 0 for -h; one
-// line on stderr and 2 for a command line it cannot use; 1 when the work
-// fails.
+// cli is the command: help on stdout and 0 for -h; one line on stderr and
+// 2 for a command line it cannot use; 1 when the work fails.
 func cli(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("buildspeed", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -247,9 +246,8 @@ func syntheticRun(i int) ([]byte, error) {
 
 func runName(i int) string { return fmt.Sprintf("run-%04d.json", i) }
 
-// holdsRuns says whether dir holds exactly the n runs writeRuns would
-// write there, judged by their count and by the first and last run's
-// bytes, so a -work folder's runs are written once across invocations.
+// holdsRuns says whether dir holds the n runs writeRuns would write there,
+// judged by their count and the first and last run's bytes.
 func holdsRuns(dir string, n int) bool {
 	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(names) != n {
@@ -478,8 +476,7 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 }
 
 // dropPageCache empties the kernel's page cache where it may (root, on
-// Linux), so every build starts cold, not with what the one before left
-// cached. It says once whether it could.
+// Linux), so every build starts cold; it says once whether it could.
 func dropPageCache() {
 	err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0)
 	droppedOnce.Do(func() {

@@ -50,9 +50,8 @@ func NumberFlood(valid []byte, size int) ([]byte, error) {
 	return nil, errors.New("the run has no per-second token counts to flood")
 }
 
-// DeepConfig is a configuration of size bytes whose one value is arrays
-// nested within one another: a megabyte took the TOML decoder 13 s and
-// 1 GB.
+// DeepConfig is a configuration of size bytes whose one value is nested
+// arrays: a megabyte took the TOML decoder 13 s and 1 GB.
 func DeepConfig(size int) []byte {
 	return []byte("[site]\ntitle = " + strings.Repeat("[", size))
 }

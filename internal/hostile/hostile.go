@@ -292,9 +292,8 @@ const (
 	HungTool ToolAttack = "hung-tool"
 )
 
-// WriteTool writes a stand-in for the GPU tool name ("nvidia-smi" or
-// "rocm-smi") into dir that does attack, and returns its path. It is a
-// shell script: Unix only.
+// WriteTool writes into dir a shell script (Unix only) standing in for the
+// GPU tool name ("nvidia-smi" or "rocm-smi") that does attack; its path.
 func WriteTool(dir, name string, attack ToolAttack) (string, error) {
 	var script string
 	switch attack {

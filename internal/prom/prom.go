@@ -139,9 +139,8 @@ func (h Histogram) String() string {
 	return h.Name + "{" + h.LabelKey + "=\"" + h.LabelValue + "\"}"
 }
 
-// Totals is a histogram's sum and count per series: a series is its labels
-// but the bucket's "le", so data-parallel engines or SGLang's
-// tensor-parallel ranks each have their own.
+// Totals is a histogram's sum and count per series (its labels but "le"),
+// so data-parallel engines or SGLang's ranks each have their own.
 type Totals map[string]struct{ Sum, Count float64 }
 
 // Totals reads h's series from samples; empty when the server keeps no

@@ -263,9 +263,8 @@ func (c *counting) Write(p []byte) (int, error) {
 
 func (c *counting) Flush() { http.NewResponseController(c.ResponseWriter).Flush() }
 
-// huge writes parts, then filler made by fill(i) for the i-th piece until
-// about n bytes are written, then end, flushing each piece: a reply the
-// size of n, sent until the client stops reading.
+// huge writes start, then fill(i) for the i-th piece, each flushed, until
+// about n bytes or the client stops reading, then end.
 func huge(w http.ResponseWriter, n int, start string, fill func(i int) string, end string) {
 	if _, err := io.WriteString(w, start); err != nil {
 		return
