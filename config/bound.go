@@ -75,9 +75,8 @@ func tooDeep(data []byte) int {
 	return 0
 }
 
-// stringEnd finds the last byte of the TOML string that opens at i (a
-// basic or a literal string, on one line or, with three quotes, on many),
-// and the newlines inside it; an unterminated string runs to the end.
+// stringEnd finds the last byte of the TOML string that opens at i (any
+// kind; an unterminated one runs to the end), and the newlines inside it.
 func stringEnd(data []byte, i int) (end, lines int) {
 	q := data[i]
 	delim := 1

@@ -181,9 +181,8 @@ func decodeStrict(src source, data []byte, v any) error {
 	return misfit(src, data, v, err)
 }
 
-// unknownKeys is an error for each of keys (the file's unknown keys, in
-// its order), at most maxUnknownKeys, none for a key inside an unknown
-// table already named; each with the known key it most likely meant.
+// unknownKeys is an error for each unknown key (at most maxUnknownKeys,
+// none inside an unknown table named), with the known key likely meant.
 func unknownKeys(src source, data []byte, keys []toml.Key, v reflect.Value) error {
 	if len(keys) == 0 {
 		return nil

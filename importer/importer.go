@@ -79,9 +79,8 @@ func positive(v float64, ok bool) *float64 {
 	return &v
 }
 
-// decodeObject reads another tool's result file. A key an object repeats
-// is an error, placed (encoding/json let the last one win silently; which
-// one is meant?); invalid UTF-8 is read as U+FFFD, as encoding/json did.
+// decodeObject reads another tool's result file: a repeated key is an
+// error, placed; invalid UTF-8 is read as U+FFFD, as encoding/json did.
 func decodeObject(name string, data []byte) (object, error) {
 	var members map[string]jsontext.Value
 	err := json.Unmarshal(data, &members, jsontext.AllowInvalidUTF8(true))

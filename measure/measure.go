@@ -190,7 +190,6 @@ func Classify(d matrixgen.Decode, concurrency int, openedByTimeout bool, baselin
 	return matrixgen.StatusValid, ""
 }
 
-// queuedShare is how much of its baseline activity a cell may keep before
-// it counts as queued: busy batches slow each new request's first token a
-// little; a request held back waits a whole answer.
+// queuedShare is the share of its baseline activity below which a cell is
+// queued: batching slows a first token a little, holding back a whole answer.
 const queuedShare = 0.8

@@ -7,9 +7,8 @@ import (
 	"sync"
 )
 
-// MaxExactSize is the largest sample, on either side, whose U the test
-// reads from the exact distribution; larger ones (or any with ties) use
-// the normal approximation, which is then within a few thousandths of it.
+// MaxExactSize is the largest sample a side whose p is exact; past it the
+// normal approximation is within a few thousandths.
 const MaxExactSize = 50
 
 // MannWhitney is the two-sided Mann–Whitney U test of whether a's values
@@ -38,9 +37,8 @@ func MannWhitney(a, b []float64) (u, p float64) {
 	return u, max(MinP(m, n), normalP(u, m, n, tieSum))
 }
 
-// rank gives every value of a then b its rank in the two together (1 for
-// the lowest; tied values share the mean of their ranks), and the sum of
-// t³ − t over each group of t tied values: 0 where none tied.
+// rank gives every value of a then b its rank in both (from 1, ties the
+// mean of theirs), and the sum of t³ − t over each group of t tied values.
 func rank(a, b []float64) (ranks []float64, tieSum float64) {
 	type item struct {
 		x float64
@@ -132,9 +130,8 @@ func uDistribution(m, n int) []float64 {
 	return prev[n*size : (n+1)*size]
 }
 
-// normalP is the two-sided p of U = u from the normal approximation, the
-// variance reduced by each group of t tied values by (t³ − t)/(N(N − 1))
-// (tieSum, from rank).
+// normalP is the two-sided p of U = u from the normal approximation, its
+// variance reduced for ties by tieSum/(N(N − 1)).
 func normalP(u float64, m, n int, tieSum float64) float64 {
 	total := m + n
 	mn := float64(m) * float64(n)

@@ -19,9 +19,8 @@ const (
 	Alpha = 1 - Level
 )
 
-// Resamples is how many bootstrap resamples an interval draws: enough that
-// the 2.5th and 97.5th percentiles of the resampled means move by well
-// under a tenth of the interval's width from one seed to another.
+// Resamples is how many bootstrap resamples an interval draws: its ends
+// move well under a tenth of its width from one seed to another.
 const Resamples = 2000
 
 // Interval is a range believed to hold the true figure at Level.
@@ -38,9 +37,8 @@ func (i Interval) HalfWidthShare(x float64) float64 {
 	return (i.High - i.Low) / 2 / math.Abs(x)
 }
 
-// BlockLength is the moving-block bootstrap's block length for n samples:
-// ⌈n^(1/3)⌉, the rate that balances the bias of blocks too short to hold
-// the samples' dependence against the variance of too few blocks.
+// BlockLength is the moving-block bootstrap's block length for n samples,
+// ⌈n^(1/3)⌉: blocks too short lose dependence, too few blocks add variance.
 func BlockLength(n int) int {
 	l := int(math.Ceil(math.Cbrt(float64(n)) - 1e-9))
 	return max(1, min(l, n))
@@ -122,8 +120,7 @@ func smallSampleStretch(n, l int) float64 {
 const z975 = 1.959963984540054
 
 // studentT975 is the 97.5th percentile of Student's t with nu degrees of
-// freedom, by the Cornish–Fisher expansion in 1/nu: within 1 % of the
-// tables at 3 (3.159 for 3.182), within 0.2 % from 5 on.
+// freedom by the Cornish–Fisher expansion: within 1 % at 3, 0.2 % from 5.
 func studentT975(nu float64) float64 {
 	z := z975
 	z3, z5, z7 := z*z*z, math.Pow(z, 5), math.Pow(z, 7)

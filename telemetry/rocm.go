@@ -169,9 +169,8 @@ func detectROCm(ctx context.Context, h *matrixgen.Hardware, tool string) {
 	describeGPUs(h, gpus)
 }
 
-// rocmSamples is one round of the sampler: every card at one moment. When
-// within the call rocm-smi read the cards it does not say; the middle of
-// the call is the estimate with the smallest worst case.
+// rocmSamples is one round of the sampler, every card at the middle of the
+// call: rocm-smi does not say when within it it read them.
 func rocmSamples(ctx context.Context, tool string) ([]gpuSample, error) {
 	start := time.Now()
 	cards, _, err := askROCm(ctx, tool, rocmSampleArgs)

@@ -253,9 +253,8 @@ func (t *Sampler) take(start, end time.Time) []gpuSample {
 	return in
 }
 
-// powerFigures sums up a window's samples: per GPU, and the energy of all
-// of them, the power integrated over time (each sample holding until the
-// next, the first from the window's start, the last to its end).
+// powerFigures sums up a window's samples per GPU, and their energy: power
+// integrated over time, each sample holding until the next (or the edges).
 func powerFigures(samples []gpuSample, start, end time.Time, outputTokens int) *matrixgen.Power {
 	if len(samples) == 0 || !end.After(start) {
 		return nil
@@ -366,9 +365,8 @@ func maxPtr(p, v *float64) *float64 {
 	return p
 }
 
-// Window is the power figures of the window from start to end, in which
-// the server produced outputTokens tokens; or nil, and why there is none ("no
-// reading: …"), never a zero. Each window takes its own samples, once.
+// Window is the power figures of the window in which the server produced
+// outputTokens tokens, or nil and why ("no reading: …"), never a zero.
 func (t *Sampler) Window(start, end time.Time, outputTokens int) (*matrixgen.Power, string) {
 	stopped := t.Stopped()
 	samples := t.take(start, end)

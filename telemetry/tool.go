@@ -19,9 +19,8 @@ import (
 // toolTimeout bounds one answer of a tool asked once.
 const toolTimeout = 10 * time.Second
 
-// toolWaitDelay bounds the wait, once a tool has exited or been killed,
-// for its output to close: a child that left its process group may hold
-// it open for ever.
+// toolWaitDelay bounds the wait, once a tool has ended, for its output to
+// close: a child that left its process group may hold it open for ever.
 const toolWaitDelay = time.Second
 
 // maxToolAnswer bounds an answer read whole: nvidia-smi writes a hundred
@@ -85,9 +84,8 @@ func askTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 	return out.buf.Bytes(), nil
 }
 
-// finish is err, the end of cmd, once a tool that left a child holding
-// its output has had that child killed: the tool itself answered, and its
-// answer stands.
+// finish is err, the end of cmd, a child left holding its output killed:
+// the tool itself answered, and its answer stands.
 func finish(cmd *exec.Cmd, err error) error {
 	if errors.Is(err, exec.ErrWaitDelay) {
 		killProcessGroup(cmd)

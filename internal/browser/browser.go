@@ -1,6 +1,5 @@
-// Package browser drives a real headless Chromium over the DevTools
-// protocol, for tests of the built pages: what loaded, what the console
-// said, what a script computes on the page, and screenshots.
+// Package browser drives a headless Chromium over the DevTools protocol,
+// for tests of the built pages.
 package browser
 
 import (

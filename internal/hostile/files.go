@@ -20,9 +20,8 @@ func DeepNotes(n int) []byte {
 	return []byte(strings.Repeat("> - ", n) + "deep\n")
 }
 
-// CostlyNotes are notes of size bytes within every nesting budget that
-// cost Markdown the most per byte measured: list items indented ever
-// deeper, then back, line after line.
+// CostlyNotes are notes of size bytes, within every nesting budget, that
+// cost Markdown the most per byte measured: list items indented in waves.
 func CostlyNotes(size int) []byte {
 	var b bytes.Buffer
 	for i := 0; b.Len() < size-256; i++ {

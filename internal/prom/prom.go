@@ -20,8 +20,7 @@ type Sample struct {
 }
 
 // MaxSamples bounds the samples kept of one answer: a sample costs far
-// more than its line (16 MB of `a{b=""} 1` took 600 MB), and a server
-// that reports more than this is not one the runner reads for hints.
+// more than its line (16 MB of `a{b=""} 1` took 600 MB).
 const MaxSamples = 50_000
 
 // Parse reads Prometheus text exposition format, `name{label="v",…} value

@@ -15,9 +15,8 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// Open opens name in root for reading without waiting, following links
-// only inside root, and gives what it opened: a file, a folder, a pipe
-// or a device, for the caller to accept or close.
+// Open opens name in root for reading without waiting, links followed only
+// inside root, and gives what it opened for the caller to accept or close.
 func Open(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 	return withInfo(root.OpenFile(name, os.O_RDONLY|nonBlocking, 0))
 }
