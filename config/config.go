@@ -1,7 +1,6 @@
-// Package config reads matrixgen.toml, the one file that configures both
-// `matrixgen run` and `matrixgen build`, and `matrixgen sim`'s profiles,
-// into types of its own. It owns the TOML dependency and imports neither
-// the runner nor the sim: the command wires its values into theirs.
+// Package config reads matrixgen.toml (for run and build) and sim profiles
+// into types of its own; it imports neither the runner nor the sim: the
+// command wires its values into theirs.
 package config
 
 import (
@@ -91,10 +90,9 @@ func Parse(name string, data []byte) (Config, error) {
 	return c, nil
 }
 
-// LoadFile reads another TOML file (a `matrixgen sim` profile) into v,
-// which holds the defaults and its own TOML tags, as strictly as the config
-// file; each problem of check, v's own validation, is placed at the line
-// of the key it names.
+// LoadFile reads another TOML file (a sim profile) into v, which holds the
+// defaults and its own tags, as strictly as the config file; each problem
+// of check, v's own validation, is placed at the line of the key it names.
 func LoadFile(name string, v any, check func() error) error {
 	data, err := readBounded(name)
 	if err != nil {
@@ -110,9 +108,8 @@ func LoadFile(name string, v any, check func() error) error {
 }
 
 // placeProfileErrors puts each of a profile's problems at the line of the
-// key it names ("decode: base_ms must be positive" at decode.base_ms), or
-// of its table, when the file sets them; a problem with a default value has
-// no line to point at and names the file only.
+// key it names ("decode: base_ms …" at decode.base_ms), or of its table, or
+// else (a default value's) names the file only.
 func placeProfileErrors(name string, data []byte, err error) error {
 	lines := keyLines(data)
 	problems := []error{err}
@@ -140,8 +137,7 @@ func placeProfileErrors(name string, data []byte, err error) error {
 const maxUnknownKeys = 20
 
 // source is what decodeStrict reads: a file, whose problems are placed at
-// their line (and column), or a -set override, made into a two-line
-// document the person never wrote, whose lines would place nothing.
+// their line, or a -set override, whose made-up lines would place nothing.
 type source struct {
 	name  string
 	lines bool
@@ -261,11 +257,9 @@ func element(t reflect.Type) reflect.Type {
 	return t
 }
 
-// notTables is an error for each key of the file whose setting is a table
-// of free-form fields ([server] extra, chat_template_kwargs) but whose
-// value is not a table: BurntSushi/toml leaves such a map empty without an
-// error, so extra = 5 would send nothing, and say nothing. An array of
-// tables is left to unknownKeys, which names its keys.
+// notTables is an error for each key whose setting is a free-form table
+// ([server] extra) but whose value is not a table (arrays of tables are
+// unknownKeys'): BurntSushi/toml leaves such a map empty without an error.
 func notTables(src source, data []byte, md toml.MetaData, t reflect.Type) error {
 	var errs []error
 	var lines map[string]int
@@ -433,8 +427,7 @@ func (c Config) validate() error {
 }
 
 // misfit places a value of the wrong type, which BurntSushi/toml reports
-// without a position: at the first key whose value alone does not decode
-// into a fresh v.
+// without a position, at the first key whose value alone does not decode.
 func misfit(src source, data []byte, v any, err error) error {
 	var doc map[string]any
 	md, parseErr := toml.Decode(string(data), &doc)
@@ -476,9 +469,8 @@ var (
 	keyLine   = regexp.MustCompile(`^\s*([A-Za-z0-9_."'-]+?)\s*=`)
 )
 
-// keyLines maps each dotted key to the line that defines it (tables,
-// arrays of tables, dotted bare or quoted keys): BurntSushi/toml keeps
-// key positions private.
+// keyLines maps each dotted key to the line that defines it, positions
+// BurntSushi/toml keeps private.
 func keyLines(data []byte) map[string]int {
 	out := map[string]int{}
 	table := ""

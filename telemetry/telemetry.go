@@ -172,8 +172,7 @@ func (s gpuSample) check() error {
 	return nil
 }
 
-// Wait waits for the sampler to end, once it was told to; nil waits for
-// nothing.
+// Wait waits for the sampler to end, once told to; nil waits for nothing.
 func (t *Sampler) Wait() {
 	if t != nil {
 		<-t.done

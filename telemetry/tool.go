@@ -137,10 +137,9 @@ func (w *lineWriter) tooLong() error {
 	return errPastBound
 }
 
-// streamTool starts a tool that answers line by line until it is stopped,
-// and calls line with each line as it comes (from one goroutine). The
-// tool is killed, with whatever it started, when ctx ends or a line is
-// longer than maxToolLine. wait waits for its end and says why it ended.
+// streamTool starts a tool that answers line by line, calling line with
+// each (from one goroutine), killed with whatever it started when ctx ends
+// or a line passes maxToolLine. wait waits for its end and says why.
 func streamTool(ctx context.Context, path string, args []string, line func([]byte)) (wait func() error, err error) {
 	name := filepath.Base(path)
 	ctx, cancel := context.WithCancel(ctx)

@@ -163,8 +163,7 @@ func (s *Server) InMemory() (client *http.Client, endpoint string, stop func()) 
 	}
 }
 
-// Misbehave makes every read of key misbehave as how says (Honest again
-// to stop).
+// Misbehave makes every read of key misbehave as how says (Honest: stop).
 func (s *Server) Misbehave(key string, how Tamper) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
