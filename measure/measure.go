@@ -1,11 +1,7 @@
-// Package measure turns what was seen of a cell's requests into the cell's
-// figures, as the methodology page defines them: tokens that arrived
-// inside the window, each request's rate over the time it produced inside
-// it, latencies as medians and tails over requests, and the status rules.
-//
-// It talks to nothing and reads no clock: the runner feeds it what its
-// client observed, the sim's tests what the sim wrote, so "the client
-// agrees with the truth" compares one statistic, not two.
+// Package measure turns what was seen of a cell's requests into its
+// figures and status, as the methodology page defines them. It talks to
+// nothing and reads no clock: the runner feeds it what its client saw, the
+// sim's tests what the sim wrote, so both sides are one statistic.
 package measure
 
 import (

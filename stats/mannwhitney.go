@@ -13,13 +13,11 @@ const MaxExactSize = 50
 
 // MannWhitney is the two-sided Mann–Whitney U test of whether a's values
 // tend to be larger or smaller than b's: U counts the pairs where a's is
-// larger, a tie counting one half; p is the chance of a U at least this
-// far from m·n/2 if both came from one distribution. Without ties and with
-// at most MaxExactSize samples a side, p is exact; otherwise it is the
-// normal approximation (tie-corrected variance, continuity correction ½),
-// never below MinP(m, n): with ties it could otherwise call 3 against 3
-// significant (p ≈ 0.047), which no split of six values can be. p is 1
-// when either side is empty.
+// larger, a tie one half. Without ties and within MaxExactSize a side p is
+// exact; otherwise it is the normal approximation (tie-corrected, ½ for
+// continuity), never below MinP(m, n): with ties it could otherwise call 3
+// against 3 significant (p ≈ 0.047), which no split of six values can be.
+// p is 1 when either side is empty.
 func MannWhitney(a, b []float64) (u, p float64) {
 	m, n := len(a), len(b)
 	if m == 0 || n == 0 {
@@ -104,9 +102,8 @@ func cachedUDistribution(m, n int) []float64 {
 }
 
 // uDistribution counts, for each U from 0 to m·n, the orderings of m and n
-// distinct values that give it. The largest value of all either belongs to
-// the first sample, beating all n of the second, or to the second, beating
-// none: count(u; i, j) = count(u−j; i−1, j) + count(u; i, j−1).
+// distinct values that give it: the largest beats all n or none, so
+// count(u; i, j) = count(u−j; i−1, j) + count(u; i, j−1).
 func uDistribution(m, n int) []float64 {
 	size := m*n + 1
 	// prev holds count(·; i−1, j) and cur count(·; i, j) for j = 0…n, each

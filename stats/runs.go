@@ -41,10 +41,8 @@ func (c Cell) Seed() uint64 {
 	return h.Sum64()
 }
 
-// DecodeSamples are a decode cell's samples: its total tokens in each
-// second of its window, in time order; of every repeat, one after the
-// other, where the sweep repeated. Empty when the run file kept none (runs
-// of other tools, older runs).
+// DecodeSamples are a decode cell's tokens in each second of its window, of
+// every repeat in turn; empty when the run file kept none.
 func DecodeSamples(d matrixgen.Decode) []float64 { return floats(DecodeSeconds(d)) }
 
 // floats is counts as floats.
@@ -233,10 +231,9 @@ type Table struct {
 
 // CompareRuns compares every measurement valid in both runs: decode cells
 // by total tok/s (CompareDecode), prefill rows by prompt tok/s and their
-// requests (CompareCell). Each row carries its own verdict (Differ, as the
-// compare page marks it) and, for the gate, its p corrected (Holm) for the
-// family of rows that could reach 5 % at all, so that the chance any cell
-// of a table is significant after correction when nothing changed is 5 %.
+// requests (CompareCell). Each row carries its own verdict, as its compare
+// page, and for the gate its p corrected (Holm) for the family of rows that
+// could reach 5 % at all.
 func CompareRuns(a, b *matrixgen.Run) Table {
 	var t Table
 	prefillB := make(map[int][]int, len(b.Prefill)) // context to b's rows, in order

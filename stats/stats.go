@@ -1,9 +1,7 @@
-// Package stats says how sure a figure is: a 95 % interval for a cell's
-// rate from its own samples, and whether two sets of samples differ by
-// more than their noise (Mann–Whitney U), as the methodology page states.
-//
-// It is pure: numbers in, numbers out, every random draw seeded, so a
-// build of the same run files gives the same intervals on every machine.
+// Package stats says how sure a figure is (a 95 % interval from a cell's
+// samples) and whether two sets of samples differ by more than their noise,
+// as the methodology page states. It is pure and every draw seeded, so the
+// same run files give the same intervals on every machine.
 package stats
 
 import (
@@ -46,11 +44,10 @@ func BlockLength(n int) int {
 
 // MeanInterval is the 95 % interval of the mean of samples in time order
 // (a cell's tokens per second), by a moving block bootstrap: Resamples
-// series of blocks of BlockLength(n) neighbouring samples, so a slow second
-// followed by another stays together. The 2.5th and 97.5th percentiles of
-// their means are stretched about the mean by smallSampleStretch, since a
-// bootstrap of a few dozen dependent seconds sees less spread than there
-// is. Over 400 seeded series it held the true mean 92–98 % of the time for
+// series of blocks of BlockLength(n) neighbouring samples (slow seconds
+// stay together), the percentiles of their means stretched by
+// smallSampleStretch: a few dozen dependent seconds show too little spread.
+// Over 400 seeded series it held the true mean 92–98 % of the time for
 // independent seconds (10 to 60) and for seconds correlated 0.3 (30 to
 // 120); at 0.5, about 90 %. ok is false with fewer than MinSeconds samples.
 // The same series and seed always give the same interval.
@@ -107,10 +104,8 @@ func MeanInterval(xs []float64, seed uint64) (Interval, bool) {
 const MinSeconds = 10
 
 // smallSampleStretch widens a bootstrap interval of n samples in blocks of
-// l as Student's t widens a normal one: with k = n/l blocks, by
-// √(k/(k−1)) (the bootstrap's spread divides by k, not k − 1) times
-// t(k−1) / z, the 97.5th percentiles of Student's t with k − 1 degrees of
-// freedom and of the normal distribution.
+// l as Student's t widens a normal one: with k = n/l blocks, by √(k/(k−1))
+// (the bootstrap divides by k) times t(k−1) / z, their 97.5th percentiles.
 func smallSampleStretch(n, l int) float64 {
 	k := max(2, float64(n)/float64(l))
 	return math.Sqrt(k/(k-1)) * studentT975(k-1) / z975

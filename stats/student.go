@@ -62,10 +62,9 @@ func PooledT(a, b []float64) (t float64, df int) {
 	return (mb - ma) / se, df
 }
 
-// StudentP is the two-sided p of Student's t with df degrees of freedom:
-// the chance of a |t| at least this large if the two means were one,
-// I_{df/(df+t²)}(df/2, ½), the regularized incomplete beta function. 1
-// for a NaN t (no spread and no difference), 0 for an infinite one.
+// StudentP is the two-sided p of Student's t with df degrees of freedom,
+// I_{df/(df+t²)}(df/2, ½) (regularized incomplete beta); 1 for a NaN t, 0
+// for an infinite one.
 func StudentP(t, df float64) float64 {
 	switch {
 	case math.IsNaN(t) || !(df > 0):
@@ -76,9 +75,8 @@ func StudentP(t, df float64) float64 {
 	return regularizedBeta(df/(df+t*t), df/2, 0.5)
 }
 
-// regularizedBeta is I_x(a, b), by the continued fraction of Numerical
-// Recipes (§6.4, betacf, evaluated by the modified Lentz method) on the
-// side of x where it converges fast.
+// regularizedBeta is I_x(a, b) by Numerical Recipes' continued fraction
+// (§6.4, modified Lentz) on the side of x where it converges fast.
 func regularizedBeta(x, a, b float64) float64 {
 	switch {
 	case x <= 0:
