@@ -1,7 +1,6 @@
 // Package importer converts other benchmark tools' result files into run
-// files. Figures are carried over as the tools measured them, converted
-// only in units (seconds to milliseconds); what a format lacks is left out,
-// never made up. Each import says, in its notes, where its figures came from.
+// files: figures as the tools measured them, converted only in units, what
+// a format lacks left out, and notes saying where they came from.
 package importer
 
 import (
@@ -70,8 +69,7 @@ func (o object) obj(key string) object {
 	return m
 }
 
-// positive returns a pointer to v when the source had it and it is not
-// negative, for optional figures.
+// positive is v, for an optional figure, when the source had it, not negative.
 func positive(v float64, ok bool) *float64 {
 	if !ok || v < 0 {
 		return nil
@@ -149,8 +147,7 @@ func countValues(raw jsontext.Value, limit int) int {
 	return n
 }
 
-// tooLarge says which of the members a format reads were too large to
-// read, naming the bound.
+// tooLarge says which of the members a format reads were too large to read.
 func (o object) tooLarge(name string, keys ...string) error {
 	for _, k := range keys {
 		if n, big := o[k].(oversized); big {

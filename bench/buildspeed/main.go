@@ -1,8 +1,6 @@
 // Command buildspeed times `matrixgen build` on n synthetic full runs and,
-// given a Hugo site with a gen.py that writes n run pages, Hugo beside it:
-// alternating, several rounds, printing the medians and their ratio (the
-// ratio of medians taken at the same moment does not drift as absolute
-// times on a shared machine do).
+// given a Hugo site with a gen.py that writes n run pages, Hugo beside it,
+// alternating, printing the medians and their ratio (which does not drift).
 //
 //	go run ./bench/buildspeed -n 1000 -rounds 5 [-hugo-site DIR]
 //	go run ./bench/buildspeed -scale 1000,10000,100000 [-work DIR]
@@ -216,8 +214,7 @@ func run(n, rounds int, hugoSite string) error {
 	return nil
 }
 
-// writeRuns writes n synthetic runs into dir, on every core: 100,000
-// take minutes on one.
+// writeRuns writes n synthetic runs into dir, on every core.
 func writeRuns(dir string, n int) (bytes int64, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
@@ -366,10 +363,9 @@ func runScale(counts []int, rounds int, work string) error {
 	return nil
 }
 
-// scaleRuns writes the runs for the largest of counts once (kept for the
-// next invocation with keep) and gives each count a folder of its first n,
-// hard-linked where it can. It returns each count's folder, and every
-// folder it made, for the caller to remove.
+// scaleRuns writes the runs for the largest of counts once (kept with keep)
+// and gives each count a folder of its first n, hard-linked; it returns
+// them, and every folder it made, for the caller to remove.
 func scaleRuns(work string, counts []int, keep bool) (dirs, made []string, err error) {
 	largest := slices.Max(counts)
 	byCount := map[int]string{largest: filepath.Join(work, fmt.Sprintf("runs-%d", largest))}

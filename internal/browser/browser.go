@@ -130,8 +130,7 @@ func startOnce(path, profileDir string) (*Browser, error) {
 	return b, nil
 }
 
-// openPage opens the blank page the browser drives and turns on the
-// events its methods read.
+// openPage opens the page the browser drives and the events its methods read.
 func (b *Browser) openPage() error {
 	var target struct {
 		TargetID string `json:"targetId"`
@@ -223,8 +222,7 @@ func (b *Browser) call(session, method string, params any, out any) error {
 	}
 }
 
-// Navigate opens url and waits for its load event, then a moment for its
-// scripts to draw.
+// Navigate opens url and waits for its load event, then for its scripts.
 func (b *Browser) Navigate(ctx context.Context, url string) error {
 	done := make(chan struct{})
 	b.mu.Lock()

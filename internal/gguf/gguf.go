@@ -41,10 +41,8 @@ const (
 )
 
 // Vocabulary returns the tokens of the model: <unk>, <s>, </s>, tab, newline,
-// the SentencePiece space "▁", the printable ASCII characters, then word
-// pieces, about half of them starting with "▁" (a word after a space). There
-// are no byte-fallback tokens (<0x80>…): a random model would emit them
-// freely and its text would stop being valid UTF-8.
+// "▁", the printable ASCII characters, then word pieces, with and without
+// "▁"; no byte-fallback tokens, which would make its text invalid UTF-8.
 func Vocabulary() (tokens []string, types []int32) {
 	seen := map[string]bool{}
 	add := func(t string, kind int32) {

@@ -1,8 +1,6 @@
-// Package s3fake is an S3 server in the test's own process (ListObjectsV2
-// in pages of a few keys, GetObject honouring If-Match) that counts each
-// object's reads and the reads in flight, and misbehaves on request as a
-// broken or hostile store would (see Listing and Tamper). InMemory serves
-// it over in-memory connections, for tests in a testing/synctest bubble.
+// Package s3fake is an S3 server in the test's process (ListObjectsV2 in
+// pages, GetObject honouring If-Match) that counts each object's reads and
+// misbehaves on request as a broken or hostile store would (Listing, Tamper).
 package s3fake
 
 import (
@@ -170,8 +168,7 @@ func (s *Server) Misbehave(key string, how Tamper) {
 	s.tamper[key] = how
 }
 
-// WriteOnNextRead has key written with data just before its next read is
-// answered: an object written again between the listing and the read.
+// WriteOnNextRead has key written with data just before its next read.
 func (s *Server) WriteOnNextRead(key string, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -302,8 +299,7 @@ func (s *Server) etag(data []byte) string {
 	return `"` + hex.EncodeToString(sum[:]) + `"`
 }
 
-// stall holds an answer open until the client gives up or the server
-// closes.
+// stall holds an answer open until the client gives up or the server closes.
 func (s *Server) stall(w http.ResponseWriter, r *http.Request) {
 	http.NewResponseController(w).Flush()
 	select {
