@@ -99,9 +99,8 @@ const nvidiaSMI = "nvidia-smi"
 // cannot wait on a process.
 const NoTool = "-"
 
-// Detect fills the hardware panel: the CPU and kernel from /proc, the OS,
-// and the GPUs from the tool, none where it is missing or does not answer
-// within its bounds (askTool) or ctx.
+// Detect fills the hardware panel: CPU and kernel from /proc, the OS, and
+// the GPUs from the tool, none where it is missing or does not answer.
 func Detect(ctx context.Context, tool string) matrixgen.Hardware {
 	h := matrixgen.Hardware{Type: "CPU", OS: runtime.GOOS}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {

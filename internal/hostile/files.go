@@ -9,10 +9,9 @@ import (
 	"strings"
 )
 
-// The files a build reads, attacked: each attack is the costliest input of
-// its kind within (or just past) the bound the build keeps for it, to be
-// read by a build run as a process of its own, whose peak memory and
-// answer to Ctrl-C the test measures.
+// The files a build reads, attacked: each the costliest input of its kind
+// within (or just past) the build's bound for it, for a test that measures
+// a build's peak memory and answer to Ctrl-C.
 
 // DeepNotes are Markdown notes that nest one line n levels deep with
 // block quotes and list items ("> - " n times): 80,000 took a build 42 s.

@@ -1,10 +1,7 @@
-// Package hostile attacks matrixgen from every source of outside bytes,
-// for tests: Server, an inference server that attacks its client (see
-// Attack), each answer ending by its deadline or when the client leaves and
-// counting the bytes it wrote, so a test can tell its client stopped
-// reading without measuring memory; the inputs of files.go, for the files
-// a build reads; and WriteTool's stand-ins for the GPU tools, which print
-// without end or hang with a child holding their output open.
+// Package hostile attacks matrixgen from every source of outside bytes, for
+// tests: Server, an inference server attacking its client (each answer
+// ending by its deadline, its bytes counted, so a test sees its client stop
+// reading); files.go's inputs for a build; and WriteTool's GPU tools.
 package hostile
 
 import (
@@ -65,12 +62,10 @@ const (
 	EndlessNativeLine Attack = "endless-native-line"
 )
 
-// EchoCut is the length of an EchoKey body a client reads: the key
-// straddles it.
+// EchoCut is the length of an EchoKey body a client reads; a key straddles it.
 const EchoCut = 64 << 10
 
-// EventLineBytes is the length of each LongEventLines line, newline
-// included: just under a megabyte.
+// EventLineBytes is the length of each LongEventLines line, newline included.
 const EventLineBytes = 1<<20 - 64
 
 // Server serves one attack; everything else it answers as a small, plain
@@ -234,8 +229,7 @@ func (s *Server) write(w io.Writer, b []byte) error {
 	return err
 }
 
-// tinyChunks streams one-token chunks without end, until the deadline or
-// the client leaves.
+// tinyChunks streams one-token chunks until the deadline or the client leaves.
 func (s *Server) tinyChunks(ctx context.Context, w http.ResponseWriter) {
 	var batch []byte
 	for i := 1; ctx.Err() == nil; i++ {
@@ -251,8 +245,7 @@ func (s *Server) tinyChunks(ctx context.Context, w http.ResponseWriter) {
 	}
 }
 
-// flood writes unit again and again, up to limit bytes (-1: no limit),
-// until the deadline or the client leaves.
+// flood writes unit until limit bytes (-1: none), the deadline or the client leaves.
 func (s *Server) flood(ctx context.Context, w http.ResponseWriter, unit string, limit int64) {
 	chunk := []byte(strings.Repeat(unit, max(1, (64<<10)/len(unit))))
 	for sent := int64(0); ctx.Err() == nil && (limit < 0 || sent < limit); sent += int64(len(chunk)) {

@@ -276,8 +276,7 @@ func huge(w http.ResponseWriter, n int, start string, fill func(i int) string, e
 	io.WriteString(w, end)
 }
 
-// hugeError answers with a server error of about n bytes, its length said:
-// a message of many lines, with characters that reorder text (U+202E).
+// hugeError answers with a server error of about n bytes, its length said.
 func (s *Server) hugeError(w http.ResponseWriter, n int) {
 	start := xml.Header + "<Error><Code>InternalError</Code><Message>"
 	end := "</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>"
@@ -328,8 +327,7 @@ type listEntry struct {
 	StorageClass string
 }
 
-// list answers ListObjectsV2 a page at a time; the continuation token is
-// the last key of the page before.
+// list answers ListObjectsV2 a page at a time, the token the last key sent.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	prefix, after := q.Get("prefix"), q.Get("continuation-token")
