@@ -8,18 +8,15 @@ import (
 )
 
 // Bounds on a configuration file, checked before the TOML decoder sees it:
-// matrixgen.toml and a sim profile are a few kilobytes with a few levels
-// of tables; the decoder takes seconds and gigabytes on a megabyte of
-// nested arrays ("a = [[[[…": 13 s and 1 GB) and had not finished nested
-// inline tables after ten minutes.
+// it took 13 s and 1 GB on a megabyte of nested arrays ("a = [[[[…"), and
+// had not finished nested inline tables after ten minutes.
 const (
 	maxFileBytes = 1 << 20
 	maxNesting   = 32 // arrays and inline tables within one another, parts of a dotted key
 )
 
-// readBounded reads a configuration file: a regular file (a pipe would
-// wait for a writer) of at most maxFileBytes, opened once and checked as
-// opened, so nothing swapped in after a check is read.
+// readBounded reads a configuration file: a regular file of at most
+// maxFileBytes, checked as opened (internal/regular).
 func readBounded(name string) ([]byte, error) {
 	f, info, err := regular.OpenPath(name)
 	if err != nil {
@@ -28,9 +25,8 @@ func readBounded(name string) ([]byte, error) {
 	return regular.Read(f, info, maxFileBytes, term.Name(name), "a configuration file")
 }
 
-// checkBounds refuses what the TOML decoder should not be given: more
-// than maxFileBytes, or arrays and inline tables nested more than
-// maxNesting deep, with the line where the nesting passes it.
+// checkBounds refuses what the TOML decoder should not be given: more than
+// maxFileBytes, or nesting past maxNesting (at its line).
 func checkBounds(name string, data []byte) error {
 	if len(data) > maxFileBytes {
 		return fmt.Errorf("%s: %d bytes is larger than the %d a configuration file may be", name, len(data), maxFileBytes)
@@ -43,9 +39,8 @@ func checkBounds(name string, data []byte) error {
 
 // tooDeep is the line where brackets and braces outside strings and
 // comments first nest past maxNesting, or where a dotted key (a.b.c = 1,
-// [a.b.c]) has more than maxNesting parts, or 0. Table headers ([a],
-// [[a]]) count as the brackets they are and close on their line. Dots are
-// counted from each place a key may start; a value's dots (1.5) are few.
+// [a.b.c]) has more than maxNesting parts (counted from each place a key
+// may start; a value's dots are few), or 0.
 func tooDeep(data []byte) int {
 	line, depth, dots := 1, 0, 0
 	for i := 0; i < len(data); i++ {
@@ -80,9 +75,8 @@ func tooDeep(data []byte) int {
 	return 0
 }
 
-// stringEnd finds the last byte of the TOML string that opens at i (a
-// basic or a literal string, on one line or, with three quotes, on many),
-// and the newlines inside it; an unterminated string runs to the end.
+// stringEnd finds the last byte of the TOML string that opens at i (any
+// kind; an unterminated one runs to the end), and the newlines inside it.
 func stringEnd(data []byte, i int) (end, lines int) {
 	q := data[i]
 	delim := 1

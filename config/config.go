@@ -1,7 +1,6 @@
-// Package config reads matrixgen.toml, the one file that configures both
-// `matrixgen run` and `matrixgen build`, and `matrixgen sim`'s profiles,
-// into types of its own. It owns the TOML dependency and imports neither
-// the runner nor the sim: the command wires its values into theirs.
+// Package config reads matrixgen.toml (for run and build) and sim profiles
+// into types of its own; it imports neither the runner nor the sim: the
+// command wires its values into theirs.
 package config
 
 import (
@@ -91,11 +90,9 @@ func Parse(name string, data []byte) (Config, error) {
 	return c, nil
 }
 
-// LoadFile reads a TOML file other than matrixgen.toml (a `matrixgen sim`
-// profile) into v, which holds the defaults and its own TOML tags, with the
-// same strictness as the config file. check is v's own validation, run
-// after decoding: each of its problems is placed at the line of the key it
-// names. config knows nothing of v's type: the command passes it.
+// LoadFile reads another TOML file (a sim profile) into v, which holds the
+// defaults and its own tags, as strictly as the config file; each problem
+// of check, v's own validation, is placed at the line of the key it names.
 func LoadFile(name string, v any, check func() error) error {
 	data, err := readBounded(name)
 	if err != nil {
@@ -111,9 +108,8 @@ func LoadFile(name string, v any, check func() error) error {
 }
 
 // placeProfileErrors puts each of a profile's problems at the line of the
-// key it names ("decode: base_ms must be positive" at decode.base_ms), or
-// of its table, when the file sets them; a problem with a default value has
-// no line to point at and names the file only.
+// key it names ("decode: base_ms …" at decode.base_ms), or of its table, or
+// else (a default value's) names the file only.
 func placeProfileErrors(name string, data []byte, err error) error {
 	lines := keyLines(data)
 	problems := []error{err}
@@ -141,8 +137,7 @@ func placeProfileErrors(name string, data []byte, err error) error {
 const maxUnknownKeys = 20
 
 // source is what decodeStrict reads: a file, whose problems are placed at
-// their line (and column), or a -set override, made into a two-line
-// document the person never wrote, whose lines would place nothing.
+// their line, or a -set override, whose made-up lines would place nothing.
 type source struct {
 	name  string
 	lines bool
@@ -182,9 +177,8 @@ func decodeStrict(src source, data []byte, v any) error {
 	return misfit(src, data, v, err)
 }
 
-// unknownKeys is an error for each of keys (the file's unknown keys, in
-// its order), at most maxUnknownKeys, none for a key inside an unknown
-// table already named; each with the known key it most likely meant.
+// unknownKeys is an error for each unknown key (at most maxUnknownKeys,
+// none inside an unknown table named), with the known key likely meant.
 func unknownKeys(src source, data []byte, keys []toml.Key, v reflect.Value) error {
 	if len(keys) == 0 {
 		return nil
@@ -212,11 +206,10 @@ func unknownKeys(src source, data []byte, keys []toml.Key, v reflect.Value) erro
 }
 
 // inFreeForm reports whether key lies inside a free-form value of v (an
-// interface, such as the values of [server] extra) and was decoded into
-// it. BurntSushi/toml decodes a table nested in one (extra = {a = {b =
-// 1}}) into the map, yet lists its keys as undecoded; a table it could
-// not put there ([[server.extra]], an array of tables where a table
-// belongs) is listed too, and is not in the value: that one is unknown.
+// interface, such as [server] extra's values) and was decoded into it:
+// BurntSushi/toml lists the keys of a table nested in one (extra = {a = {b
+// = 1}}) as undecoded, and those of one it could not put there
+// ([[server.extra]]) too, which are unknown.
 func inFreeForm(v reflect.Value, key toml.Key) bool {
 	free := false
 	for _, part := range key {
@@ -264,11 +257,9 @@ func element(t reflect.Type) reflect.Type {
 	return t
 }
 
-// notTables is an error for each key of the file whose setting is a table
-// of free-form fields ([server] extra, chat_template_kwargs) but whose
-// value is not a table: BurntSushi/toml leaves such a map empty without an
-// error, so extra = 5 would send nothing, and say nothing. An array of
-// tables is left to unknownKeys, which names its keys.
+// notTables is an error for each key whose setting is a free-form table
+// ([server] extra) but whose value is not a table (arrays of tables are
+// unknownKeys'): BurntSushi/toml leaves such a map empty without an error.
 func notTables(src source, data []byte, md toml.MetaData, t reflect.Type) error {
 	var errs []error
 	var lines map[string]int
@@ -295,9 +286,8 @@ func mapAt(t reflect.Type, key toml.Key) bool {
 	return ok && t.Kind() == reflect.Map
 }
 
-// typeAt is the type of the setting at path in a value of type t,
-// following struct fields (through the pointers, slices and arrays around
-// them); false where the path leaves the structs.
+// typeAt is the type of the setting at path in a value of type t, through
+// struct fields (and elements); false where the path leaves the structs.
 func typeAt(t reflect.Type, path []string) (reflect.Type, bool) {
 	for _, part := range path {
 		t = element(t)
@@ -359,9 +349,8 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-// keysAt lists the TOML keys of the table at path in a value of type t
-// (its fields' toml names), for a misspelt key's suggestion; none where
-// the path leads to no struct.
+// keysAt lists the TOML keys of the struct at path in a value of type t,
+// for a misspelt key's suggestion.
 func keysAt(t reflect.Type, path []string) []string {
 	t, ok := typeAt(t, path)
 	if !ok {
@@ -389,19 +378,16 @@ func tomlName(f reflect.StructField) (string, bool) {
 }
 
 // maxTitle and maxDescription bound the site's title and description in
-// characters: both are on every page, so a megabyte title made a site of
-// 60 runs 246 MB.
+// characters: on every page, a megabyte title made 60 runs' site 246 MB.
 const (
 	maxTitle       = 200
 	maxDescription = 2000
 )
 
-// validate checks what only the file can get wrong, each error placed at
-// its key's line: the [site] section, which only the config's commands
-// read, and a count or duration written as zero where leaving the key out
-// means the default. The ranges of [server], [sweep] and [describe] are
-// the runner's to check (runner.Settings.Check), placed at the same lines
-// by the command through Where.
+// validate checks what only the file can get wrong, each error at its
+// key's line: the [site] section, and a count or duration written as zero
+// where leaving the key out means the default. The ranges of the other
+// sections are the runner's to check (runner.Settings.Check).
 func (c Config) validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
@@ -440,10 +426,8 @@ func (c Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// misfit places a value of the wrong type. BurntSushi/toml reports those as
-// plain text, not as a ParseError with a position, so the key is found
-// again: the first one, in the file's order, whose value alone does not
-// decode into a fresh v.
+// misfit places a value of the wrong type, which BurntSushi/toml reports
+// without a position, at the first key whose value alone does not decode.
 func misfit(src source, data []byte, v any, err error) error {
 	var doc map[string]any
 	md, parseErr := toml.Decode(string(data), &doc)
@@ -485,10 +469,8 @@ var (
 	keyLine   = regexp.MustCompile(`^\s*([A-Za-z0-9_."'-]+?)\s*=`)
 )
 
-// keyLines maps each dotted key to the line that defines it. BurntSushi/toml
-// keeps key positions private, so this reads the lines itself; it covers
-// tables, arrays of tables and (dotted) bare or quoted keys, which is all a
-// config file needs.
+// keyLines maps each dotted key to the line that defines it, positions
+// BurntSushi/toml keeps private.
 func keyLines(data []byte) map[string]int {
 	out := map[string]int{}
 	table := ""
@@ -529,10 +511,8 @@ func CheckBaseURL(s string) error {
 	return nil
 }
 
-// Set applies command-line overrides of the form section.key=value (the
-// value in TOML syntax; a bare word is taken as a string), so every key of
-// the file can be overridden by a flag. Each is checked as if it were in
-// the file.
+// Set applies command-line overrides section.key=value (TOML, a bare word
+// a string), each checked as if it were in the file.
 func (c *Config) Set(overrides []string) error {
 	var errs []error
 	for _, o := range overrides {

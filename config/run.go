@@ -6,8 +6,7 @@ import (
 )
 
 // The [server], [sweep] and [describe] sections, as the file spells them;
-// the command wires them into the runner's settings (Server and Describe
-// convert as they are; Sweep field by field, its durations being Duration).
+// the command wires them into the runner's settings.
 
 // Server says where the server is and what to send it besides the prompt.
 type Server struct {

@@ -1,7 +1,6 @@
 // Package importer converts other benchmark tools' result files into run
-// files. Figures are carried over as the tools measured them, converted
-// only in units (seconds to milliseconds); what a format lacks is left out,
-// never made up. Each import says, in its notes, where its figures came from.
+// files: figures as the tools measured them, converted only in units, what
+// a format lacks left out, and notes saying where they came from.
 package importer
 
 import (
@@ -70,8 +69,7 @@ func (o object) obj(key string) object {
 	return m
 }
 
-// positive returns a pointer to v when the source had it and it is not
-// negative, for optional figures.
+// positive is v, for an optional figure, when the source had it, not negative.
 func positive(v float64, ok bool) *float64 {
 	if !ok || v < 0 {
 		return nil
@@ -79,9 +77,8 @@ func positive(v float64, ok bool) *float64 {
 	return &v
 }
 
-// decodeObject reads another tool's result file. A key an object repeats
-// is an error, placed (encoding/json let the last one win silently; which
-// one is meant?); invalid UTF-8 is read as U+FFFD, as encoding/json did.
+// decodeObject reads another tool's result file: a repeated key is an
+// error, placed; invalid UTF-8 is read as U+FFFD, as encoding/json did.
 func decodeObject(name string, data []byte) (object, error) {
 	var members map[string]jsontext.Value
 	err := json.Unmarshal(data, &members, jsontext.AllowInvalidUTF8(true))
@@ -103,11 +100,9 @@ func decodeObject(name string, data []byte) (object, error) {
 	return nil, fmt.Errorf("%s: want a JSON object: %v", name, err)
 }
 
-// maxMemberValues bounds the JSON values of the top-level members read
-// into Go values, all of them together: boxed as any, each costs some fifty bytes, and a
-// file of 60 MB of numbers took 800 MB. The sections an import reads
-// (metadata, prefill, results, a summary's figures) hold a few thousand;
-// larger ones (vLLM's per-request itls) stay as bytes, never read.
+// maxMemberValues bounds the JSON values of the top-level members read into
+// Go values, all together (boxed, 60 MB of numbers took 800 MB): the
+// sections read hold a few thousand; larger ones (vLLM's itls) stay bytes.
 const maxMemberValues = 1_000_000
 
 // oversized stands for a member too large to read: its count of values,
@@ -152,8 +147,7 @@ func countValues(raw jsontext.Value, limit int) int {
 	return n
 }
 
-// tooLarge says which of the members a format reads were too large to
-// read, naming the bound.
+// tooLarge says which of the members a format reads were too large to read.
 func (o object) tooLarge(name string, keys ...string) error {
 	for _, k := range keys {
 		if n, big := o[k].(oversized); big {
@@ -193,8 +187,7 @@ func parseTime(v any) time.Time {
 }
 
 // negativeFigures finds a negative number among the fields of the objects
-// at the given places: every figure these formats hold (speeds, times,
-// counts) is at least zero, so a negative one is an error, not "missing".
+// at the given places: every figure these formats hold is at least zero.
 func negativeFigures(name string, data []byte, objs map[jsontext.Pointer]object) error {
 	for _, at := range slices.Sorted(maps.Keys(objs)) {
 		for _, key := range slices.Sorted(maps.Keys(objs[at])) {

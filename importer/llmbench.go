@@ -14,9 +14,8 @@ import (
 	"github.com/matrixgen/matrixgen/internal/redact"
 )
 
-// LLMInferenceBench converts llm-inference-bench's benchmark_results.json
-// (the tool behind the sample run's source page): metadata, prefill by context, and one
-// result per (concurrency, context) cell. Its latencies are in seconds.
+// LLMInferenceBench converts llm-inference-bench's benchmark_results.json:
+// metadata, prefill by context, and one result per cell.
 func LLMInferenceBench(name string, data []byte) (Result, error) {
 	doc, err := decodeObject(name, data)
 	if err != nil {
@@ -118,10 +117,8 @@ func importPrefill(r *matrixgen.Run, prefill object) {
 	}
 }
 
-// llmBenchCell maps one result: aggregate_tps, per_request_avg_tps,
-// ttft_p50/p99 and inter_token_latency_p50 (seconds), avg_running_reqs,
-// completed_request_count, measurement_seconds, aggregate_source, and the
-// flags that say what went wrong.
+// llmBenchCell maps one result, its latencies in seconds, and the flags
+// that say what went wrong.
 func llmBenchCell(c object) (matrixgen.Decode, bool) {
 	ctx, ok1 := c.intField("context_tokens")
 	conc, ok2 := c.intField("concurrency")
@@ -176,10 +173,9 @@ func llmBenchCell(c object) (matrixgen.Decode, bool) {
 	return d, true
 }
 
-// finish hides the secrets another tool's file may hold (a failure
-// reason that echoes a server's answer to a key, a launch command) in
-// every text of the run and in its notes, as the runner does before it
-// saves a run, and checks the run as a run file would be checked.
+// finish hides the secrets another tool's file may hold (a launch command,
+// a reason echoing a key) in the run and its notes, as the runner does, and
+// checks the run as a run file would be checked.
 func finish(name string, res Result) (Result, error) {
 	res.Run.MapText(redact.Text)
 	for i := range res.Notes {

@@ -10,14 +10,11 @@ import (
 	"github.com/matrixgen/matrixgen/internal/plural"
 )
 
-// VLLMBenchServe converts `vllm bench serve --save-result` files: each is
-// one (input length, max concurrency) point; several make one matrix. A
-// point's context is its mean input length (total_input_tokens /
-// completed), its concurrency max_concurrency; its output_throughput,
-// median/p99 TTFT and TPOT, completed requests, output tokens and duration
-// carry over. vLLM's tool runs a fixed number of requests, not a window.
-// engine names the server when the files do not (their backend "vllm" or
-// "sglang" does).
+// VLLMBenchServe converts `vllm bench serve --save-result` files, each one
+// point of a matrix: its context is its mean input length, its concurrency
+// max_concurrency; throughput, TTFT, TPOT, counts and duration carry over
+// (a fixed number of requests, not a window). engine names the server
+// where the files' backend ("vllm", "sglang") does not.
 func VLLMBenchServe(names []string, datas [][]byte, engine string) (Result, error) {
 	r := &matrixgen.Run{
 		Schema: matrixgen.SchemaVersion,

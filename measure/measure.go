@@ -1,12 +1,7 @@
-// Package measure turns what was seen of a cell's requests into the cell's
-// figures, as the methodology page defines them: tokens that arrived
-// inside the window, each request's rate over the time it produced inside
-// it, latencies as medians and tails over requests, and the status rules.
-//
-// It talks to nothing and reads no clock. The runner feeds it what its
-// client observed; the sim's tests feed it what the sim's server wrote.
-// The same function on both sides is what makes "the client agrees with
-// the truth" compare one statistic, not two.
+// Package measure turns what was seen of a cell's requests into its
+// figures and status, as the methodology page defines them. It talks to
+// nothing and reads no clock: the runner feeds it what its client saw, the
+// sim's tests what the sim wrote, so both sides are one statistic.
 package measure
 
 import (
@@ -163,13 +158,10 @@ func Percentiles(xs []float64) *matrixgen.Percentiles {
 	return &matrixgen.Percentiles{P50: Quantile(xs, 0.5), P90: new(Quantile(xs, 0.9)), P99: new(Quantile(xs, 0.99))}
 }
 
-// Classify decides a measured cell's status: queued when the server held
-// requests back inside the window, valid otherwise. Held back means its own
-// waiting count was above zero; or, for a server that keeps no count,
-// that streams spent clearly more of the window without producing than in
-// the context's lowest-concurrency cell, whose gaps are only those a closed
-// loop makes by itself (one stream cannot queue). Loops are judged by the
-// caller.
+// Classify decides a measured cell's status (loops are the caller's):
+// queued when the server held requests back inside the window (its waiting
+// count above zero; without a count, streams idle clearly longer than in
+// the context's lowest-concurrency cell, which cannot queue), else valid.
 func Classify(d matrixgen.Decode, concurrency int, openedByTimeout bool, baselineActive float64) (matrixgen.Status, string) {
 	if openedByTimeout {
 		return matrixgen.StatusQueued, "not every stream was producing tokens by the end of the warm-up"
@@ -194,7 +186,6 @@ func Classify(d matrixgen.Decode, concurrency int, openedByTimeout bool, baselin
 	return matrixgen.StatusValid, ""
 }
 
-// queuedShare is how much of its baseline activity a cell may keep before
-// it counts as queued: busy batches slow each new request's first token a
-// little; a request held back waits a whole answer.
+// queuedShare is the share of its baseline activity below which a cell is
+// queued: batching slows a first token a little, holding back a whole answer.
 const queuedShare = 0.8

@@ -6,9 +6,8 @@ import (
 	"sync"
 )
 
-// MinSamples is the fewest samples a side CompareCell tests. The exact
-// test would call one sample against 50 significant (p = 2/51), which says
-// nothing of a cell; from 3 a side the two sets each have a spread.
+// MinSamples is the fewest samples a side CompareCell tests: one against
+// 50 would be significant (p = 2/51) and say nothing; 3 have a spread.
 const MinSamples = 3
 
 // The tests a cell of two runs is compared by, as Result.Test and Row.Test
@@ -36,18 +35,14 @@ type Result struct {
 	// P is the two-sided Mann–Whitney p of the two sets of samples; 1
 	// where they were not tested.
 	P float64
-	// Tested is both sets having MinSamples or more and sizes that can
-	// reach Alpha at all (MinP below it): 3 against 3 cannot (MinP 0.1),
-	// so such a cell is never called significant, whatever its values.
+	// Tested is both sets being Testable.
 	Tested bool
-	// Significant is P below Alpha: a cell on its own, with a 5 % chance
-	// of being called significant when nothing changed. A table of many
-	// cells corrects for their number (Holm).
+	// Significant is P below Alpha, for the cell on its own (a table of
+	// many cells corrects for their number, Holm).
 	Significant bool
 	// Direction is the way the test found b to lie from a: 1 higher, −1
-	// lower, 0 neither (or untested). The figures a page shows (a cell's
-	// median repeat) can point the other way; a caller reads a difference
-	// only where the two agree.
+	// lower, 0 neither (or untested); a caller reads a difference only where
+	// it agrees with the figures shown (a cell's median repeat).
 	Direction int
 	// T and DF are the t statistic and its degrees of freedom of a test of
 	// repeats; 0 for a Mann–Whitney test.
@@ -57,13 +52,11 @@ type Result struct {
 	NA, NB int
 }
 
-// CompareCell compares the samples of one cell in two runs (its tokens per
-// second, second by second, of every repeat; or a prefill row's requests'
-// rates) by a two-sided Mann–Whitney U: the rule by which a prefill row's
-// difference, or a decode cell's not repeated twice in both runs
-// (CompareDecode), is called significant, in the regression gate's table
-// (before its correction for many cells) and on compare pages, whose script
-// repeats it (the page's test rules say how).
+// CompareCell compares the samples of one cell in two runs (its seconds'
+// tokens, of every repeat, or a prefill row's requests' rates) by a
+// two-sided Mann–Whitney U: the test of a prefill row, or of a decode cell
+// not repeated twice in both runs (CompareDecode), in the gate's table and
+// on compare pages, whose script repeats it.
 func CompareCell(a, b []float64) Result {
 	r := untested(TestSamples, a, b)
 	if !Testable(len(a), len(b)) {
@@ -89,20 +82,15 @@ func untested(test string, a, b []float64) Result {
 }
 
 // Testable reports whether samples of m and n can be tested: MinSamples
-// or more a side, and sizes whose smallest attainable p (MinP) is below
-// Alpha. A cell that can never reach the 5 % level says nothing either way,
-// and left in the regression gate's family it would only dilute Holm's
-// correction for the cells that can.
+// or more a side, and MinP below Alpha. A cell that can never reach 5 %
+// would only dilute Holm's correction for the cells that can.
 func Testable(m, n int) bool {
 	return m >= MinSamples && n >= MinSamples && MinP(m, n) < Alpha
 }
 
 // MinP is the smallest two-sided Mann–Whitney p that samples of m and n
-// can give: the two most extreme of the C(m+n, m) equally likely ways of
-// splitting the ranks, 2 / C(m+n, m), at most 1 (and 1 where a side is
-// empty). Ties only make the extreme less rare, so it bounds the exact p
-// with ties too: 3 against 3 can never go below 0.1, 4 against 4 not below
-// 2/70 ≈ 0.029.
+// can give, with ties or without: 2 / C(m+n, m), at most 1 (1 where a side
+// is empty). 3 against 3 can never go below 0.1, 4 against 4 not below 0.029.
 func MinP(m, n int) float64 {
 	if m <= 0 || n <= 0 {
 		return 1
@@ -116,18 +104,15 @@ func MinP(m, n int) float64 {
 }
 
 // SignificantZ is the smallest z whose normal p, erfc(z/√2) as MannWhitney
-// computes it, is below Alpha (about 1.96). A z of the normal
-// approximation at or above it is significant and one below is not, bit
-// for bit as p < Alpha decides: so a page's script, which has no erfc,
-// decides by z exactly as this package does by p.
+// computes it, is below Alpha (about 1.96), so a page's script, which has
+// no erfc, decides by z bit for bit as this package does by p.
 var SignificantZ = sync.OnceValue(func() float64 {
 	return smallestSignificant(10, func(z float64) bool { return math.Erfc(z/math.Sqrt2) < Alpha })
 })
 
 // smallestSignificant is the smallest positive float below upTo at which
-// significant turns true (it must stay true above), found by bisecting the
-// floats' bits, which order as positive floats do: exact to the last bit,
-// so a page's script comparing against it decides as p < Alpha does here.
+// significant turns true (and stays), exact to the bit: bisected over the
+// floats' bits, which order as positive floats do.
 func smallestSignificant(upTo float64, significant func(float64) bool) float64 {
 	lo, hi := math.Float64bits(0), math.Float64bits(upTo)
 	for hi-lo > 1 {

@@ -1,30 +1,23 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync"
 )
 
-// MaxExactSize is the largest sample, on either side, whose U the test
-// reads from the exact distribution; larger ones (or any with ties) use
-// the normal approximation, which is then within a few thousandths of it.
+// MaxExactSize is the largest sample a side whose p is exact; past it the
+// normal approximation is within a few thousandths.
 const MaxExactSize = 50
 
 // MannWhitney is the two-sided Mann–Whitney U test of whether a's values
-// tend to be larger or smaller than b's: U counts the pairs (one of a,
-// one of b) where a's is larger, a tie counting one half; p is the chance
-// of a U at least this far from its middle, m·n/2, if both came from one
-// distribution. Without ties and with at most MaxExactSize samples a side,
-// p is exact (every ordering of the samples equally likely); otherwise it
-// is the normal approximation with the variance corrected for ties and a
-// continuity correction of ½, never below MinP(m, n): with few samples and
-// ties the approximation could otherwise call 3 against 3 significant
-// (p ≈ 0.047), which no split of six values can be. p is 1 when either
-// side is empty.
-//
-// Its smallest possible p is limited by the sizes: 3 against 3 cannot go
-// below 0.10, so significance needs the dozens of samples inside a cell.
+// tend to be larger or smaller than b's: U counts the pairs where a's is
+// larger, a tie one half. Without ties and within MaxExactSize a side p is
+// exact; otherwise it is the normal approximation (tie-corrected, ½ for
+// continuity), never below MinP(m, n): with ties it could otherwise call 3
+// against 3 significant (p ≈ 0.047), which no split of six values can be.
+// p is 1 when either side is empty.
 func MannWhitney(a, b []float64) (u, p float64) {
 	m, n := len(a), len(b)
 	if m == 0 || n == 0 {
@@ -42,9 +35,8 @@ func MannWhitney(a, b []float64) (u, p float64) {
 	return u, max(MinP(m, n), normalP(u, m, n, tieSum))
 }
 
-// rank gives every value of a then b its rank in the two together (1 for
-// the lowest; tied values share the mean of their ranks), and the sum of
-// t³ − t over each group of t tied values: 0 where none tied.
+// rank gives every value of a then b its rank in both (from 1, ties the
+// mean of theirs), and the sum of t³ − t over each group of t tied values.
 func rank(a, b []float64) (ranks []float64, tieSum float64) {
 	type item struct {
 		x float64
@@ -57,15 +49,7 @@ func rank(a, b []float64) (ranks []float64, tieSum float64) {
 	for i, x := range b {
 		all = append(all, item{x, len(a) + i})
 	}
-	slices.SortFunc(all, func(p, q item) int {
-		switch {
-		case p.x < q.x:
-			return -1
-		case p.x > q.x:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(all, func(p, q item) int { return cmp.Compare(p.x, q.x) })
 	ranks = make([]float64, len(all))
 	for lo := 0; lo < len(all); {
 		hi := lo + 1
@@ -102,13 +86,12 @@ func exactP(u float64, m, n int) float64 {
 }
 
 // uDistributions holds each (m, n)'s distribution, computed once: a
-// compare tests every cell with the same sample sizes, and computing it
-// takes milliseconds at 50 v 50. Sizes are at most MaxExactSize, so it
-// holds at most 50 × 50 distributions, 13 MB if every one is asked for.
+// compare tests every cell with the same sizes, and 50 v 50 takes
+// milliseconds. At most 50 × 50 of them, 13 MB.
 var uDistributions sync.Map // [2]int{m, n} → func() []float64
 
-// cachedUDistribution is uDistribution(m, n), computed once for each (m,
-// n) however many goroutines ask. Callers only read it.
+// cachedUDistribution is uDistribution(m, n), computed once however many
+// goroutines ask. Callers only read it.
 func cachedUDistribution(m, n int) []float64 {
 	k := [2]int{m, n}
 	f, ok := uDistributions.Load(k)
@@ -119,9 +102,8 @@ func cachedUDistribution(m, n int) []float64 {
 }
 
 // uDistribution counts, for each U from 0 to m·n, the orderings of m and n
-// distinct values that give it. The largest value of all either belongs to
-// the first sample, beating all n of the second, or to the second, beating
-// none: count(u; i, j) = count(u−j; i−1, j) + count(u; i, j−1).
+// distinct values that give it: the largest beats all n or none, so
+// count(u; i, j) = count(u−j; i−1, j) + count(u; i, j−1).
 func uDistribution(m, n int) []float64 {
 	size := m*n + 1
 	// prev holds count(·; i−1, j) and cur count(·; i, j) for j = 0…n, each
@@ -145,9 +127,8 @@ func uDistribution(m, n int) []float64 {
 	return prev[n*size : (n+1)*size]
 }
 
-// normalP is the two-sided p of U = u from the normal approximation, the
-// variance reduced by each group of t tied values by (t³ − t)/(N(N − 1))
-// (tieSum, from rank).
+// normalP is the two-sided p of U = u from the normal approximation, its
+// variance reduced for ties by tieSum/(N(N − 1)).
 func normalP(u float64, m, n int, tieSum float64) float64 {
 	total := m + n
 	mn := float64(m) * float64(n)

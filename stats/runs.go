@@ -41,10 +41,8 @@ func (c Cell) Seed() uint64 {
 	return h.Sum64()
 }
 
-// DecodeSamples are a decode cell's samples: its total tokens in each
-// second of its window, in time order; of every repeat, one after the
-// other, where the sweep repeated. Empty when the run file kept none (runs
-// of other tools, older runs).
+// DecodeSamples are a decode cell's tokens in each second of its window, of
+// every repeat in turn; empty when the run file kept none.
 func DecodeSamples(d matrixgen.Decode) []float64 { return floats(DecodeSeconds(d)) }
 
 // floats is counts as floats.
@@ -56,9 +54,9 @@ func floats(counts []int) []float64 {
 	return out
 }
 
-// DecodeSeconds are DecodeSamples as the counts they are, for writing
-// out (a page's compare data): whole numbers print faster than floats.
-// A cell measured once gives its own PerSecondTokens, not a copy.
+// DecodeSeconds are DecodeSamples as the counts they are, for a page's
+// compare data (whole numbers print faster); a cell measured once gives
+// its own PerSecondTokens, not a copy.
 func DecodeSeconds(d matrixgen.Decode) []int {
 	if len(d.Repeats) == 0 {
 		return d.PerSecondTokens
@@ -85,10 +83,9 @@ func RepeatTotals(d matrixgen.Decode) []float64 {
 }
 
 // CompareDecode compares a decode cell of two runs by the one rule the
-// regression gate and the compare pages share: where both runs measured it
-// MinRepeats times or more (valid repeats), by its repeats (CompareRepeats:
-// slow drift on a machine moves whole repeats, and would make the seconds
-// inside them look significant when nothing changed); otherwise by its
+// gate and the compare pages share: by its repeats where both runs have
+// MinRepeats valid ones (CompareRepeats: drift moves whole repeats, and
+// would make the seconds inside them look significant), otherwise by its
 // seconds, of every repeat (CompareCell over DecodeSamples).
 func CompareDecode(a, b matrixgen.Decode) Result {
 	ra, rb := RepeatTotals(a), RepeatTotals(b)
@@ -109,11 +106,9 @@ func PrefillSamples(p matrixgen.Prefill) []float64 {
 }
 
 // DecodeInterval is a decode cell's interval of total tok/s and its
-// confidence. A cell measured 3 or more times has the interval of the
-// median over its repeats (MedianInterval: from one repeat to another is
-// where drift on the machine shows); otherwise the 95 % interval of its
-// mean from its per-second samples (MeanInterval). ok is false without 3
-// repeats or MinSeconds seconds.
+// confidence: of the median over 3 or more repeats (MedianInterval: drift
+// shows between repeats), else of its mean from its per-second samples
+// (MeanInterval). ok is false without 3 repeats or MinSeconds seconds.
 func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 	if d.TotalTokS == nil {
 		return Interval{}, 0, false
@@ -127,13 +122,10 @@ func DecodeInterval(d matrixgen.Decode) (Interval, float64, bool) {
 }
 
 // SetInterval stores each decode cell's interval (DecodeInterval) in the
-// run, as its file keeps it: computed once, when the run is written,
-// rather than by every build of every site that shows it (the bootstrap
-// is most of a build's arithmetic). A cell whose samples give none has
-// none, and a repeat none of its own: the cell's is over its repeats.
-// A bootstrap interval stretched for few samples can reach below 0; a
-// rate cannot, so its low end is cut off at 0, as validation asks.
-// Every writer of run files calls it before saving.
+// run, once, when it is written, rather than in every build that shows it
+// (the bootstrap is most of a build's arithmetic); a repeat has none of
+// its own. Its low end is cut off at 0, as validation asks: a stretched
+// bootstrap interval can reach below it. Every writer of run files calls it.
 func SetInterval(r *matrixgen.Run) {
 	for i := range r.Decode {
 		d := &r.Decode[i]
@@ -147,9 +139,8 @@ func SetInterval(r *matrixgen.Run) {
 	}
 }
 
-// PrefillInterval is a prefill row's interval of prompt tok/s, from its
-// requests (MedianInterval) and its real confidence; ok is false without 3
-// requests.
+// PrefillInterval is a prefill row's interval of prompt tok/s from its
+// requests (MedianInterval); ok is false without 3 requests.
 func PrefillInterval(p matrixgen.Prefill) (Interval, float64, bool) {
 	if p.PromptTokS == nil {
 		return Interval{}, 0, false
@@ -165,10 +156,8 @@ type Row struct {
 	// row).
 	A float64 `json:"a"`
 	B float64 `json:"b"`
-	// Test is the test the cell was put to: TestRepeats where both runs
-	// repeated it MinRepeats times or more, TestSamples otherwise
-	// (CompareDecode); TestNone for a cell not tested. DF is the t
-	// test's degrees of freedom.
+	// Test is the test the cell was put to (CompareDecode), TestNone for
+	// a cell not tested. DF is the t test's degrees of freedom.
 	Test string `json:"test"`
 	DF   int    `json:"df,omitempty"`
 	// SamplesA and SamplesB are how many samples each run had for the
@@ -176,36 +165,28 @@ type Row struct {
 	// requests, for TestSamples.
 	SamplesA int `json:"samples_a"`
 	SamplesB int `json:"samples_b"`
-	// Ratio is B / A: 0.9 when B is 10 % slower. A cell with 0 tok/s in
-	// either run has none (0, and absent from JSON): it is not tested and
-	// not in the geometric mean.
+	// Ratio is B / A (0.9: B 10 % slower); none (0, absent from JSON),
+	// untested and out of the geometric mean, with 0 tok/s in either run.
 	Ratio float64 `json:"ratio,omitzero"`
-	// P is the cell's own two-sided p (CompareDecode: Student's t over the
-	// repeats, or Mann–Whitney over the samples); null where no test could
-	// be made (not InFamily: no ratio, a run kept no samples, or too few).
-	// Differ is P below Alpha in the direction the ratio points: the
-	// cell's verdict on its own, the same as its compare page's. Against
-	// is P below Alpha with the test finding B on the other side of A
-	// than the ratio shows (the ratio is of median repeats, the t test of
-	// means; Mann–Whitney ranks): neither a gain nor a loss.
+	// P is the cell's own two-sided p (CompareDecode); null where no test
+	// could be made (not InFamily). Differ is P below Alpha in the
+	// direction the ratio points, the verdict its compare page shows.
+	// Against is P below Alpha with the test finding B on the other side
+	// of A than the ratio (of median repeats) shows: neither gain nor loss.
 	P       *float64 `json:"p"`
 	Differ  bool     `json:"differ"`
 	Against bool     `json:"against"`
-	// MinP is the smallest p the cell's sample sizes could give (MinP; 0
-	// for a t test, whose p has no floor); InFamily is the cell being
-	// tested, so counted in the family the regression gate corrects for.
+	// MinP is the smallest p the cell's sizes could give (0 for a t test);
+	// InFamily is the cell being tested, in the family the gate corrects for.
 	MinP     float64 `json:"min_p"`
 	InFamily bool    `json:"in_family"`
 	// PAdjusted is P corrected for the size of the family (Holm), null
-	// for a cell outside it; SignificantAfterHolm is PAdjusted below
-	// Alpha (and the test not Against the ratio), what the regression
-	// gate reads.
+	// outside it; SignificantAfterHolm, what the gate reads, is PAdjusted
+	// below Alpha and the test not Against the ratio.
 	PAdjusted            *float64 `json:"p_adjusted"`
 	SignificantAfterHolm bool     `json:"significant_after_holm"`
 	// Verdict is the cell's verdict in words, as `matrixgen compare`
-	// prints it: VerdictFaster or VerdictSlower (Differ), VerdictAgainst,
-	// VerdictSame (tested, not significant) or VerdictUntested (no test
-	// could be made).
+	// prints it (one of the Verdict constants).
 	Verdict string `json:"verdict"`
 }
 
@@ -233,32 +214,26 @@ func (r Row) Change() float64 { return r.Ratio - 1 }
 // something.
 func (r Row) HasRatio() bool { return r.Ratio > 0 }
 
-// Tested reports whether the cell was tested: both figures above 0 and
-// samples enough in both runs (Testable, or MinRepeats repeats a side).
-// The row is in the gate's family.
+// Tested reports whether the cell was tested (a ratio, and samples enough
+// in both runs), so in the gate's family.
 func (r Row) Tested() bool { return r.InFamily }
 
 // Table is two runs compared cell by cell.
 type Table struct {
 	Rows []Row `json:"rows"`
-	// GeoMean is the geometric mean of the rows' ratios, the typical
-	// change, over every row that has one, prefill rows and decode cells
-	// alike, tested or not; 0 when none has.
+	// GeoMean is the geometric mean of every row's ratio, tested or not,
+	// the typical change; 0 when none has one.
 	GeoMean float64 `json:"geomean,omitempty"`
-	// Family is how many rows could reach significance at all (Testable):
-	// the family Holm's correction holds to a 5 % chance of any false
-	// significance. 0: nothing could be tested.
+	// Family is how many rows could reach significance at all, the family
+	// Holm's correction holds to 5 %; 0: nothing could be tested.
 	Family int `json:"family"`
 }
 
 // CompareRuns compares every measurement valid in both runs: decode cells
-// by total tok/s and their repeats or per-second samples (CompareDecode),
-// prefill rows by prompt tok/s and their requests (CompareCell). Each row carries its own verdict (Differ, p
-// below 5 % on its own, as the compare page marks it) and, for the gate,
-// its p corrected (Holm–Bonferroni) for the family of rows that could
-// reach 5 % at all, so that over a whole table the chance that any cell
-// is called significant after correction when nothing changed is at most
-// 5 %.
+// by total tok/s (CompareDecode), prefill rows by prompt tok/s and their
+// requests (CompareCell). Each row carries its own verdict, as its compare
+// page, and for the gate its p corrected (Holm) for the family of rows that
+// could reach 5 % at all.
 func CompareRuns(a, b *matrixgen.Run) Table {
 	var t Table
 	prefillB := make(map[int][]int, len(b.Prefill)) // context to b's rows, in order
@@ -301,10 +276,8 @@ func bothValid(a, b matrixgen.Status) bool {
 	return a == matrixgen.StatusValid && b == matrixgen.StatusValid
 }
 
-// row is a cell of two runs: their figures a and b and the cell's test.
-// Without a ratio (a figure of 0) nothing is tested; a test that found the
-// difference on the other side of the ratio says so (Against) rather than
-// mark it a difference.
+// row is a cell of two runs: their figures a and b and the cell's test,
+// none without a ratio (a figure of 0).
 func row(c Cell, a, b float64, cell Result) Row {
 	r := Row{Cell: c, A: a, B: b, Test: cell.Test, DF: cell.DF, SamplesA: cell.NA, SamplesB: cell.NB, Verdict: VerdictUntested}
 	if cell.Test == TestSamples {
@@ -356,10 +329,9 @@ func Direction(ratio float64) int {
 	return 0
 }
 
-// holm sets PAdjusted and SignificantAfterHolm of the rows in the family
-// (InFamily) by Holm's step-down correction: the k-th smallest of m p
-// values is multiplied by m − k + 1, and no adjusted p is smaller than one
-// before it. It returns m.
+// holm sets PAdjusted and SignificantAfterHolm of the family's m rows by
+// Holm's step-down correction (the k-th smallest p times m − k + 1, none
+// below the one before it), and returns m.
 func holm(rows []Row) int {
 	var family []int
 	for i, r := range rows {
@@ -378,9 +350,7 @@ func holm(rows []Row) int {
 	return m
 }
 
-// Slowdowns are the rows the regression gate fails on: significant after
-// Holm's correction, and slower in B by more than beyond (0.05: more than
-// 5 %).
+// Slowdowns are the rows the regression gate fails on at beyond (FailsGate).
 func (t Table) Slowdowns(beyond float64) []Row {
 	var out []Row
 	for _, r := range t.Rows {
@@ -396,11 +366,9 @@ func (r Row) FailsGate(beyond float64) bool {
 	return r.SignificantAfterHolm && Beyond(r.Ratio, beyond)
 }
 
-// Beyond reports whether a ratio B / A is a slowdown of more than share
-// (0.05: more than 5 %). A slowdown of exactly share is not, though the
-// floating point of 95 / 100 puts it a hair past 0.05: the tolerance,
-// 1e-9, is far below any change a figure of tok/s can show. A ratio of 0
-// (none) is no slowdown.
+// Beyond reports whether a ratio B / A (0: none) is a slowdown of more
+// than share (0.05: 5 %). Exactly share is not, though 95 / 100 is a hair
+// past it in floating point: the tolerance is below any change tok/s show.
 func Beyond(ratio, share float64) bool {
 	const tolerance = 1e-9
 	return ratio > 0 && 1-ratio > share+tolerance

@@ -1,9 +1,7 @@
-// Package stats says how sure a figure is: a 95 % interval for a cell's
-// rate from its own samples, and whether two sets of samples differ by
-// more than their noise (Mann–Whitney U), as the methodology page states.
-//
-// It is pure: numbers in, numbers out, every random draw seeded, so a
-// build of the same run files gives the same intervals on every machine.
+// Package stats says how sure a figure is (a 95 % interval from a cell's
+// samples) and whether two sets of samples differ by more than their noise,
+// as the methodology page states. It is pure and every draw seeded, so the
+// same run files give the same intervals on every machine.
 package stats
 
 import (
@@ -19,9 +17,8 @@ const (
 	Alpha = 1 - Level
 )
 
-// Resamples is how many bootstrap resamples an interval draws: enough that
-// the 2.5th and 97.5th percentiles of the resampled means move by well
-// under a tenth of the interval's width from one seed to another.
+// Resamples is how many bootstrap resamples an interval draws: its ends
+// move well under a tenth of its width from one seed to another.
 const Resamples = 2000
 
 // Interval is a range believed to hold the true figure at Level.
@@ -38,28 +35,22 @@ func (i Interval) HalfWidthShare(x float64) float64 {
 	return (i.High - i.Low) / 2 / math.Abs(x)
 }
 
-// BlockLength is the moving-block bootstrap's block length for n samples:
-// ⌈n^(1/3)⌉, the rate that balances the bias of blocks too short to hold
-// the samples' dependence against the variance of too few blocks.
+// BlockLength is the moving-block bootstrap's block length for n samples,
+// ⌈n^(1/3)⌉: blocks too short lose dependence, too few blocks add variance.
 func BlockLength(n int) int {
 	l := int(math.Ceil(math.Cbrt(float64(n)) - 1e-9))
 	return max(1, min(l, n))
 }
 
-// MeanInterval is the 95 % interval of the mean of a series of samples in
-// time order (a cell's tokens per second, second by second), by a moving
-// block bootstrap: Resamples series are drawn, each of n samples made of
-// blocks of BlockLength(n) neighbouring samples picked at random
-// positions, so that a slow second followed by another slow second stays
-// together as it happened. The 2.5th and 97.5th percentiles of their means
-// are then stretched about the series' mean by smallSampleStretch, since a
-// bootstrap of a few dozen dependent seconds sees less spread than there
-// is. Over 400 seeded series the interval held the true mean 92–98 % of
-// the time for independent seconds (10 to 60 of them) and for seconds
-// correlated 0.3 with their neighbours (30 to 120); at 0.5, about 90 %.
-// ok is false with fewer than MinSeconds samples, where the blocks are
-// too few to say anything. The same series and seed always give the same
-// interval.
+// MeanInterval is the 95 % interval of the mean of samples in time order
+// (a cell's tokens per second), by a moving block bootstrap: Resamples
+// series of blocks of BlockLength(n) neighbouring samples (slow seconds
+// stay together), the percentiles of their means stretched by
+// smallSampleStretch: a few dozen dependent seconds show too little spread.
+// Over 400 seeded series it held the true mean 92–98 % of the time for
+// independent seconds (10 to 60) and for seconds correlated 0.3 (30 to
+// 120); at 0.5, about 90 %. ok is false with fewer than MinSeconds samples.
+// The same series and seed always give the same interval.
 func MeanInterval(xs []float64, seed uint64) (Interval, bool) {
 	n := len(xs)
 	if n < MinSeconds {
@@ -75,12 +66,10 @@ func MeanInterval(xs []float64, seed uint64) (Interval, bool) {
 	}
 	whole, rest := n/l, n%l
 	rng := rand.NewPCG(seed, 0x0b007) // the source itself: the same draws as rand.New(rng), without its call through an interface
-	// Each 64 random bits place two blocks: a 32-bit half times the number
-	// of places, shifted down, is a place with a bias below places/2³²,
-	// nothing beside the bootstrap's own noise, at half the draws. The
-	// draws are taken in one stream across resamples: a resample's blocks
-	// (whole, and the part one when rest > 0) are placed in order, the low
-	// half of a draw first.
+	// Each 64 random bits place two blocks, low half first: a 32-bit half
+	// times places, shifted down, has a bias below places/2³², nothing
+	// beside the bootstrap's own noise. The draws run in one stream across
+	// resamples, each resample's blocks (whole, then the part one) in order.
 	perResample := whole + min(rest, 1)
 	places := uint64(starts)
 	var bits uint64
@@ -115,10 +104,8 @@ func MeanInterval(xs []float64, seed uint64) (Interval, bool) {
 const MinSeconds = 10
 
 // smallSampleStretch widens a bootstrap interval of n samples in blocks of
-// l as Student's t widens a normal one: with k = n/l blocks, by
-// √(k/(k−1)) (the bootstrap's spread divides by k, not k − 1) times
-// t(k−1) / z, the 97.5th percentiles of Student's t with k − 1 degrees of
-// freedom and of the normal distribution.
+// l as Student's t widens a normal one: with k = n/l blocks, by √(k/(k−1))
+// (the bootstrap divides by k) times t(k−1) / z, their 97.5th percentiles.
 func smallSampleStretch(n, l int) float64 {
 	k := max(2, float64(n)/float64(l))
 	return math.Sqrt(k/(k-1)) * studentT975(k-1) / z975
@@ -128,22 +115,19 @@ func smallSampleStretch(n, l int) float64 {
 const z975 = 1.959963984540054
 
 // studentT975 is the 97.5th percentile of Student's t with nu degrees of
-// freedom, by the Cornish–Fisher expansion in 1/nu: within 1 % of the
-// tables at 3 (3.159 for 3.182), within 0.2 % from 5 on.
+// freedom by the Cornish–Fisher expansion: within 1 % at 3, 0.2 % from 5.
 func studentT975(nu float64) float64 {
 	z := z975
 	z3, z5, z7 := z*z*z, math.Pow(z, 5), math.Pow(z, 7)
 	return z + (z3+z)/(4*nu) + (5*z5+16*z3+3*z)/(96*nu*nu) + (3*z7+19*z5+17*z3-15*z)/(384*nu*nu*nu)
 }
 
-// MedianInterval is the interval of the median of a few repeated
+// MedianInterval is the interval of the median of a few independent
 // measurements (a prefill row's requests) by order statistics: the k-th
-// lowest and k-th highest, with k the largest that keeps the chance the
-// true median lies outside at most 5 %. It assumes nothing of the
-// distribution but independence. With fewer than 6 samples no such k
-// exists; the interval is then the lowest to the highest, and level says
-// its real confidence (75 % for 3, 87.5 % for 4, 93.75 % for 5). ok is
-// false with fewer than 3 samples.
+// lowest and k-th highest, k the largest that keeps the chance the true
+// median lies outside at most 5 %. Below 6 samples no such k exists: the
+// interval is the lowest to the highest, level its real confidence (75 %
+// for 3, 87.5 % for 4, 93.75 % for 5). ok is false below 3 samples.
 func MedianInterval(xs []float64) (in Interval, level float64, ok bool) {
 	n := len(xs)
 	if n < 3 {
@@ -167,10 +151,9 @@ func MedianInterval(xs []float64) (in Interval, level float64, ok bool) {
 	return Interval{Low: s[k-1], High: s[n-k]}, 1 - out, true
 }
 
-// binomialCDF is P(X ≤ k) for X ~ Binomial(n, ½), for k rising from one
-// call to the next. Up to exactLogBound trials it sums C(n, i) as floats
-// and divides by 2ⁿ; past it 2ⁿ (and C(n, n/2)) overflow a float, so each
-// term is exp(log C(n, i) − n·log 2), from log-gamma.
+// binomialCDF is P(X ≤ k) for X ~ Binomial(n, ½), k rising from call to
+// call: C(n, i) summed as floats over 2ⁿ up to exactLogBound trials, past
+// which they overflow and each term is exp(log C(n, i) − n·log 2).
 type binomialCDF struct {
 	n    int
 	i    int     // the next term to add
@@ -179,9 +162,7 @@ type binomialCDF struct {
 	logs bool
 }
 
-// exactLogBound is the most trials whose 2ⁿ a float holds with room: 2¹⁰²⁴
-// is past the largest float.
-const exactLogBound = 1000
+const exactLogBound = 1000 // 2ⁿ fits a float with room: 2¹⁰²⁴ does not
 
 func newBinomialCDF(n int) *binomialCDF {
 	return &binomialCDF{n: n, c: 1, logs: n > exactLogBound}
@@ -212,59 +193,15 @@ func logChoose(n, k int) float64 {
 }
 
 // selectQuantile is the q-quantile of xs by linear interpolation between
-// ranks (as measure.Quantile sorts to find it), found by selection in
-// linear time (the only two ranks it needs), reordering xs.
+// ranks, as measure.Quantile finds it, sorting xs in place.
 func selectQuantile(xs []float64, q float64) float64 {
+	slices.Sort(xs)
 	pos := q * float64(len(xs)-1)
 	lo := int(pos)
-	selectRank(xs, lo)
 	if lo+1 >= len(xs) {
 		return xs[lo]
 	}
-	next := slices.Min(xs[lo+1:]) // above rank lo, all of them: the next rank is their least
-	return xs[lo] + (next-xs[lo])*(pos-float64(lo))
-}
-
-// selectRank reorders xs so xs[k] holds the value of rank k, none after it
-// smaller and none before it larger (Hoare's selection, median-of-three
-// pivots).
-func selectRank(xs []float64, k int) {
-	lo, hi := 0, len(xs)-1
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if xs[mid] < xs[lo] {
-			xs[mid], xs[lo] = xs[lo], xs[mid]
-		}
-		if xs[hi] < xs[lo] {
-			xs[hi], xs[lo] = xs[lo], xs[hi]
-		}
-		if xs[hi] < xs[mid] {
-			xs[hi], xs[mid] = xs[mid], xs[hi]
-		}
-		pivot := xs[mid]
-		i, j := lo, hi
-		for i <= j {
-			for xs[i] < pivot {
-				i++
-			}
-			for xs[j] > pivot {
-				j--
-			}
-			if i <= j {
-				xs[i], xs[j] = xs[j], xs[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return
-		}
-	}
+	return xs[lo] + (xs[lo+1]-xs[lo])*(pos-float64(lo))
 }
 
 // Mean is the arithmetic mean; 0 for none.
@@ -279,8 +216,7 @@ func Mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
-// GeoMean is the geometric mean of positive ratios: the typical change
-// over many cells, where a cell twice as fast and one half as fast cancel.
+// GeoMean is the geometric mean of positive ratios, the typical change;
 // ok is false for none, or for a ratio that is not positive.
 func GeoMean(ratios []float64) (float64, bool) {
 	if len(ratios) == 0 {

@@ -15,15 +15,12 @@ const MinRepeats = 2
 // sides at matrixgen.MaxRepeats.
 const MaxDF = 2*matrixgen.MaxRepeats - 2
 
-// CompareRepeats compares a cell of two runs by its repeats: each repeat's
-// tok/s over its window (the mean of its seconds), one figure a pass over
-// the matrix. Drift on a machine moves a whole repeat, so the seconds
-// inside one are not independent of each other; the repeats are, as far as
-// the sweep can make them (interleaved passes). The test is Student's two-
-// sample t with the variance pooled, two-sided, with m + n − 2 degrees of
-// freedom, significant where |t| reaches CriticalT of them: the same as p
-// below Alpha (P says what p is). Fewer than MinRepeats a side is not
-// tested (P 1).
+// CompareRepeats compares a cell of two runs by its repeats' tok/s: drift
+// moves a whole repeat, so the seconds inside one are not independent; the
+// repeats (interleaved passes) are, as far as a sweep can make them. The
+// test is the two-sided pooled Student's t, significant where |t| reaches
+// CriticalT(m + n − 2), the same as p below Alpha. Fewer than MinRepeats a
+// side is not tested (P 1).
 func CompareRepeats(a, b []float64) Result {
 	r := untested(TestRepeats, a, b)
 	if len(a) < MinRepeats || len(b) < MinRepeats {
@@ -42,13 +39,11 @@ func CompareRepeats(a, b []float64) Result {
 	return r
 }
 
-// PooledT is Student's two-sample t of b against a (positive where b's
-// mean is the higher) with the two variances pooled, and its degrees of
-// freedom, m + n − 2. The compare page's script computes it step for step
-// in the same order (pooledT in matrixgen.js), each product rounded on its
-// own (the conversions keep the compiler from fusing a multiply and an
-// add), so both get the same t to the bit. Two sides with no spread give
-// ±Inf where their means differ and NaN where they do not.
+// PooledT is Student's two-sample t of b against a with the variances
+// pooled, and its degrees of freedom, m + n − 2; ±Inf or NaN for two sides
+// without spread. The compare page's script (pooledT in matrixgen.js)
+// computes it in the same order, each product rounded on its own (the
+// conversions keep the compiler from fusing them), to the same bit.
 func PooledT(a, b []float64) (t float64, df int) {
 	m, n := len(a), len(b)
 	ma, mb := Mean(a), Mean(b)
@@ -67,10 +62,9 @@ func PooledT(a, b []float64) (t float64, df int) {
 	return (mb - ma) / se, df
 }
 
-// StudentP is the two-sided p of Student's t with df degrees of freedom:
-// the chance of a |t| at least this large if the two means were one,
-// I_{df/(df+t²)}(df/2, ½), the regularized incomplete beta function. 1
-// for a NaN t (no spread and no difference), 0 for an infinite one.
+// StudentP is the two-sided p of Student's t with df degrees of freedom,
+// I_{df/(df+t²)}(df/2, ½) (regularized incomplete beta); 1 for a NaN t, 0
+// for an infinite one.
 func StudentP(t, df float64) float64 {
 	switch {
 	case math.IsNaN(t) || !(df > 0):
@@ -81,9 +75,8 @@ func StudentP(t, df float64) float64 {
 	return regularizedBeta(df/(df+t*t), df/2, 0.5)
 }
 
-// regularizedBeta is I_x(a, b), by the continued fraction of Numerical
-// Recipes (§6.4, betacf, evaluated by the modified Lentz method) on the
-// side of x where it converges fast.
+// regularizedBeta is I_x(a, b) by Numerical Recipes' continued fraction
+// (§6.4, modified Lentz) on the side of x where it converges fast.
 func regularizedBeta(x, a, b float64) float64 {
 	switch {
 	case x <= 0:
@@ -141,11 +134,9 @@ func lentzStep(num, c, d float64) (float64, float64) {
 }
 
 // CriticalT is the smallest |t| with df degrees of freedom whose two-sided
-// p (StudentP) is below Alpha: 12.71 at 1, 4.30 at 2, 2.78 at 4, 1.98 at
-// 120. A t at or above it is significant and one below is not, so the
-// compare page's script, which has no incomplete beta, decides by t as
-// this package does (the page's rules carry the table). 0 for df below 1
-// or above MaxDF.
+// p (StudentP) is below Alpha (12.71 at 1, 1.98 at 120), so the compare
+// page's script, which has no incomplete beta, decides by t as this
+// package does. 0 for df below 1 or above MaxDF.
 func CriticalT(df int) float64 {
 	if df < 1 || df > MaxDF {
 		return 0

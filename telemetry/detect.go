@@ -15,10 +15,8 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// The GPU's own telemetry comes from nvidia-smi's query mode, whose fields
-// and CSV format (--format=csv,noheader,nounits: one line per GPU, fields
-// separated by ", ", "[N/A]" or "[Not Supported]" where a GPU has no
-// value) nvidia-smi documents in `nvidia-smi --help-query-gpu`.
+// nvidia-smi's query mode (--format=csv,noheader,nounits: a line per GPU,
+// "[N/A]" where it has no value) is documented by `nvidia-smi --help-query-gpu`.
 
 // gpuInfoFields are what the hardware panel needs of each GPU.
 const gpuInfoFields = "index,name,memory.total,driver_version,power.limit,power.default_limit,pcie.link.gen.current,pcie.link.width.current"
@@ -101,11 +99,8 @@ const nvidiaSMI = "nvidia-smi"
 // cannot wait on a process.
 const NoTool = "-"
 
-// Detect fills the hardware panel from what this machine says:
-// the CPU and kernel from /proc, the OS, and the GPUs from nvidia-smi (or
-// rocm-smi). A machine without either is a CPU machine: no GPU is named.
-// A tool that does not answer within its bounds (askTool) names none
-// either, and ctx ending stops it.
+// Detect fills the hardware panel: CPU and kernel from /proc, the OS, and
+// the GPUs from the tool, none where it is missing or does not answer.
 func Detect(ctx context.Context, tool string) matrixgen.Hardware {
 	h := matrixgen.Hardware{Type: "CPU", OS: runtime.GOOS}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {

@@ -15,15 +15,12 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// AMD GPUs answer through rocm-smi, whose --json output is one object per
-// card ("card0", "card1", …) of string values under the same names its
-// table prints ("Average Graphics Package Power (W)": "222.0"), plus a
-// "system" object for the driver. The names have changed between ROCm
-// releases (the case of "Card series", "Average …" becoming "Current
-// Socket Graphics Package Power (W)" on newer parts), so a field is found
-// by any of its known names, ignoring case. A value may be "N/A" (or
-// "N/A (Secondary die)" on the second die of a two-die card, whose power
-// the first die reports): such a field is not reported.
+// AMD GPUs answer through rocm-smi, whose --json output is an object per
+// card ("card0", …) of strings under its table's names ("Average Graphics
+// Package Power (W)": "222.0"), and "system" for the driver. The names
+// change between ROCm releases, so a field is found by any of its known
+// names, ignoring case; "N/A…" (a two-die card's second die) is not
+// reported.
 
 // rocmSMI is the command for AMD GPUs.
 const rocmSMI = "rocm-smi"
@@ -172,9 +169,8 @@ func detectROCm(ctx context.Context, h *matrixgen.Hardware, tool string) {
 	describeGPUs(h, gpus)
 }
 
-// rocmSamples is one round of the sampler: every card at one moment. When
-// within the call rocm-smi read the cards it does not say; the middle of
-// the call is the estimate with the smallest worst case.
+// rocmSamples is one round of the sampler, every card at the middle of the
+// call: rocm-smi does not say when within it it read them.
 func rocmSamples(ctx context.Context, tool string) ([]gpuSample, error) {
 	start := time.Now()
 	cards, _, err := askROCm(ctx, tool, rocmSampleArgs)

@@ -1,8 +1,6 @@
 // Package telemetry reads this machine's hardware and its GPUs' power,
 // clocks and heat from the vendors' tools (nvidia-smi, rocm-smi), each run
-// within bounds, and sums a measurement window's samples into its power
-// figures. The runner asks it for the hardware panel once and for each
-// cell's window; nothing here knows of servers or HTTP.
+// within bounds, and sums a window's samples into its power figures.
 package telemetry
 
 import (
@@ -78,9 +76,8 @@ func parseTelemetryLine(line string, at time.Time) (gpuSample, error) {
 	return s, nil
 }
 
-// Sampler runs one GPU sampler (nvidia-smi's, or rocm-smi asked in rounds)
-// for the whole run and keeps its samples until the window they belong to
-// has taken them.
+// Sampler runs one GPU sampler for the whole run and keeps its samples
+// until the window they belong to has taken them.
 type Sampler struct {
 	tool    string // the tool's name, for what is said of it
 	mu      sync.Mutex
@@ -145,8 +142,7 @@ func (t *Sampler) refuse(err error) {
 }
 
 // add keeps the samples a GPU can give (check), at most maxSamples of
-// them, and refuses the others: every sample passes here, whichever tool
-// gave it.
+// them, and refuses the others, whichever tool gave them.
 func (t *Sampler) add(samples ...gpuSample) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -176,8 +172,7 @@ func (s gpuSample) check() error {
 	return nil
 }
 
-// Wait waits for the sampler to end, once it was told to; nil waits for
-// nothing.
+// Wait waits for the sampler to end, once told to; nil waits for nothing.
 func (t *Sampler) Wait() {
 	if t != nil {
 		<-t.done
@@ -188,9 +183,8 @@ func (t *Sampler) Wait() {
 // before the sampler counts as stopped.
 const maxPollFailures = 3
 
-// poll samples by asking a tool that answers once a call (as rocm-smi
-// does) every Interval, or as soon as the last answer came when
-// an answer takes longer. The first answer must come.
+// poll asks a tool that answers once a call (rocm-smi) every Interval,
+// or at once when an answer took longer. The first answer must come.
 func (t *Sampler) poll(ctx context.Context, round func(context.Context) ([]gpuSample, error)) error {
 	first, err := round(ctx)
 	if err != nil {
@@ -258,9 +252,8 @@ func (t *Sampler) take(start, end time.Time) []gpuSample {
 	return in
 }
 
-// powerFigures sums up a window's samples: per GPU, and the energy of all
-// of them, the power integrated over time (each sample holding until the
-// next, the first from the window's start, the last to its end).
+// powerFigures sums up a window's samples per GPU, and their energy: power
+// integrated over time, each sample holding until the next (or the edges).
 func powerFigures(samples []gpuSample, start, end time.Time, outputTokens int) *matrixgen.Power {
 	if len(samples) == 0 || !end.After(start) {
 		return nil
@@ -371,9 +364,8 @@ func maxPtr(p, v *float64) *float64 {
 	return p
 }
 
-// Window is the power figures of the window from start to end, in which
-// the server produced outputTokens tokens; or nil, and why there is none ("no
-// reading: …"), never a zero. Each window takes its own samples, once.
+// Window is the power figures of the window in which the server produced
+// outputTokens tokens, or nil and why ("no reading: …"), never a zero.
 func (t *Sampler) Window(start, end time.Time, outputTokens int) (*matrixgen.Power, string) {
 	stopped := t.Stopped()
 	samples := t.take(start, end)

@@ -10,21 +10,17 @@ import (
 	"time"
 )
 
-// The GPUs' telemetry comes from other programs (nvidia-smi, rocm-smi),
-// and another program can hang, print without end, or leave a child
-// holding its output open after it exits. Every tool this package asks goes
-// through this file, the one place that bounds them: a tool runs in a
-// process group of its own, killed whole when its deadline passes or the
-// run is interrupted; the wait for its output to close after that is
-// bounded; and what it prints is read up to a bound, past which the tool
-// is stopped and the error names the bound.
+// Every tool this package asks goes through this file, the one place that
+// bounds them (a tool can hang, print without end, or leave a child holding
+// its output open): it runs in a process group of its own, killed whole at
+// its deadline or on interruption; the wait for its output to close is
+// bounded; and past a bound on what it prints it is stopped.
 
 // toolTimeout bounds one answer of a tool asked once.
 const toolTimeout = 10 * time.Second
 
-// toolWaitDelay bounds the wait, once a tool has exited or been killed,
-// for its output to close: a child that left its process group may hold
-// it open for ever.
+// toolWaitDelay bounds the wait, once a tool has ended, for its output to
+// close: a child that left its process group may hold it open for ever.
 const toolWaitDelay = time.Second
 
 // maxToolAnswer bounds an answer read whole: nvidia-smi writes a hundred
@@ -65,9 +61,8 @@ func (w *boundedAnswer) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// askTool runs a tool once and returns what it printed: within
-// toolTimeout, at most maxToolAnswer bytes, the tool and whatever it
-// started killed when ctx ends.
+// askTool runs a tool once and returns what it printed, within toolTimeout
+// and maxToolAnswer, killed with whatever it started when ctx ends.
 func askTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 	name := filepath.Base(path)
 	tctx, cancel := context.WithTimeout(ctx, toolTimeout)
@@ -89,9 +84,8 @@ func askTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 	return out.buf.Bytes(), nil
 }
 
-// finish is err, the end of cmd, once a tool that left a child holding
-// its output has had that child killed: the tool itself answered, and its
-// answer stands.
+// finish is err, the end of cmd, a child left holding its output killed:
+// the tool itself answered, and its answer stands.
 func finish(cmd *exec.Cmd, err error) error {
 	if errors.Is(err, exec.ErrWaitDelay) {
 		killProcessGroup(cmd)
@@ -143,10 +137,9 @@ func (w *lineWriter) tooLong() error {
 	return errPastBound
 }
 
-// streamTool starts a tool that answers line by line until it is stopped,
-// and calls line with each line as it comes (from one goroutine). The
-// tool is killed, with whatever it started, when ctx ends or a line is
-// longer than maxToolLine. wait waits for its end and says why it ended.
+// streamTool starts a tool that answers line by line, calling line with
+// each (from one goroutine), killed with whatever it started when ctx ends
+// or a line passes maxToolLine. wait waits for its end and says why.
 func streamTool(ctx context.Context, path string, args []string, line func([]byte)) (wait func() error, err error) {
 	name := filepath.Base(path)
 	ctx, cancel := context.WithCancel(ctx)

@@ -1,29 +1,14 @@
 // Command buildspeed times `matrixgen build` on n synthetic full runs and,
-// given a Hugo site that builds pages of the same shape, Hugo beside it:
-// alternating, several rounds, and prints the medians and their ratio.
-// Absolute times on a shared machine drift from minute to minute; the
-// ratio of medians taken at the same moment does not.
+// given a Hugo site with a gen.py that writes n run pages, Hugo beside it,
+// alternating, printing the medians and their ratio (which does not drift).
 //
 //	go run ./bench/buildspeed -n 1000 -rounds 5 [-hugo-site DIR]
 //	go run ./bench/buildspeed -scale 1000,10000,100000 [-work DIR]
 //
-// DIR is a Hugo site with a gen.py that writes n run pages (python3 gen.py
-// n) and hugo on PATH.
-//
-// -scale builds a site from nothing, with a cold page cache where it can
-// (root on Linux), for each count of runs, -rounds times (default once),
-// alternating between the counts, and prints a table: the build's wall
-// time, the wall time until its site is on disk (a sync after it: a small
-// site is written back after its build, a large one during it), CPU time
-// (user and kernel; the kernel's apart) and peak RSS (the child process's,
-// from getrusage), and the sizes of index.html, runs.csv and the whole
-// site; then each count's medians and how its wall time grew over the
-// count before. The runs are written once (100,000 are 5 GB), smaller
-// counts linked to the first of them; each site (20 GB at 100,000 runs)
-// is deleted once measured. With -work, the runs are kept there and the
-// next -scale with the same largest count reuses them.
-//
-//	go run ./bench/buildspeed -scale 10000,100000 -rounds 3
+// -scale builds a site from nothing for each count of runs, cold where the
+// page cache can be dropped, and prints wall time (and until the site is
+// synced to disk), CPU, peak RSS and sizes; the runs are written once, the
+// smaller counts linked to them, and each site deleted once measured.
 package main
 
 import (
@@ -63,9 +48,8 @@ writes the runs.
 Options:
 `
 
-// cli is the command with its arguments: help on stdout and 0 for -h; one
-// line on stderr and 2 for a command line it cannot use; 1 when the work
-// fails.
+// cli is the command: help on stdout and 0 for -h; one line on stderr and
+// 2 for a command line it cannot use; 1 when the work fails.
 func cli(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("buildspeed", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -94,15 +78,15 @@ func cli(args []string, stdout, stderr io.Writer) int {
 	if *n < 1 {
 		return mistake("-n %d: there must be at least 1 run", *n)
 	}
-	roundsGiven := false
-	fs.Visit(func(f *flag.Flag) { roundsGiven = roundsGiven || f.Name == "rounds" })
 	if *rounds < 2 && (*scale == "" || *rounds < 1) {
 		return mistake("-rounds %d: there must be at least 2 rounds (the first build over a site is not timed), or 1 with -scale", *rounds)
 	}
-	scaleRounds := 1 // a 100,000-run round takes minutes
-	if roundsGiven {
-		scaleRounds = *rounds
-	}
+	scaleRounds := 1 // unless given: a 100,000-run round takes minutes
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "rounds" {
+			scaleRounds = *rounds
+		}
+	})
 	var counts []int
 	var err error
 	if *scale != "" {
@@ -184,14 +168,11 @@ func run(n, rounds int, hugoSite string) error {
 			return c
 		}
 	}
-	// Each round builds from nothing into a folder of its own (as a new
-	// checkout or a new version of matrixgen does), then Hugo builds over
-	// its own site, as `hugo` does. Only then does matrixgen build again
-	// over one site (as a lab does after each new run), keeping the pages
-	// of unchanged runs: each such build deletes the site it replaces, and
-	// on a file system without a journal (this machine's ext4) a file
-	// created within half a minute of as many deletions costs the kernel a
-	// scan past every recently freed inode; that belongs to rebuilding,
+	// Each round builds from nothing into a folder of its own, then Hugo
+	// over its site. Only then does matrixgen build again over one site, as
+	// a lab does after each run: each such build deletes the site it
+	// replaces, and files created soon after as many deletions cost the
+	// kernel (ext4) a scan of the freed inodes, which belongs to rebuilding,
 	// not to building from nothing. The kernel's share is printed apart.
 	var first, again, theirs []timing
 	for round := range rounds {
@@ -233,8 +214,7 @@ func run(n, rounds int, hugoSite string) error {
 	return nil
 }
 
-// writeRuns writes n synthetic runs into dir, on every core: 100,000
-// take minutes on one.
+// writeRuns writes n synthetic runs into dir, on every core.
 func writeRuns(dir string, n int) (bytes int64, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
@@ -263,9 +243,8 @@ func syntheticRun(i int) ([]byte, error) {
 
 func runName(i int) string { return fmt.Sprintf("run-%04d.json", i) }
 
-// holdsRuns says whether dir holds exactly the n runs writeRuns would
-// write there, judged by their count and by the first and last run's
-// bytes, so a -work folder's runs are written once across invocations.
+// holdsRuns says whether dir holds the n runs writeRuns would write there,
+// judged by their count and the first and last run's bytes.
 func holdsRuns(dir string, n int) bool {
 	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(names) != n {
@@ -326,12 +305,9 @@ func buildMatrixgen(work string) (string, error) {
 }
 
 // runScale builds a site from nothing for each count of runs, in rounds
-// that alternate between the counts (so a slower minute of a shared
-// machine falls on every count alike), printing a row for each build as
-// soon as it is measured, then each count's medians and the growth of its
-// median wall time over the count before. The runs are written once, for
-// the largest count; a smaller count's folder holds hard links to the
-// first of them.
+// alternating between the counts (so a slower minute falls on every count
+// alike), printing a row for each build, then each count's medians and
+// their growth over the count before.
 func runScale(counts []int, rounds int, work string) error {
 	keep := work != ""
 	if work == "" {
@@ -387,11 +363,9 @@ func runScale(counts []int, rounds int, work string) error {
 	return nil
 }
 
-// scaleRuns writes the runs for the largest of counts once and gives each
-// count a folder of its first n, as hard links (copies where the file
-// system has none). With keep (a -work folder), the largest count's runs
-// stay for the next invocation, which reuses them. It returns each
-// count's folder, and every folder it made, for the caller to remove.
+// scaleRuns writes the runs for the largest of counts once (kept with keep)
+// and gives each count a folder of its first n, hard-linked; it returns
+// them, and every folder it made, for the caller to remove.
 func scaleRuns(work string, counts []int, keep bool) (dirs, made []string, err error) {
 	largest := slices.Max(counts)
 	byCount := map[int]string{largest: filepath.Join(work, fmt.Sprintf("runs-%d", largest))}
@@ -461,10 +435,9 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 	defer os.RemoveAll(site)
 	c := exec.Command(bin, "build", "-runs", runs, "-o", site)
 	c.Dir = work // no matrixgen.toml there: the defaults
-	// Every build starts with nothing left to write back, and is timed
-	// again once its site is on disk: a small site's writing back happens
-	// after its build ends, a large one's (past the kernel's dirty-page
-	// threshold, a tenth of memory) during it, on the same cores.
+	// Every build starts with nothing to write back, and is timed again
+	// once its site is on disk: a small site is written back after its
+	// build, a large one (past the dirty-page threshold) during it.
 	syscall.Sync()
 	dropPageCache()
 	t, err := timed(c)
@@ -475,11 +448,10 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 	syscall.Sync()
 	t.synced = t.wall + time.Since(start)
 	size := func(rel string) int64 {
-		info, err := os.Stat(filepath.Join(site, rel))
-		if err != nil {
-			return 0
+		if info, err := os.Stat(filepath.Join(site, rel)); err == nil {
+			return info.Size()
 		}
-		return info.Size()
+		return 0
 	}
 	var total int64
 	err = filepath.WalkDir(site, func(_ string, d os.DirEntry, err error) error {
@@ -500,10 +472,7 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 }
 
 // dropPageCache empties the kernel's page cache where it may (root, on
-// Linux), so every build starts cold: otherwise a build starts with what
-// the one before left cached, and a 10,000-run build after another finds
-// its runs in memory while a 100,000-run one, after a 20 GB site, reads
-// them from disk. It says once whether it could.
+// Linux), so every build starts cold; it says once whether it could.
 func dropPageCache() {
 	err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0)
 	droppedOnce.Do(func() {

@@ -1,6 +1,5 @@
-// Package browser drives a real headless Chromium over the DevTools
-// protocol, for tests of the built pages: what loaded, what the console
-// said, what a script computes on the page, and screenshots.
+// Package browser drives a headless Chromium over the DevTools protocol,
+// for tests of the built pages.
 package browser
 
 import (
@@ -57,16 +56,13 @@ type reply struct {
 	} `json:"error"`
 }
 
-// startWithin bounds Chromium's start. Its first start on a fresh machine
-// builds the font cache, which took over 30 s on a busy two-core CI runner;
-// a test then failed though nothing was wrong with the pages.
+// startWithin bounds Chromium's start: its first on a fresh machine builds
+// the font cache, over 30 s on a busy two-core CI runner.
 const startWithin = 3 * time.Minute
 
-// Start launches Chromium with a fresh profile and opens a blank page. A
-// Chromium that ends before it listens is started again, twice at most,
-// each time with a profile of its own: on a loaded CI runner its zygote
-// once could not fork its GPU process and it quit at once, failing a test
-// of pages that were fine.
+// Start launches Chromium with a fresh profile and opens a blank page. One
+// that ends before it listens (its zygote once could not fork on a loaded
+// CI runner) is started again, twice at most, each with a profile of its own.
 func Start(path, profileDir string) (*Browser, error) {
 	var errs []error
 	for try := 1; try <= 3; try++ {
@@ -134,8 +130,7 @@ func startOnce(path, profileDir string) (*Browser, error) {
 	return b, nil
 }
 
-// openPage opens the blank page the browser drives and turns on the
-// events its methods read.
+// openPage opens the page the browser drives and the events its methods read.
 func (b *Browser) openPage() error {
 	var target struct {
 		TargetID string `json:"targetId"`
@@ -227,8 +222,7 @@ func (b *Browser) call(session, method string, params any, out any) error {
 	}
 }
 
-// Navigate opens url and waits for its load event, then a moment for its
-// scripts to draw.
+// Navigate opens url and waits for its load event, then for its scripts.
 func (b *Browser) Navigate(ctx context.Context, url string) error {
 	done := make(chan struct{})
 	b.mu.Lock()

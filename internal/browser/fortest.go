@@ -21,9 +21,8 @@ func PathForTest(t testing.TB) string {
 }
 
 // StartForTest starts the Chromium at path with a fresh profile, closed
-// when the test ends. Chromium's helpers may still be writing the profile
-// as the test ends, so it is removed on a best-effort basis, not by
-// t.TempDir, which fails a test on a file left behind.
+// when the test ends; Chromium's helpers may still write the profile then,
+// so it is removed on a best-effort basis, not by t.TempDir.
 func StartForTest(t testing.TB, path string) *Browser {
 	t.Helper()
 	profile, err := os.MkdirTemp("", "matrixgen-chromium-")

@@ -1,10 +1,7 @@
 // Package gguf writes a tiny llama-architecture model in the GGUF v3 format,
 // with seeded random weights and a vocabulary made here, so tests can run a
-// real inference server (llama.cpp, Ollama) without downloading anything.
-//
-// The model says nothing sensible, but a server spends the same work on it as
-// on a real one of its size: prefill and decode speeds are real, and so are
-// the server's own counters.
+// real inference server (llama.cpp, Ollama) without downloading anything:
+// it says nothing sensible, but a server works on it as on a real one.
 package gguf
 
 import (
@@ -44,10 +41,8 @@ const (
 )
 
 // Vocabulary returns the tokens of the model: <unk>, <s>, </s>, tab, newline,
-// the SentencePiece space "▁", the printable ASCII characters, then word
-// pieces, about half of them starting with "▁" (a word after a space). There
-// are no byte-fallback tokens (<0x80>…): a random model would emit them
-// freely and its text would stop being valid UTF-8.
+// "▁", the printable ASCII characters, then word pieces, with and without
+// "▁"; no byte-fallback tokens, which would make its text invalid UTF-8.
 func Vocabulary() (tokens []string, types []int32) {
 	seen := map[string]bool{}
 	add := func(t string, kind int32) {

@@ -9,10 +9,9 @@ import (
 	"strings"
 )
 
-// The files a build reads, attacked: each attack is the costliest input of
-// its kind within (or just past) the bound the build keeps for it, to be
-// read by a build run as a process of its own, whose peak memory and
-// answer to Ctrl-C the test measures.
+// The files a build reads, attacked: each the costliest input of its kind
+// within (or just past) the build's bound for it, for a test that measures
+// a build's peak memory and answer to Ctrl-C.
 
 // DeepNotes are Markdown notes that nest one line n levels deep with
 // block quotes and list items ("> - " n times): 80,000 took a build 42 s.
@@ -20,9 +19,8 @@ func DeepNotes(n int) []byte {
 	return []byte(strings.Repeat("> - ", n) + "deep\n")
 }
 
-// CostlyNotes are notes of size bytes within every nesting budget that
-// cost Markdown the most per byte measured: list items indented ever
-// deeper, then back, line after line.
+// CostlyNotes are notes of size bytes, within every nesting budget, that
+// cost Markdown the most per byte measured: list items indented in waves.
 func CostlyNotes(size int) []byte {
 	var b bytes.Buffer
 	for i := 0; b.Len() < size-256; i++ {
@@ -50,9 +48,8 @@ func NumberFlood(valid []byte, size int) ([]byte, error) {
 	return nil, errors.New("the run has no per-second token counts to flood")
 }
 
-// DeepConfig is a configuration of size bytes whose one value is arrays
-// nested within one another: a megabyte took the TOML decoder 13 s and
-// 1 GB.
+// DeepConfig is a configuration of size bytes whose one value is nested
+// arrays: a megabyte took the TOML decoder 13 s and 1 GB.
 func DeepConfig(size int) []byte {
 	return []byte("[site]\ntitle = " + strings.Repeat("[", size))
 }

@@ -1,17 +1,7 @@
-// Package hostile attacks matrixgen from every source of outside bytes,
-// for tests. Server is an inference server that attacks its client:
-// bodies without end, lines without newlines, floods of keep-alive
-// comments, answers one byte a second, counts that jump or go backwards,
-// terminal escape sequences in its errors, the API key echoed back. Every
-// answer ends by its deadline or when the client goes away, and the server
-// counts the bytes it managed to write, so a test can tell that its client
-// stopped reading without measuring memory. The files a build reads (run
-// files, notes, the configuration, a bucket's objects) are attacked by the
-// inputs in files.go.
-//
-// It also writes stand-ins for the GPU tools (WriteTool) that attack the
-// program that runs them: output without end, or a hang with a child
-// holding the output open.
+// Package hostile attacks matrixgen from every source of outside bytes, for
+// tests: Server, an inference server attacking its client (each answer
+// ending by its deadline, its bytes counted, so a test sees its client stop
+// reading); files.go's inputs for a build; and WriteTool's GPU tools.
 package hostile
 
 import (
@@ -51,38 +41,31 @@ const (
 	UsageBackwards Attack = "usage-backwards"
 	// HugeVersion answers /version with a 50 MB version string.
 	HugeVersion Attack = "huge-version"
-	// EscapeError answers the chat endpoint, from its second request on,
-	// with an error whose text holds terminal escape sequences and a forged
-	// progress line.
+	// EscapeError answers chat, from its second request on, with an error
+	// holding terminal escape sequences and a forged progress line.
 	EscapeError Attack = "escape-error"
-	// EchoKey answers the chat endpoint, from its second request on, with
-	// a 401 whose body repeats the request's API key: in the Authorization
-	// header it came in, alone in a sentence, again and again around 4,000
-	// bytes (where a run file cuts a reason, after a prefix the server
-	// cannot know), and split by the 64 KiB where a client stops reading
-	// an error.
+	// EchoKey answers chat, from its second request on, with a 401 whose
+	// body repeats the API key: in its header, alone, again and again
+	// around 4,000 bytes (where a run file cuts a reason), and split by
+	// EchoCut, where a client stops reading an error.
 	EchoKey Attack = "echo-key"
 	// EchoKeyAtOnce is EchoKey from the first request: the probe's.
 	EchoKeyAtOnce Attack = "echo-key-at-once"
-	// TinyChunkFlood streams chunks of one token each, as fast as the
-	// client reads them, with a usage count that grows by one a chunk,
-	// and never finishes: far past any max_tokens.
+	// TinyChunkFlood streams one-token chunks, usage growing by one each,
+	// as fast as the client reads, past any max_tokens.
 	TinyChunkFlood Attack = "tiny-chunk-flood"
-	// LongEventLines streams, before each chunk of an ordinary answer, a
-	// line of nearly a megabyte that carries no data: event:, id:, retry:
-	// or a field no one knows, in turn.
+	// LongEventLines streams before each chunk a line of EventLineBytes
+	// that carries no data (event:, id:, retry: or an unknown field).
 	LongEventLines Attack = "long-event-lines"
-	// EndlessNativeLine answers Ollama's native /api/chat with one line
-	// that never ends: a token's envelope whose content goes on for ever.
+	// EndlessNativeLine answers Ollama's /api/chat with a token whose
+	// content never ends.
 	EndlessNativeLine Attack = "endless-native-line"
 )
 
-// EchoCut is the length of an EchoKey body a client reads: the key
-// straddles it.
+// EchoCut is the length of an EchoKey body a client reads; a key straddles it.
 const EchoCut = 64 << 10
 
-// EventLineBytes is the length of each LongEventLines line, newline
-// included: just under a megabyte.
+// EventLineBytes is the length of each LongEventLines line, newline included.
 const EventLineBytes = 1<<20 - 64
 
 // Server serves one attack; everything else it answers as a small, plain
@@ -246,8 +229,7 @@ func (s *Server) write(w io.Writer, b []byte) error {
 	return err
 }
 
-// tinyChunks streams one-token chunks without end, until the deadline or
-// the client leaves.
+// tinyChunks streams one-token chunks until the deadline or the client leaves.
 func (s *Server) tinyChunks(ctx context.Context, w http.ResponseWriter) {
 	var batch []byte
 	for i := 1; ctx.Err() == nil; i++ {
@@ -263,8 +245,7 @@ func (s *Server) tinyChunks(ctx context.Context, w http.ResponseWriter) {
 	}
 }
 
-// flood writes unit again and again, up to limit bytes (-1: no limit),
-// until the deadline or the client leaves.
+// flood writes unit until limit bytes (-1: none), the deadline or the client leaves.
 func (s *Server) flood(ctx context.Context, w http.ResponseWriter, unit string, limit int64) {
 	chunk := []byte(strings.Repeat(unit, max(1, (64<<10)/len(unit))))
 	for sent := int64(0); ctx.Err() == nil && (limit < 0 || sent < limit); sent += int64(len(chunk)) {
@@ -304,9 +285,8 @@ const (
 	HungTool ToolAttack = "hung-tool"
 )
 
-// WriteTool writes a stand-in for the GPU tool name ("nvidia-smi" or
-// "rocm-smi") into dir that does attack, and returns its path. It is a
-// shell script: Unix only.
+// WriteTool writes into dir a shell script (Unix only) standing in for the
+// GPU tool name ("nvidia-smi" or "rocm-smi") that does attack; its path.
 func WriteTool(dir, name string, attack ToolAttack) (string, error) {
 	var script string
 	switch attack {

@@ -9,11 +9,9 @@ import (
 )
 
 // Swapper attacks whoever checks a file by its name and then opens it by
-// name again: it replaces the file, as fast as it can and each time whole
-// (a rename), with a link to a file outside, a regular file, a FIFO
-// (which blocks a reader that opens it, waiting for a writer) and the
-// regular file again, round after round, so that every kind follows a
-// regular file.
+// name again: it renames over the file, as fast as it can, a link to a
+// file outside, a regular file, a FIFO (which blocks a reader) and the
+// regular file again, round after round.
 type Swapper struct {
 	done   atomic.Bool
 	rounds atomic.Int64

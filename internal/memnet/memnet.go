@@ -1,8 +1,6 @@
-// Package memnet is a network in memory for tests: a listener whose
-// connections are net.Pipe pairs. A server and its client on it can run
-// inside a testing/synctest bubble, where time is virtual: a sweep of
-// minutes takes milliseconds, and what a client measures agrees exactly
-// with what the server did, whatever else the machine is doing.
+// Package memnet is a network in memory for tests, a listener whose
+// connections are net.Pipe pairs, so a server and its client run inside a
+// testing/synctest bubble, on virtual time, whatever the machine is doing.
 package memnet
 
 import (
@@ -48,9 +46,7 @@ func (l *Listener) Close() error {
 func (l *Listener) Addr() net.Addr { return addr("mem.test:80") }
 
 // Dial connects a client to the listener through a pipe, whatever the
-// network and address; it is an http.Transport's DialContext. Each
-// connection has a remote address of its own, as servers tell connections
-// apart by them.
+// address (an http.Transport's DialContext), with a remote address its own.
 func (l *Listener) Dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	client, server := net.Pipe()
 	select {

@@ -7,12 +7,9 @@ import (
 	"sync/atomic"
 )
 
-// EachWorker does jobs 0 … n-1, on as many goroutines as there are cores,
-// and returns when all are done. newWorker runs once on each goroutine and
-// returns the function that does the jobs there, so a worker can keep state
-// of its own. Workers take the next index from a shared counter rather than
-// a channel: a build hands out thousands of small jobs, and a channel
-// handoff per job costs a scheduler wake-up each.
+// EachWorker does jobs 0 … n-1 on a goroutine per core, each running the
+// function newWorker gives it there (state of its own), and returns when all
+// are done. Jobs come from a shared counter: a channel costs a wake-up each.
 func EachWorker(n int, newWorker func() func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup

@@ -1,6 +1,5 @@
-// Package plural says how many of a thing there are in English: "1 run",
-// "2 runs", "0 runs". Every count the command prints or a page shows goes
-// through it, so none reads "1 runs".
+// Package plural says how many of a thing there are in English ("1 run",
+// "2 runs") for every count the command prints or a page shows.
 package plural
 
 import "strconv"

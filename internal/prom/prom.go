@@ -1,8 +1,6 @@
 // Package prom reads the Prometheus text an inference server exposes at
-// /metrics, leniently: the runner reads it for hints (queue lengths, KV
-// use, counters, the server's own prefill clock), so a line that does not
-// parse is skipped, never fatal, and what one answer may cost is bounded.
-// The metric names each engine keeps are the runner's (its engine files).
+// /metrics leniently, for hints (queues, KV use, counters): a line that
+// does not parse is skipped, and what one answer may cost is bounded.
 package prom
 
 import (
@@ -22,14 +20,12 @@ type Sample struct {
 }
 
 // MaxSamples bounds the samples kept of one answer: a sample costs far
-// more than its line (16 MB of `a{b=""} 1` took 600 MB), and a server
-// that reports more than this is not one the runner reads for hints.
+// more than its line (16 MB of `a{b=""} 1` took 600 MB).
 const MaxSamples = 50_000
 
-// Parse reads Prometheus text exposition format: comments and blank
-// lines skipped, `name{label="v",…} value [timestamp]` read, lines that do
-// not parse skipped (a metrics endpoint is read for hints, never trusted to
-// be well formed). Escapes in label values (\\, \", \n) are honoured.
+// Parse reads Prometheus text exposition format, `name{label="v",…} value
+// [timestamp]` (label escapes \\, \", \n honoured), skipping comments, blank
+// lines and lines that do not parse.
 func Parse(r io.Reader) []Sample {
 	var out []Sample
 	sc := bufio.NewScanner(r)
@@ -142,9 +138,8 @@ func (h Histogram) String() string {
 	return h.Name + "{" + h.LabelKey + "=\"" + h.LabelValue + "\"}"
 }
 
-// Totals is a histogram's sum and count per series: a series is its labels
-// but the bucket's "le", so data-parallel engines or SGLang's
-// tensor-parallel ranks each have their own.
+// Totals is a histogram's sum and count per series (its labels but "le"),
+// so data-parallel engines or SGLang's ranks each have their own.
 type Totals map[string]struct{ Sum, Count float64 }
 
 // Totals reads h's series from samples; empty when the server keeps no

@@ -1,25 +1,22 @@
-// Package regular opens files that someone else may have put in place (a
-// contributed run file, a kept file of a site, a page being served), so
-// that the open itself is the check: a name is opened once, without
-// waiting (a FIFO would wait for a writer), and what was opened is
-// examined (fstat) before a byte is read. Checking a name and then
-// opening it by name again lets the file be swapped between the two, for
-// a link out of the folder, a pipe or a larger file.
+// Package regular opens files that someone else may have put in place so
+// that the open itself is the check: a name is opened once, without waiting
+// (a FIFO would wait for a writer), and what was opened is examined before
+// a byte is read; a check by name, then an open by name, lets the file be
+// swapped between the two for a link out, a pipe or a larger file.
 package regular
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// Open opens name in root for reading without waiting, following links
-// only inside root, and gives what it opened: a file, a folder, a pipe
-// or a device, for the caller to accept or close.
+// Open opens name in root for reading without waiting, links followed only
+// inside root, and gives what it opened for the caller to accept or close.
 func Open(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 	return withInfo(root.OpenFile(name, os.O_RDONLY|nonBlocking, 0))
 }
@@ -88,12 +85,14 @@ func Read(f *os.File, info fs.FileInfo, limit int64, shown, what string) ([]byte
 	if info.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes is larger than the %d bytes %s may be", shown, info.Size(), limit, what)
 	}
-	// Its size is known: one allocation, and one byte more to see a file
-	// that grew while being read.
-	data, err := readUpTo(f, make([]byte, 0, info.Size()+1), limit+1)
-	if err != nil {
+	// Its size is known: one allocation, with room to see a file that grew
+	// while being read.
+	var buf bytes.Buffer
+	buf.Grow(int(info.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%s: larger than the %d bytes %s may be", shown, limit, what)
 	}
@@ -108,22 +107,4 @@ func ReadFile(root *os.Root, name string, limit int64, what string) ([]byte, err
 		return nil, err
 	}
 	return Read(f, info, limit, term.Name(name), what)
-}
-
-// readUpTo appends what r holds to buf, at most limit bytes in all.
-func readUpTo(r io.Reader, buf []byte, limit int64) ([]byte, error) {
-	for int64(len(buf)) < limit {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 4096)
-		}
-		n, err := r.Read(buf[len(buf):min(cap(buf), int(limit))])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return buf, nil
 }

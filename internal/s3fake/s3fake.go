@@ -1,17 +1,6 @@
-// Package s3fake is an S3 server in the test's own process, enough of the
-// protocol for a build to list and read a bucket (ListObjectsV2, pages of
-// a few keys; GetObject) and for tests to see what it was asked: how many
-// times each object was read and how many reads were in flight at once.
-// Objects are put directly, as a lab's boxes would have.
-//
-// It misbehaves on request, as a broken or hostile store would: a read
-// that stalls, a body other than the one it lists (shorter, longer, other
-// bytes), a listing that never ends, loops on its continuation token or
-// stalls, replies of megabytes (a listing's page, an error), objects
-// written again between the listing and the read. It honours If-Match on
-// a read, as S3 does, unless told to ignore it. InMemory serves it over
-// in-memory connections, so a test of time (testing/synctest) runs it
-// inside its bubble.
+// Package s3fake is an S3 server in the test's process (ListObjectsV2 in
+// pages, GetObject honouring If-Match) that counts each object's reads and
+// misbehaves on request as a broken or hostile store would (Listing, Tamper).
 package s3fake
 
 import (
@@ -158,10 +147,8 @@ func (s *Server) Close() {
 	}
 }
 
-// InMemory serves the bucket over in-memory connections (net.Pipe): the
-// client reaches it at endpoint, and stop ends the server and the
-// client's connections. Every goroutine it starts is the caller's, so it
-// runs inside a testing/synctest bubble when called there.
+// InMemory serves the bucket over in-memory connections, reached by client
+// at endpoint, until stop; its goroutines join the caller's synctest bubble.
 func (s *Server) InMemory() (client *http.Client, endpoint string, stop func()) {
 	l := memnet.Listen()
 	hs := &http.Server{Handler: s}
@@ -174,16 +161,14 @@ func (s *Server) InMemory() (client *http.Client, endpoint string, stop func()) 
 	}
 }
 
-// Misbehave makes every read of key misbehave as how says (Honest again
-// to stop).
+// Misbehave makes every read of key misbehave as how says (Honest: stop).
 func (s *Server) Misbehave(key string, how Tamper) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tamper[key] = how
 }
 
-// WriteOnNextRead has key written with data just before its next read is
-// answered: an object written again between the listing and the read.
+// WriteOnNextRead has key written with data just before its next read.
 func (s *Server) WriteOnNextRead(key string, data []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -274,9 +259,8 @@ func (c *counting) Write(p []byte) (int, error) {
 
 func (c *counting) Flush() { http.NewResponseController(c.ResponseWriter).Flush() }
 
-// huge writes parts, then filler made by fill(i) for the i-th piece until
-// about n bytes are written, then end, flushing each piece: a reply the
-// size of n, sent until the client stops reading.
+// huge writes start, then fill(i) for the i-th piece, each flushed, until
+// about n bytes or the client stops reading, then end.
 func huge(w http.ResponseWriter, n int, start string, fill func(i int) string, end string) {
 	if _, err := io.WriteString(w, start); err != nil {
 		return
@@ -292,8 +276,7 @@ func huge(w http.ResponseWriter, n int, start string, fill func(i int) string, e
 	io.WriteString(w, end)
 }
 
-// hugeError answers with a server error of about n bytes, its length said:
-// a message of many lines, with characters that reorder text (U+202E).
+// hugeError answers with a server error of about n bytes, its length said.
 func (s *Server) hugeError(w http.ResponseWriter, n int) {
 	start := xml.Header + "<Error><Code>InternalError</Code><Message>"
 	end := "</Message><RequestId>4442587FB7D0A2F9</RequestId></Error>"
@@ -315,8 +298,7 @@ func (s *Server) etag(data []byte) string {
 	return `"` + hex.EncodeToString(sum[:]) + `"`
 }
 
-// stall holds an answer open until the client gives up or the server
-// closes.
+// stall holds an answer open until the client gives up or the server closes.
 func (s *Server) stall(w http.ResponseWriter, r *http.Request) {
 	http.NewResponseController(w).Flush()
 	select {
@@ -345,8 +327,7 @@ type listEntry struct {
 	StorageClass string
 }
 
-// list answers ListObjectsV2 a page at a time; the continuation token is
-// the last key of the page before.
+// list answers ListObjectsV2 a page at a time, the token the last key sent.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	prefix, after := q.Get("prefix"), q.Get("continuation-token")

@@ -1,8 +1,6 @@
-// Package sitesize holds the sizes that split a site's listings into
-// files: a page of the index, a chunk of summaries, a sitemap, runs.csv.
-// They are variables, and shared, so that the tests of package render,
-// which splits the files, and of package site, which serves and rebuilds
-// them, can split a site of a few runs as one of thousands is split.
+// Package sitesize holds the sizes that split a site's listings into files
+// (index pages, chunks, sitemaps, runs.csv), variables so that the tests of
+// render and site split a site of a few runs as one of thousands is split.
 package sitesize
 
 var (

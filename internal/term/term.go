@@ -1,7 +1,5 @@
 // Package term makes text from servers and files safe to print on a
-// terminal: control characters (escape sequences that retitle the window,
-// clear the screen or move the cursor, carriage returns that overwrite a
-// line) are shown escaped instead of obeyed.
+// terminal: control characters are shown escaped instead of obeyed.
 package term
 
 import (
@@ -11,10 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// Clean returns s with every control character but newline and tab written
-// as a Go escape (\x1b, \r, \u009b), so it prints as text; so are the
-// characters that reorder text (U+202E and the other bidirectional
-// controls), which would make a line read otherwise than it is.
+// Clean returns s with every control character but newline and tab, and
+// every bidirectional control (U+202E), written as a Go escape (\x1b, \r).
 func Clean(s string) string {
 	if strings.IndexFunc(s, needsEscape) < 0 {
 		return s
@@ -38,13 +34,10 @@ func Line(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(Clean(s))
 }
 
-// Name is how every outside name (a file's, a run's id, a bucket's key,
-// a page's) is printed in a message: as it is when it is plain, otherwise
-// in double quotes with Go's escapes for every character that is not
-// printable, so a newline in a name cannot forge a line of the program's
-// and a right-to-left override (U+202E) or any other format character
-// cannot reorder what a reader sees. Plain is printable, with no space,
-// quote or backslash, and not empty.
+// Name is how every outside name (a file's, a run's id, a bucket's key) is
+// printed in a message: as it is when plain (printable, not empty, no space,
+// quote or backslash), otherwise quoted with Go's escapes, so a newline
+// cannot forge a line and a format character (U+202E) cannot reorder it.
 func Name(name string) string {
 	if name == "" || strings.IndexFunc(name, notPlain) >= 0 {
 		return strconv.Quote(name)

@@ -12,10 +12,9 @@ import (
 	"github.com/matrixgen/matrixgen/runfile"
 )
 
-// WriteFile writes r as <id>.json in dir, its notes beside it as <id>.md
-// when there are any, and gives the run file's name. Its time is a second
-// after the last file WriteFile or Touch gave one, so a file rewritten
-// within the file system's tick still shows as changed.
+// WriteFile writes r as <id>.json in dir, any notes as <id>.md, and gives
+// the run file's name, its time set by Touch, so a file rewritten within
+// the file system's tick still shows as changed.
 func WriteFile(t testing.TB, dir, id string, r *matrixgen.Run, notes string) string {
 	t.Helper()
 	data, err := runfile.Encode(r)

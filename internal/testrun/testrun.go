@@ -18,9 +18,8 @@ var (
 	PrefillContexts = []int{8192, 16384, 32768, 65536, 131072, 262144, 524288, 1043456, 1048576}
 )
 
-// Full returns a run with 9 prefill rows and a full 8 × 8 decode matrix,
-// every status represented, each cell's interval stored as a saved run
-// file has it, deterministic for a given seed.
+// Full returns a run of 9 prefill rows and an 8 × 8 decode matrix, every
+// status represented, intervals stored, deterministic for a given seed.
 func Full(seed uint64) *matrixgen.Run {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	r := &matrixgen.Run{
