@@ -324,7 +324,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	if s.p.Flavour == FlavourVLLM {
 		salt = req.CacheSalt
 	}
-	p := tokenizePrompt(req.Messages, "", salt, s.p.KV.BlockSize, s.p.WordTokens)
+	p := tokenizePrompt(req.Messages, salt, s.p.KV.BlockSize, s.p.WordTokens)
 	truncated := false
 	if t := fault.TruncatePromptTo; t > 0 && p.tokens > t {
 		p.tokens, p.blocks, truncated = t, p.blocks[:t/s.p.KV.BlockSize], true
@@ -598,33 +598,27 @@ func (st *streamState) roleChunk(b []byte) []byte {
 // tokenChunk carries output tokens up to n (and the finish reason, if the
 // dialect puts it there). llama-server sends its finish in a chunk of its own.
 func (st *streamState) tokenChunk(b []byte, field, text, finish string, n int) []byte {
-	switch st.s.p.Flavour {
-	case FlavourLlamaCpp:
-		if text != "" {
-			key := "content"
-			if field == "reasoning" {
-				key = "reasoning_content"
-			}
-			delta := appendString(append(appendString([]byte("{"), key), ':'), text)
-			delta = append(delta, '}')
-			var tail func([]byte) []byte
-			if st.timings {
-				tail = func(b []byte) []byte {
-					return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
-				}
-			}
-			b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, string(delta), "", tail)
-		}
-		if finish != "" {
-			b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, "{}", finish, nil)
-		}
-		return b
-	case FlavourSGLang:
-		if field == "reasoning" {
-			field = "reasoning_content"
-		}
+	if field == "reasoning" && (st.s.p.Flavour == FlavourSGLang || st.s.p.Flavour == FlavourLlamaCpp) {
+		field = "reasoning_content"
 	}
-	return appendDeltaChunk(b, st.rt.ID, st.created, st.s.p.Model, deltaChunk{field: field, text: text, finish: finish, usage: st.usageAt(n)})
+	if st.s.p.Flavour != FlavourLlamaCpp {
+		return appendDeltaChunk(b, st.rt.ID, st.created, st.s.p.Model,
+			deltaChunk{field: field, text: text, finish: finish, usage: st.usageAt(n)})
+	}
+	if text != "" {
+		var tail func([]byte) []byte
+		if st.timings {
+			tail = func(b []byte) []byte {
+				return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
+			}
+		}
+		delta := fmt.Sprintf(`{"%s":%s}`, field, appendString(nil, text))
+		b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, delta, "", tail)
+	}
+	if finish != "" {
+		b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, "{}", finish, nil)
+	}
+	return b
 }
 
 // sinceFirstMs is the time since this stream's first token, in ms.
@@ -643,23 +637,11 @@ func (st *streamState) usageChunk(b []byte, n int) []byte {
 	if st.s.p.Flavour != FlavourLlamaCpp {
 		return appendUsageChunk(b, st.rt.ID, st.created, st.s.p.Model, u)
 	}
-	b = append(b, `data: {"choices":[],"created":`...)
-	b = strconv.AppendInt(b, st.created, 10)
-	b = append(b, `,"id":`...)
-	b = appendString(b, st.rt.ID)
-	b = append(b, `,"model":`...)
-	b = appendString(b, st.s.p.Model)
-	b = append(b, `,"system_fingerprint":"b0-matrixgen-sim","object":"chat.completion.chunk","usage":{"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(n), 10)
-	b = append(b, `,"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.prompt), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.prompt+n), 10)
-	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = strconv.AppendInt(b, int64(st.req.cachedTokens), 10)
-	b = append(b, "}}"...)
-	b = appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
-	return append(b, "}\n\n"...)
+	return appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, "", "", func(b []byte) []byte {
+		b = fmt.Appendf(b, `,"usage":{"completion_tokens":%d,"prompt_tokens":%d,"total_tokens":%d,`+
+			`"prompt_tokens_details":{"cached_tokens":%d}}`, n, u.prompt, u.prompt+n, st.req.cachedTokens)
+		return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
+	})
 }
 
 // usageAt is the continuous usage after n output tokens, or nil when the
