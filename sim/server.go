@@ -41,7 +41,7 @@ type Server struct {
 	lostPosts    atomic.Int64
 
 	faultsMu sync.Mutex
-	faults   Faults
+	faults   Faults // guarded by faultsMu
 
 	mux   *http.ServeMux
 	once  sync.Once
@@ -54,7 +54,7 @@ func New(p Profile, opts Options) (*Server, error) {
 		return nil, err
 	}
 	if p.Flavour == FlavourLlamaCpp && p.Connections == (ConnectionProfile{}) {
-		p.Connections = llamaServerConnections
+		p.Connections = ConnectionProfile{IdleCloseSeconds: 5, MaxRequests: 100} // llama-server's HTTP library's
 	}
 	if p.Flavour == FlavourOllama && !p.FinishAbandoned {
 		p.FinishAbandonedPrompt = true
@@ -62,6 +62,7 @@ func New(p Profile, opts Options) (*Server, error) {
 	s := &Server{
 		p: p, e: newEngine(p), tr: &tracer{limit: max(opts.TraceLimit, 0)},
 		trace: opts.TraceLimit >= 0, phrase: strings.Fields(p.Loop.Phrase), faults: p.Faults,
+		conns: connections{state: map[string]*connState{}},
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/models", s.models)
@@ -75,10 +76,6 @@ func New(p Profile, opts Options) (*Server, error) {
 	go s.e.run()
 	return s, nil
 }
-
-// llamaServerConnections is how llama-server's HTTP library treats
-// keep-alive connections, the llamacpp flavour's default.
-var llamaServerConnections = ConnectionProfile{IdleCloseSeconds: 5, MaxRequests: 100}
 
 // Close stops the engine; requests in flight end.
 func (s *Server) Close() { s.once.Do(func() { close(s.e.stop) }) }
@@ -144,9 +141,6 @@ type connState struct {
 func (cs *connections) begin(addr string, idle time.Duration) (n int, closed bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if cs.state == nil {
-		cs.state = map[string]*connState{}
-	}
 	st := cs.state[addr]
 	if st == nil {
 		st = &connState{}
@@ -669,13 +663,12 @@ func (st *streamState) finish(snap snapshot, flush func() error) {
 func (st *streamState) finished(snap snapshot) {
 	at := time.Now()
 	st.s.e.mu.Lock()
-	waited, preemptions, cached, admitted := st.req.waited, st.req.preemptions, st.req.cachedTokens, st.req.admittedAt
-	prefillEnd, cold := st.req.prefillEnd, st.req.coldMs
+	r := *st.req
 	st.s.e.mu.Unlock()
 	st.s.tr.update(func() {
 		st.rt.Finished, st.rt.FinishReason, st.rt.OutputTokens = at, snap.reason, snap.produced
-		st.rt.Waited, st.rt.Preemptions, st.rt.CachedTokens, st.rt.Admitted = waited, preemptions, cached, admitted
-		st.rt.PrefillEnd, st.rt.ColdMs = prefillEnd, cold
+		st.rt.Waited, st.rt.Preemptions, st.rt.CachedTokens, st.rt.Admitted = r.waited, r.preemptions, r.cachedTokens, r.admittedAt
+		st.rt.PrefillEnd, st.rt.ColdMs = r.prefillEnd, r.coldMs
 	})
 }
 
