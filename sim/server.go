@@ -40,8 +40,7 @@ type Server struct {
 	lostRequests atomic.Int64
 	lostPosts    atomic.Int64
 
-	faultsMu sync.Mutex
-	faults   Faults // guarded by faultsMu
+	faults atomic.Pointer[Faults]
 
 	mux   *http.ServeMux
 	once  sync.Once
@@ -61,9 +60,10 @@ func New(p Profile, opts Options) (*Server, error) {
 	}
 	s := &Server{
 		p: p, e: newEngine(p), tr: &tracer{limit: max(opts.TraceLimit, 0)},
-		trace: opts.TraceLimit >= 0, phrase: strings.Fields(p.Loop.Phrase), faults: p.Faults,
+		trace: opts.TraceLimit >= 0, phrase: strings.Fields(p.Loop.Phrase),
 		conns: connections{state: map[string]*connState{}},
 	}
+	s.faults.Store(&p.Faults)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", s.health)
@@ -179,19 +179,13 @@ func (s *Server) Timing() Timing {
 }
 
 // SetFaults changes the injected faults for requests from now on.
-func (s *Server) SetFaults(f Faults) {
-	s.faultsMu.Lock()
-	s.faults = f
-	s.faultsMu.Unlock()
-}
+func (s *Server) SetFaults(f Faults) { s.faults.Store(&f) }
 
 func (s *Server) faultFor(n int64) Faults {
-	s.faultsMu.Lock()
-	defer s.faultsMu.Unlock()
-	if s.faults.Every <= 0 || n%int64(s.faults.Every) != 0 {
-		return Faults{}
+	if f := *s.faults.Load(); f.Every > 0 && n%int64(f.Every) == 0 {
+		return f
 	}
-	return s.faults
+	return Faults{}
 }
 
 // apiError writes vLLM's error body.
@@ -237,15 +231,13 @@ func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
 // maxBody bounds a request body: a 1M-token prompt is a few megabytes.
 const maxBody = 64 << 20
 
-type tokenizeRequest struct {
-	Model               string    `json:"model"`
-	Prompt              *string   `json:"prompt"`
-	Messages            []message `json:"messages"`
-	AddGenerationPrompt *bool     `json:"add_generation_prompt"`
-}
-
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
-	var req tokenizeRequest
+	var req struct {
+		Model               string    `json:"model"`
+		Prompt              *string   `json:"prompt"`
+		Messages            []message `json:"messages"`
+		AddGenerationPrompt *bool     `json:"add_generation_prompt"`
+	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON: "+err.Error())
 		return
