@@ -11,7 +11,6 @@ import (
 
 // request is one chat completion inside the engine.
 type request struct {
-	seq          int
 	prompt       prompt
 	maxTokens    int
 	minTokens    int

@@ -306,11 +306,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	}
 	// cache_salt is vLLM's; other servers ignore the field, so their prompt
 	// caches are shared by every request.
-	salt := ""
-	if s.p.Flavour == FlavourVLLM {
-		salt = req.CacheSalt
+	if s.p.Flavour != FlavourVLLM {
+		req.CacheSalt = ""
 	}
-	p := tokenizePrompt(req.Messages, salt, s.p.KV.BlockSize, s.p.WordTokens)
+	p := tokenizePrompt(req.Messages, req.CacheSalt, s.p.KV.BlockSize, s.p.WordTokens)
 	truncated := false
 	if t := fault.TruncatePromptTo; t > 0 && p.tokens > t {
 		p.tokens, p.blocks, truncated = t, p.blocks[:t/s.p.KV.BlockSize], true
@@ -358,7 +357,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	er := &request{
-		seq: int(n), prompt: p, maxTokens: maxTokens, minTokens: req.MinTokens, ignoreEOS: req.IgnoreEOS,
+		prompt: p, maxTokens: maxTokens, minTokens: req.MinTokens, ignoreEOS: req.IgnoreEOS,
 		rng: rng, loopStart: -1, out: newMailbox(),
 	}
 	if (s.p.Loop.AboveContext > 0 && p.tokens > s.p.Loop.AboveContext) || rng.Float64() < s.p.Loop.Probability {
@@ -527,9 +526,7 @@ func (st *streamState) emit(ctx context.Context, snap snapshot, flush func() err
 // injectAt carries out the faults due after token n.
 func (st *streamState) injectAt(ctx context.Context, n int, flush func() error) error {
 	f := st.fault
-	switch n {
-	case 0:
-		return nil
+	switch n { // n > 0: a zero offset means no fault
 	case f.DropAfterTokens:
 		st.note("dropped connection")
 		return errDrop
