@@ -222,12 +222,9 @@ func (e *engine) abort(r *request) {
 // unless its prompt is being processed, else when the prompt is done.
 func (e *engine) abandon(r *request) {
 	e.mu.Lock()
-	processing := !r.done && r.prefillLeft > 0 && slices.Contains(e.running, r)
-	if processing {
-		r.abandoned = true
-	}
+	r.abandoned = !r.done && r.prefillLeft > 0 && slices.Contains(e.running, r)
 	e.mu.Unlock()
-	if !processing {
+	if !r.abandoned {
 		e.abort(r)
 	}
 }
