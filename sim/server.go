@@ -314,15 +314,14 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	if t := fault.TruncatePromptTo; t > 0 && p.tokens > t {
 		p.tokens, p.blocks, truncated = t, p.blocks[:t/s.p.KV.BlockSize], true
 	}
+	if s.p.Flavour == FlavourLlamaCpp { // llama-server reads n_predict, not max_completion_tokens
+		req.MaxCompletionTokens = req.NPredict
+	}
 	maxTokens := s.p.MaxModelLen - p.tokens
-	if req.MaxTokens != nil {
-		maxTokens = *req.MaxTokens
-	}
-	if req.MaxCompletionTokens != nil && s.p.Flavour != FlavourLlamaCpp {
-		maxTokens = *req.MaxCompletionTokens
-	}
-	if req.NPredict != nil && s.p.Flavour == FlavourLlamaCpp {
-		maxTokens = *req.NPredict
+	for _, m := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
+		if m != nil {
+			maxTokens = *m
+		}
 	}
 	if s.p.Flavour == FlavourLlamaCpp {
 		// A slot holds prompt and output; a longer prompt is refused, and

@@ -28,11 +28,10 @@ func (m message) text() string {
 	case []any:
 		var b strings.Builder
 		for _, part := range c {
-			if p, ok := part.(map[string]any); ok {
-				if t, ok := p["text"].(string); ok {
-					b.WriteString(t)
-					b.WriteByte(' ')
-				}
+			p, _ := part.(map[string]any) // nil, which holds no text, when not an object
+			if t, ok := p["text"].(string); ok {
+				b.WriteString(t)
+				b.WriteByte(' ')
 			}
 		}
 		return b.String()
