@@ -655,8 +655,8 @@ func (st *streamState) finished(snap snapshot) {
 	st.s.e.mu.Unlock()
 	st.s.tr.update(func() {
 		st.rt.Finished, st.rt.FinishReason, st.rt.OutputTokens = at, snap.reason, snap.produced
-		st.rt.Waited, st.rt.Preemptions, st.rt.CachedTokens, st.rt.Admitted = r.waited, r.preemptions, r.cachedTokens, r.admittedAt
-		st.rt.PrefillEnd, st.rt.ColdMs = r.prefillEnd, r.coldMs
+		st.rt.Waited, st.rt.Preemptions, st.rt.CachedTokens = r.waited, r.preemptions, r.cachedTokens
+		st.rt.Admitted, st.rt.PrefillEnd, st.rt.ColdMs = r.admittedAt, r.prefillEnd, r.coldMs
 	})
 }
 
