@@ -131,6 +131,6 @@ func BenchmarkTokenizePrompt(b *testing.B) {
 	msgs := []message{{Role: "user", Content: text}}
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		tokenizePrompt(msgs, "", "", 16, 1)
+		tokenizePrompt(msgs, "", 16, 1)
 	}
 }

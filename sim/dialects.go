@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -139,22 +140,18 @@ func llamaTooLong(w http.ResponseWriter, prompt, nCtx int) {
 	}})
 }
 
-// appendLlamaChunk is a llama-server chunk: its fields come in its order.
+// appendLlamaChunk is a llama-server chunk, its fields in its order: a
+// choice of delta (none when delta is ""), then those tail appends.
 func appendLlamaChunk(b []byte, id string, created int64, model, delta, finish string, tail func([]byte) []byte) []byte {
-	b = append(b, `data: {"choices":[{"finish_reason":`...)
-	if finish == "" {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, finish)
+	b = append(b, `data: {"choices":[`...)
+	if delta != "" {
+		b = appendOrNull(append(b, `{"finish_reason":`...), finish)
+		b = append(append(b, `,"index":0,"delta":`...), delta...)
+		b = append(b, '}')
 	}
-	b = append(b, `,"index":0,"delta":`...)
-	b = append(b, delta...)
-	b = append(b, `}],"created":`...)
-	b = strconv.AppendInt(b, created, 10)
-	b = append(b, `,"id":`...)
-	b = appendString(b, id)
-	b = append(b, `,"model":`...)
-	b = appendString(b, model)
+	b = strconv.AppendInt(append(b, `],"created":`...), created, 10)
+	b = appendString(append(b, `,"id":`...), id)
+	b = appendString(append(b, `,"model":`...), model)
 	b = append(b, `,"system_fingerprint":"b0-matrixgen-sim","object":"chat.completion.chunk"`...)
 	if tail != nil {
 		b = tail(b)
@@ -167,23 +164,13 @@ func appendLlamaChunk(b []byte, id string, created int64, model, delta, finish s
 // promptMs is its prompt processing of the uncached tokens; predictedMs runs
 // from the first token, as llama-server times generation.
 func appendLlamaTimings(b []byte, prompt, cached int, promptMs float64, predicted int, predictedMs float64) []byte {
-	b = append(b, `,"timings":{"cache_n":`...)
-	b = strconv.AppendInt(b, int64(cached), 10)
-	b = append(b, `,"prompt_n":`...)
-	b = strconv.AppendInt(b, int64(prompt-cached), 10)
-	b = append(b, `,"prompt_ms":`...)
-	b = strconv.AppendFloat(b, promptMs, 'f', 3, 64)
+	b = fmt.Appendf(b, `,"timings":{"cache_n":%d,"prompt_n":%d,"prompt_ms":%.3f`, cached, prompt-cached, promptMs)
 	if promptMs > 0 {
-		b = append(b, `,"prompt_per_second":`...)
-		b = strconv.AppendFloat(b, float64(prompt-cached)/(promptMs/1000), 'f', 3, 64)
+		b = fmt.Appendf(b, `,"prompt_per_second":%.3f`, float64(prompt-cached)/(promptMs/1000))
 	}
-	b = append(b, `,"predicted_n":`...)
-	b = strconv.AppendInt(b, int64(predicted), 10)
-	b = append(b, `,"predicted_ms":`...)
-	b = strconv.AppendFloat(b, predictedMs, 'f', 3, 64)
+	b = fmt.Appendf(b, `,"predicted_n":%d,"predicted_ms":%.3f`, predicted, predictedMs)
 	if predictedMs > 0 && predicted > 1 {
-		b = append(b, `,"predicted_per_second":`...)
-		b = strconv.AppendFloat(b, float64(predicted-1)/(predictedMs/1000), 'f', 3, 64)
+		b = fmt.Appendf(b, `,"predicted_per_second":%.3f`, float64(predicted-1)/(predictedMs/1000))
 	}
 	return append(b, '}')
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -10,7 +11,6 @@ import (
 
 // request is one chat completion inside the engine.
 type request struct {
-	seq          int
 	prompt       prompt
 	maxTokens    int
 	minTokens    int
@@ -51,9 +51,9 @@ type mailbox struct {
 
 func newMailbox() *mailbox { return &mailbox{signal: make(chan struct{}, 1)} }
 
-func (m *mailbox) post(update func(m *mailbox)) {
+func (m *mailbox) post(s snapshot) {
 	m.mu.Lock()
-	update(m)
+	m.snapshot = s
 	m.mu.Unlock()
 	select {
 	case m.signal <- struct{}{}:
@@ -65,7 +65,6 @@ func (m *mailbox) post(update func(m *mailbox)) {
 type snapshot struct {
 	produced  int
 	scheduled time.Time // when the engine's schedule produced the latest tokens
-	admitted  bool
 	done      bool
 	reason    string
 }
@@ -123,7 +122,6 @@ type Timing struct {
 	MaxLag    time.Duration
 	Scheduled time.Duration // total time the profile gave the steps
 	Lost      time.Duration // time the schedule slipped because the machine was too slow
-	Resets    int
 }
 
 // KeepingUp reports whether the schedule slipped by under 1% of its length.
@@ -145,7 +143,6 @@ type engine struct {
 	kv      *kvCache
 	c       counters
 	timing  Timing
-	now     func() time.Time
 	// born is when the engine started: the noise's clock.
 	born time.Time
 
@@ -159,7 +156,7 @@ type engine struct {
 func newEngine(p Profile) *engine {
 	return &engine{
 		p: p, wake: make(chan struct{}, 1), stop: make(chan struct{}),
-		kv: newKVCache(p.blocks()), now: time.Now, born: time.Now(),
+		kv: newKVCache(p.blocks()), born: time.Now(),
 	}
 }
 
@@ -225,12 +222,9 @@ func (e *engine) abort(r *request) {
 // unless its prompt is being processed, else when the prompt is done.
 func (e *engine) abandon(r *request) {
 	e.mu.Lock()
-	processing := !r.done && r.prefillLeft > 0 && slices.Contains(e.running, r)
-	if processing {
-		r.abandoned = true
-	}
+	r.abandoned = !r.done && r.prefillLeft > 0 && slices.Contains(e.running, r)
 	e.mu.Unlock()
-	if !processing {
+	if !r.abandoned {
 		e.abort(r)
 	}
 }
@@ -251,13 +245,8 @@ func (e *engine) run() {
 	for {
 		e.mu.Lock()
 		e.schedule()
-		idle := len(e.running) == 0
-		var plan stepPlan
-		if !idle {
-			plan = e.plan()
-		}
-		e.mu.Unlock()
-		if idle {
+		if len(e.running) == 0 {
+			e.mu.Unlock()
 			select {
 			case <-e.wake:
 			case <-e.stop:
@@ -266,18 +255,19 @@ func (e *engine) run() {
 			next = time.Time{}
 			continue
 		}
-		now := e.now()
+		plan := e.plan()
+		e.mu.Unlock()
+		now := time.Now()
 		if next.IsZero() {
 			next = now
 		} else if behind := now.Sub(next); behind > maxCatchUp {
 			e.mu.Lock()
 			e.timing.Lost += behind
-			e.timing.Resets++
 			e.mu.Unlock()
 			next = now
 		}
 		end := next.Add(plan.duration)
-		if wait := end.Sub(e.now()); wait > 0 {
+		if wait := end.Sub(time.Now()); wait > 0 {
 			select {
 			case <-time.After(wait):
 			case <-e.stop:
@@ -286,7 +276,7 @@ func (e *engine) run() {
 		}
 		e.mu.Lock()
 		e.apply(plan, end)
-		lag := e.now().Sub(end)
+		lag := time.Now().Sub(end)
 		e.timing.Steps++
 		e.timing.Scheduled += plan.duration
 		e.timing.MaxLag = max(e.timing.MaxLag, lag)
@@ -336,8 +326,7 @@ func (e *engine) admit(r *request) bool {
 		r.cachedTokens = cached
 		e.c.prefixQueries += float64(r.prompt.tokens)
 		e.c.prefixHits += float64(cached)
-		r.admittedAt = e.now()
-		r.out.post(func(m *mailbox) { m.admitted = true })
+		r.admittedAt = time.Now()
 	}
 	return true
 }
@@ -391,7 +380,7 @@ func (e *engine) plan() stepPlan {
 		p.chunks = append(p.chunks, n)
 		seconds += float64(n) / e.p.Prefill.Rate(r.prompt.tokens)
 	}
-	seconds *= e.p.Noise.Factor(e.now().Sub(e.born).Seconds())
+	seconds *= e.p.Noise.Factor(time.Now().Sub(e.born).Seconds())
 	p.duration = time.Duration(seconds * float64(time.Second))
 	return p
 }
@@ -491,27 +480,24 @@ func (e *engine) preempt(r *request) {
 // produce records n new tokens of r at the step's end, finishing it at its
 // maximum or at its natural end.
 func (e *engine) produce(r *request, n int, end time.Time) {
-	n = min(n, r.maxTokens-r.generated)
-	if natural := e.p.NaturalLength; natural > 0 && !r.ignoreEOS {
-		n = min(n, max(natural, r.minTokens)-r.generated)
+	natural := math.MaxInt // where the answer ends by itself
+	if e.p.NaturalLength > 0 && !r.ignoreEOS {
+		natural = max(e.p.NaturalLength, r.minTokens)
 	}
-	n = max(n, 0)
+	n = max(min(n, r.maxTokens-r.generated, natural-r.generated), 0)
 	r.generated += n
 	e.c.generationTokens += float64(n)
 	switch {
 	case r.generated >= r.maxTokens:
 		r.done, r.reason = true, "length"
-	case e.p.NaturalLength > 0 && !r.ignoreEOS && r.generated >= max(e.p.NaturalLength, r.minTokens):
+	case r.generated >= natural:
 		r.done, r.reason = true, "stop"
 	}
 	if r.done {
 		e.c.completedTokens += float64(r.generated)
 		e.c.completed++
 	}
-	generated, done, reason := r.generated, r.done, r.reason
-	r.out.post(func(m *mailbox) {
-		m.produced, m.scheduled, m.done, m.reason = generated, end, done, reason
-	})
+	r.out.post(snapshot{produced: r.generated, scheduled: end, done: r.done, reason: r.reason})
 }
 
 // snapshot copies the counters and timing for /metrics and tests.

@@ -26,7 +26,7 @@ func newKVCache(blocks int) *kvCache {
 // cachedPrefix is how many of the leading blocks are resident.
 func (c *kvCache) cachedPrefix(blocks []uint64) int {
 	for i, h := range blocks {
-		if _, ok := c.resident[h]; !ok {
+		if c.resident[h] == nil {
 			return i
 		}
 	}
@@ -57,7 +57,7 @@ func (c *kvCache) take(n int) bool {
 func (c *kvCache) newBlocksFor(blocks []uint64) int {
 	n := 0
 	for _, h := range blocks {
-		if _, ok := c.resident[h]; !ok {
+		if c.resident[h] == nil {
 			n++
 		}
 	}
@@ -95,12 +95,10 @@ func (c *kvCache) hold(blocks []uint64) bool {
 // release drops a request's references; unreferenced blocks stay cached.
 func (c *kvCache) release(blocks []uint64) {
 	for _, h := range blocks {
-		b, ok := c.resident[h]
-		if !ok {
-			continue
-		}
-		if b.refs--; b.refs == 0 {
-			b.idle = c.idle.PushBack(b)
+		if b := c.resident[h]; b != nil {
+			if b.refs--; b.refs == 0 {
+				b.idle = c.idle.PushBack(b)
+			}
 		}
 	}
 }

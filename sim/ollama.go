@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -124,12 +125,9 @@ func (st *streamState) native(ctx context.Context, w http.ResponseWriter, stream
 // the server's own counts and durations in nanoseconds: prompt evaluation
 // from admission to the first token, generation from there to the end.
 func (st *streamState) ollamaLine(b []byte, content string, snap *snapshot) []byte {
-	b = append(b, `{"model":`...)
-	b = appendString(b, st.s.p.Model)
-	b = append(b, `,"created_at":`...)
-	b = appendString(b, time.Now().UTC().Format(time.RFC3339Nano))
-	b = append(b, `,"message":{"role":"assistant","content":`...)
-	b = appendString(b, content)
+	b = appendString(append(b, `{"model":`...), st.s.p.Model)
+	b = appendString(append(b, `,"created_at":`...), time.Now().UTC().Format(time.RFC3339Nano))
+	b = appendString(append(b, `,"message":{"role":"assistant","content":`...), content)
 	b = append(b, `},"done":`...)
 	if snap == nil {
 		return append(b, "false}\n"...)
@@ -139,26 +137,13 @@ func (st *streamState) ollamaLine(b []byte, content string, snap *snapshot) []by
 	if first.IsZero() {
 		first = finished
 	}
-	promptNs := time.Duration(st.promptMs() * float64(time.Millisecond))
-	evalNs := max(finished.Sub(first), 0)
 	reason := snap.reason
 	if reason == "abort" {
 		reason = "stop"
 	}
-	b = append(b, `true,"done_reason":`...)
-	b = appendString(b, reason)
-	for _, kv := range []struct {
-		k string
-		v int64
-	}{
-		{"total_duration", int64(finished.Sub(st.rt.Arrival))}, {"load_duration", 1_000_000},
-		{"prompt_eval_count", int64(st.rt.PromptTokens)}, {"prompt_eval_duration", int64(promptNs)},
-		{"eval_count", int64(snap.produced)}, {"eval_duration", int64(evalNs)},
-	} {
-		b = append(b, ',', '"')
-		b = append(b, kv.k...)
-		b = append(b, '"', ':')
-		b = strconv.AppendInt(b, kv.v, 10)
-	}
-	return append(b, "}\n"...)
+	b = appendString(append(b, `true,"done_reason":`...), reason)
+	return fmt.Appendf(b, `,"total_duration":%d,"load_duration":1000000,"prompt_eval_count":%d,`+
+		`"prompt_eval_duration":%d,"eval_count":%d,"eval_duration":%d}`+"\n",
+		int64(finished.Sub(st.rt.Arrival)), st.rt.PromptTokens, int64(st.promptMs()*float64(time.Millisecond)),
+		snap.produced, int64(max(finished.Sub(first), 0)))
 }

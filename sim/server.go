@@ -40,8 +40,7 @@ type Server struct {
 	lostRequests atomic.Int64
 	lostPosts    atomic.Int64
 
-	faultsMu sync.Mutex
-	faults   Faults
+	faults atomic.Pointer[Faults]
 
 	mux   *http.ServeMux
 	once  sync.Once
@@ -54,15 +53,17 @@ func New(p Profile, opts Options) (*Server, error) {
 		return nil, err
 	}
 	if p.Flavour == FlavourLlamaCpp && p.Connections == (ConnectionProfile{}) {
-		p.Connections = llamaServerConnections
+		p.Connections = ConnectionProfile{IdleCloseSeconds: 5, MaxRequests: 100} // llama-server's HTTP library's
 	}
 	if p.Flavour == FlavourOllama && !p.FinishAbandoned {
 		p.FinishAbandonedPrompt = true
 	}
 	s := &Server{
 		p: p, e: newEngine(p), tr: &tracer{limit: max(opts.TraceLimit, 0)},
-		trace: opts.TraceLimit >= 0, phrase: strings.Fields(p.Loop.Phrase), faults: p.Faults,
+		trace: opts.TraceLimit >= 0, phrase: strings.Fields(p.Loop.Phrase),
+		conns: connections{state: map[string]*connState{}},
 	}
+	s.faults.Store(&p.Faults)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /v1/models", s.models)
 	s.mux.HandleFunc("GET /health", s.health)
@@ -75,10 +76,6 @@ func New(p Profile, opts Options) (*Server, error) {
 	go s.e.run()
 	return s, nil
 }
-
-// llamaServerConnections is how llama-server's HTTP library treats
-// keep-alive connections, the llamacpp flavour's default.
-var llamaServerConnections = ConnectionProfile{IdleCloseSeconds: 5, MaxRequests: 100}
 
 // Close stops the engine; requests in flight end.
 func (s *Server) Close() { s.once.Do(func() { close(s.e.stop) }) }
@@ -144,9 +141,6 @@ type connState struct {
 func (cs *connections) begin(addr string, idle time.Duration) (n int, closed bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if cs.state == nil {
-		cs.state = map[string]*connState{}
-	}
 	st := cs.state[addr]
 	if st == nil {
 		st = &connState{}
@@ -185,19 +179,13 @@ func (s *Server) Timing() Timing {
 }
 
 // SetFaults changes the injected faults for requests from now on.
-func (s *Server) SetFaults(f Faults) {
-	s.faultsMu.Lock()
-	s.faults = f
-	s.faultsMu.Unlock()
-}
+func (s *Server) SetFaults(f Faults) { s.faults.Store(&f) }
 
 func (s *Server) faultFor(n int64) Faults {
-	s.faultsMu.Lock()
-	defer s.faultsMu.Unlock()
-	if s.faults.Every <= 0 || n%int64(s.faults.Every) != 0 {
-		return Faults{}
+	if f := *s.faults.Load(); f.Every > 0 && n%int64(f.Every) == 0 {
+		return f
 	}
-	return s.faults
+	return Faults{}
 }
 
 // apiError writes vLLM's error body.
@@ -243,15 +231,13 @@ func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
 // maxBody bounds a request body: a 1M-token prompt is a few megabytes.
 const maxBody = 64 << 20
 
-type tokenizeRequest struct {
-	Model               string    `json:"model"`
-	Prompt              *string   `json:"prompt"`
-	Messages            []message `json:"messages"`
-	AddGenerationPrompt *bool     `json:"add_generation_prompt"`
-}
-
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
-	var req tokenizeRequest
+	var req struct {
+		Model               string    `json:"model"`
+		Prompt              *string   `json:"prompt"`
+		Messages            []message `json:"messages"`
+		AddGenerationPrompt *bool     `json:"add_generation_prompt"`
+	}
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(&req); err != nil {
 		apiError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON: "+err.Error())
 		return
@@ -320,24 +306,22 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	}
 	// cache_salt is vLLM's; other servers ignore the field, so their prompt
 	// caches are shared by every request.
-	salt := ""
-	if s.p.Flavour == FlavourVLLM {
-		salt = req.CacheSalt
+	if s.p.Flavour != FlavourVLLM {
+		req.CacheSalt = ""
 	}
-	p := tokenizePrompt(req.Messages, "", salt, s.p.KV.BlockSize, s.p.WordTokens)
+	p := tokenizePrompt(req.Messages, req.CacheSalt, s.p.KV.BlockSize, s.p.WordTokens)
 	truncated := false
 	if t := fault.TruncatePromptTo; t > 0 && p.tokens > t {
 		p.tokens, p.blocks, truncated = t, p.blocks[:t/s.p.KV.BlockSize], true
 	}
+	if s.p.Flavour == FlavourLlamaCpp { // llama-server reads n_predict, not max_completion_tokens
+		req.MaxCompletionTokens = req.NPredict
+	}
 	maxTokens := s.p.MaxModelLen - p.tokens
-	if req.MaxTokens != nil {
-		maxTokens = *req.MaxTokens
-	}
-	if req.MaxCompletionTokens != nil && s.p.Flavour != FlavourLlamaCpp {
-		maxTokens = *req.MaxCompletionTokens
-	}
-	if req.NPredict != nil && s.p.Flavour == FlavourLlamaCpp {
-		maxTokens = *req.NPredict
+	for _, m := range []*int{req.MaxTokens, req.MaxCompletionTokens} {
+		if m != nil {
+			maxTokens = *m
+		}
 	}
 	if s.p.Flavour == FlavourLlamaCpp {
 		// A slot holds prompt and output; a longer prompt is refused, and
@@ -372,7 +356,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	er := &request{
-		seq: int(n), prompt: p, maxTokens: maxTokens, minTokens: req.MinTokens, ignoreEOS: req.IgnoreEOS,
+		prompt: p, maxTokens: maxTokens, minTokens: req.MinTokens, ignoreEOS: req.IgnoreEOS,
 		rng: rng, loopStart: -1, out: newMailbox(),
 	}
 	if (s.p.Loop.AboveContext > 0 && p.tokens > s.p.Loop.AboveContext) || rng.Float64() < s.p.Loop.Probability {
@@ -541,9 +525,7 @@ func (st *streamState) emit(ctx context.Context, snap snapshot, flush func() err
 // injectAt carries out the faults due after token n.
 func (st *streamState) injectAt(ctx context.Context, n int, flush func() error) error {
 	f := st.fault
-	switch n {
-	case 0:
-		return nil
+	switch n { // n > 0: a zero offset means no fault
 	case f.DropAfterTokens:
 		st.note("dropped connection")
 		return errDrop
@@ -598,33 +580,27 @@ func (st *streamState) roleChunk(b []byte) []byte {
 // tokenChunk carries output tokens up to n (and the finish reason, if the
 // dialect puts it there). llama-server sends its finish in a chunk of its own.
 func (st *streamState) tokenChunk(b []byte, field, text, finish string, n int) []byte {
-	switch st.s.p.Flavour {
-	case FlavourLlamaCpp:
-		if text != "" {
-			key := "content"
-			if field == "reasoning" {
-				key = "reasoning_content"
-			}
-			delta := appendString(append(appendString([]byte("{"), key), ':'), text)
-			delta = append(delta, '}')
-			var tail func([]byte) []byte
-			if st.timings {
-				tail = func(b []byte) []byte {
-					return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
-				}
-			}
-			b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, string(delta), "", tail)
-		}
-		if finish != "" {
-			b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, "{}", finish, nil)
-		}
-		return b
-	case FlavourSGLang:
-		if field == "reasoning" {
-			field = "reasoning_content"
-		}
+	if field == "reasoning" && (st.s.p.Flavour == FlavourSGLang || st.s.p.Flavour == FlavourLlamaCpp) {
+		field = "reasoning_content"
 	}
-	return appendDeltaChunk(b, st.rt.ID, st.created, st.s.p.Model, deltaChunk{field: field, text: text, finish: finish, usage: st.usageAt(n)})
+	if st.s.p.Flavour != FlavourLlamaCpp {
+		return appendDeltaChunk(b, st.rt.ID, st.created, st.s.p.Model,
+			deltaChunk{field: field, text: text, finish: finish, usage: st.usageAt(n)})
+	}
+	if text != "" {
+		var tail func([]byte) []byte
+		if st.timings {
+			tail = func(b []byte) []byte {
+				return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
+			}
+		}
+		delta := fmt.Sprintf(`{"%s":%s}`, field, appendString(nil, text))
+		b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, delta, "", tail)
+	}
+	if finish != "" {
+		b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, "{}", finish, nil)
+	}
+	return b
 }
 
 // sinceFirstMs is the time since this stream's first token, in ms.
@@ -643,23 +619,11 @@ func (st *streamState) usageChunk(b []byte, n int) []byte {
 	if st.s.p.Flavour != FlavourLlamaCpp {
 		return appendUsageChunk(b, st.rt.ID, st.created, st.s.p.Model, u)
 	}
-	b = append(b, `data: {"choices":[],"created":`...)
-	b = strconv.AppendInt(b, st.created, 10)
-	b = append(b, `,"id":`...)
-	b = appendString(b, st.rt.ID)
-	b = append(b, `,"model":`...)
-	b = appendString(b, st.s.p.Model)
-	b = append(b, `,"system_fingerprint":"b0-matrixgen-sim","object":"chat.completion.chunk","usage":{"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(n), 10)
-	b = append(b, `,"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.prompt), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.prompt+n), 10)
-	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = strconv.AppendInt(b, int64(st.req.cachedTokens), 10)
-	b = append(b, "}}"...)
-	b = appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
-	return append(b, "}\n\n"...)
+	return appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, "", "", func(b []byte) []byte {
+		b = fmt.Appendf(b, `,"usage":{"completion_tokens":%d,"prompt_tokens":%d,"total_tokens":%d,`+
+			`"prompt_tokens_details":{"cached_tokens":%d}}`, n, u.prompt, u.prompt+n, st.req.cachedTokens)
+		return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
+	})
 }
 
 // usageAt is the continuous usage after n output tokens, or nil when the
@@ -687,13 +651,12 @@ func (st *streamState) finish(snap snapshot, flush func() error) {
 func (st *streamState) finished(snap snapshot) {
 	at := time.Now()
 	st.s.e.mu.Lock()
-	waited, preemptions, cached, admitted := st.req.waited, st.req.preemptions, st.req.cachedTokens, st.req.admittedAt
-	prefillEnd, cold := st.req.prefillEnd, st.req.coldMs
+	r := *st.req
 	st.s.e.mu.Unlock()
 	st.s.tr.update(func() {
 		st.rt.Finished, st.rt.FinishReason, st.rt.OutputTokens = at, snap.reason, snap.produced
-		st.rt.Waited, st.rt.Preemptions, st.rt.CachedTokens, st.rt.Admitted = waited, preemptions, cached, admitted
-		st.rt.PrefillEnd, st.rt.ColdMs = prefillEnd, cold
+		st.rt.Waited, st.rt.Preemptions, st.rt.CachedTokens = r.waited, r.preemptions, r.cachedTokens
+		st.rt.Admitted, st.rt.PrefillEnd, st.rt.ColdMs = r.admittedAt, r.prefillEnd, r.coldMs
 	})
 }
 

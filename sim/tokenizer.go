@@ -28,11 +28,10 @@ func (m message) text() string {
 	case []any:
 		var b strings.Builder
 		for _, part := range c {
-			if p, ok := part.(map[string]any); ok {
-				if t, ok := p["text"].(string); ok {
-					b.WriteString(t)
-					b.WriteByte(' ')
-				}
+			p, _ := part.(map[string]any) // nil, which holds no text, when not an object
+			if t, ok := p["text"].(string); ok {
+				b.WriteString(t)
+				b.WriteByte(' ')
 			}
 		}
 		return b.String()
@@ -78,10 +77,9 @@ type prompt struct {
 	blocks []uint64
 }
 
-// tokenizePrompt counts a templated chat (or a plain prompt when msgs is
-// nil) and hashes its blocks, salted by cacheSalt.
-// Each word counts wordTokens tokens (at least one).
-func tokenizePrompt(msgs []message, plain string, cacheSalt string, blockSize, wordTokens int) prompt {
+// tokenizePrompt counts a templated chat and hashes its blocks, salted by
+// cacheSalt. Each word counts wordTokens tokens (at least one).
+func tokenizePrompt(msgs []message, cacheSalt string, blockSize, wordTokens int) prompt {
 	var p prompt
 	h := fnv.New64a()
 	h.Write([]byte(cacheSalt))
@@ -101,20 +99,13 @@ func tokenizePrompt(msgs []message, plain string, cacheSalt string, blockSize, w
 			inBlock = 0
 		}
 	}
-	add := func(tok string) {
+	forEachToken(msgs, true, func(tok string) {
 		addOne(tok)
 		if !strings.HasPrefix(tok, "<|") {
 			for i := 1; i < wordTokens; i++ {
 				addOne(tok + "#" + strconv.Itoa(i))
 			}
 		}
-	}
-	if msgs != nil {
-		forEachToken(msgs, true, add)
-	} else {
-		for w := range strings.FieldsSeq(plain) {
-			add(w)
-		}
-	}
+	})
 	return p
 }

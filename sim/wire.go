@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -19,14 +20,24 @@ func appendString(b []byte, s string) []byte {
 	return b
 }
 
+// appendOrNull appends s as a JSON string, or null when it is empty.
+func appendOrNull(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return appendString(b, s)
+}
+
+// appendInt appends the literal before, then v.
+func appendInt(b []byte, before string, v int) []byte {
+	return strconv.AppendInt(append(b, before...), int64(v), 10)
+}
+
 // appendChunkHead starts a chat.completion.chunk up to its choices array.
 func appendChunkHead(b []byte, id string, created int64, model string) []byte {
-	b = append(b, `{"id":`...)
-	b = appendString(b, id)
-	b = append(b, `,"object":"chat.completion.chunk","created":`...)
-	b = strconv.AppendInt(b, created, 10)
-	b = append(b, `,"model":`...)
-	b = appendString(b, model)
+	b = appendString(append(b, `{"id":`...), id)
+	b = strconv.AppendInt(append(b, `,"object":"chat.completion.chunk","created":`...), created, 10)
+	b = appendString(append(b, `,"model":`...), model)
 	return append(b, `,"choices":`...)
 }
 
@@ -36,16 +47,11 @@ type usage struct {
 }
 
 func appendUsage(b []byte, u usage, details bool) []byte {
-	b = append(b, `"usage":{"prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.prompt), 10)
-	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.prompt+u.completion), 10)
-	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.completion), 10)
+	b = appendInt(b, `"usage":{"prompt_tokens":`, u.prompt)
+	b = appendInt(b, `,"total_tokens":`, u.prompt+u.completion)
+	b = appendInt(b, `,"completion_tokens":`, u.completion)
 	if details && u.reasoning > 0 {
-		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.reasoning), 10)
-		b = append(b, '}')
+		b = append(appendInt(b, `,"completion_tokens_details":{"reasoning_tokens":`, u.reasoning), '}')
 	}
 	return append(b, '}')
 }
@@ -58,49 +64,34 @@ type deltaChunk struct {
 }
 
 func appendDeltaChunk(b []byte, id string, created int64, model string, d deltaChunk) []byte {
-	b = append(b, "data: "...)
-	b = appendChunkHead(b, id, created, model)
+	b = appendChunkHead(append(b, "data: "...), id, created, model)
 	b = append(b, `[{"index":0,"delta":{`...)
 	if d.role != "" {
-		b = append(b, `"role":`...)
-		b = appendString(b, d.role)
-		b = append(b, `,"content":""`...)
+		b = append(appendString(append(b, `"role":`...), d.role), `,"content":""`...)
 	} else {
-		b = appendString(b, d.field)
-		b = append(b, ':')
-		b = appendString(b, d.text)
+		b = appendString(append(appendString(b, d.field), ':'), d.text)
 	}
-	b = append(b, `},"logprobs":null,"finish_reason":`...)
-	if d.finish == "" {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, d.finish)
+	b = appendOrNull(append(b, `},"logprobs":null,"finish_reason":`...), d.finish)
+	if d.finish != "" {
 		b = append(b, `,"stop_reason":null`...)
 	}
 	b = append(b, "}]"...)
 	if d.usage != nil {
-		b = append(b, ',')
-		b = appendUsage(b, *d.usage, false)
+		b = appendUsage(append(b, ','), *d.usage, false)
 	}
 	return append(b, "}\n\n"...)
 }
 
 // appendUsageChunk is the final chunk of include_usage: no choices, usage.
 func appendUsageChunk(b []byte, id string, created int64, model string, u usage) []byte {
-	b = append(b, "data: "...)
-	b = appendChunkHead(b, id, created, model)
+	b = appendChunkHead(append(b, "data: "...), id, created, model)
 	b = append(b, "[],"...)
-	b = appendUsage(b, u, true)
-	return append(b, "}\n\n"...)
+	return append(appendUsage(b, u, true), "}\n\n"...)
 }
 
 // appendErrorEvent is vLLM's mid-stream error.
 func appendErrorEvent(b []byte, msg, typ string, code int) []byte {
-	b = append(b, `data: {"error":{"message":`...)
-	b = appendString(b, msg)
-	b = append(b, `,"type":`...)
-	b = appendString(b, typ)
-	b = append(b, `,"param":null,"code":`...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	return append(b, "}}\n\n"...)
+	b = appendString(append(b, `data: {"error":{"message":`...), msg)
+	b = appendString(append(b, `,"type":`...), typ)
+	return fmt.Appendf(b, `,"param":null,"code":%d}}`+"\n\n", code)
 }
