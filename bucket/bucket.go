@@ -555,6 +555,13 @@ type Published struct {
 // site are left alone.
 const SiteMarker = ".matrixgen-site"
 
+// buildsOwn begins the names of the files a build keeps at a site's root
+// for itself (its marker, its signed reuse cache): they stay on the
+// machine that built the site. The store's marker is written by Publish.
+const buildsOwn = ".matrixgen-"
+
+const publishedHeader = "This prefix holds a site published by matrixgen; the next publish replaces the objects listed below and keeps any other.\n"
+
 // Publish makes the store hold the site built in dir: every file written
 // (content type set) unless the store has the same bytes already, and only
 // then the objects of an earlier publish that this site no longer has
@@ -581,8 +588,8 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		if err != nil || d.IsDir() || !d.Type().IsRegular() {
 			return err
 		}
-		want[key] = true
-		if key != SiteMarker { // written last, once every page is there
+		if !strings.HasPrefix(key, buildsOwn) {
+			want[key] = true
 			keys = append(keys, key)
 		}
 		return nil
@@ -606,14 +613,13 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		}
 		p.Written++
 	}
-	if data, err := regular.ReadFile(root, SiteMarker, maxPublished, "a file to publish"); err == nil && want[SiteMarker] {
-		if err := s.Put(ctx, SiteMarker, data); err != nil {
-			return p, err
-		}
-		p.Written++
+	// The marker goes last, once every page is there.
+	if err := s.Put(ctx, SiteMarker, []byte(publishedHeader+strings.Join(slices.Sorted(maps.Keys(want)), "\n")+"\n")); err != nil {
+		return p, err
 	}
+	p.Written++
 	for _, key := range slices.Sorted(maps.Keys(old)) {
-		if want[key] {
+		if want[key] || key == SiteMarker {
 			continue
 		}
 		err := s.write(ctx, func(ctx context.Context) error { return s.b.Delete(ctx, key) })

@@ -135,10 +135,24 @@ func TestPublish(t *testing.T) {
 	for _, place := range []string{"mem://", "file://" + t.TempDir()} {
 		ctx := context.Background()
 		s := memStore(t, place)
-		site := map[string]string{"index.html": "<p>1</p>", "runs/a/index.html": "a", "runs/a/run.json": "{}", "assets/matrixgen.css": "p{}"}
+		// An earlier version published the build's reuse cache; this
+		// publish removes it.
+		s.Put(ctx, SiteMarker, []byte("header\n.matrixgen-cache\n"))
+		s.Put(ctx, ".matrixgen-cache", []byte("signed gobs"))
+		site := map[string]string{"index.html": "<p>1</p>", "runs/a/index.html": "a", "runs/a/run.json": "{}", "assets/matrixgen.css": "p{}",
+			".matrixgen-cache": "signed gobs"}
 		p, err := s.Publish(ctx, writeSite(t, site))
-		if err != nil || p.Written != 5 || p.Removed != 0 {
+		if err != nil || p.Written != 5 || p.Removed != 1 {
 			t.Fatalf("%s: first publish %+v, %v", place, p, err)
+		}
+		// The build's own files stay on the machine that built the site;
+		// the store's marker lists what the publish wrote.
+		if _, found, _ := s.Get(ctx, ".matrixgen-cache"); found {
+			t.Errorf("%s: the build's reuse cache was published", place)
+		}
+		marker, _, _ := s.Get(ctx, SiteMarker)
+		if want := "assets/matrixgen.css\nindex.html\nruns/a/index.html\nruns/a/run.json\n"; !strings.HasSuffix(string(marker), "keeps any other.\n"+want) {
+			t.Errorf("%s: the store's marker is %q, want its list %q", place, marker, want)
 		}
 		// A folder keeps no content types (a web server serving it says
 		// them); a store does.
