@@ -645,7 +645,14 @@ func gpuOf(r *matrixgen.Run) string {
 	return orNone(r.Hardware.GPU)
 }
 
-func orNone(s string) string { return cmp.Or(term.Name(s), "none") }
+// orNone is a name as the terminal shows it, "none" for no name (term.Name
+// quotes an empty one).
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return term.Name(s)
+}
 
 // contextSet is a run's context lengths, in order: "1K 8K 32K".
 func contextSet(r *matrixgen.Run) string {

@@ -692,6 +692,10 @@ func TestCompareWarnsOfAnotherRequest(t *testing.T) {
 	if len(w) != 1 || !strings.Contains(w[0], `request (none vs "chat_template_kwargs {\"enable_thinking\": false}")`) {
 		t.Errorf("warnings %q", w)
 	}
+	c := matrixgen.Run{Hardware: matrixgen.Hardware{GPU: "H200"}}
+	if w := unrelated(a, &c); len(w) != 1 || !strings.HasSuffix(w[0], "they differ in model (m vs none), GPU (none vs H200)") {
+		t.Errorf("a run without a model and one without a GPU: warnings %q", w)
+	}
 	b.Request.Extra = map[string]any{"huge": strings.Repeat("x", 1<<20)}
 	if w := unrelated(a, &b); len(w) != 1 || len(w[0]) > 2*maxRequestText {
 		t.Errorf("a megabyte request makes a warning of %d bytes", len(w[0]))
