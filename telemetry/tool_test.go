@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,7 +134,7 @@ func TestToolLines(t *testing.T) {
 func fakeTool(t *testing.T, name, body string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+	if err := hostile.WriteExecutable(path, "#!/bin/sh\n"+body); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -302,5 +302,19 @@ func WriteTool(dir, name string, attack ToolAttack) (string, error) {
 		return "", fmt.Errorf("unknown tool attack %q", attack)
 	}
 	path := filepath.Join(dir, name)
-	return path, os.WriteFile(path, []byte("#!/bin/sh\n"+script), 0o755)
+	return path, WriteExecutable(path, "#!/bin/sh\n"+script)
+}
+
+// WriteExecutable writes a program at path through a child shell, never
+// through a descriptor of this process: while a test writes a script it
+// will run, every process another test starts in that moment holds the
+// open descriptor until its exec, and running the script then fails with
+// "text file busy" (ETXTBSY). A shell's descriptor is its own.
+func WriteExecutable(path, text string) error {
+	cmd := exec.Command("/bin/sh", "-c", `cat > "$1" && chmod 755 "$1"`, "sh", path)
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("writing %s: %w: %s", path, err, out)
+	}
+	return nil
 }
