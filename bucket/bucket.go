@@ -124,22 +124,11 @@ type Limits struct {
 	MaxReported int
 }
 
-// DefaultLimits are a store's limits until SetLimits: a byte every 30 s,
+// DefaultLimits are a store's limits: a byte every 30 s,
 // 10 minutes an object (a run file's 8 MB at 14 KB/s), 30 minutes a whole
 // fetch (100,000 runs of 100 KB at 6 MB/s), a million keys (100,000 runs
 // and their notes five times over) in at most 100,000 pages.
 var DefaultLimits = Limits{Idle: 30 * time.Second, Object: 10 * time.Minute, Fetch: 30 * time.Minute, MaxKeys: 1_000_000, MaxPages: 100_000, MaxReported: 20}
-
-// SetLimits sets the limits of the store's reads; a zero field keeps its
-// default.
-func (s *Store) SetLimits(l Limits) {
-	d := DefaultLimits
-	s.limits = Limits{
-		Idle: cmp.Or(l.Idle, d.Idle), Object: cmp.Or(l.Object, d.Object), Fetch: cmp.Or(l.Fetch, d.Fetch),
-		MaxKeys: cmp.Or(l.MaxKeys, d.MaxKeys), MaxPages: cmp.Or(l.MaxPages, d.MaxPages),
-		MaxReported: cmp.Or(l.MaxReported, d.MaxReported),
-	}
-}
 
 // Open opens place, a URL such as s3://bucket/runs/?region=eu-west-1. A
 // file:// folder gets plain files only: no attribute files (*.attrs) beside

@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
@@ -201,18 +202,17 @@ func cleanETag(etag string) string {
 // maxETag bounds an ETag kept: S3's are 34 to 40 bytes.
 const maxETag = 256
 
+// bareETag is an ETag without its quotes and weak mark.
+func bareETag(etag string) string { return strings.Trim(strings.TrimPrefix(etag, "W/"), `"`) }
+
 // sameETag reports whether two ETags name one version, written with
 // quotes or without, weak or strong.
-func sameETag(a, b string) bool {
-	bare := func(e string) string { return strings.Trim(strings.TrimPrefix(e, "W/"), `"`) }
-	return bare(a) == bare(b)
-}
+func sameETag(a, b string) bool { return bareETag(a) == bareETag(b) }
 
 // plainMD5 is the MD5 an ETag says, when it is one (an object written
 // whole); a multipart upload's ETag ("…-3") is not.
 func plainMD5(etag string) ([]byte, bool) {
-	etag = strings.Trim(strings.TrimPrefix(etag, "W/"), `"`)
-	sum, err := hex.DecodeString(etag)
+	sum, err := hex.DecodeString(bareETag(etag))
 	return sum, err == nil && len(sum) == md5.Size
 }
 
@@ -365,22 +365,15 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 				mu.Lock()
 				was, known := state[obj.Key]
 				mu.Unlock()
-				if unchanged(was, known, local, obj, j.etag) {
-					if was.etag == "" && j.etag != "" {
-						// A record from before ETags were kept: the same
-						// version, by its MD5 or time, now known by its ETag.
-						was.etag = j.etag
-						mu.Lock()
-						state[obj.Key] = was
-						mu.Unlock()
-					}
-					continue
-				}
-				var st fetchedState
-				var err error
-				if sameFile(local, obj) {
+				st, err := was, error(nil)
+				switch {
+				case unchanged(was, known, local, obj, j.etag):
+					// A record from before ETags were kept: the same
+					// version, by its MD5 or time, now known by its ETag.
+					st.etag = cmp.Or(was.etag, j.etag)
+				case sameFile(local, obj):
 					st, err = recordOf(local, fetchedState{size: obj.Size, md5: hex.EncodeToString(obj.MD5), mod: obj.ModTime, etag: j.etag})
-				} else {
+				default:
 					st, err = s.fetch(ctx, obj, j.etag, local)
 				}
 				if err != nil {

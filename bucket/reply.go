@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -142,11 +143,12 @@ func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.
 		return v
 	}
 	if v := take("ssetype"); v != "" {
-		t, ok := sseType(v)
-		if !ok {
+		all := types.ServerSideEncryptionAes256.Values()
+		i := slices.IndexFunc(all, func(t types.ServerSideEncryption) bool { return strings.EqualFold(string(t), v) })
+		if i < 0 {
 			return nil, fmt.Errorf("%q is not a valid value for \"ssetype\"", v)
 		}
-		bopts.EncryptionType = t
+		bopts.EncryptionType = all[i]
 	}
 	bopts.KMSEncryptionID = take("kmskeyid")
 	for _, p := range []struct {
@@ -175,14 +177,4 @@ func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.
 	bopts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
 	opts = append(append(opts, given...), boundReplies)
 	return s3blob.OpenBucket(ctx, s3.NewFromConfig(cfg, opts...), u.Host, &bopts)
-}
-
-// sseType is the server-side encryption an ssetype parameter names.
-func sseType(v string) (types.ServerSideEncryption, bool) {
-	for _, t := range types.ServerSideEncryptionAes256.Values() {
-		if strings.EqualFold(string(t), v) {
-			return t, true
-		}
-	}
-	return "", false
 }

@@ -3,7 +3,6 @@ package bucket
 import (
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen/internal/redact"
@@ -26,20 +25,9 @@ const wordsEdge = 200
 // whole one), and its other control characters written as escapes
 // (term.Line), so no terminal obeys them wherever it is printed.
 func storeWords(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	return term.Line(redact.Text(clip(b.String(), true)))
+	// Through []rune, each byte that is not UTF-8 reads as U+FFFD.
+	line := strings.Join(strings.Fields(string([]rune(s))), " ")
+	return term.Line(redact.Text(clip(line, true)))
 }
 
 // keyName is how a key the store listed is named in a message: clipped at

@@ -57,16 +57,12 @@ func (fs Files) Size(i int) int64 {
 	return min(info.Size(), runfile.MaxBytes)
 }
 
-// Build writes the site for the runs of src into out. It builds into a fresh
-// folder beside out and swaps it in only when every page is written, so a
-// failed build (every bad run listed) leaves the previous site as it was.
-// Files in out that no build wrote (a CNAME, .nojekyll, a .git folder) are
-// carried over into the new site, never deleted.
-func Build(src render.Source, site render.Site, out string) (render.Stats, error) {
-	return BuildContext(context.Background(), src, site, out)
-}
-
-// BuildContext is Build that stops, removing what it began, when ctx ends.
+// BuildContext writes the site for the runs of src into out, built into a
+// fresh folder beside out and swapped in only when every page is written,
+// so a failed build (every bad run listed) leaves the previous site as it
+// was. Files in out that no build wrote (a CNAME, .nojekyll, a .git folder)
+// are carried over, never deleted. It stops, removing what it began, when
+// ctx ends.
 func BuildContext(ctx context.Context, src render.Source, site render.Site, out string) (render.Stats, error) {
 	_, stats, err := build(ctx, src, site, out)
 	return stats, err

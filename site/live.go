@@ -46,39 +46,40 @@ type fileState struct {
 	mod, notesMod   time.Time
 }
 
-func stateOf(file string) (fileState, error) {
-	info, err := os.Stat(file)
-	if err != nil {
-		return fileState{}, err
+// statesOf is the state of each of files.
+func statesOf(files []string) (map[string]fileState, error) {
+	states := make(map[string]fileState, len(files))
+	for _, f := range files {
+		info, err := os.Stat(f)
+		if err != nil {
+			return nil, err
+		}
+		s := fileState{size: info.Size(), mod: info.ModTime(), notesSize: -1}
+		if n, err := os.Stat(strings.TrimSuffix(f, ".json") + ".md"); err == nil {
+			s.notesSize, s.notesMod = n.Size(), n.ModTime()
+		}
+		states[f] = s
 	}
-	s := fileState{size: info.Size(), mod: info.ModTime(), notesSize: -1}
-	if n, err := os.Stat(strings.TrimSuffix(file, ".json") + ".md"); err == nil {
-		s.notesSize, s.notesMod = n.Size(), n.ModTime()
-	}
-	return s, nil
+	return states, nil
 }
 
 // NewLive builds the site from files into out, as Build does, and keeps
 // what it laid out for the updates that follow.
 func NewLive(ctx context.Context, files []string, site render.Site, out string) (*Live, render.Stats, error) {
-	states := make(map[string]fileState, len(files))
-	for _, f := range files {
-		s, err := stateOf(f)
-		if err != nil {
-			return nil, render.Stats{}, err
-		}
-		states[f] = s
+	states, err := statesOf(files)
+	if err != nil {
+		return nil, render.Stats{}, err
 	}
 	r, stats, err := build(ctx, Files(files), site, out)
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
 	l := &Live{r: r, out: filepath.Clean(out), files: states, runs: stats.Runs}
-	log, err := readMarkerLog(l.out)
+	built, size, err := readMarker(l.out)
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
-	l.dest = &folder{dir: l.out, log: log}
+	l.dest = &folder{dir: l.out, log: &markerLog{files: built, size: size, whole: size}}
 	return l, stats, nil
 }
 
@@ -89,15 +90,13 @@ func (l *Live) Update(files []string) (_ render.Stats, err error) {
 	if errs := idClashes(Files(files)); len(errs) > 0 {
 		return render.Stats{}, &render.BadRunsError{Errs: errs}
 	}
-	states := make(map[string]fileState, len(files))
+	states, err := statesOf(files)
+	if err != nil {
+		return render.Stats{}, err
+	}
 	var changed []string
 	for _, f := range files {
-		s, err := stateOf(f)
-		if err != nil {
-			return render.Stats{}, err
-		}
-		states[f] = s
-		if old, ok := l.files[f]; !ok || old != s {
+		if old, ok := l.files[f]; !ok || old != states[f] {
 			changed = append(changed, f)
 		}
 	}
@@ -140,13 +139,13 @@ func (l *Live) removeSiteCSV() error {
 	if l.csvGone {
 		return nil
 	}
-	names, _ := filepath.Glob(filepath.Join(l.out, "runs-*.csv"))
-	for _, name := range append(names, filepath.Join(l.out, "runs.csv")) {
+	parts, _ := filepath.Glob(filepath.Join(l.out, "runs-*.csv"))
+	names := append([]string{filepath.Join(l.out, "runs.csv")}, parts...)
+	for _, name := range names {
 		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	l.dest.log.removed("runs.csv")
 	for _, name := range names {
 		l.dest.log.removed(filepath.Base(name))
 	}

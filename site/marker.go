@@ -66,11 +66,7 @@ func eachFile(base, root string, fn func(rel string)) error {
 
 // markerText is a marker listing names, in the order given.
 func markerText(names []string) []byte {
-	size := len(markerHeader)
-	for _, n := range names {
-		size += len(n) + 1
-	}
-	b := append(make([]byte, 0, size), markerHeader...)
+	b := []byte(markerHeader)
 	for _, n := range names {
 		b = append(append(b, n...), '\n')
 	}
@@ -162,15 +158,6 @@ type markerLog struct {
 	// written whole. Once the appended lines outgrow the list, the marker
 	// is written whole again, so it stays within twice its list.
 	size, whole int
-}
-
-// readMarkerLog reads the marker of the site at out.
-func readMarkerLog(out string) (*markerLog, error) {
-	files, size, err := readMarker(out)
-	if err != nil {
-		return nil, err
-	}
-	return &markerLog{files: files, size: size, whole: size}, nil
 }
 
 // wrote notes that the site holds the file rel.
