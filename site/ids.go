@@ -11,12 +11,9 @@ import (
 )
 
 // idClashes returns an error for each run of src whose id differs from an
-// earlier one's only in case (A.json and a.json): each id names a folder
-// of the site, and on a file system that ignores case (macOS's, Windows',
-// many bucket mounts) the two are one folder, one run's pages overwriting
-// the other's. Refusing says so where renaming behind the user's back
-// would break their links. Run ids are ASCII (matrixgen.ValidID), so case
-// is the only way two can name one folder.
+// earlier one's only in case (A.json and a.json): on a file system that
+// ignores case the two are one folder; renaming would break links. Run ids
+// are ASCII, so case is the only way two can name one folder.
 func idClashes(src render.Source) []error {
 	ids, names := sourceIDs(src)
 	first := make(map[string]int, len(ids))
@@ -34,9 +31,8 @@ func idClashes(src render.Source) []error {
 	return errs
 }
 
-// sourceIDs lists the ids of src's runs, and the names to show for them
-// (their files'), without reading a run: a build refuses clashing ids
-// before it writes anything.
+// sourceIDs lists the ids of src's runs and the names to show for them,
+// without reading a run.
 func sourceIDs(src render.Source) (ids, names []string) {
 	switch s := src.(type) {
 	case Files:
