@@ -218,29 +218,20 @@ type Fetched struct {
 }
 
 // FetchRuns makes dir hold the run files (<id>.json) and notes (<id>.md)
-// at the top of the store as one listing saw them: a build reads what the
-// store held at one moment, whatever writers do meanwhile. Files that
-// changed are fetched (told by the mirror's record, see fetchedFile, or
-// else by their bytes), those no longer listed removed, so a mirror kept
-// by calling it again costs only what changed.
-//
-// The listing is streamed and its objects fetched as it goes,
-// fetchesInFlight at once, each copied to its file: 100,000 runs cost
-// their names in memory, never their bytes. Each object is read as listed
-// (If-Match; see readObject); when one was written again since, the store
-// is listed again, once, and an object written again after that too is an
+// at the top of the store as one listing saw them, whatever writers do
+// meanwhile: only what changed is fetched (fetchedFile), what is no longer
+// listed removed. The listing is streamed, its objects fetched as it goes,
+// fetchesInFlight at once: memory holds names, never runs. Each object is
+// read as listed (If-Match); when one was written since, the store is
+// listed once more, and an object written again after that too is an
 // error naming it.
 //
 // Every key under the prefix is looked at (not every store honours the
-// delimiter). Dot names are ignored, as a local folder's are; any other
-// .json or .md key a build does not expect (below the top, no run id, the
-// same name twice or but for case, a name the client would read as
-// another) is skipped with a line saying why, never failing the build.
-//
-// What a store may do wrong is bounded (Limits, boundedReplies,
-// readObject); a failed object is reported with every other one (the
-// first Limits.MaxReported, where fetching stops, then a count), and the
-// build does not run.
+// delimiter). Dot names are ignored; any other .json or .md key a build
+// does not expect (below the top, no run id, twice, twice but for case, a
+// name the client would read as another) is skipped with a line saying
+// why. Failed objects are reported together (Limits.MaxReported, where
+// fetching stops, then a count), and the build does not run.
 func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Fetched{}, err
@@ -499,15 +490,12 @@ var (
 	errChanged = errors.New("written again since it was listed")
 )
 
-// readObject is every read of an object, Get's and fetch's: it copies key
-// into w within the store's read bounds (guard) and checks what it got: no
-// more than limit bytes (what names the kind: "a run file"), said or sent
-// (one byte past is read, withObjectBound, and refused); as many as the
-// store said, when it said; the MD5 of a plain ETag; and for an object
-// listed, the version listed, asked for by ETag (If-Match): a 412, or
-// another ETag from a store that ignores If-Match, is errChanged; its
-// listed size and MD5. Every error names the store and the key;
-// errNotFound when the store has no such key and none was listed.
+// readObject is every read of an object: it copies key into w within the
+// store's read bounds (guard) and checks it: at most limit bytes (what
+// names the kind), said or sent; as many as said; a plain ETag's MD5; and
+// for an object listed, the version listed, asked for by ETag (If-Match;
+// a 412 or another ETag is errChanged), its listed size and MD5. Every
+// error names the store and the key; errNotFound for no such key unlisted.
 func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit int64, what string, w io.Writer) (objectRead, error) {
 	name := keyName(key)
 	bad := func(format string, args ...any) error {

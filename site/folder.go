@@ -217,9 +217,7 @@ func (s *stream) writeBack() {
 
 // Close puts the file in place.
 func (s *stream) Close() error {
-	if s.cache != nil {
-		s.writeBack()
-	}
+	s.writeBack()
 	err := s.f.Close()
 	if err == nil && s.name != s.final {
 		err = os.Rename(s.name, s.final)

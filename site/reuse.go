@@ -112,15 +112,6 @@ func reuseKey(site render.Site) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// inputHash hashes a run's file and notes.
-func inputHash(e runfile.Entry) string {
-	h := sha256.New()
-	h.Write(e.Raw)
-	h.Write([]byte{0})
-	h.Write(e.Notes)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // maxCacheBytes bounds the cache a build reads: 100,000 runs' is ~60 MB.
 const maxCacheBytes = 256 << 20
 
@@ -169,12 +160,14 @@ var cacheSecret = sync.OnceValue(func() []byte {
 	if err != nil {
 		return nil
 	}
-	return readOrMakeSecret(filepath.Join(dir, "matrixgen", "reuse-key"))
-})
-
-// readOrMakeSecret reads the key in name, or makes it.
-func readOrMakeSecret(name string) []byte {
-	if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
+	name := filepath.Join(dir, "matrixgen", "reuse-key")
+	read := func() []byte {
+		if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
+			return key
+		}
+		return nil
+	}
+	if key := read(); key != nil {
 		return key
 	}
 	key := make([]byte, 32)
@@ -184,11 +177,7 @@ func readOrMakeSecret(name string) []byte {
 	}
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		// Another build made it meanwhile: its key is the one.
-		if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
-			return key
-		}
-		return nil
+		return read() // another build made it meanwhile: its key is the one
 	}
 	_, err = f.Write(key)
 	if closeErr := f.Close(); err != nil || closeErr != nil {
@@ -196,7 +185,7 @@ func readOrMakeSecret(name string) []byte {
 		return nil
 	}
 	return key
-}
+})
 
 // reuse is the reuse cache of a build into dest.
 type reuse struct {
@@ -224,7 +213,11 @@ func newReuse(site render.Site, dest *folder) render.Cache {
 // inputs and files are those the cache recorded, and gives its summary;
 // false when it must be built.
 func (c *reuse) Reuse(e runfile.Entry) (string, render.CachedRow, bool) {
-	input := inputHash(e)
+	h := sha256.New() // of the run's file and notes
+	h.Write(e.Raw)
+	h.Write([]byte{0})
+	h.Write(e.Notes)
+	input := hex.EncodeToString(h.Sum(nil))
 	r, ok := c.previous[e.ID]
 	if !ok || r.Input != input {
 		return input, render.CachedRow{}, false
