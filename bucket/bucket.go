@@ -127,8 +127,7 @@ func Open(ctx context.Context, place string) (*Store, error) {
 	return open(ctx, place, false)
 }
 
-// OpenForWriting is Open creating a missing file:// folder, to publish or
-// copy runs to.
+// OpenForWriting is Open creating a missing file:// folder, to write to.
 func OpenForWriting(ctx context.Context, place string) (*Store, error) {
 	return open(ctx, place, true)
 }
@@ -293,8 +292,7 @@ func Where(place string) string {
 // hide a store's latency, few enough to keep memory and request rate small.
 const fetchesInFlight = 8
 
-// unexpected says why a .json or .md key is not a run file or notes the
-// build reads, or "".
+// unexpected says why a .json or .md key is not one a build reads, or "".
 func unexpected(key string, listed map[string]bool) string {
 	switch {
 	case strings.Contains(key, "/"):
@@ -322,8 +320,7 @@ type fetchedState struct {
 	etag      string // as listed (cleanETag); "" when the store lists none
 }
 
-// readFetched reads the mirror's record; a line it cannot read is left
-// out (that object is compared by its bytes).
+// readFetched reads the mirror's record, leaving out lines it cannot read.
 func readFetched(dir string) map[string]fetchedState {
 	out := map[string]fetchedState{}
 	f, info, err := regular.OpenEntry(filepath.Join(dir, fetchedFile))
@@ -401,8 +398,7 @@ func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject,
 	return !obj.ModTime.IsZero() && obj.ModTime.Equal(was.mod)
 }
 
-// sameFile reports whether local holds the object's bytes already, for a
-// file the mirror has no record of: by the MD5 the store lists, if any.
+// sameFile reports whether local holds the object's bytes, by its listed MD5.
 func sameFile(local string, obj *blob.ListObject) bool {
 	f, info, err := regular.OpenEntry(local)
 	if err != nil {
@@ -435,8 +431,7 @@ const maxPublished = 64 << 20
 // maxGet bounds what Get reads: a run file to resume, a site's marker.
 const maxGet = runfile.MaxBytes
 
-// Get reads one object of at most maxGet bytes, checked as every read is
-// (readObject); found is false when there is none.
+// Get reads one object of at most maxGet bytes; found is false for none.
 func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, err error) {
 	var buf bytes.Buffer
 	_, err = s.readObject(ctx, key, notListed, maxGet, "an object read whole", &buf)
@@ -449,8 +444,7 @@ func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, e
 	return buf.Bytes(), true, nil
 }
 
-// ErrExists is Create's answer when the key is taken: another writer got
-// there first.
+// ErrExists is Create's answer when another writer took the key first.
 var ErrExists = errors.New("already exists")
 
 // Create writes a new object and refuses one that exists, as one
@@ -490,8 +484,7 @@ func (s *Store) write(ctx context.Context, do func(context.Context) error) error
 	return err
 }
 
-// contentTypes are the types of a site's own files, fixed here rather
-// than left to this machine's MIME table.
+// contentTypes are a site's own files' types, not this machine's MIME table's.
 var contentTypes = map[string]string{
 	".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
 	".json": "application/json", ".csv": "text/csv; charset=utf-8", ".svg": "image/svg+xml", ".xml": "application/xml",

@@ -138,8 +138,7 @@ func (l *listing) before(as func(any) bool) error {
 	return nil
 }
 
-// next is the listing's next object, io.EOF at its end, or an error naming
-// the store.
+// next is the listing's next object, io.EOF at its end.
 func (l *listing) next(ctx context.Context) (*blob.ListObject, error) {
 	l.g = l.s.guard(ctx, false)
 	defer l.g.stop()
@@ -199,8 +198,7 @@ const maxETag = 256
 // bareETag is an ETag without its quotes and weak mark.
 func bareETag(etag string) string { return strings.Trim(strings.TrimPrefix(etag, "W/"), `"`) }
 
-// sameETag reports whether two ETags name one version, written with
-// quotes or without, weak or strong.
+// sameETag reports whether two ETags, quoted or not, weak or not, agree.
 func sameETag(a, b string) bool { return bareETag(a) == bareETag(b) }
 
 // plainMD5 is the MD5 an ETag says, when it is one (an object written
@@ -289,8 +287,7 @@ type pass struct {
 	err     error
 }
 
-// fetchPass lists the store once and fetches what changed into dir,
-// recording each object in state.
+// fetchPass lists the store once and fetches what changed into dir.
 func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetchedState) pass {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -568,8 +565,7 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 	return objectRead{n: n, md5: sum}, nil
 }
 
-// preconditionFailed reports whether err is a store's 412: not the version
-// asked for (If-Match).
+// preconditionFailed reports whether err is a 412: not the version asked for.
 func preconditionFailed(err error) bool {
 	if re, ok := errors.AsType[*awshttp.ResponseError](err); ok && re.HTTPStatusCode() == http.StatusPreconditionFailed {
 		return true

@@ -33,8 +33,7 @@ const (
 	maxReplyHeader = 64 << 10
 )
 
-// replyBoundKey is the context key under which a read says how much of an
-// object's body its reply may carry.
+// replyBoundKey is the context key of withObjectBound.
 type replyBoundKey struct{}
 
 // withObjectBound lets the reply to a GET made with ctx carry up to n
@@ -136,7 +135,9 @@ func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.
 	}
 	if v := take("ssetype"); v != "" {
 		all := types.ServerSideEncryptionAes256.Values()
-		i := slices.IndexFunc(all, func(t types.ServerSideEncryption) bool { return strings.EqualFold(string(t), v) })
+		i := slices.IndexFunc(all, func(t types.ServerSideEncryption) bool {
+			return strings.EqualFold(string(t), v)
+		})
 		if i < 0 {
 			return nil, fmt.Errorf("%q is not a valid value for \"ssetype\"", v)
 		}

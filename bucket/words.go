@@ -25,8 +25,7 @@ func storeWords(s string) string {
 	return term.Line(redact.Text(clip(line, true)))
 }
 
-// keyName is a key in a message: clipped (its spaces kept), redacted,
-// printed by term.Name.
+// keyName is a key in a message: clipped (spaces kept), redacted, term.Name.
 func keyName(key string) string {
 	return term.Name(redact.Text(clip(key, false)))
 }
@@ -50,8 +49,7 @@ func clip(s string, words bool) string {
 	return fmt.Sprintf("%s … (%d bytes left out) … %s", s[:head], tail-head, s[tail:])
 }
 
-// runeStart is i, or the start of the rune i falls in (bytes that are
-// not UTF-8 are cut where they are).
+// runeStart is i, or the start of the rune i falls in.
 func runeStart(s string, i int) int {
 	for k := 1; k < utf8.UTFMax && i > 0 && !utf8.RuneStart(s[i]); k++ {
 		i--

@@ -27,8 +27,7 @@ func (fs Files) Entry(i int) (runfile.Entry, error) { return runfile.Load(fs[i])
 // Read reads the run file i, not decoded.
 func (fs Files) Read(i int) (runfile.Entry, error) { return runfile.Read(fs[i]) }
 
-// readFiles is Files whose read pages the page cache lets go of as the
-// site's.
+// readFiles is Files whose pages, read, the page cache lets go of.
 type readFiles struct {
 	Files
 	cache *pageCache
@@ -121,8 +120,7 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 	return r, stats, nil
 }
 
-// writeSite writes the site into the fresh folder dest, its marker first
-// so the folder is a site's from its first file.
+// writeSite writes the site into the fresh folder dest, its marker first.
 func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest *folder, cache render.Cache) (render.Stats, error) {
 	if err := writeFile(dest.dir, siteMarker, []byte(markerHeader), nil); err != nil {
 		return render.Stats{}, err
@@ -221,8 +219,7 @@ func isRegularIn(root *os.Root, name string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
-// returnUserFiles moves kept files back from tmp into out, as they came,
-// when the build fails after keepUserFiles.
+// returnUserFiles moves kept files back from tmp into out, as they came.
 func returnUserFiles(tmp, out string, kept []string) {
 	both, err := os.OpenRoot(filepath.Dir(out))
 	if err != nil {
@@ -236,8 +233,7 @@ func returnUserFiles(tmp, out string, kept []string) {
 	}
 }
 
-// beforeKeeping runs between keepUserFiles' listing of the old site and
-// its moves: tests swap files there.
+// beforeKeeping runs between keepUserFiles' listing and moves, for tests.
 var beforeKeeping = func() {}
 
 // IsSite reports whether dir holds a site matrixgen built.

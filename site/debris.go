@@ -32,8 +32,7 @@ type workFolder struct {
 	lock *os.File
 }
 
-// newWorkFolder makes a working folder for the site base in parent: its
-// lock file first, held and signed, then the folder of the same name.
+// newWorkFolder makes a working folder for base in parent, its lock first.
 func newWorkFolder(parent, base string) (*workFolder, error) {
 	lock, err := os.CreateTemp(parent, "."+base+debrisMark+"*"+lockSuffix)
 	if err != nil {

@@ -201,8 +201,7 @@ func (s *stream) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeBack sends what the stream wrote since to disk once the build has
-// passed its page cache's limit, and drops what lies a limit before.
+// writeBack sends the stream's new bytes to disk, dropping a limit behind.
 func (s *stream) writeBack() {
 	writeback := s.cache.writebackNow()
 	if writeback == nil {

@@ -55,8 +55,7 @@ func statesOf(files []string) (map[string]fileState, error) {
 	return states, nil
 }
 
-// NewLive builds the site from files into out, as BuildContext does, and
-// keeps what it laid out for the updates that follow.
+// NewLive builds the site from files into out, kept for updates.
 func NewLive(ctx context.Context, files []string, site render.Site, out string) (*Live, render.Stats, error) {
 	states, err := statesOf(files)
 	if err != nil {
@@ -124,8 +123,7 @@ func (l *Live) Update(files []string) (_ render.Stats, err error) {
 	return stats, nil
 }
 
-// removeSiteCSV removes runs.csv and its parts from the folder, once: from
-// the first change on they are made on request (SiteCSV).
+// removeSiteCSV removes runs.csv and its parts, once: SiteCSV makes them.
 func (l *Live) removeSiteCSV() error {
 	if l.csvGone {
 		return nil

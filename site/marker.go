@@ -43,8 +43,7 @@ func writeManifest(dir string) error {
 	return writeFile(dir, siteMarker, markerText(names), nil)
 }
 
-// eachFile calls fn with the slash-separated path under base of each file
-// in the folder root.
+// eachFile calls fn with each file's slash path under base, in root.
 func eachFile(base, root string, fn func(rel string)) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -86,8 +85,7 @@ func readMarker(out string) (files map[string]bool, size int, err error) {
 	return files, len(data), nil
 }
 
-// markerFiles is the set of files a marker lists, its appended changes
-// applied; ok is false for text that is not a marker.
+// markerFiles is the set of files a marker lists; ok is false for none.
 func markerFiles(data []byte) (files map[string]bool, ok bool) {
 	text, ok := strings.CutPrefix(string(data), markerHeader)
 	if !ok {
@@ -140,8 +138,7 @@ func builtFiles(out string) (files map[string]bool, ok bool) {
 	return files, true
 }
 
-// markerLog is serve's side of the marker: the files the site holds that
-// a build wrote, and the changes to them not yet appended.
+// markerLog is serve's side of the marker: its files and changes pending.
 type markerLog struct {
 	files   map[string]bool
 	pending []string

@@ -5,12 +5,10 @@ import (
 	"sync/atomic"
 )
 
-// cacheBehind is how many bytes a fresh build wrote or read may wait in
-// the page cache before the oldest are let go of.
+// cacheBehind is how many bytes of a build may wait in the page cache.
 const cacheBehind = 256 << 20
 
-// streamChunk is how many bytes a stream (runs.csv) writes between
-// writebacks.
+// streamChunk is how many bytes a stream writes between writebacks.
 const streamChunk = 32 << 20
 
 // pageCache bounds the memory a fresh build's files, written and read,
@@ -56,8 +54,7 @@ type cachedFile struct {
 // newPageCache makes the pageCache of a fresh build (tests replace it).
 var newPageCache = pageCacheOfSystem
 
-// pageCacheOfSystem is a pageCache for a fresh build, or nil where the
-// system takes no advice on its page cache.
+// pageCacheOfSystem is a fresh build's pageCache, nil where none is taken.
 func pageCacheOfSystem() *pageCache {
 	if !canDropCache {
 		return nil
@@ -65,8 +62,7 @@ func pageCacheOfSystem() *pageCache {
 	return &pageCache{limit: cacheBehind, chunk: streamChunk, drop: dropCached, writeback: startWriteback, dropFront: dropCachedBefore}
 }
 
-// writebackNow is what a file written now is sent to disk with: nil until
-// the build has passed the limit.
+// writebackNow sends a file to disk once the build passed the limit, or is nil.
 func (c *pageCache) writebackNow() func(fd int, from int64) {
 	if c == nil || !c.passed.Load() {
 		return nil

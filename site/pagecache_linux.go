@@ -33,8 +33,7 @@ func dropCached(name string) {
 	}
 }
 
-// dropCachedBefore drops the clean pages before offset end of the file
-// open as fd.
+// dropCachedBefore drops fd's clean pages before offset end.
 func dropCachedBefore(fd int, end int64) {
 	unix.Fadvise(fd, 0, end, unix.FADV_DONTNEED)
 }

@@ -196,8 +196,7 @@ type reuse struct {
 	dest     *folder
 }
 
-// newReuse is the reuse cache of a build into dest, nil when pages cannot
-// be reused.
+// newReuse is the reuse cache of a build into dest, or nil.
 func newReuse(site render.Site, dest *folder) render.Cache {
 	c := &reuse{key: reuseKey(site), secret: cacheSecret(), dest: dest}
 	if c.key == "" || c.secret == nil {
@@ -272,8 +271,7 @@ func (c *reuse) Save(n int, runs iter.Seq[render.CachedRun]) error {
 	return f.Close()
 }
 
-// fileHasSum reports whether name is a regular file whose bytes hash to
-// sum, and how many bytes it read.
+// fileHasSum reports whether regular file name hashes to sum, and its size.
 func fileHasSum(name string, sum [sha256.Size]byte) (int64, bool) {
 	f, _, err := regular.OpenEntry(name) // a link, however it resolves, is not a page of ours
 	if err != nil {
