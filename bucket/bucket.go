@@ -525,10 +525,9 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		return p, err
 	}
 	defer root.Close()
-	site := root.FS()
 	want := map[string]bool{}
 	var keys []string
-	err = fs.WalkDir(site, ".", func(key string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), ".", func(key string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !d.Type().IsRegular() {
 			return err
 		}
