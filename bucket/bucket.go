@@ -1,16 +1,14 @@
-// Package bucket keeps run files and published sites in an object store —
-// S3 or any S3-compatible store (MinIO, Ceph, SeaweedFS, GCS through its
-// S3-compatible endpoint) — through gocloud.dev/blob, so a lab's GPU boxes
-// can write their runs into one bucket and one site be built and published
-// from it. Only the s3:// driver is linked in: gs:// and azblob:// places
-// are refused (CheckScheme) with a line that says how to reach the store.
+// Package bucket keeps run files and published sites in S3 or an
+// S3-compatible store (MinIO, Ceph, SeaweedFS, GCS by its S3 endpoint)
+// through gocloud.dev/blob, so a lab's GPU boxes can write their runs into
+// one bucket and one site be built and published from it.
 //
-// A place is a local folder or a URL: s3://bucket/prefix/ (the store's
-// endpoint, region and path style as gocloud's URL parameters, e.g.
+// A place is a local folder or a URL: s3://bucket/prefix/ (endpoint,
+// region and path style as gocloud's URL parameters, e.g.
 // ?endpoint=http://127.0.0.1:8333&region=us-east-1&use_path_style=true),
 // file:///path/ or mem:// (tests). Credentials come from the store's own
-// environment and files (AWS_ACCESS_KEY_ID, ~/.aws/credentials, …), never
-// from matrixgen's, and no message here prints a URL's query or user.
+// environment and files (AWS_ACCESS_KEY_ID, ~/.aws/credentials, …), and no
+// message here prints a URL's query or user.
 package bucket
 
 import (
@@ -57,13 +55,11 @@ func IsURL(place string) bool {
 	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
 }
 
-// CheckScheme refuses a place whose scheme this build of matrixgen cannot
-// open, in one line that says what can: s3:// (AWS S3, or any
-// S3-compatible store by its endpoint), file:// and mem:// (tests). A GCS
-// bucket is read through GCS's own S3-compatible endpoint; Azure Blob
-// Storage speaks no S3 and needs a gateway that does. Drivers for GCS and
-// Azure are not linked in: each would bring its cloud's SDK for what one
-// S3 client already reaches.
+// CheckScheme refuses a place whose scheme matrixgen cannot open, in one
+// line that says how to reach it: only s3://, file:// and mem:// drivers
+// are linked in, since a GCS or Azure driver would bring its cloud's SDK
+// for what one S3 client reaches (GCS by its S3 endpoint, Azure by a
+// gateway).
 func CheckScheme(place string) error {
 	scheme, _, _ := strings.Cut(place, "://")
 	var how string
@@ -91,66 +87,47 @@ func CheckScheme(place string) error {
 type Store struct {
 	b    *blob.Bucket
 	name string // the place without its query, for messages
-	// local is a file:// folder, which keeps no MD5 of its files: reading
-	// one to compare costs less than writing it again.
+	// local is a file:// folder, which keeps no MD5 of its files (holds).
 	local bool
-	// secrets are what the place's URL carries beyond where it is (its
-	// query's values, its user and password), hidden in every message.
+	// secrets are the URL's query values, user and password, hidden in
+	// every message.
 	secrets []string
-	// prefix is the store's folder in its bucket, as the bucket's own
-	// listing names its keys ("runs/").
+	// prefix is the store's folder in its bucket ("runs/").
 	prefix string
 	limits Limits
 }
 
-// Limits bound every read of a store, so a store that stalls, lists
-// without end or sends other bytes than it lists fails a build with a
-// message instead of holding it forever.
+// Limits bound every read of a store, so a store that stalls or lists
+// without end fails a build with a message instead of holding it forever.
 type Limits struct {
-	// Idle is how long a read may go without a byte (an object's) or a
-	// page (a listing's) before it fails, naming what it was reading.
+	// Idle is how long a read may go without a byte or a listing's page.
 	Idle time.Duration
 	// Object bounds one object's read from request to last byte.
 	Object time.Duration
-	// Fetch bounds one FetchRuns, listings and objects together: a store
-	// that answers each read in time, but slowly enough to take hours,
-	// fails a build (or serve's poll) with a message.
+	// Fetch bounds one FetchRuns whole: a store that answers each read in
+	// time, but takes hours in all, fails too.
 	Fetch time.Duration
-	// MaxKeys and MaxPages bound one listing: a store that lists more
-	// keys, or pages, than this is refused.
+	// MaxKeys and MaxPages bound one listing.
 	MaxKeys, MaxPages int
 	// MaxReported bounds the failed objects FetchRuns names, and the
 	// skipped keys it keeps lines for; the rest are counted.
 	MaxReported int
 }
 
-// DefaultLimits are a store's limits until SetLimits: a byte every 30 s,
-// 10 minutes an object (a run file's 8 MB at 14 KB/s), 30 minutes a whole
-// fetch (100,000 runs of 100 KB at 6 MB/s), a million keys (100,000 runs
-// and their notes five times over) in at most 100,000 pages.
+// DefaultLimits are a store's limits: a byte every 30 s, 10 minutes an
+// object (8 MB at 14 KB/s), 30 minutes a fetch (100,000 runs of 100 KB at
+// 6 MB/s), a million keys (100,000 runs and notes five times over) in at
+// most 100,000 pages.
 var DefaultLimits = Limits{Idle: 30 * time.Second, Object: 10 * time.Minute, Fetch: 30 * time.Minute, MaxKeys: 1_000_000, MaxPages: 100_000, MaxReported: 20}
 
-// SetLimits sets the limits of the store's reads; a zero field keeps its
-// default.
-func (s *Store) SetLimits(l Limits) {
-	d := DefaultLimits
-	s.limits = Limits{
-		Idle: cmp.Or(l.Idle, d.Idle), Object: cmp.Or(l.Object, d.Object), Fetch: cmp.Or(l.Fetch, d.Fetch),
-		MaxKeys: cmp.Or(l.MaxKeys, d.MaxKeys), MaxPages: cmp.Or(l.MaxPages, d.MaxPages),
-		MaxReported: cmp.Or(l.MaxReported, d.MaxReported),
-	}
-}
-
 // Open opens place, a URL such as s3://bucket/runs/?region=eu-west-1. A
-// file:// folder gets plain files only: no attribute files (*.attrs) beside
-// them, which a web server serving the folder would publish.
+// file:// folder gets no attribute files (*.attrs), which a web server
+// serving it would publish.
 func Open(ctx context.Context, place string) (*Store, error) {
 	return open(ctx, place, false)
 }
 
-// OpenForWriting opens place as Open does, creating a file:// folder that
-// is not there yet: where a site is published or runs are copied to. Open
-// leaves a missing folder an error, as a place to read from.
+// OpenForWriting is Open creating a missing file:// folder, to write to.
 func OpenForWriting(ctx context.Context, place string) (*Store, error) {
 	return open(ctx, place, true)
 }
@@ -204,9 +181,8 @@ func open(ctx context.Context, place string, create bool, given ...func(*s3.Opti
 }
 
 // urlSecrets are the parts of a place's URL that may be credentials: the
-// query, and each of its values (or bare words, "?TOKEN"), raw, decoded
-// and encoded again as a driver may pass them on (url.Values.Encode, or
-// escaped as a path), and the user information.
+// query and each of its values (or bare words, "?TOKEN") raw, decoded and
+// encoded again as a driver may pass them on, and the user information.
 func urlSecrets(u *url.URL) []string {
 	out := []string{u.RawQuery}
 	for _, pair := range strings.Split(u.RawQuery, "&") {
@@ -233,8 +209,7 @@ func urlSecrets(u *url.URL) []string {
 }
 
 // fail is the one way a store's error becomes a message: the place as
-// shown (no query, no user), what was done, and what the store said
-// (said). The kind of error is kept for errors.Is.
+// shown, what was done, and what the store said; errors.Is still sees it.
 func (s *Store) fail(what string, err error) error {
 	if what != "" {
 		what = ": " + what
@@ -242,11 +217,10 @@ func (s *Store) fail(what string, err error) error {
 	return &storeError{msg: s.name + what + ": " + s.said(err), err: err}
 }
 
-// said is a store's error in our words, each of the store's own (its code,
-// its message, its request's id) with every secret of the URL hidden, then
-// clipped to one line and redacted (storeWords): an S3 error as "the store
-// answered <status> <code>: <message> (request <id>)", a reply cut at its
-// bound as ours alone, any other error's text clipped and redacted alike.
+// said is a store's error in our words: "the store answered <status>
+// <code>: <message> (request <id>)" for S3's, each word of the store's with
+// the URL's secrets hidden, then through storeWords; a reply cut at its
+// bound as ours alone; any other error's text alike.
 func (s *Store) said(err error) string {
 	words := func(t string) string { return storeWords(redact.Values(t, s.secrets...)) }
 	if long, ok := errors.AsType[*replyTooLong](err); ok {
@@ -300,12 +274,9 @@ func Redact(place string) string {
 	return u.String()
 }
 
-// Where is the name of the folder this machine's cache keeps for place (a
-// mirror of its runs, a site built for it): a hash of the place as shown
-// (Redact) and of its endpoint, so two stores that name their buckets
-// alike (s3://lab/runs/ on two self-hosted endpoints) never share one. It
-// holds no secret: the endpoint is hashed without its user or query, and
-// a place without one keeps the name it always had.
+// Where is the name of the folder this machine's cache keeps for place: a
+// hash of the place as shown (Redact) and of its endpoint without user or
+// query, so two endpoints' s3://lab/runs/ never share one.
 func Where(place string) string {
 	id := Redact(place)
 	if u, err := url.Parse(place); err == nil {
@@ -318,13 +289,10 @@ func Where(place string) string {
 }
 
 // fetchesInFlight bounds the objects FetchRuns reads at once: enough to
-// hide a store's latency (tens of milliseconds a request), few enough
-// that a build's memory and a store's request rate stay small; each
-// holds a copy buffer, never the object.
+// hide a store's latency, few enough to keep memory and request rate small.
 const fetchesInFlight = 8
 
-// unexpected says why a .json or .md key is not a run file or notes the
-// build reads, or "".
+// unexpected says why a .json or .md key is not one a build reads, or "".
 func unexpected(key string, listed map[string]bool) string {
 	switch {
 	case strings.Contains(key, "/"):
@@ -338,14 +306,11 @@ func unexpected(key string, listed map[string]bool) string {
 }
 
 // fetchedFile is the mirror's record of what FetchRuns fetched, so the
-// next call tells an unchanged object by its listing alone, reading
-// neither the object nor the file: a line a key, with its size and the MD5
-// of the bytes fetched, its time as listed, the file's time as fetch left
-// it (a file changed in the mirror since is looked at again) and, last,
-// the ETag it was listed with and read under (If-Match), which tells any
-// change, an object written in parts included. A record written before
-// the ETag was kept has five fields a line; its objects are told by MD5,
-// or time, until fetched again.
+// next call tells an unchanged object by its listing alone: a line a key,
+// with its size, the MD5 of the bytes fetched, its time as listed, the
+// file's time as fetch left it (a file changed since is looked at again)
+// and the ETag it was read under, which tells any change, a multipart
+// one too. A record from before the ETag has five fields.
 const fetchedFile = ".fetched"
 
 type fetchedState struct {
@@ -355,8 +320,7 @@ type fetchedState struct {
 	etag      string // as listed (cleanETag); "" when the store lists none
 }
 
-// readFetched reads the mirror's record; a line it cannot read is left
-// out (that object is compared by its bytes).
+// readFetched reads the mirror's record, leaving out lines it cannot read.
 func readFetched(dir string) map[string]fetchedState {
 	out := map[string]fetchedState{}
 	f, info, err := regular.OpenEntry(filepath.Join(dir, fetchedFile))
@@ -387,8 +351,7 @@ func readFetched(dir string) map[string]fetchedState {
 	return out
 }
 
-// maxFetchedBytes bounds the mirror's record: about a hundred bytes an
-// object.
+// maxFetchedBytes bounds the mirror's record: ~100 bytes an object.
 const maxFetchedBytes = 256 << 20
 
 // writeFetched writes the mirror's record of the objects listed.
@@ -416,9 +379,8 @@ func writeFetched(dir string, state map[string]fetchedState, listed map[string]b
 	return err
 }
 
-// unchanged reports whether local holds obj's bytes, by the mirror's
-// record alone: obj listed as it was when fetched (the same ETag; without
-// one on either side, the same MD5, or time), the file as fetch left it.
+// unchanged reports, by the mirror's record alone, whether local holds
+// obj's bytes: the same ETag (else MD5, else time), the file as left.
 func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject, etag string) bool {
 	if !known || was.file.IsZero() || obj.Size != was.size {
 		return false
@@ -436,8 +398,7 @@ func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject,
 	return !obj.ModTime.IsZero() && obj.ModTime.Equal(was.mod)
 }
 
-// sameFile reports whether local holds the object's bytes already, for a
-// file the mirror has no record of: by the MD5 the store lists, if any.
+// sameFile reports whether local holds the object's bytes, by its listed MD5.
 func sameFile(local string, obj *blob.ListObject) bool {
 	f, info, err := regular.OpenEntry(local)
 	if err != nil {
@@ -455,8 +416,7 @@ func sameFile(local string, obj *blob.ListObject) bool {
 	return bytes.Equal(sum[:], obj.MD5)
 }
 
-// boundOf is the most a key of its kind may hold: a run file's or notes'
-// bound, the same a local runs folder has.
+// boundOf is the most a key of its kind may hold, as in a local folder.
 func boundOf(key string) (limit int64, what string) {
 	if path.Ext(key) == ".md" {
 		return runfile.MaxNotesBytes, "a note"
@@ -464,16 +424,14 @@ func boundOf(key string) (limit int64, what string) {
 	return runfile.MaxBytes, "a run file"
 }
 
-// maxPublished bounds each file Publish reads whole to send: a site's
-// pages and data are at most a few megabytes, and a file kept in the site
-// (a CNAME, an image) should be small too.
+// maxPublished bounds each file Publish reads whole: a site's pages are a
+// few megabytes at most, and a file kept in it (a CNAME) small too.
 const maxPublished = 64 << 20
 
 // maxGet bounds what Get reads: a run file to resume, a site's marker.
 const maxGet = runfile.MaxBytes
 
-// Get reads one object of at most maxGet bytes, checked as every read is
-// (readObject); found is false when there is none.
+// Get reads one object of at most maxGet bytes; found is false for none.
 func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, err error) {
 	var buf bytes.Buffer
 	_, err = s.readObject(ctx, key, notListed, maxGet, "an object read whole", &buf)
@@ -486,8 +444,7 @@ func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, e
 	return buf.Bytes(), true, nil
 }
 
-// ErrExists is Create's answer when the key is taken: another writer got
-// there first.
+// ErrExists is Create's answer when another writer took the key first.
 var ErrExists = errors.New("already exists")
 
 // Create writes a new object and refuses one that exists, as one
@@ -513,10 +470,9 @@ func (s *Store) put(ctx context.Context, key string, data []byte, create bool) e
 	return s.fail(term.Name(key), err)
 }
 
-// write runs one write (or removal) within the store's Object time: a
-// store that stalls fails a publish instead of holding it, with an error
-// that says so; a write's progress is not seen, so the idle time does not
-// apply.
+// write runs one write (or removal) within the store's Object time, so a
+// store that stalls fails a publish; a write's progress is not seen, so
+// no idle time.
 func (s *Store) write(ctx context.Context, do func(context.Context) error) error {
 	d := s.limits.Object
 	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("not written within %v", d))
@@ -528,8 +484,7 @@ func (s *Store) write(ctx context.Context, do func(context.Context) error) error
 	return err
 }
 
-// contentTypes are the types of a site's own files, fixed here rather
-// than left to this machine's MIME table.
+// contentTypes are a site's own files' types, not this machine's MIME table's.
 var contentTypes = map[string]string{
 	".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
 	".json": "application/json", ".csv": "text/csv; charset=utf-8", ".svg": "image/svg+xml", ".xml": "application/xml",
@@ -549,10 +504,8 @@ type Published struct {
 	Written, Unchanged, Removed int
 }
 
-// SiteMarker is the object every published site holds at its root: the
-// list of the objects a publish wrote, as a built folder's marker lists its
-// files. Only those are ever removed; objects someone else put beside the
-// site are left alone.
+// SiteMarker is the object at a published site's root listing the objects
+// a publish wrote: only those are ever removed, never anyone else's.
 const SiteMarker = ".matrixgen-site"
 
 // buildsOwn begins the names of the files a build keeps at a site's root
@@ -562,12 +515,10 @@ const buildsOwn = ".matrixgen-"
 
 const publishedHeader = "This prefix holds a site published by matrixgen; the next publish replaces the objects listed below and keeps any other.\n"
 
-// Publish makes the store hold the site built in dir: every file written
-// (content type set) unless the store has the same bytes already, and only
-// then the objects of an earlier publish that this site no longer has
-// removed, so a reader never finds a page whose links lead nowhere. A
-// prefix that holds objects but no marker was not published by matrixgen:
-// it is refused.
+// Publish makes the store hold the site built in dir: each file the store
+// lacks written (content type set), and only then what an earlier publish
+// wrote that the site no longer has removed, so no link leads nowhere. A
+// prefix holding objects but no marker was not matrixgen's: refused.
 func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	var p Published
 	old, err := s.previousSite(ctx)
@@ -581,10 +532,9 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		return p, err
 	}
 	defer root.Close()
-	site := root.FS()
 	want := map[string]bool{}
 	var keys []string
-	err = fs.WalkDir(site, ".", func(key string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), ".", func(key string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !d.Type().IsRegular() {
 			return err
 		}
@@ -631,9 +581,8 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	return p, nil
 }
 
-// publishOrder puts the pages in folders (runs, compare pages, assets)
-// before those at the top that link to them (the index): a reader of the
-// index during a publish finds every run it lists. Deeper first, each
+// publishOrder puts deeper pages (runs, assets) before those that link to
+// them (the index), so the index never lists a run not there yet; each
 // depth in the walk's order.
 func publishOrder(keys []string) []string {
 	keys = slices.Clone(keys)
@@ -669,9 +618,9 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 	return old, nil
 }
 
-// holds reports whether the object key holds data already: by the MD5
-// the store keeps, or by the bytes of a file:// folder's file; without
-// either it is written again, better a needless write than a stale page.
+// holds reports whether the object key holds data already, by the store's
+// MD5 or a file:// folder's bytes; else no: better a needless write than a
+// stale page.
 func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
 	g := s.guard(ctx, true)
 	defer g.stop()

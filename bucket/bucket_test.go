@@ -1,6 +1,7 @@
 package bucket
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,17 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/runfile"
 )
+
+// SetLimits sets the limits of the store's reads; a zero field keeps its
+// default.
+func (s *Store) SetLimits(l Limits) {
+	d := DefaultLimits
+	s.limits = Limits{
+		Idle: cmp.Or(l.Idle, d.Idle), Object: cmp.Or(l.Object, d.Object), Fetch: cmp.Or(l.Fetch, d.Fetch),
+		MaxKeys: cmp.Or(l.MaxKeys, d.MaxKeys), MaxPages: cmp.Or(l.MaxPages, d.MaxPages),
+		MaxReported: cmp.Or(l.MaxReported, d.MaxReported),
+	}
+}
 
 func memStore(t *testing.T, place string) *Store {
 	t.Helper()

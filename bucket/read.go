@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
@@ -26,15 +27,12 @@ import (
 	"gocloud.dev/gcerrors"
 )
 
-// Every read of a store goes through a guard (its time) and, for a
-// listing, a listing (its length); every object read through readObject
-// (its bytes, checked), every reply through boundedReplies (reply.go), and
-// every object fetched into a mirror through fetch (its bytes). What a
-// store may do wrong is bounded there, once, whatever called.
+// What a store may do wrong is bounded once, whatever called: every read's
+// time by a guard, a listing's length by listing, every object read by
+// readObject, every reply by boundedReplies (reply.go).
 
-// guard bounds one read: cancelled, with a cause saying why, when the
-// store sends nothing for the store's Idle time, or when a whole object
-// takes longer than its Object time.
+// guard bounds one read: cancelled, with a cause saying why, after the
+// store's Idle time without a byte, or its Object time for a whole object.
 type guard struct {
 	ctx           context.Context
 	cancel        context.CancelCauseFunc
@@ -42,8 +40,7 @@ type guard struct {
 	idleT, wholeT *time.Timer
 }
 
-// guard starts a read's bound; whole bounds the read's total time too.
-// stop must be called when the read is done.
+// guard starts a read's bound, of its total time too if whole; stop ends it.
 func (s *Store) guard(ctx context.Context, whole bool) *guard {
 	g := &guard{idle: s.limits.Idle}
 	g.ctx, g.cancel = context.WithCancelCause(ctx)
@@ -91,9 +88,9 @@ func (r guardedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// listing is one listing of a store, bounded: in time (a page within the
-// idle time), in length (keys and pages), and never looping (a store that
-// gives a continuation token it gave before is refused).
+// listing is one listing of a store, bounded in time (a page within the
+// idle time) and length (keys and pages), and refused if a continuation
+// token comes twice (it would loop).
 type listing struct {
 	s      *Store
 	it     *blob.ListIterator
@@ -141,8 +138,7 @@ func (l *listing) before(as func(any) bool) error {
 	return nil
 }
 
-// next is the listing's next object, io.EOF at its end, or an error that
-// names the store and what went wrong.
+// next is the listing's next object, io.EOF at its end.
 func (l *listing) next(ctx context.Context) (*blob.ListObject, error) {
 	l.g = l.s.guard(ctx, false)
 	defer l.g.stop()
@@ -161,11 +157,10 @@ func (l *listing) next(ctx context.Context) (*blob.ListObject, error) {
 	return obj, nil
 }
 
-// stored is the name an object has in the store where gocloud's driver
-// lists it under another: S3's and a folder's read "__0xNN__" in a name as
-// the character NN (and would read the object under that other name: the
-// wrong object, or none). ok is false when the names agree, or the driver
-// does not say. A folder's is its base name.
+// stored is an object's name in the store where gocloud's driver lists it
+// as another: S3's and a folder's read "__0xNN__" as the character NN (and
+// would read the wrong object, or none). ok is false when the names agree
+// or the driver does not say; a folder's is its base name.
 func (s *Store) stored(obj *blob.ListObject) (name string, ok bool) {
 	var o types.Object
 	if obj.As(&o) {
@@ -188,9 +183,8 @@ func listedETag(obj *blob.ListObject) string {
 	return ""
 }
 
-// cleanETag is etag when it can be recorded and sent back (If-Match): at
-// most maxETag bytes of printable ASCII; otherwise "", as if the store
-// gave none.
+// cleanETag is etag if it can be recorded and sent back (If-Match): at most
+// maxETag bytes of printable ASCII; else "", as if the store gave none.
 func cleanETag(etag string) string {
 	if len(etag) > maxETag || strings.ContainsFunc(etag, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
 		return ""
@@ -201,65 +195,41 @@ func cleanETag(etag string) string {
 // maxETag bounds an ETag kept: S3's are 34 to 40 bytes.
 const maxETag = 256
 
-// sameETag reports whether two ETags name one version, written with
-// quotes or without, weak or strong.
-func sameETag(a, b string) bool {
-	bare := func(e string) string { return strings.Trim(strings.TrimPrefix(e, "W/"), `"`) }
-	return bare(a) == bare(b)
-}
+// bareETag is an ETag without its quotes and weak mark.
+func bareETag(etag string) string { return strings.Trim(strings.TrimPrefix(etag, "W/"), `"`) }
+
+// sameETag reports whether two ETags, quoted or not, weak or not, agree.
+func sameETag(a, b string) bool { return bareETag(a) == bareETag(b) }
 
 // plainMD5 is the MD5 an ETag says, when it is one (an object written
 // whole); a multipart upload's ETag ("…-3") is not.
 func plainMD5(etag string) ([]byte, bool) {
-	etag = strings.Trim(strings.TrimPrefix(etag, "W/"), `"`)
-	sum, err := hex.DecodeString(etag)
+	sum, err := hex.DecodeString(bareETag(etag))
 	return sum, err == nil && len(sum) == md5.Size
 }
 
 // Fetched is what FetchRuns brought: the run files, sorted, and a line for
-// each key it skipped (the first Limits.MaxReported, then one counting the
-// rest).
+// each key it skipped (the first Limits.MaxReported, then a count).
 type Fetched struct {
 	Runs    []string
 	Skipped []string
 }
 
 // FetchRuns makes dir hold the run files (<id>.json) and notes (<id>.md)
-// at the top of the store, a snapshot of one listing: a build reads what
-// the store held at one moment, whatever writers do meanwhile. A file dir
-// already holds with the same bytes is not fetched again, and one the
-// store no longer lists is removed, so a mirror kept by calling it again
-// costs only what changed.
+// at the top of the store as one listing saw them, whatever writers do
+// meanwhile: only what changed is fetched (fetchedFile), what is no longer
+// listed removed. The listing is streamed, its objects fetched as it goes,
+// fetchesInFlight at once: memory holds names, never runs. Each object is
+// read as listed (If-Match); when one was written since, the store is
+// listed once more, and an object written again after that too is an
+// error naming it.
 //
-// The listing is read as a stream, a page at a time, and the objects it
-// names are fetched as it goes, fetchesInFlight at once, each copied to
-// its file as it arrives: a bucket of 100,000 runs costs the names, never
-// the runs, in memory. An object is fetched again only when it changed:
-// its key's record in the mirror (its ETag, or size and MD5, or size and
-// time; see fetchedFile) says so, or, without one, the file's bytes.
-//
-// Each object is read as it was listed (If-Match on its listed ETag; see
-// readObject): one written again since the listing is not mixed into the
-// snapshot. The whole listing is read again, once, when one was; an
-// object written again after that too is an error naming it.
-//
-// Every key under the prefix is looked at, whatever the store makes of the
-// listing's delimiter (not every S3-compatible store honours it). Names
-// starting with a dot, and folders so named, are ignored, as a local runs
-// folder's are; any other .json or .md key the build does not expect (in
-// a folder below the top, a name no run id can have, the same name twice,
-// a name the store's client would read as another, a name that differs
-// from another's only in case) is skipped with a line saying why, never
-// failing the build.
-//
-// What a store may do wrong is bounded (see Limits and boundedReplies): a
-// read that stalls fails after the idle time, naming its object; a
-// listing too long, or one that loops, is refused; each object is read
-// with the bound of its kind and checked against what the store says of
-// it (see readObject) before it replaces the mirror's copy; the whole
-// fetch ends at Limits.Fetch. An object that fails is reported with every
-// other one that does (the first Limits.MaxReported, then a count;
-// fetching stops there), and the build does not run.
+// Every key under the prefix is looked at (not every store honours the
+// delimiter). Dot names are ignored; any other .json or .md key a build
+// does not expect (below the top, no run id, twice, twice but for case, a
+// name the client would read as another) is skipped with a line saying
+// why. Failed objects are reported together (Limits.MaxReported, where
+// fetching stops, then a count), and the build does not run.
 func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Fetched{}, err
@@ -302,15 +272,13 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 		os.Remove(filepath.Join(dir, n))
 	}
 	slices.Sort(p.f.Runs)
-	// Without its record the next call compares each file's bytes: slower,
-	// not wrong.
+	// Without its record the next call compares bytes: slower, not wrong.
 	_ = writeFetched(dir, state, p.taken)
 	return p.f, nil
 }
 
-// pass is one listing's fetch: what it brought, the keys it kept (as
-// listed, and by their lower case), the keys written again since the
-// listing, and the failures.
+// pass is one listing's fetch: what it brought, the keys it kept (and by
+// their lower case), those written again since the listing, the failures.
 type pass struct {
 	f       Fetched
 	taken   map[string]bool
@@ -319,8 +287,7 @@ type pass struct {
 	err     error
 }
 
-// fetchPass lists the store once and fetches what changed into dir,
-// recording each object fetched in state.
+// fetchPass lists the store once and fetches what changed into dir.
 func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetchedState) pass {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -365,22 +332,15 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 				mu.Lock()
 				was, known := state[obj.Key]
 				mu.Unlock()
-				if unchanged(was, known, local, obj, j.etag) {
-					if was.etag == "" && j.etag != "" {
-						// A record from before ETags were kept: the same
-						// version, by its MD5 or time, now known by its ETag.
-						was.etag = j.etag
-						mu.Lock()
-						state[obj.Key] = was
-						mu.Unlock()
-					}
-					continue
-				}
-				var st fetchedState
-				var err error
-				if sameFile(local, obj) {
+				st, err := was, error(nil)
+				switch {
+				case unchanged(was, known, local, obj, j.etag):
+					// A record from before ETags were kept: the same
+					// version, by its MD5 or time, now known by its ETag.
+					st.etag = cmp.Or(was.etag, j.etag)
+				case sameFile(local, obj):
 					st, err = recordOf(local, fetchedState{size: obj.Size, md5: hex.EncodeToString(obj.MD5), mod: obj.ModTime, etag: j.etag})
-				} else {
+				default:
 					st, err = s.fetch(ctx, obj, j.etag, local)
 				}
 				if err != nil {
@@ -460,8 +420,7 @@ func sameEntry(dir, a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
-// isRunKey reports whether a key names what a runs folder holds: a run
-// file or notes.
+// isRunKey reports whether a key names a run file or notes.
 func isRunKey(key string) bool {
 	ext := path.Ext(key)
 	return ext == ".json" || ext == ".md"
@@ -477,12 +436,10 @@ func recordOf(local string, st fetchedState) (fetchedState, error) {
 	return st, nil
 }
 
-// fetch copies an object, as listed, into the file local through
-// readObject (never holding more than its kind's bound, every check
-// made), and only then replaces local; the record returned is of the
-// bytes written and the ETag they were read under. An object that fails,
-// or was written again since the listing (errChanged), is an error naming
-// it, and local is left as it was.
+// fetch copies an object, as listed, through readObject into a temporary
+// file that then replaces local, and records the bytes written and the
+// ETag read under. On an error (errChanged included), naming the object,
+// local is left as it was.
 func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, etag, local string) (fetchedState, error) {
 	limit, what := boundOf(obj.Key)
 	tmp, err := os.CreateTemp(filepath.Dir(local), ".fetch-*")
@@ -506,8 +463,8 @@ func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, etag, local str
 	return recordOf(local, fetchedState{size: got.n, md5: hex.EncodeToString(got.md5), mod: obj.ModTime, etag: etag})
 }
 
-// listedAs is what a listing said of an object, which readObject holds the
-// object read to; notListed, for a read of a key no listing named (Get).
+// listedAs is what a listing said of an object, checked by readObject;
+// notListed for a key no listing named (Get).
 type listedAs struct {
 	size int64 // -1 when not listed
 	md5  []byte
@@ -526,28 +483,16 @@ var (
 	// errNotFound is readObject's answer for a key the store does not hold.
 	errNotFound = errors.New("no such object")
 	// errChanged marks an object written again (or removed) since it was
-	// listed: the store refused the listed ETag (412), sent another, or
-	// no longer has it.
+	// listed: a 412 on its listed ETag, another ETag, or no object.
 	errChanged = errors.New("written again since it was listed")
 )
 
-// readObject is every read of an object, Get's and fetch's: it copies key
-// into w, never more than limit bytes (what says of what kind: "a run
-// file"), within the store's read bounds (guard), and checks what it got:
-//
-//   - no more bytes than limit, said or sent: one byte past it is read
-//     (the reply's bound is limit+1, withObjectBound) and refused by name;
-//   - as many bytes as the store said it sent, when it said (a reply in
-//     chunks says none);
-//   - the MD5 of a plain ETag (an object written whole), when it sends one;
-//   - for an object listed, the version listed: it asks for it by its
-//     listed ETag (If-Match), so a store answers 412 for one written
-//     again since, and one that ignores If-Match and sends another ETag is
-//     refused the same way (errChanged, read no further); as many bytes as
-//     listed, and the listed MD5.
-//
-// Every error names the store and the key (keyName); errNotFound when
-// the store has no such key and none was listed.
+// readObject is every read of an object: it copies key into w within the
+// store's read bounds (guard) and checks it: at most limit bytes (what
+// names the kind), said or sent; as many as said; a plain ETag's MD5; and
+// for an object listed, the version listed, asked for by ETag (If-Match;
+// a 412 or another ETag is errChanged), its listed size and MD5. Every
+// error names the store and the key; errNotFound for no such key unlisted.
 func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit int64, what string, w io.Writer) (objectRead, error) {
 	name := keyName(key)
 	bad := func(format string, args ...any) error {
@@ -561,9 +506,8 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 	opts := &blob.ReaderOptions{BeforeRead: func(as func(any) bool) error {
 		var opts *[]func(*s3.Options)
 		if as(&opts) {
-			// The S3 client says nothing of an object stored without a
-			// checksum (it would print a line for each, and most objects
-			// are; the checks below are this read's).
+			// No line from the S3 client for each object stored without a
+			// checksum (most are; this read makes its own checks).
 			*opts = append(*opts, func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
 		}
 		var in *s3.GetObjectInput
@@ -621,8 +565,7 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 	return objectRead{n: n, md5: sum}, nil
 }
 
-// preconditionFailed reports whether err is a store's 412: the version a
-// read asked for (If-Match) is not the one it holds.
+// preconditionFailed reports whether err is a 412: not the version asked for.
 func preconditionFailed(err error) bool {
 	if re, ok := errors.AsType[*awshttp.ResponseError](err); ok && re.HTTPStatusCode() == http.StatusPreconditionFailed {
 		return true

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,12 +19,9 @@ import (
 	"gocloud.dev/blob/s3blob"
 )
 
-// Every reply an S3 store sends passes through boundedReplies, the HTTP
-// client the SDK is given when the store is opened (openS3, and the
-// tests' stores through clientOptions): whatever asked (a listing's page,
-// an object, an attribute, a write), its body is read through a bound,
-// counted as it is read, so a reply sent in chunks, with no length said,
-// is bounded as one that says its length.
+// Every reply of an S3 store passes through boundedReplies, the HTTP
+// client the SDK is given (openS3): whatever asked, its body is read
+// through a bound counted as it reads, so a chunked reply is bounded too.
 const (
 	// maxReply bounds a reply other than an object's or an error's: a
 	// listing's page of 1,000 keys is about 300 KB.
@@ -35,13 +33,11 @@ const (
 	maxReplyHeader = 64 << 10
 )
 
-// replyBoundKey is the context key under which a read says how much of an
-// object's body its reply may carry.
+// replyBoundKey is the context key of withObjectBound.
 type replyBoundKey struct{}
 
 // withObjectBound lets the reply to a GET made with ctx carry up to n
-// bytes: an object's bound and one byte more, so an object larger than its
-// kind may be is seen to be, and refused by name, by its reader.
+// bytes: an object's bound and one more, so its reader sees one too large.
 func withObjectBound(ctx context.Context, n int64) context.Context {
 	return context.WithValue(ctx, replyBoundKey{}, n)
 }
@@ -78,10 +74,8 @@ func (c boundedReplies) Do(req *http.Request) (*http.Response, error) {
 }
 
 // boundedBody is a reply's body that fails once more than its bound was
-// sent: an error, not an end, so a cut listing or error is never read as
-// a whole one. After that error it reads as ended: the SDK, discarding a
-// reply's rest, would log a line for each error (as many lines as
-// replies cut).
+// sent: an error, not an end, so a cut reply is never read as whole. After
+// it, it reads as ended: the SDK would log a line discarding each's rest.
 type boundedBody struct {
 	body io.ReadCloser
 	left int64
@@ -112,10 +106,9 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 
 func (b *boundedBody) Close() error { return b.body.Close() }
 
-// boundReplies is the option every S3 client of a store is made with
-// (openS3), last: its replies are read through boundedReplies, over the
-// client it was given (a test's in-memory connections) or the SDK's own,
-// whose header is bounded too (maxReplyHeader).
+// boundReplies, every S3 client's last option, reads its replies through
+// boundedReplies over the client given (a test's) or the SDK's own, whose
+// header it bounds too.
 func boundReplies(o *s3.Options) {
 	hc := o.HTTPClient
 	switch c := hc.(type) {
@@ -129,9 +122,8 @@ func boundReplies(o *s3.Options) {
 
 func boundHeader(tr *http.Transport) { tr.MaxResponseHeaderBytes = maxReplyHeader }
 
-// openS3 opens the bucket of an s3:// URL as gocloud's own URL opener does,
-// with the same parameters, but with every reply bounded (boundReplies,
-// after the options given: a test's HTTP client and logger).
+// openS3 opens an s3:// URL's bucket as gocloud's URL opener does, with
+// its parameters, but every reply bounded (after the options given).
 func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.Bucket, error) {
 	q := u.Query()
 	var bopts s3blob.Options
@@ -142,11 +134,14 @@ func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.
 		return v
 	}
 	if v := take("ssetype"); v != "" {
-		t, ok := sseType(v)
-		if !ok {
+		all := types.ServerSideEncryptionAes256.Values()
+		i := slices.IndexFunc(all, func(t types.ServerSideEncryption) bool {
+			return strings.EqualFold(string(t), v)
+		})
+		if i < 0 {
 			return nil, fmt.Errorf("%q is not a valid value for \"ssetype\"", v)
 		}
-		bopts.EncryptionType = t
+		bopts.EncryptionType = all[i]
 	}
 	bopts.KMSEncryptionID = take("kmskeyid")
 	for _, p := range []struct {
@@ -175,14 +170,4 @@ func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.
 	bopts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
 	opts = append(append(opts, given...), boundReplies)
 	return s3blob.OpenBucket(ctx, s3.NewFromConfig(cfg, opts...), u.Host, &bopts)
-}
-
-// sseType is the server-side encryption an ssetype parameter names.
-func sseType(v string) (types.ServerSideEncryption, bool) {
-	for _, t := range types.ServerSideEncryptionAes256.Values() {
-		if strings.EqualFold(string(t), v) {
-			return t, true
-		}
-	}
-	return "", false
 }

@@ -3,55 +3,35 @@ package bucket
 import (
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// What a store says (an error's code and message, its request ids, a key
-// it lists) reaches our errors and lines only through storeWords or
-// keyName: clipped, then redacted. A store can say megabytes; a message
-// needs its first and last words.
+// What a store says (an error, a request id, a key) reaches our messages
+// only through storeWords or keyName: clipped (a store can say megabytes),
+// then redacted.
 
 // wordsEdge is how much of a store's words a message keeps at each end.
 const wordsEdge = 200
 
-// storeWords is a store's text made fit for one of our messages: one line
-// (each run of white space, newlines included, one space), and, when long,
-// its first and last wordsEdge bytes or so (cut between words where one
-// ends near the cut) with the count of what was left out between; then
-// redacted (redact.Text: a secret the clip cut in two is as random as a
-// whole one), and its other control characters written as escapes
-// (term.Line), so no terminal obeys them wherever it is printed.
+// storeWords is a store's text made fit for a message: one line, each run
+// of white space one space, clipped, redacted (a secret clipped in two is
+// as random as whole), control characters escaped (term.Line).
 func storeWords(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	return term.Line(redact.Text(clip(b.String(), true)))
+	// Through []rune, each byte that is not UTF-8 reads as U+FFFD.
+	line := strings.Join(strings.Fields(string([]rune(s))), " ")
+	return term.Line(redact.Text(clip(line, true)))
 }
 
-// keyName is how a key the store listed is named in a message: clipped at
-// both ends as storeWords clips (but its spaces kept: the name must be the
-// key's), redacted, then printed as every outside name is (term.Name), on
-// one line.
+// keyName is a key in a message: clipped (spaces kept), redacted, term.Name.
 func keyName(key string) string {
 	return term.Name(redact.Text(clip(key, false)))
 }
 
-// clip keeps the first and last wordsEdge bytes of a long s, at rune
-// boundaries, and at a space near the cut when words says to look for one.
+// clip keeps the first and last wordsEdge bytes of a long s, and the count
+// left out, cut at rune boundaries, and at a near space if words.
 func clip(s string, words bool) string {
 	if len(s) <= 2*wordsEdge+40 {
 		return s
@@ -69,8 +49,7 @@ func clip(s string, words bool) string {
 	return fmt.Sprintf("%s … (%d bytes left out) … %s", s[:head], tail-head, s[tail:])
 }
 
-// runeStart is i, or the start of the rune i falls in (bytes that are
-// not UTF-8 are cut where they are).
+// runeStart is i, or the start of the rune i falls in.
 func runeStart(s string, i int) int {
 	for k := 1; k < utf8.UTFMax && i > 0 && !utf8.RuneStart(s[i]); k++ {
 		i--

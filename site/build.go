@@ -1,7 +1,5 @@
-// Package site builds a site of result pages on disk: into a fresh folder
-// beside the old site, swapped in whole, carrying over the files no build
-// wrote, reusing the pages of unchanged runs, clearing what killed builds
-// left; and, for `matrixgen serve`, keeps a built site up to date in
+// Package site builds a site of result pages on disk, in a fresh folder
+// swapped in whole, and for `matrixgen serve` keeps one up to date in
 // place (Live). What the files hold is package render's.
 package site
 
@@ -29,8 +27,7 @@ func (fs Files) Entry(i int) (runfile.Entry, error) { return runfile.Load(fs[i])
 // Read reads the run file i, not decoded.
 func (fs Files) Read(i int) (runfile.Entry, error) { return runfile.Read(fs[i]) }
 
-// readFiles is Files whose pages in the page cache, once read, are let go
-// of as the site's files written are.
+// readFiles is Files whose pages, read, the page cache lets go of.
 type readFiles struct {
 	Files
 	cache *pageCache
@@ -46,9 +43,8 @@ func (fs readFiles) load(i int, load func(string) (runfile.Entry, error)) (runfi
 	return e, err
 }
 
-// Size is a run file's size as the build's budget counts it: the bound
-// when it cannot be told (reading it will say why), and never more than
-// the bound (a larger file is refused before it is read).
+// Size is a run file's size as the build's budget counts it: at most the
+// bound (a larger file is refused), the bound when it cannot be told.
 func (fs Files) Size(i int) int64 {
 	info, err := os.Stat(fs[i])
 	if err != nil {
@@ -57,16 +53,10 @@ func (fs Files) Size(i int) int64 {
 	return min(info.Size(), runfile.MaxBytes)
 }
 
-// Build writes the site for the runs of src into out. It builds into a fresh
-// folder beside out and swaps it in only when every page is written, so a
-// failed build (every bad run listed) leaves the previous site as it was.
-// Files in out that no build wrote (a CNAME, .nojekyll, a .git folder) are
-// carried over into the new site, never deleted.
-func Build(src render.Source, site render.Site, out string) (render.Stats, error) {
-	return BuildContext(context.Background(), src, site, out)
-}
-
-// BuildContext is Build that stops, removing what it began, when ctx ends.
+// BuildContext writes the site for the runs of src into out: built beside
+// it and swapped in only whole, so a failed or cancelled build leaves the
+// old site as it was. Files in out no build wrote (a CNAME, a .git folder)
+// are carried over, never deleted.
 func BuildContext(ctx context.Context, src render.Source, site render.Site, out string) (render.Stats, error) {
 	_, stats, err := build(ctx, src, site, out)
 	return stats, err
@@ -130,28 +120,24 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 	return r, stats, nil
 }
 
-// writeSite writes the site into the fresh folder dest: its marker first,
-// so the folder is a site's from its first file, then what r makes.
+// writeSite writes the site into the fresh folder dest, its marker first.
 func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest *folder, cache render.Cache) (render.Stats, error) {
 	if err := writeFile(dest.dir, siteMarker, []byte(markerHeader), nil); err != nil {
 		return render.Stats{}, err
 	}
 	if files, ok := src.(Files); ok && dest.cache != nil {
-		// The run files, once read, wait in the page cache with the
-		// site's files: five gigabytes for a hundred thousand runs.
+		// Bounded too: 5 GB of run files at 100,000 runs.
 		src = readFiles{files, dest.cache}
 	}
 	return r.Build(ctx, src, dest, cache)
 }
 
 // keepUserFiles moves the files of the old site out that no build wrote
-// into the new site tmp. It returns what it kept, a file or a whole
-// folder a line, for the message; the files it moved, to move back should
-// the build fail after all; and what it left out: links and anything else
-// that is not a regular file (a link to /etc would carry /etc into the
-// new site, and serve and publish it). For an older site whose marker
-// lists nothing, whatever the new build does not write is kept. A name
-// the new build also writes is an error naming it: neither file is lost.
+// (for a marker listing none, what the new build does not write) into the
+// new site tmp. It returns what it kept, a file or whole folder a line;
+// the files it moved, to return should the build fail; and what it left
+// out: anything not a regular file (a link to /etc would publish /etc). A
+// name the new build writes too is an error: neither file is lost.
 func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
 	built, listed := builtFiles(out)
 	var files, clash []string
@@ -197,11 +183,9 @@ func keepUserFiles(out, tmp string) (kept, moved, left []string, err error) {
 		return nil, nil, nil, fmt.Errorf("%s holds files the site would now write too, not written by a build: %s; move them away (nothing was changed)", term.Name(out), render.Names(clash))
 	}
 	beforeKeeping()
-	// Each file is moved through the folder both sites are in, opened as
-	// an os.Root: a folder on the way swapped for a link out of it since
-	// the listing cannot move a file from elsewhere into the site. What
-	// was moved is looked at where it now is, in the build's own folder:
-	// one swapped for a link or a pipe goes back, left out.
+	// Moved within an os.Root of both sites' folder, so a folder swapped
+	// for a link since the listing brings in nothing from elsewhere; what
+	// was moved is looked at there: a link or a pipe goes back, left out.
 	both, err := os.OpenRoot(filepath.Dir(out))
 	if err != nil {
 		return nil, nil, nil, err
@@ -235,9 +219,7 @@ func isRegularIn(root *os.Root, name string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
-// returnUserFiles moves kept files back from tmp into out, when the build
-// fails after keepUserFiles moved them, through the folder both are in
-// (an os.Root), as they came.
+// returnUserFiles moves kept files back from tmp into out, as they came.
 func returnUserFiles(tmp, out string, kept []string) {
 	both, err := os.OpenRoot(filepath.Dir(out))
 	if err != nil {
@@ -251,8 +233,7 @@ func returnUserFiles(tmp, out string, kept []string) {
 	}
 }
 
-// beforeKeeping runs between keepUserFiles' listing of the old site and
-// its moves: tests swap files there.
+// beforeKeeping runs between keepUserFiles' listing and moves, for tests.
 var beforeKeeping = func() {}
 
 // IsSite reports whether dir holds a site matrixgen built.
@@ -261,9 +242,8 @@ func IsSite(dir string) bool {
 	return err == nil
 }
 
-// replaceable refuses to replace a folder matrixgen did not build: the
-// output folder is replaced whole, and a mistyped -o must not cost anyone
-// their files.
+// replaceable refuses to replace a folder matrixgen did not build: a
+// mistyped -o must not cost anyone their files.
 func replaceable(out string) error {
 	entries, err := os.ReadDir(out)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0 {
@@ -278,10 +258,9 @@ func replaceable(out string) error {
 	return nil
 }
 
-// swapDir replaces dst with src: the old folder is moved aside, the new one
-// renamed into place, and only then is the old one removed. The site is in
-// place once the rename succeeds: an old folder that cannot be removed is
-// left for the next build to clear, not an error.
+// swapDir replaces dst with src: the old folder moved aside, the new one
+// renamed in, then the old one removed; one that cannot be is left for
+// the next build, not an error.
 func swapDir(src, dst string) error {
 	old := ""
 	if _, err := os.Lstat(dst); err == nil {

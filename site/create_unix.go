@@ -7,11 +7,9 @@ import (
 	"syscall"
 )
 
-// createFile writes data to a new or truncated file, sending it to disk
-// with writeback unless that is nil. It is os.WriteFile without os.File:
-// opening through os registers every file with the runtime's poller (four
-// fcntl calls and an epoll_ctl that regular files refuse), five of the
-// nine system calls a file cost, and a site is thousands of files.
+// createFile writes data to a new or truncated file, sent to disk with
+// writeback unless nil. It is os.WriteFile without os.File, whose poller
+// registration cost five of a file's nine system calls.
 func createFile(name string, data []byte, writeback func(fd int, from int64)) error {
 	fd, err := ignoringEINTR(func() (int, error) {
 		return syscall.Open(name, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)

@@ -9,18 +9,13 @@ import (
 	"strings"
 )
 
-// A build works in a folder beside the site, ".public.building-123",
-// swapped in when it is done (the old site moves to "….old" meanwhile and
-// is removed). A build killed (kill -9, a power cut) leaves that folder
-// behind. Each working folder has a lock file beside it, ".public.building-
-// 123.lock", which the build holds (the kernel's lock, freed when the
-// process dies) and in which it signs its name and process id
-// ("matrixgen build 123"). A later build removes a working folder only on
-// that proof: it can take the lock, so no process holds it, and the file
-// is signed, so the folder is matrixgen's. Anything else with the working
-// folders' prefix (no lock file, an unsigned one, a link) is left alone,
-// however old, and named in the build's stats: removing a folder on its
-// age alone removed what a slow build or another program was still using.
+// A build works in ".public.building-123" beside the site, which a killed
+// build leaves behind. Beside it is ".public.building-123.lock", held
+// (the kernel's lock, freed when the process dies) and signed
+// ("matrixgen build 123"). A later build removes a working folder only if
+// it can take the lock and the file is signed; anything else with the
+// prefix is left alone and named in the build's stats: removing by age
+// removed what a slow build or another program was still using.
 
 // debrisMark is in the name of a build's working folders beside the site.
 const debrisMark = ".building-"
@@ -28,19 +23,16 @@ const debrisMark = ".building-"
 // lockSuffix ends the name of a working folder's lock file.
 const lockSuffix = ".lock"
 
-// lockSignature begins a lock file a build holds, before its process id:
-// it says the folder beside it is matrixgen's.
+// lockSignature begins a lock file, before the process id.
 const lockSignature = "matrixgen build "
 
-// workFolder is a build's working folder and the lock that says it is in
-// use.
+// workFolder is a build's working folder and its lock.
 type workFolder struct {
 	dir  string
 	lock *os.File
 }
 
-// newWorkFolder makes a working folder for the site base in parent: its
-// lock file first, held and signed, then the folder of the same name.
+// newWorkFolder makes a working folder for base in parent, its lock first.
 func newWorkFolder(parent, base string) (*workFolder, error) {
 	lock, err := os.CreateTemp(parent, "."+base+debrisMark+"*"+lockSuffix)
 	if err != nil {
@@ -59,8 +51,7 @@ func newWorkFolder(parent, base string) (*workFolder, error) {
 	return w, nil
 }
 
-// release removes what is left of the working folder (nothing, once it
-// was swapped in) and its lock file.
+// release removes what is left of the working folder and its lock file.
 func (w *workFolder) release() {
 	os.RemoveAll(w.dir)
 	os.RemoveAll(w.dir + ".old")
@@ -68,11 +59,9 @@ func (w *workFolder) release() {
 	w.lock.Close()
 }
 
-// removeDebris removes the working folders earlier builds of the site base
-// left in parent whose lock files prove them abandoned (clearIfAbandoned),
-// and returns the names of those with the working folders' prefix it left
-// alone for want of proof. A build running now holds its lock: its folder
-// is neither removed nor named.
+// removeDebris removes the working folders of the site base in parent
+// proved abandoned (clearIfAbandoned), and returns the names with their
+// prefix left for want of proof; a running build's are neither.
 func removeDebris(parent, base string) (unproven []string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
@@ -103,11 +92,8 @@ func removeDebris(parent, base string) (unproven []string) {
 }
 
 // clearIfAbandoned removes the working folder stem in parent, its ".old"
-// and its lock file when the lock file proves the build that made them
-// gone: the lock is free, and the file is signed by matrixgen. The lock is
-// held while they are removed, so no build can start using them meanwhile.
-// It reports whether the lock file proved anything: that a process holds
-// it (a build is running), or that it is free and signed (all removed).
+// and its lock file, holding the lock, when the lock is free and signed.
+// It reports whether the lock proved anything: a build running, or gone.
 func clearIfAbandoned(parent, stem string) (proven bool) {
 	root, err := os.OpenRoot(parent)
 	if err != nil {
@@ -134,8 +120,7 @@ func clearIfAbandoned(parent, stem string) (proven bool) {
 	return true
 }
 
-// signed reports whether the lock file f was written by a build: its
-// signature and a process id, and nothing more.
+// signed reports whether f holds a build's signature and pid, only.
 func signed(f *os.File) bool {
 	b, err := io.ReadAll(io.LimitReader(f, 64))
 	if err != nil {

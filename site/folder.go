@@ -16,21 +16,17 @@ import (
 	"github.com/matrixgen/matrixgen/render"
 )
 
-// folder is a site's folder on disk as a render.Renderer writes it: a
-// fresh build's working folder, written straight into (a file the site
-// being replaced holds with the same bytes linked from it, not written
-// again), or, for a Live, the site itself, each file written beside the
-// old one and renamed over it, so a reader gets the old page or the new
-// one, never half of either.
+// folder is a site's folder as a render.Renderer writes it: a fresh
+// build's, written straight into (a file unchanged linked from the old
+// site), or a Live's site itself, each file written beside the old and
+// renamed over it, so a reader never gets half of either.
 type folder struct {
 	dir string
 	// previous is the site a build replaces, "" for none or in place.
 	previous string
-	// log, in place, is told every file written or removed, for the
-	// site's marker.
+	// log, in place, is told every file written or removed.
 	log *markerLog
-	// cache, for a fresh build, keeps its files' pages in the page cache
-	// bounded.
+	// cache, for a fresh build, bounds its files' pages in the page cache.
 	cache *pageCache
 }
 
@@ -46,9 +42,8 @@ func (f *folder) WriteFile(rel string, data []byte) error {
 			return err
 		}
 		if path.Base(rel) != render.MeasurementsFile {
-			// Its pages stay in the page cache until runs.csv reads
-			// them back (Measurements); read from disk, a hundred
-			// thousand runs' cost 20 s more.
+			// Kept cached until runs.csv reads it (Measurements): from
+			// disk, 100,000 runs' cost 20 s more.
 			f.cache.done(filepath.Join(f.dir, filepath.FromSlash(rel)), int64(len(data)))
 		}
 		return nil
@@ -60,8 +55,7 @@ func (f *folder) WriteFile(rel string, data []byte) error {
 	return nil
 }
 
-// replaceFile writes the file rel of the site in dir beside it and
-// renames it over the old one.
+// replaceFile writes the file rel of dir beside it, then renames it over.
 func replaceFile(dir, rel string, data []byte) error {
 	tmp := rel + ".matrixgen-tmp"
 	if err := writeFile(dir, tmp, data, nil); err != nil {
@@ -74,9 +68,8 @@ func replaceFile(dir, rel string, data []byte) error {
 	return nil
 }
 
-// writeFile writes a slash-separated path under dir, sending it to disk
-// with writeback unless that is nil. Paths come from package render and
-// validated ids only; the check is a last guard all the same.
+// writeFile writes a slash-separated path under dir, sent to disk with
+// writeback unless nil. The path check is a last guard.
 func writeFile(dir, rel string, data []byte, writeback func(fd int, from int64)) error {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return fmt.Errorf("refusing to write %s outside the site", term.Name(rel))
@@ -84,8 +77,7 @@ func writeFile(dir, rel string, data []byte, writeback func(fd int, from int64))
 	name := filepath.Join(dir, filepath.FromSlash(rel))
 	err := createFile(name, data, writeback)
 	if errors.Is(err, fs.ErrNotExist) {
-		// The first file of its folder: make the folder and try again,
-		// rather than ask after every file whether its folder is there.
+		// The first file of its folder: cheaper than asking every time.
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			return err
 		}
@@ -95,11 +87,9 @@ func writeFile(dir, rel string, data []byte, writeback func(fd int, from int64))
 }
 
 // linkUnchanged links the previous site's file into the new one when it
-// holds exactly data, and says whether it did. A build replaces a site
-// whole, so most files are the same bytes as before; a link costs the file
-// system no new file (on ext4, creating files just after deleting as many
-// made the allocator scan for recently freed ones: a third of a build's
-// time), and the old site's removal frees nothing the new one uses.
+// holds exactly data, and says whether it did. Most files are unchanged,
+// and a link makes no new file (on ext4, creating as many files as were
+// just deleted cost a third of a build in the allocator).
 func (f *folder) linkUnchanged(rel string, data []byte) bool {
 	if f.previous == "" {
 		return false
@@ -146,13 +136,11 @@ func (f *folder) RemoveAll(rel string) error {
 	return os.RemoveAll(filepath.Join(f.dir, filepath.FromSlash(rel)))
 }
 
-// maxMeasurementsBytes bounds a run's measurements.csv read back into
-// runs.csv: thousands of times what a full run's holds (tens of
-// kilobytes); the file is the build's own, the bound a last guard.
+// maxMeasurementsBytes bounds a run's measurements.csv read back, a last
+// guard: a full run's is tens of kilobytes.
 const maxMeasurementsBytes = 64 << 20
 
-// Measurements reads a run's measurements.csv back from the site, into
-// buf.
+// Measurements reads a run's measurements.csv back from the site into buf.
 func (f *folder) Measurements(id string, buf []byte) ([]byte, string, error) {
 	name := filepath.Join(f.dir, "runs", id, render.MeasurementsFile)
 	r, info, err := regular.OpenEntry(name)
@@ -171,15 +159,13 @@ func (f *folder) Measurements(id string, buf []byte) ([]byte, string, error) {
 	return buf, name, nil
 }
 
-// stream is a file of the site written piece by piece, too large to
-// hold: straight into a fresh build's folder, or beside the file of a
-// site updated in place, renamed over it when finished.
+// stream is a file of the site too large to hold, written piece by piece
+// (beside its old one in place, renamed over it when finished).
 type stream struct {
 	f           *os.File
 	name, final string
-	// cache, for a fresh build, bounds the stream's pages in the page
-	// cache: fd is f's descriptor, written and flushed count its bytes
-	// written and those the kernel was asked to write to disk.
+	// cache, for a fresh build, bounds the stream's cached pages: fd is
+	// f's, flushed the bytes the kernel was asked to write to disk.
 	cache            *pageCache
 	fd               int
 	written, flushed int64
@@ -215,9 +201,7 @@ func (s *stream) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeBack sends what the stream wrote since the last time to disk, once
-// the build has passed its page cache's limit, and drops what lies the
-// limit's worth before it.
+// writeBack sends the stream's new bytes to disk, dropping a limit behind.
 func (s *stream) writeBack() {
 	writeback := s.cache.writebackNow()
 	if writeback == nil {
@@ -232,9 +216,7 @@ func (s *stream) writeBack() {
 
 // Close puts the file in place.
 func (s *stream) Close() error {
-	if s.cache != nil {
-		s.writeBack()
-	}
+	s.writeBack()
 	err := s.f.Close()
 	if err == nil && s.name != s.final {
 		err = os.Rename(s.name, s.final)

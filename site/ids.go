@@ -11,14 +11,23 @@ import (
 )
 
 // idClashes returns an error for each run of src whose id differs from an
-// earlier one's only in case (A.json and a.json): each id names a folder
-// of the site, and on a file system that ignores case (macOS's, Windows',
-// many bucket mounts) the two are one folder, one run's pages overwriting
-// the other's. Refusing says so where renaming behind the user's back
-// would break their links. Run ids are ASCII (matrixgen.ValidID), so case
-// is the only way two can name one folder.
+// earlier one's only in case (A.json and a.json): on a file system that
+// ignores case the two are one folder; renaming would break links. Run ids
+// are ASCII, so case is the only way two can name one folder.
 func idClashes(src render.Source) []error {
-	ids, names := sourceIDs(src)
+	// The ids and the names to show, without reading a run.
+	var ids, names []string
+	switch s := src.(type) {
+	case Files:
+		for _, f := range s {
+			ids = append(ids, strings.TrimSuffix(filepath.Base(f), ".json"))
+		}
+		names = s
+	case render.Entries:
+		for _, e := range s {
+			ids, names = append(ids, e.ID), append(names, cmp.Or(e.File, e.ID))
+		}
+	}
 	first := make(map[string]int, len(ids))
 	var errs []error
 	for i, id := range ids {
@@ -32,22 +41,4 @@ func idClashes(src render.Source) []error {
 			term.Name(names[j]), term.Name(names[i])))
 	}
 	return errs
-}
-
-// sourceIDs lists the ids of src's runs, and the names to show for them
-// (their files'), without reading a run: a build refuses clashing ids
-// before it writes anything.
-func sourceIDs(src render.Source) (ids, names []string) {
-	switch s := src.(type) {
-	case Files:
-		for _, f := range s {
-			ids = append(ids, strings.TrimSuffix(filepath.Base(f), ".json"))
-		}
-		return ids, s
-	case render.Entries:
-		for _, e := range s {
-			ids, names = append(ids, e.ID), append(names, cmp.Or(e.File, e.ID))
-		}
-	}
-	return ids, names
 }

@@ -13,18 +13,13 @@ import (
 	"github.com/matrixgen/matrixgen/render"
 )
 
-// Live keeps a site built from run files up to date in place, for `matrixgen
-// serve`: after a change it rewrites only what the change touches (what
-// render.Renderer.Update writes: the changed runs' folders and the pages
-// that list them), each file written beside the old one and renamed over
-// it, so a reader gets the old page or the new one. A change costs its run,
-// not the site: runs.csv (every measurement of every run, 1.7 GB at
-// 100,000 runs) is not written again but made on request (SiteCSV), and
-// removed from the folder at the first change so it never holds a stale
-// one; nor is the reuse cache, whose entries for the changed runs then no
-// longer match, so the next build builds those runs again and reuses the
-// rest. A full Build stays the way to publish: it swaps in a whole site,
-// runs.csv and all.
+// Live keeps a site built from run files up to date in place, for
+// `matrixgen serve`: a change rewrites only what render.Renderer.Update
+// writes (the changed runs and the pages listing them), each file renamed
+// over the old one. A change costs its run, not the site: runs.csv (1.7 GB
+// at 100,000 runs) is removed at the first change and made on request
+// (SiteCSV), and the reuse cache is not written (the next build builds the
+// changed runs again). A full build stays the way to publish.
 type Live struct {
 	r     *render.Renderer
 	out   string
@@ -32,53 +27,50 @@ type Live struct {
 	runs  int                  // how many the site holds
 	// csvGone says runs.csv and its parts were removed from the folder.
 	csvGone bool
-	// dest is the site's folder, written in place; its log is every file
-	// the site holds that a build wrote, which tells them from files
-	// someone added, and the changes not yet appended to the site's
-	// marker.
+	// dest is the site's folder, written in place; its log the files a
+	// build wrote and the changes not yet appended to the marker.
 	dest *folder
 }
 
-// fileState is what tells a run file (and its notes) changed: size and
-// modification time, as make and Hugo's server tell.
+// fileState tells a run file (and its notes) changed, as make does.
 type fileState struct {
 	size, notesSize int64
 	mod, notesMod   time.Time
 }
 
-func stateOf(file string) (fileState, error) {
-	info, err := os.Stat(file)
-	if err != nil {
-		return fileState{}, err
-	}
-	s := fileState{size: info.Size(), mod: info.ModTime(), notesSize: -1}
-	if n, err := os.Stat(strings.TrimSuffix(file, ".json") + ".md"); err == nil {
-		s.notesSize, s.notesMod = n.Size(), n.ModTime()
-	}
-	return s, nil
-}
-
-// NewLive builds the site from files into out, as Build does, and keeps
-// what it laid out for the updates that follow.
-func NewLive(ctx context.Context, files []string, site render.Site, out string) (*Live, render.Stats, error) {
+// statesOf is the state of each of files.
+func statesOf(files []string) (map[string]fileState, error) {
 	states := make(map[string]fileState, len(files))
 	for _, f := range files {
-		s, err := stateOf(f)
+		info, err := os.Stat(f)
 		if err != nil {
-			return nil, render.Stats{}, err
+			return nil, err
+		}
+		s := fileState{size: info.Size(), mod: info.ModTime(), notesSize: -1}
+		if n, err := os.Stat(strings.TrimSuffix(f, ".json") + ".md"); err == nil {
+			s.notesSize, s.notesMod = n.Size(), n.ModTime()
 		}
 		states[f] = s
+	}
+	return states, nil
+}
+
+// NewLive builds the site from files into out, kept for updates.
+func NewLive(ctx context.Context, files []string, site render.Site, out string) (*Live, render.Stats, error) {
+	states, err := statesOf(files)
+	if err != nil {
+		return nil, render.Stats{}, err
 	}
 	r, stats, err := build(ctx, Files(files), site, out)
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
 	l := &Live{r: r, out: filepath.Clean(out), files: states, runs: stats.Runs}
-	log, err := readMarkerLog(l.out)
+	built, size, err := readMarker(l.out)
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
-	l.dest = &folder{dir: l.out, log: log}
+	l.dest = &folder{dir: l.out, log: &markerLog{files: built, size: size, whole: size}}
 	return l, stats, nil
 }
 
@@ -89,15 +81,13 @@ func (l *Live) Update(files []string) (_ render.Stats, err error) {
 	if errs := idClashes(Files(files)); len(errs) > 0 {
 		return render.Stats{}, &render.BadRunsError{Errs: errs}
 	}
-	states := make(map[string]fileState, len(files))
+	states, err := statesOf(files)
+	if err != nil {
+		return render.Stats{}, err
+	}
 	var changed []string
 	for _, f := range files {
-		s, err := stateOf(f)
-		if err != nil {
-			return render.Stats{}, err
-		}
-		states[f] = s
-		if old, ok := l.files[f]; !ok || old != s {
+		if old, ok := l.files[f]; !ok || old != states[f] {
 			changed = append(changed, f)
 		}
 	}
@@ -110,9 +100,8 @@ func (l *Live) Update(files []string) (_ render.Stats, err error) {
 	if len(changed) == 0 && len(removed) == 0 {
 		return render.Stats{Runs: l.runs}, nil
 	}
-	// Should a write fail, the changed runs are known as written but not
-	// as what: the next update lays out again those still there and
-	// removes the folders of those gone.
+	// Should a write fail, the next update lays out the changed runs
+	// again, and removes the folders of those gone.
 	defer func() {
 		if err != nil {
 			for _, f := range changed {
@@ -134,19 +123,18 @@ func (l *Live) Update(files []string) (_ render.Stats, err error) {
 	return stats, nil
 }
 
-// removeSiteCSV removes runs.csv and its parts from the folder, once: from
-// the first change on they are made on request (SiteCSV).
+// removeSiteCSV removes runs.csv and its parts, once: SiteCSV makes them.
 func (l *Live) removeSiteCSV() error {
 	if l.csvGone {
 		return nil
 	}
-	names, _ := filepath.Glob(filepath.Join(l.out, "runs-*.csv"))
-	for _, name := range append(names, filepath.Join(l.out, "runs.csv")) {
+	parts, _ := filepath.Glob(filepath.Join(l.out, "runs-*.csv"))
+	names := append([]string{filepath.Join(l.out, "runs.csv")}, parts...)
+	for _, name := range names {
 		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
-	l.dest.log.removed("runs.csv")
 	for _, name := range names {
 		l.dest.log.removed(filepath.Base(name))
 	}
@@ -154,17 +142,14 @@ func (l *Live) removeSiteCSV() error {
 	return nil
 }
 
-// SiteCSV writes to w the file name of the site's runs.csv, "runs.csv" or
-// one of its parts by month ("runs-2026-12.csv"), as a build of the runs
-// the site has now writes it, read from their measurements.csv in the
-// folder. ok is false for a name the site has no such file by. A run
-// changed while it is written makes an error, not a file of two
-// versions: what was written of it is then to be thrown away.
+// SiteCSV writes to w the site's "runs.csv" or a part by month
+// ("runs-2026-12.csv") named name, as a build would, from the runs'
+// measurements.csv; ok is false for no such file. A run changed meanwhile
+// is an error: what was written is then to be thrown away.
 func (l *Live) SiteCSV(w io.Writer, name string) (ok bool, err error) {
 	return l.r.SiteCSV(w, l.dest, name)
 }
 
-// CSVGone reports whether runs.csv was removed from the folder after a
-// change: the folder is then a site to serve, not yet one to publish,
-// until a build writes it again.
+// CSVGone reports whether runs.csv was removed after a change: the folder
+// is then a site to serve, not to publish.
 func (l *Live) CSVGone() bool { return l.csvGone }

@@ -1,11 +1,19 @@
 package site
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/matrixgen/matrixgen/render"
 )
+
+// Build is BuildContext without an end.
+func Build(src render.Source, site render.Site, out string) (render.Stats, error) {
+	return BuildContext(context.Background(), src, site, out)
+}
 
 func read(t *testing.T, name string) string {
 	t.Helper()

@@ -15,24 +15,18 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// siteMarker is written at the root of every site, so a later build knows
-// the folder it replaces is one it made and not, say, a home directory. It
-// lists every file the build wrote, so the next build can tell them from
-// files someone added.
-//
-// A build writes the list whole, a name a line. serve, which changes a
-// site in place, appends what each change did instead — "+ name" for a
-// file it wrote, "- name" for one it removed — so a change costs its own
-// lines, not a list of every file of the site (1.5 MB at 10,000 runs).
-// The lines are read in order; an unfinished last line (an append cut
-// short) is ignored. Names the build writes begin with a letter, a digit
-// or a dot, never with "+ " or "- ".
+// siteMarker, at every site's root, tells a later build the folder is one
+// it made (not, say, a home directory) and lists every file a build wrote,
+// a name a line, to tell them from files someone added. serve appends
+// "+ name" or "- name" for each file it writes or removes instead, so a
+// change costs its own lines, not the list (1.5 MB at 10,000 runs). The
+// lines are read in order, an unfinished last one ignored; no name a build
+// writes begins with "+ " or "- ".
 const siteMarker = ".matrixgen-site"
 
 const markerHeader = "This folder is a site built by matrixgen; the next build replaces the files listed below and keeps any other.\n"
 
-// maxMarkerBytes bounds a site's marker, a line for each file the site
-// holds: tens of bytes for each of some files for each run.
+// maxMarkerBytes bounds a site's marker: tens of bytes a file.
 const maxMarkerBytes = 64 << 20
 
 // writeManifest writes the marker with the list of the site's files.
@@ -49,8 +43,7 @@ func writeManifest(dir string) error {
 	return writeFile(dir, siteMarker, markerText(names), nil)
 }
 
-// eachFile calls fn with the slash-separated path under base of each file
-// in the folder root.
+// eachFile calls fn with each file's slash path under base, in root.
 func eachFile(base, root string, fn func(rel string)) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -66,20 +59,15 @@ func eachFile(base, root string, fn func(rel string)) error {
 
 // markerText is a marker listing names, in the order given.
 func markerText(names []string) []byte {
-	size := len(markerHeader)
-	for _, n := range names {
-		size += len(n) + 1
-	}
-	b := append(make([]byte, 0, size), markerHeader...)
+	b := []byte(markerHeader)
 	for _, n := range names {
 		b = append(append(b, n...), '\n')
 	}
 	return b
 }
 
-// readMarker reads the marker of the site at out: the file itself, never
-// what a link there points to, nor a pipe that would block the build. It
-// gives the files the marker lists (markerFiles) and its size.
+// readMarker reads the marker of the site at out, never through a link or
+// from a pipe: the files it lists (markerFiles) and its size.
 func readMarker(out string) (files map[string]bool, size int, err error) {
 	name := filepath.Join(out, siteMarker)
 	f, info, err := regular.OpenEntry(name)
@@ -97,8 +85,7 @@ func readMarker(out string) (files map[string]bool, size int, err error) {
 	return files, len(data), nil
 }
 
-// markerFiles is the set of files a marker lists, its appended changes
-// applied; ok is false for text that is not a marker.
+// markerFiles is the set of files a marker lists; ok is false for none.
 func markerFiles(data []byte) (files map[string]bool, ok bool) {
 	text, ok := strings.CutPrefix(string(data), markerHeader)
 	if !ok {
@@ -122,8 +109,7 @@ func markerFiles(data []byte) (files map[string]bool, ok bool) {
 }
 
 // changeOf reads a line of the marker: a name, or a change ('+' or '-')
-// and its name. A name no build writes — none, or one that would read as
-// a change — is "".
+// and its name; "" for a name no build writes (none, or a change's).
 func changeOf(line string) (change byte, name string) {
 	if strings.HasPrefix(line, "+ ") || strings.HasPrefix(line, "- ") {
 		change, line = line[0], line[2:]
@@ -144,8 +130,7 @@ func builtFiles(out string) (files map[string]bool, ok bool) {
 	files = map[string]bool{siteMarker: true}
 	for line := range listed {
 		files[line] = true
-		// Its folders too, as "runs/a/", so a folder is known to be the
-		// build's at a glance.
+		// Its folders too, as "runs/a/", to know the build's at a glance.
 		for dir := path.Dir(line); dir != "."; dir = path.Dir(dir) {
 			files[dir+"/"] = true
 		}
@@ -153,24 +138,13 @@ func builtFiles(out string) (files map[string]bool, ok bool) {
 	return files, true
 }
 
-// markerLog is serve's side of the marker: the files the site holds that
-// a build wrote, and the changes to them not yet appended.
+// markerLog is serve's side of the marker: its files and changes pending.
 type markerLog struct {
 	files   map[string]bool
 	pending []string
-	// size is the marker's size on disk; whole is its size when last
-	// written whole. Once the appended lines outgrow the list, the marker
-	// is written whole again, so it stays within twice its list.
+	// size is the marker's size on disk, whole its size when last written
+	// whole: past twice that, it is written whole again (flush).
 	size, whole int
-}
-
-// readMarkerLog reads the marker of the site at out.
-func readMarkerLog(out string) (*markerLog, error) {
-	files, size, err := readMarker(out)
-	if err != nil {
-		return nil, err
-	}
-	return &markerLog{files: files, size: size, whole: size}, nil
 }
 
 // wrote notes that the site holds the file rel.
@@ -189,9 +163,8 @@ func (m *markerLog) removed(rel string) {
 	}
 }
 
-// removedFolder notes that the files now in the site's folder dir (a
-// slash-separated path under out) are to go: read from the folder, not
-// by a search of every file the site holds.
+// removedFolder notes that the files now in the site's folder dir (under
+// out) are to go, read from the folder rather than searched for.
 func (m *markerLog) removedFolder(out, dir string) error {
 	err := eachFile(out, filepath.Join(out, filepath.FromSlash(dir)), m.removed)
 	if os.IsNotExist(err) {
@@ -201,12 +174,10 @@ func (m *markerLog) removedFolder(out, dir string) error {
 }
 
 // flush appends the pending changes to the marker of the site at out, or
-// writes it whole (beside it, then renamed over it) when the changes
-// appended since it last was would outgrow its list or the bound a marker
-// is read within, or when an append cannot be trusted: the marker is gone,
-// not a regular file, or ends in an unfinished line (an append cut short),
-// which a line appended after it would complete into a name the site never
-// wrote, and the next build would replace a file of that name as its own.
+// writes it whole (renamed over it) when the appends would outgrow twice
+// its list or its bound, or cannot be trusted: a marker gone, not a
+// regular file, or ending in an unfinished line, which an append would
+// complete into a name the next build would replace as its own.
 func (m *markerLog) flush(out string) error {
 	if len(m.pending) == 0 {
 		return nil
@@ -226,9 +197,8 @@ func (m *markerLog) flush(out string) error {
 	return nil
 }
 
-// appendMarker appends lines to the marker name, the regular file itself
-// (not what a link there points to, nor a pipe), in one write, if its
-// last line is finished.
+// appendMarker appends lines to the marker name, the regular file itself,
+// in one write, if its last line is finished.
 func appendMarker(name, lines string) error {
 	f, info, err := regular.AppendEntry(name)
 	if err != nil {

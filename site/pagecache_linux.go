@@ -8,21 +8,17 @@ import (
 
 const canDropCache = true
 
-// startWriteback asks the kernel to begin writing the file fd to disk
-// from offset from on, without waiting for it, so that its pages are
-// clean, and can be dropped, by the time pageCache lets go of them. It is
-// advice: a failure costs memory, nothing else.
+// startWriteback asks the kernel to begin writing the file fd to disk from
+// offset from on, so its pages are clean by the time pageCache drops them.
+// It is advice: a failure costs memory, nothing else.
 func startWriteback(fd int, from int64) {
 	unix.SyncFileRange(fd, from, 0, unix.SYNC_FILE_RANGE_WRITE)
 }
 
 // dropCached drops the file name's clean pages from the page cache and
-// sends its dirty ones to disk. It is advice, like startWriteback. The
-// name is opened again: for a FIFO the open does not wait, nothing but a
-// regular file is advised, and a link as the name's last part is not
-// followed. (A folder along the name swapped for a link is followed: the
-// drop then evicts another readable file's clean pages, which changes no
-// byte of it.)
+// sends its dirty ones to disk, as advice. Opened again, a regular file
+// only, without waiting on a FIFO or following a last link (a folder
+// swapped for a link is followed: evicting another file changes no byte).
 func dropCached(name string) {
 	fd, err := ignoringEINTR(func() (int, error) {
 		return syscall.Open(name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
@@ -37,8 +33,7 @@ func dropCached(name string) {
 	}
 }
 
-// dropCachedBefore drops the clean pages before offset end of the file
-// open as fd.
+// dropCachedBefore drops fd's clean pages before offset end.
 func dropCachedBefore(fd int, end int64) {
 	unix.Fadvise(fd, 0, end, unix.FADV_DONTNEED)
 }

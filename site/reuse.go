@@ -23,32 +23,22 @@ import (
 	"github.com/matrixgen/matrixgen/runfile"
 )
 
-// A build reuses the pages of the runs whose inputs did not change since
-// the site it replaces was built: the run file's bytes, its notes, the
-// site's settings and matrixgen itself (the executable's bytes, templates
-// and all). Their folders are linked from the old site into the new one,
-// without reading the run again, and their line on the index comes from the
-// old site's cache. The result is the same bytes a full build writes; a
-// test holds it to that.
+// A build reuses the pages of runs whose inputs (run file, notes, the
+// site's settings, matrixgen's executable) did not change since the old
+// site: their folders linked into the new one and their summaries taken
+// from the old site's cache, the same bytes a full build writes.
 //
-// The cache lies in the site, where anyone who can write the site can
-// write it too; a cache may speed a build up, never change what it
-// publishes. So it is signed (HMAC-SHA256) with a key of this user's that
-// never leaves this machine's cache folder, and a cache whose signature
-// does not check is dropped unread; and it records a hash of each page it
-// stands for, checked before the page is linked, so a page changed in the
-// old site is built again.
+// Anyone who can write the site can write the cache, which may speed a
+// build up, never change what it publishes: so it is signed (HMAC-SHA256)
+// with a key of this user's that never leaves this machine, and records a
+// hash of each page, checked before the page is linked.
 
-// cacheFile is the previous build's record of each run's inputs and index
-// line, at the site's root.
+// cacheFile is the previous build's cache, at the site's root.
 const cacheFile = ".matrixgen-cache"
 
-// The cache is kept as a stream of gobs, signed: a cacheHeader, then each
-// run's render.CachedRun in id order (a map's order would make two builds
-// of the same runs differ), one at a time, so neither writing nor reading
-// it holds the whole list twice. It holds each run's summary, a few
-// hundred bytes, not its rows of runs.csv: those are read back from its
-// measurements.csv when runs.csv is written.
+// The cache is a stream of gobs, signed: a cacheHeader, then each run's
+// render.CachedRun in id order (so two builds agree), one at a time, so
+// the whole list is never held twice.
 
 // cacheHeader begins the cache file.
 type cacheHeader struct {
@@ -56,12 +46,9 @@ type cacheHeader struct {
 	Runs int
 }
 
-// executableHash identifies the running program's bytes, once: any change
-// to matrixgen (code or templates) makes every page new. Go's build ID is
-// such a hash, written by the toolchain into every binary (an ELF note on
-// Linux, a marker near the start of the text elsewhere); reading it costs
-// a few kilobytes where hashing the 40 MB program cost a build 25 ms.
-// Without one the whole file is hashed.
+// executableHash identifies the running program's bytes (code and
+// templates): its Go build ID, a few kilobytes read where hashing the
+// 40 MB program cost 25 ms, or else the hash of the whole file.
 var executableHash = sync.OnceValue(func() string {
 	name, err := os.Executable()
 	if err != nil {
@@ -110,8 +97,8 @@ func goBuildID(f *os.File) string {
 }
 
 // reuseKey is what every run page depends on beside its run: matrixgen and
-// the site's settings; "" when pages cannot be reused (templates read from
-// disk by serve, or no way to tell what matrixgen is).
+// the site's settings; "" when pages cannot be reused (templates on disk,
+// or matrixgen unknown).
 func reuseKey(site render.Site) string {
 	exe := executableHash()
 	if exe == "" || site.Assets != nil {
@@ -125,24 +112,11 @@ func reuseKey(site render.Site) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// inputHash is what a run's page is made of besides matrixgen and the
-// site: its file's bytes and its notes.
-func inputHash(e runfile.Entry) string {
-	h := sha256.New()
-	h.Write(e.Raw)
-	h.Write([]byte{0})
-	h.Write(e.Notes)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// maxCacheBytes bounds the cache a build reads: a run's summary is a few
-// hundred bytes (100,000 runs' about 60 MB); a larger one is not read, and
-// every page is built.
+// maxCacheBytes bounds the cache a build reads: 100,000 runs' is ~60 MB.
 const maxCacheBytes = 256 << 20
 
-// loadReuse reads the cache of the site at out, if it was built by the
-// same matrixgen with the same settings and signed with secret: its runs
-// by id.
+// loadReuse reads the runs, by id, of the cache of the site at out, if
+// its key is key and it is signed with secret.
 func loadReuse(out, key string, secret []byte) map[string]render.CachedRun {
 	if key == "" || secret == nil {
 		return nil
@@ -178,21 +152,22 @@ func loadReuse(out, key string, secret []byte) map[string]render.CachedRun {
 	return runs
 }
 
-// cacheSecret is this user's key for signing caches: 32 random bytes in
-// the user's cache folder (~/.cache/matrixgen/reuse-key), made on first
-// use, readable by this user alone; nil where there is no such folder, and
-// then nothing is reused.
+// cacheSecret is this user's key for signing caches, made on first use in
+// ~/.cache/matrixgen/reuse-key, readable by this user alone; nil without
+// a cache folder.
 var cacheSecret = sync.OnceValue(func() []byte {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return nil
 	}
-	return readOrMakeSecret(filepath.Join(dir, "matrixgen", "reuse-key"))
-})
-
-// readOrMakeSecret reads the key in name, or makes it.
-func readOrMakeSecret(name string) []byte {
-	if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
+	name := filepath.Join(dir, "matrixgen", "reuse-key")
+	read := func() []byte {
+		if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
+			return key
+		}
+		return nil
+	}
+	if key := read(); key != nil {
 		return key
 	}
 	key := make([]byte, 32)
@@ -202,11 +177,7 @@ func readOrMakeSecret(name string) []byte {
 	}
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		// Another build made it meanwhile: its key is the one.
-		if key, err := os.ReadFile(name); err == nil && len(key) == 32 {
-			return key
-		}
-		return nil
+		return read() // another build made it meanwhile: its key is the one
 	}
 	_, err = f.Write(key)
 	if closeErr := f.Close(); err != nil || closeErr != nil {
@@ -214,22 +185,18 @@ func readOrMakeSecret(name string) []byte {
 		return nil
 	}
 	return key
-}
+})
 
-// reuse is the reuse cache as a build uses it: the cache of the site it
-// replaces, read once, and where the new site is written.
+// reuse is the reuse cache of a build into dest.
 type reuse struct {
 	key    string
 	secret []byte // signs the cache (cacheSecret)
-	// previous are the runs of the old site's cache, by id; nil when there
-	// is none to use.
+	// previous are the old site's cached runs, by id.
 	previous map[string]render.CachedRun
 	dest     *folder
 }
 
-// newReuse is the reuse cache of a build into dest: nil when pages cannot
-// be reused (templates read from disk, no way to tell what matrixgen is,
-// no key to sign with).
+// newReuse is the reuse cache of a build into dest, or nil.
 func newReuse(site render.Site, dest *folder) render.Cache {
 	c := &reuse{key: reuseKey(site), secret: cacheSecret(), dest: dest}
 	if c.key == "" || c.secret == nil {
@@ -241,12 +208,15 @@ func newReuse(site render.Site, dest *folder) render.Cache {
 	return c
 }
 
-// Reuse links a run's folder from the site being replaced into the new
-// one when its inputs are the ones the cache recorded and its files the
-// ones the cache's build wrote, and gives its summary; false when it must
-// be built.
+// Reuse links a run's folder from the old site into the new one when its
+// inputs and files are those the cache recorded, and gives its summary;
+// false when it must be built.
 func (c *reuse) Reuse(e runfile.Entry) (string, render.CachedRow, bool) {
-	input := inputHash(e)
+	h := sha256.New() // of the run's file and notes
+	h.Write(e.Raw)
+	h.Write([]byte{0})
+	h.Write(e.Notes)
+	input := hex.EncodeToString(h.Sum(nil))
 	r, ok := c.previous[e.ID]
 	if !ok || r.Input != input {
 		return input, render.CachedRow{}, false
@@ -272,8 +242,7 @@ func (c *reuse) Reuse(e runfile.Entry) (string, render.CachedRow, bool) {
 	return input, r.Row, true
 }
 
-// Save writes the cache, signed, for the next build: each run's inputs
-// and summary.
+// Save writes the cache, signed, for the next build.
 func (c *reuse) Save(n int, runs iter.Seq[render.CachedRun]) error {
 	f, err := c.dest.Create(cacheFile)
 	if err != nil {
@@ -302,8 +271,7 @@ func (c *reuse) Save(n int, runs iter.Seq[render.CachedRun]) error {
 	return f.Close()
 }
 
-// fileHasSum reports whether name is a regular file whose bytes hash to
-// sum, and how many bytes it read.
+// fileHasSum reports whether regular file name hashes to sum, and its size.
 func fileHasSum(name string, sum [sha256.Size]byte) (int64, bool) {
 	f, _, err := regular.OpenEntry(name) // a link, however it resolves, is not a page of ours
 	if err != nil {
@@ -316,10 +284,8 @@ func fileHasSum(name string, sum [sha256.Size]byte) (int64, bool) {
 }
 
 // linkRegular links a regular file of the old site into the new one, and
-// reports whether that is what it did: a symbolic link in the old site is
-// refused (os.Link on Linux links the link itself, carrying a pointer out
-// of the site into it), and so is a file swapped for one between the look
-// and the link.
+// reports whether it did: a symbolic link, even one swapped in meanwhile,
+// is refused (os.Link on Linux would link the link, pointing out).
 func linkRegular(old, name string) bool {
 	before, err := os.Lstat(old)
 	if err != nil || !before.Mode().IsRegular() {
