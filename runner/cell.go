@@ -35,9 +35,8 @@ type cellPlan struct {
 	live         io.Writer // a terminal's status line, or nil
 	label        string
 	// baselineActive is the share of time a stream produced tokens in the
-	// context's lowest-concurrency cell: the gaps a closed loop makes by
-	// itself (each new request's time to first token). 0 when there is
-	// none: this is the lowest cell.
+	// context's lowest-concurrency cell (0: this is the lowest): the gaps a
+	// closed loop makes by itself.
 	baselineActive float64
 	// counter is the server's own count of generated tokens, if it keeps one.
 	counter serverCounter
@@ -53,9 +52,13 @@ type cellRun struct {
 	errs      []error
 }
 
-func (r *cellRun) add(o *observation) {
+// add keeps a stream that ended, and its error when it failed.
+func (r *cellRun) add(o *observation, failed bool) {
 	r.mu.Lock()
 	r.streams = append(r.streams, o)
+	if failed {
+		r.errs = append(r.errs, o.err)
+	}
 	r.mu.Unlock()
 }
 
@@ -69,10 +72,9 @@ func (r *cellRun) bump(delta int) {
 	}
 }
 
-// decodeCell runs C closed-loop streams: each restarts the moment it
-// finishes. The window opens when all C are producing tokens (or when the
-// warm-up times out) and closes on the clock; streams still going are cut
-// and what they delivered inside the window counts.
+// decodeCell runs C closed-loop streams. The window opens when all C are
+// producing tokens (or the warm-up times out) and closes on the clock;
+// streams still going are cut, what they delivered inside it counts.
 func (c *client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSampler) (matrixgen.Decode, window, error) {
 	d := matrixgen.Decode{ContextTokens: p.context, Concurrency: p.concurrency, Status: matrixgen.StatusValid, Attempts: p.attempt}
 	run := &cellRun{changed: make(chan struct{}, 1)}
@@ -82,6 +84,7 @@ func (c *client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	for i := range p.concurrency {
 		wg.Go(func() { c.closedLoop(streamCtx, p, i, run) })
 	}
+	stop := func(cause error) { cut(cause); wg.Wait() }
 	var windowStart atomic.Int64 // unix nanoseconds once the window opens
 	if p.live != nil {
 		stopLive := showLive(p, run, &windowStart)
@@ -92,26 +95,25 @@ func (c *client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	openedByTimeout := false
 	deadline := time.NewTimer(p.warmup)
 	defer deadline.Stop()
-	for waiting := true; waiting; {
+wait:
+	for {
 		run.mu.Lock()
 		ready, failed := run.producing >= p.concurrency, len(run.errs) > 0
 		run.mu.Unlock()
 		switch {
 		case ready:
-			waiting = false
-			continue
+			break wait
 		case failed:
-			cut(errCut)
-			wg.Wait()
+			stop(errCut)
 			return c.failed(d, run)
 		}
 		select {
 		case <-ctx.Done():
-			cut(context.Cause(ctx))
-			wg.Wait()
+			stop(context.Cause(ctx))
 			return d, window{}, ctx.Err()
 		case <-deadline.C:
-			openedByTimeout, waiting = true, false
+			openedByTimeout = true
+			break wait
 		case <-run.changed:
 		}
 	}
@@ -122,15 +124,13 @@ func (c *client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 	before, counted := sampler.counter(ctx, p.counter.metric)
 	select {
 	case <-ctx.Done():
-		cut(context.Cause(ctx))
-		wg.Wait()
+		stop(context.Cause(ctx))
 		return d, window{}, ctx.Err()
 	case <-time.After(time.Until(w.start.Add(p.duration))):
 	}
 	w.end = time.Now()
 	after, countedAfter := sampler.counter(ctx, p.counter.metric)
-	cut(errCut)
-	wg.Wait()
+	stop(errCut)
 	d.ServerMetrics = samples()
 	run.mu.Lock()
 	w.streams = run.streams
@@ -230,11 +230,9 @@ func (c *client) closedLoop(ctx context.Context, p cellPlan, worker int, run *ce
 			continue
 		}
 		retries = 0
-		run.add(o)
-		if o.err != nil && ctx.Err() == nil {
-			run.mu.Lock()
-			run.errs = append(run.errs, o.err)
-			run.mu.Unlock()
+		failed := o.err != nil && ctx.Err() == nil
+		run.add(o, failed)
+		if failed {
 			run.bump(0)
 			return
 		}
@@ -245,11 +243,11 @@ func (c *client) closedLoop(ctx context.Context, p cellPlan, worker int, run *ce
 const maxRetries = 5
 
 // retryDelay says whether a failed request should be sent again, and after
-// how long: a 429 or 503 is the server asking to wait (Retry-After, or a
-// growing backoff), up to maxRetries times, and never more than a minute.
+// how long: a 429 or 503 asks to wait (Retry-After, or a growing backoff,
+// at most a minute), up to maxRetries times.
 func retryDelay(err error, retries *int) (time.Duration, bool) {
 	var se *serverError
-	if !errors.As(err, &se) || !se.retryable() || *retries >= maxRetries {
+	if !errors.As(err, &se) || se.Status != 429 && se.Status != 503 || *retries >= maxRetries {
 		return 0, false
 	}
 	*retries++
@@ -261,8 +259,7 @@ func retryDelay(err error, retries *int) (time.Duration, bool) {
 }
 
 // showLive rewrites a terminal's status line every second while the cell
-// runs: warming up (streams producing so far) or the window's progress and
-// the tok/s of the last second. It returns a function that clears the line.
+// runs; it returns a function that clears the line.
 func showLive(p cellPlan, run *cellRun, windowStart *atomic.Int64) func() {
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -295,9 +292,8 @@ func showLive(p cellPlan, run *cellRun, windowStart *atomic.Int64) func() {
 	return func() { close(stop); <-done }
 }
 
-// truncated returns the prompt length a stream's usage reported when it is
-// below the context sent (a server that silently cuts prompts, as Ollama
-// does past its context length); 0 when every stream got its whole prompt.
+// truncated returns the prompt length a stream's usage reported below the
+// context sent (Ollama cuts prompts silently); 0 when there is none.
 func (w window) truncated(context int) int {
 	for _, o := range w.streams {
 		if o.promptTokens > 0 && o.promptTokens < context {

@@ -15,20 +15,16 @@ type chatOptions struct {
 	temperature *float64
 	ignoreEOS   bool
 	kwargs      map[string]any // chat_template_kwargs
-	// engine are the fields the engine asks of every request (its
-	// prepare): they win over the settings' extra fields.
-	engine map[string]any
-	// extra are the settings' own fields; a field the request sets itself
-	// wins over one of the same name here.
-	extra map[string]any
+	// engine are the fields the engine asks of every request, which win
+	// over extra, the settings' own; the request's own fields win over both.
+	engine, extra map[string]any
 }
 
 // chatBody is a streaming chat request: go-openai's request type and the
 // fields it has no place for, marshalled once.
 type chatBody struct {
 	openai.ChatCompletionRequest
-	// StreamOptions asks for usage on every chunk (vLLM's
-	// continuous_usage_stats), which go-openai's StreamOptions lacks.
+	// StreamOptions asks for usage on every chunk, which go-openai's lacks.
 	StreamOptions streamOptions `json:"stream_options"`
 	// Seed is uint64 (go-openai's is an int pointer).
 	Seed uint64 `json:"seed"`
@@ -65,8 +61,7 @@ func (c *client) chatBody(req chatRequest) chatBody {
 }
 
 // MarshalJSON writes the request's own fields, the engine's, and then the
-// settings' extra fields neither sets. The prompt (megabytes at a million
-// tokens) is encoded once: only the small rest is looked at twice.
+// settings' extra fields neither sets, encoding the prompt only once.
 func (b chatBody) MarshalJSON() ([]byte, error) {
 	type plain chatBody // without this method
 	messages := b.Messages

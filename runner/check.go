@@ -9,12 +9,9 @@ import (
 )
 
 // checkFigures holds a measured cell to what is physically possible
-// (matrixgen's Decode.Impossible: tokens within its requests' budget,
-// power within what its GPUs can draw), and to having measured anything:
-// a cell that fails is an Error with the reason, its figures dropped, so
-// that nothing impossible is saved or shown. Power alone past the bound
-// costs the cell its power figures, not its speed. maxOutput is each
-// request's max_tokens; gpus the machine's GPU count (0: unknown).
+// (Decode.Impossible) and to having measured anything: a cell that fails
+// is an Error with the reason, its figures dropped. Power alone past the
+// bound costs the cell its power figures, not its speed.
 func checkFigures(d *matrixgen.Decode, maxOutput, gpus int) {
 	if !d.Measured() {
 		return
@@ -41,9 +38,8 @@ func checkFigures(d *matrixgen.Decode, maxOutput, gpus int) {
 		Status: matrixgen.StatusError, Reason: "impossible figures, not a measurement: " + strings.Join(speed, "; ")}
 }
 
-// serverAddress is the server's base URL as a run records it: without
-// user information (a password), query (a token) or fragment, and without
-// a trailing slash, so that one server has one address.
+// serverAddress is the server's base URL as a run records it: without user
+// information, query, fragment or trailing slash.
 func serverAddress(base string) string {
 	u, err := url.Parse(strings.TrimSpace(base))
 	if err != nil || u.Host == "" {

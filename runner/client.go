@@ -17,8 +17,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// client talks to one inference server: chat streams through go-openai, the
-// engine's own endpoints (/tokenize, /metrics, /version) through net/http.
+// client talks to one inference server.
 type client struct {
 	base   string
 	apiKey string
@@ -35,10 +34,9 @@ type client struct {
 // dialFunc opens a connection; tests pass one that connects in memory.
 type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// newClient makes a client sized for a sweep: a connection per stream, no
-// overall or response-header timeout (a 1M-token prefill takes minutes and
-// some servers send headers only with the first token), per-request
-// deadlines instead. dial is nil but in tests that connect in memory.
+// newClient makes a client sized for a sweep: a connection per stream,
+// per-request deadlines, no overall timeout (a 1M-token prefill takes
+// minutes). dial is nil but in tests that connect in memory.
 func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *client {
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
@@ -60,9 +58,7 @@ func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *client {
 }
 
 // redirect follows a redirect as net/http does, but the API key goes only
-// to the server's own origin: net/http keeps the Authorization header on
-// a redirect to the same host name on another port or scheme (https to
-// http), where another program may listen.
+// to the server's own origin, not the same host on another port or scheme.
 func (c *client) redirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
@@ -84,16 +80,13 @@ func parseRetryAfter(v string) time.Duration {
 	return 0
 }
 
-// jsonTimeout bounds a request for a small answer (/v1/models, /tokenize,
-// /metrics, /props): a server that sends one byte a second gets an error,
-// not a run that hangs.
+// defaultJSONTimeout bounds a request for a small answer: a server that
+// sends one byte a second gets an error, not a run that hangs.
 const defaultJSONTimeout = time.Minute
 
 // send makes one request of the server and returns its 2xx answer, whose
-// body the caller closes. url is a path on the server or a full URL (a
-// metrics_url elsewhere); body, when not nil, is sent as JSON; the API key
-// goes to the server's own origin and nowhere else. Any other status is a
-// *serverError with the server's words and its Retry-After.
+// body the caller closes. url is a path on the server or a full URL; body,
+// when not nil, is sent as JSON. Any other status is a *serverError.
 func (c *client) send(ctx context.Context, method, url string, body []byte, accept string) (*http.Response, error) {
 	if strings.HasPrefix(url, "/") {
 		url = c.base + url
@@ -128,11 +121,9 @@ func (c *client) send(ctx context.Context, method, url string, body []byte, acce
 		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"))}
 }
 
-// call sends one request for a small JSON answer, within jsonTimeout: body
-// (when not nil) marshalled, the answer (at most limit bytes) decoded into v.
+// call sends one request for a small JSON answer: body (when not nil)
+// marshalled, the answer (at most limit bytes) decoded into v.
 func (c *client) call(ctx context.Context, method, path string, body any, v any, limit int64) error {
-	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
-	defer cancel()
 	var data []byte
 	if body != nil {
 		var err error
@@ -140,19 +131,27 @@ func (c *client) call(ctx context.Context, method, path string, body any, v any,
 			return err
 		}
 	}
-	resp, err := c.send(ctx, method, path, data, "")
-	if err != nil {
-		if se, ok := err.(*serverError); ok {
-			se.What = method + " " + path
-		}
-		return err
+	answer, err := c.fetch(ctx, method, path, data, limit)
+	if se, ok := err.(*serverError); ok {
+		se.What = method + " " + path
 	}
-	defer resp.Body.Close()
-	answer, err := readLimited(resp.Body, limit, method+" "+path)
 	if err != nil {
 		return err
 	}
 	return json.Unmarshal(answer, v)
+}
+
+// fetch sends one request for a small answer, within jsonTimeout, and
+// reads it whole: at most limit bytes.
+func (c *client) fetch(ctx context.Context, method, path string, body []byte, limit int64) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
+	defer cancel()
+	resp, err := c.send(ctx, method, path, body, "")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return readLimited(resp.Body, limit, method+" "+path)
 }
 
 // getJSON GETs path into v.
@@ -166,8 +165,7 @@ func (c *client) postJSON(ctx context.Context, path string, body, v any) error {
 }
 
 // sameOrigin reports whether u is on the server's own scheme, host and
-// port: the API key goes there and nowhere else (a metrics_url on another
-// host does not get it).
+// port: the API key goes there and nowhere else.
 func (c *client) sameOrigin(u *neturl.URL) bool {
 	base, err := neturl.Parse(c.base)
 	return err == nil && strings.EqualFold(base.Scheme, u.Scheme) && strings.EqualFold(base.Host, u.Host)
@@ -204,8 +202,7 @@ func byteSize(n int64) string {
 	return fmt.Sprintf("%d KB", n>>10)
 }
 
-// keyHint adds to a probe refused for want of an API key (401, 403) what
-// to do: set the variable that holds it, or name one.
+// keyHint adds to a probe refused for want of an API key what to do.
 func keyHint(err error, keyEnv string, keySent bool) error {
 	if !wantsKey(err) {
 		return err
@@ -232,9 +229,6 @@ type serverError struct {
 	Message    string
 	RetryAfter time.Duration // from a 429 or 503's Retry-After
 }
-
-// retryable reports whether the server asked to be tried again later.
-func (e *serverError) retryable() bool { return e.Status == 429 || e.Status == 503 }
 
 // Error gives the server's words on one line, control characters escaped:
 // a stream's as "HTTP 503: …", a small request's after what it asked

@@ -12,22 +12,18 @@ import (
 )
 
 // engine is what the runner knows of one kind of inference server. Each
-// lives in a file of its own, engine_<name>.go, which registers it
-// (registerEngine, in its init); engine.go holds the generic
-// OpenAI-compatible one. Adding an engine is adding its file, and the sim's
-// dialect of it.
+// lives in a file of its own, engine_<name>.go, which registers it in its
+// init; engine.go holds the generic OpenAI-compatible one.
 type engine interface {
 	// name is how a run records it ("vllm").
 	name() string
 	// recognise asks endpoints only this engine offers; when the server is
-	// this engine it fills the probe (version, KV capacity, per-request
-	// limit) and answers true.
+	// this engine it fills the probe and answers true.
 	recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool
 	// prepare sets what every request to it must carry.
 	prepare(c *client)
 	// counter is the engine's own way to count a chat prompt's tokens
-	// exactly, and how the run names it; false when it has none (usage
-	// calibration then). It records in p what it found the server offers.
+	// exactly, and how the run names it; false when it has none.
 	counter(ctx context.Context, c *client, p *matrixgen.Probe) (tokenizer, string, bool)
 	// metrics are the Prometheus metrics it keeps.
 	metrics() engineMetrics
@@ -37,8 +33,7 @@ type engine interface {
 	// (llama.cpp's /slots); nil when it has none.
 	ownIdle() *ownIdle
 	// dropsCutAtNextToken: a request whose client left is dropped at its
-	// next token, not run on to its end (Ollama), which the idle wait after
-	// a cut cell counts on.
+	// next token, not run on to its end (Ollama).
 	dropsCutAtNextToken() bool
 	// tooLong reports whether an error answer (its HTTP status and message)
 	// refuses a prompt longer than the request may be.
@@ -53,9 +48,7 @@ type ownIdle struct {
 }
 
 // engineDefaults are what most engines lack, for each to embed and
-// override: nothing to prepare, no prompt counter of its own, no KV
-// capacity in its metrics, no idle sign but its metrics, and a cut
-// request that runs on.
+// override.
 type engineDefaults struct{}
 
 func (engineDefaults) prepare(*client) {}
@@ -80,9 +73,7 @@ type engineMetrics struct {
 	// tokens is its counter of generated tokens.
 	tokens serverCounter
 	// promptTime is its histogram of each request's prompt processing, the
-	// server's own prefill clock, read around a single prefill request.
-	// Engines that time the prompt in the stream itself (llama.cpp's
-	// timings, Ollama's prompt_eval_duration) keep none here.
+	// server's own prefill clock (none where the stream times the prompt).
 	promptTime prom.Histogram
 }
 
@@ -94,8 +85,7 @@ var engines []engine
 var enginePlaces []int
 
 // Places in the order of recognition: engines known by an endpoint of their
-// own first, then vLLM (its /version), then Ollama, which answers /version
-// too on some versions.
+// own, then vLLM (/version), then Ollama (which may answer /version too).
 const (
 	placeOwnEndpoint = 10
 	placeVersion     = 20
@@ -124,9 +114,7 @@ func recogniseEngine(ctx context.Context, c *client, p *matrixgen.Probe) engine 
 }
 
 // genericEngine is an OpenAI-compatible server of no engine the runner
-// knows. It reads whichever known metrics it finds, counts prompts by
-// vLLM's chat-form /tokenize where the server offers it, and takes any
-// known way of saying a prompt is too long.
+// knows: it takes whatever any known engine would.
 type genericEngine struct{ engineDefaults }
 
 func (genericEngine) name() string { return "openai-compatible" }

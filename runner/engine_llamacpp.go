@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/matrixgen/matrixgen"
 )
 
-// llamaCppEngine is llama.cpp's llama-server: /props with its slots and
-// per-slot context, /apply-template then /tokenize, /slots for idleness,
-// a token count on every chunk when asked (timings_per_token).
+// llamaCppEngine is llama.cpp's llama-server: /props, /apply-template then
+// /tokenize, /slots for idleness, a token count on every chunk when asked.
 type llamaCppEngine struct{ engineDefaults }
 
 func init() { registerEngine(placeOwnEndpoint, llamaCppEngine{}) }
@@ -63,21 +63,17 @@ func (llamaCppEngine) ownIdle() *ownIdle {
 
 // slotsIdle reads llama.cpp's /slots: idle when no slot is processing.
 func slotsIdle(ctx context.Context, c *client) (bool, error) {
-	var slots []struct {
+	type slot struct {
 		IsProcessing bool `json:"is_processing"`
 	}
+	var slots []slot
 	if err := c.getJSON(ctx, "/slots", &slots); err != nil {
 		return false, err
 	}
 	if len(slots) == 0 {
 		return false, errors.New("/slots lists no slot")
 	}
-	for _, s := range slots {
-		if s.IsProcessing {
-			return false, nil
-		}
-	}
-	return true, nil
+	return !slices.ContainsFunc(slots, func(s slot) bool { return s.IsProcessing }), nil
 }
 
 // tooLong: "request (20030 tokens) exceeds the available context size
@@ -109,8 +105,7 @@ func (t llamaTokenizer) count(ctx context.Context, content string) (int, error) 
 }
 
 // llamaTimings is what llama-server adds to each chunk when asked
-// (timings_per_token): its count of the tokens predicted so far, its decode
-// rate, and its own clock of the prompt's processing.
+// (timings_per_token).
 type llamaTimings struct {
 	PredictedN         int     `json:"predicted_n"`
 	PredictedPerSecond float64 `json:"predicted_per_second"`
@@ -118,8 +113,8 @@ type llamaTimings struct {
 	PromptMs           float64 `json:"prompt_ms"`
 }
 
-// read takes the server's rate and prompt clock; a count below zero is
-// refused (the count itself is read as the chunk's, in observation.read).
+// read takes the server's rate and prompt clock (observation.read takes
+// the count); a count below zero is refused.
 func (t *llamaTimings) read(o *observation) error {
 	if t.PredictedN < 0 {
 		return fmt.Errorf("impossible timings from the server: predicted_n %d", t.PredictedN)

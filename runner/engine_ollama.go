@@ -18,14 +18,16 @@ import (
 	"github.com/matrixgen/matrixgen/internal/term"
 )
 
-// ollamaEngine is Ollama, measured through its native API (below): its
-// final line of each stream is the server's own count and rates.
+// ollamaEngine is Ollama, measured through its native API, /api/chat: only
+// its stream ends with the server's own counts and durations.
 type ollamaEngine struct{ engineDefaults }
 
 func init() { registerEngine(placeLast, ollamaEngine{}) }
 
 func (ollamaEngine) name() string { return "ollama" }
 
+// recognise reads /api/version, then the per-request context Ollama gives
+// the model, past which it cuts prompts.
 func (ollamaEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var v struct {
 		Version string `json:"version"`
@@ -34,36 +36,6 @@ func (ollamaEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe
 		return false
 	}
 	p.EngineVersion = v.Version
-	c.ollamaLimits(ctx, p)
-	return true
-}
-
-// metrics: Ollama keeps none; its count comes with each request.
-func (ollamaEngine) metrics() engineMetrics { return engineMetrics{} }
-
-// dropsCutAtNextToken: Ollama (0.6.5) notices a client left only when it
-// next has text to send.
-func (ollamaEngine) dropsCutAtNextToken() bool { return true }
-
-// tooLong: Ollama cuts a prompt past its context silently; it refuses none.
-func (ollamaEngine) tooLong(int, string) bool { return false }
-
-func (ollamaEngine) stream(ctx context.Context, c *client, req chatRequest, stall time.Duration, h hooks) *observation {
-	return c.ollamaStream(ctx, req, stall, h)
-}
-
-// Ollama is measured through its native API, /api/chat, not its
-// OpenAI-compatible one: the native stream ends with the server's own
-// accounting of the request (prompt_eval_count and _duration, eval_count
-// and _duration), which the OpenAI-compatible one leaves out. Those are the
-// server's count beside the client's in every cell, and its own prefill and
-// decode speeds.
-
-// ollamaLimits reads the per-request context Ollama gives the model: the
-// model's num_ctx parameter (/api/show), or the context_length newer
-// versions list in /api/ps. Past it Ollama cuts prompts silently, so it is
-// the model's maximum length as far as a request is concerned.
-func (c *client) ollamaLimits(ctx context.Context, p *matrixgen.Probe) {
 	var show struct {
 		Parameters string `json:"parameters"`
 	}
@@ -71,7 +43,7 @@ func (c *client) ollamaLimits(ctx context.Context, p *matrixgen.Probe) {
 		if n := numCtx(show.Parameters); n > 0 {
 			p.MaxModelLen = n
 			p.KVSource = fmt.Sprintf("Ollama's num_ctx %d is each request's context; its slots (OLLAMA_NUM_PARALLEL) are not reported: set kv_cache_tokens to num_ctx × slots", n)
-			return
+			return true
 		}
 	}
 	var ps struct {
@@ -86,12 +58,23 @@ func (c *client) ollamaLimits(ctx context.Context, p *matrixgen.Probe) {
 			if (m.Name == p.Model || m.Model == p.Model) && m.ContextLength > 0 {
 				p.MaxModelLen = m.ContextLength
 				p.KVSource = "Ollama reports its context length (/api/ps) but not OLLAMA_NUM_PARALLEL: set kv_cache_tokens to context length × parallelism"
-				return
+				return true
 			}
 		}
 	}
 	p.KVSource = "Ollama reports no context length for this model (no num_ctx parameter): it is OLLAMA_CONTEXT_LENGTH, 2048 by default in older versions; prompts beyond it are cut"
+	return true
 }
+
+// metrics: Ollama keeps none; its count comes with each request.
+func (ollamaEngine) metrics() engineMetrics { return engineMetrics{} }
+
+// dropsCutAtNextToken: Ollama (0.6.5) notices a client left only when it
+// next has text to send.
+func (ollamaEngine) dropsCutAtNextToken() bool { return true }
+
+// tooLong: Ollama cuts a prompt past its context silently; it refuses none.
+func (ollamaEngine) tooLong(int, string) bool { return false }
 
 // numCtx finds "num_ctx N" in /api/show's parameters text, one parameter
 // per line as a Modelfile writes them.
@@ -126,33 +109,25 @@ type ollamaChunk struct {
 // with room to spare.
 const maxOllamaLine = 1 << 20
 
-// ollamaRequest is the native request for req.
-func (c *client) ollamaRequest(req chatRequest) ([]byte, error) {
+// stream sends req to /api/chat and reads its stream: a line per token,
+// then a final line with the server's own counts.
+func (ollamaEngine) stream(ctx context.Context, c *client, req chatRequest, stall time.Duration, h hooks) *observation {
+	obs := newObservation(req, matrixgen.TokensChunks)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	options := map[string]any{"num_predict": req.maxTokens, "seed": int64(req.seed >> 1)}
 	if t := c.chat.temperature; t != nil {
 		options["temperature"] = *t
 	}
-	return json.Marshal(map[string]any{
-		"model":    c.model,
-		"messages": []map[string]string{{"role": "user", "content": req.prompt}},
-		"stream":   true,
-		"options":  options,
-	})
-}
-
-// ollamaStream sends req to /api/chat and reads its stream: a line per
-// token, then a final line with the server's own counts.
-func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.Duration, h hooks) *observation {
-	obs := newObservation(req, matrixgen.TokensChunks)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	body, err := c.ollamaRequest(req)
+	body, err := json.Marshal(map[string]any{"model": c.model, "stream": true, "options": options,
+		"messages": []map[string]string{{"role": "user", "content": req.prompt}}})
 	resp := obs.post(ctx, c, "/api/chat", "", body, err)
 	if resp == nil {
 		return obs
 	}
 	defer resp.Body.Close()
-	wd := startWatchdog(ctx, cancel, stall)
+	wd := startWatchdog(cancel, stall)
+	defer wd.timer.Stop()
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
 	for {
 		line, err := readLine(r, maxOllamaLine)
@@ -160,17 +135,7 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 		wd.progress()
 		if err != nil {
 			obs.end = at
-			switch {
-			case wd.stalled():
-				obs.err = fmt.Errorf("stalled: no data for %v", stall)
-			case ctx.Err() != nil:
-				obs.err = context.Cause(ctx)
-			case errors.Is(err, io.EOF) && obs.finishReason != "": // a clean end
-			case errors.Is(err, io.EOF):
-				obs.err = errors.New("stream ended without its final line")
-			default:
-				obs.err = err
-			}
+			obs.err = wd.ended(ctx, err, obs.finishReason != "", "stream ended without its final line")
 			obs.reconcile()
 			return obs
 		}
@@ -179,16 +144,13 @@ func (c *client) ollamaStream(ctx context.Context, req chatRequest, stall time.D
 		}
 		var ch ollamaChunk
 		if err := jsonv2.Unmarshal(line, &ch, chunkOptions); err != nil {
-			obs.err, obs.end = fmt.Errorf("malformed line: %v: %.120q", err, line), at
-			return obs
+			return obs.failed(fmt.Errorf("malformed line: %v: %.120q", err, line), at)
 		}
 		if ch.Error != "" {
-			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error)), at
-			return obs
+			return obs.failed(fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error)), at)
 		}
 		if err := obs.readOllama(&ch, at, h); err != nil {
-			obs.err, obs.end = err, at
-			return obs
+			return obs.failed(err, at)
 		}
 	}
 }
@@ -231,12 +193,11 @@ func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte
 	for {
 		part, err := r.ReadSlice('\n')
-		line = append(line, part...)
-		if len(line) > limit {
+		if line = append(line, part...); len(line) > limit {
 			return nil, fmt.Errorf("a line of the stream is longer than %d bytes", limit)
 		}
-		if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
-			if err != nil && len(line) > 0 && errors.Is(err, io.EOF) {
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) && len(line) > 0 {
 				return line, nil
 			}
 			return line, err

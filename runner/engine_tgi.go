@@ -8,18 +8,15 @@ import (
 )
 
 // tgiEngine is Hugging Face's text-generation-inference: /info with its
-// per-request limits, /chat_tokenize (or /tokenize for plain text), its
-// router's Prometheus metrics. It keeps no per-chunk count: a completed
-// stream is counted from its final usage.
+// per-request limits, /chat_tokenize (or /tokenize), its router's metrics.
 type tgiEngine struct{ engineDefaults }
 
 func init() { registerEngine(placeOwnEndpoint, tgiEngine{}) }
 
 func (tgiEngine) name() string { return "tgi" }
 
-// recognise reads /info. max_total_tokens bounds a request's prompt and
-// output together; max_batch_total_tokens, the KV capacity, is listed by
-// TGI 1 and 2 only (TGI 3 sizes it at warm-up and logs it).
+// recognise reads /info: max_total_tokens bounds a request's prompt and
+// output; max_batch_total_tokens, the KV capacity, is in TGI 1 and 2 only.
 func (tgiEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) bool {
 	var info struct {
 		ModelID             string `json:"model_id"`
@@ -38,9 +35,8 @@ func (tgiEngine) recognise(ctx context.Context, c *client, p *matrixgen.Probe) b
 	return true
 }
 
-// counter: /chat_tokenize templates and tokenizes a chat request as the
-// chat route does; without it (before TGI 2.2), /tokenize counts plain text
-// and the chat template's tokens are measured once on usage.
+// counter: /chat_tokenize counts a chat request as the chat route does;
+// before TGI 2.2, /tokenize plain text plus the template's tokens.
 func (tgiEngine) counter(ctx context.Context, c *client, _ *matrixgen.Probe) (tokenizer, string, bool) {
 	if n, err := (tgiChatTokenizer{c}).count(ctx, "hello"); err == nil && n > 0 {
 		return tgiChatTokenizer{c}, "/chat_tokenize (chat form, template included)", true
@@ -52,8 +48,7 @@ func (tgiEngine) counter(ctx context.Context, c *client, _ *matrixgen.Probe) (to
 	})
 }
 
-// tgiChatTokenizer counts a user message with /chat_tokenize: a list of
-// tokens, each with its text and offsets.
+// tgiChatTokenizer counts a user message with /chat_tokenize.
 type tgiChatTokenizer struct{ c *client }
 
 func (t tgiChatTokenizer) count(ctx context.Context, content string) (int, error) {
@@ -73,17 +68,14 @@ func (tgiEngine) metrics() engineMetrics {
 		// A histogram of each completed request's output: its sum grows
 		// when a request ends, by all its tokens.
 		tokens: serverCounter{metric: "tgi_request_generated_tokens_sum", completedOnly: true},
-		// Each prefill call of the router, from its start to the first
-		// tokens handed on: the prompt's processing, without the queue.
-		// It times a batch; the prefill is read around a lone request,
-		// whose batch it is.
+		// Each prefill call of the router, without the queue: it times a
+		// batch, which around a lone prefill request is that request.
 		promptTime: prom.Histogram{Name: "tgi_batch_inference_duration", LabelKey: "method", LabelValue: "prefill"},
 	}
 }
 
-// tooLong: a 422, "Input validation error: `inputs` tokens +
-// `max_new_tokens` must be <= 4096. Given: …", or "`inputs` must have less
-// than 4095 tokens. Given: …".
+// tooLong: a 422, "`inputs` tokens + `max_new_tokens` must be <= 4096" or
+// "`inputs` must have less than 4095 tokens".
 func (tgiEngine) tooLong(status int, m string) bool {
 	return status == 422 && containsAny(m, "`inputs` tokens + `max_new_tokens` must be <=", "`inputs` must have less than")
 }

@@ -34,10 +34,7 @@ func TestTGIBeforeChatTokenize(t *testing.T) {
 		probe.KVCacheTokens != 500000 || probe.KVSource != "/info max_batch_total_tokens" {
 		t.Errorf("probe %+v", probe)
 	}
-	tok, err := c.tokenizerFor(ctx, probe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := c.tokenizerFor(ctx, probe)
 	if !strings.HasPrefix(probe.Tokenizer, "/tokenize plus the chat template's 3 tokens") {
 		t.Errorf("tokenizer %q", probe.Tokenizer)
 	}

@@ -66,9 +66,8 @@ func (vllmEngine) metrics() engineMetrics {
 	}
 }
 
-// kvFromMetrics reads the KV capacity vLLM reports. kv_cache_size_tokens is
-// right for every model; num_gpu_blocks × block_size only for plain
-// full-attention ones (for hybrid models block_size is the smallest group's).
+// kvFromMetrics reads the KV capacity vLLM reports: kv_cache_size_tokens,
+// else num_gpu_blocks × block_size (right for full-attention models only).
 func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []prom.Sample) {
 	if p.KVCacheTokens > 0 {
 		return

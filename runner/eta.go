@@ -3,21 +3,17 @@ package runner
 import (
 	"fmt"
 	"time"
+
+	"github.com/matrixgen/matrixgen"
 )
 
 // A sweep's ETA is its plan plus what it has learned: every decode cell
 // left costs its planned window and the overhead measured around each
-// window so far (streams warming up, waiting for the server to idle), as
-// many times as cells have needed attempts (a looped cell runs again), and
-// every context left what setting up a context took so far per token of
-// context: building its exact prompt (by calibration, a request per count
-// on some servers) and measuring its prefill row or warming its cache (a
-// 128K context takes far longer than an 8K one). Until a context has been
-// set up, or a cell measured, that part is unknown and the ETA is a lower
-// bound, said as "ETA ≥ …". Dividing the time so far by the measurements
-// done, as the runner once did, said "12 s" for a sweep in which every
-// cell looped and ran twice; counting the prefill rows but not the
-// prompts' building said 30 s where 37 s were left.
+// window so far, as many times as cells have needed attempts (a looped
+// cell runs again), and every context left what setting up one took so
+// far per token (building its prompt, its prefill row or cache warm-up).
+// Until a context has been set up, or a cell measured, the ETA is a lower
+// bound, said as "ETA ≥ …".
 
 // etaModel is what the ETA is computed from.
 type etaModel struct {
@@ -31,10 +27,9 @@ type etaModel struct {
 	cellTime    time.Duration
 }
 
-// remaining estimates the time the contexts left to set up (in tokens) and
-// the decode cells left will take, and retries more attempts of a cell
-// under way; atLeast when part of it is not known yet, so the estimate is
-// a lower bound.
+// remaining estimates the time the contexts left to set up (in tokens),
+// the decode cells left and retries more attempts of a cell under way will
+// take; atLeast when part of it is not known yet.
 func (m etaModel) remaining(setupTokensLeft, cellsLeft, retries int) (left time.Duration, atLeast bool) {
 	setup := time.Duration(0)
 	if m.setupTokens > 0 {
@@ -54,12 +49,12 @@ func (m etaModel) remaining(setupTokensLeft, cellsLeft, retries int) (left time.
 }
 
 // eta is the sweep's estimate of its remaining time (atLeast: a lower
-// bound); cells the server has no room for cost nothing, as they are
-// decided without a request.
+// bound); cells the server has no room for cost nothing.
 func (sw *sweeper) eta() (time.Duration, bool) {
 	setupLeft, cellsLeft := 0, 0
 	for _, n := range sw.contexts {
-		if !sw.setUp[n] && n != sw.settingUp && sw.hasWork(n) {
+		if pre := sw.prefillRow(n); !sw.setUp[n] && n != sw.settingUp &&
+			(pre != nil && !finished(pre.Status) || len(sw.cellsAt(n)) > 0) {
 			setupLeft += n
 		}
 	}
@@ -88,12 +83,6 @@ func (sw *sweeper) eta() (time.Duration, bool) {
 	return left, atLeast
 }
 
-// hasWork says context n has a prefill row or a decode cell left.
-func (sw *sweeper) hasWork(n int) bool {
-	pre := sw.prefillRow(n)
-	return (pre != nil && !finished(pre.Status)) || len(sw.cellsAt(n)) > 0
-}
-
 // contextSetUp records what setting up context n took, from the start of
 // its prompt's building to the end of its prefill row or cache warm-up.
 func (sw *sweeper) contextSetUp(n int, start time.Time) {
@@ -105,14 +94,11 @@ func (sw *sweeper) contextSetUp(n int, start time.Time) {
 // progress is "[done/total, ETA]" for log lines.
 func (sw *sweeper) progress() string {
 	total := len(sw.run.Prefill) + len(sw.run.Decode)*sw.repeats()
-	left := sw.remaining()
+	left := sw.left(func(s matrixgen.Status) bool { return !finished(s) })
 	eta := ""
 	if left > 0 || sw.retrying {
 		d, atLeast := sw.eta()
-		eta = ", ETA " + d.Round(time.Second).String()
-		if atLeast {
-			eta = ", ETA ≥ " + d.Round(time.Second).String()
-		}
+		eta = ", ETA " + map[bool]string{true: "≥ "}[atLeast] + d.Round(time.Second).String()
 	}
 	return fmt.Sprintf("[%d/%d%s]", total-left, total, eta)
 }

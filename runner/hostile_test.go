@@ -381,7 +381,8 @@ func TestOllamaLineIsBounded(t *testing.T) {
 	c := newClient(ts.URL, "", 1, nil)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	obs := c.ollamaStream(context.Background(), chatRequest{prompt: "hi", maxTokens: 16}, 10*time.Second, hooks{})
+	req := chatRequest{prompt: "hi", maxTokens: 16}
+	obs := ollamaEngine{}.stream(context.Background(), c, req, 10*time.Second, hooks{})
 	runtime.ReadMemStats(&after)
 	if obs.err == nil || !strings.Contains(obs.err.Error(), "longer than "+strconv.Itoa(maxOllamaLine)) {
 		t.Errorf("an endless line: %v", obs.err)

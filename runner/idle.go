@@ -12,58 +12,34 @@ import (
 
 // Before each measurement the server must be idle. A cell ends by cutting
 // its streams; vLLM, SGLang and llama.cpp stop a request whose client left,
-// but Ollama (0.6.5) notices only when it next has text to send: a request
-// cut while its prompt is processed runs to the end of its prompt (a
+// but Ollama (0.6.5) runs one cut in its prompt to the prompt's end (a
 // request sent right after got 10 tok/s instead of 56). So the runner
-// waits, up to idle_timeout, until the server's own signal says it is
-// idle, and records how long it waited.
-//
-// Ollama has no signal but a short request's speed, held against its speed
-// when the run began; that speed also falls once long prompts fill the
-// cache, and varies by half from one short request to the next. The runner
-// once took a request cut before its first token as busy for the whole
-// idle timeout, so the rule for a speed that has fallen (below) never
-// applied, and before the last cell of a 1K/2K × 1/2 sweep it waited its
-// whole two minutes on an idle Ollama. A cut request is now counted busy
-// for what its prompt has left (the longest time to first token the cell
-// saw), and on Ollama not at all once it has produced.
+// waits, up to idle_timeout, for the server's own signal, and records how
+// long it waited. Ollama has no signal but a short request's speed, held
+// against its speed when the run began, which also falls as long prompts
+// fill the cache: a cut request counts busy only for what its prompt has
+// left (the cell's longest TTFT), and on Ollama not at all once it
+// produced, or an idle Ollama was waited on for the whole idle timeout.
 
-// idleSignal is how the runner tells that the server is idle.
+// idleSignal is how the runner tells that the server is idle (0: it cannot).
 type idleSignal int
 
 const (
-	// idleByMetrics: /metrics counts no request running or waiting.
-	idleByMetrics idleSignal = iota + 1
-	// idleByEngine: the engine's own sign (llama.cpp's /slots, no slot
-	// processing).
-	idleByEngine
-	// idleByRate: nothing tells, so a short request's decode rate is
-	// compared with the rate measured when the run began.
-	idleByRate
+	idleByMetrics idleSignal = iota + 1 // /metrics counts no request running or waiting
+	idleByEngine                        // the engine's own sign (llama.cpp's /slots)
+	idleByRate                          // a short request's decode rate against the run's first
 )
-
-func (s idleSignal) String() string {
-	switch s {
-	case idleByMetrics:
-		return "its /metrics running and waiting counts"
-	case idleByEngine:
-		return "its engine's own sign"
-	case idleByRate:
-		return "a short request's decode rate against the idle rate"
-	}
-	return "nothing"
-}
 
 // idleProbe is the short request whose speed tells whether a server with
 // no other signal is idle. Its prompt shares nothing with measured ones.
 var idleProbe = chatRequest{prompt: "Count slowly from one to one hundred, one number a line.", maxTokens: 24, seed: 7}
 
-// idleProbeTimeout bounds the idle probe's wait for each token.
-const idleProbeTimeout = time.Minute
-
-// busyShare is the share of its idle rate a probe must reach for the
-// server to count as idle.
-const busyShare = 0.8
+const (
+	idleProbeTimeout = time.Minute // the idle probe's wait for each token
+	// busyShare is the share of its idle rate a probe must reach for the
+	// server to count as idle.
+	busyShare = 0.8
+)
 
 // chooseIdleSignal picks the best signal the server offers, and for a
 // server with none measures its idle decode rate, now, before any cell.
@@ -107,8 +83,7 @@ func (sw *sweeper) idleReference(ctx context.Context) float64 {
 }
 
 // waitIdle waits until the server is idle, up to the idle timeout, and
-// returns how long it waited; nil when there was nothing to wait for or no
-// way to tell.
+// returns how long it waited; nil when there was nothing to wait for.
 func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 	if sw.idle == 0 || (sw.idle == idleByRate && sw.cut == 0) {
 		return nil, nil
@@ -121,13 +96,10 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		waited := time.Since(start)
-		if err == nil && idle {
-			sw.cut = 0
-			return new(waited.Seconds()), nil
-		}
-		if waited >= limit {
-			sw.warnf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idleBy())
+		if waited := time.Since(start); err == nil && idle || waited >= limit {
+			if err != nil || !idle {
+				sw.warnf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idleBy())
+			}
 			sw.cut = 0
 			return new(waited.Seconds()), nil
 		}
@@ -144,10 +116,9 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 	}
 }
 
-// isIdle asks the server's signal once. For the rate probe, the server is
-// idle when the probe runs at busyShare of the idle rate, or, once the cut
-// streams would have finished (settled), when the rate stopped rising: a
-// server whose idle speed fell (a fuller cache) is not kept waiting for ever.
+// isIdle asks the server's signal once. By rate, the server is idle at
+// busyShare of the idle rate, or, once the cut streams would have finished
+// (settled), when the rate stopped rising (a fuller cache slows it).
 func (sw *sweeper) isIdle(ctx context.Context, prevRate float64, settled bool) (idle bool, rate float64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -182,15 +153,19 @@ func (sw *sweeper) metricsIdle(ctx context.Context) (idle, ok bool, err error) {
 
 // idleBy names the sign the sweep waits on for the server to idle.
 func (sw *sweeper) idleBy() string {
-	if sw.idle == idleByEngine {
+	switch sw.idle {
+	case idleByMetrics:
+		return "its /metrics running and waiting counts"
+	case idleByEngine:
 		return sw.c.eng.ownIdle().name
+	case idleByRate:
+		return "a short request's decode rate against the idle rate"
 	}
-	return sw.idle.String()
+	return "nothing"
 }
 
 // probeRate sends the idle probe and returns its decode rate: the server's
-// own where it reports one (Ollama's eval rate), else the client's, from
-// its first token to its last.
+// own where it reports one, else the client's.
 func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
 	o := sw.c.stream(ctx, idleProbe, idleProbeTimeout, hooks{})
 	if o.err != nil {
@@ -210,13 +185,10 @@ func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
 }
 
 // noteCut remembers what a finished cell left running: how many requests
-// it cut and how long the server may go on with them (it matters where only
-// a short request's speed tells, as on Ollama). One cut before its first
-// token is in its prompt: it has left the longest time to first token the
-// cell saw, less what it has had. Ollama then drops it at its first token,
-// as it drops one cut after it at its next; a server not known to do so
-// may go on to max_output at the pace of the cell's fastest request. Each
-// is bounded by the idle timeout, the whole of which an unknown rest takes.
+// it cut and how long the server may go on with them. One cut in its
+// prompt has the cell's longest TTFT left, less what it had; then Ollama
+// drops it (at its next token), another server may run it to max_output
+// at the cell's fastest pace. Each is bounded by the idle timeout.
 func (sw *sweeper) noteCut(w window, maxOutput int) {
 	sw.cut, sw.busyFor, sw.cellEnded = 0, 0, time.Now()
 	dropsAtNextToken := sw.c.eng.dropsCutAtNextToken()

@@ -9,9 +9,8 @@ import (
 )
 
 // Loop detection looks at the last words of a stream's output for a unit of
-// 1–maxLoopUnit words that repeats to the end, covering at least half of
-// what it looks at and repeating at least three times. Real text almost
-// never does that; a model stuck in a loop always does.
+// 1–maxLoopUnit words that repeats to the end, at least three times and
+// over half of them: real text almost never does, a looping model always.
 const (
 	loopWindowWords = 600
 	maxLoopUnit     = 150
@@ -55,23 +54,13 @@ func detectLoop(text []byte, outputBytes int) *matrixgen.LoopEvidence {
 
 // splitWords splits text at white space, with each word's byte offset.
 func splitWords(text []byte) (words []string, starts []int) {
-	i := 0
-	for i < len(text) {
-		for i < len(text) && isSpace(text[i]) {
-			i++
-		}
-		if i == len(text) {
-			break
-		}
-		j := i
-		for j < len(text) && !isSpace(text[j]) {
-			j++
-		}
-		words = append(words, string(bytes.ToLower(text[i:j])))
-		starts = append(starts, i)
-		i = j
+	at := 0
+	for w := range bytes.FieldsFuncSeq(text, isSpace) {
+		at += bytes.Index(text[at:], w) // past the spaces before it
+		words, starts = append(words, string(bytes.ToLower(w))), append(starts, at)
+		at += len(w)
 	}
 	return words, starts
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+func isSpace(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\r' }

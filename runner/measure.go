@@ -66,59 +66,43 @@ func sourceRank(s matrixgen.TokenSource) int {
 }
 
 // counterCount sets the growth of the server's token counter over the
-// window beside the client's count of the same: every token of the window,
-// or, for a counter that grows as requests complete, the tokens of the
-// requests that completed inside it.
+// window beside the client's count of the same tokens.
 func (w window) counterCount(c serverCounter, grew float64, windowTokens int) *matrixgen.ServerCount {
 	if grew < 0 {
 		return nil // the server restarted: its counter began again
 	}
 	sc := &matrixgen.ServerCount{Source: c.metric + " over the window", ServerTokens: int(math.Round(grew)), ClientTokens: windowTokens}
 	if c.completedOnly {
-		done := w.completedInside()
-		if len(done) == 0 {
+		sc.ClientTokens = 0
+		done := 0
+		for _, o := range w.streams {
+			if o.complete() && !o.end.Before(w.start) && o.end.Before(w.end) {
+				sc.ClientTokens += o.clientTokens
+				done++
+			}
+		}
+		if done == 0 {
 			return nil // nothing completed, nothing to set beside the counter
 		}
 		sc.Source = c.metric + " over the window, which counts a request as it completes: beside the tokens of the requests that completed in it"
-		sc.ClientTokens = 0
-		for _, o := range done {
-			sc.ClientTokens += o.clientTokens
-		}
 	}
 	return sc
 }
 
 // requestCount sets the server's own count of each request of the cell
-// that completed (Ollama's eval_count), in its window or before it opened,
-// beside the client's count of the same requests; nil when the server gives
-// none. A slow cell may complete no request inside its window; the requests
-// it completed while warming up still tell whether the counts agree.
+// that completed (Ollama's eval_count) beside the client's; nil if none.
 func (w window) requestCount() *matrixgen.ServerCount {
-	var sc *matrixgen.ServerCount
+	sc, counted := &matrixgen.ServerCount{}, false
 	for _, o := range w.streams {
-		if !o.complete() || !o.serverCounted {
-			continue
+		if o.complete() && o.serverCounted {
+			sc.ServerTokens += o.serverTokens
+			sc.ClientTokens += o.clientTokens
+			counted = true
 		}
-		if sc == nil {
-			sc = &matrixgen.ServerCount{}
-		}
-		sc.ServerTokens += o.serverTokens
-		sc.ClientTokens += o.clientTokens
 	}
-	if sc != nil {
-		sc.Source = "the server's own count (eval_count) of each request of the cell that completed"
+	if !counted {
+		return nil
 	}
+	sc.Source = "the server's own count (eval_count) of each request of the cell that completed"
 	return sc
-}
-
-// completedInside lists the streams that ended as the server meant inside
-// the window.
-func (w window) completedInside() []*observation {
-	var out []*observation
-	for _, o := range w.streams {
-		if o.complete() && !o.end.Before(w.start) && o.end.Before(w.end) {
-			out = append(out, o)
-		}
-	}
-	return out
 }

@@ -14,17 +14,14 @@ import (
 )
 
 // gpuSampler is what the sweep asks of the GPUs' telemetry (a
-// *telemetry.Sampler): a window's power figures, or why it has none, and
-// whether the sampler has stopped. The sweep's own part is what it says of
-// them, once.
+// *telemetry.Sampler).
 type gpuSampler interface {
 	Window(start, end time.Time, outputTokens int) (*matrixgen.Power, string)
 	Stopped() error
 }
 
 // startTelemetry starts the GPUs' sampler for the run and measures their
-// idle power, or says once that there is none. It returns the sampler, for
-// Run to wait on once it stopped it.
+// idle power, or says once that there is none.
 func (sw *sweeper) startTelemetry(ctx context.Context) *telemetry.Sampler {
 	t, err := telemetry.Start(ctx, sw.gpuTool())
 	if err != nil {
@@ -60,9 +57,7 @@ func (sw *sweeper) startTelemetry(ctx context.Context) *telemetry.Sampler {
 func (sw *sweeper) gpuTool() string { return cmp.Or(sw.o.gpuTool, telemetry.DefaultTool()) }
 
 // power is the cell's telemetry; or nil, and why there is none where
-// telemetry was expected ("" on a machine without a GPU tool): no reading,
-// never a zero. A sampler that stopped, and the first window without a
-// reading, are said in the log once.
+// telemetry was expected: no reading, never a zero.
 func (sw *sweeper) power(d matrixgen.Decode) (*matrixgen.Power, string) {
 	if !d.Measured() || d.WindowSeconds == nil {
 		return nil, ""
@@ -89,10 +84,9 @@ func (sw *sweeper) power(d matrixgen.Decode) (*matrixgen.Power, string) {
 	return p, why
 }
 
-// giveHardware puts the hardware the settings describe ([describe]) over
-// what this machine said, recording in h.Given each field a person typed:
-// a page shows those as given, never as detected. A typed value that says
-// what detection found already is detected, not given.
+// giveHardware puts the hardware the settings describe over what this
+// machine said, recording in h.Given each field typed that detection had
+// not found already: a page shows those as given.
 func giveHardware(h *matrixgen.Hardware, d Describe) {
 	give := func(field string, typed, same bool, set func()) {
 		if typed && !same {

@@ -15,15 +15,11 @@ import (
 )
 
 // A GPU server pays one-time costs on the first request of a new length
-// (kernels compiled and tuned per shape, buffers grown) and after a burst
-// of new streams: on an H200 a llama-server's first 8K request took 5.2 s,
-// of which its prompt processing took 169 ms. A prefill figure taken from
-// that request measures those costs, not the prefill. So each context's
-// prefill is measured after an untimed warm-up of the same length, on
-// several fresh prompts, and the row publishes their median; the warm-up's
-// TTFT is kept as the cold start. Every prompt begins with words of its
-// own (a fresh head before the same body), so none is in any prompt cache,
-// and each is held against the server's own clock where it keeps one.
+// (on an H200 a llama-server's first 8K request took 5.2 s, its prompt
+// 169 ms). So each context's prefill is measured after an untimed warm-up
+// of the same length (its TTFT kept as the cold start), on several fresh
+// prompts (a head of their own: none in any prompt cache), each held
+// against the server's own clock where it keeps one; the row is their median.
 
 // defaultPrefillRepeats is how many fresh prompts a prefill row measures.
 const defaultPrefillRepeats = 3
@@ -42,9 +38,8 @@ type prefillShot struct {
 	clock        string
 }
 
-// measurePrefill measures context n's prefill row (the context's set-up
-// begun at start, for the ETA): the warm-up, then the repeats, the last of them on the context's own prompt, which stays in the
-// prefix cache for the decode cells that share it.
+// measurePrefill measures context n's prefill row (set-up begun at start),
+// its last request on the context's own prompt, cached for the decode cells.
 func (sw *sweeper) measurePrefill(ctx context.Context, n int, h heads, prompt builtPrompt, salt string, row *matrixgen.Prefill, start time.Time) error {
 	waited, err := sw.waitIdle(ctx)
 	if err != nil {
@@ -110,9 +105,8 @@ func (sw *sweeper) warmContext(ctx context.Context, n int, prompt builtPrompt, s
 }
 
 // prefillShot sends one prefill request, asking for one token, and reads
-// the server's own clock for it (when clock is set): from the stream where
-// the engine times the prompt there, else from its prompt-time histogram
-// around the request.
+// the server's own clock for it (when clock is set): from the stream, else
+// from its prompt-time histogram around the request.
 func (sw *sweeper) prefillShot(ctx context.Context, n int, text, salt string, clock bool) prefillShot {
 	hist := sw.c.eng.metrics().promptTime
 	var before prom.Totals
@@ -129,9 +123,8 @@ func (sw *sweeper) prefillShot(ctx context.Context, n int, text, salt string, cl
 	return shot
 }
 
-// ttft is the request's time to first token, when it has a plausible one:
-// a first token that came before the request was on the wire (a server
-// answering before it read the prompt) gives none.
+// ttft is the request's time to first token, when it has a plausible one
+// (not before the request was on the wire).
 func (s prefillShot) ttft() (float64, bool) {
 	o := s.obs
 	if o == nil || o.firstText.IsZero() || !o.firstText.After(o.sent) {
@@ -140,15 +133,13 @@ func (s prefillShot) ttft() (float64, bool) {
 	return float64(o.firstText.Sub(o.sent)) / float64(time.Millisecond), true
 }
 
-// maxPrefillTokS bounds a prefill rate any server could reach, a hundred
-// times the fastest published: a server's own timing beyond it is not a
-// reading but a broken or hostile clock.
+// maxPrefillTokS bounds a prefill rate any server could reach (a hundred
+// times the fastest published): beyond it a clock is broken or hostile.
 const maxPrefillTokS = 1e8
 
-// serverReading is the server's own timing of the request's prompt, when it
-// is one a server could give: a positive time within the request's TTFT
-// (the prompt is processed between its sending and its first token), for
-// at most the prompt's tokens, at a rate below maxPrefillTokS.
+// serverReading is the server's own timing of the request's prompt, when
+// a server could give it: positive, within the TTFT, for at most the
+// prompt's tokens, at a rate below maxPrefillTokS.
 func (s prefillShot) serverReading(ttft float64, tokens int) (ms float64, tokS float64, ok bool) {
 	n := cmp.Or(s.serverTokens, tokens)
 	if !(s.serverMs > 0) || s.serverMs > ttft || n <= 0 || n > tokens {
@@ -159,7 +150,7 @@ func (s prefillShot) serverReading(ttft float64, tokens int) (ms float64, tokS f
 }
 
 // clockBudget bounds the time spent reading the server's clock around one
-// request: a slow or endless /metrics must not stretch a row by minutes.
+// request.
 const clockBudget = 2 * time.Second
 
 // promptHistogram reads the engine's prompt-time histogram; empty when the
@@ -174,9 +165,8 @@ func (sw *sweeper) promptHistogram(ctx context.Context, h prom.Histogram) prom.T
 	return h.Totals(samples)
 }
 
-// Histogram observations can trail the end of the stream they belong to
-// (vLLM records a request's figures after handing its output on): the
-// runner asks again, briefly, before it gives up on the server's clock.
+// Histogram observations can trail the end of their stream (vLLM's do):
+// the runner asks again, briefly, before it gives up on the server's clock.
 const (
 	clockTries = 10
 	clockPause = 100 * time.Millisecond
@@ -216,10 +206,8 @@ func moved(before, after prom.Totals) bool {
 	return false
 }
 
-// prefillFailure records why a prefill request failed in row, and reports
-// whether it did: the server refused a prompt too long (over capacity),
-// failed, produced nothing, answered in no time (no rate can be had of
-// that), or cut the prompt short.
+// prefillFailure records in row why a prefill request failed, and reports
+// whether it did.
 func (sw *sweeper) prefillFailure(obs *observation, prompt builtPrompt, row *matrixgen.Prefill) bool {
 	// A fresh head is the measured one's words in another order, which a
 	// tokenizer may count a token or two apart.
@@ -246,9 +234,8 @@ func (sw *sweeper) prefillFailure(obs *observation, prompt builtPrompt, row *mat
 }
 
 // summarizePrefill sets the row's figures from its measured requests: the
-// medians of the client's and, where the server timed every one of them,
-// of the server's, so both medians are over the same requests. A reading
-// no server could give is dropped, and said once.
+// client's medians and, where the server timed every one, the server's,
+// so both are over the same requests. An impossible reading is dropped.
 func summarizePrefill(row *matrixgen.Prefill, shots []prefillShot, prompt builtPrompt, logf func(string, ...any)) {
 	if len(shots) == 0 {
 		return
@@ -305,10 +292,9 @@ func describePrefill(p matrixgen.Prefill) string {
 }
 
 // oneObservation is the value the histogram took in from before to after,
-// when exactly one request was observed: each series that moved moved by
-// one observation (tensor-parallel ranks each observe the same request:
-// their values are averaged). Anything else (another request finishing in
-// between, a restart resetting the counts) leaves the figure unknown.
+// when each series that moved moved by one observation (tensor-parallel
+// ranks observe the same request: averaged). Anything else (another
+// request, a restart) leaves the figure unknown.
 func oneObservation(before, after prom.Totals) (float64, bool) {
 	var values []float64
 	for key, a := range after {

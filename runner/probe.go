@@ -81,26 +81,18 @@ func (c *client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe
 
 // tokenizerFor picks the most exact way this server offers to count a
 // chat prompt's tokens, and records it in the probe.
-func (c *client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) (tokenizer, error) {
+func (c *client) tokenizerFor(ctx context.Context, p *matrixgen.Probe) tokenizer {
 	if t, how, ok := c.eng.counter(ctx, c, p); ok {
 		p.Tokenizer = how
-		return t, nil
+		return t
 	}
 	p.Tokenizer = "calibration on usage.prompt_tokens (one request per count)"
-	return usageTokenizer{c}, nil
+	return usageTokenizer{c}
 }
 
 // metrics reads the server's Prometheus text.
 func (c *client) metrics(ctx context.Context, url string) ([]prom.Sample, error) {
-	path := cmp.Or(url, "/metrics")
-	ctx, cancel := context.WithTimeout(ctx, c.jsonTimeout)
-	defer cancel()
-	r, err := c.send(ctx, "GET", path, nil, "")
-	if err != nil {
-		return nil, err
-	}
-	defer r.Body.Close()
-	text, err := readLimited(r.Body, maxMetrics, "GET "+path)
+	text, err := c.fetch(ctx, "GET", cmp.Or(url, "/metrics"), nil, maxMetrics)
 	if err != nil {
 		return nil, err
 	}

@@ -30,10 +30,8 @@ walked carried found opened kept watched remembered wondered built painted follo
 quiet bright narrow ancient gentle heavy distant careful sudden patient curious silver golden wooden broken
 slowly quickly often never always early late together alone almost already perhaps nearly`)
 
-// proseWords returns words of deterministic prose for seed: sentences of 6
-// to 22 words, capitalised and stopped, paragraphs every few sentences.
-// Every sentence is drawn afresh, so a million-token prompt never cycles,
-// which matters: repeated padding invites a model to loop.
+// proseWords returns words of deterministic prose for seed, every sentence
+// drawn afresh: repeated padding invites a model to loop.
 func proseWords(seed uint64, n int) []string {
 	rng := rand.New(rand.NewPCG(seed, 0x9105e))
 	out := make([]string, 0, n)
@@ -60,14 +58,10 @@ type tokenizer interface {
 }
 
 // heads are the first line of a context's prompt: words no other prompt of
-// the run begins with. The prompt that is measured starts with measured;
-// the prompts sent to find its length, when counting means sending (usage
-// calibration), start with calibration, the same words in another order, so
-// a server's prompt cache has never seen the measured prompt's first tokens
-// and its prefill figure is a cold one. The prefill's warm-up and repeated
-// requests start with fresh heads, further orders of the same words: each
-// the same length as the measured prompt, none sharing a first token with
-// another.
+// the run begins with. The measured prompt starts with measured; those
+// sent to find its length (usage calibration) with calibration, the same
+// words in another order, so its prefill is a cold one; the prefill's
+// warm-up and repeats with fresh heads, further orders of the same words.
 type heads struct {
 	measured, calibration string
 	words                 []string
@@ -77,9 +71,8 @@ type heads struct {
 // attempts of one run, never begin alike.
 const headWords = 8
 
-// freshHeads is how many fresh heads a context has: every order of its
-// words that begins with a word neither measured nor calibration begins
-// with.
+// freshHeads is how many fresh heads a context has: one for each word
+// neither measured nor calibration begins with.
 const freshHeads = headWords - 2
 
 // newHeads picks the words of a context's heads from nonce, which differs
@@ -112,11 +105,8 @@ func prefills(tok tokenizer) bool {
 }
 
 // exactPrompt builds a user message of exactly n prompt tokens as the
-// server counts them. It searches the number of prose words with the
-// tokenizer, then nudges with one-token words; it reports the count it
-// reached, which is n unless the tokenizer cannot land on n exactly, and
-// whether the count is the final prompt's own (exact) or its calibration
-// twin's (a tokenizer that prefills never sees the measured prompt).
+// server counts them; it reports the count reached (n unless the tokenizer
+// cannot land on it) and whether it is the prompt's own (exact).
 func exactPrompt(ctx context.Context, tok tokenizer, n int, h heads, seed uint64) (prompt string, count int, exact bool, err error) {
 	head := h.measured
 	if prefills(tok) {
@@ -193,17 +183,14 @@ func exactPrompt(ctx context.Context, tok tokenizer, n int, h heads, seed uint64
 }
 
 // templatedTokenizer counts plain text with a server's own route and adds
-// the chat template's tokens, measured once on a request's usage: for
-// servers whose tokenizer does not take the chat form.
+// the chat template's tokens, measured once on a request's usage.
 type templatedTokenizer struct {
 	plain    func(ctx context.Context, text string) (int, error)
 	overhead int
 }
 
-// templatedCounter is an engine's counter that counts plain text with
-// route (plain) and measures the chat template's tokens once: a short
-// prompt's usage.prompt_tokens less its plain count. False when either
-// count fails.
+// templatedCounter is an engine's counter by a templatedTokenizer of
+// route (plain); false when either count fails.
 func templatedCounter(ctx context.Context, c *client, route string, plain func(ctx context.Context, text string) (int, error)) (tokenizer, string, bool) {
 	const probe = "Say hello."
 	n, err := plain(ctx, probe)
@@ -224,8 +211,7 @@ func (t templatedTokenizer) count(ctx context.Context, content string) (int, err
 }
 
 // usageTokenizer is the last resort for servers that cannot tokenize: it
-// sends the prompt asking for one token and reads usage.prompt_tokens. Each
-// count costs a prefill, so exact prompts take longer to build.
+// sends the prompt asking for one token and reads usage.prompt_tokens.
 type usageTokenizer struct{ c *client }
 
 // usageCountTimeout bounds one count by calibration: a prompt's prefill.

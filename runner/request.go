@@ -11,8 +11,7 @@ import (
 )
 
 // requestOf is what every chat request carries beside the prompt, as the
-// run file keeps it (nil where nothing was set): a copy, so that the
-// redaction of its strings never reaches what the requests send.
+// run file keeps it (nil where nothing was set), redacted.
 func requestOf(s Server, red *redact.Redactor) *matrixgen.Request {
 	q := &matrixgen.Request{Temperature: s.Temperature,
 		ChatTemplateKwargs: copyMap(s.ChatTemplateKwargs), Extra: copyMap(s.Extra)}
@@ -26,12 +25,9 @@ func requestOf(s Server, red *redact.Redactor) *matrixgen.Request {
 	return q
 }
 
-// copyMap is m as the run file holds it, a deep copy: every map and list
-// of any Go type (an array of TOML tables decodes to []map[string]any),
-// and TOML's own values (a datetime), become JSON's objects, arrays,
-// strings, numbers and booleans, so the redaction reaches every string
-// and never what the requests send. Settings.Check refuses a value JSON
-// cannot hold (nan), which no request could send either.
+// copyMap is m as the run file holds it, a deep copy in JSON's own types
+// (an array of TOML tables decodes to []map[string]any), so the redaction
+// reaches every string and never what the requests send.
 func copyMap(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
@@ -47,13 +43,9 @@ func copyMap(m map[string]any) map[string]any {
 	return out
 }
 
-// redactMap hides the secrets of a request's map, as the launch command's
-// are hidden: a person may put a token in extra as easily as on a command
-// line. A value under a name that says secret (api_key, password, auth,
-// X-Api-Key) is hidden whole, whatever it is: text whatever it starts
-// with, a number, a table or a list of them; every other string, keys
-// included, goes through the redaction step (shapes such as sk-…, the live
-// key); text is then cut to its length.
+// redactMap hides the secrets of a request's map: a value under a name
+// that says secret (api_key, password, auth) whole, whatever it is; every
+// other string, keys included, through the redaction step, then cut.
 func redactMap(m map[string]any, red *redact.Redactor) map[string]any {
 	if m == nil {
 		return nil
@@ -94,9 +86,8 @@ func redactValue(name string, v any, red *redact.Redactor) any {
 }
 
 // requestSecrets are the texts a person put under secret names in the
-// request's settings (a password in extra): Run's redaction hides them
-// wherever a server repeats them, in its errors and so in log lines and
-// reasons, as it hides the live key.
+// request's settings: Run's redaction hides them wherever a server
+// repeats them, as it hides the live key.
 func requestSecrets(s Server) []string {
 	var out []string
 	var walk func(name string, v any, secret bool)

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
@@ -25,8 +24,7 @@ func (s *metricsSampler) during(ctx context.Context, start time.Time, length tim
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	names := s.c.eng.metrics()
-	var mu sync.Mutex
-	var out []matrixgen.MetricsSample
+	var out []matrixgen.MetricsSample // the caller's once done is closed
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -60,16 +58,12 @@ func (s *metricsSampler) during(ctx context.Context, start time.Time, length tim
 				m.SpecAcceptanceRate = new((accepted - prevAccepted) / (draft - prevDraft))
 			}
 			prevDraft, prevAccepted = draft, accepted
-			mu.Lock()
 			out = append(out, m)
-			mu.Unlock()
 		}
 	}()
 	return func() []matrixgen.MetricsSample {
 		cancel()
 		<-done
-		mu.Lock()
-		defer mu.Unlock()
 		return out
 	}
 }

@@ -19,9 +19,8 @@ import (
 	"github.com/matrixgen/matrixgen/internal/redact"
 )
 
-// Settings is everything a sweep needs: where the server is and what to
-// send it, what to measure, and what the runner cannot detect. The
-// command fills it from its configuration and flags.
+// Settings is everything a sweep needs, filled by the command from its
+// configuration and flags.
 type Settings struct {
 	Server   Server
 	Sweep    Sweep
@@ -59,8 +58,8 @@ type Sweep struct {
 	// PrefillRepeats is how many fresh prompts each prefill row measures,
 	// after its warm-up (0: defaultPrefillRepeats; at most MaxPrefillRepeats).
 	PrefillRepeats int
-	// Repeats is how many times each decode cell is measured, the whole
-	// matrix once, then again (0 or 1: once; at most matrixgen.MaxRepeats).
+	// Repeats is how many times the matrix's decode cells are measured
+	// (0 or 1: once; at most matrixgen.MaxRepeats).
 	Repeats int
 	// Duration is each decode cell's window.
 	Duration time.Duration
@@ -72,20 +71,18 @@ type Sweep struct {
 	KVCacheTokens int
 	// LoopRetries is how often a looped cell is run again with a fresh prompt.
 	LoopRetries *int
-	// CacheMode is "shared" (every stream of a cell on the context the scout
-	// warmed, as the sample run was measured) or "distinct" (each stream its own context).
+	// CacheMode is "shared" (every stream of a cell on the warmed context)
+	// or "distinct" (each stream its own context).
 	CacheMode string
 	// WarmupTimeout bounds the wait for all streams of a cell to produce
 	// tokens; past it the window opens anyway and the cell counts as queued.
 	WarmupTimeout time.Duration
 	// StallTimeout fails a stream that sends nothing for this long.
 	StallTimeout time.Duration
-	// ServerWait is how long to wait for a server that stopped answering to
-	// come back (its /health answering) before the sweep stops.
+	// ServerWait is how long to wait for a server that stopped answering.
 	ServerWait time.Duration
-	// IdleTimeout bounds the wait, before each measurement, for the server to
-	// finish earlier work (some go on generating for requests a cut cell
-	// left behind); past it the measurement starts anyway and says so.
+	// IdleTimeout bounds the wait, before each measurement, for the server
+	// to finish earlier work; past it the measurement starts anyway.
 	IdleTimeout time.Duration
 }
 
@@ -139,12 +136,9 @@ func (s *Settings) defaults() {
 const maxConcurrency = 100000
 
 // Check refuses settings no sweep can be measured with, before any
-// request is sent: a URL that is not one, a context that is not one, a
-// window or a timeout that is not positive, a level or a count out of its
-// range, a hardware figure below zero. Flags and the config both end up
-// here, the one place these are checked; every problem is reported, each
-// a *SettingError naming the config key, so the command can point at its
-// line. Zero values are the defaults' to fill (defaults), so they pass.
+// request is sent: the one place flags and the config are checked. Every
+// problem is reported, each a *SettingError naming the config key. Zero
+// values are the defaults' to fill, so they pass.
 func (s Settings) Check() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
@@ -175,23 +169,16 @@ func (s Settings) Check() error {
 			bad("sweep.concurrency", "want levels from 1 to %d, got %d", maxConcurrency, n)
 		}
 	}
-	for _, d := range []struct {
-		key string
-		d   time.Duration
-	}{
-		{"sweep.duration", sw.Duration}, {"sweep.warmup_timeout", sw.WarmupTimeout}, {"sweep.stall_timeout", sw.StallTimeout},
-		{"sweep.server_wait", sw.ServerWait}, {"sweep.idle_timeout", sw.IdleTimeout},
-	} {
-		if d.d < 0 {
-			bad(d.key, "must be positive, got %v", d.d)
+	for i, d := range []time.Duration{sw.Duration, sw.WarmupTimeout, sw.StallTimeout, sw.ServerWait,
+		sw.IdleTimeout} {
+		if d < 0 {
+			bad([]string{"sweep.duration", "sweep.warmup_timeout", "sweep.stall_timeout", "sweep.server_wait",
+				"sweep.idle_timeout"}[i], "must be positive, got %v", d)
 		}
 	}
-	for _, n := range []struct {
-		key string
-		n   int
-	}{{"sweep.max_output", sw.MaxOutput}, {"sweep.kv_cache_tokens", sw.KVCacheTokens}} {
-		if n.n < 0 {
-			bad(n.key, "must not be negative, got %d", n.n)
+	for i, n := range []int{sw.MaxOutput, sw.KVCacheTokens} {
+		if n < 0 {
+			bad([]string{"sweep.max_output", "sweep.kv_cache_tokens"}[i], "must not be negative, got %d", n)
 		}
 	}
 	if r := sw.PrefillRepeats; r < 0 || r > MaxPrefillRepeats {
@@ -218,29 +205,23 @@ func (s Settings) Check() error {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Server.Extra)) {
-		if setting, own := ownFields[k]; own {
-			bad("server.extra", "%s", ownFieldMessage(k, setting))
+		if setting, own := ownFields[k]; own && setting == "" {
+			bad("server.extra",
+				"%q is a field matrixgen sets itself; extra may only add fields it does not set", k)
+		} else if own {
+			bad("server.extra", "%q is a field matrixgen sets itself, from %s: set that instead", k, setting)
 		}
 	}
 	return errors.Join(errs...)
 }
 
 // ownFields are the chat request's fields matrixgen sets itself, each
-// with the setting that sets it ("" where none does): a field of the same
-// name in server.extra would be dropped without a word (the request's own
-// wins), so Check refuses it. TestOwnFieldsAreTheRequests holds the list
-// to what a request carries.
+// with the setting that sets it ("" where none does): the same name in
+// server.extra would be dropped without a word, so Check refuses it.
 var ownFields = map[string]string{
 	"model": "server.model", "messages": "", "stream": "", "stream_options": "", "seed": "",
 	"max_tokens": "sweep.max_output", "max_completion_tokens": "sweep.max_output",
 	"temperature": "server.temperature", "chat_template_kwargs": "server.chat_template_kwargs",
 	"ignore_eos": "sweep.ignore_eos", "cache_salt": "sweep.cache_mode",
 	"timings_per_token": "", // asked of llama.cpp, for its own timings
-}
-
-func ownFieldMessage(field, setting string) string {
-	if setting == "" {
-		return fmt.Sprintf("%q is a field matrixgen sets itself; extra may only add fields it does not set", field)
-	}
-	return fmt.Sprintf("%q is a field matrixgen sets itself, from %s: set that instead", field, setting)
 }

@@ -9,14 +9,11 @@ import (
 	"unicode"
 )
 
-// An event stream (text/event-stream) is lines: "data: …" carries a
-// payload, ":" begins a comment (a keep-alive), and "event:", "id:",
-// "retry:" or a field no one knows carry nothing the runner reads. This
-// file is the one place that reads a server's event stream, and the one
-// place that bounds it: a data line is held up to maxSSELine; every other
-// line is skipped as it passes, never held, so its length costs nothing
-// but the reader's buffer; and lines without data in a row are bounded by
-// maxNoData, so a server cannot stall a stream while it seems to talk.
+// This file is the one place that reads and bounds a server's event stream
+// (text/event-stream): a data line is held up to maxSSELine; any other (a
+// ":" keep-alive, "event:", "id:", …) is skipped as it passes, never held;
+// and lines without data in a row are bounded by maxNoData, so a server
+// cannot stall a stream while it seems to talk.
 
 // maxSSELine bounds one data line: a chunk of a few tokens is a few hundred
 // bytes; a megabyte is no chunk.
@@ -26,9 +23,7 @@ const maxSSELine = 1 << 20
 // row: a server sends a keep-alive every few seconds, not megabytes of them.
 const maxNoData = 1 << 20
 
-// sseBuffer is the reader's buffer: the most of a line that is not data it
-// ever holds.
-const sseBuffer = 64 << 10
+const sseBuffer = 64 << 10 // the most of a line without data ever held
 
 // sseReader reads an event stream's payloads.
 type sseReader struct {
@@ -42,27 +37,42 @@ func newSSEReader(body io.Reader) *sseReader {
 
 // next is the next payload; io.EOF after "data: [DONE]" or at the end. A
 // line without the data field's name that is a JSON object is a payload
-// too: some servers send an error that way.
+// too: some servers send an error that way. A line comes in parts of at
+// most the buffer: a data line's are kept up to maxSSELine, any other's
+// only counted against maxNoData.
 func (s *sseReader) next() ([]byte, error) {
 	for {
-		head, err := s.r.ReadSlice('\n')
-		if len(head) == 0 && err != nil {
+		line, err := s.r.ReadSlice('\n')
+		if len(line) == 0 && err != nil {
 			return nil, s.ended(err)
 		}
-		trimmed := bytes.TrimLeftFunc(head, unicode.IsSpace)
-		if !bytes.HasPrefix(trimmed, []byte("data:")) && !bytes.HasPrefix(trimmed, []byte("{")) {
-			if err := s.skip(head, err); err != nil {
-				return nil, err
+		trimmed := bytes.TrimLeftFunc(line, unicode.IsSpace)
+		data := bytes.HasPrefix(trimmed, []byte("data:")) || bytes.HasPrefix(trimmed, []byte("{"))
+		if data && errors.Is(err, bufio.ErrBufferFull) {
+			line = bytes.Clone(line) // the next part overwrites the buffer
+		}
+		for part := line; ; {
+			if s.noData += len(part); !data && s.noData > maxNoData {
+				return nil, fmt.Errorf("event stream: more than %s of comments and lines without data, and no data",
+					byteSize(maxNoData))
 			}
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				break
+			}
+			if part, err = s.r.ReadSlice('\n'); data && len(line)+len(part) > maxSSELine {
+				return nil, fmt.Errorf("event stream: a data line is longer than %s", byteSize(maxSSELine))
+			} else if data {
+				line = append(line, part...)
+			}
+		}
+		if err != nil && (!data || !errors.Is(err, io.EOF)) {
+			return nil, s.ended(err) // a data line's last part may end without its newline
+		}
+		if !data {
 			continue
 		}
-		line, err := s.rest(head, err)
-		if err != nil {
-			return nil, err
-		}
 		s.noData = 0
-		line = bytes.TrimSpace(line)
-		payload, _ := bytes.CutPrefix(line, []byte("data:"))
+		payload, _ := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
 		payload = bytes.TrimSpace(payload)
 		switch {
 		case string(payload) == "[DONE]":
@@ -71,46 +81,6 @@ func (s *sseReader) next() ([]byte, error) {
 			return payload, nil
 		}
 	}
-}
-
-// skip passes over a line without data, head its first part as read, and
-// counts it against maxNoData.
-func (s *sseReader) skip(head []byte, err error) error {
-	for {
-		s.noData += len(head)
-		if s.noData > maxNoData {
-			return fmt.Errorf("event stream: more than %s of comments and lines without data, and no data", byteSize(maxNoData))
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			if err != nil {
-				return s.ended(err)
-			}
-			return nil
-		}
-		head, err = s.r.ReadSlice('\n')
-	}
-}
-
-// rest reads the rest of a data line whose first part is head, up to
-// maxSSELine bytes in all.
-func (s *sseReader) rest(head []byte, err error) ([]byte, error) {
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, s.ended(err)
-		}
-		return head, nil // a whole line, or the last one without its newline
-	}
-	line := bytes.Clone(head)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		if head, err = s.r.ReadSlice('\n'); len(line)+len(head) > maxSSELine {
-			return nil, fmt.Errorf("event stream: a data line is longer than %s", byteSize(maxSSELine))
-		}
-		line = append(line, head...)
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, s.ended(err)
-	}
-	return line, nil
 }
 
 // ended is the error a stream ended with: io.EOF as it is, anything else

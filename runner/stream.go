@@ -28,10 +28,8 @@ type chatRequest struct {
 }
 
 // withOutputLimit caps the answer at n tokens in the field the served
-// name allows: max_tokens, or max_completion_tokens for the names go-openai
-// treats as reasoning models (o1…, o3…, o4…, gpt-5…), whose requests it
-// refuses with max_tokens before they leave. A local model may well be
-// served under such a name; vLLM and SGLang read either field.
+// name allows: max_completion_tokens for the names go-openai treats as
+// reasoning models (o1…, gpt-5…), which it refuses with max_tokens.
 func withOutputLimit(req openai.ChatCompletionRequest, n int) openai.ChatCompletionRequest {
 	req.MaxTokens = n
 	if errors.Is(openai.NewReasoningValidator().Validate(req), openai.ErrReasoningModelMaxTokensDeprecated) {
@@ -40,9 +38,8 @@ func withOutputLimit(req openai.ChatCompletionRequest, n int) openai.ChatComplet
 	return req
 }
 
-// observation is what the client saw of one stream: when it sent, when
-// each token-carrying chunk arrived and how many tokens it carried, how it
-// ended. Arrival times are taken as each payload is read, before decoding.
+// observation is what the client saw of one stream, each arrival timed as
+// its payload is read, before decoding.
 type observation struct {
 	sent         time.Time
 	firstText    time.Time
@@ -56,21 +53,17 @@ type observation struct {
 	outputBytes  int     // all output text, in bytes
 	serverTokS   float64 // the server's own decode rate for the request (llama.cpp timings, vLLM metrics)
 	// serverPromptMs and serverPromptTokens are the server's own timing of
-	// the prompt's processing, as the stream told it (llama.cpp's
-	// timings.prompt_ms and prompt_n, Ollama's prompt_eval_duration and
-	// prompt_eval_count), and serverClock names it; 0 when it gives none.
+	// the prompt, as the stream told it, and serverClock names it.
 	serverPromptMs     float64
 	serverPromptTokens int
 	serverClock        string
-	// clientTokens is the client's own count of the stream's tokens before
-	// any reconciling with a final count; serverTokens the server's count of
-	// the whole request, when serverCounted (Ollama's eval_count).
+	// clientTokens is the client's own count, before any reconciling;
+	// serverTokens the server's, when serverCounted (Ollama's eval_count).
 	clientTokens  int
 	serverTokens  int
 	serverCounted bool
-	// budget is the most tokens the request can yield: its max_tokens and
-	// the slack servers take (matrixgen.TokenBudget). A stream past it is
-	// an error, whatever the server says it is doing.
+	// budget is the most tokens the request can yield
+	// (matrixgen.TokenBudget): a stream past it is an error.
 	budget int
 	err    error
 }
@@ -81,12 +74,8 @@ type tokenEvent struct {
 }
 
 // coalesceWithin is how close a stream's token events may arrive and stay
-// apart: closer tokens join the event before, at its time, so a server
-// flooding tiny chunks cannot make a stream keep more than an event a
-// millisecond. A large model's decode step is several milliseconds, so
-// nothing merges; a tiny model on a fast GPU may have a token counted up
-// to a millisecond early, moving its figures by less than a millisecond's
-// tokens at a window's edges.
+// apart: closer tokens join the event before, so a server flooding tiny
+// chunks cannot make a stream keep more than an event a millisecond.
 const coalesceWithin = time.Millisecond
 
 // newObservation starts what the client sees of req's stream.
@@ -95,8 +84,7 @@ func newObservation(req chatRequest, source matrixgen.TokenSource) *observation 
 }
 
 // addTokens records n tokens arriving at at, the one place a stream's
-// token events are kept: past the request's budget they are an error, and
-// events closer than coalesceWithin are one.
+// token events are kept: past the request's budget they are an error.
 func (o *observation) addTokens(at time.Time, n int) error {
 	if n > o.budget-o.clientTokens {
 		return fmt.Errorf("the server sent more than %d tokens for a request of max_tokens %d (%d, then %d more)",
@@ -140,11 +128,9 @@ func (o *observation) tokens() int {
 const tailBytes = 16 << 10
 
 // wireChunk is the part of a streamed chunk the runner reads: go-openai's
-// choice (delta.content, delta.reasoning_content as SGLang and llama.cpp
-// send it, finish_reason) and usage (cumulative on every chunk from vLLM
-// and SGLang when asked), with what go-openai has no place for beside
-// them: vLLM's delta.reasoning and the engines' own fields, each read by
-// its engine's file. Declared in one type, a chunk is decoded once.
+// choice and usage, beside what go-openai has no place for (vLLM's
+// delta.reasoning, the engines' own fields, each read by its engine's
+// file). Declared in one type, a chunk is decoded once.
 type wireChunk struct {
 	Choices []wireChoice        `json:"choices"`
 	Usage   *openai.Usage       `json:"usage"`
@@ -155,9 +141,8 @@ type wireChunk struct {
 	} `json:"error"`
 }
 
-// chunkOptions decode a chunk as leniently as encoding/json did, with JSON
-// v2's speed: bytes of a character split across tokens and a repeated
-// name are a server's habits, not a broken chunk.
+// chunkOptions decode a chunk as leniently as encoding/json did: split
+// characters and repeated names are a server's habits, not a broken chunk.
 var chunkOptions = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true), jsonv2.MatchCaseInsensitiveNames(true))
 
 // wireChoice is go-openai's streamed choice with vLLM's delta.reasoning:
@@ -193,7 +178,8 @@ func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 	defer resp.Body.Close()
 	s := newSSEReader(resp.Body)
 
-	wd := startWatchdog(ctx, cancel, stall)
+	wd := startWatchdog(cancel, stall)
+	defer wd.timer.Stop()
 	cum := 0
 	for {
 		raw, err := s.next()
@@ -201,18 +187,10 @@ func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 		wd.progress()
 		if err != nil {
 			obs.end = at
-			defer obs.reconcile()
-			switch {
-			case errors.Is(err, io.EOF) && obs.finishReason != "":
-			case wd.stalled():
-				obs.err = fmt.Errorf("stalled: no data for %v", stall)
-			case ctx.Err() != nil:
-				obs.err = context.Cause(ctx)
-			case errors.Is(err, io.EOF):
-				obs.err = errors.New("stream ended without a finish_reason")
-			default:
-				obs.err = err
+			if !errors.Is(err, io.EOF) || obs.finishReason == "" { // else a clean end, whatever else happened
+				obs.err = wd.ended(ctx, err, false, "stream ended without a finish_reason")
 			}
+			obs.reconcile()
 			return obs
 		}
 		if raw == nil {
@@ -220,24 +198,26 @@ func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 		}
 		var ch wireChunk
 		if err := jsonv2.Unmarshal(raw, &ch, chunkOptions); err != nil {
-			obs.err, obs.end = fmt.Errorf("malformed chunk: %v: %.120q", err, raw), at
-			return obs
+			return obs.failed(fmt.Errorf("malformed chunk: %v: %.120q", err, raw), at)
 		}
 		if ch.Error != nil {
-			obs.err, obs.end = fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error.Message)), at
-			return obs
+			return obs.failed(fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error.Message)), at)
 		}
 		if err := obs.read(&ch, at, &cum, h); err != nil {
-			obs.err, obs.end = err, at
-			return obs
+			return obs.failed(err, at)
 		}
 	}
 }
 
+// failed ends the stream at at with err.
+func (o *observation) failed(err error, at time.Time) *observation {
+	o.err, o.end = err, at
+	return o
+}
+
 // post sends a stream's request, body unless marshalling it failed
-// (err), and returns the server's answer; nil when it failed, the error
-// in o. TTFT runs from the moment the request was on the wire: building a
-// megabyte of JSON and dialling are the client's time, not the server's.
+// (err), and returns the server's answer; nil when it failed, the error in
+// o. TTFT runs from the moment the request was on the wire.
 func (o *observation) post(ctx context.Context, c *client, path, accept string, body []byte, err error) *http.Response {
 	if err == nil {
 		o.sent = time.Now()
@@ -253,50 +233,43 @@ func (o *observation) post(ctx context.Context, c *client, path, accept string, 
 
 // watchdog cancels a stream that stalls: no data for the stall timeout.
 type watchdog struct {
-	beat chan struct{}
-	hit  atomic.Bool
+	timer *time.Timer
+	stall time.Duration
+	hit   atomic.Bool
 }
 
-func startWatchdog(ctx context.Context, cancel context.CancelFunc, stall time.Duration) *watchdog {
-	wd := &watchdog{beat: make(chan struct{}, 1)}
-	go func() {
-		timer := time.NewTimer(stall)
-		defer timer.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-wd.beat:
-				timer.Reset(stall)
-			case <-timer.C:
-				wd.hit.Store(true)
-				cancel()
-				return
-			}
-		}
-	}()
+// startWatchdog starts a stream's watchdog; the stream stops it when it ends.
+func startWatchdog(cancel context.CancelFunc, stall time.Duration) *watchdog {
+	wd := &watchdog{stall: stall}
+	wd.timer = time.AfterFunc(stall, func() { wd.hit.Store(true); cancel() })
 	return wd
 }
 
 // progress tells the watchdog data arrived.
-func (wd *watchdog) progress() {
-	select {
-	case wd.beat <- struct{}{}:
-	default:
+func (wd *watchdog) progress() { wd.timer.Reset(wd.stall) }
+
+// ended is why a stream whose reader failed with err ended: stalled, cut,
+// at its end (nil when finished, else unfinished), or broken.
+func (wd *watchdog) ended(ctx context.Context, err error, finished bool, unfinished string) error {
+	switch {
+	case wd.hit.Load():
+		return fmt.Errorf("stalled: no data for %v", wd.stall)
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case errors.Is(err, io.EOF) && finished:
+		return nil
+	case errors.Is(err, io.EOF):
+		return errors.New(unfinished)
 	}
+	return err
 }
 
-// stalled reports whether the watchdog cancelled the stream.
-func (wd *watchdog) stalled() bool { return wd.hit.Load() }
-
-// heldTokens is how many tokens a chunk may count beyond its bytes of text:
-// a server holds back the pieces of a character split across tokens, and
-// special tokens print nothing.
+// heldTokens is how many tokens a chunk may count beyond its bytes of text
+// (pieces of a character held back, special tokens that print nothing).
 const heldTokens = 16
 
-// read folds one chunk into the observation. Counts no server could mean
-// are refused: a negative count, or a jump of more tokens than the chunk
-// carries bytes of text, give or take heldTokens.
+// read folds one chunk into the observation, refusing counts no server
+// could mean (negative, or beyond the chunk's bytes of text).
 func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error {
 	if ch.Usage != nil {
 		if ch.Usage.PromptTokens < 0 || ch.Usage.CompletionTokens < 0 {
@@ -326,24 +299,24 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error
 	}
 	choice := ch.Choices[0]
 	text := choice.Delta.Reasoning + choice.Delta.ReasoningContent + choice.Delta.Content
-	tokens := 0
+	tokens, count, what := 0, 0, ""
 	switch {
 	case ch.Usage != nil:
-		o.source = matrixgen.TokensContinuousUsage
-		before := *cum
-		tokens = advance(cum, ch.Usage.CompletionTokens)
-		if tokens > len(text)+heldTokens {
-			return fmt.Errorf("impossible usage from the server: completion tokens jumped from %d to %d in a chunk of %d bytes of text", before, ch.Usage.CompletionTokens, len(text))
-		}
+		o.source, count = matrixgen.TokensContinuousUsage, ch.Usage.CompletionTokens
+		what = "usage from the server: completion tokens"
 	case ch.Timings != nil && ch.Timings.PredictedN > 0:
-		o.source = matrixgen.TokensTimingsPerToken
-		before := *cum
-		tokens = advance(cum, ch.Timings.PredictedN)
-		if tokens > len(text)+heldTokens {
-			return fmt.Errorf("impossible timings from the server: predicted_n jumped from %d to %d in a chunk of %d bytes of text", before, ch.Timings.PredictedN, len(text))
-		}
+		o.source, count = matrixgen.TokensTimingsPerToken, ch.Timings.PredictedN
+		what = "timings from the server: predicted_n"
 	case text != "":
 		tokens = 1
+	}
+	// A cumulative count going backwards is ignored, not subtracted.
+	if what != "" {
+		if tokens = max(count-*cum, 0); tokens > len(text)+heldTokens {
+			return fmt.Errorf("impossible %s jumped from %d to %d in a chunk of %d bytes of text",
+				what, *cum, count, len(text))
+		}
+		*cum = max(*cum, count)
 	}
 	if err := o.arrived(at, text, tokens, h); err != nil {
 		return err
@@ -382,8 +355,7 @@ func (o *observation) arrived(at time.Time, text string, tokens int, h hooks) er
 }
 
 // reconcile spreads a final usage count over a stream's chunks when the
-// server gave no per-chunk counts: the total is then the server's, not a
-// chunk count, and each chunk carries its share.
+// server gave no per-chunk counts.
 func (o *observation) reconcile() {
 	if o.source != matrixgen.TokensChunks || o.finalTokens <= 0 || len(o.events) == 0 {
 		return
@@ -394,15 +366,4 @@ func (o *observation) reconcile() {
 	}
 	o.events = slices.DeleteFunc(o.events, func(e tokenEvent) bool { return e.tokens <= 0 })
 	o.source = matrixgen.TokensFinalUsage
-}
-
-// advance moves a cumulative count forward and returns the step; a count
-// going backwards is ignored, not subtracted.
-func advance(cum *int, now int) int {
-	if now <= *cum {
-		return 0
-	}
-	step := now - *cum
-	*cum = now
-	return step
 }

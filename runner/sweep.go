@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -39,16 +38,13 @@ type Options struct {
 	Simulated bool
 	// Log receives progress lines.
 	Log io.Writer
-	// Warn receives what was skipped or is in doubt, and why (no GPU
-	// telemetry, a failed copy, counts that disagree, a server busy or
-	// gone), and, before each step that can take minutes without a
-	// measurement (the probe, calibration, idle waits, warm-ups), what it
-	// is and its deadline: stderr, so CI logs keep them. Log when nil.
+	// Warn receives what was skipped or is in doubt, and why, and before
+	// each step that can take minutes without a measurement, what it is and
+	// its deadline: stderr, so CI logs keep them. Log when nil.
 	Warn io.Writer
-	// Saved, when set, is told after every save of the run file: the
-	// command copies it on to a bucket there. Its error is said in the log
-	// and the run goes on, the file safe where it was saved; an error that
-	// is ErrSaveRefused stops the run (another writer holds its id).
+	// Saved, when set, is told after every save of the run file (to copy
+	// it to a bucket). Its error is said in the log and the run goes on,
+	// but ErrSaveRefused stops the run.
 	Saved func(file string) error
 	// Live, when set (a terminal), gets a status line rewritten every second
 	// while a cell runs: its phase, time and live tok/s.
@@ -60,17 +56,14 @@ type Options struct {
 	// the sim in memory, inside a bubble of virtual time.
 	dial dialFunc
 	// gpuTool is the command for the GPUs' telemetry: when empty,
-	// nvidia-smi, or rocm-smi where only that is installed (a tool named
-	// rocm-smi… is asked in its dialect); tests name a fake, or telemetry.NoTool.
+	// telemetry.DefaultTool; tests name a fake, or telemetry.NoTool.
 	gpuTool string
 }
 
 // Run probes the server and measures every prefill context and decode
-// cell, saving the run file after each. On cancellation it saves what it
-// has, marked incomplete, and returns the context's error. Its error, its
-// log lines and its run file pass through one redaction step
-// (internal/redact) with the live key: a server that repeats the key
-// cannot make the run print or keep it.
+// cell, saving the run file after each; on cancellation it saves what it
+// has, marked incomplete, and returns the context's error. Its error, log
+// lines and run file pass through one redaction step with the live key.
 func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
 	red := redact.New(o.APIKey).Also(requestSecrets(o.Settings.Server)...)
 	run, err := sweepAll(ctx, o, red)
@@ -86,18 +79,17 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	maxStreams := slices.Max(s.Sweep.Concurrency)
-	c := newClient(s.Server.BaseURL, o.APIKey, maxStreams, o.dial)
+	c := newClient(s.Server.BaseURL, o.APIKey, slices.Max(s.Sweep.Concurrency), o.dial)
 	c.model = s.Server.Model
-	c.chat = chatOptionsOf(s)
+	c.chat = chatOptions{temperature: s.Server.Temperature, ignoreEOS: *s.Sweep.IgnoreEOS,
+		kwargs: s.Server.ChatTemplateKwargs, extra: s.Server.Extra}
 	logTo := func(w io.Writer) func(string, ...any) {
 		return func(format string, args ...any) {
 			if o.Live != nil {
 				fmt.Fprint(o.Live, "\r\033[K") // clear the live line first
 			}
-			// A line can carry a server's words (its errors, its version):
-			// secrets in them are hidden, and control characters shown, not
-			// obeyed by the terminal.
+			// A line can carry a server's words: secrets hidden, control
+			// characters shown, not obeyed by the terminal.
 			fmt.Fprintln(w, term.Clean(red.Text(fmt.Sprintf(format, args...))))
 		}
 	}
@@ -141,9 +133,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 		sampler: &metricsSampler{c: c, url: s.Server.MetricsURL, enabled: probe.Metrics, interval: time.Second},
 		started: time.Now(), nonce: rand.Uint64(), contexts: matrixgen.Union(plan.contexts, plan.prefill), setUp: map[int]bool{},
 		etaModel: etaModel{window: s.Sweep.Duration, maxAttempts: 1 + *s.Sweep.LoopRetries}}
-	if sw.tok, err = c.tokenizerFor(ctx, probe); err != nil {
-		return nil, err
-	}
+	sw.tok = c.tokenizerFor(ctx, probe)
 	logf("prompts: %s", probe.Tokenizer)
 	sw.chooseIdleSignal(ctx)
 	logf("idle before each measurement: by %s", sw.idleBy())
@@ -154,7 +144,9 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 		return nil, err
 	}
 	err = sw.sweep(ctx)
-	run.Incomplete = err != nil || sw.notRun() > 0
+	// Incomplete while a measurement was not attempted yet; failed ones were.
+	notRun := sw.left(func(s matrixgen.Status) bool { return s == matrixgen.StatusNotRun })
+	run.Incomplete = err != nil || notRun > 0
 	if !run.Incomplete {
 		run.FinishedAt = time.Now().UTC().Truncate(time.Second)
 	}
@@ -164,21 +156,13 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	return run, err
 }
 
-// chatOptionsOf are the fields every chat request carries beside the
-// prompt, from the settings.
-func chatOptionsOf(s Settings) chatOptions {
-	return chatOptions{temperature: s.Server.Temperature, ignoreEOS: *s.Sweep.IgnoreEOS,
-		kwargs: s.Server.ChatTemplateKwargs, extra: s.Server.Extra}
-}
-
 // plan is the resolved sweep: contexts in tokens.
 type plan struct {
 	contexts, prefill, concurrency []int
 }
 
-// SettingError is a setting that cannot be: found before any request
-// (Settings.Check), or shown impossible by the probe before any
-// measurement. Key names it as the config does, for the config's line.
+// SettingError is a setting that cannot be, found by Settings.Check or the
+// probe before any measurement. Key names it as the config does.
 type SettingError struct {
 	Key string
 	Err error
@@ -296,13 +280,10 @@ func lastSegment(path string) string {
 	return path[strings.LastIndexByte(path, '/')+1:]
 }
 
-// resumeRun takes the measurements of an earlier run of the same sweep
-// against the same server on the same GPUs: every cell that finished
-// (anything but not_run and error) is kept. A different server, machine,
-// model or setting would mix two runs under one's name, so any difference
-// is refused, all of them listed, unless force; then they are recorded in
-// the run. The old run's probe is kept as it was measured: a run that
-// did not record its address does not take the new one.
+// resumeRun takes the finished cells of an earlier run of the same sweep,
+// server and GPUs. Any difference would mix two runs under one's name, so
+// all are listed and refused, unless force records them in the run. The
+// old run's probe is kept as it was measured.
 func resumeRun(file string, fresh *matrixgen.Run, force bool) (*matrixgen.Run, error) {
 	e, err := runfile.Load(file)
 	if err != nil {
@@ -321,11 +302,8 @@ func resumeRun(file string, fresh *matrixgen.Run, force bool) (*matrixgen.Run, e
 }
 
 // dropFailedRepeats takes out of each repeated cell the repeats that
-// failed (error) or never ran, the cell's figures becoming its median kept
-// repeat's (not run where none is kept), so that a resume measures them
-// again as it measures a failed cell that was not repeated: a repeat
-// counts as made only once it has a result. It returns how many it took
-// out.
+// failed or never ran (the cell's figures become its median kept
+// repeat's), so that a resume measures them again; it returns how many.
 func dropFailedRepeats(r *matrixgen.Run) int {
 	dropped := 0
 	for i := range r.Decode {
@@ -344,10 +322,8 @@ func dropFailedRepeats(r *matrixgen.Run) int {
 }
 
 // resumeDifferences lists what differs between a run and the run a resume
-// would measure now: the server as probed, the GPUs as detected (or
-// given), and the sweep's settings. A run that did not record its
-// server's address cannot show it is the same server, so that is a
-// difference too.
+// would measure now: the server as probed, the GPUs, the sweep's settings.
+// An address not recorded cannot show it is the same server: a difference.
 func resumeDifferences(old, fresh *matrixgen.Run) []string {
 	var diffs []string
 	differ := func(what string, a, b any) {
@@ -355,10 +331,7 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 			diffs = append(diffs, fmt.Sprintf("%s: %v then, %v now", what, a, b))
 		}
 	}
-	op, np := old.Probe, fresh.Probe
-	if op == nil {
-		op = &matrixgen.Probe{}
-	}
+	op, np := cmp.Or(old.Probe, &matrixgen.Probe{}), fresh.Probe
 	differ("server address", cmp.Or(op.BaseURL, "not recorded"), np.BaseURL)
 	differ("engine", op.Engine, np.Engine)
 	differ("engine version", op.EngineVersion, np.EngineVersion)
@@ -406,36 +379,30 @@ type sweeper struct {
 	probe   *matrixgen.Probe
 	tok     tokenizer
 	sampler *metricsSampler
-	logf    func(string, ...any)
-	red     *redact.Redactor // the one redaction step, for the run file
-	started time.Time
-	done    int
-	// etaModel learns from each measurement how long the rest will take;
-	// retrying says the current cell looped and is running again.
-	etaModel etaModel
-	retrying bool
+	// logf says progress; warnf what was skipped or is in doubt, and what
+	// the runner is waiting on and until when.
+	logf, warnf func(string, ...any)
+	red         *redact.Redactor // the one redaction step, for the run file
+	started     time.Time
+	done        int
+	etaModel    etaModel
+	retrying    bool // the current cell looped and is running again
 	// nonce makes this process's prompts its own: no server has seen their
 	// first tokens, not even in an earlier attempt at the same run.
-	nonce uint64
+	nonce   uint64
+	simLost float64 // how far behind its schedule the sim was when last said
 
-	// warnf says what was skipped or is in doubt, where logf says progress,
-	// and what the runner is waiting on and until when.
-	warnf func(string, ...any)
-	// simLost is how far behind its schedule the sim was when last said.
-	simLost float64
-
-	// contexts are the sweep's contexts; setUp marks those whose prompt is
-	// built and whose prefill row is measured or cache warmed, for the ETA.
-	contexts []int
-	setUp    map[int]bool
-	// settingUp is the context being set up since setupStart; 0 when none.
+	// contexts are the sweep's; setUp marks those whose prompt is built and
+	// prefill row measured or cache warmed, for the ETA; settingUp is the
+	// one being set up since setupStart (0: none).
+	contexts   []int
+	setUp      map[int]bool
 	settingUp  int
 	setupStart time.Time
 
-	// tel is the GPUs' telemetry, nil on a machine without; telLost says
-	// the sampler's end was reported. noPower is why a machine whose GPU
-	// tool failed has no power readings; noReadingSaid that a window
-	// without one was reported.
+	// tel is the GPUs' telemetry, nil on a machine without; noPower why a
+	// machine whose GPU tool failed has none; telLost and noReadingSaid
+	// that a stopped sampler and a window without a reading were reported.
 	tel           gpuSampler
 	telLost       bool
 	noPower       string
@@ -448,23 +415,11 @@ type sweeper struct {
 	busyFor   time.Duration
 	cellEnded time.Time
 
-	// pass is which measurement of every cell the sweep is making (1 to
-	// Sweep.Repeats).
-	pass int
+	pass int // which measurement of every cell the sweep is making
 }
 
-func (sw *sweeper) remaining() int {
-	return sw.left(func(s matrixgen.Status) bool { return !finished(s) })
-}
-
-// notRun counts measurements not attempted yet; failed ones were.
-func (sw *sweeper) notRun() int {
-	return sw.left(func(s matrixgen.Status) bool { return s == matrixgen.StatusNotRun })
-}
-
-// left counts the prefill rows and, once, the decode cells whose status
-// says they are still to measure; where the sweep repeats, every repeat
-// still to make of each cell (a cell over capacity once is so every time).
+// left counts the prefill rows and decode cells whose status says todo;
+// where the sweep repeats, every repeat still to make of each cell.
 func (sw *sweeper) left(todo func(matrixgen.Status) bool) int {
 	n := 0
 	for _, p := range sw.run.Prefill {
@@ -490,8 +445,7 @@ func (sw *sweeper) left(todo func(matrixgen.Status) bool) int {
 func (sw *sweeper) repeats() int { return max(sw.run.Sweep.Repeats, 1) }
 
 // sweep measures the matrix once, then again for each repeat, so drift on
-// the machine spreads over every cell; prefill rows are measured in the
-// first pass, where they also warm their contexts.
+// the machine spreads over every cell.
 func (sw *sweeper) sweep(ctx context.Context) error {
 	for sw.pass = 1; sw.pass <= sw.repeats(); sw.pass++ {
 		for _, n := range sw.contexts {
@@ -503,9 +457,8 @@ func (sw *sweeper) sweep(ctx context.Context) error {
 	return nil
 }
 
-// context measures one context: its prefill row (whose last request leaves
-// the context in the prefix cache), or the context sent once to warm the
-// cache when the row is done, then its decode cells by concurrency.
+// context measures one context: its prefill row (or, once that is done, a
+// request to warm the cache), then its decode cells by concurrency.
 func (sw *sweeper) context(ctx context.Context, n int) error {
 	pre := sw.prefillRow(n)
 	cells := sw.cellsAt(n)
@@ -547,9 +500,8 @@ type builtPrompt struct {
 }
 
 // slack is how many tokens the server's count of a prompt may fall short
-// of the built count before the prompt counts as cut: none for a prompt
-// counted itself; for a calibrated one, what reordering its first line's
-// words can change.
+// of the built count before the prompt counts as cut: for a calibrated
+// one, what reordering its first line's words can change.
 func (b builtPrompt) slack() int {
 	if b.exact {
 		return 0
@@ -579,9 +531,7 @@ func (sw *sweeper) prefillRow(n int) *matrixgen.Prefill {
 }
 
 // cellsAt lists the decode cells at context n the current pass has still
-// to measure, by concurrency: unfinished ones, or, where the sweep repeats,
-// those with fewer measurements than the pass (a cell over capacity once
-// is so every time).
+// to measure, by concurrency (a cell over capacity once is so every time).
 func (sw *sweeper) cellsAt(n int) []int {
 	var out []int
 	for i := range sw.run.Decode {
@@ -607,8 +557,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 	d := cellAt
 	n, cc := d.ContextTokens, d.Concurrency
 	// A repeat is measured on its own and joins the cell's repeats when it
-	// is done: until then the file keeps the repeats made, and a resume
-	// knows this one is still to make.
+	// is done, so that a resume knows it is still to make.
 	var repeat matrixgen.Decode
 	if sw.repeats() > 1 {
 		repeat = matrixgen.Decode{ContextTokens: n, Concurrency: cc, Status: matrixgen.StatusNotRun}
@@ -694,11 +643,10 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 	return sw.save()
 }
 
-// checkSimSchedule asks a simulated server whether it kept to its
-// profile's schedule and warns, here where the figures are recorded and
-// not only on the sim's own terminal, when it fell further behind: a
-// machine too busy for the profile makes every figure run slow. A server
-// that does not answer (another version of the sim) is not asked again.
+// checkSimSchedule warns, here where the figures are recorded, when a
+// simulated server fell further behind its profile's schedule: a machine
+// too busy for it makes every figure run slow. One that does not answer
+// (another version of the sim) is not asked again.
 func (sw *sweeper) checkSimSchedule(ctx context.Context) {
 	if !sw.run.Simulated || sw.simLost < 0 {
 		return
@@ -709,8 +657,7 @@ func (sw *sweeper) checkSimSchedule(ctx context.Context) {
 		LateSteps        int     `json:"late_steps"`
 		KeepingUp        bool    `json:"keeping_up"`
 	}
-	// An answer no sim gives (more than a year behind) is a server that is
-	// not the sim: not asked again.
+	// An answer no sim gives (more than a year behind): not the sim.
 	const year = 365 * 24 * 3600
 	if err := sw.c.getJSON(ctx, "/sim/timing", &t); err != nil || t.LostSeconds > year || t.ScheduledSeconds > year {
 		sw.simLost = -1
@@ -736,8 +683,7 @@ func (sw *sweeper) baselineActive(n, cc int) float64 {
 }
 
 // waitForServer waits, up to the configured bound, for a server that
-// stopped answering to answer /health again (or /v1/models, for servers
-// without /health).
+// stopped answering to be healthy again.
 func (sw *sweeper) waitForServer(ctx context.Context, lost *lostServer) error {
 	limit := sw.s.Sweep.ServerWait
 	sw.warnf("the server stopped answering (%v); waiting up to %v for it to come back", lost.cause, limit)
@@ -760,9 +706,8 @@ func (sw *sweeper) waitForServer(ctx context.Context, lost *lostServer) error {
 		redact.Text(sw.s.Server.BaseURL), lost.cause, limit)
 }
 
-// overCapacity says why a cell cannot run, before sending anything: C
-// requests of N prompt and max output tokens need more KV cache than the
-// server has, or one request exceeds the model's length.
+// overCapacity says why a cell cannot run, before sending anything: it
+// needs more KV cache than the server has, or more than the model's length.
 func (sw *sweeper) overCapacity(n, cc int) string {
 	maxOut := sw.s.Sweep.MaxOutput
 	// In overflow-safe arithmetic: a max_output near the int limit must not
@@ -780,18 +725,16 @@ func (sw *sweeper) overCapacity(n, cc int) string {
 	return ""
 }
 
-// addInts and mulInts report whether the result fits an int.
+// addInts and mulInts report whether the result fits an int; mulInts
+// takes no negative number (a level, a request's tokens).
 func addInts(a, b int) (int, bool) {
 	s := a + b
 	return s, (b >= 0) == (s >= a)
 }
 
 func mulInts(a, b int) (int, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
 	p := a * b
-	return p, p/b == a && !(a == -1 && b == math.MinInt) && !(b == -1 && a == math.MinInt)
+	return p, a == 0 || p/a == b
 }
 
 func describeDecode(d matrixgen.Decode) string {
@@ -811,9 +754,7 @@ func describeDecode(d matrixgen.Decode) string {
 	return s
 }
 
-// save writes the run file atomically: a temporary file beside it, synced,
-// then renamed over it, so the file is a whole valid run at every moment;
-// each decode cell with its interval, recomputed for what changed since.
+// save writes the run file atomically, each decode cell with its interval.
 func (sw *sweeper) save() error {
 	cleanServerText(sw.run, sw.red)
 	stats.SetInterval(sw.run)
@@ -842,32 +783,20 @@ const (
 	maxDiffText   = 300  // each side of a difference a resume names
 )
 
-// cleanServerText passes every string of the run through the redaction
-// step (all of them, by MapText: a field added to the model is redacted
-// without being listed), then cuts each a server, a tool or a person
-// chose to its length: in that order, so a key a cut would split is
-// whole when it is hidden.
+// cleanServerText redacts every string of the run (by MapText, so a field
+// added to the model is not missed), then cuts each a server or a tool
+// chose to its length: in that order, so a key is whole when it is hidden.
 func cleanServerText(r *matrixgen.Run, red *redact.Redactor) {
 	r.MapText(red.Text)
-	eachText(r, func(s *string, limit int) {
-		if limit > 0 {
-			*s = capText(*s, limit)
-		}
-	})
-	// The request is not the server's: requestOf redacted and cut it once,
-	// and a second cut of cut text would read as another request on resume.
-}
-
-// eachText calls f with each string of the run a server or a person chose,
-// and the length a server's text of its kind may have (0: the person's own
-// launch command, not cut).
-func eachText(r *matrixgen.Run, f func(s *string, limit int)) {
+	// Not the launch command, the person's own; nor the request, not the
+	// server's: requestOf redacted and cut it once, and a second cut of cut
+	// text would read as another request on resume.
+	f := func(s *string, limit int) { *s = capText(*s, limit) }
 	for _, s := range []*string{&r.Engine.Name, &r.Engine.Version, &r.Engine.Repository, &r.Engine.Build,
 		&r.Engine.Commit, &r.Engine.Quantization, &r.Engine.Backend, &r.Model.Name, &r.Model.ServedName, &r.Model.Revision,
 		&r.Hardware.Type, &r.Hardware.GPU, &r.Hardware.CPU, &r.Hardware.OS, &r.Hardware.Driver, &r.Hardware.Kernel, &r.Hardware.CUDA} {
 		f(s, maxNameText)
 	}
-	f(&r.LaunchCommand, 0)
 	for i := range r.ResumedDespite {
 		f(&r.ResumedDespite[i], maxReasonText)
 	}

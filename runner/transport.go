@@ -13,15 +13,10 @@ import (
 const maxResends = 3
 
 // resendUnanswered sends a request again, on another connection, when the
-// server closed the connection it went out on before answering a byte.
-//
-// Servers close idle keep-alive connections (llama-server after 5 s idle
-// and after 100 requests); a request that goes out on one just as it closes
-// fails with "server closed idle connection" or EOF. Go's transport sends
-// such a request again only when it is idempotent, which a POST is not. But
-// a request the server never answered on a reused connection was never
-// processed: the server closed the connection, it did not fail. Sending it
-// again is not a retry of a failure, and is not counted as one.
+// server closed the reused connection it went out on before answering a
+// byte (llama-server closes one idle 5 s): Go's transport resends only
+// idempotent requests, which a POST is not, but such a request was never
+// processed, so this is no retry of a failure, and is not counted as one.
 type resendUnanswered struct{ next http.RoundTripper }
 
 func (t resendUnanswered) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -48,18 +43,14 @@ func (t resendUnanswered) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return bounded(resp), nil
 		}
-		if !reused.Load() || answered.Load() || req.Context().Err() != nil || attempt >= maxResends {
-			return resp, err
-		}
-		if req.Body != nil && req.GetBody == nil {
+		if !reused.Load() || answered.Load() || req.Context().Err() != nil || attempt >= maxResends ||
+			req.Body != nil && req.GetBody == nil {
 			return resp, err
 		}
 	}
 }
 
-// bounded limits what an error answer may make the client hold: its body
-// is cut at maxErrorBody. An event stream is bounded where it is read
-// (sse.go), answers read as JSON where they are read.
+// bounded cuts an error answer's body at maxErrorBody.
 func bounded(resp *http.Response) *http.Response {
 	if resp.StatusCode >= 300 {
 		resp.Body = struct {
