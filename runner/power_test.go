@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/matrixgen/matrixgen"
+	"github.com/matrixgen/matrixgen/internal/hostile"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -40,7 +41,7 @@ case "$*" in
 esac
 `, gpus, mode, "%d, NVIDIA RTX PRO 6000 Blackwell Server Edition, 97887, 580.95.05, 600.00, 600.00, 5, 16",
 		"%d, 300.00, 2400, 12000, 95, 80213, 61, 0x0000000000000000")
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+	if err := hostile.WriteExecutable(path, script); err != nil {
 		t.Fatal(err)
 	}
 	return path
