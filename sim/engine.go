@@ -316,7 +316,7 @@ func (e *engine) admit(r *request) bool {
 	if e.kv.newBlocksFor(r.prompt.blocks)+private > e.kv.available() {
 		return false
 	}
-	if !e.kv.hold(r.prompt.blocks) || !e.kv.take(private) {
+	if !e.kv.reserve(r.prompt.blocks, private) {
 		return false
 	}
 	r.holding, r.private = true, private

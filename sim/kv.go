@@ -92,6 +92,22 @@ func (c *kvCache) hold(blocks []uint64) bool {
 	return true
 }
 
+// reserve holds a prompt's blocks and takes private empty ones beside
+// them, or, reporting false, holds nothing: the prompt's idle cached
+// blocks, once held, are no longer there to be taken, so room counted
+// before holding can be short, and a prompt held on a failed admission
+// stayed pinned for good.
+func (c *kvCache) reserve(prompt []uint64, private int) bool {
+	if !c.hold(prompt) {
+		return false
+	}
+	if !c.take(private) {
+		c.release(prompt)
+		return false
+	}
+	return true
+}
+
 // release drops a request's references; unreferenced blocks stay cached.
 func (c *kvCache) release(blocks []uint64) {
 	for _, h := range blocks {
