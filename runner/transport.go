@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -29,10 +28,7 @@ func (t resendUnanswered) RoundTrip(req *http.Request) (*http.Response, error) {
 			GotFirstResponseByte: func() { answered.Store(true) },
 		}
 		r := req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
-		if attempt > 0 {
-			if req.GetBody == nil {
-				return nil, errors.New("cannot send the request again: its body cannot be read twice")
-			}
+		if attempt > 0 && req.GetBody != nil { // a body-less request (a GET) is sent as it is
 			body, err := req.GetBody()
 			if err != nil {
 				return nil, err
