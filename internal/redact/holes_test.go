@@ -144,9 +144,10 @@ func TestPasswordLetters(t *testing.T) {
 			"sqlcmd -Q \"select 1\" -S db -U sa -P %s",
 			"redis-cli -h h\t-a %s",
 		} {
-			in := fmt.Sprintf(form, secret)
-			if got := Text(in); strings.Contains(got, secret) || strings.Contains(got, secret[4:]) {
-				t.Errorf("kept the password:\n in:  %q\n out: %q", in, got)
+			for _, in := range append([]string{fmt.Sprintf(form, secret)}, listForms(form, secret)...) {
+				if got := Text(in); strings.Contains(got, secret) || strings.Contains(got, secret[4:]) {
+					t.Errorf("kept the password:\n in:  %q\n out: %q", in, got)
+				}
 			}
 		}
 	}
@@ -208,4 +209,20 @@ func TestPasswordLetters(t *testing.T) {
 			t.Errorf("in:    %q\nonce:  %q\ntwice: %q", in, once, twice)
 		}
 	}
+}
+
+// listForms are a one-line command's words as a list, the exec form of a
+// Dockerfile, a compose file or a Kubernetes manifest writes it in:
+// ["docker", "login", "-p", "…"], ['sshpass','-p','…'], and so on.
+func listForms(form, secret string) []string {
+	if strings.ContainsAny(form, "\"'\\\n;&|()$@") {
+		return nil // quotes, operators, continued lines: no plain words
+	}
+	words := strings.Fields(fmt.Sprintf(form, secret))
+	var out []string
+	for _, sep := range []string{`", "`, `","`, `' , '`} {
+		q := sep[:1]
+		out = append(out, "["+q+strings.Join(words, sep)+q+"]", "command: ["+q+strings.Join(words, sep)+q+", "+q+"--port"+q+"]")
+	}
+	return out
 }

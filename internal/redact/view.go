@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,13 @@ func views(s string) []view {
 		// Read before decoding: a form writes a key's '+' as %2B.
 		out = append(out, decodeAll(rewrite(view{text: s}, plusAt)))
 	}
+	if strings.Contains(s, ",") {
+		// A list's words as a shell's: a command written as an exec
+		// form (["redis-cli", "-a", "…"]) is read as the command.
+		if listed := listView(s); listed.text != s {
+			out = append(out, listed)
+		}
+	}
 	if joined := rewrite(view{text: s}, invisibleAt); joined.text != s {
 		// Invisible characters dropped: a key cut by them is read whole.
 		out = append(out, joined)
@@ -75,6 +83,43 @@ func plusAt(s string, i int) (byte, int) {
 		return ' ', 1
 	}
 	return 0, 0
+}
+
+// quotedList is a list of quoted words: ["a", "b"], ['a','b'].
+var quotedList = regexp.MustCompile(`\[[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?:[ \t]*,[ \t]*(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*'))+[ \t]*\]`)
+
+// listView is s with each list of quoted words read as the words apart
+// by spaces; a JSON object's members ("a": "b", "c": 1) are left alone.
+func listView(s string) view {
+	lists := quotedList.FindAllStringIndex(s, -1)
+	return rewrite(view{text: s}, func(s string, i int) (byte, int) {
+		for len(lists) > 0 && lists[0][1] <= i {
+			lists = lists[1:]
+		}
+		if len(lists) == 0 || i <= lists[0][0] {
+			return 0, 0
+		}
+		return listAt(s, i)
+	})
+}
+
+// listAt reads the comma between two quoted words of a list ("a", "b"
+// or 'a','b'), with their inner quotes, as a space.
+func listAt(s string, i int) (byte, int) {
+	q := s[i]
+	if q != '"' && q != '\'' {
+		return 0, 0
+	}
+	n := 1 + len(s[i+1:]) - len(strings.TrimLeft(s[i+1:], " \t"))
+	if n >= len(s)-i || s[i+n] != ',' {
+		return 0, 0
+	}
+	n++
+	n += len(s[i+n:]) - len(strings.TrimLeft(s[i+n:], " \t"))
+	if n >= len(s)-i || s[i+n] != q {
+		return 0, 0
+	}
+	return ' ', n + 1
 }
 
 // invisibleAt reads a character no reader sees at s[i] (a format
