@@ -535,17 +535,31 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 	want := map[string]bool{}
 	var keys []string
 	err = fs.WalkDir(root.FS(), ".", func(key string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() || strings.HasPrefix(key, buildsOwn) {
 			return err
 		}
-		if !strings.HasPrefix(key, buildsOwn) {
-			want[key] = true
-			keys = append(keys, key)
+		// Every file is sized before any is written: a site with one too
+		// large is refused whole, not left half published.
+		info, err := d.Info()
+		if err == nil && info.Size() > maxPublished {
+			err = fmt.Errorf("%s: %d bytes is larger than the %d bytes a file to publish may be; nothing was published",
+				term.Name(key), info.Size(), maxPublished)
 		}
-		return nil
+		want[key] = true
+		keys = append(keys, key)
+		return err
 	})
 	if err != nil {
 		return p, err
+	}
+	// The marker lists each object before it is written, with those of the
+	// last publish: a publish cut short (Ctrl-C, a store's refusal) leaves
+	// no object the next publish does not know it wrote, and that one
+	// removes what its site lacks.
+	if slices.ContainsFunc(keys, func(k string) bool { return !old[k] }) {
+		if err := s.putMarker(ctx, slices.Concat(slices.Collect(maps.Keys(old)), keys)); err != nil {
+			return p, err
+		}
 	}
 	for _, key := range publishOrder(keys) {
 		// Opened once and checked as opened: a file swapped since the
@@ -563,8 +577,8 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		}
 		p.Written++
 	}
-	// The marker goes last, once every page is there.
-	if err := s.Put(ctx, SiteMarker, []byte(publishedHeader+strings.Join(slices.Sorted(maps.Keys(want)), "\n")+"\n")); err != nil {
+	// The marker lists the site alone once every page is there.
+	if err := s.putMarker(ctx, keys); err != nil {
 		return p, err
 	}
 	p.Written++
@@ -579,6 +593,13 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 		p.Removed++
 	}
 	return p, nil
+}
+
+// putMarker writes the store's marker listing keys.
+func (s *Store) putMarker(ctx context.Context, keys []string) error {
+	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
+	keys = slices.DeleteFunc(keys, func(k string) bool { return k == SiteMarker })
+	return s.Put(ctx, SiteMarker, []byte(publishedHeader+strings.Join(keys, "\n")+"\n"))
 }
 
 // publishOrder puts deeper pages (runs, assets) before those that link to

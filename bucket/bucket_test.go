@@ -522,3 +522,51 @@ func TestFetchRunsFromS3(t *testing.T) {
 		t.Error("a run removed from the bucket is still in the mirror")
 	}
 }
+
+// TestPublishCutShort: a first publish that stops partway (here the store
+// refuses a page: a folder stands where it goes) left objects and no
+// marker, and every later publish refused the prefix as not matrixgen's;
+// the marker now lists each object before it is written, so the next
+// publish goes through and removes what its site lacks.
+func TestPublishCutShort(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := memStore(t, "file://"+dir)
+	site := map[string]string{"index.html": "<p>1</p>", "runs/a/index.html": "a", "runs/a/run.json": "{}", "runs/b/index.html": "b"}
+	blocker := filepath.Join(dir, "runs", "b", "index.html", "x")
+	if err := os.MkdirAll(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Publish(ctx, writeSite(t, site)); err == nil {
+		t.Fatal("published a page over a folder")
+	}
+	if _, found, _ := s.Get(ctx, "runs/a/run.json"); !found {
+		t.Fatal("the first publish wrote nothing before it stopped: the test tests nothing")
+	}
+	os.RemoveAll(filepath.Dir(blocker))
+	delete(site, "runs/a/index.html")
+	delete(site, "runs/a/run.json")
+	if p, err := s.Publish(ctx, writeSite(t, site)); err != nil || p.Removed != 2 {
+		t.Fatalf("publishing after a publish cut short: %+v, %v", p, err)
+	}
+	if _, found, _ := s.Get(ctx, "runs/a/run.json"); found {
+		t.Error("the object of the publish cut short is still there")
+	}
+}
+
+// TestPublishRefusesTooLargeBeforeWriting: a site with a file larger
+// than a publish may send is refused before any object is written.
+func TestPublishRefusesTooLargeBeforeWriting(t *testing.T) {
+	ctx := context.Background()
+	s := memStore(t, "mem://")
+	built := writeSite(t, map[string]string{"index.html": "<p>1</p>", "runs/a/index.html": "a"})
+	if err := os.Truncate(filepath.Join(built, "runs", "a", "index.html"), maxPublished+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Publish(ctx, built); err == nil || !strings.Contains(err.Error(), "nothing was published") {
+		t.Fatalf("publishing a site with a page too large: %v", err)
+	}
+	if obj, err := s.list().next(ctx); err == nil {
+		t.Errorf("the store holds %s after a refused publish", obj.Key)
+	}
+}
