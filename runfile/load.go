@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/matrixgen/matrixgen"
@@ -49,12 +48,18 @@ func Files(dir string) ([]string, error) {
 		}
 		return nil, fmt.Errorf("runs folder %s: %w", term.Name(dir), err)
 	}
-	names, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	// Listed, not globbed: a folder's name may hold a pattern's letters
+	// (lab[1]/runs), and a glob found no runs there.
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	names = slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(filepath.Base(n), ".") })
-	slices.Sort(names)
+	var names []string
+	for _, e := range entries { // in name order
+		if n := e.Name(); strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".") {
+			names = append(names, filepath.Join(dir, n))
+		}
+	}
 	return names, nil
 }
 

@@ -3,6 +3,7 @@ package runfile
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,4 +74,23 @@ func runsFolder(t *testing.T) (dir, runs string, sample []byte) {
 		t.Fatal(err)
 	}
 	return dir, runs, sample
+}
+
+// TestFilesInAFolderNamedLikeAPattern: a runs folder whose name holds a
+// glob's letters (lab[1], a*b) is listed as named; a glob found no run
+// there, and a build replaced a site with an empty one.
+func TestFilesInAFolderNamedLikeAPattern(t *testing.T) {
+	for _, name := range []string{"lab[1]", "a*b", "q?", "x[", `back\slash`} {
+		dir := filepath.Join(t.TempDir(), name, "runs")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"b.json", "a.json", ".a.json", "notes.md", "c.JSON"} {
+			os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644)
+		}
+		got, err := Files(dir)
+		if want := []string{filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")}; err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
 }

@@ -128,8 +128,13 @@ func (l *Live) removeSiteCSV() error {
 	if l.csvGone {
 		return nil
 	}
-	parts, _ := filepath.Glob(filepath.Join(l.out, "runs-*.csv"))
-	names := append([]string{filepath.Join(l.out, "runs.csv")}, parts...)
+	names := []string{filepath.Join(l.out, "runs.csv")}
+	entries, _ := os.ReadDir(l.out) // not globbed: the folder's name may hold [ or *
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, "runs-") && strings.HasSuffix(n, ".csv") {
+			names = append(names, filepath.Join(l.out, n))
+		}
+	}
 	for _, name := range names {
 		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
