@@ -559,7 +559,10 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 	}
 	if maxOutput > 0 && d.Completed != nil && *d.Completed >= 0 && d.Concurrency > 0 {
 		// Those that completed in the window, and one going per stream.
-		requests := *d.Completed + d.Concurrency
+		requests := math.MaxInt // a count no int holds: no bound to pass
+		if *d.Completed <= math.MaxInt-d.Concurrency {
+			requests = *d.Completed + d.Concurrency
+		}
 		budget := TokenBudget(requests, maxOutput)
 		if d.OutputTokens != nil && *d.OutputTokens > budget {
 			add("output_tokens", budgetUses, "%d tokens, more than %d requests of max_tokens %d can yield (%d)", *d.OutputTokens, requests, maxOutput, budget)

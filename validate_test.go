@@ -45,6 +45,14 @@ func TestImpossibleFigures(t *testing.T) {
 	if TokenBudget(math.MaxInt/2, math.MaxInt/2) != math.MaxInt || TokenBudget(2, 10) != 2*(10+RequestTokenSlack) || TokenBudget(0, 10) != 0 {
 		t.Error("TokenBudget does not hold at its edges")
 	}
+	// Requests past an int's reach: no bound to pass, not a negative one.
+	most := math.MaxInt
+	d := Decode{Concurrency: 4, Completed: &most, OutputTokens: &most}
+	for _, p := range d.Impossible(1024, 0) {
+		if strings.Contains(p.Msg, "-") {
+			t.Errorf("%s: %s", p.Field, p.Msg)
+		}
+	}
 }
 
 func TestValidID(t *testing.T) {
