@@ -50,8 +50,17 @@ func logBin(v, lo, hi float64, n int) int {
 	case v <= lo:
 		return 0
 	}
-	i := int(math.Log(v/lo) / math.Log(hi/lo) * float64(n))
+	i := int(logRatio(v, lo) / logRatio(hi, lo) * float64(n))
 	return min(max(i, 0), n-1)
+}
+
+// logRatio is log(hi/lo), taken apart where the quotient overflows: a
+// figure of 1e-306 beside 342 made every bin's edge +Inf.
+func logRatio(hi, lo float64) float64 {
+	if r := hi / lo; !math.IsInf(r, 0) {
+		return math.Log(r)
+	}
+	return math.Log(hi) - math.Log(lo)
 }
 
 // minScaleSpan is the least ratio the colour scale spans, counted from the
@@ -82,7 +91,12 @@ func anchoredHigh(lo, hi float64) float64 {
 func binEdges(lo, hi float64, n int) []float64 {
 	out := make([]float64, n+1)
 	for i := range out {
-		out[i] = lo * math.Pow(hi/lo, float64(i)/float64(n))
+		f := float64(i) / float64(n)
+		if r := hi / lo; !math.IsInf(r, 0) {
+			out[i] = lo * math.Pow(r, f)
+		} else {
+			out[i] = math.Exp(math.Log(lo) + logRatio(hi, lo)*f)
+		}
 	}
 	return out
 }

@@ -78,3 +78,26 @@ func TestOKLabRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleOfTinyFigures: a figure of 1e-306 (or a subnormal 5e-324)
+// beside 342 overflowed hi/lo, and the legend read +Inf for every bin.
+func TestScaleOfTinyFigures(t *testing.T) {
+	for _, lo := range []float64{1e-306, 5e-324, 1e-300} {
+		edges := binEdges(lo, 342.5, binCount)
+		for i, e := range edges {
+			if math.IsInf(e, 0) || math.IsNaN(e) || i > 0 && e < edges[i-1] {
+				t.Errorf("lo %g: edges %v", lo, edges)
+				break
+			}
+		}
+		if math.Abs(edges[binCount]-342.5) > 1e-9 {
+			t.Errorf("lo %g: the last edge is %g, not the high end", lo, edges[binCount])
+		}
+		if b := logBin(342.5, lo, 342.5, binCount); b != binCount-1 {
+			t.Errorf("lo %g: the best figure in bin %d", lo, b)
+		}
+		if b := logBin(lo, lo, 342.5, binCount); b != 0 {
+			t.Errorf("lo %g: the least figure in bin %d", lo, b)
+		}
+	}
+}
