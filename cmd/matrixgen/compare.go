@@ -159,7 +159,8 @@ Exit status:
 				return errors.New(strings.Join(failed, "; "))
 			}
 			if rep.Table.Family == 0 {
-				return nothingTested{nothingWhy(rep.Table)}
+				// Exit 3: passing would claim a check that never happened.
+				return exitError{errors.New(nothingWhy(rep.Table)), exitUntestable}
 			}
 			return nil
 		}
@@ -187,28 +188,15 @@ func sameContent(a, b *matrixgen.Run) bool {
 	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
-// unreadableRun is a run compare could not read: it exits 4, so a CI job
-// tells a pipeline that lost its run file from a regression (1).
-type unreadableRun struct{ err error }
-
-func (e unreadableRun) Error() string { return e.err.Error() }
-func (e unreadableRun) Unwrap() error { return e.err }
-
-// unreadable marks err as a run that could not be read; a mistake in the
-// command line (a bucket URL that names no file) stays a usage error.
+// unreadable marks err as a run compare could not read: it exits 4, so a
+// CI job tells a pipeline that lost its run file from a regression (1). A
+// mistake in the command line (a bucket URL that names no file) stays one.
 func unreadable(err error) error {
-	var misuse usageError
-	if errors.As(err, &misuse) {
+	if e, _ := errors.AsType[exitError](err); e.code == exitUsage {
 		return err
 	}
-	return unreadableRun{err}
+	return exitError{err, exitUnreadable}
 }
-
-// nothingTested is a gate that could test no cell: it exits 3, as passing
-// would claim a check that never happened.
-type nothingTested struct{ why string }
-
-func (e nothingTested) Error() string { return e.why }
 
 func nothingWhy(t stats.Table) string {
 	if len(t.Rows) == 0 {

@@ -204,8 +204,7 @@ func (s *server) update() bool {
 }
 
 func (s *server) failed(err error) {
-	var bad *render.BadRunsError
-	if errors.As(err, &bad) {
+	if bad, ok := errors.AsType[*render.BadRunsError](err); ok {
 		err = indent(errors.Join(bad.Errs...))
 	}
 	s.broken.Store(true)
@@ -427,23 +426,23 @@ func siteFiles(dir string) http.Handler {
 type siteFS struct{ root *os.Root }
 
 func (s siteFS) Open(name string) (fs.File, error) {
+	notFound := &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	if !fs.ValidPath(name) || hasDotPart(name) {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+		return nil, notFound
 	}
 	// Opened once, without waiting, following links only inside the root;
 	// what was opened is what is checked.
 	f, info, err := regular.Open(s.root, name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
 	switch {
+	case err != nil:
+		return nil, notFound
 	case info.IsDir():
 		return servedDir{f}, nil
 	case info.Mode().IsRegular():
 		return f, nil
 	}
 	f.Close()
-	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	return nil, notFound
 }
 
 // servedDir lists only the entries siteFS would open.
