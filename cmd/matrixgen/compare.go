@@ -448,20 +448,21 @@ func plainPercent(share float64) string {
 	return strconv.FormatFloat(math.Round(share*1e8)/1e6, 'f', -1, 64) + " %"
 }
 
-func (rep compareReport) lostLine() string {
-	return cellsLine("lost in B (valid in A, not in B; -fail-on fails on them)", rep.Lost)
-}
-
-func (rep compareReport) notComparedLine() string {
-	return cellsLine("not compared (a figure is compared where both runs are Valid)", rep.NotCompared)
-}
-
-// cellsLine is what the cells are, how many, and the first few; "" for none.
-func cellsLine(what string, cells []string) string {
-	if len(cells) == 0 {
-		return ""
+// cellLines are the lines under the table, each only where it has cells
+// (what they are, how many, and the first few): the cells lost, passed
+// through clean (they quote B's reasons), and those not compared.
+func (rep compareReport) cellLines(clean func(string) string) []string {
+	var lines []string
+	add := func(what string, cells []string, clean func(string) string) {
+		if len(cells) > 0 {
+			n := plural.Count(len(cells), "cell", "cells")
+			lines = append(lines, clean(fmt.Sprintf("%s: %s: %s", what, n, firstFew(cells, "; "))))
+		}
 	}
-	return fmt.Sprintf("%s: %s: %s", what, plural.Count(len(cells), "cell", "cells"), firstFew(cells, "; "))
+	add("lost in B (valid in A, not in B; -fail-on fails on them)", rep.Lost, clean)
+	add("not compared (a figure is compared where both runs are Valid)", rep.NotCompared,
+		func(s string) string { return s })
+	return lines
 }
 
 // firstFew joins the first lines of a list and counts the rest: a run may
@@ -498,10 +499,7 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 		text += strings.TrimRight(line, " ") + "\n"
 	}
 	text += rep.legend() + "\n"
-	if line := rep.lostLine(); line != "" {
-		text += term.Clean(line) + "\n"
-	}
-	if line := rep.notComparedLine(); line != "" {
+	for _, line := range rep.cellLines(term.Clean) {
 		text += line + "\n"
 	}
 	text += rep.summary() + "\n"
@@ -549,10 +547,7 @@ func writeCompareMarkdown(w io.Writer, rep compareReport) error {
 		line(r)
 	}
 	sb.WriteString("\n" + strings.ReplaceAll(rep.legend(), "\n", "  \n") + "\n")
-	if l := rep.lostLine(); l != "" {
-		sb.WriteString("\n" + markdownText(l) + "\n")
-	}
-	if l := rep.notComparedLine(); l != "" {
+	for _, l := range rep.cellLines(markdownText) {
 		sb.WriteString("\n" + l + "\n")
 	}
 	sb.WriteString("\n**" + rep.summary() + "**\n")
@@ -617,11 +612,7 @@ func clipped(s string) string {
 	if len(s) <= maxRequestText {
 		return s
 	}
-	cut := maxRequestText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return strings.ToValidUTF8(s[:maxRequestText], "") + "…" // a decoded run's text is valid UTF-8
 }
 
 // gpuOf is a run's GPU as a warning names it: a simulated run without one

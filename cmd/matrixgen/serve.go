@@ -362,29 +362,17 @@ func (m *marker) Write(b []byte) (int, error) {
 		return m.ResponseWriter.Write(b)
 	}
 	data := append(m.held, b...)
-	m.held = nil
+	keep := min(len(headEnd)-1, len(data))
 	if i := bytes.Index(data, headEnd); i >= 0 && m.at+i < markSearch {
 		m.marking = false
-		err := m.pass(data[:i], []byte(liveMeta), data[i:])
-		return len(b), err
-	}
-	keep := min(len(headEnd)-1, len(data))
-	if m.at+len(data)-keep >= markSearch { // no </head> can start in time now
-		m.marking = false
-		return len(b), m.pass(data)
+		data, keep = slices.Insert(data, i, []byte(liveMeta)...), 0 // data is a copy
+	} else if m.at+len(data)-keep >= markSearch { // no </head> can start in time now
+		m.marking, keep = false, 0
 	}
 	m.at += len(data) - keep
 	m.held = append([]byte(nil), data[len(data)-keep:]...)
-	return len(b), m.pass(data[:len(data)-keep])
-}
-
-func (m *marker) pass(parts ...[]byte) error {
-	for _, p := range parts {
-		if _, err := m.ResponseWriter.Write(p); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := m.ResponseWriter.Write(data[:len(data)-keep])
+	return len(b), err
 }
 
 // finish sends what was held back at the end of a page without a mark.
