@@ -478,7 +478,7 @@ func firstFew(lines []string, sep string) string {
 
 func writeCompareText(w io.Writer, rep compareReport) error {
 	io.WriteString(w, runsLine(rep.A, rep.B)+"\n")
-	right := map[int]bool{1: true, 2: true, 3: true, 4: true, 6: true}
+	align := []int{-1, 1, 1, 1, 1, -1, 1, -1, -1} // numbers right, text left (a negative width)
 	rows := append([][]string{compareHeader()}, rep.compareRows()...)
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
@@ -486,15 +486,11 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	var text string // columns two spaces apart, numbers aligned right
+	var text string // columns two spaces apart; fmt pads by characters
 	for _, row := range rows {
 		line := ""
 		for i, c := range row {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if right[i] {
-				c, pad = pad+c, ""
-			}
-			line += c + pad + "  "
+			line += fmt.Sprintf("%*s  ", align[i]*widths[i], c)
 		}
 		text += strings.TrimRight(line, " ") + "\n"
 	}
