@@ -116,14 +116,13 @@ Exit status:
 			if err := checkPlaces(*runs, args[0], args[1]); err != nil {
 				return err
 			}
-			a, err := loadCompared(*runs, args[0])
-			if err != nil {
-				return unreadable(err)
+			var ab [2]runfile.Entry
+			for i := range ab {
+				if ab[i], err = loadCompared(*runs, args[i]); err != nil {
+					return unreadable(err)
+				}
 			}
-			b, err := loadCompared(*runs, args[1])
-			if err != nil {
-				return unreadable(err)
-			}
+			a, b := ab[0], ab[1]
 			// Two names or two copies of one file: nothing to compare.
 			if a.Raw != nil && (bytes.Equal(a.Raw, b.Raw) || sameContent(a.Run, b.Run)) {
 				if a.ID != b.ID {

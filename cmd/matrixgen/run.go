@@ -496,8 +496,7 @@ func doneLine(run *matrixgen.Run) string {
 	for _, p := range run.Prefill {
 		count(p.Status, &done, &failed)
 	}
-	for i := range run.Decode {
-		d := &run.Decode[i]
+	for _, d := range run.Decode {
 		if repeats == 1 {
 			count(d.Status, &done, &failed)
 			continue
