@@ -86,8 +86,7 @@ func buildSite(runsDir, out string, settings config.Site, stdout io.Writer) erro
 	if ctx.Err() != nil {
 		return errors.New("interrupted; nothing was written, the previous site is as it was")
 	}
-	var bad *render.BadRunsError
-	if errors.As(err, &bad) {
+	if bad, ok := errors.AsType[*render.BadRunsError](err); ok {
 		return fmt.Errorf("nothing was written; fix these run files first:\n%w", indent(errors.Join(bad.Errs...)))
 	}
 	if err != nil {
@@ -201,8 +200,7 @@ func publish(ctx context.Context, files []string, settings config.Site, place st
 	}
 	defer cleanup()
 	stats, err := site.BuildContext(ctx, site.Files(files), renderSite(settings), dir)
-	var bad *render.BadRunsError
-	if errors.As(err, &bad) {
+	if bad, ok := errors.AsType[*render.BadRunsError](err); ok {
 		return fmt.Errorf("nothing was published; fix these run files first:\n%w", indent(errors.Join(bad.Errs...)))
 	}
 	if err != nil {

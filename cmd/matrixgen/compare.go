@@ -116,14 +116,13 @@ Exit status:
 			if err := checkPlaces(*runs, args[0], args[1]); err != nil {
 				return err
 			}
-			a, err := loadCompared(*runs, args[0])
-			if err != nil {
-				return unreadable(err)
+			var ab [2]runfile.Entry
+			for i := range ab {
+				if ab[i], err = loadCompared(*runs, args[i]); err != nil {
+					return unreadable(err)
+				}
 			}
-			b, err := loadCompared(*runs, args[1])
-			if err != nil {
-				return unreadable(err)
-			}
+			a, b := ab[0], ab[1]
 			// Two names or two copies of one file: nothing to compare.
 			if a.Raw != nil && (bytes.Equal(a.Raw, b.Raw) || sameContent(a.Run, b.Run)) {
 				if a.ID != b.ID {
@@ -159,7 +158,8 @@ Exit status:
 				return errors.New(strings.Join(failed, "; "))
 			}
 			if rep.Table.Family == 0 {
-				return nothingTested{nothingWhy(rep.Table)}
+				// Exit 3: passing would claim a check that never happened.
+				return exitError{errors.New(nothingWhy(rep.Table)), exitUntestable}
 			}
 			return nil
 		}
@@ -187,28 +187,15 @@ func sameContent(a, b *matrixgen.Run) bool {
 	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
-// unreadableRun is a run compare could not read: it exits 4, so a CI job
-// tells a pipeline that lost its run file from a regression (1).
-type unreadableRun struct{ err error }
-
-func (e unreadableRun) Error() string { return e.err.Error() }
-func (e unreadableRun) Unwrap() error { return e.err }
-
-// unreadable marks err as a run that could not be read; a mistake in the
-// command line (a bucket URL that names no file) stays a usage error.
+// unreadable marks err as a run compare could not read: it exits 4, so a
+// CI job tells a pipeline that lost its run file from a regression (1). A
+// mistake in the command line (a bucket URL that names no file) stays one.
 func unreadable(err error) error {
-	var misuse usageError
-	if errors.As(err, &misuse) {
+	if e, _ := errors.AsType[exitError](err); e.code == exitUsage {
 		return err
 	}
-	return unreadableRun{err}
+	return exitError{err, exitUnreadable}
 }
-
-// nothingTested is a gate that could test no cell: it exits 3, as passing
-// would claim a check that never happened.
-type nothingTested struct{ why string }
-
-func (e nothingTested) Error() string { return e.why }
 
 func nothingWhy(t stats.Table) string {
 	if len(t.Rows) == 0 {
@@ -460,20 +447,21 @@ func plainPercent(share float64) string {
 	return strconv.FormatFloat(math.Round(share*1e8)/1e6, 'f', -1, 64) + " %"
 }
 
-func (rep compareReport) lostLine() string {
-	return cellsLine("lost in B (valid in A, not in B; -fail-on fails on them)", rep.Lost)
-}
-
-func (rep compareReport) notComparedLine() string {
-	return cellsLine("not compared (a figure is compared where both runs are Valid)", rep.NotCompared)
-}
-
-// cellsLine is what the cells are, how many, and the first few; "" for none.
-func cellsLine(what string, cells []string) string {
-	if len(cells) == 0 {
-		return ""
+// cellLines are the lines under the table, each only where it has cells
+// (what they are, how many, and the first few): the cells lost, passed
+// through clean (they quote B's reasons), and those not compared.
+func (rep compareReport) cellLines(clean func(string) string) []string {
+	var lines []string
+	add := func(what string, cells []string, clean func(string) string) {
+		if len(cells) > 0 {
+			n := plural.Count(len(cells), "cell", "cells")
+			lines = append(lines, clean(fmt.Sprintf("%s: %s: %s", what, n, firstFew(cells, "; "))))
+		}
 	}
-	return fmt.Sprintf("%s: %s: %s", what, plural.Count(len(cells), "cell", "cells"), firstFew(cells, "; "))
+	add("lost in B (valid in A, not in B; -fail-on fails on them)", rep.Lost, clean)
+	add("not compared (a figure is compared where both runs are Valid)", rep.NotCompared,
+		func(s string) string { return s })
+	return lines
 }
 
 // firstFew joins the first lines of a list and counts the rest: a run may
@@ -489,7 +477,7 @@ func firstFew(lines []string, sep string) string {
 
 func writeCompareText(w io.Writer, rep compareReport) error {
 	io.WriteString(w, runsLine(rep.A, rep.B)+"\n")
-	right := map[int]bool{1: true, 2: true, 3: true, 4: true, 6: true}
+	align := []int{-1, 1, 1, 1, 1, -1, 1, -1, -1} // numbers right, text left (a negative width)
 	rows := append([][]string{compareHeader()}, rep.compareRows()...)
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
@@ -497,23 +485,16 @@ func writeCompareText(w io.Writer, rep compareReport) error {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	var text string // columns two spaces apart, numbers aligned right
+	var text string // columns two spaces apart; fmt pads by characters
 	for _, row := range rows {
 		line := ""
 		for i, c := range row {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if right[i] {
-				c, pad = pad+c, ""
-			}
-			line += c + pad + "  "
+			line += fmt.Sprintf("%*s  ", align[i]*widths[i], c)
 		}
 		text += strings.TrimRight(line, " ") + "\n"
 	}
 	text += rep.legend() + "\n"
-	if line := rep.lostLine(); line != "" {
-		text += term.Clean(line) + "\n"
-	}
-	if line := rep.notComparedLine(); line != "" {
+	for _, line := range rep.cellLines(term.Clean) {
 		text += line + "\n"
 	}
 	text += rep.summary() + "\n"
@@ -561,10 +542,7 @@ func writeCompareMarkdown(w io.Writer, rep compareReport) error {
 		line(r)
 	}
 	sb.WriteString("\n" + strings.ReplaceAll(rep.legend(), "\n", "  \n") + "\n")
-	if l := rep.lostLine(); l != "" {
-		sb.WriteString("\n" + markdownText(l) + "\n")
-	}
-	if l := rep.notComparedLine(); l != "" {
+	for _, l := range rep.cellLines(markdownText) {
 		sb.WriteString("\n" + l + "\n")
 	}
 	sb.WriteString("\n**" + rep.summary() + "**\n")
@@ -629,11 +607,7 @@ func clipped(s string) string {
 	if len(s) <= maxRequestText {
 		return s
 	}
-	cut := maxRequestText
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return strings.ToValidUTF8(s[:maxRequestText], "") + "…" // a decoded run's text is valid UTF-8
 }
 
 // gpuOf is a run's GPU as a warning names it: a simulated run without one

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -92,36 +93,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	positional, err := parseFlags(fs, args[1:])
 	switch {
 	case err != nil:
-		err = usageError{err}
+		err = usageError(err)
 	case !cmd.args && len(positional) > 0:
 		err = usagef("unexpected arguments %q", positional)
 	default:
 		err = do(positional, stdout, stderr)
 	}
-	var misuse usageError
+	exit, _ := errors.AsType[exitError](err)
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		cmd.help(name, fs, stdout)
 		return 0
-	case errors.As(err, &misuse):
-		return mistake(stderr, "matrixgen "+name, misuse.err, "matrixgen "+name+" -h")
+	case exit.code == exitUsage:
+		return mistake(stderr, "matrixgen "+name, exit.err, "matrixgen "+name+" -h")
 	}
 	fmt.Fprintf(stderr, "matrixgen %s: %s\n", name, printable(err.Error()))
-	return exitCode(err)
-}
-
-func exitCode(err error) int {
-	switch {
-	case errors.As(err, new(nothingTested)):
-		return exitUntestable
-	case errors.As(err, new(unreadableRun)):
-		return exitUnreadable
-	case errors.As(err, new(interruptedError)):
-		return exitStopped
-	}
-	return exitFailed
+	return cmp.Or(exit.code, exitFailed)
 }
 
 // printable is an error's text as every command prints it: secrets hidden
@@ -204,20 +193,26 @@ func mistake(stderr io.Writer, who string, err error, helpCmd string) int {
 	return exitUsage
 }
 
+// exitError is an error that ends the command with its own exit status.
+type exitError struct {
+	err  error
+	code int
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
 // usageError is a command line the command cannot understand; it exits 2.
-type usageError struct{ err error }
+func usageError(err error) error { return exitError{err, exitUsage} }
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error { return usageError(fmt.Errorf(format, args...)) }
 
 // checkPlaces refuses, as a command-line mistake before any work, a URL
 // whose store matrixgen cannot open (gs://, azblob://).
 func checkPlaces(places ...string) error {
 	for _, p := range places {
 		if err := bucket.CheckScheme(p); bucket.IsURL(p) && err != nil {
-			return usageError{err}
+			return usageError(err)
 		}
 	}
 	return nil

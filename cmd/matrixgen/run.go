@@ -188,20 +188,14 @@ func (f *runFlags) apply(cfg *config.Config) error {
 	case given("repeat") && (*f.repeat < 1 || *f.repeat > matrixgen.MaxRepeats):
 		return bad("repeat", fmt.Sprintf("a count of measurements of every cell from 1 to %d", matrixgen.MaxRepeats))
 	}
-	if *f.duration != 0 {
-		cfg.Sweep.Duration.Duration = *f.duration
-	}
-	if *f.maxOutput != 0 {
-		cfg.Sweep.MaxOutput = *f.maxOutput
-	}
-	if *f.kv != 0 {
-		cfg.Sweep.KVCacheTokens = *f.kv
-	}
+	cfg.Sweep.Duration.Duration = cmp.Or(*f.duration, cfg.Sweep.Duration.Duration)
+	cfg.Sweep.MaxOutput = cmp.Or(*f.maxOutput, cfg.Sweep.MaxOutput)
+	cfg.Sweep.KVCacheTokens = cmp.Or(*f.kv, cfg.Sweep.KVCacheTokens)
 	if given("repeat") {
 		cfg.Sweep.Repeats = *f.repeat
 	}
 	if err := cfg.Set(f.sets); err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	return nil
 }
@@ -299,11 +293,10 @@ func sweepOfRun(cfg *config.Config, file string) error {
 	if p := r.Probe; p != nil && strings.HasPrefix(p.KVSource, runner.KVGivenByHand) {
 		w.KVCacheTokens = p.KVCacheTokens
 	}
-	served := r.Model.ServedName
-	if served == "" && r.Probe != nil {
-		served = r.Probe.Model
+	if r.Probe != nil {
+		cfg.Server.Model = cmp.Or(r.Probe.Model, cfg.Server.Model)
 	}
-	cfg.Server.Model = cmp.Or(served, cfg.Server.Model)
+	cfg.Server.Model = cmp.Or(r.Model.ServedName, cfg.Server.Model)
 	return nil
 }
 
@@ -503,8 +496,7 @@ func doneLine(run *matrixgen.Run) string {
 	for _, p := range run.Prefill {
 		count(p.Status, &done, &failed)
 	}
-	for i := range run.Decode {
-		d := &run.Decode[i]
+	for _, d := range run.Decode {
 		if repeats == 1 {
 			count(d.Status, &done, &failed)
 			continue
@@ -548,7 +540,9 @@ func (w *runWork) resumeHint() string {
 	return hint
 }
 
-// failed is the error a run ended with, saying what became of the run file.
+// failed is the error a run ended with, saying what became of the run file;
+// one stopped by Ctrl-C or SIGTERM exits 130, so a script tells it from a
+// run that failed.
 func (w *runWork) failed(err error) error {
 	if err == nil {
 		return nil
@@ -556,24 +550,18 @@ func (w *runWork) failed(err error) error {
 	interrupted := errors.Is(err, context.Canceled)
 	switch {
 	case w.saved && interrupted:
-		return interruptedError{errors.New("interrupted; what was measured is saved")}
+		return exitError{errors.New("interrupted; what was measured is saved"), exitStopped}
 	case w.saved:
 		return err
 	case w.resume != "" && interrupted:
-		return interruptedError{fmt.Errorf("interrupted before anything was measured; %s is as it was", w.file)}
+		return exitError{fmt.Errorf("interrupted before anything was measured; %s is as it was", w.file), exitStopped}
 	case w.resume != "":
 		return fmt.Errorf("%w\n%s is as it was: nothing was measured", err, w.file)
 	case interrupted:
-		return interruptedError{errors.New("interrupted before anything was measured; no run file was written")}
+		return exitError{errors.New("interrupted before anything was measured; no run file was written"), exitStopped}
 	}
 	return fmt.Errorf("%w\nno run file was written: nothing was measured", err)
 }
-
-// interruptedError is a run stopped by Ctrl-C or SIGTERM: it exits 130, so
-// a script tells it from a run that failed.
-type interruptedError struct{ err error }
-
-func (e interruptedError) Error() string { return e.err.Error() }
 
 // savedOnce is told of every save: the first says where the run goes; each
 // is copied on to the bucket, if any.

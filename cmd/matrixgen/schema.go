@@ -96,10 +96,9 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 						term.Name(shown), strings.Join(fields, ", "), plural.Noun(len(fields), "holds", "hold"))
 				}
 			}
-			same := func(s string) string { return s }
 			for _, arg := range args {
 				if info, err := os.Stat(arg); !bucket.IsURL(arg) && (err != nil || !info.IsDir()) {
-					check(arg, arg, same)
+					check(arg, arg, func(s string) string { return s })
 					continue
 				}
 				files, cleanup, err := runFiles(context.Background(), arg, stdout)

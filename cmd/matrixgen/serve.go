@@ -204,8 +204,7 @@ func (s *server) update() bool {
 }
 
 func (s *server) failed(err error) {
-	var bad *render.BadRunsError
-	if errors.As(err, &bad) {
+	if bad, ok := errors.AsType[*render.BadRunsError](err); ok {
 		err = indent(errors.Join(bad.Errs...))
 	}
 	s.broken.Store(true)
@@ -363,29 +362,17 @@ func (m *marker) Write(b []byte) (int, error) {
 		return m.ResponseWriter.Write(b)
 	}
 	data := append(m.held, b...)
-	m.held = nil
+	keep := min(len(headEnd)-1, len(data))
 	if i := bytes.Index(data, headEnd); i >= 0 && m.at+i < markSearch {
 		m.marking = false
-		err := m.pass(data[:i], []byte(liveMeta), data[i:])
-		return len(b), err
-	}
-	keep := min(len(headEnd)-1, len(data))
-	if m.at+len(data)-keep >= markSearch { // no </head> can start in time now
-		m.marking = false
-		return len(b), m.pass(data)
+		data, keep = slices.Insert(data, i, []byte(liveMeta)...), 0 // data is a copy
+	} else if m.at+len(data)-keep >= markSearch { // no </head> can start in time now
+		m.marking, keep = false, 0
 	}
 	m.at += len(data) - keep
 	m.held = append([]byte(nil), data[len(data)-keep:]...)
-	return len(b), m.pass(data[:len(data)-keep])
-}
-
-func (m *marker) pass(parts ...[]byte) error {
-	for _, p := range parts {
-		if _, err := m.ResponseWriter.Write(p); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := m.ResponseWriter.Write(data[:len(data)-keep])
+	return len(b), err
 }
 
 // finish sends what was held back at the end of a page without a mark.
@@ -427,23 +414,23 @@ func siteFiles(dir string) http.Handler {
 type siteFS struct{ root *os.Root }
 
 func (s siteFS) Open(name string) (fs.File, error) {
+	notFound := &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	if !fs.ValidPath(name) || hasDotPart(name) {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+		return nil, notFound
 	}
 	// Opened once, without waiting, following links only inside the root;
 	// what was opened is what is checked.
 	f, info, err := regular.Open(s.root, name)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
-	}
 	switch {
+	case err != nil:
+		return nil, notFound
 	case info.IsDir():
 		return servedDir{f}, nil
 	case info.Mode().IsRegular():
 		return f, nil
 	}
 	f.Close()
-	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	return nil, notFound
 }
 
 // servedDir lists only the entries siteFS would open.
