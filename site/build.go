@@ -72,7 +72,7 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 	if err := replaceable(out); err != nil {
 		return nil, render.Stats{}, err
 	}
-	if errs := idClashes(src); len(errs) > 0 {
+	if errs := IDClashes(src); len(errs) > 0 {
 		return nil, render.Stats{}, &render.BadRunsError{Errs: errs}
 	}
 	parent := filepath.Dir(out)

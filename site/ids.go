@@ -10,11 +10,11 @@ import (
 	"github.com/matrixgen/matrixgen/render"
 )
 
-// idClashes returns an error for each run of src whose id differs from an
+// IDClashes returns an error for each run of src whose id differs from an
 // earlier one's only in case (A.json and a.json): on a file system that
 // ignores case the two are one folder; renaming would break links. Run ids
 // are ASCII, so case is the only way two can name one folder.
-func idClashes(src render.Source) []error {
+func IDClashes(src render.Source) []error {
 	// The ids and the names to show, without reading a run.
 	var ids, names []string
 	switch s := src.(type) {

@@ -78,7 +78,7 @@ func NewLive(ctx context.Context, files []string, site render.Site, out string) 
 // now. Runs whose file or notes changed are read again; if any cannot be
 // read, nothing is written and the error lists them all, as a build's does.
 func (l *Live) Update(files []string) (_ render.Stats, err error) {
-	if errs := idClashes(Files(files)); len(errs) > 0 {
+	if errs := IDClashes(Files(files)); len(errs) > 0 {
 		return render.Stats{}, &render.BadRunsError{Errs: errs}
 	}
 	states, err := statesOf(files)

@@ -526,6 +526,14 @@ func TestValidateAFolderAndSecrets(t *testing.T) {
 	if code, stdout, stderr := matrixgenCmd(t, "validate", empty); code != 0 || !strings.Contains(stdout, "stopped.json (incomplete: its sweep stopped") {
 		t.Errorf("an incomplete run: exit %d, %s%s", code, stdout, stderr)
 	}
+	// Two runs valid apart whose ids differ only in case: a build refuses
+	// them together, and validate passed them (found by an attacker).
+	writeFile(t, filepath.Join(empty, "Stopped.json"), sample)
+	code, stdout, stderr = matrixgenCmd(t, "validate", empty)
+	if code != 1 || strings.Count(stdout, "ok  ") != 2 || !strings.Contains(stderr, "a build refuses these runs together") ||
+		!strings.Contains(stderr, "Stopped.json and ") || !strings.Contains(stderr, "differ only in case") {
+		t.Errorf("ids differing in case: exit %d\n%s%s", code, stdout, stderr)
+	}
 }
 
 // TestSitePages: the methodology page, runs.csv with every measurement of

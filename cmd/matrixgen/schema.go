@@ -19,6 +19,7 @@ import (
 	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/runfile"
+	"github.com/matrixgen/matrixgen/site"
 )
 
 var schemaCommand = command{
@@ -54,7 +55,9 @@ Usage: matrixgen validate <file.json | bucket URL>...
 Decodes each run file as 'matrixgen build' does and reports every problem
 with its file, line, column and field. A folder (runs) or a bucket URL
 (s3://lab/runs/) checks every run file in it, as build reads it. Exits 1
-if any file is bad, or if there was no run file to check.
+if any file is bad, if two runs' ids differ only in case (a build refuses
+them: on a file system that ignores case their pages are one folder), or
+if there was no run file to check.
 
 A run whose text holds what looks like a secret (a key in a launch
 command or an error's reason: a file written by hand, or by an older
@@ -77,8 +80,11 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 			}
 			var bad []error
 			checked := 0
+			var locals []string // each file checked, for the clashes of their ids
+			var renames []func(string) string
 			check := func(name, shown string, rename func(string) string) {
 				checked++
+				locals, renames = append(locals, name), append(renames, rename)
 				e, err := runfile.Load(name)
 				if err != nil { // each problem renamed apart, for indent to list each on its own line
 					bad = append(bad, eachLeaf(err, func(e error) error {
@@ -112,9 +118,24 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 				}
 				cleanup()
 			}
+			var errs []error
 			if len(bad) > 0 {
-				return fmt.Errorf("%d of %s %s:\n%w", len(bad), plural.Count(checked, "file", "files"),
-					plural.Noun(len(bad), "is not a valid run", "are not valid runs"), indent(errors.Join(bad...)))
+				errs = append(errs, fmt.Errorf("%d of %s %s:\n%w", len(bad), plural.Count(checked, "file", "files"),
+					plural.Noun(len(bad), "is not a valid run", "are not valid runs"), indent(errors.Join(bad...))))
+			}
+			// Valid one by one, refused by a build together.
+			if clashes := site.IDClashes(site.Files(locals)); len(clashes) > 0 {
+				for i, c := range clashes {
+					msg := c.Error()
+					for _, rename := range renames {
+						msg = rename(msg)
+					}
+					clashes[i] = errors.New(msg)
+				}
+				errs = append(errs, fmt.Errorf("a build refuses these runs together:\n%w", indent(errors.Join(clashes...))))
+			}
+			if len(errs) > 0 {
+				return errors.Join(errs...)
 			}
 			if checked == 0 { // a check of nothing must not pass
 				return fmt.Errorf("no run files (*.json) in %s: nothing checked", term.Name(strings.Join(args, ", ")))
