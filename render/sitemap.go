@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"hash/maphash"
-	"maps"
 	"strings"
 
 	"github.com/matrixgen/matrixgen/internal/sitesize"
@@ -61,38 +59,10 @@ func sitemapXML(list, item, base string, locs []string) []byte {
 // writeSitemap writes the sitemap's files that changed since it was last
 // written and removes the parts it no longer has.
 func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
-	files := b.sitemapFiles(rows)
-	// What the folder holds, kept up to date file by file, so that an
-	// update that fails partway knows what to remove or write again.
-	held := map[string]uint64{}
-	maps.Copy(held, b.sitemapPrints)
-	defer func() { b.sitemapPrints = held }()
-	named := make(map[string]bool, len(files))
-	for _, f := range files {
-		named[f.rel] = true
-		print := maphash.Bytes(sitemapSeed, f.data)
-		if old, ok := held[f.rel]; ok && old == print {
-			continue
-		}
-		if err := out.WriteFile(f.rel, f.data); err != nil {
-			held[f.rel] = unwritten
-			return err
-		}
-		held[f.rel] = print
+	var files []indexFile
+	for _, f := range b.sitemapFiles(rows) {
+		files = append(files, madeFile(f.rel, f.data, nil))
 	}
-	for rel := range held {
-		if !named[rel] {
-			if err := out.Remove(rel); err != nil {
-				return err
-			}
-			delete(held, rel)
-		}
-	}
-	return nil
+	_, err := writeChanged(out, files, &b.sitemapPrints)
+	return err
 }
-
-// unwritten is the print of a sitemap file whose write failed, so the next
-// update writes or removes it (a text hashes to it once in 2^64).
-const unwritten = 0
-
-var sitemapSeed = maphash.MakeSeed()

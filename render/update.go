@@ -88,37 +88,50 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 // changed, and the sitemap when the runs are others. It says how many
 // pages of the index it wrote.
 func (b *Renderer) updateListings(out Folder, rows []indexRow, pairs []Pair, othersRuns bool) (int, error) {
-	files := b.indexFiles(rows, pairs)
-	had := b.indexPrints
-	b.indexPrints = nil // until every file is written: a failed update leaves the next to write all
-	pages := 0
+	pages, err := writeChanged(out, b.indexFiles(rows, pairs), &b.indexPrints)
+	if err == nil && othersRuns {
+		err = b.writeSitemap(out, rows)
+	}
+	return pages, err
+}
+
+// writeChanged writes the files whose print is not the one *prints holds
+// for them, removes those *prints holds that files lack, and counts the
+// pages written. *prints is kept up to date file by file, so that an update
+// that fails partway knows what to write or remove again.
+func writeChanged(out Folder, files []indexFile, prints *map[string]uint64) (pages int, err error) {
+	held := map[string]uint64{}
+	maps.Copy(held, *prints)
+	defer func() { *prints = held }()
+	named := make(map[string]bool, len(files))
 	for _, f := range files {
-		if old, ok := had[f.rel]; ok && old == f.print {
+		named[f.rel] = true
+		if old, ok := held[f.rel]; ok && old == f.print {
 			continue
 		}
 		if err := f.write(out); err != nil {
-			return 0, err
+			held[f.rel] = unwritten
+			return pages, err
 		}
+		held[f.rel] = f.print
 		if strings.HasSuffix(f.rel, ".html") {
 			pages++
 		}
 	}
-	now := indexPrintsOf(files)
-	for rel := range had {
-		if _, still := now[rel]; !still {
+	for rel := range held {
+		if !named[rel] {
 			if err := out.Remove(rel); err != nil {
-				return 0, err
+				return pages, err
 			}
-		}
-	}
-	b.indexPrints = now
-	if othersRuns {
-		if err := b.writeSitemap(out, rows); err != nil {
-			return 0, err
+			delete(held, rel)
 		}
 	}
 	return pages, nil
 }
+
+// unwritten is the print of a file whose write failed, so the next update
+// writes or removes it (a file's print is 0 once in 2^64).
+const unwritten = 0
 
 // SiteCSV writes to w the site's runs.csv, or one of its parts by month
 // ("runs-2026-12.csv"), as a build would, from the runs' measurements.csv
