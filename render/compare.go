@@ -71,7 +71,7 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	}
 	slices.SortStableFunc(order, func(i, j int32) int {
 		x, y := &rows[i], &rows[j]
-		return cmp.Or(x.started.Compare(y.started), cmp.Compare(x.ID, y.ID))
+		return cmp.Or(x.Started.Compare(y.Started), cmp.Compare(x.ID, y.ID))
 	})
 	previous := map[[2]string]string{} // model and GPU → the latest run so far
 	for _, i := range order {

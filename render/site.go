@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	texttemplate "text/template"
-	"time"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/parallel"
@@ -419,7 +418,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 		if inputs[i] != "" {
 			b.inputs[r.ID] = inputs[i]
 		}
-		if r.hid { // a reused run's too: said again until its file is mended
+		if r.Hid { // a reused run's too: said again until its file is mended
 			b.hidden = append(b.hidden, r.ID)
 		}
 	}
@@ -450,7 +449,7 @@ func (b *Renderer) layOut(e runfile.Entry) (indexRow, []siteFile, error) {
 		return indexRow{}, nil, err
 	}
 	row := newIndexRow(e)
-	row.sums, row.hid = sumsOf(files), hid
+	row.Sums, row.Hid = sumsOf(files), hid
 	return row, files, nil
 }
 
@@ -501,20 +500,11 @@ func (b *Renderer) renderRun(e runfile.Entry) ([]siteFile, error) {
 // cmd/matrixgen grows the build's soft heap limit by it for each run.
 const SummaryBytes = 2 << 10
 
+// indexRow is a run's summary: its id, its page and what the reuse cache
+// keeps of it.
 type indexRow struct {
-	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
-	// BestPerWatt is the run's best tok/s per watt of a valid cell, "" for
-	// a run without GPU telemetry: as shown, and to sort by.
-	BestPerWatt                      string
-	EngineName, BestValue, PeakValue string // for filtering and sorting
-	Simulated                        bool
-	started                          time.Time
-	// csvPrefix is the run's columns of runs.csv before its measurements,
-	// encoded, with the comma after them (sitecsv.go).
-	csvPrefix string
-	csvRows   int32    // its rows of measurements (of runs.csv)
-	sums      pageSums // its files' hashes, for the reuse cache
-	hid       bool     // the build hid a secret in its launch command
+	ID, Href string
+	CachedRow
 }
 
 // gpuOrNone is the index's GPU: the GPU (marked when given), the sim, or
@@ -537,20 +527,19 @@ func newIndexRow(e runfile.Entry) indexRow {
 	r := e.Run
 	best, okBest := r.BestSingleStream()
 	peak, okPeak := r.PeakTotal()
-	return indexRow{
-		ID: e.ID, Href: "runs/" + e.ID + "/index.html",
-		Model: intern(r.Model.Name), GPU: intern(gpuOrNone(r)),
-		Engine:       intern(cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), dash)),
-		Quantization: intern(cmp.Or(r.Engine.Quantization, dash)),
-		Date:         intern(date(r.StartedAt)),
+	return CachedRow{
+		Model: r.Model.Name, GPU: gpuOrNone(r),
+		Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), dash),
+		Quantization: cmp.Or(r.Engine.Quantization, dash),
+		Date:         date(r.StartedAt),
 		BestSingle:   ifOK(okBest, best), Peak: ifOK(okPeak, peak),
-		EngineName: intern(cmp.Or(r.Engine.Name, dash)),
+		EngineName: cmp.Or(r.Engine.Name, dash),
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
 		BestPerWatt: ifPositive(bestPerWattValue(r), perWattText),
-		started:     r.StartedAt,
-		csvPrefix:   siteCSVPrefix(e.ID, r), csvRows: int32(len(r.Prefill) + len(r.Decode)),
-	}
+		Started:     r.StartedAt,
+		CSVPrefix:   siteCSVPrefix(e.ID, r), CSVRows: int32(len(r.Prefill) + len(r.Decode)),
+	}.indexRow(e.ID)
 }
 
 // interned holds one copy of each string summaries share, cleared past
@@ -628,7 +617,7 @@ func (b *Renderer) writeListings(out Folder, rows []indexRow, pairs []Pair, inpu
 // ones, by id.
 func sortIndexOrder(rows []indexRow) {
 	slices.SortStableFunc(rows, func(x, y indexRow) int {
-		return cmp.Or(y.started.Compare(x.started), cmp.Compare(x.ID, y.ID))
+		return cmp.Or(y.Started.Compare(x.Started), cmp.Compare(x.ID, y.ID))
 	})
 }
 

@@ -48,10 +48,10 @@ func siteCSVPrefix(id string, r *matrixgen.Run) string {
 
 // monthOf is the month a run started, as its runs.csv part names it.
 func monthOf(r indexRow) string {
-	if r.started.IsZero() {
+	if r.Started.IsZero() {
 		return "undated"
 	}
-	return r.started.UTC().Format("2006-01")
+	return r.Started.UTC().Format("2006-01")
 }
 
 // siteCSVParts are the files runs.csv is split into, newest month first,
@@ -59,7 +59,7 @@ func monthOf(r indexRow) string {
 func siteCSVParts(rows []indexRow) []csvPart {
 	total := 1 // the header
 	for _, r := range rows {
-		total += int(r.csvRows)
+		total += int(r.CSVRows)
 	}
 	if total <= sitesize.SpreadsheetRows {
 		return nil
@@ -70,7 +70,7 @@ func siteCSVParts(rows []indexRow) []csvPart {
 		if len(parts) == 0 || parts[len(parts)-1].Month != m {
 			parts = append(parts, csvPart{Name: "runs-" + m + ".csv", Month: m})
 		}
-		parts[len(parts)-1].Rows += int(r.csvRows)
+		parts[len(parts)-1].Rows += int(r.CSVRows)
 	}
 	return parts
 }
@@ -161,14 +161,14 @@ func copyRunCSV(all, part *bufio.Writer, out Folder, r indexRow, buf []byte) ([]
 	if len(records) == 0 {
 		return buf, fmt.Errorf("runs.csv: %s has no header", term.Name(name))
 	}
-	if len(records)-1 != int(r.csvRows) {
-		return buf, fmt.Errorf("runs.csv: %s holds %d rows, its run %d (it changed while the site was written)", term.Name(name), len(records)-1, r.csvRows)
+	if len(records)-1 != int(r.CSVRows) {
+		return buf, fmt.Errorf("runs.csv: %s holds %d rows, its run %d (it changed while the site was written)", term.Name(name), len(records)-1, r.CSVRows)
 	}
 	for _, rec := range records[1:] {
-		all.WriteString(r.csvPrefix)
+		all.WriteString(r.CSVPrefix)
 		all.Write(rec)
 		if part != nil {
-			part.WriteString(r.csvPrefix)
+			part.WriteString(r.CSVPrefix)
 			part.Write(rec)
 		}
 	}

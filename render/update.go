@@ -45,7 +45,7 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 		_, known := b.byID[r.row.ID]
 		othersRuns = othersRuns || !known
 		rows[r.row.ID] = r.row
-		if r.row.hid {
+		if r.row.Hid {
 			hidden = append(hidden, r.row.ID)
 		}
 	}
