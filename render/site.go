@@ -542,28 +542,37 @@ func newIndexRow(e runfile.Entry) indexRow {
 	}.indexRow(e.ID)
 }
 
-// interned holds one copy of each string summaries share, cleared past
-// maxInterned so that serve never grows it without bound.
-var interned struct {
-	sync.Mutex
-	m map[string]string
+// memo is a map the workers share, cleared past maxMemo entries so that
+// serve never grows it without bound; a build needs far fewer at once.
+type memo[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
 }
 
-const maxInterned = 1 << 16
+const maxMemo = 1 << 16
+
+// load is k's value, made by fill (the lock not held) where there is none.
+func (c *memo[K, V]) load(k K, fill func() V) V {
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if !ok {
+		v = fill()
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= maxMemo {
+			c.m = map[K]V{}
+		}
+		c.m[k] = v
+		c.mu.Unlock()
+	}
+	return v
+}
+
+// interned holds one copy of each string summaries share.
+var interned memo[string, string]
 
 // intern is s, held once however many summaries name it.
-func intern(s string) string {
-	interned.Lock()
-	defer interned.Unlock()
-	if v, ok := interned.m[s]; ok {
-		return v
-	}
-	if interned.m == nil || len(interned.m) >= maxInterned {
-		interned.m = map[string]string{}
-	}
-	interned.m[s] = s
-	return s
-}
+func intern(s string) string { return interned.load(s, func() string { return s }) }
 
 // bestPerWattValue is the highest tok/s per watt of a valid cell, 0 for a
 // run without GPU telemetry.
