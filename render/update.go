@@ -21,12 +21,12 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 			b.byID[r.ID] = r
 		}
 	}
-	rendered := make([]renderedRun, changed.Len())
+	laidOut, files := make([]indexRow, changed.Len()), make([][]siteFile, changed.Len())
 	var bad []error
-	for i := range rendered {
+	for i := range laidOut {
 		e, err := changed.Entry(i)
 		if err == nil {
-			rendered[i].row, rendered[i].files, err = b.layOut(e)
+			laidOut[i], files[i], err = b.layOut(e)
 		}
 		if err != nil {
 			bad = append(bad, err)
@@ -41,12 +41,12 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 	}
 	othersRuns := len(removed) > 0
 	var hidden []string
-	for _, r := range rendered {
-		_, known := b.byID[r.row.ID]
+	for _, r := range laidOut {
+		_, known := b.byID[r.ID]
 		othersRuns = othersRuns || !known
-		rows[r.row.ID] = r.row
-		if r.row.Hid {
-			hidden = append(hidden, r.row.ID)
+		rows[r.ID] = r
+		if r.Hid {
+			hidden = append(hidden, r.ID)
 		}
 	}
 	slices.Sort(hidden)
@@ -62,8 +62,8 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 			}
 		}
 	}
-	for _, r := range rendered {
-		for _, f := range r.files {
+	for _, fs := range files {
+		for _, f := range fs {
 			if err := out.WriteFile(f.rel, f.data); err != nil {
 				return Stats{}, err
 			}
@@ -81,7 +81,7 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 	b.mu.Lock()
 	b.rows = list
 	b.mu.Unlock()
-	return Stats{Pages: len(rendered) + indexPages, Runs: len(rows), Hidden: hidden}, nil
+	return Stats{Pages: len(laidOut) + indexPages, Runs: len(rows), Hidden: hidden}, nil
 }
 
 // updateListings writes, after a change, the index's files whose print
@@ -142,13 +142,6 @@ func (b *Renderer) SiteCSV(w io.Writer, out Folder, name string) (ok bool, err e
 	rows := b.rows
 	b.mu.RUnlock()
 	return streamSiteCSV(w, out, name, rows)
-}
-
-// renderedRun is a changed run laid out: its files and its line on the
-// index.
-type renderedRun struct {
-	row   indexRow
-	files []siteFile
 }
 
 // updateComparisons writes the compare pages that are new and removes
