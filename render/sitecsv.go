@@ -99,8 +99,8 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 	}()
 	all.Write(head)
 	var buf []byte
-	var partW *bufio.Writer // part's, once there is one
-	next := 0               // the next part to open
+	w := io.Writer(all) // and the part, once there is one
+	next := 0           // the next part to open
 	for _, r := range rows {
 		if next < len(parts) && monthOf(r) == parts[next].Month {
 			if part != nil {
@@ -113,10 +113,10 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 				return err
 			}
 			part.Write(head)
-			partW = part.Writer
+			w = io.MultiWriter(all, part)
 			next++
 		}
-		if buf, err = copyRunCSV(all.Writer, partW, out, r, buf); err != nil {
+		if buf, err = copyRunCSV(w, out, r, buf); err != nil {
 			return err
 		}
 	}
@@ -142,17 +142,16 @@ func streamSiteCSV(w io.Writer, out Folder, name string, rows []indexRow) (ok bo
 		if month != "" && monthOf(r) != month {
 			continue
 		}
-		if buf, err = copyRunCSV(bw, nil, out, r, buf); err != nil {
+		if buf, err = copyRunCSV(bw, out, r, buf); err != nil {
 			return true, err
 		}
 	}
 	return true, bw.Flush()
 }
 
-// copyRunCSV writes a run's rows of runs.csv to all and, when it is not
-// nil, part: its measurements.csv in out, each row after its prefix. buf
-// is reused from one run to the next.
-func copyRunCSV(all, part *bufio.Writer, out Folder, r indexRow, buf []byte) ([]byte, error) {
+// copyRunCSV writes a run's rows of runs.csv to w: its measurements.csv in
+// out, each row after its prefix. buf is reused from one run to the next.
+func copyRunCSV(w io.Writer, out Folder, r indexRow, buf []byte) ([]byte, error) {
 	buf, name, err := out.Measurements(r.ID, buf)
 	if err != nil {
 		return buf, fmt.Errorf("runs.csv: %w", err)
@@ -165,12 +164,8 @@ func copyRunCSV(all, part *bufio.Writer, out Folder, r indexRow, buf []byte) ([]
 		return buf, fmt.Errorf("runs.csv: %s holds %d rows, its run %d (it changed while the site was written)", term.Name(name), len(records)-1, r.CSVRows)
 	}
 	for _, rec := range records[1:] {
-		all.WriteString(r.CSVPrefix)
-		all.Write(rec)
-		if part != nil {
-			part.WriteString(r.CSVPrefix)
-			part.Write(rec)
-		}
+		io.WriteString(w, r.CSVPrefix)
+		w.Write(rec)
 	}
 	return buf, nil
 }
