@@ -31,7 +31,8 @@ type indexFile struct {
 // madeFile is the file rel already made (data, or err): its print is its
 // bytes'.
 func madeFile(rel string, data []byte, err error) indexFile {
-	return indexFile{rel: rel, print: maphash.Bytes(printSeed, data), make: func() ([]byte, error) { return data, err }}
+	return indexFile{rel: rel, print: maphash.Bytes(printSeed, data),
+		make: func() ([]byte, error) { return data, err }}
 }
 
 // write makes the file and writes it to out.

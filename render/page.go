@@ -83,24 +83,42 @@ type panelRow struct {
 	Whole        bool
 }
 
-type matrix struct {
-	Columns []int
-	Rows    []matrixRow
-}
-
-type matrixRow struct {
-	Label string
-	Cells []matrixCell
-}
-
-type matrixCell struct {
-	// TTFT is the line under the figure: "256 ms TTFT".
-	Class, Figure, Status, TTFT, Title string
-	// Anchor is the id of the cell's detail section, "cell-8K-16".
-	Anchor string
-	// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %".
-	Spread string
-}
+// The decode matrix and the all-measurements table are laid out as text
+// (S string) and drawn from it escaped (S escaped, tables.go).
+type (
+	matrix struct {
+		Columns []int
+		Rows    []matrixRow
+	}
+	matrixRow              = matrixRowOf[string]
+	matrixCell             = matrixCellOf[string]
+	measurementGroup       = measurementGroupOf[string]
+	measurementRow         = measurementRowOf[string]
+	matrixRowOf[S ~string] struct {
+		Label S
+		Cells []matrixCellOf[S]
+	}
+	matrixCellOf[S ~string] struct {
+		// TTFT is the line under the figure: "256 ms TTFT".
+		Class, Figure, Status, TTFT, Title S
+		// Anchor is the id of the cell's detail section, "cell-8K-16".
+		Anchor S
+		// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %".
+		Spread S
+	}
+	// measurementGroupOf is one phase's rows of the all-measurements table.
+	measurementGroupOf[S ~string] struct {
+		Phase S
+		Rows  []measurementRowOf[S]
+	}
+	// measurementRowOf is one formatted row of the all-measurements table.
+	measurementRowOf[S ~string] struct {
+		Class                                                   S
+		Context, Requests, Status                               S
+		Total, PerRequest, TTFT, TBT, Active, Completed, Output S
+		Window                                                  S
+	}
+)
 
 type legend struct {
 	Bins       []legendBin
@@ -111,20 +129,6 @@ type legend struct {
 type legendBin struct{ Class, Range string }
 
 type legendStatus struct{ Class, Mark, Label, Text string }
-
-// measurementGroup is one phase's rows of the all-measurements table.
-type measurementGroup struct {
-	Phase string
-	Rows  []measurementRow
-}
-
-// measurementRow is one formatted row of the all-measurements table.
-type measurementRow struct {
-	Class                                                   string
-	Context, Requests, Status                               string
-	Total, PerRequest, TTFT, TBT, Active, Completed, Output string
-	Window                                                  string
-}
 
 // newRunPage lays out everything one run page shows.
 func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
