@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -235,12 +236,9 @@ type compareCell struct {
 // compareScript is runs/<id>/compare.js: the run's compareRun, added to
 // window.matrixgenRuns by id.
 func compareScript(id string, r *matrixgen.Run) ([]byte, error) {
-	key, err := json.Marshal(id, scriptJSONOptions)
-	if err != nil {
-		return nil, err
-	}
+	key, keyErr := json.Marshal(id, scriptJSONOptions)
 	data, err := json.Marshal(newCompareRun(id, r), scriptJSONOptions)
-	if err != nil {
+	if err := errors.Join(keyErr, err); err != nil {
 		return nil, err
 	}
 	head := []byte("window.matrixgenRuns = window.matrixgenRuns || {};\nwindow.matrixgenRuns[")

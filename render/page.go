@@ -161,27 +161,27 @@ func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
 	var err error
 	if p.Measurements, err = b.measurementsHTML(measurementRows(r)); err != nil {
-		return nil, fmt.Errorf("%s: all measurements: %w", e.ID, err)
+		return nil, fmt.Errorf("all measurements: %w", err)
 	}
 	var m matrix
 	m, p.Legend = decodeMatrix(r)
 	if p.Matrix, err = b.matrixHTML(m); err != nil {
-		return nil, fmt.Errorf("%s: decode matrix: %w", e.ID, err)
+		return nil, fmt.Errorf("decode matrix: %w", err)
 	}
 	cells := cellOrder(r)
 	if p.Views = matrixViews(cells); p.Views != nil {
 		if p.ViewsJSON, err = scriptJSON(p.Views); err != nil {
-			return nil, fmt.Errorf("%s: matrix views: %w", e.ID, err)
+			return nil, fmt.Errorf("matrix views: %w", err)
 		}
 	}
 	if d := cellDetails(r, cells); d != nil {
 		if p.Details, err = scriptJSON(d); err != nil {
-			return nil, fmt.Errorf("%s: cell details: %w", e.ID, err)
+			return nil, fmt.Errorf("cell details: %w", err)
 		}
 	}
 	if len(e.Notes) > 0 {
 		if p.Notes, err = b.markdown(e.Notes); err != nil {
-			return nil, fmt.Errorf("%s: notes: %w", e.ID, err)
+			return nil, fmt.Errorf("notes: %w", err)
 		}
 	}
 	return p, nil

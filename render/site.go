@@ -465,30 +465,20 @@ func (b *Renderer) renderRun(e runfile.Entry) ([]siteFile, error) {
 	if !matrixgen.ValidID(e.ID) {
 		return nil, fmt.Errorf("run id %s cannot name a folder", term.Name(e.ID))
 	}
-	page, err := b.newRunPage(e)
-	if err != nil {
-		return nil, err
-	}
-	buf := b.page
-	if buf == nil {
-		buf = new(bytes.Buffer)
-	}
+	buf := cmp.Or(b.page, new(bytes.Buffer))
 	buf.Reset()
-	if err := b.run.ExecuteTemplate(buf, "base", page); err != nil {
-		return nil, fmt.Errorf("%s: %w", e.ID, err)
+	page, err := b.newRunPage(e)
+	if err == nil {
+		err = b.run.ExecuteTemplate(buf, "base", page)
 	}
-	html := buf.Bytes()
-	runJSON, err := e.JSON()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", e.ID, err)
-	}
-	compareJS, err := compareScript(e.ID, e.Run)
-	if err != nil {
+	runJSON, jsonErr := e.JSON()
+	compareJS, compareErr := compareScript(e.ID, e.Run)
+	if err := errors.Join(err, jsonErr, compareErr); err != nil {
 		return nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
 	folder := "runs/" + e.ID + "/"
 	return []siteFile{
-		{folder + "index.html", html},
+		{folder + "index.html", buf.Bytes()},
 		{folder + "run.json", runJSON},
 		{folder + MeasurementsFile, measurementsCSV(e.Run)},
 		{folder + "compare.js", compareJS},

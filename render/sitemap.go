@@ -13,7 +13,7 @@ import (
 // BaseURL: sitemap.xml, or, past sitesize.SitemapURLs addresses, a sitemap
 // index there and parts numbered from the oldest runs, so a run added
 // rewrites only the newest part. rows are newest first.
-func (b *Renderer) sitemapFiles(rows []indexRow) []siteFile {
+func (b *Renderer) sitemapFiles(rows []indexRow) []indexFile {
 	if b.site.BaseURL == "" {
 		return nil
 	}
@@ -23,9 +23,9 @@ func (b *Renderer) sitemapFiles(rows []indexRow) []siteFile {
 		for _, r := range rows {
 			pages = append(pages, "runs/"+r.ID+"/")
 		}
-		return []siteFile{{"sitemap.xml", sitemapXML("urlset", "url", base, pages)}}
+		return []indexFile{madeFile("sitemap.xml", sitemapXML("urlset", "url", base, pages), nil)}
 	}
-	var parts []siteFile
+	var parts []indexFile
 	var names []string
 	for end := len(rows); end > 0 || len(parts) == 0; {
 		page := pages
@@ -36,10 +36,10 @@ func (b *Renderer) sitemapFiles(rows []indexRow) []siteFile {
 		}
 		name := fmt.Sprintf("sitemap-%d.xml", len(parts)+1)
 		names = append(names, name)
-		parts = append(parts, siteFile{name, sitemapXML("urlset", "url", base, page)})
+		parts = append(parts, madeFile(name, sitemapXML("urlset", "url", base, page), nil))
 		pages, end = nil, start
 	}
-	return append(parts, siteFile{"sitemap.xml", sitemapXML("sitemapindex", "sitemap", base, names)})
+	return append(parts, madeFile("sitemap.xml", sitemapXML("sitemapindex", "sitemap", base, names), nil))
 }
 
 // sitemapXML lists the addresses base+loc as a sitemap (list "urlset",
@@ -59,10 +59,6 @@ func sitemapXML(list, item, base string, locs []string) []byte {
 // writeSitemap writes the sitemap's files that changed since it was last
 // written and removes the parts it no longer has.
 func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
-	var files []indexFile
-	for _, f := range b.sitemapFiles(rows) {
-		files = append(files, madeFile(f.rel, f.data, nil))
-	}
-	_, err := writeChanged(out, files, &b.sitemapPrints)
+	_, err := writeChanged(out, b.sitemapFiles(rows), &b.sitemapPrints)
 	return err
 }
