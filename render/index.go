@@ -101,12 +101,6 @@ func (l indexLayout) pageRows(page int) []indexRow {
 	return l.rows[max(0, n-(page+1)*sitesize.IndexPageRuns):max(0, n-page*sitesize.IndexPageRuns)]
 }
 
-// chunkRows are the runs the chunk (0-based, from the oldest) holds.
-func (l indexLayout) chunkRows(chunk int) []indexRow {
-	n := len(l.rows)
-	return l.rows[max(0, n-(chunk+1)*sitesize.IndexChunkRuns) : n-chunk*sitesize.IndexChunkRuns]
-}
-
 // pickerRows are the runs the page's compare pickers offer: its own, and
 // on the newest page, which may hold one run, the newest sitesize.IndexPageRuns.
 func (l indexLayout) pickerRows(page int) []indexRow {
@@ -148,11 +142,13 @@ func (b *Renderer) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 			make: func() ([]byte, error) { return b.indexPageHTML(l, page) }})
 	}
 	for chunk := range l.chunks {
+		n := len(l.rows) // the chunk's runs, from the oldest
+		rows := l.rows[max(0, n-(chunk+1)*sitesize.IndexChunkRuns) : n-chunk*sitesize.IndexChunkRuns]
 		h := newPrint()
 		writeValues(h, chunk)
-		writeRowPrints(h, l.chunkRows(chunk))
+		writeRowPrints(h, rows)
 		files = append(files, indexFile{rel: indexChunkName(chunk + 1), print: h.Sum64(),
-			make: func() ([]byte, error) { return indexChunk(chunk+1, l.chunkRows(chunk)) }})
+			make: func() ([]byte, error) { return indexChunk(chunk+1, rows) }})
 	}
 	// site.js is small: made now, its print is its bytes'.
 	data, err := scriptCall("matrixgenIndexSite", l.siteData())

@@ -123,9 +123,14 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 	return nil
 }
 
-// streamSiteCSV writes to w runs.csv or one of its parts (name) as
-// writeSiteCSV would from rows, for SiteCSV; ok is false for another name.
-func streamSiteCSV(w io.Writer, out Folder, name string, rows []indexRow) (ok bool, err error) {
+// SiteCSV writes to w the site's runs.csv, or one of its parts by month
+// ("runs-2026-12.csv"), as a build would, from the runs' measurements.csv
+// in out; ok is false for a name that is neither. A run changed while it
+// is written makes an error: what was written is to be thrown away.
+func (b *Renderer) SiteCSV(w io.Writer, out Folder, name string) (ok bool, err error) {
+	b.mu.RLock()
+	rows := b.rows
+	b.mu.RUnlock()
 	month := ""
 	if name != "runs.csv" {
 		parts := siteCSVParts(rows)

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"io"
 	"maps"
 	"path"
 	"slices"
@@ -132,17 +131,6 @@ func writeChanged(out Folder, files []indexFile, prints *map[string]uint64) (pag
 // unwritten is the print of a file whose write failed, so the next update
 // writes or removes it (a file's print is 0 once in 2^64).
 const unwritten = 0
-
-// SiteCSV writes to w the site's runs.csv, or one of its parts by month
-// ("runs-2026-12.csv"), as a build would, from the runs' measurements.csv
-// in out; ok is false for a name that is neither. A run changed while it
-// is written makes an error: what was written is to be thrown away.
-func (b *Renderer) SiteCSV(w io.Writer, out Folder, name string) (ok bool, err error) {
-	b.mu.RLock()
-	rows := b.rows
-	b.mu.RUnlock()
-	return streamSiteCSV(w, out, name, rows)
-}
 
 // updateComparisons writes the compare pages that are new and removes
 // those no longer compared (a page names only its pair, so a changed run
