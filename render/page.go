@@ -305,7 +305,9 @@ func runPanels(r *matrixgen.Run) []panel {
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
 	)}
-	run.Rows = append(run.Rows, requestRows(r.Request)...)
+	for _, p := range r.Request.Parts() { // the request's own settings, a row each
+		run.Rows = append(run.Rows, panelRow{Label: requestPartLabels[p[0]], Value: cutTo(p[1], maxShownText)})
+	}
 	for _, t := range rows("Started", dateTime(r.StartedAt), "Finished", dateTime(r.FinishedAt)) {
 		t.Whole = true
 		run.Rows = append(run.Rows, t)
@@ -316,15 +318,6 @@ func runPanels(r *matrixgen.Run) []panel {
 // requestLabel is what every request carried beside the prompt, cut: a
 // run file may hold megabytes in extra.
 func requestLabel(q *matrixgen.Request) string { return cutTo(q.Text(), maxShownText) }
-
-// requestRows are the request's own settings, a row each.
-func requestRows(q *matrixgen.Request) []panelRow {
-	var out []panelRow
-	for _, p := range q.Parts() {
-		out = append(out, panelRow{Label: requestPartLabels[p[0]], Value: cutTo(p[1], maxShownText)})
-	}
-	return out
-}
 
 // requestPartLabels name the request's settings as the panel shows them.
 var requestPartLabels = map[string]string{

@@ -321,10 +321,8 @@ func markerEnds(line []byte, i int) bool {
 func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cache) (Stats, error) {
 	b.ctx, b.cache = ctx, cache
 	defer func() { b.cache, b.inputs = nil, nil }()
-	if err := copyAssets(b.site.assets().Static, out); err != nil {
-		return Stats{}, err
-	}
-	if err := out.WriteFile("assets/bins.css", []byte(binsCSS())); err != nil {
+	if err := errors.Join(copyAssets(b.site.assets().Static, out),
+		out.WriteFile("assets/bins.css", []byte(binsCSS()))); err != nil {
 		return Stats{}, err
 	}
 	rows, err := b.writeRuns(out, src)
