@@ -137,12 +137,7 @@ const unwritten = 0
 // rewrites none).
 func (b *Renderer) updateComparisons(out Folder, pairs []Pair) error {
 	had, now := pairSet(b.pairs), pairSet(pairs)
-	var todo []Pair
-	for _, p := range pairs {
-		if !had[p] {
-			todo = append(todo, p)
-		}
-	}
+	todo := slices.DeleteFunc(slices.Clone(pairs), func(p Pair) bool { return had[p] })
 	if err := b.writeComparisons(out, todo); err != nil {
 		return err
 	}
