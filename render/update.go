@@ -61,18 +61,21 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 			}
 		}
 	}
-	for _, fs := range files {
-		for _, f := range fs {
-			if err := out.WriteFile(f.rel, f.data); err != nil {
-				return Stats{}, err
-			}
+	for _, f := range slices.Concat(files...) {
+		if err := out.WriteFile(f.rel, f.data); err != nil {
+			return Stats{}, err
 		}
 	}
 	if err := b.updateComparisons(out, pairs); err != nil {
 		return Stats{}, err
 	}
+	// The index's files whose print changed, and the sitemap when the runs
+	// are others.
 	sortIndexOrder(list)
-	indexPages, err := b.updateListings(out, list, pairs, othersRuns)
+	indexPages, err := writeChanged(out, b.indexFiles(list, pairs), &b.indexPrints)
+	if err == nil && othersRuns {
+		err = b.writeSitemap(out, list)
+	}
 	if err != nil {
 		return Stats{}, err
 	}
@@ -81,17 +84,6 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 	b.rows = list
 	b.mu.Unlock()
 	return Stats{Pages: len(laidOut) + indexPages, Runs: len(rows), Hidden: hidden}, nil
-}
-
-// updateListings writes, after a change, the index's files whose print
-// changed, and the sitemap when the runs are others. It says how many
-// pages of the index it wrote.
-func (b *Renderer) updateListings(out Folder, rows []indexRow, pairs []Pair, othersRuns bool) (int, error) {
-	pages, err := writeChanged(out, b.indexFiles(rows, pairs), &b.indexPrints)
-	if err == nil && othersRuns {
-		err = b.writeSitemap(out, rows)
-	}
-	return pages, err
 }
 
 // writeChanged writes the files whose print is not the one *prints holds
