@@ -196,16 +196,13 @@ type noteHeadings struct{}
 
 func (noteHeadings) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
 	var headings []*ast.Heading
+	top := 6
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if h, ok := n.(*ast.Heading); ok && entering {
-			headings = append(headings, h)
+			headings, top = append(headings, h), min(top, h.Level)
 		}
 		return ast.WalkContinue, nil
 	})
-	top := 6
-	for _, h := range headings {
-		top = min(top, h.Level)
-	}
 	for _, h := range headings {
 		h.Level = min(h.Level-top+3, 6)
 	}
