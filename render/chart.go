@@ -44,7 +44,14 @@ func prefillData(r *matrixgen.Run) (contexts []string, rates []opts.BarData, ttf
 // 1), sharing the contexts and one tooltip, with its phone layout.
 func prefillOption(contexts []string, rates []opts.BarData, ttfts []opts.LineData) map[string]any {
 	bar := charts.NewBar()
-	bar.SetGlobalOptions(prefillPanels("prefill-chart")...)
+	// One axis pointer over both panels.
+	bar.SetGlobalOptions(append(axisChartOpts(opts.Initialization{ChartID: "prefill-chart"},
+		opts.XAxis{AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}}, // the TTFT panel labels the contexts
+		opts.YAxis{Name: "prompt tok/s", Type: "value"},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "40", Bottom: "46%"},
+		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "62%", Bottom: "50"}),
+		topLegend,
+		charts.WithAxisPointerOpts(&opts.AxisPointer{Link: []opts.AxisPointerLink{{XAxisIndex: []int{0, 1}}}}))...)
 	bar.SetXAxis(contexts).AddSeries("prompt tok/s", rates,
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: "#21918c"}))
 	// The bottom panel's contexts, named and labelled for both panels.
@@ -138,18 +145,6 @@ func axisChartOpts(init opts.Initialization, x opts.XAxis, y opts.YAxis, grids .
 
 // topLegend names a chart's series above it.
 var topLegend = charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "0"})
-
-// prefillPanels are the prefill chart's two panels, the bars' above, its
-// contexts labelled by the TTFT panel beneath, one axis pointer over both.
-func prefillPanels(id string) []charts.GlobalOpts {
-	return append(axisChartOpts(opts.Initialization{ChartID: id},
-		opts.XAxis{AxisLabel: &opts.AxisLabel{Show: opts.Bool(false)}},
-		opts.YAxis{Name: "prompt tok/s", Type: "value"},
-		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "40", Bottom: "46%"},
-		opts.Grid{ContainLabel: opts.Bool(true), Left: "2%", Right: "2%", Top: "62%", Bottom: "50"}),
-		topLegend,
-		charts.WithAxisPointerOpts(&opts.AxisPointer{Link: []opts.AxisPointerLink{{XAxisIndex: []int{0, 1}}}}))
-}
 
 // barLabel prints a prefill bar's figures on it, tok/s and TTFT, so a
 // screenshot carries them.

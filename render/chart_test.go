@@ -42,7 +42,8 @@ func marshal(t *testing.T, v any) string {
 // option for: its visitor adds them, a wide layout and a phone's.
 func TestChartsCarryPhoneLayouts(t *testing.T) {
 	prefill, _ := prefillChart(testrun.Full(1).Sorted())
-	index, _ := indexChart([]indexRow{{ID: "a", BestValue: "445.7", BestSingle: "445.7", PeakValue: "6904", Peak: "6,904.0"}})
+	index, _ := indexChart([]indexRow{{ID: "a",
+		CachedRow: CachedRow{BestValue: "445.7", BestSingle: "445.7", PeakValue: "6904", Peak: "6,904.0"}}})
 	for name, option := range map[string]map[string]any{"prefill": prefill, "index": index} {
 		var o struct {
 			Media []struct {

@@ -25,19 +25,13 @@ var scaleStops = []rgb{
 func palette(n int) []rgb {
 	out := make([]rgb, n)
 	for i := range out {
-		out[i] = scaleAt(float64(i) / float64(max(n-1, 1)))
+		seg := float64(i) / float64(max(n-1, 1)) * float64(len(scaleStops)-1)
+		j := min(int(seg), len(scaleStops)-2)
+		a, b := toOKLab(scaleStops[j]), toOKLab(scaleStops[j+1])
+		f := seg - float64(j)
+		out[i] = fromOKLab([3]float64{a[0] + (b[0]-a[0])*f, a[1] + (b[1]-a[1])*f, a[2] + (b[2]-a[2])*f})
 	}
 	return out
-}
-
-func scaleAt(t float64) rgb {
-	seg := t * float64(len(scaleStops)-1)
-	i := min(int(seg), len(scaleStops)-2)
-	a, b := toOKLab(scaleStops[i]), toOKLab(scaleStops[i+1])
-	f := seg - float64(i)
-	return fromOKLab([3]float64{
-		a[0] + (b[0]-a[0])*f, a[1] + (b[1]-a[1])*f, a[2] + (b[2]-a[2])*f,
-	})
 }
 
 // logBin places v on a logarithmic scale from lo to hi, 0 … n-1. Throughput in a

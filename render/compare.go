@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -71,7 +72,7 @@ func comparePairs(configured []Pair, rows []indexRow) ([]Pair, error) {
 	}
 	slices.SortStableFunc(order, func(i, j int32) int {
 		x, y := &rows[i], &rows[j]
-		return cmp.Or(x.started.Compare(y.started), cmp.Compare(x.ID, y.ID))
+		return cmp.Or(x.Started.Compare(y.Started), cmp.Compare(x.ID, y.ID))
 	})
 	previous := map[[2]string]string{} // model and GPU → the latest run so far
 	for _, i := range order {
@@ -235,12 +236,9 @@ type compareCell struct {
 // compareScript is runs/<id>/compare.js: the run's compareRun, added to
 // window.matrixgenRuns by id.
 func compareScript(id string, r *matrixgen.Run) ([]byte, error) {
-	key, err := json.Marshal(id, scriptJSONOptions)
-	if err != nil {
-		return nil, err
-	}
+	key, keyErr := json.Marshal(id, scriptJSONOptions)
 	data, err := json.Marshal(newCompareRun(id, r), scriptJSONOptions)
-	if err != nil {
+	if err := errors.Join(keyErr, err); err != nil {
 		return nil, err
 	}
 	head := []byte("window.matrixgenRuns = window.matrixgenRuns || {};\nwindow.matrixgenRuns[")

@@ -60,7 +60,7 @@ func comparedFiles(pairs []Pair) []indexFile {
 		}
 		written = append(written, b)
 		h := newPrint()
-		writeInts(h, b)
+		writeValues(h, b)
 		list := make([][2]any, len(ids))
 		for i, id := range ids {
 			writeStrings(h, id)
@@ -74,10 +74,6 @@ func comparedFiles(pairs []Pair) []indexFile {
 		files = append(files, indexFile{rel: comparedName(b), print: h.Sum64(),
 			make: func() ([]byte, error) { return scriptCall("matrixgenCompared", b, list) }})
 	}
-	h := newPrint()
-	writeInts(h, len(written))
-	writeInts(h, written...)
-	files = append(files, indexFile{rel: comparedListName, print: h.Sum64(),
-		make: func() ([]byte, error) { return scriptCall("matrixgenComparedBuckets", written) }})
-	return files
+	data, err := scriptCall("matrixgenComparedBuckets", written)
+	return append(files, madeFile(comparedListName, data, err))
 }

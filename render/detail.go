@@ -152,15 +152,11 @@ func newCellDetail(d *matrixgen.Decode) cellDetail {
 	if d.Status == matrixgen.StatusValid {
 		c.Status = d.Status.Label()
 	}
+	at := func(name string) func(float64) string {
+		return func(v float64) string { return name + " " + millis(v) }
+	}
 	pct := func(p matrixgen.Percentiles) string {
-		parts := []string{"p50 " + millis(p.P50)}
-		if p.P90 != nil {
-			parts = append(parts, "p90 "+millis(*p.P90))
-		}
-		if p.P99 != nil {
-			parts = append(parts, "p99 "+millis(*p.P99))
-		}
-		return strings.Join(parts, " · ")
+		return joinNonEmpty(" · ", at("p50")(p.P50), ifSet(p.P90, at("p90")), ifSet(p.P99, at("p99")))
 	}
 	c.Figures = []string{
 		ifSet(d.TotalTokS, decimal1), ifSet(d.PerRequestTokS, decimal1), ifSet(d.ServerPerRequestTokS, decimal1), ifSet(d.ClientRateOfServerTimed, decimal1),

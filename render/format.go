@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"strconv"
 	"strings"
@@ -89,13 +90,9 @@ func grouped(num []byte, suffix string) string {
 	return b.String()
 }
 
-// optional formats a value that a measurement may lack.
-func optional[T any](v *T, format func(T) string) string {
-	if v == nil {
-		return dash
-	}
-	return format(*v)
-}
+// optional formats a value that a measurement may lack, a dash where it
+// does.
+func optional[T any](v *T, format func(T) string) string { return cmp.Or(ifSet(v, format), dash) }
 
 // ifSet formats a value that may be missing, "" where it is: a detail or
 // a CSV field shows nothing, where a table shows a dash (optional).

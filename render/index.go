@@ -28,6 +28,13 @@ type indexFile struct {
 	make  func() ([]byte, error)
 }
 
+// madeFile is the file rel already made (data, or err): its print is its
+// bytes'.
+func madeFile(rel string, data []byte, err error) indexFile {
+	return indexFile{rel: rel, print: maphash.Bytes(printSeed, data),
+		make: func() ([]byte, error) { return data, err }}
+}
+
 // write makes the file and writes it to out.
 func (f indexFile) write(out Folder) error {
 	data, err := f.make()
@@ -75,7 +82,7 @@ func newIndexLayout(rows []indexRow, pairs []Pair) indexLayout {
 		l.comparisons[page] = append(l.comparisons[page], comparisonLink{Href: "compare/" + compareID(p) + "/index.html", A: p.A, B: p.B})
 	}
 	h := newPrint()
-	writeInts(h, boolInt(l.efficiency), boolInt(len(rows) > 1))
+	writeValues(h, l.efficiency, len(rows) > 1)
 	for _, f := range l.filters {
 		writeStrings(h, f.Name, f.Label)
 	}
@@ -92,12 +99,6 @@ func (l indexLayout) pageOf(i int) int {
 func (l indexLayout) pageRows(page int) []indexRow {
 	n := len(l.rows)
 	return l.rows[max(0, n-(page+1)*sitesize.IndexPageRuns):max(0, n-page*sitesize.IndexPageRuns)]
-}
-
-// chunkRows are the runs the chunk (0-based, from the oldest) holds.
-func (l indexLayout) chunkRows(chunk int) []indexRow {
-	n := len(l.rows)
-	return l.rows[max(0, n-(chunk+1)*sitesize.IndexChunkRuns) : n-chunk*sitesize.IndexChunkRuns]
 }
 
 // pickerRows are the runs the page's compare pickers offer: its own, and
@@ -125,7 +126,8 @@ func (b *Renderer) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 	for page := range l.pages {
 		h := newPrint()
 		// Its pager links depend only on whether it is the newest or the one before.
-		writeInts(h, page, int(l.shared), boolInt(page == l.pages-1), boolInt(page == l.pages-2))
+		writeValues(h, page, int(l.shared))
+		writeValues(h, page == l.pages-1, page == l.pages-2)
 		writeRowPrints(h, l.pageRows(page))
 		if page == l.pages-1 {
 			for _, p := range l.csvParts {
@@ -140,33 +142,25 @@ func (b *Renderer) indexFiles(rows []indexRow, pairs []Pair) []indexFile {
 			make: func() ([]byte, error) { return b.indexPageHTML(l, page) }})
 	}
 	for chunk := range l.chunks {
+		n := len(l.rows) // the chunk's runs, from the oldest
+		rows := l.rows[max(0, n-(chunk+1)*sitesize.IndexChunkRuns) : n-chunk*sitesize.IndexChunkRuns]
 		h := newPrint()
-		writeInts(h, chunk)
-		writeRowPrints(h, l.chunkRows(chunk))
+		writeValues(h, chunk)
+		writeRowPrints(h, rows)
 		files = append(files, indexFile{rel: indexChunkName(chunk + 1), print: h.Sum64(),
-			make: func() ([]byte, error) { return indexChunk(chunk+1, l.chunkRows(chunk)) }})
+			make: func() ([]byte, error) { return indexChunk(chunk+1, rows) }})
 	}
-	site := l.siteData()
-	h := newPrint()
-	writeInts(h, site.Runs, site.Chunks, site.ChunkRuns, site.PageRuns, boolInt(site.Efficiency))
-	for _, f := range site.Filters {
-		writeStrings(h, f.Name, f.Label)
-		writeInts(h, f.Values, f.Chunks, len(f.Shown))
-		for _, v := range f.Shown {
-			writeStrings(h, v[0].(string))
-			writeInts(h, v[1].(int))
-		}
-	}
-	files = append(files, indexFile{rel: indexSiteName, print: h.Sum64(),
-		make: func() ([]byte, error) { return scriptCall("matrixgenIndexSite", site) }})
+	// site.js is small: made now, its print is its bytes'.
+	data, err := scriptCall("matrixgenIndexSite", l.siteData())
+	files = append(files, madeFile(indexSiteName, data, err))
 	for _, f := range l.filters {
 		for chunk := 1; chunk <= f.chunks(); chunk++ {
 			h := newPrint()
 			writeStrings(h, f.Name)
-			writeInts(h, chunk)
+			writeValues(h, chunk)
 			for _, v := range f.chunk(chunk) {
 				writeStrings(h, v.Value)
-				writeInts(h, v.Runs)
+				writeValues(h, v.Runs)
 			}
 			files = append(files, indexFile{rel: indexValuesName(f.Name, chunk), print: h.Sum64(),
 				make: func() ([]byte, error) { return indexValues(f, chunk) }})
@@ -190,7 +184,10 @@ func (b *Renderer) writeIndex(out Folder, rows []indexRow, pairs []Pair) error {
 	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
 		return errs[i]
 	}
-	b.indexPrints = indexPrintsOf(files)
+	b.indexPrints = make(map[string]uint64, len(files))
+	for _, f := range files {
+		b.indexPrints[f.rel] = f.print
+	}
 	return nil
 }
 
@@ -443,7 +440,7 @@ func writeRowPrints(h *maphash.Hash, rows []indexRow) {
 	for _, r := range rows {
 		writeStrings(h, r.ID, r.Model, r.GPU, r.Engine, r.Quantization, r.Date, r.BestSingle, r.Peak, r.BestPerWatt,
 			r.EngineName, r.BestValue, r.PeakValue)
-		writeInts(h, boolInt(r.Simulated))
+		writeValues(h, r.Simulated)
 	}
 }
 
@@ -451,29 +448,13 @@ func writeRowPrints(h *maphash.Hash, rows []indexRow) {
 // differ.
 func writeStrings(h *maphash.Hash, ss ...string) {
 	for _, s := range ss {
-		writeInts(h, len(s))
+		writeValues(h, len(s))
 		h.WriteString(s)
 	}
 }
 
-func writeInts(h *maphash.Hash, ns ...int) {
-	for _, n := range ns {
-		maphash.WriteComparable(h, n)
+func writeValues[T comparable](h *maphash.Hash, vs ...T) {
+	for _, v := range vs {
+		maphash.WriteComparable(h, v)
 	}
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// indexPrintsOf is the index's files' prints, by file.
-func indexPrintsOf(files []indexFile) map[string]uint64 {
-	out := make(map[string]uint64, len(files))
-	for _, f := range files {
-		out[f.rel] = f.print
-	}
-	return out
 }

@@ -42,12 +42,12 @@ func manyRows(n int) []indexRow {
 	for i := range rows {
 		started := newest.Add(-time.Duration(i) * time.Hour)
 		best, peak := 20+float64(i%997)/10, 400+float64(i%1009)
-		r := indexRow{
-			ID: fmt.Sprintf("run-%06d", i), Model: fmt.Sprintf("model-%02d", i%manyModels), GPU: fmt.Sprintf("GPU %d", i%manyGPUs),
+		r := indexRow{ID: fmt.Sprintf("run-%06d", i), CachedRow: CachedRow{
+			Model: fmt.Sprintf("model-%02d", i%manyModels), GPU: fmt.Sprintf("GPU %d", i%manyGPUs),
 			EngineName: manyEngines[i%len(manyEngines)], Quantization: []string{"FP8", "NVFP4", dash}[i%3],
 			Date: date(started), BestSingle: decimal1(best), Peak: decimal1(peak),
-			BestValue: rawIfOK(true, best), PeakValue: rawIfOK(true, peak), Simulated: i%7 == 0, started: started,
-		}
+			BestValue: rawIfOK(true, best), PeakValue: rawIfOK(true, peak), Simulated: i%7 == 0, Started: started,
+		}}
 		r.Engine, r.Href = r.EngineName+" 1.0", "runs/"+r.ID+"/index.html"
 		if i%10 == 0 {
 			r.BestPerWatt = strconv.FormatFloat(1+float64(i%17)/10, 'f', 2, 64)

@@ -83,24 +83,42 @@ type panelRow struct {
 	Whole        bool
 }
 
-type matrix struct {
-	Columns []int
-	Rows    []matrixRow
-}
-
-type matrixRow struct {
-	Label string
-	Cells []matrixCell
-}
-
-type matrixCell struct {
-	// TTFT is the line under the figure: "256 ms TTFT".
-	Class, Figure, Status, TTFT, Title string
-	// Anchor is the id of the cell's detail section, "cell-8K-16".
-	Anchor string
-	// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %".
-	Spread string
-}
+// The decode matrix and the all-measurements table are laid out as text
+// (S string) and drawn from it escaped (S escaped, tables.go).
+type (
+	matrix struct {
+		Columns []int
+		Rows    []matrixRow
+	}
+	matrixRow              = matrixRowOf[string]
+	matrixCell             = matrixCellOf[string]
+	measurementGroup       = measurementGroupOf[string]
+	measurementRow         = measurementRowOf[string]
+	matrixRowOf[S ~string] struct {
+		Label S
+		Cells []matrixCellOf[S]
+	}
+	matrixCellOf[S ~string] struct {
+		// TTFT is the line under the figure: "256 ms TTFT".
+		Class, Figure, Status, TTFT, Title S
+		// Anchor is the id of the cell's detail section, "cell-8K-16".
+		Anchor S
+		// Spread marks a figure whose interval is wider than ±5 %: "±7.2 %".
+		Spread S
+	}
+	// measurementGroupOf is one phase's rows of the all-measurements table.
+	measurementGroupOf[S ~string] struct {
+		Phase S
+		Rows  []measurementRowOf[S]
+	}
+	// measurementRowOf is one formatted row of the all-measurements table.
+	measurementRowOf[S ~string] struct {
+		Class                                                   S
+		Context, Requests, Status                               S
+		Total, PerRequest, TTFT, TBT, Active, Completed, Output S
+		Window                                                  S
+	}
+)
 
 type legend struct {
 	Bins       []legendBin
@@ -111,20 +129,6 @@ type legend struct {
 type legendBin struct{ Class, Range string }
 
 type legendStatus struct{ Class, Mark, Label, Text string }
-
-// measurementGroup is one phase's rows of the all-measurements table.
-type measurementGroup struct {
-	Phase string
-	Rows  []measurementRow
-}
-
-// measurementRow is one formatted row of the all-measurements table.
-type measurementRow struct {
-	Class                                                   string
-	Context, Requests, Status                               string
-	Total, PerRequest, TTFT, TBT, Active, Completed, Output string
-	Window                                                  string
-}
 
 // newRunPage lays out everything one run page shows.
 func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
@@ -157,27 +161,27 @@ func (b *Renderer) newRunPage(e runfile.Entry) (*runPage, error) {
 	p.Charts = len(r.Prefill) > 0 || len(r.Decode) > 0
 	var err error
 	if p.Measurements, err = b.measurementsHTML(measurementRows(r)); err != nil {
-		return nil, fmt.Errorf("%s: all measurements: %w", e.ID, err)
+		return nil, fmt.Errorf("all measurements: %w", err)
 	}
 	var m matrix
 	m, p.Legend = decodeMatrix(r)
 	if p.Matrix, err = b.matrixHTML(m); err != nil {
-		return nil, fmt.Errorf("%s: decode matrix: %w", e.ID, err)
+		return nil, fmt.Errorf("decode matrix: %w", err)
 	}
 	cells := cellOrder(r)
 	if p.Views = matrixViews(cells); p.Views != nil {
 		if p.ViewsJSON, err = scriptJSON(p.Views); err != nil {
-			return nil, fmt.Errorf("%s: matrix views: %w", e.ID, err)
+			return nil, fmt.Errorf("matrix views: %w", err)
 		}
 	}
 	if d := cellDetails(r, cells); d != nil {
 		if p.Details, err = scriptJSON(d); err != nil {
-			return nil, fmt.Errorf("%s: cell details: %w", e.ID, err)
+			return nil, fmt.Errorf("cell details: %w", err)
 		}
 	}
 	if len(e.Notes) > 0 {
 		if p.Notes, err = b.markdown(e.Notes); err != nil {
-			return nil, fmt.Errorf("%s: notes: %w", e.ID, err)
+			return nil, fmt.Errorf("notes: %w", err)
 		}
 	}
 	return p, nil
@@ -301,7 +305,9 @@ func runPanels(r *matrixgen.Run) []panel {
 		"Max output", tokensIf(s.MaxOutputTokens),
 		"Ignore EOS", boolIf(s.IgnoreEOS),
 	)}
-	run.Rows = append(run.Rows, requestRows(r.Request)...)
+	for _, p := range r.Request.Parts() { // the request's own settings, a row each
+		run.Rows = append(run.Rows, panelRow{Label: requestPartLabels[p[0]], Value: cutTo(p[1], maxShownText)})
+	}
 	for _, t := range rows("Started", dateTime(r.StartedAt), "Finished", dateTime(r.FinishedAt)) {
 		t.Whole = true
 		run.Rows = append(run.Rows, t)
@@ -312,15 +318,6 @@ func runPanels(r *matrixgen.Run) []panel {
 // requestLabel is what every request carried beside the prompt, cut: a
 // run file may hold megabytes in extra.
 func requestLabel(q *matrixgen.Request) string { return cutTo(q.Text(), maxShownText) }
-
-// requestRows are the request's own settings, a row each.
-func requestRows(q *matrixgen.Request) []panelRow {
-	var out []panelRow
-	for _, p := range q.Parts() {
-		out = append(out, panelRow{Label: requestPartLabels[p[0]], Value: cutTo(p[1], maxShownText)})
-	}
-	return out
-}
 
 // requestPartLabels name the request's settings as the panel shows them.
 var requestPartLabels = map[string]string{

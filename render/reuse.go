@@ -25,31 +25,29 @@ type pageSums [4][sha256.Size]byte
 // CachedRow is a run's summary (its line on the index, its columns of
 // runs.csv, its files' hashes) as the cache keeps it.
 type CachedRow struct {
-	Model, GPU, Engine, Quantization, Date, BestSingle, Peak, BestPerWatt string
-	EngineName, BestValue, PeakValue                                      string
-	Simulated                                                             bool
-	Started                                                               time.Time
-	CSVPrefix                                                             string
-	CSVRows                                                               int32
+	Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
+	// BestPerWatt is the run's best tok/s per watt of a valid cell, "" for
+	// a run without GPU telemetry: as shown, and to sort by.
+	BestPerWatt                      string
+	EngineName, BestValue, PeakValue string // for filtering and sorting
+	Simulated                        bool
+	Started                          time.Time
+	// CSVPrefix is the run's columns of runs.csv before its measurements,
+	// encoded, with the comma after them (sitecsv.go).
+	CSVPrefix string
+	CSVRows   int32 // its rows of measurements (of runs.csv)
 	// Sums are checked before the old site's file is linked into the new one.
 	Sums pageSums
 	Hid  bool // the build hid a secret in its launch command
 }
 
-func cacheRow(r indexRow) CachedRow {
-	return CachedRow{Model: r.Model, GPU: r.GPU, Engine: r.Engine, Quantization: r.Quantization, Date: r.Date,
-		BestSingle: r.BestSingle, Peak: r.Peak, BestPerWatt: r.BestPerWatt, EngineName: r.EngineName,
-		BestValue: r.BestValue, PeakValue: r.PeakValue, Simulated: r.Simulated,
-		Started: r.started, CSVPrefix: r.csvPrefix, CSVRows: r.csvRows, Sums: r.sums, Hid: r.hid}
-}
-
-// indexRow is the cached summary as a build keeps it, its shared strings
-// interned as newIndexRow's are.
+// indexRow is the summary as a build keeps it, the strings many runs
+// share interned.
 func (c CachedRow) indexRow(id string) indexRow {
-	return indexRow{ID: id, Href: "runs/" + id + "/index.html", Model: intern(c.Model), GPU: intern(c.GPU), Engine: intern(c.Engine),
-		Quantization: intern(c.Quantization), Date: intern(c.Date), BestSingle: c.BestSingle, Peak: c.Peak, BestPerWatt: c.BestPerWatt,
-		EngineName: intern(c.EngineName), BestValue: c.BestValue, PeakValue: c.PeakValue,
-		Simulated: c.Simulated, started: c.Started, csvPrefix: c.CSVPrefix, csvRows: c.CSVRows, sums: c.Sums, hid: c.Hid}
+	for _, s := range []*string{&c.Model, &c.GPU, &c.Engine, &c.Quantization, &c.Date, &c.EngineName} {
+		*s = intern(*s)
+	}
+	return indexRow{ID: id, Href: "runs/" + id + "/index.html", CachedRow: c}
 }
 
 // RunFiles are a run's files in its folder, as renderRun makes them.
@@ -86,7 +84,7 @@ func (b *Renderer) writeReuse(rows []indexRow, inputs map[string]string) error {
 	return b.cache.Save(len(order), func(yield func(CachedRun) bool) {
 		for _, i := range order {
 			r := &rows[i]
-			if !yield(CachedRun{ID: r.ID, Input: inputs[r.ID], Row: cacheRow(*r)}) {
+			if !yield(CachedRun{ID: r.ID, Input: inputs[r.ID], Row: r.CachedRow}) {
 				return
 			}
 		}

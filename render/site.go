@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	texttemplate "text/template"
-	"time"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/parallel"
@@ -197,16 +196,13 @@ type noteHeadings struct{}
 
 func (noteHeadings) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
 	var headings []*ast.Heading
+	top := 6
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if h, ok := n.(*ast.Heading); ok && entering {
-			headings = append(headings, h)
+			headings, top = append(headings, h), min(top, h.Level)
 		}
 		return ast.WalkContinue, nil
 	})
-	top := 6
-	for _, h := range headings {
-		top = min(top, h.Level)
-	}
 	for _, h := range headings {
 		h.Level = min(h.Level-top+3, 6)
 	}
@@ -322,10 +318,8 @@ func markerEnds(line []byte, i int) bool {
 func (b *Renderer) Build(ctx context.Context, src Source, out Folder, cache Cache) (Stats, error) {
 	b.ctx, b.cache = ctx, cache
 	defer func() { b.cache, b.inputs = nil, nil }()
-	if err := copyAssets(b.site.assets().Static, out); err != nil {
-		return Stats{}, err
-	}
-	if err := out.WriteFile("assets/bins.css", []byte(binsCSS())); err != nil {
+	if err := errors.Join(copyAssets(b.site.assets().Static, out),
+		out.WriteFile("assets/bins.css", []byte(binsCSS()))); err != nil {
 		return Stats{}, err
 	}
 	rows, err := b.writeRuns(out, src)
@@ -419,7 +413,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 		if inputs[i] != "" {
 			b.inputs[r.ID] = inputs[i]
 		}
-		if r.hid { // a reused run's too: said again until its file is mended
+		if r.Hid { // a reused run's too: said again until its file is mended
 			b.hidden = append(b.hidden, r.ID)
 		}
 	}
@@ -450,7 +444,7 @@ func (b *Renderer) layOut(e runfile.Entry) (indexRow, []siteFile, error) {
 		return indexRow{}, nil, err
 	}
 	row := newIndexRow(e)
-	row.sums, row.hid = sumsOf(files), hid
+	row.Sums, row.Hid = sumsOf(files), hid
 	return row, files, nil
 }
 
@@ -466,30 +460,20 @@ func (b *Renderer) renderRun(e runfile.Entry) ([]siteFile, error) {
 	if !matrixgen.ValidID(e.ID) {
 		return nil, fmt.Errorf("run id %s cannot name a folder", term.Name(e.ID))
 	}
-	page, err := b.newRunPage(e)
-	if err != nil {
-		return nil, err
-	}
-	buf := b.page
-	if buf == nil {
-		buf = new(bytes.Buffer)
-	}
+	buf := cmp.Or(b.page, new(bytes.Buffer))
 	buf.Reset()
-	if err := b.run.ExecuteTemplate(buf, "base", page); err != nil {
-		return nil, fmt.Errorf("%s: %w", e.ID, err)
+	page, err := b.newRunPage(e)
+	if err == nil {
+		err = b.run.ExecuteTemplate(buf, "base", page)
 	}
-	html := buf.Bytes()
-	runJSON, err := e.JSON()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", e.ID, err)
-	}
-	compareJS, err := compareScript(e.ID, e.Run)
-	if err != nil {
+	runJSON, jsonErr := e.JSON()
+	compareJS, compareErr := compareScript(e.ID, e.Run)
+	if err := errors.Join(err, jsonErr, compareErr); err != nil {
 		return nil, fmt.Errorf("%s: %w", e.ID, err)
 	}
 	folder := "runs/" + e.ID + "/"
 	return []siteFile{
-		{folder + "index.html", html},
+		{folder + "index.html", buf.Bytes()},
 		{folder + "run.json", runJSON},
 		{folder + MeasurementsFile, measurementsCSV(e.Run)},
 		{folder + "compare.js", compareJS},
@@ -501,20 +485,11 @@ func (b *Renderer) renderRun(e runfile.Entry) ([]siteFile, error) {
 // cmd/matrixgen grows the build's soft heap limit by it for each run.
 const SummaryBytes = 2 << 10
 
+// indexRow is a run's summary: its id, its page and what the reuse cache
+// keeps of it.
 type indexRow struct {
-	ID, Href, Model, GPU, Engine, Quantization, Date, BestSingle, Peak string
-	// BestPerWatt is the run's best tok/s per watt of a valid cell, "" for
-	// a run without GPU telemetry: as shown, and to sort by.
-	BestPerWatt                      string
-	EngineName, BestValue, PeakValue string // for filtering and sorting
-	Simulated                        bool
-	started                          time.Time
-	// csvPrefix is the run's columns of runs.csv before its measurements,
-	// encoded, with the comma after them (sitecsv.go).
-	csvPrefix string
-	csvRows   int32    // its rows of measurements (of runs.csv)
-	sums      pageSums // its files' hashes, for the reuse cache
-	hid       bool     // the build hid a secret in its launch command
+	ID, Href string
+	CachedRow
 }
 
 // gpuOrNone is the index's GPU: the GPU (marked when given), the sim, or
@@ -537,44 +512,52 @@ func newIndexRow(e runfile.Entry) indexRow {
 	r := e.Run
 	best, okBest := r.BestSingleStream()
 	peak, okPeak := r.PeakTotal()
-	return indexRow{
-		ID: e.ID, Href: "runs/" + e.ID + "/index.html",
-		Model: intern(r.Model.Name), GPU: intern(gpuOrNone(r)),
-		Engine:       intern(cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), dash)),
-		Quantization: intern(cmp.Or(r.Engine.Quantization, dash)),
-		Date:         intern(date(r.StartedAt)),
+	return CachedRow{
+		Model: r.Model.Name, GPU: gpuOrNone(r),
+		Engine:       cmp.Or(joinNonEmpty(" ", r.Engine.Name, r.Engine.Version), dash),
+		Quantization: cmp.Or(r.Engine.Quantization, dash),
+		Date:         date(r.StartedAt),
 		BestSingle:   ifOK(okBest, best), Peak: ifOK(okPeak, peak),
-		EngineName: intern(cmp.Or(r.Engine.Name, dash)),
+		EngineName: cmp.Or(r.Engine.Name, dash),
 		BestValue:  rawIfOK(okBest, best), PeakValue: rawIfOK(okPeak, peak),
 		Simulated:   r.Simulated,
 		BestPerWatt: ifPositive(bestPerWattValue(r), perWattText),
-		started:     r.StartedAt,
-		csvPrefix:   siteCSVPrefix(e.ID, r), csvRows: int32(len(r.Prefill) + len(r.Decode)),
+		Started:     r.StartedAt,
+		CSVPrefix:   siteCSVPrefix(e.ID, r), CSVRows: int32(len(r.Prefill) + len(r.Decode)),
+	}.indexRow(e.ID)
+}
+
+// memo is a map the workers share, cleared past maxMemo entries so that
+// serve never grows it without bound; a build needs far fewer at once.
+type memo[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+}
+
+const maxMemo = 1 << 16
+
+// load is k's value, made by fill (the lock not held) where there is none.
+func (c *memo[K, V]) load(k K, fill func() V) V {
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if !ok {
+		v = fill()
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= maxMemo {
+			c.m = map[K]V{}
+		}
+		c.m[k] = v
+		c.mu.Unlock()
 	}
+	return v
 }
 
-// interned holds one copy of each string summaries share, cleared past
-// maxInterned so that serve never grows it without bound.
-var interned struct {
-	sync.Mutex
-	m map[string]string
-}
-
-const maxInterned = 1 << 16
+// interned holds one copy of each string summaries share.
+var interned memo[string, string]
 
 // intern is s, held once however many summaries name it.
-func intern(s string) string {
-	interned.Lock()
-	defer interned.Unlock()
-	if v, ok := interned.m[s]; ok {
-		return v
-	}
-	if interned.m == nil || len(interned.m) >= maxInterned {
-		interned.m = map[string]string{}
-	}
-	interned.m[s] = s
-	return s
-}
+func intern(s string) string { return interned.load(s, func() string { return s }) }
 
 // bestPerWattValue is the highest tok/s per watt of a valid cell, 0 for a
 // run without GPU telemetry.
@@ -628,7 +611,7 @@ func (b *Renderer) writeListings(out Folder, rows []indexRow, pairs []Pair, inpu
 // ones, by id.
 func sortIndexOrder(rows []indexRow) {
 	slices.SortStableFunc(rows, func(x, y indexRow) int {
-		return cmp.Or(y.started.Compare(x.started), cmp.Compare(x.ID, y.ID))
+		return cmp.Or(y.Started.Compare(x.Started), cmp.Compare(x.ID, y.ID))
 	})
 }
 

@@ -253,12 +253,12 @@ func TestSimulatedRunIsMarked(t *testing.T) {
 func TestComparePairs(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
 	rows := []indexRow{
-		{ID: "a1", Model: "m", GPU: "g", started: day(1)},
-		{ID: "a3", Model: "m", GPU: "g", started: day(3)},
-		{ID: "a2", Model: "m", GPU: "g", started: day(2)},
-		{ID: "b1", Model: "m", GPU: "other", started: day(1)},
-		{ID: "c1", Model: "m", GPU: dash, started: day(1)},
-		{ID: "c2", Model: "m", GPU: dash, started: day(2)},
+		{ID: "a1", CachedRow: CachedRow{Model: "m", GPU: "g", Started: day(1)}},
+		{ID: "a3", CachedRow: CachedRow{Model: "m", GPU: "g", Started: day(3)}},
+		{ID: "a2", CachedRow: CachedRow{Model: "m", GPU: "g", Started: day(2)}},
+		{ID: "b1", CachedRow: CachedRow{Model: "m", GPU: "other", Started: day(1)}},
+		{ID: "c1", CachedRow: CachedRow{Model: "m", GPU: dash, Started: day(1)}},
+		{ID: "c2", CachedRow: CachedRow{Model: "m", GPU: dash, Started: day(2)}},
 	}
 	got, err := comparePairs([]Pair{{"b1", "a3"}, {"a2", "a1"}}, rows)
 	if err != nil {

@@ -48,10 +48,10 @@ func siteCSVPrefix(id string, r *matrixgen.Run) string {
 
 // monthOf is the month a run started, as its runs.csv part names it.
 func monthOf(r indexRow) string {
-	if r.started.IsZero() {
+	if r.Started.IsZero() {
 		return "undated"
 	}
-	return r.started.UTC().Format("2006-01")
+	return r.Started.UTC().Format("2006-01")
 }
 
 // siteCSVParts are the files runs.csv is split into, newest month first,
@@ -59,7 +59,7 @@ func monthOf(r indexRow) string {
 func siteCSVParts(rows []indexRow) []csvPart {
 	total := 1 // the header
 	for _, r := range rows {
-		total += int(r.csvRows)
+		total += int(r.CSVRows)
 	}
 	if total <= sitesize.SpreadsheetRows {
 		return nil
@@ -70,7 +70,7 @@ func siteCSVParts(rows []indexRow) []csvPart {
 		if len(parts) == 0 || parts[len(parts)-1].Month != m {
 			parts = append(parts, csvPart{Name: "runs-" + m + ".csv", Month: m})
 		}
-		parts[len(parts)-1].Rows += int(r.csvRows)
+		parts[len(parts)-1].Rows += int(r.CSVRows)
 	}
 	return parts
 }
@@ -99,8 +99,8 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 	}()
 	all.Write(head)
 	var buf []byte
-	var partW *bufio.Writer // part's, once there is one
-	next := 0               // the next part to open
+	w := io.Writer(all) // and the part, once there is one
+	next := 0           // the next part to open
 	for _, r := range rows {
 		if next < len(parts) && monthOf(r) == parts[next].Month {
 			if part != nil {
@@ -113,19 +113,24 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 				return err
 			}
 			part.Write(head)
-			partW = part.Writer
+			w = io.MultiWriter(all, part)
 			next++
 		}
-		if buf, err = copyRunCSV(all.Writer, partW, out, r, buf); err != nil {
+		if buf, err = copyRunCSV(w, out, r, buf); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// streamSiteCSV writes to w runs.csv or one of its parts (name) as
-// writeSiteCSV would from rows, for SiteCSV; ok is false for another name.
-func streamSiteCSV(w io.Writer, out Folder, name string, rows []indexRow) (ok bool, err error) {
+// SiteCSV writes to w the site's runs.csv, or one of its parts by month
+// ("runs-2026-12.csv"), as a build would, from the runs' measurements.csv
+// in out; ok is false for a name that is neither. A run changed while it
+// is written makes an error: what was written is to be thrown away.
+func (b *Renderer) SiteCSV(w io.Writer, out Folder, name string) (ok bool, err error) {
+	b.mu.RLock()
+	rows := b.rows
+	b.mu.RUnlock()
 	month := ""
 	if name != "runs.csv" {
 		parts := siteCSVParts(rows)
@@ -142,17 +147,16 @@ func streamSiteCSV(w io.Writer, out Folder, name string, rows []indexRow) (ok bo
 		if month != "" && monthOf(r) != month {
 			continue
 		}
-		if buf, err = copyRunCSV(bw, nil, out, r, buf); err != nil {
+		if buf, err = copyRunCSV(bw, out, r, buf); err != nil {
 			return true, err
 		}
 	}
 	return true, bw.Flush()
 }
 
-// copyRunCSV writes a run's rows of runs.csv to all and, when it is not
-// nil, part: its measurements.csv in out, each row after its prefix. buf
-// is reused from one run to the next.
-func copyRunCSV(all, part *bufio.Writer, out Folder, r indexRow, buf []byte) ([]byte, error) {
+// copyRunCSV writes a run's rows of runs.csv to w: its measurements.csv in
+// out, each row after its prefix. buf is reused from one run to the next.
+func copyRunCSV(w io.Writer, out Folder, r indexRow, buf []byte) ([]byte, error) {
 	buf, name, err := out.Measurements(r.ID, buf)
 	if err != nil {
 		return buf, fmt.Errorf("runs.csv: %w", err)
@@ -161,16 +165,12 @@ func copyRunCSV(all, part *bufio.Writer, out Folder, r indexRow, buf []byte) ([]
 	if len(records) == 0 {
 		return buf, fmt.Errorf("runs.csv: %s has no header", term.Name(name))
 	}
-	if len(records)-1 != int(r.csvRows) {
-		return buf, fmt.Errorf("runs.csv: %s holds %d rows, its run %d (it changed while the site was written)", term.Name(name), len(records)-1, r.csvRows)
+	if len(records)-1 != int(r.CSVRows) {
+		return buf, fmt.Errorf("runs.csv: %s holds %d rows, its run %d (it changed while the site was written)", term.Name(name), len(records)-1, r.CSVRows)
 	}
 	for _, rec := range records[1:] {
-		all.WriteString(r.csvPrefix)
-		all.Write(rec)
-		if part != nil {
-			part.WriteString(r.csvPrefix)
-			part.Write(rec)
-		}
+		io.WriteString(w, r.CSVPrefix)
+		w.Write(rec)
 	}
 	return buf, nil
 }

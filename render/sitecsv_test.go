@@ -147,11 +147,11 @@ func TestBuildHoldsASummaryPerRun(t *testing.T) {
 	b.ctx, b.cache = context.Background(), reuseNone{} // so run files are read as a build that reuses pages reads them
 	dir := t.TempDir()
 	heap := func() uint64 {
-		// The cells' intervals are remembered up to maxSpreads cells, a
+		// The cells' intervals are remembered up to maxMemo cells, a
 		// bound whatever the runs (spread.go): not a run's share.
-		spreads.Lock()
-		spreads.m = map[spreadKey]spread{}
-		spreads.Unlock()
+		spreads.mu.Lock()
+		spreads.m = nil
+		spreads.mu.Unlock()
 		runtime.GC()
 		runtime.GC() // and the pools' victims
 		var m runtime.MemStats

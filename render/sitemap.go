@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"hash/maphash"
-	"maps"
 	"strings"
 
 	"github.com/matrixgen/matrixgen/internal/sitesize"
@@ -15,7 +13,7 @@ import (
 // BaseURL: sitemap.xml, or, past sitesize.SitemapURLs addresses, a sitemap
 // index there and parts numbered from the oldest runs, so a run added
 // rewrites only the newest part. rows are newest first.
-func (b *Renderer) sitemapFiles(rows []indexRow) []siteFile {
+func (b *Renderer) sitemapFiles(rows []indexRow) []indexFile {
 	if b.site.BaseURL == "" {
 		return nil
 	}
@@ -25,9 +23,9 @@ func (b *Renderer) sitemapFiles(rows []indexRow) []siteFile {
 		for _, r := range rows {
 			pages = append(pages, "runs/"+r.ID+"/")
 		}
-		return []siteFile{{"sitemap.xml", sitemapXML("urlset", "url", base, pages)}}
+		return []indexFile{madeFile("sitemap.xml", sitemapXML("urlset", "url", base, pages), nil)}
 	}
-	var parts []siteFile
+	var parts []indexFile
 	var names []string
 	for end := len(rows); end > 0 || len(parts) == 0; {
 		page := pages
@@ -38,10 +36,10 @@ func (b *Renderer) sitemapFiles(rows []indexRow) []siteFile {
 		}
 		name := fmt.Sprintf("sitemap-%d.xml", len(parts)+1)
 		names = append(names, name)
-		parts = append(parts, siteFile{name, sitemapXML("urlset", "url", base, page)})
+		parts = append(parts, madeFile(name, sitemapXML("urlset", "url", base, page), nil))
 		pages, end = nil, start
 	}
-	return append(parts, siteFile{"sitemap.xml", sitemapXML("sitemapindex", "sitemap", base, names)})
+	return append(parts, madeFile("sitemap.xml", sitemapXML("sitemapindex", "sitemap", base, names), nil))
 }
 
 // sitemapXML lists the addresses base+loc as a sitemap (list "urlset",
@@ -61,38 +59,6 @@ func sitemapXML(list, item, base string, locs []string) []byte {
 // writeSitemap writes the sitemap's files that changed since it was last
 // written and removes the parts it no longer has.
 func (b *Renderer) writeSitemap(out Folder, rows []indexRow) error {
-	files := b.sitemapFiles(rows)
-	// What the folder holds, kept up to date file by file, so that an
-	// update that fails partway knows what to remove or write again.
-	held := map[string]uint64{}
-	maps.Copy(held, b.sitemapPrints)
-	defer func() { b.sitemapPrints = held }()
-	named := make(map[string]bool, len(files))
-	for _, f := range files {
-		named[f.rel] = true
-		print := maphash.Bytes(sitemapSeed, f.data)
-		if old, ok := held[f.rel]; ok && old == print {
-			continue
-		}
-		if err := out.WriteFile(f.rel, f.data); err != nil {
-			held[f.rel] = unwritten
-			return err
-		}
-		held[f.rel] = print
-	}
-	for rel := range held {
-		if !named[rel] {
-			if err := out.Remove(rel); err != nil {
-				return err
-			}
-			delete(held, rel)
-		}
-	}
-	return nil
+	_, err := writeChanged(out, b.sitemapFiles(rows), &b.sitemapPrints)
+	return err
 }
-
-// unwritten is the print of a sitemap file whose write failed, so the next
-// update writes or removes it (a text hashes to it once in 2^64).
-const unwritten = 0
-
-var sitemapSeed = maphash.MakeSeed()

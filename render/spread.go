@@ -4,7 +4,6 @@ import (
 	"hash/maphash"
 	"math"
 	"strconv"
-	"sync"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/stats"
@@ -35,32 +34,16 @@ func decodeSpread(d matrixgen.Decode) spread {
 		i := stats.Interval{Low: in.Low, High: in.High}
 		return spread{i, i.HalfWidthShare(*d.TotalTokS), in.Level, true}
 	}
-	key := spreadKeyOf(d)
-	spreads.Lock()
-	sp, ok := spreads.m[key]
-	spreads.Unlock()
-	if ok {
+	return spreads.load(spreadKeyOf(d), func() (sp spread) {
+		if in, level, ok := stats.DecodeInterval(d); ok {
+			sp = spread{in, in.HalfWidthShare(*d.TotalTokS), level, true}
+		}
 		return sp
-	}
-	if in, level, ok := stats.DecodeInterval(d); ok {
-		sp = spread{in, in.HalfWidthShare(*d.TotalTokS), level, true}
-	}
-	spreads.Lock()
-	if len(spreads.m) >= maxSpreads {
-		clear(spreads.m) // a bound for a long `serve`; a build needs far fewer at once
-	}
-	spreads.m[key] = sp
-	spreads.Unlock()
-	return sp
+	})
 }
 
 // spreads remembers decode cells' spreads by spreadKey.
-var spreads = struct {
-	sync.Mutex
-	m map[spreadKey]spread
-}{m: map[spreadKey]spread{}}
-
-const maxSpreads = 1 << 16
+var spreads memo[spreadKey, spread]
 
 // spreadKey is everything a cell's spread is computed from: its place
 // (the bootstrap's seed), its figure, and a hash of its samples.

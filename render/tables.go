@@ -27,35 +27,19 @@ func escape(s string) escaped {
 // The data tables.tmpl is given: the layout's tables with every value
 // escaped. TestTablesHoldOnlyEscapedText keeps them so.
 type (
-	escapedGroup struct {
-		Phase escaped
-		Rows  []escapedRow
-	}
-	escapedRow struct {
-		Class                                                   escaped
-		Context, Requests, Status                               escaped
-		Total, PerRequest, TTFT, TBT, Active, Completed, Output escaped
-		Window                                                  escaped
-	}
+	escapedGroup  = measurementGroupOf[escaped]
 	escapedMatrix struct {
 		Columns []escaped
-		Rows    []escapedMatrixRow
-	}
-	escapedMatrixRow struct {
-		Label escaped
-		Cells []escapedCell
-	}
-	escapedCell struct {
-		Class, Figure, Status, TTFT, Title, Anchor, Spread escaped
+		Rows    []matrixRowOf[escaped]
 	}
 )
 
 func escapeGroups(groups []measurementGroup) []escapedGroup {
 	out := make([]escapedGroup, len(groups))
 	for i, g := range groups {
-		out[i] = escapedGroup{Phase: escape(g.Phase), Rows: make([]escapedRow, len(g.Rows))}
+		out[i] = escapedGroup{Phase: escape(g.Phase), Rows: make([]measurementRowOf[escaped], len(g.Rows))}
 		for j, r := range g.Rows {
-			out[i].Rows[j] = escapedRow{
+			out[i].Rows[j] = measurementRowOf[escaped]{
 				Class: escape(r.Class), Context: escape(r.Context), Requests: escape(r.Requests), Status: escape(r.Status),
 				Total: escape(r.Total), PerRequest: escape(r.PerRequest), TTFT: escape(r.TTFT), TBT: escape(r.TBT),
 				Active: escape(r.Active), Completed: escape(r.Completed), Output: escape(r.Output), Window: escape(r.Window),
@@ -66,14 +50,15 @@ func escapeGroups(groups []measurementGroup) []escapedGroup {
 }
 
 func escapeMatrix(m matrix) escapedMatrix {
-	out := escapedMatrix{Columns: make([]escaped, len(m.Columns)), Rows: make([]escapedMatrixRow, len(m.Rows))}
+	out := escapedMatrix{Columns: make([]escaped, len(m.Columns))}
 	for i, c := range m.Columns {
 		out.Columns[i] = escape(strconv.Itoa(c))
 	}
 	for i, row := range m.Rows {
-		out.Rows[i] = escapedMatrixRow{Label: escape(row.Label), Cells: make([]escapedCell, len(row.Cells))}
+		out.Rows = append(out.Rows, matrixRowOf[escaped]{Label: escape(row.Label)})
+		out.Rows[i].Cells = make([]matrixCellOf[escaped], len(row.Cells))
 		for j, c := range row.Cells {
-			out.Rows[i].Cells[j] = escapedCell{
+			out.Rows[i].Cells[j] = matrixCellOf[escaped]{
 				Class: escape(c.Class), Figure: escape(c.Figure), Status: escape(c.Status), TTFT: escape(c.TTFT),
 				Title: escape(c.Title), Anchor: escape(c.Anchor), Spread: escape(c.Spread),
 			}

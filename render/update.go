@@ -1,7 +1,6 @@
 package render
 
 import (
-	"io"
 	"maps"
 	"path"
 	"slices"
@@ -21,12 +20,12 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 			b.byID[r.ID] = r
 		}
 	}
-	rendered := make([]renderedRun, changed.Len())
+	laidOut, files := make([]indexRow, changed.Len()), make([][]siteFile, changed.Len())
 	var bad []error
-	for i := range rendered {
+	for i := range laidOut {
 		e, err := changed.Entry(i)
 		if err == nil {
-			rendered[i].row, rendered[i].files, err = b.layOut(e)
+			laidOut[i], files[i], err = b.layOut(e)
 		}
 		if err != nil {
 			bad = append(bad, err)
@@ -41,12 +40,12 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 	}
 	othersRuns := len(removed) > 0
 	var hidden []string
-	for _, r := range rendered {
-		_, known := b.byID[r.row.ID]
+	for _, r := range laidOut {
+		_, known := b.byID[r.ID]
 		othersRuns = othersRuns || !known
-		rows[r.row.ID] = r.row
-		if r.row.hid {
-			hidden = append(hidden, r.row.ID)
+		rows[r.ID] = r
+		if r.Hid {
+			hidden = append(hidden, r.ID)
 		}
 	}
 	slices.Sort(hidden)
@@ -62,18 +61,21 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 			}
 		}
 	}
-	for _, r := range rendered {
-		for _, f := range r.files {
-			if err := out.WriteFile(f.rel, f.data); err != nil {
-				return Stats{}, err
-			}
+	for _, f := range slices.Concat(files...) {
+		if err := out.WriteFile(f.rel, f.data); err != nil {
+			return Stats{}, err
 		}
 	}
 	if err := b.updateComparisons(out, pairs); err != nil {
 		return Stats{}, err
 	}
+	// The index's files whose print changed, and the sitemap when the runs
+	// are others.
 	sortIndexOrder(list)
-	indexPages, err := b.updateListings(out, list, pairs, othersRuns)
+	indexPages, err := writeChanged(out, b.indexFiles(list, pairs), &b.indexPrints)
+	if err == nil && othersRuns {
+		err = b.writeSitemap(out, list)
+	}
 	if err != nil {
 		return Stats{}, err
 	}
@@ -81,74 +83,53 @@ func (b *Renderer) Update(out Folder, changed Source, removed []string) (Stats, 
 	b.mu.Lock()
 	b.rows = list
 	b.mu.Unlock()
-	return Stats{Pages: len(rendered) + indexPages, Runs: len(rows), Hidden: hidden}, nil
+	return Stats{Pages: len(laidOut) + indexPages, Runs: len(rows), Hidden: hidden}, nil
 }
 
-// updateListings writes, after a change, the index's files whose print
-// changed, and the sitemap when the runs are others. It says how many
-// pages of the index it wrote.
-func (b *Renderer) updateListings(out Folder, rows []indexRow, pairs []Pair, othersRuns bool) (int, error) {
-	files := b.indexFiles(rows, pairs)
-	had := b.indexPrints
-	b.indexPrints = nil // until every file is written: a failed update leaves the next to write all
-	pages := 0
+// writeChanged writes the files whose print is not the one *prints holds
+// for them, removes those *prints holds that files lack, and counts the
+// pages written. *prints is kept up to date file by file, so that an update
+// that fails partway knows what to write or remove again.
+func writeChanged(out Folder, files []indexFile, prints *map[string]uint64) (pages int, err error) {
+	held := map[string]uint64{}
+	maps.Copy(held, *prints)
+	defer func() { *prints = held }()
+	named := make(map[string]bool, len(files))
 	for _, f := range files {
-		if old, ok := had[f.rel]; ok && old == f.print {
+		named[f.rel] = true
+		if old, ok := held[f.rel]; ok && old == f.print {
 			continue
 		}
 		if err := f.write(out); err != nil {
-			return 0, err
+			held[f.rel] = unwritten
+			return pages, err
 		}
+		held[f.rel] = f.print
 		if strings.HasSuffix(f.rel, ".html") {
 			pages++
 		}
 	}
-	now := indexPrintsOf(files)
-	for rel := range had {
-		if _, still := now[rel]; !still {
+	for rel := range held {
+		if !named[rel] {
 			if err := out.Remove(rel); err != nil {
-				return 0, err
+				return pages, err
 			}
-		}
-	}
-	b.indexPrints = now
-	if othersRuns {
-		if err := b.writeSitemap(out, rows); err != nil {
-			return 0, err
+			delete(held, rel)
 		}
 	}
 	return pages, nil
 }
 
-// SiteCSV writes to w the site's runs.csv, or one of its parts by month
-// ("runs-2026-12.csv"), as a build would, from the runs' measurements.csv
-// in out; ok is false for a name that is neither. A run changed while it
-// is written makes an error: what was written is to be thrown away.
-func (b *Renderer) SiteCSV(w io.Writer, out Folder, name string) (ok bool, err error) {
-	b.mu.RLock()
-	rows := b.rows
-	b.mu.RUnlock()
-	return streamSiteCSV(w, out, name, rows)
-}
-
-// renderedRun is a changed run laid out: its files and its line on the
-// index.
-type renderedRun struct {
-	row   indexRow
-	files []siteFile
-}
+// unwritten is the print of a file whose write failed, so the next update
+// writes or removes it (a file's print is 0 once in 2^64).
+const unwritten = 0
 
 // updateComparisons writes the compare pages that are new and removes
 // those no longer compared (a page names only its pair, so a changed run
 // rewrites none).
 func (b *Renderer) updateComparisons(out Folder, pairs []Pair) error {
 	had, now := pairSet(b.pairs), pairSet(pairs)
-	var todo []Pair
-	for _, p := range pairs {
-		if !had[p] {
-			todo = append(todo, p)
-		}
-	}
+	todo := slices.DeleteFunc(slices.Clone(pairs), func(p Pair) bool { return had[p] })
 	if err := b.writeComparisons(out, todo); err != nil {
 		return err
 	}
