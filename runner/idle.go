@@ -175,7 +175,17 @@ func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
 func (sw *sweeper) noteCut(w window, maxOutput int) {
 	sw.cut, sw.busyFor, sw.cellEnded = 0, 0, time.Now()
 	dropsAtNextToken := sw.c.eng.dropsCutAtNextToken()
-	prompt, pace := longestTTFT(w), fastestRate(w)
+	// The longest time to first token of the cell's requests, and their
+	// fastest decode rate, tokens a second from the first token to the last.
+	prompt, pace := time.Duration(0), 0.0
+	for _, o := range w.streams {
+		if !o.firstText.IsZero() && !o.sent.IsZero() {
+			prompt = max(prompt, o.firstText.Sub(o.sent))
+		}
+		if n := o.tokens(); n > 1 && !o.firstText.IsZero() && o.end.After(o.firstText) {
+			pace = max(pace, float64(n)/o.end.Sub(o.firstText).Seconds())
+		}
+	}
 	for _, o := range w.streams {
 		if !errors.Is(o.err, errCut) {
 			continue
@@ -201,28 +211,4 @@ func (sw *sweeper) noteCut(w window, maxOutput int) {
 		}
 		sw.busyFor = max(sw.busyFor, min(left, sw.s.Sweep.IdleTimeout))
 	}
-}
-
-// fastestRate is the highest decode rate, tokens a second from the first
-// token to the last, of the cell's requests; 0 when none had two events.
-func fastestRate(w window) float64 {
-	fastest := 0.0
-	for _, o := range w.streams {
-		if n := o.tokens(); n > 1 && !o.firstText.IsZero() && o.end.After(o.firstText) {
-			fastest = max(fastest, float64(n)/o.end.Sub(o.firstText).Seconds())
-		}
-	}
-	return fastest
-}
-
-// longestTTFT is the longest time to first token of the cell's requests
-// that had one; 0 when none did.
-func longestTTFT(w window) time.Duration {
-	longest := time.Duration(0)
-	for _, o := range w.streams {
-		if !o.firstText.IsZero() && !o.sent.IsZero() {
-			longest = max(longest, o.firstText.Sub(o.sent))
-		}
-	}
-	return longest
 }
