@@ -66,13 +66,13 @@ func TestTokenEventsBounded(t *testing.T) {
 		}
 		obs := newObservation(chatRequest{maxTokens: maxTokens}, matrixgen.TokensChunks)
 		var raw []measure.Event
-		cum, at := 0, t0
+		at := t0
 		var err error
 		for i := range chunks {
 			at = at.Add(gap + jitter*time.Duration(i%2))
 			ch := wireChunk{Usage: &openai.Usage{PromptTokens: 3, CompletionTokens: (i + 1) * perChunk}, Choices: make([]wireChoice, 1)}
 			ch.Choices[0].Delta.Content = strings.Repeat("x", perChunk)
-			if err = obs.read(&ch, at, &cum, hooks{}); err != nil {
+			if err = obs.read(&ch, at, hooks{}); err != nil {
 				break
 			}
 			raw = append(raw, measure.Event{At: at, Tokens: perChunk})

@@ -85,6 +85,10 @@ func (c *client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 		wg.Go(func() { c.closedLoop(streamCtx, p, i, run) })
 	}
 	stop := func(cause error) { cut(cause); wg.Wait() }
+	cancelled := func() (matrixgen.Decode, window, error) {
+		stop(context.Cause(ctx))
+		return d, window{}, ctx.Err()
+	}
 	var windowStart atomic.Int64 // unix nanoseconds once the window opens
 	if p.live != nil {
 		stopLive := showLive(p, run, &windowStart)
@@ -109,8 +113,7 @@ wait:
 		}
 		select {
 		case <-ctx.Done():
-			stop(context.Cause(ctx))
-			return d, window{}, ctx.Err()
+			return cancelled()
 		case <-deadline.C:
 			openedByTimeout = true
 			break wait
@@ -124,8 +127,7 @@ wait:
 	before, counted := sampler.counter(ctx, p.counter.metric)
 	select {
 	case <-ctx.Done():
-		stop(context.Cause(ctx))
-		return d, window{}, ctx.Err()
+		return cancelled()
 	case <-time.After(time.Until(w.start.Add(p.duration))):
 	}
 	w.end = time.Now()

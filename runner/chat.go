@@ -3,7 +3,6 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -74,18 +73,17 @@ func (b chatBody) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(head, &fields); err != nil {
 		return nil, err
 	}
-	added := map[string]any{}
-	maps.Copy(added, b.extra)
-	maps.Copy(added, b.engine) // the engine's fields win over the settings'
-	for k, v := range added {
-		if _, set := fields[k]; set {
-			continue
+	for _, added := range []map[string]any{b.engine, b.extra} { // the engine's fields win over the settings'
+		for k, v := range added {
+			if _, set := fields[k]; set {
+				continue
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("extra field %s: %w", k, err)
+			}
+			fields[k] = raw
 		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("extra field %s: %w", k, err)
-		}
-		fields[k] = raw
 	}
 	if fields["messages"], err = json.Marshal(messages); err != nil {
 		return nil, err

@@ -114,16 +114,12 @@ func recogniseEngine(ctx context.Context, c *client, p *matrixgen.Probe) engine 
 }
 
 // genericEngine is an OpenAI-compatible server of no engine the runner
-// knows: it takes whatever any known engine would.
-type genericEngine struct{ engineDefaults }
+// knows: it takes whatever any known engine would, and vLLM's counter and
+// KV capacity, the most often copied.
+type genericEngine struct{ vllmEngine }
 
-func (genericEngine) name() string { return "openai-compatible" }
-func (genericEngine) recognise(context.Context, *client, *matrixgen.Probe) bool {
-	return true
-}
-func (genericEngine) counter(ctx context.Context, c *client, p *matrixgen.Probe) (tokenizer, string, bool) {
-	return vllmEngine{}.counter(ctx, c, p)
-}
+func (genericEngine) name() string                                              { return "openai-compatible" }
+func (genericEngine) recognise(context.Context, *client, *matrixgen.Probe) bool { return true }
 func (genericEngine) metrics() engineMetrics {
 	var m engineMetrics
 	for _, e := range engines {
@@ -137,9 +133,6 @@ func (genericEngine) metrics() engineMetrics {
 		}
 	}
 	return m // and no token counter: which engine's would it be?
-}
-func (genericEngine) kvFromMetrics(p *matrixgen.Probe, s []prom.Sample) {
-	vllmEngine{}.kvFromMetrics(p, s)
 }
 func (genericEngine) tooLong(status int, message string) bool {
 	return slices.ContainsFunc(engines, func(e engine) bool { return e.tooLong(status, message) }) ||

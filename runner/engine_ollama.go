@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -112,47 +111,35 @@ const maxOllamaLine = 1 << 20
 // stream sends req to /api/chat and reads its stream: a line per token,
 // then a final line with the server's own counts.
 func (ollamaEngine) stream(ctx context.Context, c *client, req chatRequest, stall time.Duration, h hooks) *observation {
-	obs := newObservation(req, matrixgen.TokensChunks)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	options := map[string]any{"num_predict": req.maxTokens, "seed": int64(req.seed >> 1)}
 	if t := c.chat.temperature; t != nil {
 		options["temperature"] = *t
 	}
-	body, err := json.Marshal(map[string]any{"model": c.model, "stream": true, "options": options,
-		"messages": []map[string]string{{"role": "user", "content": req.prompt}}})
-	resp := obs.post(ctx, c, "/api/chat", "", body, err)
-	if resp == nil {
-		return obs
-	}
-	defer resp.Body.Close()
-	wd := startWatchdog(cancel, stall)
-	defer wd.timer.Stop()
-	r := bufio.NewReaderSize(resp.Body, 64<<10)
-	for {
-		line, err := readLine(r, maxOllamaLine)
-		at := time.Now()
-		wd.progress()
-		if err != nil {
-			obs.end = at
-			obs.err = wd.ended(ctx, err, obs.finishReason != "", "stream ended without its final line")
-			obs.reconcile()
-			return obs
-		}
+	return c.follow(ctx, req, stall, h, map[string]any{"model": c.model, "stream": true, "options": options,
+		"messages": []map[string]string{{"role": "user", "content": req.prompt}}}, ollamaStream)
+}
+
+// ollamaStream is /api/chat's stream: a JSON object a line.
+var ollamaStream = streamDialect{
+	path: "/api/chat",
+	payloads: func(body io.Reader) func() ([]byte, error) {
+		r := bufio.NewReaderSize(body, 64<<10)
+		return func() ([]byte, error) { return readLine(r, maxOllamaLine) }
+	},
+	fold: func(o *observation, line []byte, at time.Time, h hooks) error {
 		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+			return nil
 		}
 		var ch ollamaChunk
 		if err := jsonv2.Unmarshal(line, &ch, chunkOptions); err != nil {
-			return obs.failed(fmt.Errorf("malformed line: %v: %.120q", err, line), at)
+			return fmt.Errorf("malformed line: %v: %.120q", err, line)
 		}
 		if ch.Error != "" {
-			return obs.failed(fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error)), at)
+			return fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error))
 		}
-		if err := obs.readOllama(&ch, at, h); err != nil {
-			return obs.failed(err, at)
-		}
-	}
+		return o.readOllama(&ch, at, h)
+	},
+	unfinished: "stream ended without its final line",
 }
 
 // readOllama folds one line into the observation. A stream past its

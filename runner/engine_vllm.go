@@ -69,20 +69,16 @@ func (vllmEngine) metrics() engineMetrics {
 // kvFromMetrics reads the KV capacity vLLM reports: kv_cache_size_tokens,
 // else num_gpu_blocks × block_size (right for full-attention models only).
 func (vllmEngine) kvFromMetrics(p *matrixgen.Probe, s []prom.Sample) {
-	if p.KVCacheTokens > 0 {
-		return
+	label := func(key string) int { // 0 where absent or not a number
+		v, _ := prom.Label(s, "vllm:cache_config_info", key)
+		n, _ := strconv.Atoi(v)
+		return n
 	}
-	if v, ok := prom.Label(s, "vllm:cache_config_info", "kv_cache_size_tokens"); ok {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			p.KVCacheTokens, p.KVSource = n, "vllm:cache_config_info kv_cache_size_tokens"
-			return
-		}
-	}
-	blocks, _ := prom.Label(s, "vllm:cache_config_info", "num_gpu_blocks")
-	size, _ := prom.Label(s, "vllm:cache_config_info", "block_size")
-	b, err1 := strconv.Atoi(blocks)
-	z, err2 := strconv.Atoi(size)
-	if err1 == nil && err2 == nil && b > 0 && z > 0 {
+	switch n, b, z := label("kv_cache_size_tokens"), label("num_gpu_blocks"), label("block_size"); {
+	case p.KVCacheTokens > 0:
+	case n > 0:
+		p.KVCacheTokens, p.KVSource = n, "vllm:cache_config_info kv_cache_size_tokens"
+	case b > 0 && z > 0:
 		p.KVCacheTokens = b * z
 		p.KVSource = "vllm:cache_config_info num_gpu_blocks × block_size (wrong for hybrid models: set kv_cache_tokens)"
 	}

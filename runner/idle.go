@@ -21,15 +21,6 @@ import (
 // left (the cell's longest TTFT), and on Ollama not at all once it
 // produced, or an idle Ollama was waited on for the whole idle timeout.
 
-// idleSignal is how the runner tells that the server is idle (0: it cannot).
-type idleSignal int
-
-const (
-	idleByMetrics idleSignal = iota + 1 // /metrics counts no request running or waiting
-	idleByEngine                        // the engine's own sign (llama.cpp's /slots)
-	idleByRate                          // a short request's decode rate against the run's first
-)
-
 // idleProbe is the short request whose speed tells whether a server with
 // no other signal is idle. Its prompt shares nothing with measured ones.
 var idleProbe = chatRequest{prompt: "Count slowly from one to one hundred, one number a line.", maxTokens: 24, seed: 7}
@@ -44,21 +35,25 @@ const (
 // chooseIdleSignal picks the best signal the server offers, and for a
 // server with none measures its idle decode rate, now, before any cell.
 func (sw *sweeper) chooseIdleSignal(ctx context.Context) {
-	switch {
+	switch own := sw.c.eng.ownIdle(); {
 	case sw.probe.Metrics:
 		if _, ok, err := sw.metricsIdle(ctx); err == nil && ok {
-			sw.idle = idleByMetrics
+			sw.idle = &ownIdle{name: "its /metrics running and waiting counts", idle: func(ctx context.Context, _ *client) (bool, error) {
+				idle, _, err := sw.metricsIdle(ctx)
+				return idle, err
+			}}
 			return
 		}
-	case sw.c.eng.ownIdle() != nil:
-		if _, err := sw.c.eng.ownIdle().idle(ctx, sw.c); err == nil {
-			sw.idle = idleByEngine
+	case own != nil:
+		if _, err := own.idle(ctx, sw.c); err == nil {
+			sw.idle = own
 			return
 		}
 	}
 	sw.warnf("measuring the server's idle decode rate: %d requests of %d tokens, each up to %v", idleReferenceProbes, idleProbe.maxTokens, idleProbeTimeout)
 	if rate := sw.idleReference(ctx); rate > 0 {
-		sw.idle, sw.idleRate = idleByRate, rate
+		sw.idle = &ownIdle{name: "a short request's decode rate against the idle rate", idle: sw.rateIdle}
+		sw.idleRate = rate
 	}
 }
 
@@ -85,14 +80,17 @@ func (sw *sweeper) idleReference(ctx context.Context) float64 {
 // waitIdle waits until the server is idle, up to the idle timeout, and
 // returns how long it waited; nil when there was nothing to wait for.
 func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
-	if sw.idle == 0 || (sw.idle == idleByRate && sw.cut == 0) {
+	if sw.idle == nil || (sw.idleRate > 0 && sw.cut == 0) {
 		return nil, nil
 	}
 	start := time.Now()
 	limit := sw.s.Sweep.IdleTimeout
-	prevRate, said := 0.0, false
+	said := false
+	sw.lastRate = 0
 	for {
-		idle, rate, err := sw.isIdle(ctx, prevRate, time.Since(sw.cellEnded) >= sw.busyFor)
+		asked, cancel := context.WithTimeout(ctx, 30*time.Second)
+		idle, err := sw.idle.idle(asked, sw.c)
+		cancel()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -107,7 +105,6 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 			sw.warnf("waiting for the server to idle (by %s), up to %v", sw.idleBy(), limit)
 			said = true
 		}
-		prevRate = rate
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -116,23 +113,14 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 	}
 }
 
-// isIdle asks the server's signal once. By rate, the server is idle at
-// busyShare of the idle rate, or, once the cut streams would have finished
-// (settled), when the rate stopped rising (a fuller cache slows it).
-func (sw *sweeper) isIdle(ctx context.Context, prevRate float64, settled bool) (idle bool, rate float64, err error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	switch sw.idle {
-	case idleByMetrics:
-		idle, _, err = sw.metricsIdle(ctx)
-	case idleByEngine:
-		idle, err = sw.c.eng.ownIdle().idle(ctx, sw.c)
-	case idleByRate:
-		if rate, err = sw.probeRate(ctx); err == nil {
-			idle = rate >= busyShare*sw.idleRate || (settled && prevRate > 0 && rate <= 1.1*prevRate)
-		}
-	}
-	return idle, rate, err
+// rateIdle asks the idle probe: the server is idle at busyShare of the
+// idle rate, or, once the cut streams would have finished (settled), when
+// the rate stopped rising since it was last asked (a fuller cache slows it).
+func (sw *sweeper) rateIdle(ctx context.Context, _ *client) (bool, error) {
+	settled, prev := time.Since(sw.cellEnded) >= sw.busyFor, sw.lastRate
+	rate, err := sw.probeRate(ctx)
+	sw.lastRate = rate
+	return err == nil && (rate >= busyShare*sw.idleRate || (settled && prev > 0 && rate <= 1.1*prev)), err
 }
 
 // metricsIdle reads /metrics: idle when no request runs or waits; ok when
@@ -153,15 +141,10 @@ func (sw *sweeper) metricsIdle(ctx context.Context) (idle, ok bool, err error) {
 
 // idleBy names the sign the sweep waits on for the server to idle.
 func (sw *sweeper) idleBy() string {
-	switch sw.idle {
-	case idleByMetrics:
-		return "its /metrics running and waiting counts"
-	case idleByEngine:
-		return sw.c.eng.ownIdle().name
-	case idleByRate:
-		return "a short request's decode rate against the idle rate"
+	if sw.idle == nil {
+		return "nothing"
 	}
-	return "nothing"
+	return sw.idle.name
 }
 
 // probeRate sends the idle probe and returns its decode rate: the server's
@@ -192,7 +175,17 @@ func (sw *sweeper) probeRate(ctx context.Context) (float64, error) {
 func (sw *sweeper) noteCut(w window, maxOutput int) {
 	sw.cut, sw.busyFor, sw.cellEnded = 0, 0, time.Now()
 	dropsAtNextToken := sw.c.eng.dropsCutAtNextToken()
-	prompt, pace := longestTTFT(w), fastestRate(w)
+	// The longest time to first token of the cell's requests, and their
+	// fastest decode rate, tokens a second from the first token to the last.
+	prompt, pace := time.Duration(0), 0.0
+	for _, o := range w.streams {
+		if !o.firstText.IsZero() && !o.sent.IsZero() {
+			prompt = max(prompt, o.firstText.Sub(o.sent))
+		}
+		if n := o.tokens(); n > 1 && !o.firstText.IsZero() && o.end.After(o.firstText) {
+			pace = max(pace, float64(n)/o.end.Sub(o.firstText).Seconds())
+		}
+	}
 	for _, o := range w.streams {
 		if !errors.Is(o.err, errCut) {
 			continue
@@ -218,28 +211,4 @@ func (sw *sweeper) noteCut(w window, maxOutput int) {
 		}
 		sw.busyFor = max(sw.busyFor, min(left, sw.s.Sweep.IdleTimeout))
 	}
-}
-
-// fastestRate is the highest decode rate, tokens a second from the first
-// token to the last, of the cell's requests; 0 when none had two events.
-func fastestRate(w window) float64 {
-	fastest := 0.0
-	for _, o := range w.streams {
-		if n := o.tokens(); n > 1 && !o.firstText.IsZero() && o.end.After(o.firstText) {
-			fastest = max(fastest, float64(n)/o.end.Sub(o.firstText).Seconds())
-		}
-	}
-	return fastest
-}
-
-// longestTTFT is the longest time to first token of the cell's requests
-// that had one; 0 when none did.
-func longestTTFT(w window) time.Duration {
-	longest := time.Duration(0)
-	for _, o := range w.streams {
-		if !o.firstText.IsZero() && !o.sent.IsZero() {
-			longest = max(longest, o.firstText.Sub(o.sent))
-		}
-	}
-	return longest
 }

@@ -100,7 +100,7 @@ func (sw *sweeper) warmContext(ctx context.Context, n int, prompt builtPrompt, s
 	if _, err := sw.waitIdle(ctx); err != nil {
 		return err
 	}
-	sw.c.stream(ctx, chatRequest{prompt: prompt.text, maxTokens: 1, salt: salt, seed: uint64(n)}, sw.s.Sweep.StallTimeout, hooks{})
+	sw.prefillShot(ctx, n, prompt.text, salt, false)
 	return ctx.Err()
 }
 

@@ -20,14 +20,7 @@ import (
 // measurement, and records what it found in the run.
 func (c *client) probe(ctx context.Context, metricsURL string) (*matrixgen.Probe, error) {
 	p := &matrixgen.Probe{}
-
-	var models struct {
-		Data []struct {
-			ID          string `json:"id"`
-			Root        string `json:"root"`
-			MaxModelLen int    `json:"max_model_len"`
-		} `json:"data"`
-	}
+	var models modelList
 	if err := c.getJSON(ctx, "/v1/models", &models); err != nil {
 		if wantsKey(err) {
 			return nil, fmt.Errorf("probe: %w", err) // a server, asking for a key: Run says which
@@ -102,14 +95,8 @@ func (c *client) metrics(ctx context.Context, url string) ([]prom.Sample, error)
 // ServedModel is the model a server serves when it serves exactly one, for
 // naming a run before it starts; "" otherwise.
 func ServedModel(ctx context.Context, baseURL, apiKey string) string {
-	c := newClient(baseURL, apiKey, 1, nil)
-	var models struct {
-		Data []struct {
-			ID   string `json:"id"`
-			Root string `json:"root"`
-		} `json:"data"`
-	}
-	if c.getJSON(ctx, "/v1/models", &models) != nil || len(models.Data) != 1 {
+	var models modelList
+	if newClient(baseURL, apiKey, 1, nil).getJSON(ctx, "/v1/models", &models) != nil || len(models.Data) != 1 {
 		return ""
 	}
 	return cmp.Or(lastSegment(models.Data[0].Root), models.Data[0].ID)
@@ -124,6 +111,15 @@ func (c *client) healthy(ctx context.Context) bool {
 	}
 	var models struct{ Data []any }
 	return c.getJSON(ctx, "/v1/models", &models) == nil && len(models.Data) > 0
+}
+
+// modelList is a server's answer to /v1/models.
+type modelList struct {
+	Data []struct {
+		ID          string `json:"id"`
+		Root        string `json:"root"`
+		MaxModelLen int    `json:"max_model_len"`
+	} `json:"data"`
 }
 
 // maxModelsListed bounds the served models an error lists.

@@ -48,6 +48,7 @@ type observation struct {
 	finishReason string
 	promptTokens int
 	finalTokens  int // from the final usage chunk, 0 if none
+	cumulative   int // the highest cumulative count a chunk gave
 	source       matrixgen.TokenSource
 	tail         []byte  // the last output text, for loop detection
 	outputBytes  int     // all output text, in bytes
@@ -167,110 +168,95 @@ func (c *client) stream(ctx context.Context, req chatRequest, stall time.Duratio
 	if native, ok := c.eng.(nativeStreamer); ok {
 		return native.stream(ctx, c, req, stall, h)
 	}
+	return c.follow(ctx, req, stall, h, c.chatBody(req), streamDialect{path: "/v1/chat/completions", accept: "text/event-stream",
+		payloads: func(body io.Reader) func() ([]byte, error) { return newSSEReader(body).next },
+		fold:     (*observation).readChunk, unfinished: "stream ended without a finish_reason", cleanEndWins: true})
+}
+
+// streamDialect is how an API streams an answer: the route a request goes
+// to, how its body splits into payloads, and how each is read.
+type streamDialect struct {
+	path, accept string
+	payloads     func(body io.Reader) func() ([]byte, error)
+	fold         func(o *observation, raw []byte, at time.Time, h hooks) error
+	// unfinished says a stream ended before the server's last word;
+	// cleanEndWins, that one ending after it is clean, stalled or cut.
+	unfinished   string
+	cleanEndWins bool
+}
+
+// follow sends body by d and reads the answer to its end, or until ctx
+// ends; a stream that sends nothing for stall is cancelled. TTFT runs from
+// the moment the request was on the wire.
+func (c *client) follow(ctx context.Context, req chatRequest, stall time.Duration, h hooks, body any,
+	d streamDialect) *observation {
 	obs := newObservation(req, matrixgen.TokensChunks)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	body, err := json.Marshal(c.chatBody(req))
-	resp := obs.post(ctx, c, "/v1/chat/completions", "text/event-stream", body, err)
-	if resp == nil {
+	data, err := json.Marshal(body)
+	var resp *http.Response
+	if err == nil {
+		obs.sent = time.Now()
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { obs.sent = time.Now() }}
+		resp, err = c.send(httptrace.WithClientTrace(ctx, trace), "POST", d.path, data, d.accept)
+	}
+	if err != nil {
+		obs.err, obs.end = err, time.Now()
 		return obs
 	}
 	defer resp.Body.Close()
-	s := newSSEReader(resp.Body)
-
-	wd := startWatchdog(cancel, stall)
-	defer wd.timer.Stop()
-	cum := 0
+	next := d.payloads(resp.Body)
+	var stalled atomic.Bool
+	watchdog := time.AfterFunc(stall, func() { stalled.Store(true); cancel() })
+	defer watchdog.Stop()
 	for {
-		raw, err := s.next()
+		raw, err := next()
 		at := time.Now()
-		wd.progress()
+		watchdog.Reset(stall)
 		if err != nil {
 			obs.end = at
-			if !errors.Is(err, io.EOF) || obs.finishReason == "" { // else a clean end, whatever else happened
-				obs.err = wd.ended(ctx, err, false, "stream ended without a finish_reason")
+			eof, finished := errors.Is(err, io.EOF), obs.finishReason != ""
+			switch {
+			case eof && finished && d.cleanEndWins:
+			case stalled.Load():
+				obs.err = fmt.Errorf("stalled: no data for %v", stall)
+			case ctx.Err() != nil:
+				obs.err = context.Cause(ctx)
+			case eof && finished:
+			case eof:
+				obs.err = errors.New(d.unfinished)
+			default:
+				obs.err = err
 			}
 			obs.reconcile()
 			return obs
 		}
-		if raw == nil {
-			continue
-		}
-		var ch wireChunk
-		if err := jsonv2.Unmarshal(raw, &ch, chunkOptions); err != nil {
-			return obs.failed(fmt.Errorf("malformed chunk: %v: %.120q", err, raw), at)
-		}
-		if ch.Error != nil {
-			return obs.failed(fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error.Message)), at)
-		}
-		if err := obs.read(&ch, at, &cum, h); err != nil {
-			return obs.failed(err, at)
+		if err := d.fold(obs, raw, at, h); err != nil {
+			obs.err, obs.end = err, at
+			return obs
 		}
 	}
-}
-
-// failed ends the stream at at with err.
-func (o *observation) failed(err error, at time.Time) *observation {
-	o.err, o.end = err, at
-	return o
-}
-
-// post sends a stream's request, body unless marshalling it failed
-// (err), and returns the server's answer; nil when it failed, the error in
-// o. TTFT runs from the moment the request was on the wire.
-func (o *observation) post(ctx context.Context, c *client, path, accept string, body []byte, err error) *http.Response {
-	if err == nil {
-		o.sent = time.Now()
-		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { o.sent = time.Now() }}
-		var resp *http.Response
-		if resp, err = c.send(httptrace.WithClientTrace(ctx, trace), "POST", path, body, accept); err == nil {
-			return resp
-		}
-	}
-	o.err, o.end = err, time.Now()
-	return nil
-}
-
-// watchdog cancels a stream that stalls: no data for the stall timeout.
-type watchdog struct {
-	timer *time.Timer
-	stall time.Duration
-	hit   atomic.Bool
-}
-
-// startWatchdog starts a stream's watchdog; the stream stops it when it ends.
-func startWatchdog(cancel context.CancelFunc, stall time.Duration) *watchdog {
-	wd := &watchdog{stall: stall}
-	wd.timer = time.AfterFunc(stall, func() { wd.hit.Store(true); cancel() })
-	return wd
-}
-
-// progress tells the watchdog data arrived.
-func (wd *watchdog) progress() { wd.timer.Reset(wd.stall) }
-
-// ended is why a stream whose reader failed with err ended: stalled, cut,
-// at its end (nil when finished, else unfinished), or broken.
-func (wd *watchdog) ended(ctx context.Context, err error, finished bool, unfinished string) error {
-	switch {
-	case wd.hit.Load():
-		return fmt.Errorf("stalled: no data for %v", wd.stall)
-	case ctx.Err() != nil:
-		return context.Cause(ctx)
-	case errors.Is(err, io.EOF) && finished:
-		return nil
-	case errors.Is(err, io.EOF):
-		return errors.New(unfinished)
-	}
-	return err
 }
 
 // heldTokens is how many tokens a chunk may count beyond its bytes of text
 // (pieces of a character held back, special tokens that print nothing).
 const heldTokens = 16
 
+// readChunk decodes one payload of the event stream and folds it in.
+func (o *observation) readChunk(raw []byte, at time.Time, h hooks) error {
+	var ch wireChunk
+	if err := jsonv2.Unmarshal(raw, &ch, chunkOptions); err != nil {
+		return fmt.Errorf("malformed chunk: %v: %.120q", err, raw)
+	}
+	if ch.Error != nil {
+		return fmt.Errorf("server error mid-stream: %s", term.Line(ch.Error.Message))
+	}
+	return o.read(&ch, at, h)
+}
+
 // read folds one chunk into the observation, refusing counts no server
 // could mean (negative, or beyond the chunk's bytes of text).
-func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error {
+func (o *observation) read(ch *wireChunk, at time.Time, h hooks) error {
 	if ch.Usage != nil {
 		if ch.Usage.PromptTokens < 0 || ch.Usage.CompletionTokens < 0 {
 			return fmt.Errorf("impossible usage from the server: %d prompt and %d completion tokens", ch.Usage.PromptTokens, ch.Usage.CompletionTokens)
@@ -312,11 +298,11 @@ func (o *observation) read(ch *wireChunk, at time.Time, cum *int, h hooks) error
 	}
 	// A cumulative count going backwards is ignored, not subtracted.
 	if what != "" {
-		if tokens = max(count-*cum, 0); tokens > len(text)+heldTokens {
+		if tokens = max(count-o.cumulative, 0); tokens > len(text)+heldTokens {
 			return fmt.Errorf("impossible %s jumped from %d to %d in a chunk of %d bytes of text",
-				what, *cum, count, len(text))
+				what, o.cumulative, count, len(text))
 		}
-		*cum = max(*cum, count)
+		o.cumulative = max(o.cumulative, count)
 	}
 	if err := o.arrived(at, text, tokens, h); err != nil {
 		return err

@@ -409,9 +409,10 @@ type sweeper struct {
 	noReadingSaid bool
 
 	// How the server tells it is idle, and what the last cell left running.
-	idle      idleSignal
-	idleRate  float64 // decode tok/s of the idle probe on an idle server
-	cut       int     // streams the last cell cut
+	idle      *ownIdle // nil: the server gives no sign
+	idleRate  float64  // decode tok/s of the idle probe on an idle server, when by rate
+	lastRate  float64  // the idle probe's rate when last asked in this wait
+	cut       int      // streams the last cell cut
 	busyFor   time.Duration
 	cellEnded time.Time
 
