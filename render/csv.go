@@ -87,14 +87,14 @@ func csvRows(r *matrixgen.Run) [][]string {
 }
 
 func num(v *float64) string {
-	return ifSet(v, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) })
+	return ifSet(v, func(v float64) string { return plain(v) })
 }
 
 func percentiles(p *matrixgen.Percentiles) [3]string {
 	if p == nil {
 		return [3]string{}
 	}
-	return [3]string{strconv.FormatFloat(p.P50, 'f', -1, 64), num(p.P90), num(p.P99)}
+	return [3]string{plain(p.P50), num(p.P90), num(p.P99)}
 }
 
 // csvSafe keeps a spreadsheet from reading free text (a hostile server's

@@ -23,6 +23,34 @@ func tokS(v float64) string {
 	return grouped(k, "K")
 }
 
+// plain is v in the fewest digits that read back as v, written as
+// JavaScript and JSON write numbers: "0.25", "412", and "5e-324" or
+// "1e+21" outside 1e-6 up to 1e21, where fixed notation runs to hundreds
+// of digits. Data a reader's tools take in (CSV, a VRAM figure) use it.
+func plain(v float64) string {
+	if a := math.Abs(v); a == 0 || a >= 1e-6 && a < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// share is a share as a percentage figure without its sign: "1.8".
+func share(v float64) string { return percentFigure(100 * v) }
+
+// percentFigure is a percentage without its sign, "1.8"; past a million
+// percent, where grouped digits run across the page, three significant
+// digits ("4.46e+304"), and "∞" past a float's range.
+func percentFigure(p float64) string {
+	switch p = math.Abs(p); {
+	case math.IsInf(p, 0):
+		return "∞"
+	case p >= 1e6:
+		return strconv.FormatFloat(p, 'g', 3, 64)
+	default:
+		return decimal1(p)
+	}
+}
+
 // decimal1 formats v with one decimal and thousands separators: "1,011.5".
 func decimal1(v float64) string {
 	var buf [32]byte

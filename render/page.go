@@ -199,7 +199,7 @@ func runTitle(r *matrixgen.Run) string {
 		gpu, given = strconv.Itoa(h.GPUCount)+"× "+gpu, given || h.IsGiven("gpu_count")
 	}
 	if h.VRAMGB > 0 && gpu != "" {
-		gpu, given = gpu+" "+strconv.FormatFloat(h.VRAMGB, 'f', -1, 64)+"GB", given || h.IsGiven("vram_gb")
+		gpu, given = gpu+" "+plain(h.VRAMGB)+"GB", given || h.IsGiven("vram_gb")
 	}
 	if gpu == "" && h.CPU != "" {
 		gpu, given = h.CPU+" (no GPU)", h.IsGiven("cpu")
@@ -348,7 +348,7 @@ func tokensIf(n int) string {
 }
 
 func vram(gb float64) string {
-	return ifPositive(gb, func(gb float64) string { return strconv.FormatFloat(gb, 'f', -1, 64) + " GB" })
+	return ifPositive(gb, func(gb float64) string { return plain(gb) + " GB" })
 }
 
 func boolIf(b *bool) string {
@@ -410,7 +410,7 @@ func disagreements(r *matrixgen.Run) []string {
 
 // signedPercent writes a share as "+1.2 %" or "−0.4 %".
 func signedPercent(v float64) string {
-	s := decimal1(math.Abs(v) * 100)
+	s := percentFigure(v * 100)
 	if v < 0 {
 		return "−" + s + " %"
 	}

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -633,7 +632,7 @@ func rawIfOK(ok bool, v float64) string {
 	if !ok {
 		return ""
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	return plain(v)
 }
 
 func ifOK(ok bool, v float64) string {

@@ -97,7 +97,7 @@ func (s spread) short() string {
 
 // halfWidth is the half width and its level note: "±0.8 % (75 %)".
 func (s spread) halfWidth() string {
-	return "±" + decimal1(100*s.share) + " %" + s.levelNote()
+	return "±" + share(s.share) + " %" + s.levelNote()
 }
 
 // levelNote is " (75 %)" for an interval whose level is not stats.Level,
@@ -125,7 +125,7 @@ func (s spread) long() string {
 	if !s.ok {
 		return ""
 	}
-	return levelText(s.level) + " interval " + decimal1(s.in.Low) + "–" + decimal1(s.in.High) + " (±" + decimal1(100*s.share) + " %)"
+	return levelText(s.level) + " interval " + decimal1(s.in.Low) + "–" + decimal1(s.in.High) + " (±" + share(s.share) + " %)"
 }
 
 // wideMark follows a figure whose interval is wider than ±5 %.

@@ -64,11 +64,11 @@ var viewSpecs = []viewSpec{
 	}, func(v float64) string { return decimal1(v) + " J" }, true, nil},
 	{"spread", "Spread: the interval around total tok/s, ± % (half its width; 95 % unless a cell names its level, as 75 % over 3 repeats; " +
 		"colour: logarithmic steps; narrower is better)", func(d *matrixgen.Decode) *float64 {
-		if sp := decodeSpread(*d); sp.ok {
+		if sp := decodeSpread(*d); sp.ok && !math.IsInf(sp.share, 0) { // an infinite spread has no colour
 			return new(100 * sp.share)
 		}
 		return nil
-	}, func(v float64) string { return "±" + decimal1(v) + " %" }, true, func(d *matrixgen.Decode) string { return decodeSpread(*d).levelNote() }},
+	}, func(v float64) string { return "±" + percentFigure(v) + " %" }, true, func(d *matrixgen.Decode) string { return decodeSpread(*d).levelNote() }},
 }
 
 // legendBins are a legend's colour steps from lo to hi, best last (where

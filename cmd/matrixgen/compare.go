@@ -294,11 +294,15 @@ func fetchRun(place, key string) (runfile.Entry, error) {
 }
 
 // percent is a share as a signed percentage: "-10.0 %"; a change that
-// rounds to nothing is "+0.0 %", never "-0.0 %".
+// rounds to nothing is "+0.0 %", never "-0.0 %"; past a million percent
+// (B of 342 tok/s over A of 1e-300), three significant digits, not 300.
 func percent(share float64) string {
 	p := math.Round(1000*share) / 10
 	if p == 0 {
 		p = 0 // -0 prints as "-0.0"
+	}
+	if math.Abs(p) >= 1e6 {
+		return fmt.Sprintf("%+.3g %%", p)
 	}
 	return fmt.Sprintf("%+.1f %%", p)
 }

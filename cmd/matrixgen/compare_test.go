@@ -630,9 +630,11 @@ func TestCompareNamesTheSim(t *testing.T) {
 }
 
 // TestPercentNeverNegativeZero: a change that rounds to nothing reads
-// +0.0 %, not -0.0 % (a newcomer read -0.04 % as a loss).
+// +0.0 %, not -0.0 % (a newcomer read -0.04 % as a loss); a change of
+// 342 tok/s over 1e-300 is short, not a number of 300 digits.
 func TestPercentNeverNegativeZero(t *testing.T) {
-	for share, want := range map[float64]string{-0.0004: "+0.0 %", 0.0004: "+0.0 %", -0.0006: "-0.1 %", -0.1: "-10.0 %", 0.052: "+5.2 %"} {
+	for share, want := range map[float64]string{-0.0004: "+0.0 %", 0.0004: "+0.0 %", -0.0006: "-0.1 %", -0.1: "-10.0 %", 0.052: "+5.2 %",
+		9999.99: "+999999.0 %", 342e300: "+3.42e+304 %"} {
 		if got := percent(share); got != want {
 			t.Errorf("percent(%g) = %q, want %q", share, got, want)
 		}
