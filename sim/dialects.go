@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The sim speaks several dialects of the same OpenAI-compatible API. vLLM's
@@ -140,30 +141,40 @@ func llamaTooLong(w http.ResponseWriter, prompt, nCtx int) {
 	}})
 }
 
-// appendLlamaChunk is a llama-server chunk, its fields in its order: a
-// choice of delta (none when delta is ""), then those tail appends.
-func appendLlamaChunk(b []byte, id string, created int64, model, delta, finish string, tail func([]byte) []byte) []byte {
+// llamaChunk is a llama-server chunk after n tokens, its fields in its
+// order: a choice of delta, then its timings when timings is set. The usage
+// chunk has no delta, and its usage and timings.
+func (st *streamState) llamaChunk(b []byte, delta, finish string, n int, timings bool) []byte {
 	b = append(b, `data: {"choices":[`...)
 	if delta != "" {
 		b = appendOrNull(append(b, `{"finish_reason":`...), finish)
 		b = append(append(b, `,"index":0,"delta":`...), delta...)
 		b = append(b, '}')
 	}
-	b = strconv.AppendInt(append(b, `],"created":`...), created, 10)
-	b = appendString(append(b, `,"id":`...), id)
-	b = appendString(append(b, `,"model":`...), model)
+	b = strconv.AppendInt(append(b, `],"created":`...), st.created, 10)
+	b = appendString(append(b, `,"id":`...), st.rt.ID)
+	b = appendString(append(b, `,"model":`...), st.s.p.Model)
 	b = append(b, `,"system_fingerprint":"b0-matrixgen-sim","object":"chat.completion.chunk"`...)
-	if tail != nil {
-		b = tail(b)
+	prompt, cached := st.rt.PromptTokens, st.req.cachedTokens
+	if delta == "" {
+		b = fmt.Appendf(b, `,"usage":{"completion_tokens":%d,"prompt_tokens":%d,"total_tokens":%d,`+
+			`"prompt_tokens_details":{"cached_tokens":%d}}`, n, prompt, prompt+n, cached)
+	}
+	if delta == "" || timings {
+		b = st.appendTimings(b, prompt, cached, n)
 	}
 	return append(b, "}\n\n"...)
 }
 
-// appendLlamaTimings is llama-server's timings object, cumulative: its own
-// view of the request, which a client can check its figures against.
-// promptMs is its prompt processing of the uncached tokens; predictedMs runs
-// from the first token, as llama-server times generation.
-func appendLlamaTimings(b []byte, prompt, cached int, promptMs float64, predicted int, predictedMs float64) []byte {
+// appendTimings is llama-server's timings object, cumulative: its own
+// view of the request, which a client can check its figures against: its
+// prompt processing of the uncached tokens, and its generation from the
+// first token, as llama-server times generation.
+func (st *streamState) appendTimings(b []byte, prompt, cached, predicted int) []byte {
+	promptMs, predictedMs := st.promptMs(), 0.0
+	if first := st.rt.FirstToken; !first.IsZero() {
+		predictedMs = float64(time.Since(first)) / float64(time.Millisecond)
+	}
 	b = fmt.Appendf(b, `,"timings":{"cache_n":%d,"prompt_n":%d,"prompt_ms":%.3f`, cached, prompt-cached, promptMs)
 	if promptMs > 0 {
 		b = fmt.Appendf(b, `,"prompt_per_second":%.3f`, float64(prompt-cached)/(promptMs/1000))
