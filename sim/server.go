@@ -713,7 +713,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	}
 	labels := `{engine="0",model_name="` + s.p.Model + `"}`
 	metric := func(name, kind, help string, v float64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %s\n", name, help, name, kind, name, labels, strconv.FormatFloat(v, 'g', -1, 64))
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %v\n", name, help, name, kind, name, labels, v)
 	}
 	switch s.p.Flavour {
 	case FlavourSGLang:
@@ -739,8 +739,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(c.running))
 	metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", float64(c.waiting))
 	metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", c.kvUsed)
-	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
-	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",enable_prefix_caching=\"True\",engine=\"0\",kv_cache_size_tokens=\"%d\",num_gpu_blocks=\"%d\"} 1.0\n",
+	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n"+
+		"vllm:cache_config_info{block_size=\"%d\",enable_prefix_caching=\"True\",engine=\"0\",kv_cache_size_tokens=\"%d\",num_gpu_blocks=\"%d\"} 1.0\n",
 		s.p.KV.BlockSize, s.p.blocks()*s.p.KV.BlockSize, s.p.blocks())
 	metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", c.preemptions)
 	metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", c.promptTokens)
@@ -761,10 +761,10 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 func writeHistogram(w io.Writer, name, help, labels string, h histogram) {
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
 	for i, b := range histogramBounds {
-		fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %s\n", name, labels, strconv.FormatFloat(b, 'g', -1, 64), strconv.FormatFloat(h.buckets[i], 'g', -1, 64))
+		fmt.Fprintf(w, "%s_bucket{%s,le=\"%v\"} %v\n", name, labels, b, h.buckets[i])
 	}
-	fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %s\n", name, labels, strconv.FormatFloat(h.count, 'g', -1, 64))
-	fmt.Fprintf(w, "%s_sum{%s} %s\n%s_count{%s} %s\n", name, labels, strconv.FormatFloat(h.sum, 'g', -1, 64), name, labels, strconv.FormatFloat(h.count, 'g', -1, 64))
+	fmt.Fprintf(w, "%[1]s_bucket{%[2]s,le=\"+Inf\"} %[3]v\n%[1]s_sum{%[2]s} %[4]v\n%[1]s_count{%[2]s} %[3]v\n",
+		name, labels, h.count, h.sum)
 }
 
 // power answers with one line per GPU in the format of nvidia-smi's
