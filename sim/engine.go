@@ -49,8 +49,6 @@ type mailbox struct {
 	signal chan struct{}
 }
 
-func newMailbox() *mailbox { return &mailbox{signal: make(chan struct{}, 1)} }
-
 func (m *mailbox) post(s snapshot) {
 	m.mu.Lock()
 	m.snapshot = s
@@ -340,7 +338,7 @@ func (e *engine) releaseKV(r *request) {
 		return
 	}
 	e.kv.release(r.prompt.blocks)
-	e.kv.give(r.private)
+	e.kv.free += r.private
 	r.holding, r.private = false, 0
 }
 

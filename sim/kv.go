@@ -118,6 +118,3 @@ func (c *kvCache) release(blocks []uint64) {
 		}
 	}
 }
-
-// give returns n private blocks.
-func (c *kvCache) give(n int) { c.free += n }

@@ -353,7 +353,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	er := &request{
 		prompt: p, maxTokens: maxTokens, minTokens: req.MinTokens, ignoreEOS: req.IgnoreEOS,
-		rng: rng, loopStart: -1, out: newMailbox(),
+		rng: rng, loopStart: -1, out: &mailbox{signal: make(chan struct{}, 1)},
 	}
 	if (s.p.Loop.AboveContext > 0 && p.tokens > s.p.Loop.AboveContext) || rng.Float64() < s.p.Loop.Probability {
 		er.loopStart = s.p.Loop.AfterTokens
