@@ -462,51 +462,41 @@ func (st *streamState) stream(ctx context.Context) {
 		case <-mb.signal:
 		}
 		snap := mb.read()
-		if st.emit(ctx, snap) != nil {
-			return
+		if st.sent == 0 && snap.produced > 0 {
+			st.buf = st.roleChunk(st.buf)
 		}
-		if snap.done && st.sent >= snap.produced {
+		// The tokens produced since the last chunk, split where the
+		// reasoning ends and where a fault is due.
+		for st.sent < snap.produced {
+			to := snap.produced
+			for _, cut := range []int{st.s.p.ReasoningTokens, st.fault.DropAfterTokens, st.fault.StallAfterTokens,
+				st.fault.MalformedAfterTokens, st.fault.ErrorEventAfterTokens} {
+				if cut > st.sent && cut < to {
+					to = cut
+				}
+			}
+			field := "content"
+			if st.sent < st.s.p.ReasoningTokens {
+				field = "reasoning"
+			}
+			finish := ""
+			if snap.done && to == snap.produced {
+				finish, st.finishSent = snap.reason, true
+			}
+			st.buf = st.tokenChunk(st.buf, field, st.text(st.sent, to), finish, to)
+			if st.flush() != nil {
+				return
+			}
+			st.wrote(snap, to)
+			if st.injectAt(ctx, to) != nil {
+				return
+			}
+		}
+		if snap.done {
 			st.finish(snap)
 			return
 		}
 	}
-}
-
-// emit writes the tokens produced since the last chunk, split where the
-// reasoning ends and where a fault is due.
-func (st *streamState) emit(ctx context.Context, snap snapshot) error {
-	if snap.produced <= st.sent {
-		return nil
-	}
-	if st.sent == 0 {
-		st.buf = st.roleChunk(st.buf)
-	}
-	for st.sent < snap.produced {
-		to := snap.produced
-		for _, cut := range []int{st.s.p.ReasoningTokens, st.fault.DropAfterTokens, st.fault.StallAfterTokens,
-			st.fault.MalformedAfterTokens, st.fault.ErrorEventAfterTokens} {
-			if cut > st.sent && cut < to {
-				to = cut
-			}
-		}
-		field := "content"
-		if st.sent < st.s.p.ReasoningTokens {
-			field = "reasoning"
-		}
-		finish := ""
-		if snap.done && to == snap.produced {
-			finish, st.finishSent = snap.reason, true
-		}
-		st.buf = st.tokenChunk(st.buf, field, st.text(st.sent, to), finish, to)
-		if err := st.flush(); err != nil {
-			return err
-		}
-		st.wrote(snap, to)
-		if err := st.injectAt(ctx, to); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // injectAt carries out the faults due after token n.
