@@ -159,31 +159,25 @@ func newEngine(p Profile) *engine {
 }
 
 // submit queues a request after the profile's per-request overhead and any
-// one-time cost it pays; the scheduler admits it at its next step.
+// one-time cost it pays (PrefillProfile), remembering that it paid it; the
+// scheduler admits it at its next step.
 func (e *engine) submit(r *request) {
+	p := e.p.Prefill
 	e.mu.Lock()
-	r.coldMs = e.coldCost(r.prompt.tokens)
+	if bit := bits.Len(uint(r.prompt.tokens)); bit > e.longestBit {
+		e.longestBit = bit
+		r.coldMs += p.NewSizeMs
+	}
+	if p.BurstStreams > 0 && e.peakRunning >= p.BurstStreams && len(e.running) == 0 && len(e.waiting) == 0 {
+		e.peakRunning = 0
+		r.coldMs += p.AfterBurstMs
+	}
 	e.mu.Unlock()
-	if d := time.Duration((e.p.Prefill.RequestOverheadMs + r.coldMs) * float64(time.Millisecond)); d > 0 {
+	if d := time.Duration((p.RequestOverheadMs + r.coldMs) * float64(time.Millisecond)); d > 0 {
 		time.AfterFunc(d, func() { e.enqueue(r) })
 		return
 	}
 	e.enqueue(r)
-}
-
-// coldCost is the one-time cost a request of n prompt tokens arriving now
-// pays (PrefillProfile), remembering that it paid it.
-func (e *engine) coldCost(n int) float64 {
-	p, ms := e.p.Prefill, 0.0
-	if bit := bits.Len(uint(n)); bit > e.longestBit {
-		e.longestBit = bit
-		ms += p.NewSizeMs
-	}
-	if p.BurstStreams > 0 && e.peakRunning >= p.BurstStreams && len(e.running) == 0 && len(e.waiting) == 0 {
-		e.peakRunning = 0
-		ms += p.AfterBurstMs
-	}
-	return ms
 }
 
 func (e *engine) enqueue(r *request) {
