@@ -17,11 +17,8 @@ const FlavourTGI = "tgi"
 
 func init() {
 	registerDialect(FlavourTGI, dialect{
-		routes: func(s *Server) {
-			s.mux.HandleFunc("GET /info", s.tgiInfo)
-			s.mux.HandleFunc("POST /tokenize", s.tgiTokenize)
-			s.mux.HandleFunc("POST /chat_tokenize", s.tgiChatTokenize)
-		},
+		routes: map[string]handler{"GET /info": (*Server).tgiInfo, "POST /tokenize": (*Server).tgiTokenize,
+			"POST /chat_tokenize": (*Server).tgiChatTokenize},
 		metrics: tgiMetrics,
 		refuse:  tgiRefuse,
 		model: func(s *Server, entry map[string]any) {

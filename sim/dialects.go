@@ -18,8 +18,8 @@ import (
 // dialect is where a server's wire format differs from vLLM's, the sim's
 // default: a dialect file fills in what its server does otherwise.
 type dialect struct {
-	// routes adds the server's own endpoints.
-	routes func(s *Server)
+	// routes are the server's own endpoints, by pattern.
+	routes map[string]handler
 	// metrics writes its /metrics in its own names; nil: it has none.
 	metrics func(s *Server, w io.Writer, c counters)
 	// refuse answers a request whose prompt and output do not fit the
@@ -38,28 +38,26 @@ func registerDialect(flavour string, d dialect) {
 	Flavours = append(Flavours, flavour)
 }
 
-// routes adds the endpoints of the profile's dialect.
+// handler is one of the server's endpoints.
+type handler = func(*Server, http.ResponseWriter, *http.Request)
+
+// routes adds the endpoints of the profile's dialect: a registered one's,
+// or those of a dialect described here or in ollama.go.
 func (s *Server) routes() {
+	routes := map[string]map[string]handler{
+		FlavourVLLM: {"GET /version": (*Server).version, "POST /tokenize": (*Server).tokenize},
+		FlavourSGLang: {"GET /server_info": (*Server).sglangServerInfo,
+			"GET /get_server_info": (*Server).sglangServerInfo, "POST /v1/tokenize": (*Server).sglangTokenize},
+		FlavourLlamaCpp: {"GET /props": (*Server).llamaProps, "POST /tokenize": (*Server).llamaTokenize,
+			"POST /apply-template": (*Server).llamaApplyTemplate, "GET /slots": (*Server).llamaSlots},
+		FlavourOllama: {"GET /api/version": (*Server).version, "POST /api/show": (*Server).ollamaShow,
+			"GET /api/ps": (*Server).ollamaPs, "POST /api/chat": (*Server).ollamaChat},
+	}[s.p.Flavour] // FlavourOpenAI: the chat endpoint and /v1/models only
 	if d, ok := dialects[s.p.Flavour]; ok {
-		d.routes(s)
-		return
+		routes = d.routes
 	}
-	switch s.p.Flavour {
-	case FlavourSGLang:
-		s.mux.HandleFunc("GET /server_info", s.sglangServerInfo)
-		s.mux.HandleFunc("GET /get_server_info", s.sglangServerInfo)
-		s.mux.HandleFunc("POST /v1/tokenize", s.sglangTokenize)
-	case FlavourOpenAI: // the chat endpoint and /v1/models only
-	case FlavourOllama:
-		s.ollamaRoutes()
-	case FlavourLlamaCpp:
-		s.mux.HandleFunc("GET /props", s.llamaProps)
-		s.mux.HandleFunc("POST /tokenize", s.llamaTokenize)
-		s.mux.HandleFunc("POST /apply-template", s.llamaApplyTemplate)
-		s.mux.HandleFunc("GET /slots", s.llamaSlots)
-	default:
-		s.mux.HandleFunc("GET /version", s.version)
-		s.mux.HandleFunc("POST /tokenize", s.tokenize)
+	for pattern, h := range routes {
+		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { h(s, w, r) })
 	}
 }
 

@@ -19,13 +19,6 @@ import (
 // prompt was processed goes on to the end of its prompt, dropped only at
 // its first token (FinishAbandonedPrompt is on for this flavour).
 
-func (s *Server) ollamaRoutes() {
-	s.mux.HandleFunc("GET /api/version", s.version)
-	s.mux.HandleFunc("POST /api/show", s.ollamaShow)
-	s.mux.HandleFunc("GET /api/ps", s.ollamaPs)
-	s.mux.HandleFunc("POST /api/chat", s.ollamaChat)
-}
-
 func ollamaError(w http.ResponseWriter, code int, msg string) {
 	writeError(w, code, "application/json; charset=utf-8", map[string]string{"error": msg})
 }
