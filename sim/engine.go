@@ -222,10 +222,7 @@ func (e *engine) abandon(r *request) {
 }
 
 func remove(rs []*request, r *request) []*request {
-	if i := slices.Index(rs, r); i >= 0 {
-		return slices.Delete(rs, i, i+1)
-	}
-	return rs
+	return slices.DeleteFunc(rs, func(q *request) bool { return q == r })
 }
 
 // maxCatchUp is how far behind its schedule the engine may fall before it
