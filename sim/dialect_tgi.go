@@ -114,8 +114,9 @@ func tgiMetrics(s *Server, w io.Writer, c counters) {
 	metric("tgi_batch_current_size", "gauge", float64(c.running))
 	// A histogram of each completed request's output: its sum counts the
 	// tokens of the requests that ended.
-	fmt.Fprintf(w, "# TYPE tgi_request_generated_tokens histogram\ntgi_request_generated_tokens_bucket{le=\"+Inf\"} %[1]v\n"+
-		"tgi_request_generated_tokens_sum %[2]v\ntgi_request_generated_tokens_count %[1]v\n", c.completed, c.completedTokens)
+	fmt.Fprintf(w, "# TYPE tgi_request_generated_tokens histogram\n"+
+		"tgi_request_generated_tokens_bucket{le=\"+Inf\"} %[1]v\ntgi_request_generated_tokens_sum %[2]v\n"+
+		"tgi_request_generated_tokens_count %[1]v\n", c.completed, c.completedTokens)
 	// The prefill call of each batch, from its start to its first token
 	// handed on; the sim's prefills are each a batch of their own.
 	writeHistogram(w, "tgi_batch_inference_duration", "Batch inference duration", `method="prefill"`, c.prefillSeconds)

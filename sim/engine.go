@@ -302,7 +302,8 @@ func (e *engine) schedule() {
 func (e *engine) admit(r *request) bool {
 	cached := e.kv.cachedPrefix(r.prompt.blocks) * e.p.KV.BlockSize
 	private := e.blocksFor(r.prompt.tokens+r.generated+1) - len(r.prompt.blocks)
-	if e.kv.newBlocksFor(r.prompt.blocks)+private > e.kv.available() || !e.kv.reserve(r.prompt.blocks, private) {
+	if e.kv.newBlocksFor(r.prompt.blocks)+private > e.kv.available() ||
+		!e.kv.reserve(r.prompt.blocks, private) {
 		return false
 	}
 	r.holding, r.private = true, private

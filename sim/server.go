@@ -367,8 +367,9 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	st := &streamState{s: s, req: er, rt: rt, seed: seed, created: arrival.Unix(), fault: fault,
 		w: w, rc: http.NewResponseController(w), includeUsage: o.IncludeUsage,
 		// vLLM honours continuous usage with include_usage, SGLang on its own.
-		continuous: o.ContinuousUsageStats && (s.p.Flavour == FlavourVLLM && o.IncludeUsage || s.p.Flavour == FlavourSGLang),
-		timings:    req.TimingsPerToken && s.p.Flavour == FlavourLlamaCpp}
+		continuous: o.ContinuousUsageStats &&
+			(s.p.Flavour == FlavourVLLM && o.IncludeUsage || s.p.Flavour == FlavourSGLang),
+		timings: req.TimingsPerToken && s.p.Flavour == FlavourLlamaCpp}
 	s.e.submit(er)
 	switch {
 	case s.p.FinishAbandoned:
@@ -469,8 +470,8 @@ func (st *streamState) stream(ctx context.Context) {
 		// reasoning ends and where a fault is due.
 		for st.sent < snap.produced {
 			to := snap.produced
-			for _, cut := range []int{st.s.p.ReasoningTokens, st.fault.DropAfterTokens, st.fault.StallAfterTokens,
-				st.fault.MalformedAfterTokens, st.fault.ErrorEventAfterTokens} {
+			for _, cut := range []int{st.s.p.ReasoningTokens, st.fault.DropAfterTokens,
+				st.fault.StallAfterTokens, st.fault.MalformedAfterTokens, st.fault.ErrorEventAfterTokens} {
 				if cut > st.sent && cut < to {
 					to = cut
 				}
@@ -729,8 +730,8 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(c.running))
 	metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", float64(c.waiting))
 	metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", c.kvUsed)
-	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n"+
-		"vllm:cache_config_info{block_size=\"%d\",enable_prefix_caching=\"True\",engine=\"0\",kv_cache_size_tokens=\"%d\",num_gpu_blocks=\"%d\"} 1.0\n",
+	fmt.Fprintf(w, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
+	fmt.Fprintf(w, "vllm:cache_config_info{block_size=\"%d\",enable_prefix_caching=\"True\",engine=\"0\",kv_cache_size_tokens=\"%d\",num_gpu_blocks=\"%d\"} 1.0\n",
 		s.p.KV.BlockSize, s.p.blocks()*s.p.KV.BlockSize, s.p.blocks())
 	metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", c.preemptions)
 	metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", c.promptTokens)

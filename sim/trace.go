@@ -87,7 +87,8 @@ func WindowOf(traces []RequestTrace, start, end time.Time) measure.Figures {
 		// complete when it finished with a reason.
 		s := &streams[i]
 		*s = measure.Stream{Sent: rt.Arrival, FirstText: rt.FirstToken, End: rt.Finished,
-			Complete: !rt.Finished.IsZero() && rt.FinishReason != "", Events: make([]measure.Event, len(rt.Chunks))}
+			Complete: !rt.Finished.IsZero() && rt.FinishReason != "",
+			Events:   make([]measure.Event, len(rt.Chunks))}
 		for j, c := range rt.Chunks {
 			s.Events[j] = measure.Event{At: c.At, Tokens: c.Tokens}
 			s.Tokens += c.Tokens
