@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 )
 
@@ -18,11 +17,8 @@ const FlavourTGI = "tgi"
 
 func init() {
 	registerDialect(FlavourTGI, dialect{
-		routes: func(s *Server) {
-			s.mux.HandleFunc("GET /info", s.tgiInfo)
-			s.mux.HandleFunc("POST /tokenize", s.tgiTokenize)
-			s.mux.HandleFunc("POST /chat_tokenize", s.tgiChatTokenize)
-		},
+		routes: map[string]handler{"GET /info": (*Server).tgiInfo, "POST /tokenize": (*Server).tgiTokenize,
+			"POST /chat_tokenize": (*Server).tgiChatTokenize},
 		metrics: tgiMetrics,
 		refuse:  tgiRefuse,
 		model: func(s *Server, entry map[string]any) {
@@ -110,7 +106,7 @@ func tgiRefuse(w http.ResponseWriter, s *Server, prompt, output int) {
 // the batch histograms' method.
 func tgiMetrics(s *Server, w io.Writer, c counters) {
 	metric := func(name, kind string, v float64) {
-		fmt.Fprintf(w, "# TYPE %s %s\n%s %s\n", name, kind, name, strconv.FormatFloat(v, 'g', -1, 64))
+		fmt.Fprintf(w, "# TYPE %s %s\n%s %v\n", name, kind, name, v)
 	}
 	metric("tgi_request_count", "counter", float64(s.seq.Load()))
 	metric("tgi_request_success", "counter", c.completed)
@@ -118,10 +114,9 @@ func tgiMetrics(s *Server, w io.Writer, c counters) {
 	metric("tgi_batch_current_size", "gauge", float64(c.running))
 	// A histogram of each completed request's output: its sum counts the
 	// tokens of the requests that ended.
-	fmt.Fprintf(w, "# TYPE tgi_request_generated_tokens histogram\n")
-	fmt.Fprintf(w, "tgi_request_generated_tokens_bucket{le=\"+Inf\"} %s\n", strconv.FormatFloat(c.completed, 'g', -1, 64))
-	fmt.Fprintf(w, "tgi_request_generated_tokens_sum %s\ntgi_request_generated_tokens_count %s\n",
-		strconv.FormatFloat(c.completedTokens, 'g', -1, 64), strconv.FormatFloat(c.completed, 'g', -1, 64))
+	fmt.Fprintf(w, "# TYPE tgi_request_generated_tokens histogram\n"+
+		"tgi_request_generated_tokens_bucket{le=\"+Inf\"} %[1]v\ntgi_request_generated_tokens_sum %[2]v\n"+
+		"tgi_request_generated_tokens_count %[1]v\n", c.completed, c.completedTokens)
 	// The prefill call of each batch, from its start to its first token
 	// handed on; the sim's prefills are each a batch of their own.
 	writeHistogram(w, "tgi_batch_inference_duration", "Batch inference duration", `method="prefill"`, c.prefillSeconds)

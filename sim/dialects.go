@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The sim speaks several dialects of the same OpenAI-compatible API. vLLM's
@@ -17,8 +18,8 @@ import (
 // dialect is where a server's wire format differs from vLLM's, the sim's
 // default: a dialect file fills in what its server does otherwise.
 type dialect struct {
-	// routes adds the server's own endpoints.
-	routes func(s *Server)
+	// routes are the server's own endpoints, by pattern.
+	routes map[string]handler
 	// metrics writes its /metrics in its own names; nil: it has none.
 	metrics func(s *Server, w io.Writer, c counters)
 	// refuse answers a request whose prompt and output do not fit the
@@ -37,28 +38,26 @@ func registerDialect(flavour string, d dialect) {
 	Flavours = append(Flavours, flavour)
 }
 
-// routes adds the endpoints of the profile's dialect.
+// handler is one of the server's endpoints.
+type handler = func(*Server, http.ResponseWriter, *http.Request)
+
+// routes adds the endpoints of the profile's dialect: a registered one's,
+// or those of a dialect described here or in ollama.go.
 func (s *Server) routes() {
+	routes := map[string]map[string]handler{
+		FlavourVLLM: {"GET /version": (*Server).version, "POST /tokenize": (*Server).tokenize},
+		FlavourSGLang: {"GET /server_info": (*Server).sglangServerInfo,
+			"GET /get_server_info": (*Server).sglangServerInfo, "POST /v1/tokenize": (*Server).sglangTokenize},
+		FlavourLlamaCpp: {"GET /props": (*Server).llamaProps, "POST /tokenize": (*Server).llamaTokenize,
+			"POST /apply-template": (*Server).llamaApplyTemplate, "GET /slots": (*Server).llamaSlots},
+		FlavourOllama: {"GET /api/version": (*Server).version, "POST /api/show": (*Server).ollamaShow,
+			"GET /api/ps": (*Server).ollamaPs, "POST /api/chat": (*Server).ollamaChat},
+	}[s.p.Flavour] // FlavourOpenAI: the chat endpoint and /v1/models only
 	if d, ok := dialects[s.p.Flavour]; ok {
-		d.routes(s)
-		return
+		routes = d.routes
 	}
-	switch s.p.Flavour {
-	case FlavourSGLang:
-		s.mux.HandleFunc("GET /server_info", s.sglangServerInfo)
-		s.mux.HandleFunc("GET /get_server_info", s.sglangServerInfo)
-		s.mux.HandleFunc("POST /v1/tokenize", s.sglangTokenize)
-	case FlavourOpenAI: // the chat endpoint and /v1/models only
-	case FlavourOllama:
-		s.ollamaRoutes()
-	case FlavourLlamaCpp:
-		s.mux.HandleFunc("GET /props", s.llamaProps)
-		s.mux.HandleFunc("POST /tokenize", s.llamaTokenize)
-		s.mux.HandleFunc("POST /apply-template", s.llamaApplyTemplate)
-		s.mux.HandleFunc("GET /slots", s.llamaSlots)
-	default:
-		s.mux.HandleFunc("GET /version", s.version)
-		s.mux.HandleFunc("POST /tokenize", s.tokenize)
+	for pattern, h := range routes {
+		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { h(s, w, r) })
 	}
 }
 
@@ -140,30 +139,40 @@ func llamaTooLong(w http.ResponseWriter, prompt, nCtx int) {
 	}})
 }
 
-// appendLlamaChunk is a llama-server chunk, its fields in its order: a
-// choice of delta (none when delta is ""), then those tail appends.
-func appendLlamaChunk(b []byte, id string, created int64, model, delta, finish string, tail func([]byte) []byte) []byte {
+// llamaChunk is a llama-server chunk after n tokens, its fields in its
+// order: a choice of delta, then its timings when timings is set. The usage
+// chunk has no delta, and its usage and timings.
+func (st *streamState) llamaChunk(b []byte, delta, finish string, n int, timings bool) []byte {
 	b = append(b, `data: {"choices":[`...)
 	if delta != "" {
 		b = appendOrNull(append(b, `{"finish_reason":`...), finish)
 		b = append(append(b, `,"index":0,"delta":`...), delta...)
 		b = append(b, '}')
 	}
-	b = strconv.AppendInt(append(b, `],"created":`...), created, 10)
-	b = appendString(append(b, `,"id":`...), id)
-	b = appendString(append(b, `,"model":`...), model)
+	b = strconv.AppendInt(append(b, `],"created":`...), st.created, 10)
+	b = appendString(append(b, `,"id":`...), st.rt.ID)
+	b = appendString(append(b, `,"model":`...), st.s.p.Model)
 	b = append(b, `,"system_fingerprint":"b0-matrixgen-sim","object":"chat.completion.chunk"`...)
-	if tail != nil {
-		b = tail(b)
+	prompt, cached := st.rt.PromptTokens, st.req.cachedTokens
+	if delta == "" {
+		b = fmt.Appendf(b, `,"usage":{"completion_tokens":%d,"prompt_tokens":%d,"total_tokens":%d,`+
+			`"prompt_tokens_details":{"cached_tokens":%d}}`, n, prompt, prompt+n, cached)
+	}
+	if delta == "" || timings {
+		b = st.appendTimings(b, prompt, cached, n)
 	}
 	return append(b, "}\n\n"...)
 }
 
-// appendLlamaTimings is llama-server's timings object, cumulative: its own
-// view of the request, which a client can check its figures against.
-// promptMs is its prompt processing of the uncached tokens; predictedMs runs
-// from the first token, as llama-server times generation.
-func appendLlamaTimings(b []byte, prompt, cached int, promptMs float64, predicted int, predictedMs float64) []byte {
+// appendTimings is llama-server's timings object, cumulative: its own
+// view of the request, which a client can check its figures against: its
+// prompt processing of the uncached tokens, and its generation from the
+// first token, as llama-server times generation.
+func (st *streamState) appendTimings(b []byte, prompt, cached, predicted int) []byte {
+	promptMs, predictedMs := st.promptMs(), 0.0
+	if first := st.rt.FirstToken; !first.IsZero() {
+		predictedMs = float64(time.Since(first)) / float64(time.Millisecond)
+	}
 	b = fmt.Appendf(b, `,"timings":{"cache_n":%d,"prompt_n":%d,"prompt_ms":%.3f`, cached, prompt-cached, promptMs)
 	if promptMs > 0 {
 		b = fmt.Appendf(b, `,"prompt_per_second":%.3f`, float64(prompt-cached)/(promptMs/1000))

@@ -49,8 +49,6 @@ type mailbox struct {
 	signal chan struct{}
 }
 
-func newMailbox() *mailbox { return &mailbox{signal: make(chan struct{}, 1)} }
-
 func (m *mailbox) post(s snapshot) {
 	m.mu.Lock()
 	m.snapshot = s
@@ -161,31 +159,25 @@ func newEngine(p Profile) *engine {
 }
 
 // submit queues a request after the profile's per-request overhead and any
-// one-time cost it pays; the scheduler admits it at its next step.
+// one-time cost it pays (PrefillProfile), remembering that it paid it; the
+// scheduler admits it at its next step.
 func (e *engine) submit(r *request) {
+	p := e.p.Prefill
 	e.mu.Lock()
-	r.coldMs = e.coldCost(r.prompt.tokens)
+	if bit := bits.Len(uint(r.prompt.tokens)); bit > e.longestBit {
+		e.longestBit = bit
+		r.coldMs += p.NewSizeMs
+	}
+	if p.BurstStreams > 0 && e.peakRunning >= p.BurstStreams && len(e.running) == 0 && len(e.waiting) == 0 {
+		e.peakRunning = 0
+		r.coldMs += p.AfterBurstMs
+	}
 	e.mu.Unlock()
-	if d := time.Duration((e.p.Prefill.RequestOverheadMs + r.coldMs) * float64(time.Millisecond)); d > 0 {
+	if d := time.Duration((p.RequestOverheadMs + r.coldMs) * float64(time.Millisecond)); d > 0 {
 		time.AfterFunc(d, func() { e.enqueue(r) })
 		return
 	}
 	e.enqueue(r)
-}
-
-// coldCost is the one-time cost a request of n prompt tokens arriving now
-// pays (PrefillProfile), remembering that it paid it.
-func (e *engine) coldCost(n int) float64 {
-	p, ms := e.p.Prefill, 0.0
-	if bit := bits.Len(uint(n)); bit > e.longestBit {
-		e.longestBit = bit
-		ms += p.NewSizeMs
-	}
-	if p.BurstStreams > 0 && e.peakRunning >= p.BurstStreams && len(e.running) == 0 && len(e.waiting) == 0 {
-		e.peakRunning = 0
-		ms += p.AfterBurstMs
-	}
-	return ms
 }
 
 func (e *engine) enqueue(r *request) {
@@ -230,10 +222,7 @@ func (e *engine) abandon(r *request) {
 }
 
 func remove(rs []*request, r *request) []*request {
-	if i := slices.Index(rs, r); i >= 0 {
-		return slices.Delete(rs, i, i+1)
-	}
-	return rs
+	return slices.DeleteFunc(rs, func(q *request) bool { return q == r })
 }
 
 // maxCatchUp is how far behind its schedule the engine may fall before it
@@ -313,10 +302,8 @@ func (e *engine) schedule() {
 func (e *engine) admit(r *request) bool {
 	cached := e.kv.cachedPrefix(r.prompt.blocks) * e.p.KV.BlockSize
 	private := e.blocksFor(r.prompt.tokens+r.generated+1) - len(r.prompt.blocks)
-	if e.kv.newBlocksFor(r.prompt.blocks)+private > e.kv.available() {
-		return false
-	}
-	if !e.kv.reserve(r.prompt.blocks, private) {
+	if e.kv.newBlocksFor(r.prompt.blocks)+private > e.kv.available() ||
+		!e.kv.reserve(r.prompt.blocks, private) {
 		return false
 	}
 	r.holding, r.private = true, private
@@ -340,7 +327,7 @@ func (e *engine) releaseKV(r *request) {
 		return
 	}
 	e.kv.release(r.prompt.blocks)
-	e.kv.give(r.private)
+	e.kv.free += r.private
 	r.holding, r.private = false, 0
 }
 

@@ -64,12 +64,16 @@ func (c *kvCache) newBlocksFor(blocks []uint64) int {
 	return n
 }
 
-// hold takes a reference on each prompt block, making missing ones resident.
-// It pins the resident ones first, so making room cannot evict a block the
-// same prompt needs. It reports false, holding nothing, when there is no room.
-func (c *kvCache) hold(blocks []uint64) bool {
+// reserve takes a reference on each of a prompt's blocks, making missing
+// ones resident, and takes private empty ones beside them, or, reporting
+// false, holds nothing. It pins the resident blocks first, so making room
+// cannot evict a block the same prompt needs; those idle cached blocks,
+// once held, are no longer there to be taken, so room counted before
+// holding can be short, and a prompt held on a failed admission stayed
+// pinned for good.
+func (c *kvCache) reserve(prompt []uint64, private int) bool {
 	var missing, pinned []uint64
-	for _, h := range blocks {
+	for _, h := range prompt {
 		b, ok := c.resident[h]
 		if !ok {
 			missing = append(missing, h)
@@ -89,18 +93,6 @@ func (c *kvCache) hold(blocks []uint64) bool {
 	for _, h := range missing {
 		c.resident[h] = &kvBlock{hash: h, refs: 1}
 	}
-	return true
-}
-
-// reserve holds a prompt's blocks and takes private empty ones beside
-// them, or, reporting false, holds nothing: the prompt's idle cached
-// blocks, once held, are no longer there to be taken, so room counted
-// before holding can be short, and a prompt held on a failed admission
-// stayed pinned for good.
-func (c *kvCache) reserve(prompt []uint64, private int) bool {
-	if !c.hold(prompt) {
-		return false
-	}
 	if !c.take(private) {
 		c.release(prompt)
 		return false
@@ -118,6 +110,3 @@ func (c *kvCache) release(blocks []uint64) {
 		}
 	}
 }
-
-// give returns n private blocks.
-func (c *kvCache) give(n int) { c.free += n }

@@ -19,13 +19,6 @@ import (
 // prompt was processed goes on to the end of its prompt, dropped only at
 // its first token (FinishAbandonedPrompt is on for this flavour).
 
-func (s *Server) ollamaRoutes() {
-	s.mux.HandleFunc("GET /api/version", s.version)
-	s.mux.HandleFunc("POST /api/show", s.ollamaShow)
-	s.mux.HandleFunc("GET /api/ps", s.ollamaPs)
-	s.mux.HandleFunc("POST /api/chat", s.ollamaChat)
-}
-
 func ollamaError(w http.ResponseWriter, code int, msg string) {
 	writeError(w, code, "application/json; charset=utf-8", map[string]string{"error": msg})
 }
@@ -88,10 +81,9 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request) {
 
 // native writes the answer as Ollama's stream, one line per token, or as
 // one object when the request did not stream.
-func (st *streamState) native(ctx context.Context, w http.ResponseWriter, stream bool) {
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
+func (st *streamState) native(ctx context.Context, stream bool) {
+	st.w.Header().Set("Content-Type", "application/x-ndjson")
+	st.w.WriteHeader(http.StatusOK)
 	mb := st.req.out
 	for {
 		select {
@@ -101,11 +93,10 @@ func (st *streamState) native(ctx context.Context, w http.ResponseWriter, stream
 		}
 		snap := mb.read()
 		for stream && st.sent < snap.produced {
-			st.buf = st.ollamaLine(st.buf[:0], st.text(st.sent, st.sent+1), nil)
-			if _, err := w.Write(st.buf); err != nil {
+			st.buf = st.ollamaLine(st.buf, st.text(st.sent, st.sent+1), nil)
+			if st.flush() != nil {
 				return
 			}
-			rc.Flush()
 			st.wrote(snap, st.sent+1)
 		}
 		if snap.done && (st.sent >= snap.produced || !stream) {
@@ -114,8 +105,7 @@ func (st *streamState) native(ctx context.Context, w http.ResponseWriter, stream
 			if !stream {
 				content = st.text(0, snap.produced)
 			}
-			st.buf = st.ollamaLine(st.buf[:0], content, &snap)
-			w.Write(st.buf)
+			st.w.Write(st.ollamaLine(st.buf, content, &snap)) // unflushed: one whole answer has a length
 			return
 		}
 	}
@@ -132,8 +122,7 @@ func (st *streamState) ollamaLine(b []byte, content string, snap *snapshot) []by
 	if snap == nil {
 		return append(b, "false}\n"...)
 	}
-	var first, finished time.Time
-	st.s.tr.update(func() { first, finished = st.rt.FirstToken, st.rt.Finished })
+	first, finished := st.rt.FirstToken, st.rt.Finished // this goroutine's own writes
 	if first.IsZero() {
 		first = finished
 	}

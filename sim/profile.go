@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -87,11 +88,7 @@ type NoiseProfile struct {
 func (n NoiseProfile) Factor(seconds float64) float64 {
 	f := 1.0
 	if n.JitterShare > 0 {
-		slice := n.JitterSeconds
-		if slice <= 0 {
-			slice = 1
-		}
-		k := uint64(max(0, math.Floor(seconds/slice)))
+		k := uint64(max(0, math.Floor(seconds/cmp.Or(n.JitterSeconds, 1))))
 		f += n.JitterShare * rand.New(rand.NewPCG(n.Seed, k)).NormFloat64()
 	}
 	if n.DriftShare > 0 && n.DriftPeriodSeconds > 0 {

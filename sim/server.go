@@ -181,13 +181,6 @@ func (s *Server) Timing() Timing {
 // SetFaults changes the injected faults for requests from now on.
 func (s *Server) SetFaults(f Faults) { s.faults.Store(&f) }
 
-func (s *Server) faultFor(n int64) Faults {
-	if f := *s.faults.Load(); f.Every > 0 && n%int64(f.Every) == 0 {
-		return f
-	}
-	return Faults{}
-}
-
 // apiError writes vLLM's error body.
 func apiError(w http.ResponseWriter, code int, typ, msg string) {
 	writeError(w, code, "application/json", map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
@@ -259,7 +252,7 @@ type chatRequest struct {
 	Model         string    `json:"model"`
 	Messages      []message `json:"messages"`
 	Stream        bool      `json:"stream"`
-	StreamOptions *struct {
+	StreamOptions struct {
 		IncludeUsage         bool `json:"include_usage"`
 		ContinuousUsageStats bool `json:"continuous_usage_stats"`
 	} `json:"stream_options"`
@@ -295,7 +288,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 		apiError(w, http.StatusBadRequest, "BadRequestError", "messages: at least one message is required")
 		return
 	}
-	fault := s.faultFor(n)
+	fault := *s.faults.Load()
+	if fault.Every <= 0 || n%int64(fault.Every) != 0 {
+		fault = Faults{} // not this request's turn
+	}
 	if fault.HTTPStatus != 0 {
 		if fault.RetryAfterSeconds > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(fault.RetryAfterSeconds))
@@ -357,7 +353,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	er := &request{
 		prompt: p, maxTokens: maxTokens, minTokens: req.MinTokens, ignoreEOS: req.IgnoreEOS,
-		rng: rng, loopStart: -1, out: newMailbox(),
+		rng: rng, loopStart: -1, out: &mailbox{signal: make(chan struct{}, 1)},
 	}
 	if (s.p.Loop.AboveContext > 0 && p.tokens > s.p.Loop.AboveContext) || rng.Float64() < s.p.Loop.Probability {
 		er.loopStart = s.p.Loop.AfterTokens
@@ -367,17 +363,13 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 		rt.Fault = "truncated prompt"
 	}
 	s.record(rt)
-	st := &streamState{s: s, req: er, rt: rt, seed: seed, created: arrival.Unix(), fault: fault}
-	if req.StreamOptions != nil {
-		st.includeUsage = req.StreamOptions.IncludeUsage
-		switch s.p.Flavour {
-		case FlavourVLLM:
-			st.continuous = req.StreamOptions.IncludeUsage && req.StreamOptions.ContinuousUsageStats
-		case FlavourSGLang: // SGLang honours continuous usage on its own
-			st.continuous = req.StreamOptions.ContinuousUsageStats
-		}
-	}
-	st.timings = req.TimingsPerToken && s.p.Flavour == FlavourLlamaCpp
+	o := req.StreamOptions
+	st := &streamState{s: s, req: er, rt: rt, seed: seed, created: arrival.Unix(), fault: fault,
+		w: w, rc: http.NewResponseController(w), includeUsage: o.IncludeUsage,
+		// vLLM honours continuous usage with include_usage, SGLang on its own.
+		continuous: o.ContinuousUsageStats &&
+			(s.p.Flavour == FlavourVLLM && o.IncludeUsage || s.p.Flavour == FlavourSGLang),
+		timings: req.TimingsPerToken && s.p.Flavour == FlavourLlamaCpp}
 	s.e.submit(er)
 	switch {
 	case s.p.FinishAbandoned:
@@ -388,11 +380,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req chatReque
 	}
 	switch {
 	case native:
-		st.native(r.Context(), w, req.Stream)
+		st.native(r.Context(), req.Stream)
 	case req.Stream:
-		st.stream(r.Context(), w)
+		st.stream(r.Context())
 	default:
-		st.whole(r.Context(), w)
+		st.whole(r.Context())
 	}
 }
 
@@ -412,13 +404,24 @@ type streamState struct {
 	seed                     uint64
 	created                  int64
 	fault                    Faults
+	w                        http.ResponseWriter
+	rc                       *http.ResponseController
 	includeUsage, continuous bool
 	timings                  bool // llama-server's timings_per_token
 
 	sent       int // tokens written
-	roleSent   bool
 	finishSent bool
 	buf        []byte
+}
+
+// flush writes the chunks built so far.
+func (st *streamState) flush() error {
+	if _, err := st.w.Write(st.buf); err != nil {
+		return err
+	}
+	st.buf = st.buf[:0]
+	st.rc.Flush()
+	return nil
 }
 
 // text is the output text of tokens [from, to).
@@ -438,19 +441,10 @@ func (st *streamState) text(from, to int) string {
 // errStreamEnded stops a stream the fault plan ended on purpose.
 var errStreamEnded = errors.New("stream ended by an injected fault")
 
-func (st *streamState) stream(ctx context.Context, w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	flush := func() error {
-		if _, err := w.Write(st.buf); err != nil {
-			return err
-		}
-		st.buf = st.buf[:0]
-		rc.Flush()
-		return nil
-	}
-	flush()
+func (st *streamState) stream(ctx context.Context) {
+	st.w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	st.w.WriteHeader(http.StatusOK)
+	st.flush()
 	keepAlive := time.NewTicker(time.Duration(st.s.p.KeepAliveSeconds * float64(time.Second)))
 	defer keepAlive.Stop()
 	mb := st.req.out
@@ -461,7 +455,7 @@ func (st *streamState) stream(ctx context.Context, w http.ResponseWriter) {
 		case <-keepAlive.C:
 			if mb.read().produced == 0 {
 				st.buf = append(st.buf, ": keep-alive\n\n"...)
-				if flush() != nil {
+				if st.flush() != nil {
 					return
 				}
 			}
@@ -469,76 +463,60 @@ func (st *streamState) stream(ctx context.Context, w http.ResponseWriter) {
 		case <-mb.signal:
 		}
 		snap := mb.read()
-		if err := st.emit(ctx, snap, flush); err != nil {
-			if errors.Is(err, errDrop) {
-				panic(http.ErrAbortHandler) // cut the connection without a clean end
+		if st.sent == 0 && snap.produced > 0 {
+			st.buf = st.roleChunk(st.buf)
+		}
+		// The tokens produced since the last chunk, split where the
+		// reasoning ends and where a fault is due.
+		for st.sent < snap.produced {
+			to := snap.produced
+			for _, cut := range []int{st.s.p.ReasoningTokens, st.fault.DropAfterTokens,
+				st.fault.StallAfterTokens, st.fault.MalformedAfterTokens, st.fault.ErrorEventAfterTokens} {
+				if cut > st.sent && cut < to {
+					to = cut
+				}
 			}
-			return
-		}
-		if snap.done && st.sent >= snap.produced {
-			st.finish(snap, flush)
-			return
-		}
-	}
-}
-
-var errDrop = errors.New("drop the connection")
-
-// emit writes the tokens produced since the last chunk, split where the
-// reasoning ends and where a fault is due.
-func (st *streamState) emit(ctx context.Context, snap snapshot, flush func() error) error {
-	if snap.produced <= st.sent {
-		return nil
-	}
-	if !st.roleSent {
-		st.roleSent = true
-		st.buf = st.roleChunk(st.buf)
-	}
-	for st.sent < snap.produced {
-		to := snap.produced
-		for _, cut := range []int{st.s.p.ReasoningTokens, st.fault.DropAfterTokens, st.fault.StallAfterTokens,
-			st.fault.MalformedAfterTokens, st.fault.ErrorEventAfterTokens} {
-			if cut > st.sent && cut < to {
-				to = cut
+			field := "content"
+			if st.sent < st.s.p.ReasoningTokens {
+				field = "reasoning"
+			}
+			finish := ""
+			if snap.done && to == snap.produced {
+				finish, st.finishSent = snap.reason, true
+			}
+			st.buf = st.tokenChunk(st.buf, field, st.text(st.sent, to), finish, to)
+			if st.flush() != nil {
+				return
+			}
+			st.wrote(snap, to)
+			if st.injectAt(ctx, to) != nil {
+				return
 			}
 		}
-		field := "content"
-		if st.sent < st.s.p.ReasoningTokens {
-			field = "reasoning"
-		}
-		finish := ""
-		if snap.done && to == snap.produced {
-			finish, st.finishSent = snap.reason, true
-		}
-		st.buf = st.tokenChunk(st.buf, field, st.text(st.sent, to), finish, to)
-		if err := flush(); err != nil {
-			return err
-		}
-		st.wrote(snap, to)
-		if err := st.injectAt(ctx, to, flush); err != nil {
-			return err
+		if snap.done {
+			st.finish(snap)
+			return
 		}
 	}
-	return nil
 }
 
 // injectAt carries out the faults due after token n.
-func (st *streamState) injectAt(ctx context.Context, n int, flush func() error) error {
+func (st *streamState) injectAt(ctx context.Context, n int) error {
 	f := st.fault
 	switch n { // n > 0: a zero offset means no fault
 	case f.DropAfterTokens:
 		st.note("dropped connection")
-		return errDrop
+		panic(http.ErrAbortHandler) // cut the connection without a clean end
 	case f.ErrorEventAfterTokens:
 		st.note("error event")
 		st.buf = appendErrorEvent(st.buf, "engine core died unexpectedly (injected fault)", "InternalServerError", 500)
 		st.buf = append(st.buf, "data: [DONE]\n\n"...)
-		flush()
+		st.flush()
 		return errStreamEnded
 	case f.MalformedAfterTokens:
 		st.note("malformed chunk")
 		st.buf = append(st.buf, "data: {\"id\":\"chatcmpl-broken\",\"choices\":[{\"delta\":\n\n"...)
-		return flush()
+		return st.flush()
 	case f.StallAfterTokens:
 		st.note("stall")
 		select {
@@ -572,7 +550,7 @@ func (st *streamState) note(fault string) {
 // roleChunk is the first chunk, the assistant's role.
 func (st *streamState) roleChunk(b []byte) []byte {
 	if st.s.p.Flavour == FlavourLlamaCpp {
-		return appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, `{"role":"assistant","content":null}`, "", nil)
+		return st.llamaChunk(b, `{"role":"assistant","content":null}`, "", 0, false)
 	}
 	return appendDeltaChunk(b, st.rt.ID, st.created, st.s.p.Model, deltaChunk{role: "assistant", usage: st.usageAt(0)})
 }
@@ -588,42 +566,12 @@ func (st *streamState) tokenChunk(b []byte, field, text, finish string, n int) [
 			deltaChunk{field: field, text: text, finish: finish, usage: st.usageAt(n)})
 	}
 	if text != "" {
-		var tail func([]byte) []byte
-		if st.timings {
-			tail = func(b []byte) []byte {
-				return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
-			}
-		}
-		delta := fmt.Sprintf(`{"%s":%s}`, field, appendString(nil, text))
-		b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, delta, "", tail)
+		b = st.llamaChunk(b, fmt.Sprintf(`{"%s":%s}`, field, appendString(nil, text)), "", n, st.timings)
 	}
 	if finish != "" {
-		b = appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, "{}", finish, nil)
+		b = st.llamaChunk(b, "{}", finish, n, false)
 	}
 	return b
-}
-
-// sinceFirstMs is the time since this stream's first token, in ms.
-func (st *streamState) sinceFirstMs() float64 {
-	var first time.Time
-	st.s.tr.update(func() { first = st.rt.FirstToken })
-	if first.IsZero() {
-		return 0
-	}
-	return float64(time.Since(first)) / float64(time.Millisecond)
-}
-
-// usageChunk is the final chunk of include_usage.
-func (st *streamState) usageChunk(b []byte, n int) []byte {
-	u := usage{prompt: st.rt.PromptTokens, completion: n, reasoning: min(n, st.s.p.ReasoningTokens)}
-	if st.s.p.Flavour != FlavourLlamaCpp {
-		return appendUsageChunk(b, st.rt.ID, st.created, st.s.p.Model, u)
-	}
-	return appendLlamaChunk(b, st.rt.ID, st.created, st.s.p.Model, "", "", func(b []byte) []byte {
-		b = fmt.Appendf(b, `,"usage":{"completion_tokens":%d,"prompt_tokens":%d,"total_tokens":%d,`+
-			`"prompt_tokens_details":{"cached_tokens":%d}}`, n, u.prompt, u.prompt+n, st.req.cachedTokens)
-		return appendLlamaTimings(b, st.rt.PromptTokens, st.req.cachedTokens, st.promptMs(), n, st.sinceFirstMs())
-	})
 }
 
 // usageAt is the continuous usage after n output tokens, or nil when the
@@ -636,15 +584,21 @@ func (st *streamState) usageAt(n int) *usage {
 }
 
 // finish ends a completed stream: the usage chunk if asked for, then [DONE].
-func (st *streamState) finish(snap snapshot, flush func() error) {
+func (st *streamState) finish(snap snapshot) {
+	n := snap.produced
 	if !st.finishSent {
-		st.buf = st.tokenChunk(st.buf, "content", "", snap.reason, snap.produced)
+		st.buf = st.tokenChunk(st.buf, "content", "", snap.reason, n)
 	}
-	if st.includeUsage {
-		st.buf = st.usageChunk(st.buf, snap.produced)
+	switch {
+	case !st.includeUsage:
+	case st.s.p.Flavour == FlavourLlamaCpp:
+		st.buf = st.llamaChunk(st.buf, "", "", n, true)
+	default:
+		st.buf = appendUsageChunk(st.buf, st.rt.ID, st.created, st.s.p.Model,
+			usage{prompt: st.rt.PromptTokens, completion: n, reasoning: min(n, st.s.p.ReasoningTokens)})
 	}
 	st.buf = append(st.buf, "data: [DONE]\n\n"...)
-	flush()
+	st.flush()
 	st.finished(snap)
 }
 
@@ -673,7 +627,7 @@ func (st *streamState) promptMs() float64 {
 }
 
 // whole answers a request that did not ask to stream, once it is done.
-func (st *streamState) whole(ctx context.Context, w http.ResponseWriter) {
+func (st *streamState) whole(ctx context.Context) {
 	mb := st.req.out
 	var snap snapshot
 	for !snap.done {
@@ -697,7 +651,7 @@ func (st *streamState) whole(ctx context.Context, w http.ResponseWriter) {
 		FinishReason string         `json:"finish_reason"`
 		StopReason   any            `json:"stop_reason"`
 	}
-	writeJSON(w, struct {
+	writeJSON(st.w, struct {
 		ID      string         `json:"id"`
 		Object  string         `json:"object"`
 		Created int64          `json:"created"`
@@ -750,7 +704,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	}
 	labels := `{engine="0",model_name="` + s.p.Model + `"}`
 	metric := func(name, kind, help string, v float64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %s\n", name, help, name, kind, name, labels, strconv.FormatFloat(v, 'g', -1, 64))
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %v\n", name, help, name, kind, name, labels, v)
 	}
 	switch s.p.Flavour {
 	case FlavourSGLang:
@@ -798,10 +752,10 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 func writeHistogram(w io.Writer, name, help, labels string, h histogram) {
 	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name)
 	for i, b := range histogramBounds {
-		fmt.Fprintf(w, "%s_bucket{%s,le=\"%s\"} %s\n", name, labels, strconv.FormatFloat(b, 'g', -1, 64), strconv.FormatFloat(h.buckets[i], 'g', -1, 64))
+		fmt.Fprintf(w, "%s_bucket{%s,le=\"%v\"} %v\n", name, labels, b, h.buckets[i])
 	}
-	fmt.Fprintf(w, "%s_bucket{%s,le=\"+Inf\"} %s\n", name, labels, strconv.FormatFloat(h.count, 'g', -1, 64))
-	fmt.Fprintf(w, "%s_sum{%s} %s\n%s_count{%s} %s\n", name, labels, strconv.FormatFloat(h.sum, 'g', -1, 64), name, labels, strconv.FormatFloat(h.count, 'g', -1, 64))
+	fmt.Fprintf(w, "%[1]s_bucket{%[2]s,le=\"+Inf\"} %[3]v\n%[1]s_sum{%[2]s} %[4]v\n%[1]s_count{%[2]s} %[3]v\n",
+		name, labels, h.count, h.sum)
 }
 
 // power answers with one line per GPU in the format of nvidia-smi's

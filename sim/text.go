@@ -25,11 +25,9 @@ point city play toward five using himself usually`)
 // natural-looking, varied and the same on every run; from loopStart on, the
 // loop phrase repeated.
 func tokenText(seed uint64, i, loopStart int, phrase []string) string {
-	var w string
+	w := words[splitmix(seed+uint64(i))%uint64(len(words))]
 	if loopStart >= 0 && i >= loopStart && len(phrase) > 0 {
 		w = phrase[(i-loopStart)%len(phrase)]
-	} else {
-		w = words[splitmix(seed+uint64(i))%uint64(len(words))]
 	}
 	if i == 0 {
 		return w

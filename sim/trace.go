@@ -83,19 +83,16 @@ func (t *tracer) snapshot() []RequestTrace {
 func WindowOf(traces []RequestTrace, start, end time.Time) measure.Figures {
 	streams := make([]measure.Stream, len(traces))
 	for i, rt := range traces {
-		streams[i] = rt.asStream()
+		// The request as its server wrote it: sent when it arrived,
+		// complete when it finished with a reason.
+		s := &streams[i]
+		*s = measure.Stream{Sent: rt.Arrival, FirstText: rt.FirstToken, End: rt.Finished,
+			Complete: !rt.Finished.IsZero() && rt.FinishReason != "",
+			Events:   make([]measure.Event, len(rt.Chunks))}
+		for j, c := range rt.Chunks {
+			s.Events[j] = measure.Event{At: c.At, Tokens: c.Tokens}
+			s.Tokens += c.Tokens
+		}
 	}
 	return measure.Window(streams, start, end)
-}
-
-// asStream is the request as its server wrote it: sent when it arrived,
-// complete when it finished with a reason.
-func (rt RequestTrace) asStream() measure.Stream {
-	s := measure.Stream{Sent: rt.Arrival, FirstText: rt.FirstToken, End: rt.Finished,
-		Complete: !rt.Finished.IsZero() && rt.FinishReason != "", Events: make([]measure.Event, len(rt.Chunks))}
-	for i, c := range rt.Chunks {
-		s.Events[i] = measure.Event{At: c.At, Tokens: c.Tokens}
-		s.Tokens += c.Tokens
-	}
-	return s
 }
