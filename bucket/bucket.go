@@ -367,10 +367,7 @@ func writeFetched(dir string, state map[string]fetchedState, listed map[string]b
 		return err
 	}
 	_, err = tmp.WriteString(b.String())
-	if closeErr := tmp.Close(); err == nil {
-		err = closeErr
-	}
-	if err == nil {
+	if err = cmp.Or(err, tmp.Close()); err == nil {
 		err = os.Rename(tmp.Name(), filepath.Join(dir, fetchedFile))
 	}
 	if err != nil {
@@ -381,8 +378,8 @@ func writeFetched(dir string, state map[string]fetchedState, listed map[string]b
 
 // unchanged reports, by the mirror's record alone, whether local holds
 // obj's bytes: the same ETag (else MD5, else time), the file as left.
-func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject, etag string) bool {
-	if !known || was.file.IsZero() || obj.Size != was.size {
+func unchanged(was fetchedState, local string, obj *blob.ListObject, etag string) bool {
+	if was.file.IsZero() || obj.Size != was.size { // no record: a zero time
 		return false
 	}
 	info, err := os.Lstat(local)

@@ -117,17 +117,10 @@ func (l *listing) before(as func(any) bool) error {
 		l.err = fmt.Errorf("the store's listing went on for more than %d pages; a runs folder needs far fewer", l.s.limits.MaxPages)
 		return l.err
 	}
-	var token *string
+	// ListObjectsV2 alone: openS3 never asks s3blob for the legacy listing.
 	var in *s3.ListObjectsV2Input
-	var legacy *s3.ListObjectsInput
-	switch {
-	case as(&in):
-		token = in.ContinuationToken
-	case as(&legacy):
-		token = legacy.Marker
-	}
-	if token != nil {
-		sum := sha256.Sum256([]byte(*token))
+	if as(&in) && in.ContinuationToken != nil {
+		sum := sha256.Sum256([]byte(*in.ContinuationToken))
 		k := [16]byte(sum[:16])
 		if l.tokens[k] {
 			l.err = fmt.Errorf("the store's listing repeated a continuation token (page %d): it would never end", l.pages)
@@ -292,12 +285,8 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := pass{taken: map[string]bool{}, folded: map[string]string{}}
-	type job struct {
-		obj  *blob.ListObject
-		etag string // as listed; "" when the store lists none
-	}
 	var (
-		todo    = make(chan job)
+		todo    = make(chan *blob.ListObject)
 		workers sync.WaitGroup
 		mu      sync.Mutex
 		failed  []error // the first MaxReported
@@ -326,22 +315,21 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 	)
 	for range fetchesInFlight {
 		workers.Go(func() {
-			for j := range todo {
-				obj := j.obj
-				local := filepath.Join(dir, obj.Key)
+			for obj := range todo {
+				local, etag := filepath.Join(dir, obj.Key), listedETag(obj)
 				mu.Lock()
-				was, known := state[obj.Key]
+				was := state[obj.Key]
 				mu.Unlock()
 				st, err := was, error(nil)
 				switch {
-				case unchanged(was, known, local, obj, j.etag):
+				case unchanged(was, local, obj, etag):
 					// A record from before ETags were kept: the same
 					// version, by its MD5 or time, now known by its ETag.
-					st.etag = cmp.Or(was.etag, j.etag)
+					st.etag = cmp.Or(was.etag, etag)
 				case sameFile(local, obj):
-					st, err = recordOf(local, fetchedState{size: obj.Size, md5: hex.EncodeToString(obj.MD5), mod: obj.ModTime, etag: j.etag})
+					st, err = recordOf(local, obj, obj.MD5, etag)
 				default:
-					st, err = s.fetch(ctx, obj, j.etag, local)
+					st, err = s.fetch(ctx, obj, etag, local)
 				}
 				if err != nil {
 					fetchErr(obj.Key, err)
@@ -390,7 +378,7 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 				p.f.Runs = append(p.f.Runs, filepath.Join(dir, name))
 			}
 			select {
-			case todo <- job{obj, listedETag(obj)}:
+			case todo <- obj:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -426,13 +414,14 @@ func isRunKey(key string) bool {
 	return ext == ".json" || ext == ".md"
 }
 
-// recordOf is st with the time of the file local as it is now.
-func recordOf(local string, st fetchedState) (fetchedState, error) {
+// recordOf is the record of obj as fetched into local, its bytes' MD5 sum.
+func recordOf(local string, obj *blob.ListObject, sum []byte, etag string) (fetchedState, error) {
 	info, err := os.Lstat(local)
 	if err != nil {
-		return st, err
+		return fetchedState{}, err
 	}
-	st.file = info.ModTime()
+	st := fetchedState{size: obj.Size, md5: hex.EncodeToString(sum), mod: obj.ModTime, file: info.ModTime()}
+	st.etag = etag
 	return st, nil
 }
 
@@ -447,20 +436,18 @@ func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, etag, local str
 		return fetchedState{}, err
 	}
 	defer os.Remove(tmp.Name()) // after a rename, nothing
-	got, err := s.readObject(ctx, obj.Key, listedAs{size: obj.Size, md5: obj.MD5, etag: etag}, limit, what, tmp)
-	if closeErr := tmp.Close(); err == nil && closeErr != nil {
-		err = closeErr
-	}
-	if err != nil {
-		if errors.Is(err, errChanged) {
-			return fetchedState{}, err
-		}
+	// As many bytes as listed, or an error.
+	sum, err := s.readObject(ctx, obj.Key, listedAs{size: obj.Size, md5: obj.MD5, etag: etag}, limit, what, tmp)
+	switch err = cmp.Or(err, tmp.Close()); {
+	case errors.Is(err, errChanged):
+		return fetchedState{}, err
+	case err != nil:
 		return fetchedState{}, fmt.Errorf("%w; the mirror's copy was kept", err)
 	}
 	if err := os.Rename(tmp.Name(), local); err != nil {
 		return fetchedState{}, err
 	}
-	return recordOf(local, fetchedState{size: got.n, md5: hex.EncodeToString(got.md5), mod: obj.ModTime, etag: etag})
+	return recordOf(local, obj, sum, etag)
 }
 
 // listedAs is what a listing said of an object, checked by readObject;
@@ -472,12 +459,6 @@ type listedAs struct {
 }
 
 var notListed = listedAs{size: -1}
-
-// objectRead is what readObject read: its bytes' count and MD5.
-type objectRead struct {
-	n   int64
-	md5 []byte
-}
 
 var (
 	// errNotFound is readObject's answer for a key the store does not hold.
@@ -493,13 +474,13 @@ var (
 // for an object listed, the version listed, asked for by ETag (If-Match;
 // a 412 or another ETag is errChanged), its listed size and MD5. Every
 // error names the store and the key; errNotFound for no such key unlisted.
-func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit int64, what string, w io.Writer) (objectRead, error) {
+func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit int64, what string, w io.Writer) ([]byte, error) {
 	name := keyName(key)
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s: "+format, append([]any{s.name, name}, args...)...)
 	}
 	if want.size > limit {
-		return objectRead{}, bad("%d bytes is larger than the %d %s may be", want.size, limit, what)
+		return nil, bad("%d bytes is larger than the %d %s may be", want.size, limit, what)
 	}
 	g := s.guard(ctx, true)
 	defer g.stop()
@@ -520,13 +501,13 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 	switch {
 	case err == nil:
 	case gcerrors.Code(err) == gcerrors.NotFound && want.size < 0:
-		return objectRead{}, errNotFound
+		return nil, errNotFound
 	case gcerrors.Code(err) == gcerrors.NotFound:
-		return objectRead{}, bad("%w: the store no longer has it", errChanged)
+		return nil, bad("%w: the store no longer has it", errChanged)
 	case preconditionFailed(err):
-		return objectRead{}, bad("%w: the store no longer has the version listed (ETag %s)", errChanged, storeWords(want.etag))
+		return nil, bad("%w: the store no longer has the version listed (ETag %s)", errChanged, storeWords(want.etag))
 	default:
-		return objectRead{}, s.fail(name, g.why(err))
+		return nil, s.fail(name, g.why(err))
 	}
 	defer r.Close()
 	said, sent := r.Size(), ""
@@ -540,29 +521,29 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 	}
 	switch {
 	case said > limit:
-		return objectRead{}, bad("%d bytes is larger than the %d %s may be", said, limit, what)
+		return nil, bad("%d bytes is larger than the %d %s may be", said, limit, what)
 	case want.etag != "" && sent != "" && !sameETag(sent, want.etag):
-		return objectRead{}, bad("%w: the store sent ETag %s, not the %s listed", errChanged, storeWords(sent), storeWords(want.etag))
+		return nil, bad("%w: the store sent ETag %s, not the %s listed", errChanged, storeWords(sent), storeWords(want.etag))
 	}
 	h := md5.New()
 	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(guardedReader{r, g}, limit+1))
 	if err != nil {
-		return objectRead{}, s.fail(name, g.why(err))
+		return nil, s.fail(name, g.why(err))
 	}
 	sum := h.Sum(nil)
 	switch md5Sent, plain := plainMD5(sent); {
 	case n > limit:
-		return objectRead{}, bad("larger than the %d bytes %s may be", limit, what)
+		return nil, bad("larger than the %d bytes %s may be", limit, what)
 	case said >= 0 && n != said:
-		return objectRead{}, bad("the store said it sent %d bytes and sent %d", said, n)
+		return nil, bad("the store said it sent %d bytes and sent %d", said, n)
 	case plain && !bytes.Equal(md5Sent, sum):
-		return objectRead{}, bad("the bytes sent have MD5 %x, not the %x their ETag says", sum, md5Sent)
+		return nil, bad("the bytes sent have MD5 %x, not the %x their ETag says", sum, md5Sent)
 	case want.size >= 0 && n != want.size:
-		return objectRead{}, bad("listed as %d bytes, sent as %d", want.size, n)
+		return nil, bad("listed as %d bytes, sent as %d", want.size, n)
 	case len(want.md5) > 0 && !bytes.Equal(want.md5, sum):
-		return objectRead{}, bad("listed with MD5 %x, the bytes sent have %x", want.md5, sum)
+		return nil, bad("listed with MD5 %x, the bytes sent have %x", want.md5, sum)
 	}
-	return objectRead{n: n, md5: sum}, nil
+	return sum, nil
 }
 
 // preconditionFailed reports whether err is a 412: not the version asked for.
