@@ -323,11 +323,7 @@ type fetchedState struct {
 // readFetched reads the mirror's record, leaving out lines it cannot read.
 func readFetched(dir string) map[string]fetchedState {
 	out := map[string]fetchedState{}
-	f, info, err := regular.OpenEntry(filepath.Join(dir, fetchedFile))
-	if err != nil {
-		return out
-	}
-	data, err := regular.Read(f, info, maxFetchedBytes, term.Name(fetchedFile), "a mirror's record")
+	data, err := readEntry(filepath.Join(dir, fetchedFile), maxFetchedBytes, "a mirror's record")
 	if err != nil {
 		return out
 	}
@@ -397,20 +393,22 @@ func unchanged(was fetchedState, local string, obj *blob.ListObject, etag string
 
 // sameFile reports whether local holds the object's bytes, by its listed MD5.
 func sameFile(local string, obj *blob.ListObject) bool {
-	f, info, err := regular.OpenEntry(local)
-	if err != nil {
+	if len(obj.MD5) == 0 {
 		return false
 	}
-	if info.Size() != obj.Size || len(obj.MD5) == 0 {
-		f.Close()
-		return false
-	}
-	have, err := regular.Read(f, info, obj.Size, term.Name(local), "a fetched object")
-	if err != nil {
-		return false
-	}
+	have, err := readEntry(local, obj.Size, "a fetched object")
 	sum := md5.Sum(have)
-	return bytes.Equal(sum[:], obj.MD5)
+	return err == nil && int64(len(have)) == obj.Size && bytes.Equal(sum[:], obj.MD5)
+}
+
+// readEntry reads the regular file that is name itself (regular.OpenEntry)
+// when it holds at most limit bytes.
+func readEntry(name string, limit int64, what string) ([]byte, error) {
+	f, info, err := regular.OpenEntry(name)
+	if err != nil {
+		return nil, err
+	}
+	return regular.Read(f, info, limit, term.Name(name), what)
 }
 
 // boundOf is the most a key of its kind may hold, as in a local folder.
@@ -642,17 +640,16 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
 	g := s.guard(ctx, true)
 	defer g.stop()
-	ctx = g.ctx
-	attrs, err := s.b.Attributes(ctx, key)
+	attrs, err := s.b.Attributes(g.ctx, key)
 	switch {
-	case err != nil:
+	case err != nil || attrs.Size != int64(len(data)):
 		return false
-	case len(attrs.MD5) == 0 && s.local && attrs.Size == int64(len(data)):
-		have, err := s.b.ReadAll(ctx, key)
+	case len(attrs.MD5) > 0:
+		sum := md5.Sum(data)
+		return bytes.Equal(attrs.MD5, sum[:])
+	case s.local:
+		have, err := s.b.ReadAll(g.ctx, key)
 		return err == nil && bytes.Equal(have, data)
-	case len(attrs.MD5) == 0:
-		return false
 	}
-	sum := md5.Sum(data)
-	return attrs.Size == int64(len(data)) && bytes.Equal(attrs.MD5, sum[:])
+	return false
 }
