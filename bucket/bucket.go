@@ -292,15 +292,21 @@ func Where(place string) string {
 // hide a store's latency, few enough to keep memory and request rate small.
 const fetchesInFlight = 8
 
-// unexpected says why a .json or .md key is not one a build reads, or "".
-func unexpected(key string, listed map[string]bool) string {
+// unexpected says why a .json or .md key is not one a build reads, or "";
+// listed holds the keys kept so far by their lower case, since run ids are
+// ASCII and their lower case is how a file system that ignores case
+// (macOS's, Windows') sees them.
+func unexpected(key string, listed map[string]string) string {
+	first, seen := listed[strings.ToLower(key)]
 	switch {
 	case strings.Contains(key, "/"):
 		return "in a folder below the runs; a build reads the top only"
 	case !matrixgen.ValidID(strings.TrimSuffix(key, path.Ext(key))):
 		return "not a run id (letters, digits, '.', '_' and '-', starting with a letter or digit)"
-	case listed[key]:
+	case first == key:
 		return "listed twice"
+	case seen:
+		return fmt.Sprintf("its name differs from %s only in case, and a file system that ignores case (macOS, Windows) holds the two as one file; rename one", keyName(first))
 	}
 	return ""
 }
@@ -350,10 +356,11 @@ func readFetched(dir string) map[string]fetchedState {
 // maxFetchedBytes bounds the mirror's record: ~100 bytes an object.
 const maxFetchedBytes = 256 << 20
 
-// writeFetched writes the mirror's record of the objects listed.
-func writeFetched(dir string, state map[string]fetchedState, listed map[string]bool) error {
+// writeFetched writes the mirror's record of the objects listed (as kept by
+// unexpected).
+func writeFetched(dir string, state map[string]fetchedState, listed map[string]string) error {
 	var b strings.Builder
-	for key := range listed {
+	for _, key := range listed {
 		if st, ok := state[key]; ok {
 			fmt.Fprintf(&b, "%s\t%d\t%s\t%d\t%d\t%s\n", key, st.size, st.md5, st.mod.UnixNano(), st.file.UnixNano(), st.etag)
 		}

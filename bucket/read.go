@@ -254,28 +254,28 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		n := e.Name()
-		if e.IsDir() || p.taken[n] || !isRunKey(n) {
+		key, listed := p.listed[strings.ToLower(n)]
+		if e.IsDir() || key == n || !isRunKey(n) {
 			continue
 		}
 		// On a file system that ignores case, a name kept by the listing
 		// in another case is the same file.
-		if key, ok := p.folded[strings.ToLower(n)]; ok && sameEntry(dir, n, key) {
+		if listed && sameEntry(dir, n, key) {
 			continue
 		}
 		os.Remove(filepath.Join(dir, n))
 	}
 	slices.Sort(p.f.Runs)
 	// Without its record the next call compares bytes: slower, not wrong.
-	_ = writeFetched(dir, state, p.taken)
+	_ = writeFetched(dir, state, p.listed)
 	return p.f, nil
 }
 
-// pass is one listing's fetch: what it brought, the keys it kept (and by
-// their lower case), those written again since the listing, the failures.
+// pass is one listing's fetch: what it brought, the keys it kept (by their
+// lower case), those written again since the listing, the failures.
 type pass struct {
 	f       Fetched
-	taken   map[string]bool
-	folded  map[string]string
+	listed  map[string]string
 	changed []string
 	err     error
 }
@@ -284,7 +284,7 @@ type pass struct {
 func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetchedState) pass {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p := pass{taken: map[string]bool{}, folded: map[string]string{}}
+	p := pass{listed: map[string]string{}}
 	var (
 		todo    = make(chan *blob.ListObject)
 		workers sync.WaitGroup
@@ -362,18 +362,11 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 			if obj.IsDir || !isRunKey(name) || strings.HasPrefix(name, ".") {
 				continue
 			}
-			if why := unexpected(name, p.taken); why != "" {
+			if why := unexpected(name, p.listed); why != "" {
 				skip(keyName(name), why)
 				continue
 			}
-			// Run ids are ASCII: their lower case is how a file system
-			// that ignores case (macOS's, Windows') sees them.
-			if first, ok := p.folded[strings.ToLower(name)]; ok {
-				skip(keyName(name), fmt.Sprintf("its name differs from %s only in case, and a file system that ignores case (macOS, Windows) holds the two as one file; rename one", keyName(first)))
-				continue
-			}
-			p.taken[name] = true
-			p.folded[strings.ToLower(name)] = name
+			p.listed[strings.ToLower(name)] = name
 			if path.Ext(name) == ".json" {
 				p.f.Runs = append(p.f.Runs, filepath.Join(dir, name))
 			}
