@@ -436,7 +436,7 @@ const maxGet = runfile.MaxBytes
 // Get reads one object of at most maxGet bytes; found is false for none.
 func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, err error) {
 	var buf bytes.Buffer
-	_, err = s.readObject(ctx, key, notListed, maxGet, "an object read whole", &buf)
+	_, err = s.readObject(ctx, key, nil, "", &buf)
 	switch {
 	case errors.Is(err, errNotFound):
 		return nil, false, nil

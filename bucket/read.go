@@ -423,14 +423,12 @@ func recordOf(local string, obj *blob.ListObject, sum []byte, etag string) (fetc
 // ETag read under. On an error (errChanged included), naming the object,
 // local is left as it was.
 func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, etag, local string) (fetchedState, error) {
-	limit, what := boundOf(obj.Key)
 	tmp, err := os.CreateTemp(filepath.Dir(local), ".fetch-*")
 	if err != nil {
 		return fetchedState{}, err
 	}
 	defer os.Remove(tmp.Name()) // after a rename, nothing
-	// As many bytes as listed, or an error.
-	sum, err := s.readObject(ctx, obj.Key, listedAs{size: obj.Size, md5: obj.MD5, etag: etag}, limit, what, tmp)
+	sum, err := s.readObject(ctx, obj.Key, obj, etag, tmp)
 	switch err = cmp.Or(err, tmp.Close()); {
 	case errors.Is(err, errChanged):
 		return fetchedState{}, err
@@ -443,16 +441,6 @@ func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, etag, local str
 	return recordOf(local, obj, sum, etag)
 }
 
-// listedAs is what a listing said of an object, checked by readObject;
-// notListed for a key no listing named (Get).
-type listedAs struct {
-	size int64 // -1 when not listed
-	md5  []byte
-	etag string
-}
-
-var notListed = listedAs{size: -1}
-
 var (
 	// errNotFound is readObject's answer for a key the store does not hold.
 	errNotFound = errors.New("no such object")
@@ -462,18 +450,23 @@ var (
 )
 
 // readObject is every read of an object: it copies key into w within the
-// store's read bounds (guard) and checks it: at most limit bytes (what
-// names the kind), said or sent; as many as said; a plain ETag's MD5; and
-// for an object listed, the version listed, asked for by ETag (If-Match;
-// a 412 or another ETag is errChanged), its listed size and MD5. Every
-// error names the store and the key; errNotFound for no such key unlisted.
-func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit int64, what string, w io.Writer) ([]byte, error) {
+// store's read bounds (guard) and checks it: at most its kind's bound
+// (boundOf; maxGet for a key no listing named, obj nil), said or sent; as
+// many as said; a plain ETag's MD5; and for an object listed, the version
+// listed, asked for by its etag (If-Match; a 412 or another ETag is
+// errChanged), its listed size and MD5. Every error names the store and
+// the key; errNotFound for no such key unlisted. It returns the bytes' MD5.
+func (s *Store) readObject(ctx context.Context, key string, obj *blob.ListObject, etag string, w io.Writer) ([]byte, error) {
 	name := keyName(key)
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s: "+format, append([]any{s.name, name}, args...)...)
 	}
-	if want.size > limit {
-		return nil, bad("%d bytes is larger than the %d %s may be", want.size, limit, what)
+	limit, what := int64(maxGet), "an object read whole"
+	if obj != nil {
+		limit, what = boundOf(key)
+		if obj.Size > limit {
+			return nil, bad("%d bytes is larger than the %d %s may be", obj.Size, limit, what)
+		}
 	}
 	g := s.guard(ctx, true)
 	defer g.stop()
@@ -485,20 +478,20 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 			*opts = append(*opts, func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
 		}
 		var in *s3.GetObjectInput
-		if want.etag != "" && as(&in) {
-			in.IfMatch = aws.String(want.etag)
+		if etag != "" && as(&in) {
+			in.IfMatch = aws.String(etag)
 		}
 		return nil
 	}}
 	r, err := s.b.NewReader(withObjectBound(g.ctx, limit+1), key, opts)
 	switch {
 	case err == nil:
-	case gcerrors.Code(err) == gcerrors.NotFound && want.size < 0:
+	case gcerrors.Code(err) == gcerrors.NotFound && obj == nil:
 		return nil, errNotFound
 	case gcerrors.Code(err) == gcerrors.NotFound:
 		return nil, bad("%w: the store no longer has it", errChanged)
 	case preconditionFailed(err):
-		return nil, bad("%w: the store no longer has the version listed (ETag %s)", errChanged, storeWords(want.etag))
+		return nil, bad("%w: the store no longer has the version listed (ETag %s)", errChanged, storeWords(etag))
 	default:
 		return nil, s.fail(name, g.why(err))
 	}
@@ -515,8 +508,8 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 	switch {
 	case said > limit:
 		return nil, bad("%d bytes is larger than the %d %s may be", said, limit, what)
-	case want.etag != "" && sent != "" && !sameETag(sent, want.etag):
-		return nil, bad("%w: the store sent ETag %s, not the %s listed", errChanged, storeWords(sent), storeWords(want.etag))
+	case etag != "" && sent != "" && !sameETag(sent, etag):
+		return nil, bad("%w: the store sent ETag %s, not the %s listed", errChanged, storeWords(sent), storeWords(etag))
 	}
 	h := md5.New()
 	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(guardedReader{r, g}, limit+1))
@@ -531,10 +524,10 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 		return nil, bad("the store said it sent %d bytes and sent %d", said, n)
 	case plain && !bytes.Equal(md5Sent, sum):
 		return nil, bad("the bytes sent have MD5 %x, not the %x their ETag says", sum, md5Sent)
-	case want.size >= 0 && n != want.size:
-		return nil, bad("listed as %d bytes, sent as %d", want.size, n)
-	case len(want.md5) > 0 && !bytes.Equal(want.md5, sum):
-		return nil, bad("listed with MD5 %x, the bytes sent have %x", want.md5, sum)
+	case obj != nil && n != obj.Size:
+		return nil, bad("listed as %d bytes, sent as %d", obj.Size, n)
+	case obj != nil && len(obj.MD5) > 0 && !bytes.Equal(obj.MD5, sum):
+		return nil, bad("listed with MD5 %x, the bytes sent have %x", obj.MD5, sum)
 	}
 	return sum, nil
 }
