@@ -369,14 +369,12 @@ func writeFetched(dir string, state map[string]fetchedState, listed map[string]s
 	if err != nil {
 		return err
 	}
+	defer os.Remove(tmp.Name()) // after a rename, nothing
 	_, err = tmp.WriteString(b.String())
-	if err = cmp.Or(err, tmp.Close()); err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, fetchedFile))
+	if err = cmp.Or(err, tmp.Close()); err != nil {
+		return err
 	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return os.Rename(tmp.Name(), filepath.Join(dir, fetchedFile))
 }
 
 // unchanged reports, by the mirror's record alone, whether local holds
