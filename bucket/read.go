@@ -107,11 +107,10 @@ func (s *Store) list() *listing {
 	return l
 }
 
-// before is called before each request for a page, with the request.
+// before is called before each request for a page, with the request,
+// from within next's l.it.Next: l.g is set.
 func (l *listing) before(as func(any) bool) error {
-	if l.g != nil {
-		l.g.progress()
-	}
+	l.g.progress()
 	l.pages++
 	if l.pages > l.s.limits.MaxPages {
 		l.err = fmt.Errorf("the store's listing went on for more than %d pages; a runs folder needs far fewer", l.s.limits.MaxPages)
