@@ -296,21 +296,6 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 				p.f.Skipped = append(p.f.Skipped, fmt.Sprintf("skipped %s in %s: %s", key, s.name, why))
 			}
 		}
-		fetchErr = func(key string, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case stopped:
-				return // cut short by the stop below: not the object's fault
-			case errors.Is(err, errChanged):
-				p.changed = append(p.changed, key)
-				return
-			}
-			if failed = append(failed, err); len(failed) == s.limits.MaxReported {
-				stopped = true
-				cancel() // enough to say: the others are not read
-			}
-		}
 	)
 	for range fetchesInFlight {
 		workers.Go(func() {
@@ -330,12 +315,19 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 				default:
 					st, err = s.fetch(ctx, obj, etag, local)
 				}
-				if err != nil {
-					fetchErr(obj.Key, err)
-					continue
-				}
 				mu.Lock()
-				state[obj.Key] = st
+				switch {
+				case err == nil:
+					state[obj.Key] = st
+				case stopped: // cut short by the stop below: not the object's fault
+				case errors.Is(err, errChanged):
+					p.changed = append(p.changed, obj.Key)
+				default:
+					if failed = append(failed, err); len(failed) == s.limits.MaxReported {
+						stopped = true
+						cancel() // enough to say: the others are not read
+					}
+				}
 				mu.Unlock()
 			}
 		})
