@@ -254,15 +254,11 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 	for _, e := range entries {
 		n := e.Name()
 		key, listed := p.listed[strings.ToLower(n)]
-		if e.IsDir() || key == n || !isRunKey(n) {
-			continue
-		}
 		// On a file system that ignores case, a name kept by the listing
 		// in another case is the same file.
-		if listed && sameEntry(dir, n, key) {
-			continue
+		if !e.IsDir() && key != n && isRunKey(n) && !(listed && sameEntry(dir, n, key)) {
+			os.Remove(filepath.Join(dir, n))
 		}
-		os.Remove(filepath.Join(dir, n))
 	}
 	slices.Sort(p.f.Runs)
 	// Without its record the next call compares bytes: slower, not wrong.
