@@ -292,15 +292,21 @@ func Where(place string) string {
 // hide a store's latency, few enough to keep memory and request rate small.
 const fetchesInFlight = 8
 
-// unexpected says why a .json or .md key is not one a build reads, or "".
-func unexpected(key string, listed map[string]bool) string {
+// unexpected says why a .json or .md key is not one a build reads, or "";
+// listed holds the keys kept so far by their lower case, since run ids are
+// ASCII and their lower case is how a file system that ignores case
+// (macOS's, Windows') sees them.
+func unexpected(key string, listed map[string]string) string {
+	first, seen := listed[strings.ToLower(key)]
 	switch {
 	case strings.Contains(key, "/"):
 		return "in a folder below the runs; a build reads the top only"
 	case !matrixgen.ValidID(strings.TrimSuffix(key, path.Ext(key))):
 		return "not a run id (letters, digits, '.', '_' and '-', starting with a letter or digit)"
-	case listed[key]:
+	case first == key:
 		return "listed twice"
+	case seen:
+		return fmt.Sprintf("its name differs from %s only in case, and a file system that ignores case (macOS, Windows) holds the two as one file; rename one", keyName(first))
 	}
 	return ""
 }
@@ -323,11 +329,7 @@ type fetchedState struct {
 // readFetched reads the mirror's record, leaving out lines it cannot read.
 func readFetched(dir string) map[string]fetchedState {
 	out := map[string]fetchedState{}
-	f, info, err := regular.OpenEntry(filepath.Join(dir, fetchedFile))
-	if err != nil {
-		return out
-	}
-	data, err := regular.Read(f, info, maxFetchedBytes, term.Name(fetchedFile), "a mirror's record")
+	data, err := readEntry(filepath.Join(dir, fetchedFile), maxFetchedBytes, "a mirror's record")
 	if err != nil {
 		return out
 	}
@@ -354,10 +356,11 @@ func readFetched(dir string) map[string]fetchedState {
 // maxFetchedBytes bounds the mirror's record: ~100 bytes an object.
 const maxFetchedBytes = 256 << 20
 
-// writeFetched writes the mirror's record of the objects listed.
-func writeFetched(dir string, state map[string]fetchedState, listed map[string]bool) error {
+// writeFetched writes the mirror's record of the objects listed (as kept by
+// unexpected).
+func writeFetched(dir string, state map[string]fetchedState, listed map[string]string) error {
 	var b strings.Builder
-	for key := range listed {
+	for _, key := range listed {
 		if st, ok := state[key]; ok {
 			fmt.Fprintf(&b, "%s\t%d\t%s\t%d\t%d\t%s\n", key, st.size, st.md5, st.mod.UnixNano(), st.file.UnixNano(), st.etag)
 		}
@@ -366,23 +369,18 @@ func writeFetched(dir string, state map[string]fetchedState, listed map[string]b
 	if err != nil {
 		return err
 	}
+	defer os.Remove(tmp.Name()) // after a rename, nothing
 	_, err = tmp.WriteString(b.String())
-	if closeErr := tmp.Close(); err == nil {
-		err = closeErr
+	if err = cmp.Or(err, tmp.Close()); err != nil {
+		return err
 	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, fetchedFile))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return os.Rename(tmp.Name(), filepath.Join(dir, fetchedFile))
 }
 
 // unchanged reports, by the mirror's record alone, whether local holds
 // obj's bytes: the same ETag (else MD5, else time), the file as left.
-func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject, etag string) bool {
-	if !known || was.file.IsZero() || obj.Size != was.size {
+func unchanged(was fetchedState, local string, obj *blob.ListObject, etag string) bool {
+	if was.file.IsZero() || obj.Size != was.size { // no record: a zero time
 		return false
 	}
 	info, err := os.Lstat(local)
@@ -400,20 +398,22 @@ func unchanged(was fetchedState, known bool, local string, obj *blob.ListObject,
 
 // sameFile reports whether local holds the object's bytes, by its listed MD5.
 func sameFile(local string, obj *blob.ListObject) bool {
-	f, info, err := regular.OpenEntry(local)
-	if err != nil {
+	if len(obj.MD5) == 0 {
 		return false
 	}
-	if info.Size() != obj.Size || len(obj.MD5) == 0 {
-		f.Close()
-		return false
-	}
-	have, err := regular.Read(f, info, obj.Size, term.Name(local), "a fetched object")
-	if err != nil {
-		return false
-	}
+	have, err := readEntry(local, obj.Size, "a fetched object")
 	sum := md5.Sum(have)
-	return bytes.Equal(sum[:], obj.MD5)
+	return err == nil && int64(len(have)) == obj.Size && bytes.Equal(sum[:], obj.MD5)
+}
+
+// readEntry reads the regular file that is name itself (regular.OpenEntry)
+// when it holds at most limit bytes.
+func readEntry(name string, limit int64, what string) ([]byte, error) {
+	f, info, err := regular.OpenEntry(name)
+	if err != nil {
+		return nil, err
+	}
+	return regular.Read(f, info, limit, term.Name(name), what)
 }
 
 // boundOf is the most a key of its kind may hold, as in a local folder.
@@ -434,7 +434,7 @@ const maxGet = runfile.MaxBytes
 // Get reads one object of at most maxGet bytes; found is false for none.
 func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, err error) {
 	var buf bytes.Buffer
-	_, err = s.readObject(ctx, key, notListed, maxGet, "an object read whole", &buf)
+	_, err = s.readObject(ctx, key, nil, "", &buf)
 	switch {
 	case errors.Is(err, errNotFound):
 		return nil, false, nil
@@ -645,17 +645,16 @@ func (s *Store) previousSite(ctx context.Context) (map[string]bool, error) {
 func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
 	g := s.guard(ctx, true)
 	defer g.stop()
-	ctx = g.ctx
-	attrs, err := s.b.Attributes(ctx, key)
+	attrs, err := s.b.Attributes(g.ctx, key)
 	switch {
-	case err != nil:
+	case err != nil || attrs.Size != int64(len(data)):
 		return false
-	case len(attrs.MD5) == 0 && s.local && attrs.Size == int64(len(data)):
-		have, err := s.b.ReadAll(ctx, key)
+	case len(attrs.MD5) > 0:
+		sum := md5.Sum(data)
+		return bytes.Equal(attrs.MD5, sum[:])
+	case s.local:
+		have, err := s.b.ReadAll(g.ctx, key)
 		return err == nil && bytes.Equal(have, data)
-	case len(attrs.MD5) == 0:
-		return false
 	}
-	sum := md5.Sum(data)
-	return attrs.Size == int64(len(data)) && bytes.Equal(attrs.MD5, sum[:])
+	return false
 }

@@ -107,27 +107,19 @@ func (s *Store) list() *listing {
 	return l
 }
 
-// before is called before each request for a page, with the request.
+// before is called before each request for a page, with the request,
+// from within next's l.it.Next: l.g is set.
 func (l *listing) before(as func(any) bool) error {
-	if l.g != nil {
-		l.g.progress()
-	}
+	l.g.progress()
 	l.pages++
 	if l.pages > l.s.limits.MaxPages {
 		l.err = fmt.Errorf("the store's listing went on for more than %d pages; a runs folder needs far fewer", l.s.limits.MaxPages)
 		return l.err
 	}
-	var token *string
+	// ListObjectsV2 alone: openS3 never asks s3blob for the legacy listing.
 	var in *s3.ListObjectsV2Input
-	var legacy *s3.ListObjectsInput
-	switch {
-	case as(&in):
-		token = in.ContinuationToken
-	case as(&legacy):
-		token = legacy.Marker
-	}
-	if token != nil {
-		sum := sha256.Sum256([]byte(*token))
+	if as(&in) && in.ContinuationToken != nil {
+		sum := sha256.Sum256([]byte(*in.ContinuationToken))
 		k := [16]byte(sum[:16])
 		if l.tokens[k] {
 			l.err = fmt.Errorf("the store's listing repeated a continuation token (page %d): it would never end", l.pages)
@@ -261,28 +253,24 @@ func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		n := e.Name()
-		if e.IsDir() || p.taken[n] || !isRunKey(n) {
-			continue
-		}
+		key, listed := p.listed[strings.ToLower(n)]
 		// On a file system that ignores case, a name kept by the listing
 		// in another case is the same file.
-		if key, ok := p.folded[strings.ToLower(n)]; ok && sameEntry(dir, n, key) {
-			continue
+		if !e.IsDir() && key != n && isRunKey(n) && !(listed && sameEntry(dir, n, key)) {
+			os.Remove(filepath.Join(dir, n))
 		}
-		os.Remove(filepath.Join(dir, n))
 	}
 	slices.Sort(p.f.Runs)
 	// Without its record the next call compares bytes: slower, not wrong.
-	_ = writeFetched(dir, state, p.taken)
+	_ = writeFetched(dir, state, p.listed)
 	return p.f, nil
 }
 
-// pass is one listing's fetch: what it brought, the keys it kept (and by
-// their lower case), those written again since the listing, the failures.
+// pass is one listing's fetch: what it brought, the keys it kept (by their
+// lower case), those written again since the listing, the failures.
 type pass struct {
 	f       Fetched
-	taken   map[string]bool
-	folded  map[string]string
+	listed  map[string]string
 	changed []string
 	err     error
 }
@@ -291,13 +279,9 @@ type pass struct {
 func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetchedState) pass {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p := pass{taken: map[string]bool{}, folded: map[string]string{}}
-	type job struct {
-		obj  *blob.ListObject
-		etag string // as listed; "" when the store lists none
-	}
+	p := pass{listed: map[string]string{}}
 	var (
-		todo    = make(chan job)
+		todo    = make(chan *blob.ListObject)
 		workers sync.WaitGroup
 		mu      sync.Mutex
 		failed  []error // the first MaxReported
@@ -308,47 +292,38 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 				p.f.Skipped = append(p.f.Skipped, fmt.Sprintf("skipped %s in %s: %s", key, s.name, why))
 			}
 		}
-		fetchErr = func(key string, err error) {
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case stopped:
-				return // cut short by the stop below: not the object's fault
-			case errors.Is(err, errChanged):
-				p.changed = append(p.changed, key)
-				return
-			}
-			if failed = append(failed, err); len(failed) == s.limits.MaxReported {
-				stopped = true
-				cancel() // enough to say: the others are not read
-			}
-		}
 	)
 	for range fetchesInFlight {
 		workers.Go(func() {
-			for j := range todo {
-				obj := j.obj
-				local := filepath.Join(dir, obj.Key)
+			for obj := range todo {
+				local, etag := filepath.Join(dir, obj.Key), listedETag(obj)
 				mu.Lock()
-				was, known := state[obj.Key]
+				was := state[obj.Key]
 				mu.Unlock()
 				st, err := was, error(nil)
 				switch {
-				case unchanged(was, known, local, obj, j.etag):
+				case unchanged(was, local, obj, etag):
 					// A record from before ETags were kept: the same
 					// version, by its MD5 or time, now known by its ETag.
-					st.etag = cmp.Or(was.etag, j.etag)
+					st.etag = cmp.Or(was.etag, etag)
 				case sameFile(local, obj):
-					st, err = recordOf(local, fetchedState{size: obj.Size, md5: hex.EncodeToString(obj.MD5), mod: obj.ModTime, etag: j.etag})
+					st, err = recordOf(local, obj, obj.MD5, etag)
 				default:
-					st, err = s.fetch(ctx, obj, j.etag, local)
-				}
-				if err != nil {
-					fetchErr(obj.Key, err)
-					continue
+					st, err = s.fetch(ctx, obj, etag, local)
 				}
 				mu.Lock()
-				state[obj.Key] = st
+				switch {
+				case err == nil:
+					state[obj.Key] = st
+				case stopped: // cut short by the stop below: not the object's fault
+				case errors.Is(err, errChanged):
+					p.changed = append(p.changed, obj.Key)
+				default:
+					if failed = append(failed, err); len(failed) == s.limits.MaxReported {
+						stopped = true
+						cancel() // enough to say: the others are not read
+					}
+				}
 				mu.Unlock()
 			}
 		})
@@ -374,23 +349,16 @@ func (s *Store) fetchPass(ctx context.Context, dir string, state map[string]fetc
 			if obj.IsDir || !isRunKey(name) || strings.HasPrefix(name, ".") {
 				continue
 			}
-			if why := unexpected(name, p.taken); why != "" {
+			if why := unexpected(name, p.listed); why != "" {
 				skip(keyName(name), why)
 				continue
 			}
-			// Run ids are ASCII: their lower case is how a file system
-			// that ignores case (macOS's, Windows') sees them.
-			if first, ok := p.folded[strings.ToLower(name)]; ok {
-				skip(keyName(name), fmt.Sprintf("its name differs from %s only in case, and a file system that ignores case (macOS, Windows) holds the two as one file; rename one", keyName(first)))
-				continue
-			}
-			p.taken[name] = true
-			p.folded[strings.ToLower(name)] = name
+			p.listed[strings.ToLower(name)] = name
 			if path.Ext(name) == ".json" {
 				p.f.Runs = append(p.f.Runs, filepath.Join(dir, name))
 			}
 			select {
-			case todo <- job{obj, listedETag(obj)}:
+			case todo <- obj:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -426,13 +394,14 @@ func isRunKey(key string) bool {
 	return ext == ".json" || ext == ".md"
 }
 
-// recordOf is st with the time of the file local as it is now.
-func recordOf(local string, st fetchedState) (fetchedState, error) {
+// recordOf is the record of obj as fetched into local, its bytes' MD5 sum.
+func recordOf(local string, obj *blob.ListObject, sum []byte, etag string) (fetchedState, error) {
 	info, err := os.Lstat(local)
 	if err != nil {
-		return st, err
+		return fetchedState{}, err
 	}
-	st.file = info.ModTime()
+	st := fetchedState{size: obj.Size, md5: hex.EncodeToString(sum), mod: obj.ModTime, file: info.ModTime()}
+	st.etag = etag
 	return st, nil
 }
 
@@ -441,42 +410,22 @@ func recordOf(local string, st fetchedState) (fetchedState, error) {
 // ETag read under. On an error (errChanged included), naming the object,
 // local is left as it was.
 func (s *Store) fetch(ctx context.Context, obj *blob.ListObject, etag, local string) (fetchedState, error) {
-	limit, what := boundOf(obj.Key)
 	tmp, err := os.CreateTemp(filepath.Dir(local), ".fetch-*")
 	if err != nil {
 		return fetchedState{}, err
 	}
 	defer os.Remove(tmp.Name()) // after a rename, nothing
-	got, err := s.readObject(ctx, obj.Key, listedAs{size: obj.Size, md5: obj.MD5, etag: etag}, limit, what, tmp)
-	if closeErr := tmp.Close(); err == nil && closeErr != nil {
-		err = closeErr
-	}
-	if err != nil {
-		if errors.Is(err, errChanged) {
-			return fetchedState{}, err
-		}
+	sum, err := s.readObject(ctx, obj.Key, obj, etag, tmp)
+	switch err = cmp.Or(err, tmp.Close()); {
+	case errors.Is(err, errChanged):
+		return fetchedState{}, err
+	case err != nil:
 		return fetchedState{}, fmt.Errorf("%w; the mirror's copy was kept", err)
 	}
 	if err := os.Rename(tmp.Name(), local); err != nil {
 		return fetchedState{}, err
 	}
-	return recordOf(local, fetchedState{size: got.n, md5: hex.EncodeToString(got.md5), mod: obj.ModTime, etag: etag})
-}
-
-// listedAs is what a listing said of an object, checked by readObject;
-// notListed for a key no listing named (Get).
-type listedAs struct {
-	size int64 // -1 when not listed
-	md5  []byte
-	etag string
-}
-
-var notListed = listedAs{size: -1}
-
-// objectRead is what readObject read: its bytes' count and MD5.
-type objectRead struct {
-	n   int64
-	md5 []byte
+	return recordOf(local, obj, sum, etag)
 }
 
 var (
@@ -488,18 +437,23 @@ var (
 )
 
 // readObject is every read of an object: it copies key into w within the
-// store's read bounds (guard) and checks it: at most limit bytes (what
-// names the kind), said or sent; as many as said; a plain ETag's MD5; and
-// for an object listed, the version listed, asked for by ETag (If-Match;
-// a 412 or another ETag is errChanged), its listed size and MD5. Every
-// error names the store and the key; errNotFound for no such key unlisted.
-func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit int64, what string, w io.Writer) (objectRead, error) {
+// store's read bounds (guard) and checks it: at most its kind's bound
+// (boundOf; maxGet for a key no listing named, obj nil), said or sent; as
+// many as said; a plain ETag's MD5; and for an object listed, the version
+// listed, asked for by its etag (If-Match; a 412 or another ETag is
+// errChanged), its listed size and MD5. Every error names the store and
+// the key; errNotFound for no such key unlisted. It returns the bytes' MD5.
+func (s *Store) readObject(ctx context.Context, key string, obj *blob.ListObject, etag string, w io.Writer) ([]byte, error) {
 	name := keyName(key)
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s: "+format, append([]any{s.name, name}, args...)...)
 	}
-	if want.size > limit {
-		return objectRead{}, bad("%d bytes is larger than the %d %s may be", want.size, limit, what)
+	limit, what := int64(maxGet), "an object read whole"
+	if obj != nil {
+		limit, what = boundOf(key)
+		if obj.Size > limit {
+			return nil, bad("%d bytes is larger than the %d %s may be", obj.Size, limit, what)
+		}
 	}
 	g := s.guard(ctx, true)
 	defer g.stop()
@@ -511,22 +465,22 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 			*opts = append(*opts, func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
 		}
 		var in *s3.GetObjectInput
-		if want.etag != "" && as(&in) {
-			in.IfMatch = aws.String(want.etag)
+		if etag != "" && as(&in) {
+			in.IfMatch = aws.String(etag)
 		}
 		return nil
 	}}
 	r, err := s.b.NewReader(withObjectBound(g.ctx, limit+1), key, opts)
 	switch {
 	case err == nil:
-	case gcerrors.Code(err) == gcerrors.NotFound && want.size < 0:
-		return objectRead{}, errNotFound
+	case gcerrors.Code(err) == gcerrors.NotFound && obj == nil:
+		return nil, errNotFound
 	case gcerrors.Code(err) == gcerrors.NotFound:
-		return objectRead{}, bad("%w: the store no longer has it", errChanged)
+		return nil, bad("%w: the store no longer has it", errChanged)
 	case preconditionFailed(err):
-		return objectRead{}, bad("%w: the store no longer has the version listed (ETag %s)", errChanged, storeWords(want.etag))
+		return nil, bad("%w: the store no longer has the version listed (ETag %s)", errChanged, storeWords(etag))
 	default:
-		return objectRead{}, s.fail(name, g.why(err))
+		return nil, s.fail(name, g.why(err))
 	}
 	defer r.Close()
 	said, sent := r.Size(), ""
@@ -540,29 +494,29 @@ func (s *Store) readObject(ctx context.Context, key string, want listedAs, limit
 	}
 	switch {
 	case said > limit:
-		return objectRead{}, bad("%d bytes is larger than the %d %s may be", said, limit, what)
-	case want.etag != "" && sent != "" && !sameETag(sent, want.etag):
-		return objectRead{}, bad("%w: the store sent ETag %s, not the %s listed", errChanged, storeWords(sent), storeWords(want.etag))
+		return nil, bad("%d bytes is larger than the %d %s may be", said, limit, what)
+	case etag != "" && sent != "" && !sameETag(sent, etag):
+		return nil, bad("%w: the store sent ETag %s, not the %s listed", errChanged, storeWords(sent), storeWords(etag))
 	}
 	h := md5.New()
 	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(guardedReader{r, g}, limit+1))
 	if err != nil {
-		return objectRead{}, s.fail(name, g.why(err))
+		return nil, s.fail(name, g.why(err))
 	}
 	sum := h.Sum(nil)
 	switch md5Sent, plain := plainMD5(sent); {
 	case n > limit:
-		return objectRead{}, bad("larger than the %d bytes %s may be", limit, what)
+		return nil, bad("larger than the %d bytes %s may be", limit, what)
 	case said >= 0 && n != said:
-		return objectRead{}, bad("the store said it sent %d bytes and sent %d", said, n)
+		return nil, bad("the store said it sent %d bytes and sent %d", said, n)
 	case plain && !bytes.Equal(md5Sent, sum):
-		return objectRead{}, bad("the bytes sent have MD5 %x, not the %x their ETag says", sum, md5Sent)
-	case want.size >= 0 && n != want.size:
-		return objectRead{}, bad("listed as %d bytes, sent as %d", want.size, n)
-	case len(want.md5) > 0 && !bytes.Equal(want.md5, sum):
-		return objectRead{}, bad("listed with MD5 %x, the bytes sent have %x", want.md5, sum)
+		return nil, bad("the bytes sent have MD5 %x, not the %x their ETag says", sum, md5Sent)
+	case obj != nil && n != obj.Size:
+		return nil, bad("listed as %d bytes, sent as %d", obj.Size, n)
+	case obj != nil && len(obj.MD5) > 0 && !bytes.Equal(obj.MD5, sum):
+		return nil, bad("listed with MD5 %x, the bytes sent have %x", obj.MD5, sum)
 	}
-	return objectRead{n: n, md5: sum}, nil
+	return sum, nil
 }
 
 // preconditionFailed reports whether err is a 412: not the version asked for.

@@ -96,10 +96,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 		}
 		return 0, err
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.body.Read(p)
+	n, err := b.body.Read(p[:min(int64(len(p)), b.left)])
 	b.left -= int64(n)
 	return n, err
 }
