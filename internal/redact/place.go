@@ -428,30 +428,18 @@ func secretWord(part, prev string, alone bool) bool {
 	return false
 }
 
-// nameParts splits a name into its lower-cased words.
+// nameParts splits a name into its lower-cased words: at '-', '_', '.'
+// and where a capital follows a lowercase letter (camelCase).
 func nameParts(name string) []string {
-	var parts []string
-	var cur []byte
-	flush := func() {
-		if len(cur) > 0 {
-			parts = append(parts, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
+	var b strings.Builder
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c == '-' || c == '_' || c == '.':
-			flush()
-		case 'A' <= c && c <= 'Z' && i > 0 && 'a' <= name[i-1] && name[i-1] <= 'z':
-			flush()
-			cur = append(cur, c)
-		default:
-			cur = append(cur, c)
+		if c := name[i]; 'A' <= c && c <= 'Z' && i > 0 && 'a' <= name[i-1] && name[i-1] <= 'z' {
+			b.WriteByte('.')
 		}
+		b.WriteByte(name[i])
 	}
-	flush()
-	return parts
+	separator := func(r rune) bool { return r == '-' || r == '_' || r == '.' }
+	return strings.FieldsFunc(strings.ToLower(b.String()), separator)
 }
 
 // userFlag reports whether a flag names a user, whose value may carry the

@@ -40,18 +40,16 @@ var privateKey = regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?P<val
 // findShaped calls hide with the span of each secret found by its shape
 // in text.
 func findShaped(text string, hide func(start, end int)) {
-	v := tokenShapes.SubexpIndex("value")
 	for _, m := range tokenShapes.FindAllStringSubmatchIndex(text, -1) {
-		s, e := m[2*v], m[2*v+1]
+		s, e := m[2], m[3] // the value, the only group
 		if strings.HasPrefix(text[s:], "sk-") && !skKey(text[s+3:e]) {
 			continue
 		}
 		hide(s, e)
 	}
 	if strings.Contains(text, "PRIVATE KEY-----") {
-		v := privateKey.SubexpIndex("value")
 		for _, m := range privateKey.FindAllStringSubmatchIndex(text, -1) {
-			hide(m[2*v], m[2*v+1])
+			hide(m[2], m[3]) // the value, the only group
 		}
 	}
 	eachRun(text, func(start, end int) {
@@ -263,15 +261,8 @@ func wordShare(p string) float64 {
 func camelBreak(p string, i int) bool {
 	a, b := p[i-1], p[i]
 	lowerA, upperA, upperB := 'a' <= a && a <= 'z', 'A' <= a && a <= 'Z', 'A' <= b && b <= 'Z'
-	switch {
-	case isDigit(a) != isDigit(b):
-		return true
-	case lowerA && upperB:
-		return true
-	case upperA && upperB && i+1 < len(p) && 'a' <= p[i+1] && p[i+1] <= 'z':
-		return true
-	}
-	return false
+	return isDigit(a) != isDigit(b) || lowerA && upperB ||
+		upperA && upperB && i+1 < len(p) && 'a' <= p[i+1] && p[i+1] <= 'z'
 }
 
 // readsAsWord: three letters or more with a vowel and no more than four
