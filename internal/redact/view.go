@@ -106,21 +106,14 @@ func listView(s string) view {
 // listAt reads the comma between two quoted words of a list ("a", "b"
 // or 'a','b'), with their inner quotes, as a space.
 func listAt(s string, i int) (byte, int) {
-	q := s[i]
-	if q != '"' && q != '\'' {
-		return 0, 0
+	if n := len(listComma.FindString(s[i:])); n > 0 {
+		return ' ', n
 	}
-	n := 1 + len(s[i+1:]) - len(strings.TrimLeft(s[i+1:], " \t"))
-	if n >= len(s)-i || s[i+n] != ',' {
-		return 0, 0
-	}
-	n++
-	n += len(s[i+n:]) - len(strings.TrimLeft(s[i+n:], " \t"))
-	if n >= len(s)-i || s[i+n] != q {
-		return 0, 0
-	}
-	return ' ', n + 1
+	return 0, 0
 }
+
+// listComma is a quoted word's end, a comma and the next word's start.
+var listComma = regexp.MustCompile(`^(?:"[ \t]*,[ \t]*"|'[ \t]*,[ \t]*')`)
 
 // invisibleAt reads a character no reader sees at s[i] (a format
 // character, a combining grapheme joiner, a terminal's control sequence)
