@@ -191,7 +191,7 @@ func spaceAt(s string, i int) (byte, int) {
 	case c >= utf8.RuneSelf:
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == 0x9b { // a C1 control sequence introducer
-			return ' ', n + controlSequence("["+s[i+n:]) - 1
+			return ' ', n + controlSequence("["+s[i+n:min(len(s), i+n+31)]) - 1
 		}
 		if unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || unicode.IsControl(r) {
 			return ' ', n
@@ -222,7 +222,7 @@ func escapedSpace(s string) int {
 	case r == 0x1b:
 		return n + controlSequence(s[n:])
 	case r == 0x9b:
-		return n + controlSequence("["+s[n:]) - 1
+		return n + controlSequence("["+s[n:min(len(s), n+31)]) - 1
 	case r < ' ' || r == 0x7f || 0x80 <= r && r < 0xa0 || r < utf8.MaxRune && unicode.IsSpace(rune(r)):
 		return n
 	}
@@ -233,22 +233,12 @@ func escapedSpace(s string) int {
 var escapeDigits = map[byte]int{'x': 2, 'u': 4, 'U': 8}
 
 // controlSequence is the length of a terminal's control sequence at the
-// start of s, after its ESC: [ parameters and a final letter.
-func controlSequence(s string) int {
-	if len(s) < 2 || s[0] != '[' {
-		return 0
-	}
-	for i := 1; i < len(s) && i < 32; i++ {
-		switch c := s[i]; {
-		case '0' <= c && c <= '9' || c == ';' || c == '?':
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-			return i + 1
-		default:
-			return 0
-		}
-	}
-	return 0
-}
+// start of s, after its ESC: [ parameters and a final letter. It reads 32
+// bytes at most, so a C1 introducer's callers put '[' before 31 of them,
+// not before the whole rest of a text that may hold thousands.
+func controlSequence(s string) int { return len(controlPattern.FindString(s)) }
+
+var controlPattern = regexp.MustCompile(`^\[[0-9;?]{0,30}[A-Za-z]`)
 
 // decodedAt reads an encoded printable ASCII character (or a space) at
 // s[i], and a space as spaceAt does: a secret is ASCII, so decoding
