@@ -223,13 +223,7 @@ func isHex(p string) bool {
 
 // digitGroups counts the runs of digits in p.
 func digitGroups(p string) int {
-	n := 0
-	for i := 0; i < len(p); i++ {
-		if isDigit(p[i]) && (i == 0 || !isDigit(p[i-1])) {
-			n++
-		}
-	}
-	return n
+	return len(strings.FieldsFunc(p, func(r rune) bool { return r < '0' || r > '9' }))
 }
 
 // wordShare is the share of p's letters that lie in pieces reading as
@@ -271,14 +265,7 @@ func readsAsWord(piece string) bool {
 	if len(piece) < 3 {
 		return len(piece) == 1
 	}
-	consonants, vowels := 0, 0
-	for i := 0; i < len(piece); i++ {
-		if strings.IndexByte("aeiouyAEIOUY", piece[i]) >= 0 {
-			consonants = 0
-			vowels++
-		} else if consonants++; consonants > 4 {
-			return false
-		}
-	}
-	return vowels > 0
+	return strings.ContainsAny(piece, "aeiouyAEIOUY") && !fiveConsonants.MatchString(piece)
 }
+
+var fiveConsonants = regexp.MustCompile(`[^aeiouyAEIOUY]{5}`)
