@@ -29,9 +29,6 @@ const (
 type Result struct {
 	// Test is which test the cell was put to (TestSamples or TestRepeats).
 	Test string
-	// Ratio is the mean of b over the mean of a: 1.10 when b is 10 %
-	// faster; 0 when a's mean is 0.
-	Ratio float64
 	// P is the two-sided Mann–Whitney p of the two sets of samples; 1
 	// where they were not tested.
 	P float64
@@ -58,7 +55,7 @@ type Result struct {
 // not repeated twice in both runs (CompareDecode), in the gate's table and
 // on compare pages, whose script repeats it.
 func CompareCell(a, b []float64) Result {
-	r := untested(TestSamples, a, b)
+	r := Result{P: 1, Test: TestSamples, NA: len(a), NB: len(b)}
 	if !Testable(len(a), len(b)) {
 		return r
 	}
@@ -68,16 +65,6 @@ func CompareCell(a, b []float64) Result {
 	// U counts the pairs in which a's value is the larger: below its
 	// middle, b's values tend to be the larger.
 	r.Direction = cmp.Compare(float64(len(a))*float64(len(b))/2, u)
-	return r
-}
-
-// untested is the result of test before it is made: the ratio of the
-// means of b over a (0 when a's is 0), P 1.
-func untested(test string, a, b []float64) Result {
-	r := Result{P: 1, Test: test, NA: len(a), NB: len(b)}
-	if ma := Mean(a); ma != 0 {
-		r.Ratio = Mean(b) / ma
-	}
 	return r
 }
 

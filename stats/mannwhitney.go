@@ -38,29 +38,23 @@ func MannWhitney(a, b []float64) (u, p float64) {
 // rank gives every value of a then b its rank in both (from 1, ties the
 // mean of theirs), and the sum of t³ − t over each group of t tied values.
 func rank(a, b []float64) (ranks []float64, tieSum float64) {
-	type item struct {
-		x float64
-		i int
+	x := slices.Concat(a, b)
+	order := make([]int, len(x)) // x's indices by value
+	for i := range order {
+		order[i] = i
 	}
-	all := make([]item, 0, len(a)+len(b))
-	for i, x := range a {
-		all = append(all, item{x, i})
-	}
-	for i, x := range b {
-		all = append(all, item{x, len(a) + i})
-	}
-	slices.SortFunc(all, func(p, q item) int { return cmp.Compare(p.x, q.x) })
-	ranks = make([]float64, len(all))
-	for lo := 0; lo < len(all); {
+	slices.SortFunc(order, func(p, q int) int { return cmp.Compare(x[p], x[q]) })
+	ranks = make([]float64, len(x))
+	for lo := 0; lo < len(x); {
 		hi := lo + 1
-		for hi < len(all) && all[hi].x == all[lo].x {
+		for hi < len(x) && x[order[hi]] == x[order[lo]] {
 			hi++
 		}
 		t := float64(hi - lo)
 		tieSum += t*t*t - t
 		mean := float64(lo+hi+1) / 2 // mean of ranks lo+1 … hi
-		for _, it := range all[lo:hi] {
-			ranks[it.i] = mean
+		for _, i := range order[lo:hi] {
+			ranks[i] = mean
 		}
 		lo = hi
 	}

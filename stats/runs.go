@@ -352,13 +352,7 @@ func holm(rows []Row) int {
 
 // Slowdowns are the rows the regression gate fails on at beyond (FailsGate).
 func (t Table) Slowdowns(beyond float64) []Row {
-	var out []Row
-	for _, r := range t.Rows {
-		if r.FailsGate(beyond) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(t.Rows), func(r Row) bool { return !r.FailsGate(beyond) })
 }
 
 // FailsGate reports whether the row alone fails a gate at beyond.

@@ -137,9 +137,9 @@ func MedianInterval(xs []float64) (in Interval, level float64, ok bool) {
 	slices.Sort(s)
 	// outside(k): the chance all but fewer than k samples fall on one side,
 	// 2·P(X ≤ k − 1) for X ~ Binomial(n, ½), which is when the median lies
-	// outside [s[k-1], s[n-k]]. The CDF grows a term at a time as k does.
-	cdf := newBinomialCDF(n)
-	outside := func(k int) float64 { return 2 * cdf.upTo(k-1) }
+	// outside [s[k-1], s[n-k]].
+	cdf := binomialCDF(n, n > exactLogBound)
+	outside := func(k int) float64 { return 2 * cdf(k-1) }
 	k, out := 1, outside(1)
 	for k+1 <= n/2 {
 		next := outside(k + 1)
@@ -152,37 +152,27 @@ func MedianInterval(xs []float64) (in Interval, level float64, ok bool) {
 }
 
 // binomialCDF is P(X ≤ k) for X ~ Binomial(n, ½), k rising from call to
-// call: C(n, i) summed as floats over 2ⁿ up to exactLogBound trials, past
-// which they overflow and each term is exp(log C(n, i) − n·log 2).
-type binomialCDF struct {
-	n    int
-	i    int     // the next term to add
-	sum  float64 // the terms below i: counts, or probabilities past the bound
-	c    float64 // C(n, i), up to the bound
-	logs bool
+// call: C(n, i) summed as floats over 2ⁿ, or past exactLogBound trials,
+// where they overflow, with logs each term exp(log C(n, i) − n·log 2).
+func binomialCDF(n int, logs bool) func(k int) float64 {
+	i, sum, c := 0, 0.0, 1.0 // the next term, the terms below it, C(n, i)
+	return func(k int) float64 {
+		for ; i <= k; i++ {
+			if logs {
+				sum += math.Exp(logChoose(n, i) - float64(n)*math.Ln2)
+				continue
+			}
+			sum += c
+			c = c * float64(n-i) / float64(i+1)
+		}
+		if logs {
+			return sum
+		}
+		return sum / math.Exp2(float64(n))
+	}
 }
 
 const exactLogBound = 1000 // 2ⁿ fits a float with room: 2¹⁰²⁴ does not
-
-func newBinomialCDF(n int) *binomialCDF {
-	return &binomialCDF{n: n, c: 1, logs: n > exactLogBound}
-}
-
-// upTo is P(X ≤ k); k never falls from one call to the next.
-func (b *binomialCDF) upTo(k int) float64 {
-	for ; b.i <= k; b.i++ {
-		if !b.logs {
-			b.sum += b.c
-			b.c = b.c * float64(b.n-b.i) / float64(b.i+1)
-			continue
-		}
-		b.sum += math.Exp(logChoose(b.n, b.i) - float64(b.n)*math.Ln2)
-	}
-	if b.logs {
-		return b.sum
-	}
-	return b.sum / math.Exp2(float64(b.n))
-}
 
 // logChoose is log C(n, k).
 func logChoose(n, k int) float64 {

@@ -228,10 +228,9 @@ func TestMedianIntervalLarge(t *testing.T) {
 			t.Errorf("%d samples: %v, want about %.0f to %.0f", n, in, k, float64(n+1)-k)
 		}
 	}
-	exact, logs := newBinomialCDF(1000), newBinomialCDF(1000)
-	logs.logs = true
+	exact, logs := binomialCDF(1000, false), binomialCDF(1000, true)
 	for _, k := range []int{400, 450, 468, 469, 500} {
-		if e, l := exact.upTo(k), logs.upTo(k); math.Abs(e-l) > 1e-12*max(e, 1e-300) && math.Abs(e-l) > 1e-300 {
+		if e, l := exact(k), logs(k); math.Abs(e-l) > 1e-12*max(e, 1e-300) && math.Abs(e-l) > 1e-300 {
 			t.Errorf("P(X ≤ %d) of 1,000: %g summed, %g from logarithms", k, e, l)
 		}
 	}

@@ -37,25 +37,18 @@ type placeRule struct {
 	// list: the flag may take several values (vLLM's --api-key k1 k2):
 	// the bare words after a secret's value are secrets too.
 	list bool
-	// needs are what the rule cannot match without, each characters or
-	// words ("word:a|b") of which the lower-cased text must hold one: a
-	// pattern costs ~40 ns a byte even where it finds nothing.
+	// needs are what the rule cannot match without, each strings ("a|b")
+	// of which the lower-cased text must hold one: a pattern costs ~40 ns
+	// a byte even where it finds nothing.
 	needs []string
 }
 
 // lacks reports whether lower (a text lower-cased) lacks one of a rule's
 // needs.
 func (r placeRule) lacks(lower string) bool {
-	for _, need := range r.needs {
-		if words, ok := strings.CutPrefix(need, "word:"); ok {
-			if !slices.ContainsFunc(strings.Split(words, "|"), func(w string) bool { return strings.Contains(lower, w) }) {
-				return true
-			}
-		} else if !strings.ContainsAny(lower, need) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.needs, func(need string) bool {
+		return !slices.ContainsFunc(strings.Split(need, "|"), func(w string) bool { return strings.Contains(lower, w) })
+	})
 }
 
 // placeRules are the places secrets stand in. A value that follows a name
@@ -72,13 +65,13 @@ var placeRules = append([]placeRule{
 	{re: regexp.MustCompile(`(?i)(?:^|[\s"'(\[{,;|&=>])--?(?P<name>[a-z][a-z0-9_.-]*)(?:["']?[ \t]*,?[ \t]*\r?\n[ \t]*(?:-[ \t]+)?|["'][ \t]*,?[ \t]*|[ \t]+)(?P<value>` + word + `)`), keep: spacedFlagValue, list: true, needs: []string{"-"}},
 	// A list under a secret's name, every element: 'api_key': ['k1', 'k2']
 	// (vLLM logs its arguments so; its api_key is a list).
-	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::|=)[ \t]*\[(?P<value>[^\]\r\n]+)\]`), keep: namedList, needs: []string{":=", "["}},
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::|=)[ \t]*\[(?P<value>[^\]\r\n]+)\]`), keep: namedList, needs: []string{":|=", "["}},
 	// A header, a JSON, YAML, Python, Ruby or PHP field and a Go
 	// assignment (name: value, 'name' => 'value', name := value), Go's and
 	// JSON's dumps of a header (map[Name:[value]], []string{"value"}), an
 	// authentication scheme kept (Bearer), YAML's value on the next line or
 	// a block (password: |), Rust's Debug of an option (Some("…")).
-	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+)?[ \t]*(?:\[\]string\{|\[|Some\([ \t]*(?:\r?\n[ \t]*)?)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true, needs: []string{":="}},
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?P<name>[a-z][a-z0-9_.-]*)["']?[ \t]*(?::=|:|=>)(?:(?:[ \t]*[|>][-+]?)?[ \t]*\r?\n[ \t]+)?[ \t]*(?:\[\]string\{|\[|Some\([ \t]*(?:\r?\n[ \t]*)?)?[ \t]*(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>` + fieldWord + `)`), keep: namedValue, prose: true, needs: []string{":|="}},
 	// NAME=value: an environment variable ($env:NAME=value too), a query
 	// parameter, a URL fragment's, a config line's (KEY = "…"), one passed
 	// as a flag's value (--env=HF_TOKEN=…), an index's (os.environ['K'] = …).
@@ -86,14 +79,14 @@ var placeRules = append([]placeRule{
 	// A credential header's whole value, whatever its scheme (SharedKey
 	// acct:…, Negotiate …) or how many cookies it holds: the field rule
 	// takes one word, and would take an unknown scheme for the credential.
-	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?:proxy-)?(?:authorization|cookie|set-cookie)["']?[ \t]*(?::|=>?)[ \t]*(?:\[\]string\{|\[)?[ \t]*["']?(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>[^\r\n"'<>\]}]*[^\s"'<>\]}])`), keep: credentialHeader, needs: []string{":="}},
+	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9_.-])["']?(?:proxy-)?(?:authorization|cookie|set-cookie)["']?[ \t]*(?::|=>?)[ \t]*(?:\[\]string\{|\[)?[ \t]*["']?(?:(?:bearer|basic|token|digest|apikey)[ \t]+)?(?P<value>[^\r\n"'<>\]}]*[^\s"'<>\]}])`), keep: credentialHeader, needs: []string{":|="}},
 	// A Kubernetes env entry: {"name": "API_KEY", "value": "…"}.
-	{re: regexp.MustCompile(`(?i)["']?name["']?[ \t]*:[ \t]*["']?(?P<name>[a-z_][a-z0-9_.-]*)["']?\s*,?\s*["']?value["']?[ \t]*:[ \t]*(?P<value>` + fieldWord + `)`), keep: namedValue, needs: []string{":", "word:name", "word:value"}},
+	{re: regexp.MustCompile(`(?i)["']?name["']?[ \t]*:[ \t]*["']?(?P<name>[a-z_][a-z0-9_.-]*)["']?\s*,?\s*["']?value["']?[ \t]*:[ \t]*(?P<value>` + fieldWord + `)`), keep: namedValue, needs: []string{":", "name", "value"}},
 	// An XML element's text: <password>value</password>.
 	{re: regexp.MustCompile(`(?i)<(?P<name>[a-z_][a-z0-9_.:-]*)(?:\s[^<>]*)?>(?P<value>[^<]+)<`), keep: namedValue, needs: []string{"<", ">"}},
 	// The token after Bearer, wherever it stands (with a digit or a sign: a
 	// word after "bearer" is prose).
-	{re: regexp.MustCompile(`(?i)\bbearer[ \t]+["']?(?P<value>[^\s"',;<\]]+)`), needs: []string{"word:bearer"}, keep: func(_, v string) bool {
+	{re: regexp.MustCompile(`(?i)\bbearer[ \t]+["']?(?P<value>[^\s"',;<\]]+)`), needs: []string{"bearer"}, keep: func(_, v string) bool {
 		return strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != ""
 	}},
 }, passwordLetterRules()...)
@@ -151,7 +144,7 @@ func passwordLetterRules() []placeRule {
 		re := regexp.MustCompile(commandStart + c.command + `(?:\.exe)?` + c.between +
 			gap + `-` + c.letter + c.apart + `(?P<value>` + passwordValue + `)`)
 		rules = append(rules, placeRule{re: re, keep: func(_, v string) bool { return !shellVariable(v) && !portMapping.MatchString(v) },
-			needs: []string{"-", "word:" + c.need}})
+			needs: []string{"-", c.need}})
 	}
 	return rules
 }
@@ -181,11 +174,8 @@ func findPlaced(text string, hide func(start, end int)) {
 			if name > 0 {
 				n = text[pos+m[2*name] : pos+m[2*name+1]]
 			}
-			if rule.prose && sentence(text[vs:ve], text[ve:]) {
-				pos = max(vs, pos+1)
-				continue
-			}
-			if s, e, ok := secretOf(rule, n, text[vs:ve]); ok {
+			prose := rule.prose && sentence(text[vs:ve], text[ve:])
+			if s, e, ok := secretOf(rule, n, text[vs:ve]); ok && !prose {
 				hide(vs+s, vs+e)
 				if last, _ := secretWordAt(n); rule.list && last {
 					hideMoreValues(text, ve, hide)
@@ -428,30 +418,18 @@ func secretWord(part, prev string, alone bool) bool {
 	return false
 }
 
-// nameParts splits a name into its lower-cased words.
+// nameParts splits a name into its lower-cased words: at '-', '_', '.'
+// and where a capital follows a lowercase letter (camelCase).
 func nameParts(name string) []string {
-	var parts []string
-	var cur []byte
-	flush := func() {
-		if len(cur) > 0 {
-			parts = append(parts, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
+	var b strings.Builder
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c == '-' || c == '_' || c == '.':
-			flush()
-		case 'A' <= c && c <= 'Z' && i > 0 && 'a' <= name[i-1] && name[i-1] <= 'z':
-			flush()
-			cur = append(cur, c)
-		default:
-			cur = append(cur, c)
+		if c := name[i]; 'A' <= c && c <= 'Z' && i > 0 && 'a' <= name[i-1] && name[i-1] <= 'z' {
+			b.WriteByte('.')
 		}
+		b.WriteByte(name[i])
 	}
-	flush()
-	return parts
+	separator := func(r rune) bool { return r == '-' || r == '_' || r == '.' }
+	return strings.FieldsFunc(strings.ToLower(b.String()), separator)
 }
 
 // userFlag reports whether a flag names a user, whose value may carry the

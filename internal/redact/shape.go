@@ -40,18 +40,16 @@ var privateKey = regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?P<val
 // findShaped calls hide with the span of each secret found by its shape
 // in text.
 func findShaped(text string, hide func(start, end int)) {
-	v := tokenShapes.SubexpIndex("value")
 	for _, m := range tokenShapes.FindAllStringSubmatchIndex(text, -1) {
-		s, e := m[2*v], m[2*v+1]
+		s, e := m[2], m[3] // the value, the only group
 		if strings.HasPrefix(text[s:], "sk-") && !skKey(text[s+3:e]) {
 			continue
 		}
 		hide(s, e)
 	}
 	if strings.Contains(text, "PRIVATE KEY-----") {
-		v := privateKey.SubexpIndex("value")
 		for _, m := range privateKey.FindAllStringSubmatchIndex(text, -1) {
-			hide(m[2*v], m[2*v+1])
+			hide(m[2], m[3]) // the value, the only group
 		}
 	}
 	eachRun(text, func(start, end int) {
@@ -225,13 +223,7 @@ func isHex(p string) bool {
 
 // digitGroups counts the runs of digits in p.
 func digitGroups(p string) int {
-	n := 0
-	for i := 0; i < len(p); i++ {
-		if isDigit(p[i]) && (i == 0 || !isDigit(p[i-1])) {
-			n++
-		}
-	}
-	return n
+	return len(strings.FieldsFunc(p, func(r rune) bool { return r < '0' || r > '9' }))
 }
 
 // wordShare is the share of p's letters that lie in pieces reading as
@@ -263,15 +255,8 @@ func wordShare(p string) float64 {
 func camelBreak(p string, i int) bool {
 	a, b := p[i-1], p[i]
 	lowerA, upperA, upperB := 'a' <= a && a <= 'z', 'A' <= a && a <= 'Z', 'A' <= b && b <= 'Z'
-	switch {
-	case isDigit(a) != isDigit(b):
-		return true
-	case lowerA && upperB:
-		return true
-	case upperA && upperB && i+1 < len(p) && 'a' <= p[i+1] && p[i+1] <= 'z':
-		return true
-	}
-	return false
+	return isDigit(a) != isDigit(b) || lowerA && upperB ||
+		upperA && upperB && i+1 < len(p) && 'a' <= p[i+1] && p[i+1] <= 'z'
 }
 
 // readsAsWord: three letters or more with a vowel and no more than four
@@ -280,14 +265,7 @@ func readsAsWord(piece string) bool {
 	if len(piece) < 3 {
 		return len(piece) == 1
 	}
-	consonants, vowels := 0, 0
-	for i := 0; i < len(piece); i++ {
-		if strings.IndexByte("aeiouyAEIOUY", piece[i]) >= 0 {
-			consonants = 0
-			vowels++
-		} else if consonants++; consonants > 4 {
-			return false
-		}
-	}
-	return vowels > 0
+	return strings.ContainsAny(piece, "aeiouyAEIOUY") && !fiveConsonants.MatchString(piece)
 }
+
+var fiveConsonants = regexp.MustCompile(`[^aeiouyAEIOUY]{5}`)

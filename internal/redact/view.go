@@ -106,21 +106,14 @@ func listView(s string) view {
 // listAt reads the comma between two quoted words of a list ("a", "b"
 // or 'a','b'), with their inner quotes, as a space.
 func listAt(s string, i int) (byte, int) {
-	q := s[i]
-	if q != '"' && q != '\'' {
-		return 0, 0
+	if n := len(listComma.FindString(s[i:])); n > 0 {
+		return ' ', n
 	}
-	n := 1 + len(s[i+1:]) - len(strings.TrimLeft(s[i+1:], " \t"))
-	if n >= len(s)-i || s[i+n] != ',' {
-		return 0, 0
-	}
-	n++
-	n += len(s[i+n:]) - len(strings.TrimLeft(s[i+n:], " \t"))
-	if n >= len(s)-i || s[i+n] != q {
-		return 0, 0
-	}
-	return ' ', n + 1
+	return 0, 0
 }
+
+// listComma is a quoted word's end, a comma and the next word's start.
+var listComma = regexp.MustCompile(`^(?:"[ \t]*,[ \t]*"|'[ \t]*,[ \t]*')`)
 
 // invisibleAt reads a character no reader sees at s[i] (a format
 // character, a combining grapheme joiner, a terminal's control sequence)
@@ -198,7 +191,7 @@ func spaceAt(s string, i int) (byte, int) {
 	case c >= utf8.RuneSelf:
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if r == 0x9b { // a C1 control sequence introducer
-			return ' ', n + controlSequence("["+s[i+n:]) - 1
+			return ' ', n + controlSequence("["+s[i+n:min(len(s), i+n+31)]) - 1
 		}
 		if unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) || unicode.IsControl(r) {
 			return ' ', n
@@ -229,7 +222,7 @@ func escapedSpace(s string) int {
 	case r == 0x1b:
 		return n + controlSequence(s[n:])
 	case r == 0x9b:
-		return n + controlSequence("["+s[n:]) - 1
+		return n + controlSequence("["+s[n:min(len(s), n+31)]) - 1
 	case r < ' ' || r == 0x7f || 0x80 <= r && r < 0xa0 || r < utf8.MaxRune && unicode.IsSpace(rune(r)):
 		return n
 	}
@@ -240,22 +233,12 @@ func escapedSpace(s string) int {
 var escapeDigits = map[byte]int{'x': 2, 'u': 4, 'U': 8}
 
 // controlSequence is the length of a terminal's control sequence at the
-// start of s, after its ESC: [ parameters and a final letter.
-func controlSequence(s string) int {
-	if len(s) < 2 || s[0] != '[' {
-		return 0
-	}
-	for i := 1; i < len(s) && i < 32; i++ {
-		switch c := s[i]; {
-		case '0' <= c && c <= '9' || c == ';' || c == '?':
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-			return i + 1
-		default:
-			return 0
-		}
-	}
-	return 0
-}
+// start of s, after its ESC: [ parameters and a final letter. It reads 32
+// bytes at most, so a C1 introducer's callers put '[' before 31 of them,
+// not before the whole rest of a text that may hold thousands.
+func controlSequence(s string) int { return len(controlPattern.FindString(s)) }
+
+var controlPattern = regexp.MustCompile(`^\[[0-9;?]{0,30}[A-Za-z]`)
 
 // decodedAt reads an encoded printable ASCII character (or a space) at
 // s[i], and a space as spaceAt does: a secret is ASCII, so decoding
