@@ -153,10 +153,10 @@ func (s *Server) InMemory() (client *http.Client, endpoint string, stop func()) 
 	l := memnet.Listen()
 	hs := &http.Server{Handler: s}
 	go hs.Serve(l)
-	tr := &http.Transport{DialContext: l.Dial}
-	return &http.Client{Transport: tr}, "http://s3.test", func() {
+	client = l.Client()
+	return client, "http://s3.test", func() {
 		s.Close()
-		tr.CloseIdleConnections()
+		client.CloseIdleConnections()
 		hs.Close()
 	}
 }
@@ -449,11 +449,10 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string) {
 	w.Header().Set("Last-Modified", mod.Format(http.TimeFormat))
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	switch how {
-	case Stall:
-		s.stall(w, r)
-		return
-	case StallMidway:
-		w.Write(body[:len(body)/2])
+	case Stall, StallMidway:
+		if how == StallMidway {
+			w.Write(body[:len(body)/2])
+		}
 		s.stall(w, r)
 		return
 	case Trickle:
