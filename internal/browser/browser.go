@@ -185,13 +185,12 @@ func (b *Browser) call(session, method string, params any, out any) error {
 	ch := make(chan reply, 1)
 	b.waiting[id] = ch
 	b.mu.Unlock()
-	msg := map[string]any{"id": id, "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	if session != "" {
-		msg["sessionId"] = session
-	}
+	msg := struct {
+		ID        int    `json:"id"`
+		Method    string `json:"method"`
+		Params    any    `json:"params,omitempty"`
+		SessionID string `json:"sessionId,omitempty"`
+	}{id, method, params, session}
 	if err := websocket.JSON.Send(b.ws, msg); err != nil {
 		return err
 	}
