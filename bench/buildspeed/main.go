@@ -367,48 +367,44 @@ func runScale(counts []int, rounds int, work string) error {
 // and gives each count a folder of its first n, hard-linked; it returns
 // them, and every folder it made, for the caller to remove.
 func scaleRuns(work string, counts []int, keep bool) (dirs, made []string, err error) {
+	runs := func(n int) string { return filepath.Join(work, fmt.Sprintf("runs-%d", n)) }
 	largest := slices.Max(counts)
-	byCount := map[int]string{largest: filepath.Join(work, fmt.Sprintf("runs-%d", largest))}
-	if keep && holdsRuns(byCount[largest], largest) {
-		fmt.Printf("reusing the %s in %s\n", plural.Count(largest, "run", "runs"), byCount[largest])
+	if keep && holdsRuns(runs(largest), largest) {
+		fmt.Printf("reusing the %s in %s\n", plural.Count(largest, "run", "runs"), runs(largest))
 	} else {
-		if err := os.RemoveAll(byCount[largest]); err != nil {
+		if err := os.RemoveAll(runs(largest)); err != nil {
 			return nil, made, err
 		}
 		if !keep {
-			made = append(made, byCount[largest])
+			made = append(made, runs(largest))
 		}
-		if _, err := writeRuns(byCount[largest], largest); err != nil {
+		if _, err := writeRuns(runs(largest), largest); err != nil {
 			return nil, made, err
 		}
 	}
-	names, err := filepath.Glob(filepath.Join(byCount[largest], "*.json"))
+	names, err := filepath.Glob(filepath.Join(runs(largest), "*.json"))
 	if err != nil {
 		return nil, made, err
 	}
 	slices.Sort(names)
 	for _, n := range counts {
-		if byCount[n] != "" {
-			continue
+		dirs = append(dirs, runs(n))
+		if n < largest && !slices.Contains(made, runs(n)) {
+			made = append(made, runs(n))
+			if err := linkRuns(names[:n], runs(n)); err != nil {
+				return nil, made, err
+			}
 		}
-		dir := filepath.Join(work, fmt.Sprintf("runs-%d", n))
-		byCount[n] = dir
-		made = append(made, dir)
-		if err := os.RemoveAll(dir); err != nil {
-			return nil, made, err
-		}
-		if err := linkRuns(names[:n], dir); err != nil {
-			return nil, made, err
-		}
-	}
-	for _, n := range counts {
-		dirs = append(dirs, byCount[n])
 	}
 	return dirs, made, nil
 }
 
-// linkRuns puts the files names into dir, as hard links where it can.
+// linkRuns makes dir anew and puts the files names into it, as hard links
+// where it can.
 func linkRuns(names []string, dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -447,18 +443,14 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 	start := time.Now()
 	syscall.Sync()
 	t.synced = t.wall + time.Since(start)
-	size := func(rel string) int64 {
-		if info, err := os.Stat(filepath.Join(site, rel)); err == nil {
-			return info.Size()
-		}
-		return 0
-	}
 	var total int64
-	err = filepath.WalkDir(site, func(_ string, d os.DirEntry, err error) error {
+	size := map[string]int64{} // by path in the site
+	err = filepath.WalkDir(site, func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			var info os.FileInfo
 			if info, err = d.Info(); err == nil {
 				total += info.Size()
+				size[path] = info.Size()
 			}
 		}
 		return err
@@ -466,8 +458,9 @@ func scaleRow(bin, work, runs string, n, round int) (timing, error) {
 	if err != nil {
 		return t, err
 	}
-	fmt.Printf("| %d | %d | %.2f s | %.2f s | %.1f s (%.1f s) | %.0f MB | %s | %s | %s |\n", n, round, t.wall.Seconds(), t.synced.Seconds(), t.cpu.Seconds(), t.sys.Seconds(),
-		t.rssMB, megabytes(size("index.html")), megabytes(size("runs.csv")), megabytes(total))
+	fmt.Printf("| %d | %d | %.2f s | %.2f s | %.1f s (%.1f s) | %.0f MB | %s | %s | %s |\n", n, round, t.wall.Seconds(),
+		t.synced.Seconds(), t.cpu.Seconds(), t.sys.Seconds(), t.rssMB, megabytes(size[filepath.Join(site, "index.html")]),
+		megabytes(size[filepath.Join(site, "runs.csv")]), megabytes(total))
 	return t, nil
 }
 

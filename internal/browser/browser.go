@@ -20,16 +20,6 @@ import (
 	"golang.org/x/net/websocket"
 )
 
-// Find returns the path of a Chromium or Chrome on this machine.
-func Find() (string, error) {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("no chromium on PATH (Debian: apt-get install chromium; .ci/run installs it)")
-}
-
 // Browser is a headless Chromium and one page in it.
 type Browser struct {
 	cmd     *exec.Cmd
@@ -195,13 +185,12 @@ func (b *Browser) call(session, method string, params any, out any) error {
 	ch := make(chan reply, 1)
 	b.waiting[id] = ch
 	b.mu.Unlock()
-	msg := map[string]any{"id": id, "method": method}
-	if params != nil {
-		msg["params"] = params
-	}
-	if session != "" {
-		msg["sessionId"] = session
-	}
+	msg := struct {
+		ID        int    `json:"id"`
+		Method    string `json:"method"`
+		Params    any    `json:"params,omitempty"`
+		SessionID string `json:"sessionId,omitempty"`
+	}{id, method, params, session}
 	if err := websocket.JSON.Send(b.ws, msg); err != nil {
 		return err
 	}
@@ -262,43 +251,27 @@ func (b *Browser) Eval(expr string, out any) error {
 	return json.Unmarshal(res.Result.Value, out)
 }
 
-// Viewport makes the page's window width × height CSS pixels; mobile
-// emulates a phone (its viewport meta tag honoured, scrollbars overlaid).
-func (b *Browser) Viewport(width, height int, mobile bool) error {
-	scale := 1.0
-	if mobile {
-		scale = 2
-	}
-	return b.call(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{
-		"width": width, "height": height, "deviceScaleFactor": scale, "mobile": mobile}, nil)
-}
-
-// ColorScheme makes the page see prefers-color-scheme dark or light.
-func (b *Browser) ColorScheme(dark bool) error {
-	scheme := "light"
-	if dark {
-		scheme = "dark"
-	}
-	return b.call(b.session, "Emulation.setEmulatedMedia", map[string]any{
-		"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}}, nil)
-}
-
 // EachScreen calls f at desktop (1400 × 900) and phone (390 × 844)
-// sizes, in light and in dark: the screens every page is tested at.
+// sizes, in light and in dark: the screens every page is tested at. A phone
+// is emulated: its viewport meta tag honoured, scrollbars overlaid.
 func (b *Browser) EachScreen(f func(screen, scheme string, phone bool)) error {
 	for _, screen := range []struct {
 		name          string
 		width, height int
+		scale         float64
 		phone         bool
-	}{{"desktop", 1400, 900, false}, {"phone", 390, 844, true}} {
-		for _, dark := range []bool{false, true} {
-			if err := b.Viewport(screen.width, screen.height, screen.phone); err != nil {
+	}{{"desktop", 1400, 900, 1, false}, {"phone", 390, 844, 2, true}} {
+		for _, scheme := range []string{"light", "dark"} {
+			err := b.call(b.session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": screen.width,
+				"height": screen.height, "deviceScaleFactor": screen.scale, "mobile": screen.phone}, nil)
+			if err == nil {
+				err = b.call(b.session, "Emulation.setEmulatedMedia", map[string]any{
+					"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}}, nil)
+			}
+			if err != nil {
 				return err
 			}
-			if err := b.ColorScheme(dark); err != nil {
-				return err
-			}
-			f(screen.name, map[bool]string{false: "light", true: "dark"}[dark], screen.phone)
+			f(screen.name, scheme, screen.phone)
 		}
 	}
 	return nil

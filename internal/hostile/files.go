@@ -24,8 +24,7 @@ func DeepNotes(n int) []byte {
 func CostlyNotes(size int) []byte {
 	var b bytes.Buffer
 	for i := 0; b.Len() < size-256; i++ {
-		b.WriteString(strings.Repeat(" ", 2*(i%90)))
-		b.WriteString("- item\n")
+		b.WriteString(strings.Repeat(" ", 2*(i%90)) + "- item\n")
 	}
 	return b.Bytes()
 }

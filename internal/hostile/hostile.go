@@ -186,11 +186,9 @@ func echoKey(auth string) []byte {
 	for len(body) < 4000+4*len(key) {
 		body = append(body, key+" "...)
 	}
-	for len(body) < EchoCut-len(key)/2 {
-		body = append(body, ' ')
-	}
-	body = append(body[:EchoCut-len(key)/2], key...)
-	return append(body, " is what you sent"...)
+	cut := EchoCut - len(key)/2
+	body = append(body, strings.Repeat(" ", max(0, cut-len(body)))...)
+	return append(append(body[:cut], key...), " is what you sent"...)
 }
 
 // counts streams a short answer, as many tokens as asked up to

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/matrixgen/matrixgen/internal/memnet"
@@ -60,8 +61,8 @@ type Server struct {
 	maxReads int
 	tamper   map[string]Tamper
 	onRead   map[string][]byte // written before the next read of the key
-	sent     int64             // bytes of bodies sent
-	requests int
+	sent     atomic.Int64      // bytes of bodies sent
+	requests atomic.Int64
 	done     chan struct{} // closed by Close: stalled answers end
 	closing  sync.Once
 }
@@ -153,10 +154,10 @@ func (s *Server) InMemory() (client *http.Client, endpoint string, stop func()) 
 	l := memnet.Listen()
 	hs := &http.Server{Handler: s}
 	go hs.Serve(l)
-	tr := &http.Transport{DialContext: l.Dial}
-	return &http.Client{Transport: tr}, "http://s3.test", func() {
+	client = l.Client()
+	return client, "http://s3.test", func() {
 		s.Close()
-		tr.CloseIdleConnections()
+		client.CloseIdleConnections()
 		hs.Close()
 	}
 }
@@ -178,11 +179,7 @@ func (s *Server) WriteOnNextRead(key string, data []byte) {
 // Sent is how many bytes of bodies the server sent, and how many requests
 // it answered, since the last call; both start again from zero.
 func (s *Server) Sent() (bytes int64, requests int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	bytes, requests = s.sent, s.requests
-	s.sent, s.requests = 0, 0
-	return bytes, requests
+	return s.sent.Swap(0), int(s.requests.Swap(0))
 }
 
 // URL is the place of prefix in the bucket, as matrixgen takes it.
@@ -220,9 +217,7 @@ func (s *Server) Reads() (reads map[string]int, maxInFlight int) {
 
 // ServeHTTP answers the requests of S3's protocol the fake knows.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.requests++
-	s.mu.Unlock()
+	s.requests.Add(1)
 	w := &counting{ResponseWriter: rw, s: s}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	switch {
@@ -251,9 +246,7 @@ type counting struct {
 
 func (c *counting) Write(p []byte) (int, error) {
 	n, err := c.ResponseWriter.Write(p)
-	c.s.mu.Lock()
-	c.s.sent += int64(n)
-	c.s.mu.Unlock()
+	c.s.sent.Add(int64(n))
 	return n, err
 }
 
@@ -449,11 +442,10 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string) {
 	w.Header().Set("Last-Modified", mod.Format(http.TimeFormat))
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	switch how {
-	case Stall:
-		s.stall(w, r)
-		return
-	case StallMidway:
-		w.Write(body[:len(body)/2])
+	case Stall, StallMidway:
+		if how == StallMidway {
+			w.Write(body[:len(body)/2])
+		}
 		s.stall(w, r)
 		return
 	case Trickle:

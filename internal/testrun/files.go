@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,18 +34,13 @@ func WriteFile(t testing.TB, dir, id string, r *matrixgen.Run, notes string) str
 	return name
 }
 
-var (
-	clockMu sync.Mutex
-	clock   = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-)
+// touched is how many times Touch was called.
+var touched atomic.Int64
 
 // Touch sets the file's time a second after the last one given.
 func Touch(t testing.TB, name string) {
 	t.Helper()
-	clockMu.Lock()
-	clock = clock.Add(time.Second)
-	at := clock
-	clockMu.Unlock()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(touched.Add(1)) * time.Second)
 	if err := os.Chtimes(name, at, at); err != nil {
 		t.Fatal(err)
 	}
