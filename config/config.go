@@ -186,12 +186,15 @@ func unknownKeys(src source, lines map[string]int, keys []toml.Key, v reflect.Va
 	t := v.Type()
 	var errs []error
 	reported := map[string]bool{}
+keys:
 	for _, k := range keys {
 		if inFreeForm(v, k) {
 			continue // decoded into a map: BurntSushi/toml lists a nested table's keys all the same
 		}
-		if insideReported(k, reported) {
-			continue // reported already, or inside an unknown table that is
+		for n := range len(k) {
+			if reported[k[:n+1].String()] {
+				continue keys // reported, or inside an unknown table that is: the first unknown name is the mistake
+			}
 		}
 		reported[k.String()] = true
 		if len(errs) == maxUnknownKeys {
@@ -301,24 +304,14 @@ func typeAt(t reflect.Type, path []string) (reflect.Type, bool) {
 // tomlTypeName is a TOML type as BurntSushi/toml names it (Integer,
 // Array, DatetimeLocal), as a message says it.
 func tomlTypeName(kind string) string {
-	if name, ok := map[string]string{"Integer": "an integer", "Array": "an array", "Bool": "a boolean"}[kind]; ok {
+	names := map[string]string{"Integer": "an integer", "Array": "an array", "Bool": "a boolean"}
+	if name, ok := names[kind]; ok {
 		return name
 	}
 	if strings.Contains(kind, "Date") || strings.Contains(kind, "Time") {
 		return "a date or time"
 	}
 	return "a " + strings.ToLower(kind)
-}
-
-// insideReported reports whether k, or a table holding it, is reported
-// already: the first unknown name on its path is the mistake.
-func insideReported(k toml.Key, reported map[string]bool) bool {
-	for n := len(k); n > 0; n-- {
-		if reported[k[:n].String()] {
-			return true
-		}
-	}
-	return false
 }
 
 // fieldByKey is the field of struct t whose toml name is key: the same
