@@ -105,36 +105,22 @@ type lineWriter struct {
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			if len(w.partial)+len(p) > w.limit {
-				return 0, w.tooLong()
-			}
-			w.partial = append(w.partial, p...)
-			break
+	w.partial = append(w.partial, p...)
+	for {
+		line, rest, whole := bytes.Cut(w.partial, []byte("\n"))
+		if len(line) > w.limit {
+			w.over = true
+			w.stop()
+			return 0, errPastBound
 		}
-		if len(w.partial)+i > w.limit {
-			return 0, w.tooLong()
-		}
-		line := p[:i]
-		if len(w.partial) > 0 {
-			line = append(w.partial, line...)
-			w.partial = w.partial[:0]
+		if !whole {
+			return len(p), nil
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
 			w.line(line)
 		}
-		p = p[i+1:]
+		w.partial = rest
 	}
-	return n, nil
-}
-
-func (w *lineWriter) tooLong() error {
-	w.over = true
-	w.stop()
-	return errPastBound
 }
 
 // streamTool starts a tool that answers line by line, calling line with
