@@ -214,10 +214,7 @@ func (e *encoder) put(v any) {
 
 func (e *encoder) str(s string) {
 	e.put(uint64(len(s)))
-	if e.err == nil {
-		_, e.err = io.WriteString(e.w, s)
-		e.n += uint64(len(s))
-	}
+	e.raw([]byte(s))
 }
 
 // key starts a metadata entry of type typ.
