@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,12 +34,7 @@ type Config struct {
 
 // Where names the place of a key in the file, "matrixgen.toml:12", for an
 // error found after loading (a context the server cannot hold, say).
-func (c Config) Where(key string) string {
-	if n := c.lines[key]; n > 0 {
-		return fmt.Sprintf("%s:%d", c.file, n)
-	}
-	return c.file
-}
+func (c Config) Where(key string) string { return inFile(c.file).at(c.lines[key], 0) }
 
 // Site configures the published site.
 type Site struct {
@@ -121,12 +117,9 @@ func placeProfileErrors(name string, lines map[string]int, err error) error {
 	for _, p := range problems {
 		msg := p.Error()
 		key, rest, _ := strings.Cut(msg, ":")
-		line := 0
+		line := lines[key]
 		if word := strings.Fields(rest); len(word) > 0 {
-			line = lines[key+"."+strings.Trim(word[0], ",:")]
-		}
-		if line == 0 {
-			line = lines[key]
+			line = cmp.Or(lines[key+"."+strings.Trim(word[0], ",:")], line)
 		}
 		placed = append(placed, fmt.Errorf("%s: %s", inFile(name).at(line, 0), msg))
 	}
