@@ -372,17 +372,11 @@ func (t *Sampler) Window(start, end time.Time, outputTokens int) (*matrixgen.Pow
 	if p := powerFigures(samples, start, end, outputTokens); p != nil {
 		return p, ""
 	}
-	return nil, t.missing(len(samples), stopped)
-}
-
-// missing says why a window got no power reading from the sampler, which
-// gave it samples samples and has stopped with stopped (nil: it runs).
-func (t *Sampler) missing(samples int, stopped error) string {
 	t.mu.Lock()
 	refused := t.refused
 	t.mu.Unlock()
 	why := "no reading: " + t.tool + " gave no sample in the window"
-	if samples > 0 {
+	if len(samples) > 0 {
 		why = "no reading: no GPU reported its power in the window"
 	}
 	if stopped != nil {
@@ -391,7 +385,7 @@ func (t *Sampler) missing(samples int, stopped error) string {
 	if refused != "" {
 		why += "; its last answer refused: " + refused
 	}
-	return why
+	return nil, why
 }
 
 // DefaultTool is nvidia-smi, or rocm-smi on a machine that has only
