@@ -259,7 +259,8 @@ func notTables(src source, lines map[string]int, md toml.MetaData, t reflect.Typ
 	var errs []error
 	for _, k := range md.Keys() {
 		kind := md.Type(k...)
-		if kind == "Hash" || kind == "ArrayHash" || kind == "" || !mapAt(t, k) {
+		setting, ok := typeAt(t, k)
+		if kind == "Hash" || kind == "ArrayHash" || kind == "" || !ok || setting.Kind() != reflect.Map {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("%s: %s: want a table, got %s", src.at(lines[k.String()], 0), k, tomlTypeName(kind)))
@@ -267,18 +268,9 @@ func notTables(src source, lines map[string]int, md toml.MetaData, t reflect.Typ
 	return errors.Join(errs...)
 }
 
-// mapAt reports whether the setting key names in a value of type t is a
-// map, following struct fields only.
-func mapAt(t reflect.Type, key toml.Key) bool {
-	t, ok := typeAt(t, key)
-	for ok && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return ok && t.Kind() == reflect.Map
-}
-
 // typeAt is the type of the setting at path in a value of type t, through
-// struct fields (and elements); false where the path leaves the structs.
+// struct fields (and elements), without its pointers; false where the path
+// leaves the structs.
 func typeAt(t reflect.Type, path []string) (reflect.Type, bool) {
 	for _, part := range path {
 		t = element(t)
@@ -290,6 +282,9 @@ func typeAt(t reflect.Type, path []string) (reflect.Type, bool) {
 			return nil, false
 		}
 		t = f.Type
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
 	return t, true
 }
