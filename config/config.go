@@ -325,15 +325,12 @@ func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
 // for a misspelt key's suggestion.
 func keysAt(t reflect.Type, path []string) []string {
 	t, ok := typeAt(t, path)
-	if !ok {
-		return nil
-	}
-	if t = element(t); t.Kind() != reflect.Struct {
+	if !ok || element(t).Kind() != reflect.Struct {
 		return nil
 	}
 	var keys []string
-	for i := range t.NumField() {
-		if name, ok := tomlName(t.Field(i)); ok {
+	for f := range element(t).Fields() {
+		if name, ok := tomlName(f); ok {
 			keys = append(keys, name)
 		}
 	}
