@@ -305,20 +305,17 @@ func tomlTypeName(kind string) string {
 // fieldByKey is the field of struct t whose toml name is key: the same
 // name, else the same but for case, as BurntSushi/toml matches them.
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
-	folded := -1
-	for i := range t.NumField() {
-		name, ok := tomlName(t.Field(i))
+	folded, found := reflect.StructField{}, false
+	for f := range t.Fields() {
+		name, ok := tomlName(f)
 		switch {
 		case ok && name == key:
-			return t.Field(i), true
-		case ok && folded < 0 && strings.EqualFold(name, key):
-			folded = i
+			return f, true
+		case ok && !found && strings.EqualFold(name, key):
+			folded, found = f, true
 		}
 	}
-	if folded >= 0 {
-		return t.Field(folded), true
-	}
-	return reflect.StructField{}, false
+	return folded, found
 }
 
 // keysAt lists the TOML keys of the struct at path in a value of type t,
