@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,12 +34,7 @@ type Config struct {
 
 // Where names the place of a key in the file, "matrixgen.toml:12", for an
 // error found after loading (a context the server cannot hold, say).
-func (c Config) Where(key string) string {
-	if n := c.lines[key]; n > 0 {
-		return fmt.Sprintf("%s:%d", c.file, n)
-	}
-	return c.file
-}
+func (c Config) Where(key string) string { return inFile(c.file).at(c.lines[key], 0) }
 
 // Site configures the published site.
 type Site struct {
@@ -80,10 +76,11 @@ func Load(name string, optional bool) (Config, error) {
 // unknown keys are errors that name the file and the line.
 func Parse(name string, data []byte) (Config, error) {
 	var c Config
-	if err := decodeStrict(inFile(name), data, &c); err != nil {
+	lines, err := decodeStrict(inFile(name), data, &c)
+	if err != nil {
 		return Config{}, err
 	}
-	c.lines, c.file = keyLines(data), name
+	c.lines, c.file = lines, name
 	if err := c.validate(); err != nil {
 		return Config{}, err
 	}
@@ -98,11 +95,12 @@ func LoadFile(name string, v any, check func() error) error {
 	if err != nil {
 		return err
 	}
-	if err := decodeStrict(inFile(name), data, v); err != nil {
+	lines, err := decodeStrict(inFile(name), data, v)
+	if err != nil {
 		return err
 	}
 	if err := check(); err != nil {
-		return placeProfileErrors(name, data, err)
+		return placeProfileErrors(name, lines, err)
 	}
 	return nil
 }
@@ -110,8 +108,7 @@ func LoadFile(name string, v any, check func() error) error {
 // placeProfileErrors puts each of a profile's problems at the line of the
 // key it names ("decode: base_ms …" at decode.base_ms), or of its table, or
 // else (a default value's) names the file only.
-func placeProfileErrors(name string, data []byte, err error) error {
-	lines := keyLines(data)
+func placeProfileErrors(name string, lines map[string]int, err error) error {
 	problems := []error{err}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		problems = joined.Unwrap()
@@ -120,12 +117,9 @@ func placeProfileErrors(name string, data []byte, err error) error {
 	for _, p := range problems {
 		msg := p.Error()
 		key, rest, _ := strings.Cut(msg, ":")
-		line := 0
+		line := lines[key]
 		if word := strings.Fields(rest); len(word) > 0 {
-			line = lines[key+"."+strings.Trim(word[0], ",:")]
-		}
-		if line == 0 {
-			line = lines[key]
+			line = cmp.Or(lines[key+"."+strings.Trim(word[0], ",:")], line)
 		}
 		placed = append(placed, fmt.Errorf("%s: %s", inFile(name).at(line, 0), msg))
 	}
@@ -156,15 +150,17 @@ func (s source) at(line, col int) string {
 	return fmt.Sprintf("%s:%d:%d", s.name, line, col)
 }
 
-// decodeStrict decodes TOML into v; syntax errors, wrong types and unknown
-// keys are errors naming the file and the line.
-func decodeStrict(src source, data []byte, v any) error {
+// decodeStrict decodes TOML into v, and gives each key's line (keyLines);
+// syntax errors, wrong types and unknown keys are errors naming the file and the line.
+func decodeStrict(src source, data []byte, v any) (map[string]int, error) {
 	if err := checkBounds(src.name, data); err != nil {
-		return err
+		return nil, err
 	}
+	lines := keyLines(data)
 	md, err := toml.Decode(string(data), v)
 	if err == nil {
-		return errors.Join(notTables(src, data, md, reflect.TypeOf(v)), unknownKeys(src, data, md.Undecoded(), reflect.ValueOf(v)))
+		return lines, errors.Join(notTables(src, lines, md, reflect.TypeOf(v)),
+			unknownKeys(src, lines, md.Undecoded(), reflect.ValueOf(v)))
 	}
 	var perr toml.ParseError
 	if errors.As(err, &perr) {
@@ -172,27 +168,26 @@ func decodeStrict(src source, data []byte, v any) error {
 		if perr.LastKey != "" {
 			where = fmt.Sprintf(" key %q:", perr.LastKey)
 		}
-		return fmt.Errorf("%s:%s %s", src.at(perr.Position.Line, perr.Position.Col), where, perr.Message)
+		return nil, fmt.Errorf("%s:%s %s", src.at(perr.Position.Line, perr.Position.Col), where, perr.Message)
 	}
-	return misfit(src, data, v, err)
+	return nil, misfit(src, data, lines, v, err)
 }
 
 // unknownKeys is an error for each unknown key (at most maxUnknownKeys,
 // none inside an unknown table named), with the known key likely meant.
-func unknownKeys(src source, data []byte, keys []toml.Key, v reflect.Value) error {
-	if len(keys) == 0 {
-		return nil
-	}
+func unknownKeys(src source, lines map[string]int, keys []toml.Key, v reflect.Value) error {
 	t := v.Type()
-	lines := keyLines(data)
 	var errs []error
 	reported := map[string]bool{}
+keys:
 	for _, k := range keys {
 		if inFreeForm(v, k) {
 			continue // decoded into a map: BurntSushi/toml lists a nested table's keys all the same
 		}
-		if insideReported(k, reported) {
-			continue // reported already, or inside an unknown table that is
+		for n := range len(k) {
+			if reported[k[:n+1].String()] {
+				continue keys // reported, or inside an unknown table that is: the first unknown name is the mistake
+			}
 		}
 		reported[k.String()] = true
 		if len(errs) == maxUnknownKeys {
@@ -260,34 +255,22 @@ func element(t reflect.Type) reflect.Type {
 // notTables is an error for each key whose setting is a free-form table
 // ([server] extra) but whose value is not a table (arrays of tables are
 // unknownKeys'): BurntSushi/toml leaves such a map empty without an error.
-func notTables(src source, data []byte, md toml.MetaData, t reflect.Type) error {
+func notTables(src source, lines map[string]int, md toml.MetaData, t reflect.Type) error {
 	var errs []error
-	var lines map[string]int
 	for _, k := range md.Keys() {
 		kind := md.Type(k...)
-		if kind == "Hash" || kind == "ArrayHash" || kind == "" || !mapAt(t, k) {
+		setting, ok := typeAt(t, k)
+		if kind == "Hash" || kind == "ArrayHash" || kind == "" || !ok || setting.Kind() != reflect.Map {
 			continue
-		}
-		if lines == nil {
-			lines = keyLines(data)
 		}
 		errs = append(errs, fmt.Errorf("%s: %s: want a table, got %s", src.at(lines[k.String()], 0), k, tomlTypeName(kind)))
 	}
 	return errors.Join(errs...)
 }
 
-// mapAt reports whether the setting key names in a value of type t is a
-// map, following struct fields only.
-func mapAt(t reflect.Type, key toml.Key) bool {
-	t, ok := typeAt(t, key)
-	for ok && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return ok && t.Kind() == reflect.Map
-}
-
 // typeAt is the type of the setting at path in a value of type t, through
-// struct fields (and elements); false where the path leaves the structs.
+// struct fields (and elements), without its pointers; false where the path
+// leaves the structs.
 func typeAt(t reflect.Type, path []string) (reflect.Type, bool) {
 	for _, part := range path {
 		t = element(t)
@@ -300,68 +283,51 @@ func typeAt(t reflect.Type, path []string) (reflect.Type, bool) {
 		}
 		t = f.Type
 	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	return t, true
 }
 
 // tomlTypeName is a TOML type as BurntSushi/toml names it (Integer,
 // Array, DatetimeLocal), as a message says it.
 func tomlTypeName(kind string) string {
-	switch {
-	case kind == "Integer":
-		return "an integer"
-	case kind == "Array":
-		return "an array"
-	case kind == "Bool":
-		return "a boolean"
-	case strings.Contains(kind, "Date") || strings.Contains(kind, "Time"):
+	names := map[string]string{"Integer": "an integer", "Array": "an array", "Bool": "a boolean"}
+	if name, ok := names[kind]; ok {
+		return name
+	}
+	if strings.Contains(kind, "Date") || strings.Contains(kind, "Time") {
 		return "a date or time"
 	}
 	return "a " + strings.ToLower(kind)
 }
 
-// insideReported reports whether k, or a table holding it, is reported
-// already: the first unknown name on its path is the mistake.
-func insideReported(k toml.Key, reported map[string]bool) bool {
-	for n := len(k); n > 0; n-- {
-		if reported[k[:n].String()] {
-			return true
-		}
-	}
-	return false
-}
-
 // fieldByKey is the field of struct t whose toml name is key: the same
 // name, else the same but for case, as BurntSushi/toml matches them.
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
-	folded := -1
-	for i := range t.NumField() {
-		name, ok := tomlName(t.Field(i))
+	folded, found := reflect.StructField{}, false
+	for f := range t.Fields() {
+		name, ok := tomlName(f)
 		switch {
 		case ok && name == key:
-			return t.Field(i), true
-		case ok && folded < 0 && strings.EqualFold(name, key):
-			folded = i
+			return f, true
+		case ok && !found && strings.EqualFold(name, key):
+			folded, found = f, true
 		}
 	}
-	if folded >= 0 {
-		return t.Field(folded), true
-	}
-	return reflect.StructField{}, false
+	return folded, found
 }
 
 // keysAt lists the TOML keys of the struct at path in a value of type t,
 // for a misspelt key's suggestion.
 func keysAt(t reflect.Type, path []string) []string {
 	t, ok := typeAt(t, path)
-	if !ok {
-		return nil
-	}
-	if t = element(t); t.Kind() != reflect.Struct {
+	if !ok || element(t).Kind() != reflect.Struct {
 		return nil
 	}
 	var keys []string
-	for i := range t.NumField() {
-		if name, ok := tomlName(t.Field(i)); ok {
+	for f := range element(t).Fields() {
+		if name, ok := tomlName(f); ok {
 			keys = append(keys, name)
 		}
 	}
@@ -428,29 +394,31 @@ func (c Config) validate() error {
 
 // misfit places a value of the wrong type, which BurntSushi/toml reports
 // without a position, at the first key whose value alone does not decode.
-func misfit(src source, data []byte, v any, err error) error {
+func misfit(src source, data []byte, lines map[string]int, v any, err error) error {
 	var doc map[string]any
 	md, parseErr := toml.Decode(string(data), &doc)
 	if parseErr != nil {
 		return fmt.Errorf("%s: %w", src.name, err)
 	}
+keys:
 	for _, k := range md.Keys() {
 		typ := md.Type(k...)
-		if typ == "Hash" || len(k) > 1 && md.Type(k[:len(k)-1]...) == "ArrayHash" {
+		if typ == "Hash" {
 			continue // a table: its keys are tried one by one
 		}
-		alone, value := map[string]any{}, any(doc)
+		value := any(doc)
 		for _, part := range k {
-			value = value.(map[string]any)[part] // k is in doc, through tables
+			table, ok := value.(map[string]any)
+			if !ok {
+				continue keys // inside an array of tables, which was tried whole
+			}
+			value = table[part]
 		}
-		inner := alone
-		for _, part := range k[:len(k)-1] {
-			inner[part] = map[string]any{}
-			inner = inner[part].(map[string]any)
+		for i := len(k) - 1; i >= 0; i-- {
+			value = map[string]any{k[i]: value} // the key alone, in its tables
 		}
-		inner[k[len(k)-1]] = value
 		var text strings.Builder
-		if toml.NewEncoder(&text).Encode(alone) != nil {
+		if toml.NewEncoder(&text).Encode(value) != nil {
 			continue
 		}
 		if _, e := toml.Decode(text.String(), reflect.New(reflect.TypeOf(v).Elem()).Interface()); e != nil {
@@ -458,7 +426,7 @@ func misfit(src source, data []byte, v any, err error) error {
 			if typ == "ArrayHash" {
 				what = "an array of tables"
 			}
-			return fmt.Errorf("%s: key %q: %s does not fit this setting", src.at(keyLines(data)[k.String()], 0), k.String(), what)
+			return fmt.Errorf("%s: key %q: %s does not fit this setting", src.at(lines[k.String()], 0), k.String(), what)
 		}
 	}
 	return fmt.Errorf("%s: %w", src.name, err)
@@ -526,7 +494,7 @@ func (c *Config) Set(overrides []string) error {
 		if _, err := toml.Decode(doc, &map[string]any{}); err != nil {
 			doc = fmt.Sprintf("[%s]\n%s = %q\n", section, name, strings.TrimSpace(value))
 		}
-		if err := decodeStrict(source{name: "-set " + o}, []byte(doc), c); err != nil {
+		if _, err := decodeStrict(source{name: "-set " + o}, []byte(doc), c); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -38,6 +38,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad value", "[site]\ntitle = nope\n", "m.toml:2:"},
 		{"wrong type", "[site]\n\ntitle = 42\n", `m.toml:3: key "site.title":`},
 		{"wrong type in an array of tables", "[site]\ntitle = \"x\"\n[[site.compare]]\na = 1\nb = \"y\"\n", `m.toml:3: key "site.compare": an array of tables does not fit`},
+		{"wrong type after a table in an array of tables", "[[site.compare]]\na = \"x\"\n[site.compare.t]\nu = 1\n[sweep]\nmax_output = \"x\"\n",
+			`m.toml:6: key "sweep.max_output": a TOML string does not fit`}, // misfit panicked on site.compare.t.u
 		{"wrong type in a dotted key", "site.title.x = 1\n", `m.toml:1: key "site.title.x": a TOML integer does not fit`},
 		{"bad base url", "[site]\nbase_url = \"javascript:alert(1)\"\n", "site.base_url: want an http:// or https:// URL"},
 		{"relative base url", "[site]\nbase_url = \"/bench\"\n", "site.base_url"},

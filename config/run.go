@@ -101,6 +101,3 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	d.Duration = v
 	return nil
 }
-
-// MarshalText writes the duration as Go does.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }

@@ -102,8 +102,10 @@ func Window(streams []Stream, start, end time.Time) Figures {
 		if s.FirstText.IsZero() {
 			continue
 		}
-		from := later(s.FirstText, start)
-		to := end
+		from, to := s.FirstText, end
+		if from.Before(start) {
+			from = start
+		}
 		if !s.End.IsZero() && s.End.Before(end) {
 			to = s.End
 		}
@@ -122,13 +124,6 @@ func Window(streams []Stream, start, end time.Time) Figures {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
 
 // Quantile is the q-quantile (0…1) of xs by linear interpolation between
 // ranks; 0 for none.

@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
@@ -75,11 +74,9 @@ func parseGPUInfo(text string) ([]gpuInfo, error) {
 		if notReported(g.driver) {
 			g.driver = ""
 		}
-		for j, dst := range []**float64{&g.memoryMiB, nil, &g.powerLimit, &g.defaultLimit, &g.pcieGen, &g.pcieWidth} {
-			if dst == nil {
-				continue
-			}
-			v, err := optNumber(f[2+j])
+		numbers := slices.Concat(f[2:3], f[4:]) // the name and driver are text
+		for j, dst := range []**float64{&g.memoryMiB, &g.powerLimit, &g.defaultLimit, &g.pcieGen, &g.pcieWidth} {
+			v, err := optNumber(numbers[j])
 			if err != nil {
 				return nil, fmt.Errorf("nvidia-smi line %d: %v", i+1, err)
 			}
@@ -103,15 +100,13 @@ const NoTool = "-"
 // the GPUs from the tool, none where it is missing or does not answer.
 func Detect(ctx context.Context, tool string) matrixgen.Hardware {
 	h := matrixgen.Hardware{Type: "CPU", OS: runtime.GOOS}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
 				h.CPU = strings.TrimSpace(v)
 				break
 			}
 		}
-		f.Close()
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))

@@ -99,19 +99,6 @@ func (c rocmCard) number(names ...string) *float64 {
 	return &v
 }
 
-// The field names read, newest first.
-var (
-	rocmPower    = []string{"current socket graphics package power (w)", "average graphics package power (w)"}
-	rocmCap      = []string{"max graphics package power (w)"}
-	rocmSCLK     = []string{"sclk clock speed"}
-	rocmMCLK     = []string{"mclk clock speed"}
-	rocmUse      = []string{"gpu use (%)"}
-	rocmTemp     = []string{"temperature (sensor edge) (c)", "temperature (sensor junction) (c)"}
-	rocmVRAM     = []string{"vram total memory (b)"}
-	rocmVRAMUsed = []string{"vram total used memory (b)"}
-	rocmName     = []string{"card series", "device name", "card model"}
-)
-
 // mib turns a byte count into MiB.
 func mib(bytes *float64) *float64 {
 	if bytes == nil {
@@ -120,18 +107,18 @@ func mib(bytes *float64) *float64 {
 	return new(*bytes / (1 << 20))
 }
 
-// sample is the card's telemetry at one moment. rocm-smi reports no
-// throttle reasons: AMD cells carry none.
+// sample is the card's telemetry at one moment, each field by its names
+// (newest first). rocm-smi reports no throttle reasons: AMD cells carry none.
 func (c rocmCard) sample(at time.Time) gpuSample {
 	return gpuSample{
 		at:          at,
 		index:       c.index,
-		power:       c.number(rocmPower...),
-		smClock:     c.number(rocmSCLK...),
-		memClock:    c.number(rocmMCLK...),
-		util:        c.number(rocmUse...),
-		memUsed:     mib(c.number(rocmVRAMUsed...)),
-		temperature: c.number(rocmTemp...),
+		power:       c.number("current socket graphics package power (w)", "average graphics package power (w)"),
+		smClock:     c.number("sclk clock speed"),
+		memClock:    c.number("mclk clock speed"),
+		util:        c.number("gpu use (%)"),
+		memUsed:     mib(c.number("vram total used memory (b)")),
+		temperature: c.number("temperature (sensor edge) (c)", "temperature (sensor junction) (c)"),
 	}
 }
 
@@ -139,10 +126,10 @@ func (c rocmCard) sample(at time.Time) gpuSample {
 func (c rocmCard) info(driver string) gpuInfo {
 	return gpuInfo{
 		index:      c.index,
-		name:       c.text(rocmName...),
-		memoryMiB:  mib(c.number(rocmVRAM...)),
+		name:       c.text("card series", "device name", "card model"),
+		memoryMiB:  mib(c.number("vram total memory (b)")),
 		driver:     driver,
-		powerLimit: c.number(rocmCap...),
+		powerLimit: c.number("max graphics package power (w)"),
 	}
 }
 

@@ -107,12 +107,16 @@ func Start(ctx context.Context, tool string) (*Sampler, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNoTool, err)
 	}
 	t := &Sampler{tool: filepath.Base(path), done: make(chan struct{})}
+	var wait func() error
 	if isROCm(tool) {
-		return t, t.poll(ctx, func(ctx context.Context) ([]gpuSample, error) { return rocmSamples(ctx, path) })
-	}
-	wait, err := streamTool(ctx, path, []string{"--query-gpu=" + telemetryFields, "--format=csv,noheader,nounits",
-		"-lms", strconv.Itoa(int(Interval / time.Millisecond))}, t.line)
-	if err != nil {
+		first, err := rocmSamples(ctx, path) // the first answer must come
+		if err != nil {
+			return nil, err
+		}
+		t.add(first...)
+		wait = func() error { return t.poll(ctx, path) }
+	} else if wait, err = streamTool(ctx, path, []string{"--query-gpu=" + telemetryFields, "--format=csv,noheader,nounits",
+		"-lms", strconv.Itoa(int(Interval / time.Millisecond))}, t.line); err != nil {
 		return nil, err
 	}
 	go func() {
@@ -184,39 +188,28 @@ func (t *Sampler) Wait() {
 const maxPollFailures = 3
 
 // poll asks a tool that answers once a call (rocm-smi) every Interval,
-// or at once when an answer took longer. The first answer must come.
-func (t *Sampler) poll(ctx context.Context, round func(context.Context) ([]gpuSample, error)) error {
-	first, err := round(ctx)
-	if err != nil {
-		return err
-	}
-	t.add(first...)
-	go func() {
-		defer close(t.done)
-		tick := time.NewTicker(Interval)
-		defer tick.Stop()
-		failures := 0
-		for {
-			select {
-			case <-ctx.Done():
-				t.stop(ctx.Err())
-				return
-			case <-tick.C:
-			}
-			samples, err := round(ctx)
-			if err == nil {
-				failures = 0
-				t.add(samples...)
-				continue
-			}
-			t.refuse(err)
-			if failures++; failures >= maxPollFailures && ctx.Err() == nil {
-				t.stop(fmt.Errorf("%s: %d answers in a row failed, the last: %v", t.tool, failures, err))
-				return
-			}
+// or at once when an answer took longer, until ctx ends or it fails (Start
+// records an interruption as such, whatever failed in it).
+func (t *Sampler) poll(ctx context.Context, path string) error {
+	tick := time.NewTicker(Interval)
+	defer tick.Stop()
+	for failures := 0; ; {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
 		}
-	}()
-	return nil
+		samples, err := rocmSamples(ctx, path)
+		if err == nil {
+			failures = 0
+			t.add(samples...)
+			continue
+		}
+		t.refuse(err)
+		if failures++; failures >= maxPollFailures {
+			return fmt.Errorf("%s: %d answers in a row failed, the last: %v", t.tool, failures, err)
+		}
+	}
 }
 
 // stop records why the sampler stopped.
@@ -372,17 +365,11 @@ func (t *Sampler) Window(start, end time.Time, outputTokens int) (*matrixgen.Pow
 	if p := powerFigures(samples, start, end, outputTokens); p != nil {
 		return p, ""
 	}
-	return nil, t.missing(len(samples), stopped)
-}
-
-// missing says why a window got no power reading from the sampler, which
-// gave it samples samples and has stopped with stopped (nil: it runs).
-func (t *Sampler) missing(samples int, stopped error) string {
 	t.mu.Lock()
 	refused := t.refused
 	t.mu.Unlock()
 	why := "no reading: " + t.tool + " gave no sample in the window"
-	if samples > 0 {
+	if len(samples) > 0 {
 		why = "no reading: no GPU reported its power in the window"
 	}
 	if stopped != nil {
@@ -391,7 +378,7 @@ func (t *Sampler) missing(samples int, stopped error) string {
 	if refused != "" {
 		why += "; its last answer refused: " + refused
 	}
-	return why
+	return nil, why
 }
 
 // DefaultTool is nvidia-smi, or rocm-smi on a machine that has only

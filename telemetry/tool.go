@@ -43,22 +43,37 @@ func toolCommand(ctx context.Context, path string, args []string) *exec.Cmd {
 // errPastBound stops copying a tool's output once it passed its bound.
 var errPastBound = errors.New("past its bound")
 
-// boundedAnswer keeps at most limit bytes of an answer; past them it
-// calls stop (which kills the tool) and refuses the rest.
-type boundedAnswer struct {
-	buf   bytes.Buffer
+// toolOutput takes a tool's output: an answer kept whole (line nil), or
+// handed on line by line as it comes; past limit bytes (of the answer, or
+// of a line) it calls stop (which kills the tool) and refuses the rest.
+type toolOutput struct {
+	buf   []byte
 	limit int
+	line  func([]byte)
 	stop  func()
 	over  bool
 }
 
-func (w *boundedAnswer) Write(p []byte) (int, error) {
-	if w.over || w.buf.Len()+len(p) > w.limit {
-		w.over = true
-		w.stop()
-		return 0, errPastBound
+func (w *toolOutput) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		line, rest, whole := w.buf, []byte(nil), false
+		if w.line != nil {
+			line, rest, whole = bytes.Cut(w.buf, []byte("\n"))
+		}
+		if len(line) > w.limit {
+			w.over = true
+			w.stop()
+			return 0, errPastBound
+		}
+		if !whole {
+			return len(p), nil
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			w.line(line)
+		}
+		w.buf = rest
 	}
-	return w.buf.Write(p)
 }
 
 // askTool runs a tool once and returns what it printed, within toolTimeout
@@ -67,7 +82,7 @@ func askTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 	name := filepath.Base(path)
 	tctx, cancel := context.WithTimeout(ctx, toolTimeout)
 	defer cancel()
-	out := &boundedAnswer{limit: maxToolAnswer, stop: cancel}
+	out := &toolOutput{limit: maxToolAnswer, stop: cancel}
 	cmd := toolCommand(tctx, path, args)
 	cmd.Stdout = out
 	err := finish(cmd, cmd.Run())
@@ -81,7 +96,7 @@ func askTool(ctx context.Context, path string, args ...string) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return out.buf.Bytes(), nil
+	return out.buf, nil
 }
 
 // finish is err, the end of cmd, a child left holding its output killed:
@@ -94,56 +109,13 @@ func finish(cmd *exec.Cmd, err error) error {
 	return err
 }
 
-// lineWriter hands a tool's output on line by line, as it comes; a line
-// longer than limit stops the tool.
-type lineWriter struct {
-	partial []byte
-	limit   int
-	line    func([]byte)
-	stop    func()
-	over    bool
-}
-
-func (w *lineWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			if len(w.partial)+len(p) > w.limit {
-				return 0, w.tooLong()
-			}
-			w.partial = append(w.partial, p...)
-			break
-		}
-		if len(w.partial)+i > w.limit {
-			return 0, w.tooLong()
-		}
-		line := p[:i]
-		if len(w.partial) > 0 {
-			line = append(w.partial, line...)
-			w.partial = w.partial[:0]
-		}
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			w.line(line)
-		}
-		p = p[i+1:]
-	}
-	return n, nil
-}
-
-func (w *lineWriter) tooLong() error {
-	w.over = true
-	w.stop()
-	return errPastBound
-}
-
 // streamTool starts a tool that answers line by line, calling line with
 // each (from one goroutine), killed with whatever it started when ctx ends
 // or a line passes maxToolLine. wait waits for its end and says why.
 func streamTool(ctx context.Context, path string, args []string, line func([]byte)) (wait func() error, err error) {
 	name := filepath.Base(path)
 	ctx, cancel := context.WithCancel(ctx)
-	out := &lineWriter{limit: maxToolLine, line: line, stop: cancel}
+	out := &toolOutput{limit: maxToolLine, line: line, stop: cancel}
 	cmd := toolCommand(ctx, path, args)
 	cmd.Stdout = out
 	if err := cmd.Start(); err != nil {

@@ -111,7 +111,7 @@ func TestToolLines(t *testing.T) {
 		}
 		var got []string
 		stopped := false
-		w := &lineWriter{limit: maxToolLine, line: func(b []byte) { got = append(got, string(b)) }, stop: func() { stopped = true }}
+		w := &toolOutput{limit: maxToolLine, line: func(b []byte) { got = append(got, string(b)) }, stop: func() { stopped = true }}
 		var err error
 		for rest := text.String(); rest != "" && err == nil; {
 			n := min(len(rest), 1+rng.IntN(3*maxToolLine))
@@ -210,7 +210,7 @@ func FuzzToolLines(f *testing.F) {
 			}
 		}
 		var got []string
-		w := &lineWriter{limit: fuzzLineLimit, line: func(b []byte) { got = append(got, string(b)) }, stop: func() {}}
+		w := &toolOutput{limit: fuzzLineLimit, line: func(b []byte) { got = append(got, string(b)) }, stop: func() {}}
 		var err error
 		for rest, n := text, 1+int(cut); rest != "" && err == nil; {
 			k := min(len(rest), n)

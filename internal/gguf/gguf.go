@@ -152,19 +152,15 @@ type tensor struct {
 	fill func(rng *rand.Rand) float32
 }
 
-func (t tensor) elements() uint64 {
-	n := uint64(1)
+func (t tensor) bytes() uint64 {
+	n := uint64(2) // an F16 element
+	if t.typ == ggmlF32 {
+		n = 4
+	}
 	for _, d := range t.dims {
 		n *= d
 	}
 	return n
-}
-
-func (t tensor) bytes() uint64 {
-	if t.typ == ggmlF32 {
-		return 4 * t.elements()
-	}
-	return 2 * t.elements()
 }
 
 func (m Model) tensors(vocab int) []tensor {
@@ -214,10 +210,7 @@ func (e *encoder) put(v any) {
 
 func (e *encoder) str(s string) {
 	e.put(uint64(len(s)))
-	if e.err == nil {
-		_, e.err = io.WriteString(e.w, s)
-		e.n += uint64(len(s))
-	}
+	e.raw([]byte(s))
 }
 
 // key starts a metadata entry of type typ.
@@ -300,7 +293,7 @@ func (m Model) encode(w io.Writer) error {
 	rng := rand.New(rand.NewPCG(m.Seed, 0x99f))
 	for _, t := range ts {
 		buf := make([]byte, 0, t.bytes())
-		for range t.elements() {
+		for len(buf) < cap(buf) {
 			if v := t.fill(rng); t.typ == ggmlF32 {
 				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 			} else {

@@ -147,13 +147,8 @@ type Totals map[string]struct{ Sum, Count float64 }
 func (h Histogram) Totals(samples []Sample) Totals {
 	out := Totals{}
 	for _, s := range samples {
-		base, part := s.Name, ""
-		if b, ok := strings.CutSuffix(s.Name, "_sum"); ok {
-			base, part = b, "sum"
-		} else if b, ok := strings.CutSuffix(s.Name, "_count"); ok {
-			base, part = b, "count"
-		}
-		if base != h.Name || part == "" || (h.LabelKey != "" && s.Labels[h.LabelKey] != h.LabelValue) {
+		part, ok := strings.CutPrefix(s.Name, h.Name+"_")
+		if !ok || part != "sum" && part != "count" || (h.LabelKey != "" && s.Labels[h.LabelKey] != h.LabelValue) {
 			continue
 		}
 		key := seriesKey(s.Labels)
