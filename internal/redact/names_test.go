@@ -172,3 +172,24 @@ func TestServerOutputKept(t *testing.T) {
 		t.Errorf("a key of words altered %q to %q", in, got)
 	}
 }
+
+// TestOneValueFlagKeepsTheNextWord: a password or a token flag takes one
+// value, and the bare word after it is the command's (a registry, a
+// host): it was hidden as a second key, as vLLM's --api-key k1 k2 is.
+func TestOneValueFlagKeepsTheNextWord(t *testing.T) {
+	for _, in := range []string{
+		"docker login --password hunter2hunter2 ghcr.io",
+		"docker login --username u --password hunter2hunter2 registry.example.com",
+		"tool --token hunter2hunter2 serve",
+		`["docker", "login", "--password", "hunter2hunter2", "ghcr.io"]`,
+	} {
+		got := Text(in)
+		if strings.Contains(got, "hunter2") {
+			t.Errorf("kept the secret: %q", got)
+		}
+		last := strings.Trim(in[strings.LastIndex(in, " ")+1:], `"]`)
+		if !strings.Contains(got, last) {
+			t.Errorf("hid %q as a secret:\n in:  %q\n out: %q", last, in, got)
+		}
+	}
+}

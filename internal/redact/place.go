@@ -177,7 +177,7 @@ func findPlaced(text string, hide func(start, end int)) {
 			prose := rule.prose && sentence(text[vs:ve], text[ve:])
 			if s, e, ok := secretOf(rule, n, text[vs:ve]); ok && !prose {
 				hide(vs+s, vs+e)
-				if last, _ := secretWordAt(n); rule.list && last {
+				if last, _ := secretWordAt(n); rule.list && last && takesKeys(n) {
 					hideMoreValues(text, ve, hide)
 				}
 			}
@@ -185,6 +185,15 @@ func findPlaced(text string, hide func(start, end int)) {
 			pos = max(vs, pos+1)
 		}
 	}
+}
+
+// takesKeys reports whether a secret flag may take several values: a key
+// flag (vLLM's --api-key k1 k2). A password or a token is one value, and
+// the word after it is the command's own (docker login --password p
+// ghcr.io names the registry).
+func takesKeys(name string) bool {
+	parts := nameParts(name)
+	return len(parts) > 0 && strings.TrimSuffix(parts[len(parts)-1], "s") == "key"
 }
 
 // hideMoreValues hides the bare words after a secret flag's value (vLLM's
