@@ -193,3 +193,22 @@ func TestOneValueFlagKeepsTheNextWord(t *testing.T) {
 		}
 	}
 }
+
+// TestUserFlagReadsUserAndPassword: a user's flag (curl -u) hides what
+// follows the colon of user:password and nothing else: a URL given to it
+// has no password (it read "https" as the user), and the closing quote of
+// 'user:password' is the command's.
+func TestUserFlagReadsUserAndPassword(t *testing.T) {
+	for in, want := range map[string]string{
+		"curl -u https://example.com/v1/models":              "curl -u https://example.com/v1/models",
+		"curl --user=https://h.example.com:8000/v1":          "curl --user=https://h.example.com:8000/v1",
+		"curl -u 'alice:hunter2hunter2' https://example.com": "curl -u 'alice:" + Mark + "' https://example.com",
+		`curl -u "alice:hunter2hunter2" https://example.com`: `curl -u "alice:` + Mark + `" https://example.com`,
+		"curl -u alice:hunter2hunter2 https://example.com":   "curl -u alice:" + Mark + " https://example.com",
+		"curl -u https://alice:hunter2hunter2@example.com/":  "curl -u https://" + Mark + "@example.com/",
+	} {
+		if got := Text(in); got != want {
+			t.Errorf("\n in:   %q\n out:  %q\n want: %q", in, got, want)
+		}
+	}
+}

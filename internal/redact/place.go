@@ -244,7 +244,11 @@ func secretOf(rule placeRule, name, value string) (start, end int, ok bool) {
 	}
 	if userFlag(name) {
 		_, password, _ := strings.Cut(value, ":")
-		return len(value) - len(password), len(value), true
+		start, end = len(value)-len(password), len(value)
+		if q := value[0]; (q == '"' || q == '\'') && len(value) > 1 && value[end-1] == q {
+			end-- // 'user:password': the closing quote is the command's
+		}
+		return start, end, start < end
 	}
 	if len(onePiece.FindString(value)) == len(value) {
 		return 1, len(value) - 1, true
@@ -259,8 +263,9 @@ var onePiece = regexp.MustCompile(`^(?:"(?:[^"\\]|\\.)*"|'[^']*')`)
 // number beside a secret's word that is not the name's last part is a
 // count (--num-api-key-retries=2).
 func flagValue(name, value string) bool {
-	if userFlag(name) {
-		return strings.Contains(value, ":")
+	if userFlag(name) { // user:password, not a URL (curl -u https://h, read as user "https")
+		_, password, found := strings.Cut(value, ":")
+		return found && !strings.HasPrefix(password, "//")
 	}
 	return !switchWord(value) && !shellVariable(value) && NamesSecret(name, plainSetting(value))
 }
