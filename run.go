@@ -606,31 +606,24 @@ func (r *Run) Cell(context, concurrency int) (Decode, bool) {
 }
 
 // CellIndex finds a run's decode cells by (context, concurrency) in
-// constant time. It reads the run's cells as they were when it was built.
-type CellIndex struct {
-	decode []Decode
-	at     map[[2]int]int // (context, concurrency) to the first such cell
-}
+// constant time, each key to the first such cell, as Run.Cell finds it.
+type CellIndex map[[2]int]*Decode
 
 // CellIndex indexes the run's decode cells, for callers that look up many.
 func (r *Run) CellIndex() CellIndex {
-	x := CellIndex{decode: r.Decode, at: make(map[[2]int]int, len(r.Decode))}
-	for i := range r.Decode {
-		k := [2]int{r.Decode[i].ContextTokens, r.Decode[i].Concurrency}
-		if _, dup := x.at[k]; !dup { // the first, as Run.Cell finds it
-			x.at[k] = i
-		}
+	x := make(CellIndex, len(r.Decode))
+	for i := len(r.Decode) - 1; i >= 0; i-- { // the first written last
+		x[[2]int{r.Decode[i].ContextTokens, r.Decode[i].Concurrency}] = &r.Decode[i]
 	}
 	return x
 }
 
 // Cell returns the decode cell at (context, concurrency), as Run.Cell does.
 func (x CellIndex) Cell(context, concurrency int) (Decode, bool) {
-	i, ok := x.at[[2]int{context, concurrency}]
-	if !ok {
-		return Decode{}, false
+	if d, ok := x[[2]int{context, concurrency}]; ok {
+		return *d, true
 	}
-	return x.decode[i], true
+	return Decode{}, false
 }
 
 // BestSingleStream is the highest total tok/s of a valid cell at one request,
