@@ -594,26 +594,22 @@ func (p *Power) impossible(gpus int, seconds *float64) []Problem {
 	var out []Problem
 	// A limit for all the cell's GPUs read the machine's count of them.
 	allUses := []string{"hardware.gpu_count"}
-	over := func(field string, watts, limit float64, uses []string) {
-		if watts > limit {
+	over := func(field string, watts *float64, limit float64, uses []string) {
+		if watts != nil && *watts > limit {
 			msg := fmt.Sprintf("%.6g W is more than %s can draw (%g W a GPU at most)",
-				watts, gpuCount(limit), float64(MaxBoardPowerW))
+				*watts, gpuCount(limit), float64(MaxBoardPowerW))
 			out = append(out, Problem{Field: field, Msg: msg, Uses: uses})
 		}
 	}
 	all := float64(max(gpus, len(p.GPUs), 1)) * MaxBoardPowerW
-	over("power.mean_power_w", p.MeanPowerW, all, allUses)
+	over("power.mean_power_w", &p.MeanPowerW, all, allUses)
 	for j, g := range p.GPUs {
 		at := "power.gpus[" + strconv.Itoa(j) + "]"
-		if g.MeanPowerW != nil {
-			over(at+".mean_power_w", *g.MeanPowerW, MaxBoardPowerW, nil)
-		}
-		if g.PeakPowerW != nil {
-			over(at+".peak_power_w", *g.PeakPowerW, MaxBoardPowerW, nil)
-		}
+		over(at+".mean_power_w", g.MeanPowerW, MaxBoardPowerW, nil)
+		over(at+".peak_power_w", g.PeakPowerW, MaxBoardPowerW, nil)
 	}
 	for j, t := range p.Trace {
-		over("power.trace["+strconv.Itoa(j)+"].power_w", t.PowerW, all, allUses)
+		over("power.trace["+strconv.Itoa(j)+"].power_w", &t.PowerW, all, allUses)
 	}
 	if seconds != nil && *seconds > 0 && p.EnergyJoules > all**seconds*(1+1e-9) {
 		msg := fmt.Sprintf("%.6g J in %.6g s is more than %s can draw", p.EnergyJoules, *seconds, gpuCount(all))
