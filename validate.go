@@ -336,8 +336,7 @@ func (v *validator) cell(at string, d Decode) {
 		v.add(at+".token_source", fmt.Sprintf("unknown %q", d.TokenSource))
 	}
 	if d.WindowSeconds == nil && len(d.PerSecondTokens) > 0 {
-		window := Decode{WindowSeconds: &v.duration}
-		if most, ok := window.MaxSeconds(); ok && v.duration > 0 && len(d.PerSecondTokens) > most {
+		if most, ok := maxSeconds(&v.duration); ok && v.duration > 0 && len(d.PerSecondTokens) > most {
 			v.add(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %.6g: at most %d (its seconds rounded, and one more)",
 				len(d.PerSecondTokens), v.duration, most), at+".window_seconds", "sweep.duration_seconds", at+".per_second_tokens[]")
 		}
@@ -509,17 +508,17 @@ func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Cont
 // What is physically possible, checked by Validate and by the runner
 // before it saves a cell: a figure past these is an error.
 
-// MaxSeconds is the most per-second counts a cell's window can hold: its
-// seconds rounded, and one more for another tool's cut (more would make a
-// cell look surer than it was). ok is false without window_seconds.
-func (d *Decode) MaxSeconds() (int, bool) {
-	if d.WindowSeconds == nil || !(*d.WindowSeconds >= 0) || *d.WindowSeconds > maxWindowSeconds {
+// maxSeconds is the most per-second counts a window of seconds can hold:
+// its seconds rounded, and one more for another tool's cut (more would make
+// a cell look surer than it was). ok is false without a window.
+func maxSeconds(seconds *float64) (int, bool) {
+	if seconds == nil || !(*seconds >= 0) || *seconds > maxWindowSeconds {
 		return 0, false
 	}
-	return int(math.Round(*d.WindowSeconds)) + 1, true
+	return int(math.Round(*seconds)) + 1, true
 }
 
-// maxWindowSeconds bounds the windows MaxSeconds reads: a year.
+// maxWindowSeconds bounds the windows maxSeconds reads: a year.
 const maxWindowSeconds = 366 * 24 * 3600
 
 // minWindowSeconds is the shortest window a measured cell may have.
@@ -575,7 +574,7 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds >= minWindowSeconds) {
 		add("window_seconds", []string{"total_tok_s"}, "a measured cell's window must be at least %g s, got %g", minWindowSeconds, *d.WindowSeconds)
 	}
-	if most, ok := d.MaxSeconds(); ok && len(d.PerSecondTokens) > most {
+	if most, ok := maxSeconds(d.WindowSeconds); ok && len(d.PerSecondTokens) > most {
 		add("per_second_tokens", []string{"window_seconds", "per_second_tokens[]"}, "%d seconds of counts, but the window is %.6g s: at most %d (its seconds rounded, and one more)",
 			len(d.PerSecondTokens), *d.WindowSeconds, most)
 	}
