@@ -109,13 +109,9 @@ func Read(name string) (Entry, error) {
 }
 
 // Decode decodes the entry's run from its bytes, strictly.
-func (e *Entry) Decode() error {
-	run, err := Decode(term.Name(e.File), e.Raw)
-	if err != nil {
-		return err
-	}
-	e.Run = run
-	return nil
+func (e *Entry) Decode() (err error) {
+	e.Run, err = Decode(term.Name(e.File), e.Raw)
+	return err
 }
 
 // MaxNotesBytes bounds a run's notes: a page of Markdown is a few kilobytes.
