@@ -581,23 +581,17 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 	if d.Completed != nil && d.OutputTokens != nil && *d.Completed > *d.OutputTokens {
 		add("completed", []string{"output_tokens"}, "%d requests completed in the window, but only %d tokens arrived in it: each brings at least one", *d.Completed, *d.OutputTokens)
 	}
-	if p := d.Power; p != nil {
-		out = append(out, p.impossible(gpus, d.WindowSeconds)...)
+	p := d.Power
+	if p == nil {
+		return out
 	}
-	return out
-}
-
-// impossible lists the power figures past what gpus GPUs can draw (at
-// least the GPUs the figures name), over a window of seconds where known.
-func (p *Power) impossible(gpus int, seconds *float64) []Problem {
-	var out []Problem
-	// A limit for all the cell's GPUs read the machine's count of them.
+	// A limit for all the cell's GPUs (at least those the figures name)
+	// read the machine's count of them.
 	allUses := []string{"hardware.gpu_count"}
 	over := func(field string, watts *float64, limit float64, uses []string) {
 		if watts != nil && *watts > limit {
-			msg := fmt.Sprintf("%.6g W is more than %s can draw (%g W a GPU at most)",
+			add(field, uses, "%.6g W is more than %s can draw (%g W a GPU at most)",
 				*watts, gpuCount(limit), float64(MaxBoardPowerW))
-			out = append(out, Problem{Field: field, Msg: msg, Uses: uses})
 		}
 	}
 	all := float64(max(gpus, len(p.GPUs), 1)) * MaxBoardPowerW
@@ -610,10 +604,9 @@ func (p *Power) impossible(gpus int, seconds *float64) []Problem {
 	for j, t := range p.Trace {
 		over("power.trace["+strconv.Itoa(j)+"].power_w", &t.PowerW, all, allUses)
 	}
-	if seconds != nil && *seconds > 0 && p.EnergyJoules > all**seconds*(1+1e-9) {
-		msg := fmt.Sprintf("%.6g J in %.6g s is more than %s can draw", p.EnergyJoules, *seconds, gpuCount(all))
-		uses := append(allUses, "window_seconds")
-		out = append(out, Problem{Field: "power.energy_joules", Msg: msg, Uses: uses})
+	if w := d.WindowSeconds; w != nil && *w > 0 && p.EnergyJoules > all**w*(1+1e-9) {
+		add("power.energy_joules", append(allUses, "window_seconds"), "%.6g J in %.6g s is more than %s can draw",
+			p.EnergyJoules, *w, gpuCount(all))
 	}
 	return out
 }
