@@ -52,16 +52,14 @@ func Decode(file string, data []byte) (*matrixgen.Run, error) {
 	if err := json.Unmarshal(data, &run, strict); err != nil {
 		return nil, diagnose(file, data, err)
 	}
-	problems := run.Validate()
-	if len(problems) == 0 {
-		return &run, nil
+	var errs []error
+	for _, p := range run.Validate() {
+		errs = append(errs, source{file: file, data: data}.problem(p))
 	}
-	src := source{file: file, data: data}
-	errs := make([]error, len(problems))
-	for i, p := range problems {
-		errs[i] = src.problem(p)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
-	return nil, errors.Join(errs...)
+	return &run, nil
 }
 
 // Locate finds the value ptr names in a JSON document and returns where a
