@@ -365,18 +365,15 @@ func (v *validator) interval(at string, d Decode) {
 	if d.TotalTokS == nil {
 		v.add(at, "an interval of no figure: the cell has no total_tok_s")
 	}
-	ends := true
 	for _, end := range []namedFigure{{".low", &in.Low}, {".high", &in.High}} {
 		switch x := *end.x; {
 		case math.IsNaN(x) || math.Abs(x) > maxFigure:
 			v.add(at+end.name, fmt.Sprintf("must be a finite number within ±%g", float64(maxFigure)))
-			ends = false
 		case x < 0:
 			v.add(at+end.name, fmt.Sprintf("an interval of a rate cannot reach below 0, got %.6g", x))
-			ends = false
 		}
 	}
-	if ends && in.Low > in.High {
+	if fine(&in.Low) && fine(&in.High) && in.Low > in.High {
 		v.add(at, fmt.Sprintf("low %.6g is above high %.6g", in.Low, in.High), at+".low", at+".high")
 	}
 	if !(in.Level >= MinLevel && in.Level < 1) {
