@@ -157,10 +157,8 @@ func isIndex(tok string) bool {
 // pointer (/decode/3/total_tok_s). The run's names hold no '.' or '['.
 func pointerOf(field string) jsontext.Pointer {
 	var p jsontext.Pointer
-	for part := range strings.SplitSeq(strings.ReplaceAll(field, "[", ".["), ".") {
-		if part != "" {
-			p = p.AppendToken(strings.Trim(part, "[]"))
-		}
+	for part := range strings.FieldsFuncSeq(field, func(r rune) bool { return strings.ContainsRune(".[]", r) }) {
+		p = p.AppendToken(part)
 	}
 	return p
 }
