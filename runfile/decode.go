@@ -76,7 +76,8 @@ func Locate(data []byte, ptr jsontext.Pointer) (offset int64, field string) {
 		if found {
 			kind = dec.PeekKind()
 		}
-		if kind == '[' || kind == 0 && isIndex(tok) {
+		_, numErr := strconv.ParseUint(tok, 10, 64) // nil for an index
+		if kind == '[' || kind == 0 && numErr == nil {
 			path.WriteString("[" + tok + "]")
 		} else {
 			if path.Len() > 0 {
@@ -146,11 +147,6 @@ func enter(dec *jsontext.Decoder, data []byte, kind jsontext.Kind, tok string, o
 			return false
 		}
 	}
-}
-
-func isIndex(tok string) bool {
-	_, err := strconv.ParseUint(tok, 10, 64)
-	return err == nil && tok != ""
 }
 
 // pointerOf turns a field path (decode[3].total_tok_s) into a JSON
