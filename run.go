@@ -594,19 +594,14 @@ func each[T any](xs []T, f func(*T) int) []int {
 	return out
 }
 
-// Cell returns the decode cell at (context, concurrency), if the run has one,
-// by a scan: a caller looking up many builds a CellIndex instead.
+// Cell returns the decode cell at (context, concurrency), if the run has one
+// (the first); a caller looking up many keeps a CellIndex instead.
 func (r *Run) Cell(context, concurrency int) (Decode, bool) {
-	for i := range r.Decode { // by index: a Decode is too big to copy per step
-		if d := &r.Decode[i]; d.ContextTokens == context && d.Concurrency == concurrency {
-			return *d, true
-		}
-	}
-	return Decode{}, false
+	return r.CellIndex().Cell(context, concurrency)
 }
 
 // CellIndex finds a run's decode cells by (context, concurrency) in
-// constant time, each key to the first such cell, as Run.Cell finds it.
+// constant time, each key to the first such cell.
 type CellIndex map[[2]int]*Decode
 
 // CellIndex indexes the run's decode cells, for callers that look up many.
@@ -618,7 +613,7 @@ func (r *Run) CellIndex() CellIndex {
 	return x
 }
 
-// Cell returns the decode cell at (context, concurrency), as Run.Cell does.
+// Cell returns the decode cell at (context, concurrency), if the run has one.
 func (x CellIndex) Cell(context, concurrency int) (Decode, bool) {
 	if d, ok := x[[2]int{context, concurrency}]; ok {
 		return *d, true
