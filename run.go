@@ -328,9 +328,8 @@ func (p Prefill) OutsidePrompt() (outsideMs float64, beyond, ok bool) {
 	if p.TTFTMs == nil || p.ServerPromptMs == nil {
 		return 0, false, false
 	}
-	ttft, server := *p.TTFTMs, *p.ServerPromptMs
-	outsideMs = ttft - server
-	return outsideMs, outsideMs > OutsidePromptShare*server && outsideMs > OutsidePromptMs, true
+	outsideMs = *p.TTFTMs - *p.ServerPromptMs
+	return outsideMs, outsideMs > OutsidePromptShare**p.ServerPromptMs && outsideMs > OutsidePromptMs, true
 }
 
 // PromptTokSRange is the lowest and highest prompt tok/s of the measured

@@ -30,7 +30,7 @@ func (e *Error) Error() string {
 		s += fmt.Sprintf(":%d:%d", e.Line, e.Col)
 	}
 	if e.Field != "" {
-		return s + ": " + e.Field + ": " + e.Msg
+		s += ": " + e.Field
 	}
 	return s + ": " + e.Msg
 }
