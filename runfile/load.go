@@ -86,7 +86,8 @@ func Load(name string) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	return e, e.Decode()
+	err = e.Decode() // before e is read: a return's order of reads and calls is unspecified
+	return e, err
 }
 
 // Read reads one run file and the notes beside it without decoding the
