@@ -328,9 +328,8 @@ func (p Prefill) OutsidePrompt() (outsideMs float64, beyond, ok bool) {
 	if p.TTFTMs == nil || p.ServerPromptMs == nil {
 		return 0, false, false
 	}
-	ttft, server := *p.TTFTMs, *p.ServerPromptMs
-	outsideMs = ttft - server
-	return outsideMs, outsideMs > OutsidePromptShare*server && outsideMs > OutsidePromptMs, true
+	outsideMs = *p.TTFTMs - *p.ServerPromptMs
+	return outsideMs, outsideMs > OutsidePromptShare**p.ServerPromptMs && outsideMs > OutsidePromptMs, true
 }
 
 // PromptTokSRange is the lowest and highest prompt tok/s of the measured
@@ -594,43 +593,31 @@ func each[T any](xs []T, f func(*T) int) []int {
 	return out
 }
 
-// Cell returns the decode cell at (context, concurrency), if the run has one,
-// by a scan: a caller looking up many builds a CellIndex instead.
+// Cell returns the decode cell at (context, concurrency), if the run has one
+// (the first); a caller looking up many keeps a CellIndex instead.
 func (r *Run) Cell(context, concurrency int) (Decode, bool) {
-	for i := range r.Decode { // by index: a Decode is too big to copy per step
-		if d := &r.Decode[i]; d.ContextTokens == context && d.Concurrency == concurrency {
-			return *d, true
-		}
-	}
-	return Decode{}, false
+	return r.CellIndex().Cell(context, concurrency)
 }
 
 // CellIndex finds a run's decode cells by (context, concurrency) in
-// constant time. It reads the run's cells as they were when it was built.
-type CellIndex struct {
-	decode []Decode
-	at     map[[2]int]int // (context, concurrency) to the first such cell
-}
+// constant time, each key to the first such cell.
+type CellIndex map[[2]int]*Decode
 
 // CellIndex indexes the run's decode cells, for callers that look up many.
 func (r *Run) CellIndex() CellIndex {
-	x := CellIndex{decode: r.Decode, at: make(map[[2]int]int, len(r.Decode))}
-	for i := range r.Decode {
-		k := [2]int{r.Decode[i].ContextTokens, r.Decode[i].Concurrency}
-		if _, dup := x.at[k]; !dup { // the first, as Run.Cell finds it
-			x.at[k] = i
-		}
+	x := make(CellIndex, len(r.Decode))
+	for i := len(r.Decode) - 1; i >= 0; i-- { // the first written last
+		x[[2]int{r.Decode[i].ContextTokens, r.Decode[i].Concurrency}] = &r.Decode[i]
 	}
 	return x
 }
 
-// Cell returns the decode cell at (context, concurrency), as Run.Cell does.
+// Cell returns the decode cell at (context, concurrency), if the run has one.
 func (x CellIndex) Cell(context, concurrency int) (Decode, bool) {
-	i, ok := x.at[[2]int{context, concurrency}]
-	if !ok {
-		return Decode{}, false
+	if d, ok := x[[2]int{context, concurrency}]; ok {
+		return *d, true
 	}
-	return x.decode[i], true
+	return Decode{}, false
 }
 
 // BestSingleStream is the highest total tok/s of a valid cell at one request,

@@ -336,8 +336,7 @@ func (v *validator) cell(at string, d Decode) {
 		v.add(at+".token_source", fmt.Sprintf("unknown %q", d.TokenSource))
 	}
 	if d.WindowSeconds == nil && len(d.PerSecondTokens) > 0 {
-		window := Decode{WindowSeconds: &v.duration}
-		if most, ok := window.MaxSeconds(); ok && v.duration > 0 && len(d.PerSecondTokens) > most {
+		if most, ok := maxSeconds(&v.duration); ok && v.duration > 0 && len(d.PerSecondTokens) > most {
 			v.add(at+".per_second_tokens", fmt.Sprintf("%d seconds of counts, but the cell gives no window_seconds and sweep.duration_seconds is %.6g: at most %d (its seconds rounded, and one more)",
 				len(d.PerSecondTokens), v.duration, most), at+".window_seconds", "sweep.duration_seconds", at+".per_second_tokens[]")
 		}
@@ -366,18 +365,15 @@ func (v *validator) interval(at string, d Decode) {
 	if d.TotalTokS == nil {
 		v.add(at, "an interval of no figure: the cell has no total_tok_s")
 	}
-	ends := true
 	for _, end := range []namedFigure{{".low", &in.Low}, {".high", &in.High}} {
 		switch x := *end.x; {
 		case math.IsNaN(x) || math.Abs(x) > maxFigure:
 			v.add(at+end.name, fmt.Sprintf("must be a finite number within ±%g", float64(maxFigure)))
-			ends = false
 		case x < 0:
 			v.add(at+end.name, fmt.Sprintf("an interval of a rate cannot reach below 0, got %.6g", x))
-			ends = false
 		}
 	}
-	if ends && in.Low > in.High {
+	if fine(&in.Low) && fine(&in.High) && in.Low > in.High {
 		v.add(at, fmt.Sprintf("low %.6g is above high %.6g", in.Low, in.High), at+".low", at+".high")
 	}
 	if !(in.Level >= MinLevel && in.Level < 1) {
@@ -509,17 +505,17 @@ func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Cont
 // What is physically possible, checked by Validate and by the runner
 // before it saves a cell: a figure past these is an error.
 
-// MaxSeconds is the most per-second counts a cell's window can hold: its
-// seconds rounded, and one more for another tool's cut (more would make a
-// cell look surer than it was). ok is false without window_seconds.
-func (d *Decode) MaxSeconds() (int, bool) {
-	if d.WindowSeconds == nil || !(*d.WindowSeconds >= 0) || *d.WindowSeconds > maxWindowSeconds {
+// maxSeconds is the most per-second counts a window of seconds can hold:
+// its seconds rounded, and one more for another tool's cut (more would make
+// a cell look surer than it was). ok is false without a window.
+func maxSeconds(seconds *float64) (int, bool) {
+	if seconds == nil || !(*seconds >= 0) || *seconds > maxWindowSeconds {
 		return 0, false
 	}
-	return int(math.Round(*d.WindowSeconds)) + 1, true
+	return int(math.Round(*seconds)) + 1, true
 }
 
-// maxWindowSeconds bounds the windows MaxSeconds reads: a year.
+// maxWindowSeconds bounds the windows maxSeconds reads: a year.
 const maxWindowSeconds = 366 * 24 * 3600
 
 // minWindowSeconds is the shortest window a measured cell may have.
@@ -575,50 +571,39 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds >= minWindowSeconds) {
 		add("window_seconds", []string{"total_tok_s"}, "a measured cell's window must be at least %g s, got %g", minWindowSeconds, *d.WindowSeconds)
 	}
-	if most, ok := d.MaxSeconds(); ok && len(d.PerSecondTokens) > most {
+	if most, ok := maxSeconds(d.WindowSeconds); ok && len(d.PerSecondTokens) > most {
 		add("per_second_tokens", []string{"window_seconds", "per_second_tokens[]"}, "%d seconds of counts, but the window is %.6g s: at most %d (its seconds rounded, and one more)",
 			len(d.PerSecondTokens), *d.WindowSeconds, most)
 	}
 	if d.Completed != nil && d.OutputTokens != nil && *d.Completed > *d.OutputTokens {
 		add("completed", []string{"output_tokens"}, "%d requests completed in the window, but only %d tokens arrived in it: each brings at least one", *d.Completed, *d.OutputTokens)
 	}
-	if p := d.Power; p != nil {
-		out = append(out, p.impossible(gpus, d.WindowSeconds)...)
+	p := d.Power
+	if p == nil {
+		return out
 	}
-	return out
-}
-
-// impossible lists the power figures past what gpus GPUs can draw (at
-// least the GPUs the figures name), over a window of seconds where known.
-func (p *Power) impossible(gpus int, seconds *float64) []Problem {
-	var out []Problem
-	// A limit for all the cell's GPUs read the machine's count of them.
+	// A limit for all the cell's GPUs (at least those the figures name)
+	// read the machine's count of them.
 	allUses := []string{"hardware.gpu_count"}
-	over := func(field string, watts, limit float64, uses []string) {
-		if watts > limit {
-			msg := fmt.Sprintf("%.6g W is more than %s can draw (%g W a GPU at most)",
-				watts, gpuCount(limit), float64(MaxBoardPowerW))
-			out = append(out, Problem{Field: field, Msg: msg, Uses: uses})
+	over := func(field string, watts *float64, limit float64, uses []string) {
+		if watts != nil && *watts > limit {
+			add(field, uses, "%.6g W is more than %s can draw (%g W a GPU at most)",
+				*watts, gpuCount(limit), float64(MaxBoardPowerW))
 		}
 	}
 	all := float64(max(gpus, len(p.GPUs), 1)) * MaxBoardPowerW
-	over("power.mean_power_w", p.MeanPowerW, all, allUses)
+	over("power.mean_power_w", &p.MeanPowerW, all, allUses)
 	for j, g := range p.GPUs {
 		at := "power.gpus[" + strconv.Itoa(j) + "]"
-		if g.MeanPowerW != nil {
-			over(at+".mean_power_w", *g.MeanPowerW, MaxBoardPowerW, nil)
-		}
-		if g.PeakPowerW != nil {
-			over(at+".peak_power_w", *g.PeakPowerW, MaxBoardPowerW, nil)
-		}
+		over(at+".mean_power_w", g.MeanPowerW, MaxBoardPowerW, nil)
+		over(at+".peak_power_w", g.PeakPowerW, MaxBoardPowerW, nil)
 	}
 	for j, t := range p.Trace {
-		over("power.trace["+strconv.Itoa(j)+"].power_w", t.PowerW, all, allUses)
+		over("power.trace["+strconv.Itoa(j)+"].power_w", &t.PowerW, all, allUses)
 	}
-	if seconds != nil && *seconds > 0 && p.EnergyJoules > all**seconds*(1+1e-9) {
-		msg := fmt.Sprintf("%.6g J in %.6g s is more than %s can draw", p.EnergyJoules, *seconds, gpuCount(all))
-		uses := append(allUses, "window_seconds")
-		out = append(out, Problem{Field: "power.energy_joules", Msg: msg, Uses: uses})
+	if w := d.WindowSeconds; w != nil && *w > 0 && p.EnergyJoules > all**w*(1+1e-9) {
+		add("power.energy_joules", append(allUses, "window_seconds"), "%.6g J in %.6g s is more than %s can draw",
+			p.EnergyJoules, *w, gpuCount(all))
 	}
 	return out
 }

@@ -69,8 +69,9 @@ func (o object) obj(key string) object {
 	return m
 }
 
-// positive is v, for an optional figure, when the source had it, not negative.
-func positive(v float64, ok bool) *float64 {
+// positive is v, for an optional figure or count, when the source had it,
+// not negative.
+func positive[T int | float64](v T, ok bool) *T {
 	if !ok || v < 0 {
 		return nil
 	}

@@ -51,9 +51,7 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 	if d, ok := meta.num("duration_per_test"); ok && d > 0 {
 		r.Sweep.DurationSeconds = d
 	}
-	if m, ok := meta.intField("max_tokens"); ok {
-		r.Sweep.MaxOutputTokens = m
-	}
+	r.Sweep.MaxOutputTokens, _ = meta.intField("max_tokens")
 	figures := map[jsontext.Pointer]object{"/prefill": doc.obj("prefill")}
 	for i, raw := range results {
 		if cell, ok := raw.(map[string]any); ok {
@@ -141,14 +139,8 @@ func llmBenchCell(c object) (matrixgen.Decode, bool) {
 	if d.AvgActive != nil && *d.AvgActive > float64(conc)*1.05 {
 		d.AvgActive = nil // the server's count includes others' requests; not this cell's
 	}
-	if n, ok := c.intField("completed_request_count"); ok {
-		d.Completed = &n
-	} else if n, ok := c.intField("num_completed"); ok {
-		d.Completed = &n
-	}
-	if n, ok := c.intField("client_output_tokens"); ok {
-		d.OutputTokens = &n
-	}
+	d.Completed = cmp.Or(positive(c.intField("completed_request_count")), positive(c.intField("num_completed")))
+	d.OutputTokens = positive(c.intField("client_output_tokens"))
 	d.WindowSeconds = positive(c.num("measurement_seconds"))
 	switch c.str("aggregate_source") {
 	case "openai_continuous_usage":

@@ -87,9 +87,7 @@ func vllmPoint(name string, doc object) (matrixgen.Decode, error) {
 		d.TBTMs = &matrixgen.Percentiles{P50: tpot, P99: positive(doc.num("p99_tpot_ms"))}
 		d.PerRequestTokS = new(1000 / tpot)
 	}
-	if out, ok := doc.intField("total_output_tokens"); ok {
-		d.OutputTokens = &out
-	}
+	d.OutputTokens = positive(doc.intField("total_output_tokens"))
 	d.WindowSeconds = positive(doc.num("duration"))
 	if d.TotalTokS == nil {
 		d.Status, d.Reason = matrixgen.StatusError, "no output_throughput in the source"

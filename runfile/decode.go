@@ -30,7 +30,7 @@ func (e *Error) Error() string {
 		s += fmt.Sprintf(":%d:%d", e.Line, e.Col)
 	}
 	if e.Field != "" {
-		return s + ": " + e.Field + ": " + e.Msg
+		s += ": " + e.Field
 	}
 	return s + ": " + e.Msg
 }
@@ -52,16 +52,14 @@ func Decode(file string, data []byte) (*matrixgen.Run, error) {
 	if err := json.Unmarshal(data, &run, strict); err != nil {
 		return nil, diagnose(file, data, err)
 	}
-	problems := run.Validate()
-	if len(problems) == 0 {
-		return &run, nil
+	var errs []error
+	for _, p := range run.Validate() {
+		errs = append(errs, source{file: file, data: data}.problem(p))
 	}
-	src := source{file: file, data: data}
-	errs := make([]error, len(problems))
-	for i, p := range problems {
-		errs[i] = src.problem(p)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
-	return nil, errors.Join(errs...)
+	return &run, nil
 }
 
 // Locate finds the value ptr names in a JSON document and returns where a
@@ -78,7 +76,8 @@ func Locate(data []byte, ptr jsontext.Pointer) (offset int64, field string) {
 		if found {
 			kind = dec.PeekKind()
 		}
-		if kind == '[' || kind == 0 && isIndex(tok) {
+		_, numErr := strconv.ParseUint(tok, 10, 64) // nil for an index
+		if kind == '[' || kind == 0 && numErr == nil {
 			path.WriteString("[" + tok + "]")
 		} else {
 			if path.Len() > 0 {
@@ -150,19 +149,12 @@ func enter(dec *jsontext.Decoder, data []byte, kind jsontext.Kind, tok string, o
 	}
 }
 
-func isIndex(tok string) bool {
-	_, err := strconv.ParseUint(tok, 10, 64)
-	return err == nil && tok != ""
-}
-
 // pointerOf turns a field path (decode[3].total_tok_s) into a JSON
 // pointer (/decode/3/total_tok_s). The run's names hold no '.' or '['.
 func pointerOf(field string) jsontext.Pointer {
 	var p jsontext.Pointer
-	for part := range strings.SplitSeq(strings.ReplaceAll(field, "[", ".["), ".") {
-		if part != "" {
-			p = p.AppendToken(strings.Trim(part, "[]"))
-		}
+	for part := range strings.FieldsFuncSeq(field, func(r rune) bool { return strings.ContainsRune(".[]", r) }) {
+		p = p.AppendToken(part)
 	}
 	return p
 }

@@ -287,11 +287,9 @@ func related(a, b string) bool {
 	return a == "" || a == b || strings.HasPrefix(b, a) && (b[len(a)] == '.' || b[len(a)] == '[')
 }
 
-var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-
 // decodesItself reports whether t reads itself from a string (a time).
 func decodesItself(t reflect.Type) bool {
-	return t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshaler)
+	return t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(reflect.TypeFor[encoding.TextUnmarshaler]())
 }
 
 // fieldsOf maps a struct's JSON names to its fields' indexes.

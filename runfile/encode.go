@@ -3,6 +3,7 @@ package runfile
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/matrixgen/matrixgen"
 )
@@ -22,68 +23,30 @@ func Encode(r *matrixgen.Run) ([]byte, error) {
 
 // joinScalarArrays puts each array that holds only numbers, strings and
 // literals on one line: a cell's 30 per-second counts are not 30 lines.
+// The encoder writes each element on a line of its own, and no string
+// holds a raw newline, so an element's line starting with '[' or '{'
+// opens one.
 func joinScalarArrays(in []byte) []byte {
 	out := make([]byte, 0, len(in))
-	for i := 0; i < len(in); i++ {
-		c := in[i]
-		out = append(out, c)
-		switch c {
-		case '"':
-			end := stringEnd(in, i)
-			out = append(out, in[i+1:end]...)
-			i = end - 1
-		case '[':
-			if end, ok := scalarArrayEnd(in, i); ok {
-				out = appendJoined(out, in[i+1:end])
-				i = end - 1
+	lines := slices.Collect(bytes.Lines(in))
+	for i := 0; i < len(lines); i++ {
+		out = append(out, lines[i]...)
+		if !bytes.HasSuffix(lines[i], []byte("[\n")) {
+			continue
+		}
+		var elems [][]byte
+		j := i + 1
+		for ; j < len(lines); j++ {
+			e := bytes.TrimSpace(lines[j])
+			if len(e) == 0 || bytes.IndexByte([]byte("[{]"), e[0]) >= 0 {
+				break
 			}
+			elems = append(elems, e)
 		}
-	}
-	return out
-}
-
-// stringEnd returns the index just past the string starting at in[i].
-func stringEnd(in []byte, i int) int {
-	for j := i + 1; j < len(in); j++ {
-		switch in[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(in)
-}
-
-// scalarArrayEnd finds the ']' closing the array at in[i], if nothing in
-// between opens an object or another array.
-func scalarArrayEnd(in []byte, i int) (int, bool) {
-	for j := i + 1; j < len(in); j++ {
-		switch in[j] {
-		case '"':
-			j = stringEnd(in, j) - 1
-		case '[', '{':
-			return 0, false
-		case ']':
-			return j, true
-		}
-	}
-	return 0, false
-}
-
-// appendJoined appends an array's elements separated by ", ".
-func appendJoined(out, elems []byte) []byte {
-	for i := 0; i < len(elems); i++ {
-		switch c := elems[i]; c {
-		case ' ', '\n', '\t', '\r':
-		case ',':
-			out = append(out, ',', ' ')
-		case '"':
-			end := stringEnd(elems, i)
-			out = append(out, elems[i:end]...)
-			i = end - 1
-		default:
-			out = append(out, c)
+		if j < len(lines) && bytes.HasPrefix(bytes.TrimSpace(lines[j]), []byte("]")) {
+			out = append(bytes.TrimSuffix(out, []byte("\n")), bytes.Join(elems, []byte(" "))...)
+			out = append(out, bytes.TrimLeft(lines[j], " ")...)
+			i = j
 		}
 	}
 	return out

@@ -86,7 +86,8 @@ func Load(name string) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	return e, e.Decode()
+	err = e.Decode() // before e is read: a return's order of reads and calls is unspecified
+	return e, err
 }
 
 // Read reads one run file and the notes beside it without decoding the
@@ -109,13 +110,9 @@ func Read(name string) (Entry, error) {
 }
 
 // Decode decodes the entry's run from its bytes, strictly.
-func (e *Entry) Decode() error {
-	run, err := Decode(term.Name(e.File), e.Raw)
-	if err != nil {
-		return err
-	}
-	e.Run = run
-	return nil
+func (e *Entry) Decode() (err error) {
+	e.Run, err = Decode(term.Name(e.File), e.Raw)
+	return err
 }
 
 // MaxNotesBytes bounds a run's notes: a page of Markdown is a few kilobytes.

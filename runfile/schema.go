@@ -42,19 +42,6 @@ func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[str
 		return map[string]any{"enum": matrixgen.Statuses}
 	case reflect.TypeFor[matrixgen.TokenSource]():
 		return map[string]any{"enum": matrixgen.TokenSources}
-	case reflect.TypeFor[matrixgen.Interval]():
-		// An interval's ends are rates, never below zero; its confidence a
-		// share from MinLevel to below 1.
-		return map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"low":   map[string]any{"type": "number", "minimum": 0},
-				"high":  map[string]any{"type": "number", "minimum": 0},
-				"level": map[string]any{"type": "number", "minimum": matrixgen.MinLevel, "exclusiveMaximum": 1},
-			},
-			"required":             []string{"low", "high", "level"},
-			"additionalProperties": false,
-		}
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -87,6 +74,9 @@ func schemaOf(t reflect.Type, path string, open map[reflect.Type]string) map[str
 			if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
 				required = append(required, name)
 			}
+		}
+		if t == reflect.TypeFor[matrixgen.Interval]() { // a confidence, from MinLevel to below 1
+			props["level"] = map[string]any{"type": "number", "minimum": matrixgen.MinLevel, "exclusiveMaximum": 1}
 		}
 		s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 		if len(required) > 0 {
