@@ -84,13 +84,21 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
-	defer work.release()
+	defer work.release() // and with it tmp, on an error
 	tmp := work.dir
 	dest := &folder{dir: tmp, cache: newPageCache()}
 	if IsSite(out) {
 		dest.previous = out
 	}
-	stats, err := writeSite(ctx, r, src, dest, newReuse(site, dest))
+	// The marker first; then the site.
+	if err := writeFile(tmp, siteMarker, []byte(markerHeader), nil); err != nil {
+		return nil, render.Stats{}, err
+	}
+	if files, ok := src.(Files); ok && dest.cache != nil {
+		// Bounded too: 5 GB of run files at 100,000 runs.
+		src = readFiles{files, dest.cache}
+	}
+	stats, err := r.Build(ctx, src, dest, newReuse(site, dest))
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -113,23 +121,10 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 	}
 	if err != nil {
 		returnUserFiles(tmp, out, moved)
-		os.RemoveAll(tmp)
 		return nil, render.Stats{}, err
 	}
 	stats.Kept, stats.Left, stats.Unproven = kept, left, unproven
 	return r, stats, nil
-}
-
-// writeSite writes the site into the fresh folder dest, its marker first.
-func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest *folder, cache render.Cache) (render.Stats, error) {
-	if err := writeFile(dest.dir, siteMarker, []byte(markerHeader), nil); err != nil {
-		return render.Stats{}, err
-	}
-	if files, ok := src.(Files); ok && dest.cache != nil {
-		// Bounded too: 5 GB of run files at 100,000 runs.
-		src = readFiles{files, dest.cache}
-	}
-	return r.Build(ctx, src, dest, cache)
 }
 
 // keepUserFiles moves the files of the old site out that no build wrote
