@@ -221,20 +221,14 @@ func (c *reuse) Reuse(e runfile.Entry) (string, render.CachedRow, bool) {
 	if !ok || r.Input != input {
 		return input, render.CachedRow{}, false
 	}
-	old := filepath.Join(c.dest.previous, "runs", e.ID)
-	for i, name := range render.RunFiles {
-		size, ok := fileHasSum(filepath.Join(old, name), r.Row.Sums[i])
-		c.dest.cache.done(filepath.Join(old, name), size)
-		if !ok {
-			return input, render.CachedRow{}, false
-		}
-	}
-	folder := filepath.Join(c.dest.dir, "runs", e.ID)
+	old, folder := filepath.Join(c.dest.previous, "runs", e.ID), filepath.Join(c.dest.dir, "runs", e.ID)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return input, render.CachedRow{}, false
 	}
-	for _, name := range render.RunFiles {
-		if !linkRegular(filepath.Join(old, name), filepath.Join(folder, name)) {
+	for i, name := range render.RunFiles {
+		size, ok := fileHasSum(filepath.Join(old, name), r.Row.Sums[i])
+		c.dest.cache.done(filepath.Join(old, name), size)
+		if !ok || !linkRegular(filepath.Join(old, name), filepath.Join(folder, name)) {
 			os.RemoveAll(folder)
 			return input, render.CachedRow{}, false
 		}
