@@ -54,14 +54,6 @@ type cachedFile struct {
 // newPageCache makes the pageCache of a fresh build (tests replace it).
 var newPageCache = pageCacheOfSystem
 
-// pageCacheOfSystem is a fresh build's pageCache, nil where none is taken.
-func pageCacheOfSystem() *pageCache {
-	if !canDropCache {
-		return nil
-	}
-	return &pageCache{limit: cacheBehind, chunk: streamChunk, drop: dropCached, writeback: startWriteback, dropFront: dropCachedBefore}
-}
-
 // writebackNow sends a file to disk once the build passed the limit, or is nil.
 func (c *pageCache) writebackNow() func(fd int, from int64) {
 	if c == nil || !c.passed.Load() {
