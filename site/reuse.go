@@ -62,9 +62,6 @@ var executableHash = sync.OnceValue(func() string {
 	if id := goBuildID(f); id != "" {
 		return "go-build-id:" + id
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return ""
-	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return ""
@@ -86,7 +83,7 @@ func goBuildID(f *os.File) string {
 		return ""
 	}
 	head := make([]byte, 32<<10)
-	n, _ := io.ReadFull(f, head)
+	n, _ := f.ReadAt(head, 0) // not moving the offset the whole file's hash reads from
 	const marker = "\xff Go build ID: \""
 	_, after, hasMarker := bytes.Cut(head[:n], []byte(marker))
 	id, _, ended := bytes.Cut(after, []byte{'"'})
