@@ -69,8 +69,14 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 		return nil, render.Stats{}, err
 	}
 	out = filepath.Clean(out)
-	if err := replaceable(out); err != nil {
-		return nil, render.Stats{}, err
+	// Only a site replaced, an empty folder or none: a mistyped -o must not
+	// cost anyone their files.
+	switch entries, err := os.ReadDir(out); {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0:
+	case err != nil:
+		return nil, render.Stats{}, fmt.Errorf("output folder: %w", err)
+	case !IsSite(out):
+		return nil, render.Stats{}, fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", term.Name(out), siteMarker)
 	}
 	if errs := IDClashes(src); len(errs) > 0 {
 		return nil, render.Stats{}, &render.BadRunsError{Errs: errs}
@@ -235,22 +241,6 @@ var beforeKeeping = func() {}
 func IsSite(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, siteMarker))
 	return err == nil
-}
-
-// replaceable refuses to replace a folder matrixgen did not build: a
-// mistyped -o must not cost anyone their files.
-func replaceable(out string) error {
-	entries, err := os.ReadDir(out)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0 {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("output folder: %w", err)
-	}
-	if !IsSite(out) {
-		return fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", term.Name(out), siteMarker)
-	}
-	return nil
 }
 
 // swapDir replaces dst with src: the old folder moved aside, the new one
