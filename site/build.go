@@ -69,8 +69,14 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 		return nil, render.Stats{}, err
 	}
 	out = filepath.Clean(out)
-	if err := replaceable(out); err != nil {
-		return nil, render.Stats{}, err
+	// Only a site replaced, an empty folder or none: a mistyped -o must not
+	// cost anyone their files.
+	switch entries, err := os.ReadDir(out); {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0:
+	case err != nil:
+		return nil, render.Stats{}, fmt.Errorf("output folder: %w", err)
+	case !IsSite(out):
+		return nil, render.Stats{}, fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", term.Name(out), siteMarker)
 	}
 	if errs := IDClashes(src); len(errs) > 0 {
 		return nil, render.Stats{}, &render.BadRunsError{Errs: errs}
@@ -84,13 +90,21 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 	if err != nil {
 		return nil, render.Stats{}, err
 	}
-	defer work.release()
+	defer work.release() // and with it tmp, on an error
 	tmp := work.dir
 	dest := &folder{dir: tmp, cache: newPageCache()}
 	if IsSite(out) {
 		dest.previous = out
 	}
-	stats, err := writeSite(ctx, r, src, dest, newReuse(site, dest))
+	// The marker first; then the site.
+	if err := writeFile(tmp, siteMarker, []byte(markerHeader), nil); err != nil {
+		return nil, render.Stats{}, err
+	}
+	if files, ok := src.(Files); ok && dest.cache != nil {
+		// Bounded too: 5 GB of run files at 100,000 runs.
+		src = readFiles{files, dest.cache}
+	}
+	stats, err := r.Build(ctx, src, dest, newReuse(site, dest))
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -113,23 +127,10 @@ func build(ctx context.Context, src render.Source, site render.Site, out string)
 	}
 	if err != nil {
 		returnUserFiles(tmp, out, moved)
-		os.RemoveAll(tmp)
 		return nil, render.Stats{}, err
 	}
 	stats.Kept, stats.Left, stats.Unproven = kept, left, unproven
 	return r, stats, nil
-}
-
-// writeSite writes the site into the fresh folder dest, its marker first.
-func writeSite(ctx context.Context, r *render.Renderer, src render.Source, dest *folder, cache render.Cache) (render.Stats, error) {
-	if err := writeFile(dest.dir, siteMarker, []byte(markerHeader), nil); err != nil {
-		return render.Stats{}, err
-	}
-	if files, ok := src.(Files); ok && dest.cache != nil {
-		// Bounded too: 5 GB of run files at 100,000 runs.
-		src = readFiles{files, dest.cache}
-	}
-	return r.Build(ctx, src, dest, cache)
 }
 
 // keepUserFiles moves the files of the old site out that no build wrote
@@ -240,22 +241,6 @@ var beforeKeeping = func() {}
 func IsSite(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, siteMarker))
 	return err == nil
-}
-
-// replaceable refuses to replace a folder matrixgen did not build: a
-// mistyped -o must not cost anyone their files.
-func replaceable(out string) error {
-	entries, err := os.ReadDir(out)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && len(entries) == 0 {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("output folder: %w", err)
-	}
-	if !IsSite(out) {
-		return fmt.Errorf("refusing to replace %s: it holds files matrixgen did not build (no %s); remove it or choose another output folder", term.Name(out), siteMarker)
-	}
-	return nil
 }
 
 // swapDir replaces dst with src: the old folder moved aside, the new one

@@ -71,10 +71,9 @@ func removeDebris(parent, base string) (unproven []string) {
 	proven := map[string]bool{} // by the working folder's name
 	for _, e := range entries {
 		stem, isLock := strings.CutSuffix(e.Name(), lockSuffix)
-		if !strings.HasPrefix(stem, prefix) || !isLock || !e.Type().IsRegular() {
-			continue
+		if isLock && strings.HasPrefix(stem, prefix) && e.Type().IsRegular() {
+			proven[stem] = clearIfAbandoned(parent, stem)
 		}
-		proven[stem] = clearIfAbandoned(parent, stem)
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -83,10 +82,9 @@ func removeDebris(parent, base string) (unproven []string) {
 		}
 		stem := strings.TrimSuffix(strings.TrimSuffix(name, lockSuffix), ".old")
 		namedByFolder := name == stem+lockSuffix && slices.ContainsFunc(entries, func(e os.DirEntry) bool { return e.Name() == stem })
-		if proven[stem] || namedByFolder {
-			continue // removed, in use, or named by its folder
+		if !proven[stem] && !namedByFolder { // not removed, in use, nor named by its folder
+			unproven = append(unproven, name)
 		}
-		unproven = append(unproven, name)
 	}
 	return unproven
 }

@@ -164,10 +164,9 @@ func (f *folder) Measurements(id string, buf []byte) ([]byte, string, error) {
 type stream struct {
 	f           *os.File
 	name, final string
-	// cache, for a fresh build, bounds the stream's cached pages: fd is
-	// f's, flushed the bytes the kernel was asked to write to disk.
+	// cache, for a fresh build, bounds the stream's cached pages: flushed
+	// the bytes the kernel was asked to write to disk.
 	cache            *pageCache
-	fd               int
 	written, flushed int64
 }
 
@@ -185,11 +184,7 @@ func (f *folder) Create(rel string) (render.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &stream{f: file, name: name, final: final}
-	if f.cache != nil {
-		s.fd, s.cache = int(file.Fd()), f.cache
-	}
-	return s, nil
+	return &stream{f: file, name: name, final: final, cache: f.cache}, nil
 }
 
 func (s *stream) Write(p []byte) (int, error) {
@@ -207,9 +202,10 @@ func (s *stream) writeBack() {
 	if writeback == nil {
 		return
 	}
-	writeback(s.fd, s.flushed)
+	fd := int(s.f.Fd())
+	writeback(fd, s.flushed)
 	if s.flushed > s.cache.limit {
-		s.cache.dropFront(s.fd, s.flushed-s.cache.limit)
+		s.cache.dropFront(fd, s.flushed-s.cache.limit)
 	}
 	s.flushed = s.written
 }

@@ -94,30 +94,22 @@ func markerFiles(data []byte) (files map[string]bool, ok bool) {
 	// An append cut short leaves a last line without its newline.
 	text = text[:strings.LastIndexByte(text, '\n')+1]
 	files = map[string]bool{}
+	isChange := func(s string) bool { return strings.HasPrefix(s, "+ ") || strings.HasPrefix(s, "- ") }
 	for line := range strings.Lines(text) {
-		line = strings.TrimSuffix(line, "\n")
-		change, name := changeOf(line)
+		// A name, or a change ('+' or '-') and its name.
+		name := strings.TrimSuffix(line, "\n")
+		if isChange(name) {
+			name = name[2:]
+		}
 		switch {
-		case name == "":
-		case change == '-':
+		case name == "" || isChange(name): // a name no build writes
+		case strings.HasPrefix(line, "- "):
 			delete(files, name)
 		default:
 			files[name] = true
 		}
 	}
 	return files, true
-}
-
-// changeOf reads a line of the marker: a name, or a change ('+' or '-')
-// and its name; "" for a name no build writes (none, or a change's).
-func changeOf(line string) (change byte, name string) {
-	if strings.HasPrefix(line, "+ ") || strings.HasPrefix(line, "- ") {
-		change, line = line[0], line[2:]
-	}
-	if strings.HasPrefix(line, "+ ") || strings.HasPrefix(line, "- ") {
-		return change, ""
-	}
-	return change, line
 }
 
 // builtFiles reads the list of files the build of site out wrote; ok is

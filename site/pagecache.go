@@ -38,9 +38,8 @@ type pageCache struct {
 	passed atomic.Bool
 
 	mu      sync.Mutex
-	pending []cachedFile // in the order they are due, from head
-	head    int
-	total   int64 // bytes done so far
+	pending []cachedFile // in the order they are due
+	total   int64        // bytes done so far
 }
 
 // cachedFile is a file to let go of once the build's bytes done reach due;
@@ -53,14 +52,6 @@ type cachedFile struct {
 
 // newPageCache makes the pageCache of a fresh build (tests replace it).
 var newPageCache = pageCacheOfSystem
-
-// pageCacheOfSystem is a fresh build's pageCache, nil where none is taken.
-func pageCacheOfSystem() *pageCache {
-	if !canDropCache {
-		return nil
-	}
-	return &pageCache{limit: cacheBehind, chunk: streamChunk, drop: dropCached, writeback: startWriteback, dropFront: dropCachedBefore}
-}
 
 // writebackNow sends a file to disk once the build passed the limit, or is nil.
 func (c *pageCache) writebackNow() func(fd int, from int64) {
@@ -83,19 +74,15 @@ func (c *pageCache) done(name string, size int64) {
 		c.passed.Store(true)
 	}
 	var drop []string
-	for c.head < len(c.pending) && c.pending[c.head].due <= c.total {
-		old := c.pending[c.head]
-		c.pending[c.head] = cachedFile{}
-		c.head++
+	for len(c.pending) > 0 && c.pending[0].due <= c.total {
+		old := c.pending[0]
+		c.pending[0] = cachedFile{}
+		c.pending = c.pending[1:] // a later append copies only those left
 		drop = append(drop, old.name)
 		if old.early {
 			// This drop sends it to disk; the next one drops it.
 			c.pending = append(c.pending, cachedFile{old.name, c.total + c.limit, false})
 		}
-	}
-	if c.head > len(c.pending)/2 {
-		c.pending = append(c.pending[:0], c.pending[c.head:]...)
-		c.head = 0
 	}
 	c.mu.Unlock()
 	for _, name := range drop {

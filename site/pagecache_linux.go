@@ -8,6 +8,11 @@ import (
 
 const canDropCache = true
 
+// pageCacheOfSystem is a fresh build's pageCache, nil where none is taken.
+func pageCacheOfSystem() *pageCache {
+	return &pageCache{limit: cacheBehind, chunk: streamChunk, drop: dropCached, writeback: startWriteback, dropFront: dropCachedBefore}
+}
+
 // startWriteback asks the kernel to begin writing the file fd to disk from
 // offset from on, so its pages are clean by the time pageCache drops them.
 // It is advice: a failure costs memory, nothing else.

@@ -103,7 +103,7 @@ func TestPageCacheFromManyWriters(t *testing.T) {
 	for _, name := range r.names() {
 		seen[name]++
 	}
-	for _, f := range c.pending[c.head:] {
+	for _, f := range c.pending {
 		if f.due <= c.total {
 			t.Errorf("%s waits, due at %d bytes of %d", f.name, f.due, c.total)
 		}
@@ -161,7 +161,7 @@ func TestBuildLetsGoOfWhatItWroteAndRead(t *testing.T) {
 	}
 	c := last()
 	names := r.names()
-	for _, f := range c.pending[c.head:] {
+	for _, f := range c.pending {
 		names = append(names, f.name)
 	}
 	// The build's folder was renamed into out; what it dropped was named

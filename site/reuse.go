@@ -62,9 +62,6 @@ var executableHash = sync.OnceValue(func() string {
 	if id := goBuildID(f); id != "" {
 		return "go-build-id:" + id
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return ""
-	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return ""
@@ -86,7 +83,7 @@ func goBuildID(f *os.File) string {
 		return ""
 	}
 	head := make([]byte, 32<<10)
-	n, _ := io.ReadFull(f, head)
+	n, _ := f.ReadAt(head, 0) // not moving the offset the whole file's hash reads from
 	const marker = "\xff Go build ID: \""
 	_, after, hasMarker := bytes.Cut(head[:n], []byte(marker))
 	id, _, ended := bytes.Cut(after, []byte{'"'})
@@ -221,20 +218,14 @@ func (c *reuse) Reuse(e runfile.Entry) (string, render.CachedRow, bool) {
 	if !ok || r.Input != input {
 		return input, render.CachedRow{}, false
 	}
-	old := filepath.Join(c.dest.previous, "runs", e.ID)
-	for i, name := range render.RunFiles {
-		size, ok := fileHasSum(filepath.Join(old, name), r.Row.Sums[i])
-		c.dest.cache.done(filepath.Join(old, name), size)
-		if !ok {
-			return input, render.CachedRow{}, false
-		}
-	}
-	folder := filepath.Join(c.dest.dir, "runs", e.ID)
+	old, folder := filepath.Join(c.dest.previous, "runs", e.ID), filepath.Join(c.dest.dir, "runs", e.ID)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return input, render.CachedRow{}, false
 	}
-	for _, name := range render.RunFiles {
-		if !linkRegular(filepath.Join(old, name), filepath.Join(folder, name)) {
+	for i, name := range render.RunFiles {
+		size, ok := fileHasSum(filepath.Join(old, name), r.Row.Sums[i])
+		c.dest.cache.done(filepath.Join(old, name), size)
+		if !ok || !linkRegular(filepath.Join(old, name), filepath.Join(folder, name)) {
 			os.RemoveAll(folder)
 			return input, render.CachedRow{}, false
 		}
