@@ -108,8 +108,11 @@ func (v *validator) required(field, s string) {
 }
 
 func (v *validator) count(at, name string, n int) {
-	if n < 0 {
+	switch {
+	case n < 0:
 		v.add(at+name, fmt.Sprintf("must not be negative, got %d", n))
+	case n > maxFigure:
+		v.add(at+name, fmt.Sprintf("%d is past any count a benchmark measures (%g at most)", n, float64(maxFigure)))
 	}
 }
 
@@ -144,8 +147,8 @@ func (v *validator) nonNegatives(at string, figures []namedFigure) {
 // maxGPUs bounds hardware.gpu_count, and so the power its GPUs may draw.
 const maxGPUs = 4096
 
-// maxFigure bounds every figure of a run file: a trillion (milliseconds,
-// tokens per second, watts, seconds alike).
+// maxFigure bounds every figure and count of a run file: a trillion
+// (milliseconds, tokens per second, watts, seconds, tokens alike).
 const maxFigure = 1e12
 
 // maxTokS bounds a rate of tokens, far past any server's.
@@ -342,7 +345,7 @@ func (v *validator) cell(at string, d Decode) {
 		}
 	}
 	for j, n := range d.PerSecondTokens {
-		if n < 0 {
+		if n < 0 || n > maxFigure {
 			v.count(at, ".per_second_tokens["+strconv.Itoa(j)+"]", n)
 		}
 	}

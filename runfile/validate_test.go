@@ -38,6 +38,12 @@ func TestValidateRefusesImpossibleRuns(t *testing.T) {
 		// the window would make a cell look surer than it was measured.
 		{"more seconds than the window", `"total_tok_s": 10`, `"total_tok_s": 10, "window_seconds": 2.4, "per_second_tokens": [10, 10, 10, 10]`,
 			"decode[0].per_second_tokens: 4 seconds of counts, but the window is 2.4 s: at most 3"},
+		// Counts were bounded below only: 2^63-1 tokens in one second passed.
+		{"a per-second count past any", `"total_tok_s": 10`, `"total_tok_s": 10, "per_second_tokens": [10, 9223372036854775807]`,
+			"decode[0].per_second_tokens[1]: 9223372036854775807 is past any count a benchmark measures (1e+12 at most)"},
+		{"a server's count past any", `"total_tok_s": 10`, `"total_tok_s": 10, "server_count": {"server_tokens": 1000000000001, "client_tokens": 10, "source": "usage"}`,
+			"decode[0].server_count.server_tokens: 1000000000001 is past any count"},
+		{"a prompt past any", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 9000000000000000000}], "decode": [`, "prefill[0].prompt_tokens: 9000000000000000000 is past any count"},
 		{"a prefill rate off its own figures", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 8192, "prompt_tok_s": 46010, "ttft_ms": 1778}], "decode": [`, "prefill[0].prompt_tok_s: 46010 tok/s is not its 8192 prompt tokens in 1778 ms"},
 	} {
 		doc := strings.Replace(minimal, tt.from, tt.to, 1)
