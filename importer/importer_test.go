@@ -231,3 +231,22 @@ func TestImportHidesSecrets(t *testing.T) {
 		t.Errorf("the import kept a secret:\n%s", all)
 	}
 }
+
+// TestLLMInferenceBenchSaysWhatPrefillItLeftOut: prefill entries whose key
+// is no context length ("short", "0", "-8") or whose value is no object
+// were dropped without a word.
+func TestLLMInferenceBenchSaysWhatPrefillItLeftOut(t *testing.T) {
+	doc := `{"metadata": {"engine": "vllm", "model": "m"}, "prefill": {"8192": {"tok_per_sec": 4601, "ttft_seconds": 1.778},
+		"short": {"tok_per_sec": 1}, "0": {"tok_per_sec": 1}, "-8": {"tok_per_sec": 1}, "16384": 5},
+		"results": [{"context_tokens": 8192, "concurrency": 1, "aggregate_tps": 445.7}]}`
+	res, err := LLMInferenceBench("b.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Run.Prefill) != 1 {
+		t.Errorf("prefill %+v, want the 8K row alone", res.Run.Prefill)
+	}
+	if !strings.Contains(strings.Join(res.Notes, " "), "4 entries of prefill whose key is not a context length") {
+		t.Errorf("notes %q do not say what was left out", res.Notes)
+	}
+}

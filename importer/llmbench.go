@@ -61,7 +61,10 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 	if err := negativeFigures(name, data, figures); err != nil {
 		return Result{}, err
 	}
-	importPrefill(r, doc.obj("prefill"))
+	if odd := importPrefill(r, doc.obj("prefill")); odd > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s of prefill whose key is not a context length (a whole number above 0) or whose value is not an object %s left out.",
+			plural.Count(odd, "entry", "entries"), plural.Noun(odd, "was", "were")))
+	}
 	skipped := 0
 	for i, raw := range results {
 		cell, ok := raw.(map[string]any)
@@ -87,13 +90,15 @@ func LLMInferenceBench(name string, data []byte) (Result, error) {
 }
 
 // importPrefill reads the prefill object: context (as a string key) →
-// tok_per_sec, ttft_seconds (or prefill_seconds), prompt_tokens.
-func importPrefill(r *matrixgen.Run, prefill object) {
+// tok_per_sec, ttft_seconds (or prefill_seconds), prompt_tokens. It
+// counts the entries it cannot read, for a note.
+func importPrefill(r *matrixgen.Run, prefill object) (odd int) {
 	byNumber := func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return cmp.Compare(x, y) }
 	for _, k := range slices.SortedFunc(maps.Keys(prefill), byNumber) {
 		n, err := strconv.Atoi(k)
 		p := prefill.obj(k)
 		if err != nil || n <= 0 || p == nil {
+			odd++
 			continue
 		}
 		row := matrixgen.Prefill{ContextTokens: n, Status: matrixgen.StatusValid}
@@ -113,6 +118,7 @@ func importPrefill(r *matrixgen.Run, prefill object) {
 		}
 		r.Prefill = append(r.Prefill, row)
 	}
+	return odd
 }
 
 // llmBenchCell maps one result, its latencies in seconds, and the flags
