@@ -87,8 +87,9 @@ func CheckScheme(place string) error {
 type Store struct {
 	b    *blob.Bucket
 	name string // the place without its query, for messages
-	// local is a file:// folder, which keeps no MD5 of its files (holds).
-	local bool
+	// folder is a file:// place's folder, "" for a store: it keeps no
+	// MD5 of its files (holds), and a folder a publish empties stays.
+	folder string
 	// secrets are the URL's query values, user and password, hidden in
 	// every message.
 	secrets []string
@@ -176,7 +177,10 @@ func open(ctx context.Context, place string, create bool, given ...func(*s3.Opti
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
 	}
-	s.b, s.prefix, s.local, s.limits = b, prefix, local, DefaultLimits
+	s.b, s.prefix, s.limits = b, prefix, DefaultLimits
+	if local {
+		s.folder = u.Path
+	}
 	return s, nil
 }
 
@@ -591,8 +595,28 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 			return p, s.fail("removing "+term.Name(key), err)
 		}
 		p.Removed++
+		s.removeEmptied(key)
 	}
 	return p, nil
+}
+
+// removeEmptied removes the folders of a file:// place that removing key
+// left empty (a run's folder once its pages are gone), up to the place's
+// own; a store has no folders, and a folder not empty stays.
+func (s *Store) removeEmptied(key string) {
+	if s.folder == "" {
+		return
+	}
+	root, err := os.OpenRoot(s.folder)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
+		if info, err := root.Lstat(dir); err != nil || !info.IsDir() || root.Remove(dir) != nil {
+			return // gone, a link or not empty: not a folder this publish emptied
+		}
+	}
 }
 
 // putMarker writes the store's marker listing keys.
@@ -652,7 +676,7 @@ func (s *Store) holds(ctx context.Context, key string, data []byte) bool {
 	case len(attrs.MD5) > 0:
 		sum := md5.Sum(data)
 		return bytes.Equal(attrs.MD5, sum[:])
-	case s.local:
+	case s.folder != "":
 		have, err := s.b.ReadAll(g.ctx, key)
 		return err == nil && bytes.Equal(have, data)
 	}

@@ -184,6 +184,15 @@ func TestPublish(t *testing.T) {
 		if _, found, _ := s.Get(ctx, "runs/a/run.json"); found {
 			t.Errorf("%s: the removed run's page is still there", place)
 		}
+		// A folder keeps no folder the removed run's pages leave empty.
+		if dir, ok := strings.CutPrefix(place, "file://"); ok {
+			if _, err := os.Lstat(filepath.Join(dir, "runs")); !os.IsNotExist(err) {
+				t.Errorf("%s: the removed run's emptied folders are still there (%v)", place, err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "assets")); err != nil {
+				t.Errorf("%s: a folder still holding pages went: %v", place, err)
+			}
+		}
 		if data, _, _ := s.Get(ctx, "CNAME"); string(data) != "bench.example.org" {
 			t.Errorf("%s: the object someone else put was touched", place)
 		}
