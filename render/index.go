@@ -175,11 +175,9 @@ func (b *Renderer) writeIndex(out Folder, rows []indexRow, pairs []Pair) error {
 	files := b.indexFiles(rows, pairs)
 	errs := make([]error, len(files))
 	parallel.Each(len(files), func(i int) {
-		if err := b.ctx.Err(); err != nil {
-			errs[i] = err
-			return
+		if errs[i] = b.ctx.Err(); errs[i] == nil {
+			errs[i] = files[i].write(out)
 		}
-		errs[i] = files[i].write(out)
 	})
 	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
 		return errs[i]

@@ -282,10 +282,7 @@ func containers(line []byte) (depth, width int) {
 		switch c := line[i]; {
 		case c == ' ' || c == '\t':
 			i++
-		case c == '>':
-			depth++
-			i++
-		case (c == '-' || c == '*' || c == '+') && markerEnds(line, i+1):
+		case c == '>' || (c == '-' || c == '*' || c == '+') && markerEnds(line, i+1):
 			depth++
 			i++
 		case '0' <= c && c <= '9':
@@ -352,6 +349,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	files, fromFiles := src.(RawSource)
 	var reused atomic.Int64
 	inFlight := &budget{limit: runBytesInFlight}
+	inFlight.cond = sync.NewCond(&inFlight.mu)
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
 		return func(i int) {
@@ -360,8 +358,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 				inFlight.acquire(size)
 				defer inFlight.release(size)
 			}
-			if err := b.ctx.Err(); err != nil { // it may have waited
-				errs[i] = err
+			if errs[i] = b.ctx.Err(); errs[i] != nil { // it may have waited
 				return
 			}
 			var e runfile.Entry
@@ -554,9 +551,6 @@ func (c *memo[K, V]) load(k K, fill func() V) V {
 
 // interned holds one copy of each string summaries share.
 var interned memo[string, string]
-
-// intern is s, held once however many summaries name it.
-func intern(s string) string { return interned.load(s, func() string { return s }) }
 
 // bestPerWattValue is the highest tok/s per watt of a valid cell, 0 for a
 // run without GPU telemetry.
