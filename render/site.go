@@ -118,11 +118,7 @@ func (e *BadRunsError) Unwrap() []error { return e.Errs }
 // Names lists outside names (files, ids) for a message, each as term.Name
 // prints it.
 func Names(list []string) string {
-	shown := make([]string, len(list))
-	for i, n := range list {
-		shown[i] = term.Name(n)
-	}
-	return strings.Join(shown, ", ")
+	return strings.Join(mapped(list, term.Name), ", ")
 }
 
 // Renderer turns runs into the files of a site: pages, scripts, CSV, the
