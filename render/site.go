@@ -611,10 +611,8 @@ type methodologyPage struct {
 
 func (b *Renderer) writeMethodology(out Folder) error {
 	page := methodologyPage{pageBase: b.base("", "How the figures are measured · "+b.site.Title,
-		"What prefill, sustained decode, TTFT, time between tokens and every status mean on these pages.", "methodology.html")}
-	for _, s := range matrixgen.Statuses {
-		page.Statuses = append(page.Statuses, legendStatusOf(s))
-	}
+		"What prefill, sustained decode, TTFT, time between tokens and every status mean on these pages.", "methodology.html"),
+		Statuses: mapped(matrixgen.Statuses, legendStatusOf)}
 	return writePage(out, "methodology.html", b.methodology, page)
 }
 
