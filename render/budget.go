@@ -25,9 +25,6 @@ type budget struct {
 func (b *budget) acquire(n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cond == nil {
-		b.cond = sync.NewCond(&b.mu)
-	}
 	for b.held > 0 && b.held+n > b.limit {
 		b.cond.Wait()
 	}
@@ -38,7 +35,5 @@ func (b *budget) release(n int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.held -= n
-	if b.cond != nil {
-		b.cond.Broadcast()
-	}
+	b.cond.Broadcast()
 }

@@ -199,11 +199,10 @@ func chartJSON(option any) jsontext.Value {
 // matrixgen.js's fastest draws a filtered view's alike.
 func indexChart(rows []indexRow) (map[string]any, string) {
 	shown := fastestRuns(rows)
-	ids := make([]string, len(shown))
 	var best, peak []opts.BarData
-	var described []string
-	for i, r := range shown {
-		ids[i] = r.ID
+	var ids, described []string
+	for _, r := range shown {
+		ids = append(ids, r.ID)
 		best = append(best, indexBar(r.BestValue, r.BestSingle))
 		peak = append(peak, indexBar(r.PeakValue, r.Peak))
 		described = append(described, r.ID+": "+cmp.Or(r.BestSingle, dash)+" single-stream, "+cmp.Or(r.Peak, dash)+" peak tok/s")

@@ -246,8 +246,12 @@ func compareScript(id string, r *matrixgen.Run) ([]byte, error) {
 }
 
 func newCompareRun(id string, r *matrixgen.Run) compareRun {
-	c := compareRun{ID: id, Title: runTitle(r), Date: unlessDash(date(r.StartedAt)), Simulated: r.Simulated, Incomplete: r.Incomplete,
+	// The script leaves out what neither run has: "", not a page's dash.
+	c := compareRun{ID: id, Title: runTitle(r), Simulated: r.Simulated, Incomplete: r.Incomplete,
 		Settings: compareSettings(r), Launch: strings.Fields(r.LaunchCommand)}
+	if !r.StartedAt.IsZero() {
+		c.Date = date(r.StartedAt)
+	}
 	best, okBest := r.BestSingleStream()
 	peak, okPeak := r.PeakTotal()
 	c.Headline = []compareFigure{
@@ -259,7 +263,7 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 	}
 	for _, p := range r.Prefill {
 		row := comparePrefill{Context: p.ContextTokens, Label: matrixgen.ContextLabel(p.ContextTokens), Text: p.Status.Label(),
-			Server: unlessDash(optional(p.ServerPromptTokS, tokS)), Cold: unlessDash(optional(p.ColdTTFTMs, ttftText))}
+			Server: ifSet(p.ServerPromptTokS, tokS), Cold: ifSet(p.ColdTTFTMs, ttftText)}
 		if p.Status == matrixgen.StatusValid && p.PromptTokS != nil {
 			row.TokS, row.Text, row.Samples = p.PromptTokS, tokS(*p.PromptTokS), stats.PrefillSamples(p)
 		}
@@ -279,15 +283,6 @@ func newCompareRun(id string, r *matrixgen.Run) compareRun {
 		c.Cells = append(c.Cells, cell)
 	}
 	return c
-}
-
-// unlessDash is s, or "" for the dash a page shows for nothing: the
-// script leaves out what neither run has.
-func unlessDash(s string) string {
-	if s == dash {
-		return ""
-	}
-	return s
 }
 
 func rankedFigure(label string, v float64, ok bool, format func(float64) string) compareFigure {

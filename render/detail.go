@@ -52,11 +52,8 @@ func cellDetails(r *matrixgen.Run, cells []orderedCell) *detailsData {
 	if len(r.Decode) == 0 {
 		return nil
 	}
-	out := &detailsData{Labels: detailLabels, Cells: make(byID[cellDetail], len(cells)), Charts: cellChartOptions()}
-	for i, c := range cells {
-		out.Cells[i] = idValue[cellDetail]{c.id, newCellDetail(c.d)}
-	}
-	return out
+	return &detailsData{Labels: detailLabels, Charts: cellChartOptions(), Cells: mapped(cells,
+		func(c orderedCell) idValue[cellDetail] { return idValue[cellDetail]{c.id, newCellDetail(c.d)} })}
 }
 
 // byID is a page's cells in a JSON block: one object from cell id to

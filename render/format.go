@@ -139,5 +139,14 @@ func ifPositive[T int | float64](v T, format func(T) string) string {
 	return format(v)
 }
 
+// mapped is f of each element of list, in a list of the same length.
+func mapped[T, U any](list []T, f func(T) U) []U {
+	out := make([]U, len(list))
+	for i, v := range list {
+		out[i] = f(v)
+	}
+	return out
+}
+
 // perWattText formats tok/s per watt with two decimals: "1.27".
 func perWattText(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }

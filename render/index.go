@@ -175,11 +175,9 @@ func (b *Renderer) writeIndex(out Folder, rows []indexRow, pairs []Pair) error {
 	files := b.indexFiles(rows, pairs)
 	errs := make([]error, len(files))
 	parallel.Each(len(files), func(i int) {
-		if err := b.ctx.Err(); err != nil {
-			errs[i] = err
-			return
+		if errs[i] = b.ctx.Err(); errs[i] == nil {
+			errs[i] = files[i].write(out)
 		}
-		errs[i] = files[i].write(out)
 	})
 	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
 		return errs[i]
@@ -256,10 +254,7 @@ type filterData struct {
 func (l indexLayout) siteData() indexSite {
 	s := indexSite{Runs: len(l.rows), Chunks: l.chunks, ChunkRuns: sitesize.IndexChunkRuns, PageRuns: sitesize.IndexPageRuns, Efficiency: l.efficiency}
 	for _, f := range l.filters {
-		shown := make([][]any, len(f.Values))
-		for i, v := range f.Values {
-			shown[i] = []any{v.Value, v.Runs}
-		}
+		shown := mapped(f.Values, func(v filterValue) []any { return []any{v.Value, v.Runs} })
 		s.Filters = append(s.Filters, filterData{Name: f.Name, Label: f.Label, Shown: shown, Values: len(f.stored), Chunks: f.chunks()})
 	}
 	return s
@@ -427,11 +422,7 @@ func indexValuesName(name string, chunk int) string {
 // indexValues is the values script (1-based) of the filter: its values,
 // each [value, runs], for matrixgenIndexValues.
 func indexValues(f filter, chunk int) ([]byte, error) {
-	values := f.chunk(chunk)
-	list := make([][2]any, len(values))
-	for i, v := range values {
-		list[i] = [2]any{v.Value, v.Runs}
-	}
+	list := mapped(f.chunk(chunk), func(v filterValue) [2]any { return [2]any{v.Value, v.Runs} })
 	return scriptCall("matrixgenIndexValues", f.Name, chunk, list)
 }
 

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,14 +137,8 @@ func measurementRows(r *matrixgen.Run) []measurementGroup {
 			Output: optional(d.OutputTokens, count), Window: optional(d.WindowSeconds, secs),
 		})
 	}
-	var out []measurementGroup
-	if len(prefill) > 0 {
-		out = append(out, measurementGroup{"Prefill", prefill})
-	}
-	if len(decode) > 0 {
-		out = append(out, measurementGroup{"Sustained decode", decode})
-	}
-	return out
+	return slices.DeleteFunc([]measurementGroup{{"Prefill", prefill}, {"Sustained decode", decode}},
+		func(g measurementGroup) bool { return len(g.Rows) == 0 })
 }
 
 // prefillRows are a prefill measurement's row and, beneath it, the

@@ -251,11 +251,7 @@ func sweepShape(r *matrixgen.Run) string {
 			span(strconv.Itoa(levels[0]), strconv.Itoa(levels[len(levels)-1]))))
 	}
 	if pre := r.PrefillContexts(); len(pre) > 0 {
-		labels := make([]string, len(pre))
-		for i, n := range pre {
-			labels[i] = matrixgen.ContextLabel(n)
-		}
-		parts = append(parts, "prefill at "+strings.Join(labels, ", "))
+		parts = append(parts, "prefill at "+strings.Join(mapped(pre, matrixgen.ContextLabel), ", "))
 	}
 	return strings.Join(parts, " · ")
 }

@@ -45,7 +45,7 @@ type CachedRow struct {
 // share interned.
 func (c CachedRow) indexRow(id string) indexRow {
 	for _, s := range []*string{&c.Model, &c.GPU, &c.Engine, &c.Quantization, &c.Date, &c.EngineName} {
-		*s = intern(*s)
+		*s = interned.load(*s, func() string { return *s })
 	}
 	return indexRow{ID: id, Href: "runs/" + id + "/index.html", CachedRow: c}
 }

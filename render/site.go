@@ -118,11 +118,7 @@ func (e *BadRunsError) Unwrap() []error { return e.Errs }
 // Names lists outside names (files, ids) for a message, each as term.Name
 // prints it.
 func Names(list []string) string {
-	shown := make([]string, len(list))
-	for i, n := range list {
-		shown[i] = term.Name(n)
-	}
-	return strings.Join(shown, ", ")
+	return strings.Join(mapped(list, term.Name), ", ")
 }
 
 // Renderer turns runs into the files of a site: pages, scripts, CSV, the
@@ -282,10 +278,7 @@ func containers(line []byte) (depth, width int) {
 		switch c := line[i]; {
 		case c == ' ' || c == '\t':
 			i++
-		case c == '>':
-			depth++
-			i++
-		case (c == '-' || c == '*' || c == '+') && markerEnds(line, i+1):
+		case c == '>' || (c == '-' || c == '*' || c == '+') && markerEnds(line, i+1):
 			depth++
 			i++
 		case '0' <= c && c <= '9':
@@ -352,6 +345,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 	files, fromFiles := src.(RawSource)
 	var reused atomic.Int64
 	inFlight := &budget{limit: runBytesInFlight}
+	inFlight.cond = sync.NewCond(&inFlight.mu)
 	parallel.EachWorker(src.Len(), func() func(int) {
 		w := b.worker()
 		return func(i int) {
@@ -360,8 +354,7 @@ func (b *Renderer) writeRuns(out Folder, src Source) ([]indexRow, error) {
 				inFlight.acquire(size)
 				defer inFlight.release(size)
 			}
-			if err := b.ctx.Err(); err != nil { // it may have waited
-				errs[i] = err
+			if errs[i] = b.ctx.Err(); errs[i] != nil { // it may have waited
 				return
 			}
 			var e runfile.Entry
@@ -555,9 +548,6 @@ func (c *memo[K, V]) load(k K, fill func() V) V {
 // interned holds one copy of each string summaries share.
 var interned memo[string, string]
 
-// intern is s, held once however many summaries name it.
-func intern(s string) string { return interned.load(s, func() string { return s }) }
-
 // bestPerWattValue is the highest tok/s per watt of a valid cell, 0 for a
 // run without GPU telemetry.
 func bestPerWattValue(r *matrixgen.Run) float64 {
@@ -621,10 +611,8 @@ type methodologyPage struct {
 
 func (b *Renderer) writeMethodology(out Folder) error {
 	page := methodologyPage{pageBase: b.base("", "How the figures are measured · "+b.site.Title,
-		"What prefill, sustained decode, TTFT, time between tokens and every status mean on these pages.", "methodology.html")}
-	for _, s := range matrixgen.Statuses {
-		page.Statuses = append(page.Statuses, legendStatusOf(s))
-	}
+		"What prefill, sustained decode, TTFT, time between tokens and every status mean on these pages.", "methodology.html"),
+		Statuses: mapped(matrixgen.Statuses, legendStatusOf)}
 	return writePage(out, "methodology.html", b.methodology, page)
 }
 

@@ -79,7 +79,6 @@ func siteCSVParts(rows []indexRow) []csvPart {
 // for a spreadsheet, from rows in the index's order.
 func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 	parts := siteCSVParts(rows)
-	head := csvBytes(siteCSVHeader, nil)
 	all, err := createStream(out, "runs.csv")
 	if err != nil {
 		return err
@@ -97,7 +96,6 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 			}
 		}
 	}()
-	all.Write(head)
 	var buf []byte
 	w := io.Writer(all) // and the part, once there is one
 	next := 0           // the next part to open
@@ -112,7 +110,6 @@ func (b *Renderer) writeSiteCSV(out Folder, rows []indexRow) (err error) {
 			if part, err = createStream(out, parts[next].Name); err != nil {
 				return err
 			}
-			part.Write(head)
 			w = io.MultiWriter(all, part)
 			next++
 		}
@@ -203,13 +200,16 @@ type stream struct {
 	s Stream
 }
 
-// createStream starts the file rel of the site in out.
+// createStream starts the file rel of the site in out, a part of runs.csv
+// or the whole, with the header.
 func createStream(out Folder, rel string) (*stream, error) {
 	s, err := out.Create(rel)
 	if err != nil {
 		return nil, err
 	}
-	return &stream{Writer: bufio.NewWriterSize(s, 256<<10), s: s}, nil
+	w := bufio.NewWriterSize(s, 256<<10)
+	w.Write(csvBytes(siteCSVHeader, nil))
+	return &stream{Writer: w, s: s}, nil
 }
 
 // finish writes out what is buffered and puts the file in place.

@@ -50,10 +50,7 @@ func escapeGroups(groups []measurementGroup) []escapedGroup {
 }
 
 func escapeMatrix(m matrix) escapedMatrix {
-	out := escapedMatrix{Columns: make([]escaped, len(m.Columns))}
-	for i, c := range m.Columns {
-		out.Columns[i] = escape(strconv.Itoa(c))
-	}
+	out := escapedMatrix{Columns: mapped(m.Columns, func(c int) escaped { return escape(strconv.Itoa(c)) })}
 	for i, row := range m.Rows {
 		out.Rows = append(out.Rows, matrixRowOf[escaped]{Label: escape(row.Label)})
 		out.Rows[i].Cells = make([]matrixCellOf[escaped], len(row.Cells))
