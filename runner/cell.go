@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,10 +196,8 @@ func connectionLost(err error) bool {
 	if errors.As(err, &op) {
 		return true
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "connection reset") || strings.Contains(msg, "connection refused") ||
-		strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "server closed") ||
-		strings.Contains(msg, "broken pipe")
+	return slices.ContainsFunc([]string{"connection reset", "connection refused", "unexpected EOF", "server closed",
+		"broken pipe"}, func(s string) bool { return strings.Contains(err.Error(), s) })
 }
 
 // closedLoop keeps one stream in flight until the cell is cut.

@@ -196,7 +196,6 @@ func (p plan) fits(maxModelLen, maxOutput int) error {
 const maxMargin = 64
 
 func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
-	var p plan
 	resolve := func(labels []string) ([]int, error) {
 		var out []int
 		for _, l := range labels {
@@ -219,19 +218,14 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 		}
 		return matrixgen.Union(out), nil
 	}
+	p := plan{concurrency: matrixgen.Union(s.Concurrency)}
 	var err error
-	if p.contexts, err = resolve(s.Contexts); err != nil {
-		return p, err
+	if p.contexts, err = resolve(s.Contexts); err == nil && len(s.PrefillContexts) > 0 {
+		p.prefill, err = resolve(s.PrefillContexts)
+	} else if err == nil {
+		p.prefill = slices.Clone(p.contexts)
 	}
-	prefill := s.PrefillContexts
-	if len(prefill) == 0 {
-		prefill = s.Contexts
-	}
-	if p.prefill, err = resolve(prefill); err != nil {
-		return p, err
-	}
-	p.concurrency = matrixgen.Union(s.Concurrency)
-	return p, nil
+	return p, err
 }
 
 func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
@@ -792,32 +786,29 @@ func cleanServerText(r *matrixgen.Run, red *redact.Redactor) {
 	// Not the launch command, the person's own; nor the request, not the
 	// server's: requestOf redacted and cut it once, and a second cut of cut
 	// text would read as another request on resume.
-	f := func(s *string, limit int) { *s = capText(*s, limit) }
-	for _, s := range []*string{&r.Engine.Name, &r.Engine.Version, &r.Engine.Repository, &r.Engine.Build,
-		&r.Engine.Commit, &r.Engine.Quantization, &r.Engine.Backend, &r.Model.Name, &r.Model.ServedName, &r.Model.Revision,
-		&r.Hardware.Type, &r.Hardware.GPU, &r.Hardware.CPU, &r.Hardware.OS, &r.Hardware.Driver, &r.Hardware.Kernel, &r.Hardware.CUDA} {
-		f(s, maxNameText)
+	capAll := func(limit int, ss ...*string) {
+		for _, s := range ss {
+			*s = capText(*s, limit)
+		}
 	}
+	capAll(maxNameText, &r.Engine.Name, &r.Engine.Version, &r.Engine.Repository, &r.Engine.Build,
+		&r.Engine.Commit, &r.Engine.Quantization, &r.Engine.Backend, &r.Model.Name, &r.Model.ServedName, &r.Model.Revision,
+		&r.Hardware.Type, &r.Hardware.GPU, &r.Hardware.CPU, &r.Hardware.OS, &r.Hardware.Driver, &r.Hardware.Kernel, &r.Hardware.CUDA)
 	for i := range r.ResumedDespite {
-		f(&r.ResumedDespite[i], maxReasonText)
+		capAll(maxReasonText, &r.ResumedDespite[i])
 	}
 	if p := r.Probe; p != nil {
-		for _, s := range []*string{&p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot} {
-			f(s, maxNameText)
-		}
-		f(&p.KVSource, maxReasonText)
-		f(&p.Tokenizer, maxReasonText)
+		capAll(maxNameText, &p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot)
+		capAll(maxReasonText, &p.KVSource, &p.Tokenizer)
 	}
 	for i := range r.Prefill {
-		f(&r.Prefill[i].Reason, maxReasonText)
-		f(&r.Prefill[i].Note, maxReasonText)
+		capAll(maxReasonText, &r.Prefill[i].Reason, &r.Prefill[i].Note)
 	}
 	for i := range r.Decode {
 		d := &r.Decode[i]
-		f(&d.Reason, maxReasonText)
+		capAll(maxReasonText, &d.Reason)
 		if d.Loop != nil {
-			f(&d.Loop.Unit, maxReasonText)
-			f(&d.Loop.Excerpt, maxReasonText)
+			capAll(maxReasonText, &d.Loop.Unit, &d.Loop.Excerpt)
 		}
 	}
 }
