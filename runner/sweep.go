@@ -75,6 +75,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	if o.dial != nil && o.gpuTool == "" {
 		o.gpuTool = telemetry.NoTool // in memory means in virtual time: no processes to wait on
 	}
+	o.gpuTool = cmp.Or(o.gpuTool, telemetry.DefaultTool())
 	s := o.Settings
 	if err := s.Check(); err != nil {
 		return nil, err
@@ -231,7 +232,7 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 	s := o.Settings
 	d := s.Describe
-	hw := telemetry.Detect(ctx, cmp.Or(o.gpuTool, telemetry.DefaultTool()))
+	hw := telemetry.Detect(ctx, o.gpuTool)
 	giveHardware(&hw, d)
 	r := &matrixgen.Run{
 		Schema:    matrixgen.SchemaVersion,
@@ -573,10 +574,8 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 			sw.etaModel.attempts++
 			got, w, err := sw.c.decodeCell(ctx, cellPlan{
 				context: n, concurrency: cc, prompt: prompt.text, promptTokens: prompt.tokens - prompt.slack(), salt: salt, attempt: attempt,
-				duration: sw.s.Sweep.Duration, maxOutput: sw.s.Sweep.MaxOutput,
-				distinct: sw.s.Sweep.CacheMode == "distinct",
-				warmup:   sw.s.Sweep.WarmupTimeout, stall: sw.s.Sweep.StallTimeout,
-				live: sw.o.Live, label: sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
+				sweep: sw.s.Sweep, live: sw.o.Live,
+				label:          sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
 				baselineActive: sw.baselineActive(n, cc),
 				counter:        sw.c.eng.metrics().tokens,
 			}, sw.sampler)
