@@ -55,7 +55,7 @@ func clientAccuracy(b *testing.B, streams int, stepMs float64) (measured, truth 
 	c.chat.ignoreEOS = true
 	d, w, err := c.decodeCell(context.Background(), cellPlan{
 		context: 1024, concurrency: streams, prompt: "Tell me a long story about a lighthouse.", attempt: 1,
-		duration: 3 * time.Second, maxOutput: 1 << 19, warmup: time.Minute, stall: time.Minute,
+		sweep: Sweep{Duration: 3 * time.Second, MaxOutput: 1 << 19, WarmupTimeout: time.Minute, StallTimeout: time.Minute},
 	}, nil)
 	if err != nil || d.TotalTokS == nil {
 		b.Fatalf("cell: %v %+v", err, d)

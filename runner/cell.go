@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,11 +28,7 @@ type cellPlan struct {
 	promptTokens int
 	salt         string // the context's cache salt
 	attempt      int
-	duration     time.Duration
-	maxOutput    int
-	distinct     bool
-	warmup       time.Duration
-	stall        time.Duration
+	sweep        Sweep     // the window, output cap, cache mode and timeouts
 	live         io.Writer // a terminal's status line, or nil
 	label        string
 	// baselineActive is the share of time a stream produced tokens in the
@@ -97,7 +94,7 @@ func (c *client) decodeCell(ctx context.Context, p cellPlan, sampler *metricsSam
 
 	// Wait for every stream to produce, or for the warm-up to run out.
 	openedByTimeout := false
-	deadline := time.NewTimer(p.warmup)
+	deadline := time.NewTimer(p.sweep.WarmupTimeout)
 	defer deadline.Stop()
 wait:
 	for {
@@ -123,12 +120,12 @@ wait:
 	w := window{start: time.Now()}
 	d.WindowStart = w.start.UTC()
 	windowStart.Store(w.start.UnixNano())
-	samples := sampler.during(ctx, w.start, p.duration)
+	samples := sampler.during(ctx, w.start, p.sweep.Duration)
 	before, counted := sampler.counter(ctx, p.counter.metric)
 	select {
 	case <-ctx.Done():
 		return cancelled()
-	case <-time.After(time.Until(w.start.Add(p.duration))):
+	case <-time.After(time.Until(w.start.Add(p.sweep.Duration))):
 	}
 	w.end = time.Now()
 	after, countedAfter := sampler.counter(ctx, p.counter.metric)
@@ -195,10 +192,8 @@ func connectionLost(err error) bool {
 	if errors.As(err, &op) {
 		return true
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "connection reset") || strings.Contains(msg, "connection refused") ||
-		strings.Contains(msg, "unexpected EOF") || strings.Contains(msg, "server closed") ||
-		strings.Contains(msg, "broken pipe")
+	return slices.ContainsFunc([]string{"connection reset", "connection refused", "unexpected EOF", "server closed",
+		"broken pipe"}, func(s string) bool { return strings.Contains(err.Error(), s) })
 }
 
 // closedLoop keeps one stream in flight until the cell is cut.
@@ -208,15 +203,15 @@ func (c *client) closedLoop(ctx context.Context, p cellPlan, worker int, run *ce
 		req := chatRequest{
 			prompt: p.prompt + fmt.Sprintf("\n\nReader %d, attempt %d, turn %d: go on with the story from here, in your own words.",
 				worker+1, p.attempt, seq+1),
-			maxTokens: p.maxOutput,
+			maxTokens: p.sweep.MaxOutput,
 			salt:      p.salt,
 			seed:      uint64(p.context)<<20 ^ uint64(p.concurrency)<<12 ^ uint64(worker)<<4 ^ uint64(p.attempt)<<32 ^ uint64(seq)<<40,
 		}
-		if p.distinct {
+		if p.sweep.CacheMode == "distinct" {
 			req.salt = fmt.Sprintf("%s-s%d", p.salt, worker)
 		}
 		producing := false
-		o := c.stream(ctx, req, p.stall, hooks{
+		o := c.stream(ctx, req, p.sweep.StallTimeout, hooks{
 			onFirst:  func() { producing = true; run.bump(1) },
 			onTokens: func(n int) { run.tokens.Add(int64(n)) },
 		})
@@ -286,7 +281,7 @@ func showLive(p cellPlan, run *cellRun, windowStart *atomic.Int64) func() {
 			status := fmt.Sprintf("warming up, %d of %s producing", producing, plural.Count(p.concurrency, "stream", "streams"))
 			if ns := windowStart.Load(); ns > 0 {
 				elapsed := time.Since(time.Unix(0, ns)).Truncate(time.Second)
-				status = fmt.Sprintf("window %v of %v", elapsed, p.duration)
+				status = fmt.Sprintf("window %v of %v", elapsed, p.sweep.Duration)
 			}
 			fmt.Fprintf(p.live, "\r\033[K%s: %s, %d tok/s", p.label, status, rate)
 		}

@@ -114,7 +114,7 @@ func TestContextTooLongIsOverCapacity(t *testing.T) {
 	c.model = "sim"
 	d, _, err := c.decodeCell(context.Background(), cellPlan{
 		context: 2000, concurrency: 1, prompt: strings.Repeat("word ", 2000), attempt: 1,
-		duration: time.Second, maxOutput: 512, warmup: 5 * time.Second, stall: time.Minute,
+		sweep: Sweep{Duration: time.Second, MaxOutput: 512, WarmupTimeout: 5 * time.Second, StallTimeout: time.Minute},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)

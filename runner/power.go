@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"math"
@@ -23,7 +22,7 @@ type gpuSampler interface {
 // startTelemetry starts the GPUs' sampler for the run and measures their
 // idle power, or says once that there is none.
 func (sw *sweeper) startTelemetry(ctx context.Context) *telemetry.Sampler {
-	t, err := telemetry.Start(ctx, sw.gpuTool())
+	t, err := telemetry.Start(ctx, sw.o.gpuTool)
 	if err != nil {
 		sw.warnf("no GPU telemetry (%v): cells get no power figures", err)
 		if !errors.Is(err, telemetry.ErrNoTool) {
@@ -52,9 +51,6 @@ func (sw *sweeper) startTelemetry(ctx context.Context) *telemetry.Sampler {
 	}
 	return t
 }
-
-// gpuTool is the command for the GPUs' telemetry.
-func (sw *sweeper) gpuTool() string { return cmp.Or(sw.o.gpuTool, telemetry.DefaultTool()) }
 
 // power is the cell's telemetry; or nil, and why there is none where
 // telemetry was expected: no reading, never a zero.

@@ -186,11 +186,8 @@ func (sw *sweeper) oneMoreObservation(ctx context.Context, h prom.Histogram, bef
 			}
 		}
 		after := sw.promptHistogram(ctx, h)
-		if v, ok := oneObservation(before, after); ok {
-			return v, true
-		}
-		if moved(before, after) {
-			return 0, false // more than one request moved it: whose was it?
+		if v, ok := oneObservation(before, after); ok || moved(before, after) {
+			return v, ok // moved, but not by one request: whose was it?
 		}
 	}
 	return 0, false

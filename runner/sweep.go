@@ -75,6 +75,7 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	if o.dial != nil && o.gpuTool == "" {
 		o.gpuTool = telemetry.NoTool // in memory means in virtual time: no processes to wait on
 	}
+	o.gpuTool = cmp.Or(o.gpuTool, telemetry.DefaultTool())
 	s := o.Settings
 	if err := s.Check(); err != nil {
 		return nil, err
@@ -196,7 +197,6 @@ func (p plan) fits(maxModelLen, maxOutput int) error {
 const maxMargin = 64
 
 func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
-	var p plan
 	resolve := func(labels []string) ([]int, error) {
 		var out []int
 		for _, l := range labels {
@@ -219,25 +219,20 @@ func resolvePlan(s Sweep, maxModelLen int) (plan, error) {
 		}
 		return matrixgen.Union(out), nil
 	}
+	p := plan{concurrency: matrixgen.Union(s.Concurrency)}
 	var err error
-	if p.contexts, err = resolve(s.Contexts); err != nil {
-		return p, err
+	if p.contexts, err = resolve(s.Contexts); err == nil && len(s.PrefillContexts) > 0 {
+		p.prefill, err = resolve(s.PrefillContexts)
+	} else if err == nil {
+		p.prefill = slices.Clone(p.contexts)
 	}
-	prefill := s.PrefillContexts
-	if len(prefill) == 0 {
-		prefill = s.Contexts
-	}
-	if p.prefill, err = resolve(prefill); err != nil {
-		return p, err
-	}
-	p.concurrency = matrixgen.Union(s.Concurrency)
-	return p, nil
+	return p, err
 }
 
 func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *matrixgen.Run {
 	s := o.Settings
 	d := s.Describe
-	hw := telemetry.Detect(ctx, cmp.Or(o.gpuTool, telemetry.DefaultTool()))
+	hw := telemetry.Detect(ctx, o.gpuTool)
 	giveHardware(&hw, d)
 	r := &matrixgen.Run{
 		Schema:    matrixgen.SchemaVersion,
@@ -579,10 +574,8 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 			sw.etaModel.attempts++
 			got, w, err := sw.c.decodeCell(ctx, cellPlan{
 				context: n, concurrency: cc, prompt: prompt.text, promptTokens: prompt.tokens - prompt.slack(), salt: salt, attempt: attempt,
-				duration: sw.s.Sweep.Duration, maxOutput: sw.s.Sweep.MaxOutput,
-				distinct: sw.s.Sweep.CacheMode == "distinct",
-				warmup:   sw.s.Sweep.WarmupTimeout, stall: sw.s.Sweep.StallTimeout,
-				live: sw.o.Live, label: sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
+				sweep: sw.s.Sweep, live: sw.o.Live,
+				label:          sw.progress() + " " + matrixgen.ContextLabel(n) + " × " + fmt.Sprint(cc),
 				baselineActive: sw.baselineActive(n, cc),
 				counter:        sw.c.eng.metrics().tokens,
 			}, sw.sampler)
@@ -792,32 +785,29 @@ func cleanServerText(r *matrixgen.Run, red *redact.Redactor) {
 	// Not the launch command, the person's own; nor the request, not the
 	// server's: requestOf redacted and cut it once, and a second cut of cut
 	// text would read as another request on resume.
-	f := func(s *string, limit int) { *s = capText(*s, limit) }
-	for _, s := range []*string{&r.Engine.Name, &r.Engine.Version, &r.Engine.Repository, &r.Engine.Build,
-		&r.Engine.Commit, &r.Engine.Quantization, &r.Engine.Backend, &r.Model.Name, &r.Model.ServedName, &r.Model.Revision,
-		&r.Hardware.Type, &r.Hardware.GPU, &r.Hardware.CPU, &r.Hardware.OS, &r.Hardware.Driver, &r.Hardware.Kernel, &r.Hardware.CUDA} {
-		f(s, maxNameText)
+	capAll := func(limit int, ss ...*string) {
+		for _, s := range ss {
+			*s = capText(*s, limit)
+		}
 	}
+	capAll(maxNameText, &r.Engine.Name, &r.Engine.Version, &r.Engine.Repository, &r.Engine.Build,
+		&r.Engine.Commit, &r.Engine.Quantization, &r.Engine.Backend, &r.Model.Name, &r.Model.ServedName, &r.Model.Revision,
+		&r.Hardware.Type, &r.Hardware.GPU, &r.Hardware.CPU, &r.Hardware.OS, &r.Hardware.Driver, &r.Hardware.Kernel, &r.Hardware.CUDA)
 	for i := range r.ResumedDespite {
-		f(&r.ResumedDespite[i], maxReasonText)
+		capAll(maxReasonText, &r.ResumedDespite[i])
 	}
 	if p := r.Probe; p != nil {
-		for _, s := range []*string{&p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot} {
-			f(s, maxNameText)
-		}
-		f(&p.KVSource, maxReasonText)
-		f(&p.Tokenizer, maxReasonText)
+		capAll(maxNameText, &p.Engine, &p.EngineVersion, &p.Model, &p.ModelRoot)
+		capAll(maxReasonText, &p.KVSource, &p.Tokenizer)
 	}
 	for i := range r.Prefill {
-		f(&r.Prefill[i].Reason, maxReasonText)
-		f(&r.Prefill[i].Note, maxReasonText)
+		capAll(maxReasonText, &r.Prefill[i].Reason, &r.Prefill[i].Note)
 	}
 	for i := range r.Decode {
 		d := &r.Decode[i]
-		f(&d.Reason, maxReasonText)
+		capAll(maxReasonText, &d.Reason)
 		if d.Loop != nil {
-			f(&d.Loop.Unit, maxReasonText)
-			f(&d.Loop.Excerpt, maxReasonText)
+			capAll(maxReasonText, &d.Loop.Unit, &d.Loop.Excerpt)
 		}
 	}
 }
