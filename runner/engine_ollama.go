@@ -153,16 +153,13 @@ func (o *observation) readOllama(ch *ollamaChunk, at time.Time, h hooks) error {
 	if !ch.Done {
 		return nil
 	}
-	if ch.EvalCount < 0 {
-		return fmt.Errorf("impossible count from the server: eval_count %d", ch.EvalCount)
+	if ch.PromptEvalCount < 0 || ch.EvalCount < 0 {
+		return fmt.Errorf("impossible counts from the server: prompt_eval_count %d, eval_count %d", ch.PromptEvalCount, ch.EvalCount)
 	}
 	if err := o.checkFinal(ch.EvalCount); err != nil {
 		return err
 	}
 	o.finishReason = cmp.Or(ch.DoneReason, "stop")
-	if ch.PromptEvalCount < 0 || ch.EvalCount < 0 {
-		return fmt.Errorf("impossible counts from the server: prompt_eval_count %d, eval_count %d", ch.PromptEvalCount, ch.EvalCount)
-	}
 	o.promptTokens, o.finalTokens, o.serverTokens, o.serverCounted = ch.PromptEvalCount, ch.EvalCount, ch.EvalCount, true
 	if ch.EvalDuration > 0 && ch.EvalCount > 0 {
 		o.serverTokS = float64(ch.EvalCount) / (float64(ch.EvalDuration) / 1e9)

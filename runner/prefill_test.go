@@ -211,12 +211,13 @@ func TestPrefillFailures(t *testing.T) {
 
 // TestOllamaCountsThatCannotBe: Ollama's final line with a negative count
 // fails the request, as a negative usage does on the OpenAI route, instead
-// of reaching the run file as a valid row of -5 prompt tokens.
+// of reaching the run file as a valid row of -5 prompt tokens; the error
+// names both counts, and the line leaves no finish reason behind.
 func TestOllamaCountsThatCannotBe(t *testing.T) {
 	for _, ch := range []ollamaChunk{{Done: true, PromptEvalCount: -5, EvalCount: 1}, {Done: true, PromptEvalCount: 5, EvalCount: -1}} {
 		o := newObservation(chatRequest{maxTokens: 1}, matrixgen.TokensChunks)
-		if err := o.readOllama(&ch, time.Now(), hooks{}); err == nil {
-			t.Errorf("%+v was read without an error", ch)
+		if err := o.readOllama(&ch, time.Now(), hooks{}); err == nil || !strings.Contains(err.Error(), "prompt_eval_count") || o.finishReason != "" {
+			t.Errorf("%+v: %v, finish reason %q", ch, err, o.finishReason)
 		}
 	}
 	o := newObservation(chatRequest{maxTokens: 1}, matrixgen.TokensChunks)
