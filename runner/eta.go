@@ -63,7 +63,7 @@ func (sw *sweeper) eta() (time.Duration, bool) {
 		switch {
 		case sw.overCapacity(d.ContextTokens, d.Concurrency) != "":
 		case sw.repeats() > 1:
-			cellsLeft += sw.repeats() - min(len(d.Repeats), sw.repeats())
+			cellsLeft += sw.repeatsLeft(d)
 		case !finished(d.Status):
 			cellsLeft++
 		}

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/sim"
 )
 
@@ -166,4 +167,24 @@ func (l *timedLog) String() string {
 		fmt.Fprintf(&b, "%8v %s\n", line.at.Sub(start).Round(time.Millisecond), line.text)
 	}
 	return b.String()
+}
+
+// TestETACountsWhatProgressCounts: a cell the server said was over
+// capacity is not measured again in a later pass, and progress counts it
+// done; the ETA still counted its repeats left as cells to run.
+func TestETACountsWhatProgressCounts(t *testing.T) {
+	over := matrixgen.Decode{ContextTokens: 1024, Concurrency: 4, Status: matrixgen.StatusOverCapacity}
+	valid := matrixgen.Decode{ContextTokens: 1024, Concurrency: 1, Status: matrixgen.StatusValid}
+	withRepeat := func(d matrixgen.Decode) matrixgen.Decode { d.Repeats = []matrixgen.Decode{d}; return d }
+	sw := &sweeper{
+		run:      &matrixgen.Run{Sweep: matrixgen.Sweep{Repeats: 3}, Decode: []matrixgen.Decode{withRepeat(over), withRepeat(valid)}},
+		probe:    &matrixgen.Probe{},
+		contexts: []int{1024}, setUp: map[int]bool{1024: true},
+		etaModel: etaModel{window: 30 * time.Second, maxAttempts: 1, cells: 1, attempts: 1, cellTime: 30 * time.Second},
+	}
+	left := sw.left(func(s matrixgen.Status) bool { return !finished(s) })
+	eta, _ := sw.eta()
+	if left != 2 || eta != time.Duration(left)*30*time.Second {
+		t.Errorf("%d measurements left, ETA %v; want 2 and 1m0s", left, eta)
+	}
 }

@@ -425,16 +425,24 @@ func (sw *sweeper) left(todo func(matrixgen.Status) bool) int {
 	}
 	for i := range sw.run.Decode {
 		d := &sw.run.Decode[i]
-		switch {
-		case sw.repeats() == 1:
+		if sw.repeats() == 1 {
 			if todo(d.Status) {
 				n++
 			}
-		case len(d.Repeats) == 0 || d.Status != matrixgen.StatusOverCapacity:
-			n += max(0, sw.repeats()-len(d.Repeats))
+		} else {
+			n += sw.repeatsLeft(d)
 		}
 	}
 	return n
+}
+
+// repeatsLeft is how many repeats of a cell the sweep has still to make:
+// none once one was over capacity, which it is every time.
+func (sw *sweeper) repeatsLeft(d *matrixgen.Decode) int {
+	if len(d.Repeats) > 0 && d.Status == matrixgen.StatusOverCapacity {
+		return 0
+	}
+	return max(0, sw.repeats()-len(d.Repeats))
 }
 
 // repeats is how many times each cell is measured.
@@ -537,7 +545,7 @@ func (sw *sweeper) cellsAt(n int) []int {
 		}
 		todo := !finished(d.Status)
 		if sw.repeats() > 1 {
-			todo = len(d.Repeats) < sw.pass && !(len(d.Repeats) > 0 && d.Status == matrixgen.StatusOverCapacity)
+			todo = len(d.Repeats) < sw.pass && sw.repeatsLeft(d) > 0
 		}
 		if todo {
 			out = append(out, i)
