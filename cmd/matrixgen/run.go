@@ -544,23 +544,21 @@ func (w *runWork) resumeHint() string {
 // one stopped by Ctrl-C or SIGTERM exits 130, so a script tells it from a
 // run that failed.
 func (w *runWork) failed(err error) error {
-	if err == nil {
-		return nil
-	}
 	interrupted := errors.Is(err, context.Canceled)
 	switch {
-	case w.saved && interrupted:
-		return exitError{errors.New("interrupted; what was measured is saved"), exitStopped}
-	case w.saved:
+	case err == nil || w.saved && !interrupted:
 		return err
-	case w.resume != "" && interrupted:
-		return exitError{fmt.Errorf("interrupted before anything was measured; %s is as it was", w.file), exitStopped}
-	case w.resume != "":
-		return fmt.Errorf("%w\n%s is as it was: nothing was measured", err, w.file)
-	case interrupted:
-		return exitError{errors.New("interrupted before anything was measured; no run file was written"), exitStopped}
+	case w.saved:
+		return exitError{errors.New("interrupted; what was measured is saved"), exitStopped}
 	}
-	return fmt.Errorf("%w\nno run file was written: nothing was measured", err)
+	state := "no run file was written"
+	if w.resume != "" {
+		state = w.file + " is as it was"
+	}
+	if interrupted {
+		return exitError{errors.New("interrupted before anything was measured; " + state), exitStopped}
+	}
+	return fmt.Errorf("%w\n%s: nothing was measured", err, state)
 }
 
 // savedOnce is told of every save: the first says where the run goes; each
