@@ -131,9 +131,8 @@ Exit status:
 				return usagef("A and B are one run (%s as %s and %s): name two runs", a.ID, term.Name(args[0]), term.Name(args[1]))
 			}
 			rep := compareReport{A: a.ID, B: b.ID, Table: stats.CompareRuns(a.Run, b.Run), Gate: gate, Beyond: beyond,
-				Warnings: append(unrelated(a.Run, b.Run), incompleteRuns(a.Run, b.Run)...),
-				Lost:     lostCells(a.Run, b.Run)}
-			rep.NotCompared = leftOut(a.Run, b.Run, rep.Table)
+				Warnings: append(unrelated(a.Run, b.Run), incompleteRuns(a.Run, b.Run)...)}
+			rep.Lost, rep.NotCompared = cellsApart(a.Run, b.Run, rep.Table)
 			for _, w := range rep.Warnings {
 				fmt.Fprintln(stderr, "warning: "+w)
 			}
@@ -314,8 +313,8 @@ type compareReport struct {
 	Gate        bool    // -fail-on given
 	Beyond      float64 // -fail-on's share
 	Warnings    []string
-	NotCompared []string // the cells of either run without a row (leftOut)
-	Lost        []string // lostCells: a gate fails on them
+	NotCompared []string // the cells of either run without a row (cellsApart)
+	Lost        []string // cellsApart: a gate fails on them
 }
 
 // compareRows are the table's rows, every column in one format; p, test
@@ -409,32 +408,6 @@ func (rep compareReport) summary() string {
 		return line + "; none" + by + ": pass"
 	}
 	return line + "; " + strconv.Itoa(len(slow)) + by + ": fail"
-}
-
-// lostCells are the cells valid in A that B holds with another status,
-// each with B's status and reason: a server that now fails a cell it
-// served is a regression no ratio shows. A cell B never planned is not
-// lost, only not compared.
-func lostCells(a, b *matrixgen.Run) []string {
-	type result struct {
-		status matrixgen.Status
-		reason string
-	}
-	inB := map[stats.Cell]result{}
-	eachCell(b, func(c stats.Cell, s matrixgen.Status, reason string) { inB[c] = result{s, reason} })
-	var lost []string
-	eachCell(a, func(c stats.Cell, s matrixgen.Status, _ string) {
-		got, ok := inB[c]
-		if !ok || s != matrixgen.StatusValid || got.status == matrixgen.StatusValid {
-			return
-		}
-		why := got.status.Label()
-		if got.reason != "" {
-			why += ": " + got.reason
-		}
-		lost = append(lost, fmt.Sprintf("%s (B %s)", c, why))
-	})
-	return lost
 }
 
 func eachCell(r *matrixgen.Run, f func(c stats.Cell, s matrixgen.Status, reason string)) {
@@ -640,34 +613,49 @@ func contextSet(r *matrixgen.Run) string {
 	return strings.Join(contextLabels(slices.Compact(cs)), " ")
 }
 
-// leftOut names the measurements of either run without a row, with each
-// run's status there: "decode 8K×4 (A Valid, B Requests queued)"; but not
-// those lostCells lists, valid in A and measured otherwise in B.
-func leftOut(a, b *matrixgen.Run, t stats.Table) []string {
+// cellsApart names the measurements of either run without a row. Lost
+// are those valid in A that B holds with another status, each with B's
+// status and reason: a server that now fails a cell it served is a
+// regression no ratio shows. The others are not compared, with each run's
+// status there: "decode 8K×4 (A Valid, B Requests queued)"; a cell B never
+// planned is not lost, only not compared.
+func cellsApart(a, b *matrixgen.Run, t stats.Table) (lost, notCompared []string) {
 	compared := map[stats.Cell]bool{}
 	for _, r := range t.Rows {
 		compared[r.Cell] = true
 	}
-	statuses := map[stats.Cell]*[2]matrixgen.Status{} // "": not measured
+	type apart struct {
+		status  [2]matrixgen.Status // "": not measured
+		reasonB string
+	}
+	cells := map[stats.Cell]*apart{}
 	var order []stats.Cell
 	for side, r := range []*matrixgen.Run{a, b} {
-		eachCell(r, func(c stats.Cell, s matrixgen.Status, _ string) {
+		eachCell(r, func(c stats.Cell, s matrixgen.Status, reason string) {
 			if compared[c] {
 				return
 			}
-			if statuses[c] == nil {
-				statuses[c] = new([2]matrixgen.Status)
+			if cells[c] == nil {
+				cells[c] = &apart{}
 				order = append(order, c)
 			}
-			statuses[c][side] = s
+			cells[c].status[side] = s
+			if side == 1 {
+				cells[c].reasonB = reason
+			}
 		})
 	}
-	var out []string
 	for _, c := range order {
-		if st := statuses[c]; st[0] != matrixgen.StatusValid || st[1] == "" || st[1] == matrixgen.StatusValid {
-			out = append(out, fmt.Sprintf("%s (A %s, B %s)", c, cmp.Or(st[0].Label(), "not measured"),
+		st, why := cells[c].status, cells[c].status[1].Label()
+		if st[0] != matrixgen.StatusValid || st[1] == "" || st[1] == matrixgen.StatusValid {
+			notCompared = append(notCompared, fmt.Sprintf("%s (A %s, B %s)", c, cmp.Or(st[0].Label(), "not measured"),
 				cmp.Or(st[1].Label(), "not measured")))
+			continue
 		}
+		if cells[c].reasonB != "" {
+			why += ": " + cells[c].reasonB
+		}
+		lost = append(lost, fmt.Sprintf("%s (B %s)", c, why))
 	}
-	return out
+	return lost, notCompared
 }

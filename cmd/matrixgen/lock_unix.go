@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -18,7 +19,8 @@ func lockFolder(ctx context.Context, dir string, waiting func()) (unlock func(),
 	if err != nil {
 		return nil, err
 	}
-	for said := false; ; {
+	waiting = sync.OnceFunc(waiting)
+	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
 			return func() { f.Close() }, nil
@@ -27,10 +29,7 @@ func lockFolder(ctx context.Context, dir string, waiting func()) (unlock func(),
 			f.Close()
 			return nil, err
 		}
-		if !said {
-			waiting()
-			said = true
-		}
+		waiting()
 		select {
 		case <-ctx.Done():
 			f.Close()

@@ -77,8 +77,7 @@ An API key, when the server wants one, is read from the variable
 			f.prefill, err = contextList(v)
 			return err
 		})
-		f.duration = new(time.Duration)
-		fs.Var((*durationFlag)(f.duration), "duration", "decode window per cell, a `duration` such as 10s (overrides [sweep] duration; default 30s)")
+		fs.Var((*durationFlag)(&f.duration), "duration", "decode window per cell, a `duration` such as 10s (overrides [sweep] duration; default 30s)")
 		f.maxOutput = fs.Int("max-output", 0, "max output `tokens` per request (overrides [sweep] max_output; default 4096)")
 		f.kv = fs.Int("kv-cache-tokens", 0, "KV capacity in `tokens` (overrides what the probe finds)")
 		f.repeat = fs.Int("repeat", 0, "measure every decode cell `n` times, the whole matrix once, then again, so drift spreads over all cells (overrides [sweep] repeats; default 1)")
@@ -94,7 +93,7 @@ type runFlags struct {
 	force                               *bool
 	contexts, prefill                   []string
 	concurrency                         []int
-	duration                            *time.Duration
+	duration                            time.Duration
 	maxOutput, kv, repeat               *int
 	sets                                listFlag
 }
@@ -181,14 +180,14 @@ func (f *runFlags) apply(cfg *config.Config) error {
 		return usagef("-%s: want %s, not %s", name, want, f.fs.Lookup(name).Value)
 	}
 	switch {
-	case given("duration") && *f.duration < 0:
+	case given("duration") && f.duration < 0:
 		return bad("duration", "a positive window such as 30s")
 	case given("max-output") && *f.maxOutput < 0:
 		return bad("max-output", "a positive number of tokens")
 	case given("repeat") && (*f.repeat < 1 || *f.repeat > matrixgen.MaxRepeats):
 		return bad("repeat", fmt.Sprintf("a count of measurements of every cell from 1 to %d", matrixgen.MaxRepeats))
 	}
-	cfg.Sweep.Duration.Duration = cmp.Or(*f.duration, cfg.Sweep.Duration.Duration)
+	cfg.Sweep.Duration.Duration = cmp.Or(f.duration, cfg.Sweep.Duration.Duration)
 	cfg.Sweep.MaxOutput = cmp.Or(*f.maxOutput, cfg.Sweep.MaxOutput)
 	cfg.Sweep.KVCacheTokens = cmp.Or(*f.kv, cfg.Sweep.KVCacheTokens)
 	if given("repeat") {
@@ -544,23 +543,21 @@ func (w *runWork) resumeHint() string {
 // one stopped by Ctrl-C or SIGTERM exits 130, so a script tells it from a
 // run that failed.
 func (w *runWork) failed(err error) error {
-	if err == nil {
-		return nil
-	}
 	interrupted := errors.Is(err, context.Canceled)
 	switch {
-	case w.saved && interrupted:
-		return exitError{errors.New("interrupted; what was measured is saved"), exitStopped}
-	case w.saved:
+	case err == nil || w.saved && !interrupted:
 		return err
-	case w.resume != "" && interrupted:
-		return exitError{fmt.Errorf("interrupted before anything was measured; %s is as it was", w.file), exitStopped}
-	case w.resume != "":
-		return fmt.Errorf("%w\n%s is as it was: nothing was measured", err, w.file)
-	case interrupted:
-		return exitError{errors.New("interrupted before anything was measured; no run file was written"), exitStopped}
+	case w.saved:
+		return exitError{errors.New("interrupted; what was measured is saved"), exitStopped}
 	}
-	return fmt.Errorf("%w\nno run file was written: nothing was measured", err)
+	state := "no run file was written"
+	if w.resume != "" {
+		state = w.file + " is as it was"
+	}
+	if interrupted {
+		return exitError{errors.New("interrupted before anything was measured; " + state), exitStopped}
+	}
+	return fmt.Errorf("%w\n%s: nothing was measured", err, state)
 }
 
 // savedOnce is told of every save: the first says where the run goes; each

@@ -79,11 +79,9 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 				return err
 			}
 			var bad []error
-			checked := 0
 			var locals []string // each file checked, for the clashes of their ids
 			var renames []func(string) string
 			check := func(name, shown string, rename func(string) string) {
-				checked++
 				locals, renames = append(locals, name), append(renames, rename)
 				e, err := runfile.Load(name)
 				if err != nil { // each problem renamed apart, for indent to list each on its own line
@@ -120,7 +118,7 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 			}
 			var errs []error
 			if len(bad) > 0 {
-				errs = append(errs, fmt.Errorf("%d of %s %s:\n%w", len(bad), plural.Count(checked, "file", "files"),
+				errs = append(errs, fmt.Errorf("%d of %s %s:\n%w", len(bad), plural.Count(len(locals), "file", "files"),
 					plural.Noun(len(bad), "is not a valid run", "are not valid runs"), indent(errors.Join(bad...))))
 			}
 			// Valid one by one, refused by a build together.
@@ -137,7 +135,7 @@ publish them. 'matrixgen run' and 'matrixgen import' hide secrets as
 			if len(errs) > 0 {
 				return errors.Join(errs...)
 			}
-			if checked == 0 { // a check of nothing must not pass
+			if len(locals) == 0 { // a check of nothing must not pass
 				return fmt.Errorf("no run files (*.json) in %s: nothing checked", term.Name(strings.Join(args, ", ")))
 			}
 			return nil

@@ -151,53 +151,44 @@ var mirrorEvery = 5 * time.Second
 // liveAssetDirs are where a checkout keeps the templates and static files.
 var liveAssetDirs = []string{"templates", "static"}
 
-func (s *server) build() bool {
+// build builds the site whole (whole, or before a first good build) or, after
+// runs or notes changed, rewrites only the pages they touch; false when it failed.
+func (s *server) build(whole bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	start := time.Now()
-	cfg, err := config.Load(s.cfgFile, !s.cfgNamed)
-	if err == nil {
-		var files []string
-		if files, err = runfile.Files(s.runs); err == nil {
-			settings := renderSite(cfg.Site)
-			settings.BaseURL, settings.Assets = "", liveAssets() // served here, not where it will be published
-			var stats render.Stats
-			var live *site.Live
-			if live, stats, err = site.NewLive(s.ctx, files, settings, s.out); err == nil {
-				s.current.Store(live)
-				s.version.Add(1)
-				fmt.Fprintf(s.log, "built %s from %s in %s%s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), took(start), reusedNote(stats), s.mended())
-				sayHidden(s.log, stats)
-				return true
-			}
-		}
+	start, live := time.Now(), s.current.Load()
+	whole = whole || live == nil
+	var cfg config.Config
+	var files []string
+	var stats render.Stats
+	var err error
+	if whole {
+		cfg, err = config.Load(s.cfgFile, !s.cfgNamed)
 	}
-	if s.ctx.Err() != nil {
+	if err == nil {
+		files, err = runfile.Files(s.runs)
+	}
+	done, note := "updated %s of %s", ""
+	switch {
+	case err == nil && whole:
+		settings := renderSite(cfg.Site)
+		settings.BaseURL, settings.Assets = "", liveAssets() // served here, not where it will be published
+		if live, stats, err = site.NewLive(s.ctx, files, settings, s.out); err == nil {
+			s.current.Store(live)
+		}
+		done, note = "built %s from %s", reusedNote(stats)
+	case err == nil:
+		stats, err = live.Update(files)
+	}
+	switch {
+	case err == nil:
+		s.version.Add(1)
+		fmt.Fprintf(s.log, done+" in %s%s%s\n", plural.Count(stats.Pages, "page", "pages"),
+			plural.Count(stats.Runs, "run", "runs"), took(start), note, s.mended())
+		sayHidden(s.log, stats)
+		return true
+	case whole && s.ctx.Err() != nil:
 		return false // stopped: no failure to tell
-	}
-	s.failed(err)
-	return false
-}
-
-// update brings the site up to date after runs or notes changed, writing
-// only the pages they touch; without a good build yet, it builds.
-func (s *server) update() bool {
-	live := s.current.Load()
-	if live == nil {
-		return s.build()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	start := time.Now()
-	files, err := runfile.Files(s.runs)
-	if err == nil {
-		var stats render.Stats
-		if stats, err = live.Update(files); err == nil {
-			s.version.Add(1)
-			fmt.Fprintf(s.log, "updated %s of %s in %s%s\n", plural.Count(stats.Pages, "page", "pages"), plural.Count(stats.Runs, "run", "runs"), took(start), s.mended())
-			sayHidden(s.log, stats)
-			return true
-		}
 	}
 	s.failed(err)
 	return false
@@ -246,7 +237,7 @@ func (s *server) fingerprint() (runs, site string) {
 
 func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration) error {
 	s.ctx = ctx
-	if !s.build() && ctx.Err() == nil && !site.IsSite(s.out) {
+	if !s.build(true) && ctx.Err() == nil && !site.IsSite(s.out) {
 		// -o / must not put the machine's files on the network.
 		return fmt.Errorf("no site to serve: the build failed and %s holds no site matrixgen built", s.out)
 	}
@@ -293,9 +284,9 @@ func (s *server) serve(ctx context.Context, ln net.Listener, poll time.Duration)
 			runs, settings := s.fingerprint()
 			switch {
 			case settings != lastSite:
-				s.build()
+				s.build(true)
 			case runs != lastRuns:
-				s.update()
+				s.build(false)
 			}
 			lastRuns, lastSite = runs, settings
 		}

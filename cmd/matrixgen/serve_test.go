@@ -251,7 +251,7 @@ func TestServeRunsCSVOnRequest(t *testing.T) {
 	}
 	data, _ := os.ReadFile(filepath.Join(runs, sampleID+".json"))
 	writeFile(t, filepath.Join(runs, "second.json"), data)
-	s.update()
+	s.build(false)
 	if _, err := os.Stat(filepath.Join(out, "runs.csv")); err == nil {
 		t.Error("the folder still holds runs.csv after a change")
 	}
