@@ -111,13 +111,13 @@ func (v *validator) count(at, name string, n int) {
 	switch {
 	case n < 0:
 		v.add(at+name, fmt.Sprintf("must not be negative, got %d", n))
-	case n > maxFigure:
-		v.add(at+name, fmt.Sprintf("%d is past any count a benchmark measures (%g at most)", n, float64(maxFigure)))
+	case int64(n) > MaxFigure: // int64: an int cannot hold a trillion on 32-bit machines
+		v.add(at+name, fmt.Sprintf("%d is past any count a benchmark measures (%g at most)", n, float64(MaxFigure)))
 	}
 }
 
 // nonNegative checks an optional figure: finite, not negative, and below
-// maxFigure. The field's name is joined only for a problem: a run has
+// MaxFigure. The field's name is joined only for a problem: a run has
 // thousands of figures.
 func (v *validator) nonNegative(at, name string, x *float64) {
 	switch {
@@ -127,7 +127,7 @@ func (v *validator) nonNegative(at, name string, x *float64) {
 	case *x < 0:
 		v.add(at+name, fmt.Sprintf("must not be negative, got %g", *x))
 	default:
-		v.add(at+name, fmt.Sprintf("%.6g is past any figure a benchmark measures (%g at most)", *x, float64(maxFigure)))
+		v.add(at+name, fmt.Sprintf("%.6g is past any figure a benchmark measures (%g at most)", *x, float64(MaxFigure)))
 	}
 }
 
@@ -147,9 +147,9 @@ func (v *validator) nonNegatives(at string, figures []namedFigure) {
 // maxGPUs bounds hardware.gpu_count, and so the power its GPUs may draw.
 const maxGPUs = 4096
 
-// maxFigure bounds every figure and count of a run file: a trillion
+// MaxFigure bounds every figure and count of a run file: a trillion
 // (milliseconds, tokens per second, watts, seconds, tokens alike).
-const maxFigure = 1e12
+const MaxFigure = 1e12
 
 // maxTokS bounds a rate of tokens, far past any server's.
 const maxTokS = 1e8
@@ -285,6 +285,19 @@ func (v *validator) decode(ds []Decode, s *Sweep) {
 	}
 }
 
+// Problems is every problem Validate finds in the cell on its own (not
+// against the sweep's plan or other cells), fields named from the cell
+// ("output_tokens"): the runner holds each cell it measures to them, so
+// that no run file it writes fails Validate.
+func (d Decode) Problems(maxOutput, gpus int, duration float64) []Problem {
+	v := validator{maxOutput: maxOutput, gpus: gpus, duration: duration}
+	v.cell("", d)
+	for i := range v.problems {
+		v.problems[i].Field = strings.TrimPrefix(v.problems[i].Field, ".")
+	}
+	return v.problems
+}
+
 // cell checks one measurement of a cell: its figures, power and metrics,
 // each on its own and against each other (Impossible).
 func (v *validator) cell(at string, d Decode) {
@@ -345,7 +358,7 @@ func (v *validator) cell(at string, d Decode) {
 		}
 	}
 	for j, n := range d.PerSecondTokens {
-		if n < 0 || n > maxFigure {
+		if n < 0 || int64(n) > MaxFigure {
 			v.count(at, ".per_second_tokens["+strconv.Itoa(j)+"]", n)
 		}
 	}
@@ -370,8 +383,8 @@ func (v *validator) interval(at string, d Decode) {
 	}
 	for _, end := range []namedFigure{{".low", &in.Low}, {".high", &in.High}} {
 		switch x := *end.x; {
-		case math.IsNaN(x) || math.Abs(x) > maxFigure:
-			v.add(at+end.name, fmt.Sprintf("must be a finite number within ±%g", float64(maxFigure)))
+		case math.IsNaN(x) || math.Abs(x) > MaxFigure:
+			v.add(at+end.name, fmt.Sprintf("must be a finite number within ±%g", float64(MaxFigure)))
 		case x < 0:
 			v.add(at+end.name, fmt.Sprintf("an interval of a rate cannot reach below 0, got %.6g", x))
 		}
@@ -486,7 +499,7 @@ func (v *validator) countPtr(at, name string, n *int) {
 // fine says whether an optional figure is absent or a finite number of at
 // least zero.
 func fine(x *float64) bool {
-	return x == nil || *x >= 0 && *x <= maxFigure
+	return x == nil || *x >= 0 && *x <= MaxFigure
 }
 
 func (v *validator) percentiles(at, name string, p *Percentiles) {

@@ -24,14 +24,14 @@ func tokS(v float64) string {
 }
 
 // plain is v in the fewest digits that read back as v, written as
-// JavaScript and JSON write numbers: "0.25", "412", and "5e-324" or
+// JavaScript and JSON write numbers: "0.25", "412", and "5e-7" or
 // "1e+21" outside 1e-6 up to 1e21, where fixed notation runs to hundreds
 // of digits. Data a reader's tools take in (CSV, a VRAM figure) use it.
 func plain(v float64) string {
 	if a := math.Abs(v); a == 0 || a >= 1e-6 && a < 1e21 {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return strings.Replace(strconv.FormatFloat(v, 'g', -1, 64), "e-0", "e-", 1)
 }
 
 // share is a share as a percentage figure without its sign: "1.8".

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -96,6 +98,26 @@ func TestGrouped(t *testing.T) {
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}
+
+// TestPlainIsHowJSONWritesNumbers: a figure in runs.csv or a page's data
+// reads as the same figure in run.json, at every scale, exponents
+// included ("5e-7", not Go's "5e-07").
+func TestPlainIsHowJSONWritesNumbers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 22))
+	values := []float64{0, 0.25, 412, 5e-7, 1e-6, 9.99e-7, 1e21, 1e20, 5e-324, math.MaxFloat64, -3e-9, 123456789.125}
+	for range 2000 {
+		values = append(values, math.Float64frombits(rng.Uint64()))
+	}
+	for _, v := range values {
+		want, err := json.Marshal(v)
+		if err != nil {
+			continue // NaN and the infinities: no JSON number
+		}
+		if got := plain(v); got != string(want) {
+			t.Errorf("plain(%v) = %s, JSON writes %s", v, got, want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -264,7 +265,7 @@ func TestProblemsAreCapped(t *testing.T) {
 // escapes mean their characters, in a time as anywhere.
 func TestDecodeReadsWhatJSONSays(t *testing.T) {
 	doc := strings.Replace(minimal, `"schema": 1,`, `"schema": 1, "started_at": "2026\u002d01-02T03:04:05\u005a",`, 1)
-	doc = strings.Replace(doc, `"status": "valid",`, `"status": "valid", "loop": {"unit": "\u0041", "start_offset": -9223372036854775808},`, 1)
+	doc = strings.Replace(doc, `"status": "valid",`, `"status": "valid", "loop": {"unit": "\u0041", "start_offset": `+strconv.Itoa(math.MinInt)+`},`, 1)
 	r, err := Decode("f.json", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -272,8 +273,8 @@ func TestDecodeReadsWhatJSONSays(t *testing.T) {
 	if want := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC); !r.StartedAt.Equal(want) {
 		t.Errorf("started_at = %v, want %v", r.StartedAt, want)
 	}
-	if l := r.Decode[0].Loop; l.StartOffset != math.MinInt64 || l.Unit != "A" {
-		t.Errorf("loop = %+v, want unit A at %d", l, math.MinInt64)
+	if l := r.Decode[0].Loop; l.StartOffset != math.MinInt || l.Unit != "A" {
+		t.Errorf("loop = %+v, want unit A at %d", l, math.MinInt)
 	}
 }
 

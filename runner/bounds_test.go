@@ -307,7 +307,7 @@ func TestImpossibleFiguresAreErrors(t *testing.T) {
 			TotalTokS: new(float64(tokens) / window), OutputTokens: &tokens, Completed: &completed, WindowSeconds: &window,
 			Power: &matrixgen.Power{MeanPowerW: watts, EnergyJoules: watts * window}}
 		name := fmt.Sprintf("trial %d: %d tokens of %d × (%d + slack), %g W on %d GPUs", trial, tokens, completed+cc, maxOut, watts, gpus)
-		checkFigures(&d, maxOut, gpus)
+		checkFigures(&d, maxOut, gpus, 0)
 		switch {
 		case over && (d.Status != matrixgen.StatusError || !strings.Contains(d.Reason, "output_tokens") || d.Measured()):
 			t.Errorf("%s: %s (%s), measured %v", name, d.Status, d.Reason, d.Measured())
@@ -318,10 +318,22 @@ func TestImpossibleFiguresAreErrors(t *testing.T) {
 		case !over && !powerOver && d.Power == nil:
 			t.Errorf("%s: power dropped: %s", name, d.PowerMissing)
 		}
+		if ps := d.Problems(maxOut, gpus, 0); len(ps) > 0 {
+			t.Errorf("%s: the checked cell still fails validation: %v", name, ps)
+		}
+	}
+	// A server's own count is a count a run file bounds (a trillion): past
+	// it, validate and build would refuse the run file.
+	tokens, completed, window := 100, 1, 10.0
+	d := matrixgen.Decode{Concurrency: 1, Status: matrixgen.StatusValid, Attempts: 1, TotalTokS: new(10.0),
+		OutputTokens: &tokens, Completed: &completed, WindowSeconds: &window,
+		ServerCount: &matrixgen.ServerCount{ServerTokens: math.MaxInt, ClientTokens: 100, Source: "vllm:generation_tokens_total"}}
+	if checkFigures(&d, 4096, 0, 0); math.MaxInt > 1e12 && (d.Status != matrixgen.StatusError || !strings.Contains(d.Reason, "server_count.server_tokens")) {
+		t.Errorf("a server's count of %d tokens: %s (%s)", math.MaxInt, d.Status, d.Reason)
 	}
 	zero, window := 0, 0.001
-	d := matrixgen.Decode{Concurrency: 1, Status: matrixgen.StatusValid, TotalTokS: new(0.0), OutputTokens: &zero, WindowSeconds: &window}
-	if checkFigures(&d, 4096, 0); d.Status != matrixgen.StatusError || !strings.Contains(d.Reason, "no token arrived") {
+	d = matrixgen.Decode{Concurrency: 1, Status: matrixgen.StatusValid, TotalTokS: new(0.0), OutputTokens: &zero, WindowSeconds: &window}
+	if checkFigures(&d, 4096, 0, 0); d.Status != matrixgen.StatusError || !strings.Contains(d.Reason, "no token arrived") {
 		t.Errorf("a window without a token: %s (%s)", d.Status, d.Reason)
 	}
 }

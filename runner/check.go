@@ -8,16 +8,17 @@ import (
 	"github.com/matrixgen/matrixgen"
 )
 
-// checkFigures holds a measured cell to what is physically possible
-// (Decode.Impossible) and to having measured anything: a cell that fails
-// is an Error with the reason, its figures dropped. Power alone past the
-// bound costs the cell its power figures, not its speed.
-func checkFigures(d *matrixgen.Decode, maxOutput, gpus int) {
+// checkFigures holds a measured cell to what a run file may hold
+// (Decode.Problems: what is physically possible, counts a server could
+// give) and to having measured anything: a cell that fails is an Error
+// with the reason, its figures dropped. Power alone past the bound costs
+// the cell its power figures, not its speed.
+func checkFigures(d *matrixgen.Decode, maxOutput, gpus int, duration float64) {
 	if !d.Measured() {
 		return
 	}
 	var speed, power []string
-	for _, p := range d.Impossible(maxOutput, gpus) {
+	for _, p := range d.Problems(maxOutput, gpus, duration) {
 		if strings.HasPrefix(p.Field, "power.") {
 			power = append(power, p.Field+": "+p.Msg)
 		} else {

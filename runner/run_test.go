@@ -268,6 +268,26 @@ func TestOverCapacityWithoutRequests(t *testing.T) {
 	})
 }
 
+// TestServerCountsPastARunFile: a server that gives a model length no run
+// file may hold gets a run that validates, its own figure kept in the probe.
+func TestServerCountsPastARunFile(t *testing.T) {
+	if math.MaxInt <= matrixgen.MaxFigure {
+		t.Skip("an int cannot hold a count past a run file's bound here")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		p := testProfile()
+		p.MaxModelLen, p.KV.CapacityTokens = 2e12, 2e12
+		_, url, dial := startMemSim(t, p)
+		run, _ := sweepWith(t, testSettings(url, []string{"1K"}, []int{1}, time.Second), dial)
+		if problems := run.Validate(); len(problems) > 0 {
+			t.Errorf("the run file fails validation: %v", problems)
+		}
+		if run.Model.MaxModelLen != 0 || run.Probe.MaxModelLen != 2e12 {
+			t.Errorf("model length %d, probe's %d", run.Model.MaxModelLen, run.Probe.MaxModelLen)
+		}
+	})
+}
+
 // TestLoopedCell: a model that loops above 2K tokens of context is retried,
 // then marked Looped with the repeated unit kept.
 func TestLoopedCell(t *testing.T) {

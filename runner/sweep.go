@@ -246,7 +246,7 @@ func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *mat
 		},
 		Model: matrixgen.Model{
 			Name: cmp.Or(d.ModelName, lastSegment(probe.ModelRoot), probe.Model), ServedName: probe.Model,
-			Revision: d.Revision, MaxModelLen: probe.MaxModelLen,
+			Revision: d.Revision, MaxModelLen: boundedCount(probe.MaxModelLen),
 		},
 		LaunchCommand: strings.TrimSpace(redact.Text(d.LaunchCommand)),
 		Probe:         probe,
@@ -269,6 +269,16 @@ func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *mat
 		}
 	}
 	return r
+}
+
+// boundedCount is a count a server gave, or 0 (not known) past what a run
+// file may hold (matrixgen.MaxFigure), which validate and build refuse;
+// the run's probe keeps the server's word.
+func boundedCount(n int) int {
+	if int64(n) > matrixgen.MaxFigure {
+		return 0
+	}
+	return n
 }
 
 func lastSegment(path string) string {
@@ -591,7 +601,7 @@ func (sw *sweeper) cell(ctx context.Context, i int, prompt builtPrompt, salt str
 			sw.noteCut(w, sw.s.Sweep.MaxOutput)
 			got.IdleWaitSeconds = waited
 			got.Power, got.PowerMissing = sw.power(got)
-			checkFigures(&got, sw.s.Sweep.MaxOutput, sw.run.Hardware.GPUCount)
+			checkFigures(&got, sw.s.Sweep.MaxOutput, sw.run.Hardware.GPUCount, sw.run.Sweep.DurationSeconds)
 			var lost *lostServer
 			if errors.As(err, &lost) {
 				*d = got

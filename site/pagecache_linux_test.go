@@ -57,7 +57,7 @@ func diskFolder(t *testing.T) string {
 	t.Helper()
 	for _, dir := range []string{t.TempDir(), "."} {
 		var fs unix.Statfs_t
-		if unix.Statfs(dir, &fs) == nil && fs.Type != unix.TMPFS_MAGIC && fs.Type != unix.RAMFS_MAGIC {
+		if unix.Statfs(dir, &fs) == nil && uint32(fs.Type) != unix.TMPFS_MAGIC && uint32(fs.Type) != unix.RAMFS_MAGIC {
 			if dir == "." {
 				d, err := os.MkdirTemp(".", "pagecache-test-")
 				if err != nil {

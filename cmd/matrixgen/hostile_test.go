@@ -146,7 +146,7 @@ func followPeakRSS(pid int) func(*exec.Cmd) int64 {
 		if p := peak.Load(); p > 0 {
 			return p
 		}
-		return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+		return int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10 // KiB on Linux
 	}
 }
 

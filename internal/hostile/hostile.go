@@ -201,12 +201,12 @@ func (s *Server) counts(ctx context.Context, w http.ResponseWriter, asked int) {
 			f := fields[i%len(fields)]
 			s.write(w, []byte(f+": "+strings.Repeat("x", EventLineBytes-len(f)-3)+"\n"))
 		}
-		n := i
+		n := int64(i) // past int on 32-bit machines at UsageJump
 		switch {
 		case s.Attack == UsageJump && i == 20:
 			n = 1 << 62
 		case s.Attack == UsageBackwards && i > 20:
-			n = answerTokens - 2*i // falls, then goes negative
+			n = int64(answerTokens - 2*i) // falls, then goes negative
 		}
 		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" w%d\"},\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", i, n)
 		http.NewResponseController(w).Flush()
