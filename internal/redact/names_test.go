@@ -195,17 +195,22 @@ func TestOneValueFlagKeepsTheNextWord(t *testing.T) {
 }
 
 // TestUserFlagReadsUserAndPassword: a user's flag (curl -u) hides what
-// follows the colon of user:password and nothing else: a URL given to it
-// has no password (it read "https" as the user), and the closing quote of
-// 'user:password' is the command's.
+// follows the colon of user:password and nothing else, quoted whole or
+// quoted after the colon, whose quotes are the command's. What follows the
+// first colon is hidden even where it reads as a URL's: curl takes it as
+// the password, and a password may begin "//".
 func TestUserFlagReadsUserAndPassword(t *testing.T) {
 	for in, want := range map[string]string{
-		"curl -u https://example.com/v1/models":              "curl -u https://example.com/v1/models",
-		"curl --user=https://h.example.com:8000/v1":          "curl --user=https://h.example.com:8000/v1",
-		"curl -u 'alice:hunter2hunter2' https://example.com": "curl -u 'alice:" + Mark + "' https://example.com",
-		`curl -u "alice:hunter2hunter2" https://example.com`: `curl -u "alice:` + Mark + `" https://example.com`,
-		"curl -u alice:hunter2hunter2 https://example.com":   "curl -u alice:" + Mark + " https://example.com",
-		"curl -u https://alice:hunter2hunter2@example.com/":  "curl -u https://" + Mark + "@example.com/",
+		"curl -u https://example.com/v1/models":               "curl -u https:" + Mark,
+		"curl --user alice://hunter2hunter2 https://x":        "curl --user alice:" + Mark + " https://x",
+		"curl -u 'alice:hunter2hunter2' https://example.com":  "curl -u 'alice:" + Mark + "' https://example.com",
+		`curl -u "alice:hunter2hunter2" https://example.com`:  `curl -u "alice:` + Mark + `" https://example.com`,
+		"curl -u alice:hunter2hunter2 https://example.com":    "curl -u alice:" + Mark + " https://example.com",
+		"curl -u admin:'S3cr3t!pass' https://example.com":     "curl -u admin:'" + Mark + "' https://example.com",
+		`curl -u alice:"hunter2 hunter3" https://example.com`: `curl -u alice:"` + Mark + `" https://example.com`,
+		"curl --user=alice:'hunter2 hunter3' https://x":       "curl --user=alice:'" + Mark + "' https://x",
+		"vllm serve m --apikey k1abcdefgh1 k2abcdefgh2":       "vllm serve m --apikey " + Mark + " " + Mark,
+		"curl -u https://alice:hunter2hunter2@example.com/":   "curl -u https:" + Mark,
 	} {
 		if got := Text(in); got != want {
 			t.Errorf("\n in:   %q\n out:  %q\n want: %q", in, got, want)

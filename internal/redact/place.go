@@ -15,8 +15,9 @@ const (
 	// after another ('ab''cd', "ab"'cd'), or unquoted characters with
 	// their backslash escapes. A quoted piece followed by unquoted text is
 	// taken as the piece alone: in a command quoted whole ("--key=x" "--port")
-	// the next quote is the next argument's.
-	word = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\])+`
+	// the next quote is the next argument's. A user's password may be
+	// quoted alone after the colon (curl -u admin:'pass word').
+	word = `(?:\\.|[^\s"'\\:])*:(?:` + quotedPiece + `)+|(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\])+`
 	// queryWord is a word that ends at a URL's '&' or '#' too, and before
 	// a colon or a comma that ends it ("api_key=…: unknown key").
 	queryWord = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\&#])*(?:\\.|[^\s"'\\&#:,])`
@@ -188,12 +189,12 @@ func findPlaced(text string, hide func(start, end int)) {
 }
 
 // takesKeys reports whether a secret flag may take several values: a key
-// flag (vLLM's --api-key k1 k2). A password or a token is one value, and
+// flag (vLLM's --api-key k1 k2, --apikey). A password or a token is one value, and
 // the word after it is the command's own (docker login --password p
 // ghcr.io names the registry).
 func takesKeys(name string) bool {
 	parts := nameParts(name)
-	return len(parts) > 0 && strings.TrimSuffix(parts[len(parts)-1], "s") == "key"
+	return len(parts) > 0 && strings.HasSuffix(strings.TrimSuffix(parts[len(parts)-1], "s"), "key") // apikey too
 }
 
 // hideMoreValues hides the bare words after a secret flag's value (vLLM's
@@ -247,6 +248,8 @@ func secretOf(rule placeRule, name, value string) (start, end int, ok bool) {
 		start, end = len(value)-len(password), len(value)
 		if q := value[0]; (q == '"' || q == '\'') && len(value) > 1 && value[end-1] == q {
 			end-- // 'user:password': the closing quote is the command's
+		} else if len(password) > 1 && len(onePiece.FindString(password)) == len(password) {
+			start, end = start+1, end-1 // user:'password': its quotes are the command's
 		}
 		return start, end, start < end
 	}
@@ -263,9 +266,8 @@ var onePiece = regexp.MustCompile(`^(?:"(?:[^"\\]|\\.)*"|'[^']*')`)
 // number beside a secret's word that is not the name's last part is a
 // count (--num-api-key-retries=2).
 func flagValue(name, value string) bool {
-	if userFlag(name) { // user:password, not a URL (curl -u https://h, read as user "https")
-		_, password, found := strings.Cut(value, ":")
-		return found && !strings.HasPrefix(password, "//")
+	if userFlag(name) { // user:password, as curl reads it: -u https://h is user "https"
+		return strings.Contains(value, ":")
 	}
 	return !switchWord(value) && !shellVariable(value) && NamesSecret(name, plainSetting(value))
 }
