@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -34,8 +33,8 @@ func TestLinksOutsideTheRunsFolder(t *testing.T) {
 	}
 }
 
-// TestNotesAreBounded: a note larger than MaxNotesBytes, or one that is not
-// a regular file (a FIFO, which would block a reader), is an error.
+// TestNotesAreBounded: a note larger than MaxNotesBytes is an error
+// (TestNotesMustBeRegular: one that is not a regular file).
 func TestNotesAreBounded(t *testing.T) {
 	dir := t.TempDir()
 	sample, _ := os.ReadFile(sampleRun)
@@ -43,13 +42,6 @@ func TestNotesAreBounded(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.md"), make([]byte, MaxNotesBytes+1), 0o644)
 	if _, err := Load(filepath.Join(dir, "a.json")); err == nil || !strings.Contains(err.Error(), "a note may be") {
 		t.Errorf("a note of %d bytes: %v", MaxNotesBytes+1, err)
-	}
-	os.WriteFile(filepath.Join(dir, "b.json"), sample, 0o644)
-	if err := syscall.Mkfifo(filepath.Join(dir, "b.md"), 0o644); err != nil {
-		t.Skip("no FIFOs here:", err)
-	}
-	if _, err := Load(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Errorf("a FIFO for notes: %v", err)
 	}
 }
 

@@ -68,3 +68,17 @@ func TestSwappedAfterListingIsNeverRead(t *testing.T) {
 	}
 	t.Logf("%d reads of the run, %d refusals", read, refused)
 }
+
+// TestNotesMustBeRegular: a note that is not a regular file (a FIFO, which
+// would block a reader) is an error.
+func TestNotesMustBeRegular(t *testing.T) {
+	dir := t.TempDir()
+	sample, _ := os.ReadFile(sampleRun)
+	os.WriteFile(filepath.Join(dir, "b.json"), sample, 0o644)
+	if err := syscall.Mkfifo(filepath.Join(dir, "b.md"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if _, err := Load(filepath.Join(dir, "b.json")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a FIFO for notes: %v", err)
+	}
+}

@@ -275,14 +275,14 @@ func TestServerCountsPastARunFile(t *testing.T) {
 		t.Skip("an int cannot hold a count past a run file's bound here")
 	}
 	synctest.Test(t, func(t *testing.T) {
-		p := testProfile()
-		p.MaxModelLen, p.KV.CapacityTokens = 2e12, 2e12
+		p, huge := testProfile(), int64(2e12) // a variable: no int constant holds it on 32-bit machines
+		p.MaxModelLen, p.KV.CapacityTokens = int(huge), int(huge)
 		_, url, dial := startMemSim(t, p)
 		run, _ := sweepWith(t, testSettings(url, []string{"1K"}, []int{1}, time.Second), dial)
 		if problems := run.Validate(); len(problems) > 0 {
 			t.Errorf("the run file fails validation: %v", problems)
 		}
-		if run.Model.MaxModelLen != 0 || run.Probe.MaxModelLen != 2e12 {
+		if run.Model.MaxModelLen != 0 || run.Probe.MaxModelLen != int(huge) {
 			t.Errorf("model length %d, probe's %d", run.Model.MaxModelLen, run.Probe.MaxModelLen)
 		}
 	})

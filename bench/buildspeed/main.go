@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command buildspeed times `matrixgen build` on n synthetic full runs and,
 // given a Hugo site with a gen.py that writes n run pages, Hugo beside it,
 // alternating, printing the medians and their ratio (which does not drift).

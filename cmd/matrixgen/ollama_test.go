@@ -11,12 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/gguf"
+	"github.com/matrixgen/matrixgen/internal/procgroup"
 	"github.com/matrixgen/matrixgen/runfile"
 )
 
@@ -210,13 +210,13 @@ func startOllama(t *testing.T, bin, dir string) string {
 	cmd.Stdout, cmd.Stderr = &log, &log
 	// Its own process group: `ollama serve` starts a runner process that
 	// inherits the log's pipe, and both must end with the test.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Kill(cmd)
 		cmd.Wait()
 		if t.Failed() {
 			t.Logf("ollama serve's log, last part:\n%s", tail(log.String(), 4000))

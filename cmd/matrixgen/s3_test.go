@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/matrixgen/matrixgen/internal/procgroup"
 	"github.com/matrixgen/matrixgen/runfile"
 )
 
@@ -63,7 +63,7 @@ func (s *seaweed) start(t *testing.T) {
 			s.cmd.Env = append(s.cmd.Env, kv)
 		}
 	}
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Own(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func (s *seaweed) start(t *testing.T) {
 
 func (s *seaweed) stop() {
 	if s.cmd != nil && s.cmd.Process != nil {
-		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Kill(s.cmd)
 		s.cmd.Wait()
 		s.cmd = nil
 	}

@@ -14,10 +14,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/net/websocket"
+
+	"github.com/matrixgen/matrixgen/internal/procgroup"
 )
 
 // Browser is a headless Chromium and one page in it.
@@ -75,7 +76,7 @@ func startOnce(path, profileDir string) (*Browser, error) {
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
 		"--user-data-dir="+profileDir, "--remote-debugging-port=0", "--remote-allow-origins=*", "--window-size=1280,2000", "about:blank")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Close ends its helpers too
+	procgroup.Own(cmd) // Close ends its helpers too
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -351,7 +352,7 @@ func (b *Browser) Close() {
 		b.ws.Close()
 	}
 	if b.cmd.Process != nil {
-		syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Kill(b.cmd)
 		b.cmd.Wait()
 	}
 }
