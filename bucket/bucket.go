@@ -69,11 +69,20 @@ func CheckScheme(place string) error {
 			return fmt.Errorf("%s: name the bucket: s3://<bucket>/<prefix>/", Redact(place))
 		}
 		return nil
-	case "file", "mem":
+	case "file":
+		// file://site/ is the folder /site, not ./site: fileblob ignores a host.
+		if u, err := url.Parse(place); err == nil && u.Host != "" && !strings.EqualFold(u.Host, "localhost") {
+			return fmt.Errorf("%s: a file:// place's folder follows a third slash (file:///var/www/site/); for a folder here give its path alone (%s)",
+				Redact(place), term.Name(u.Host+u.Path))
+		}
+		return nil
+	case "mem":
 		return nil
 	case "gs":
-		how = "; for Google Cloud Storage give its S3-compatible endpoint with an HMAC key in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: " +
-			"s3://<bucket>/<prefix>/?endpoint=https://storage.googleapis.com&region=auto"
+		// The variables' names end the hint: a name followed by a colon and
+		// a word reads as a secret's value, which messages hide.
+		how = "; for Google Cloud Storage give its S3-compatible endpoint, " +
+			"s3://<bucket>/<prefix>/?endpoint=https://storage.googleapis.com&region=auto, with an HMAC key in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 	case "azblob":
 		how = "; Azure Blob Storage has no S3 endpoint of its own: serve it through an S3-compatible gateway (S3Proxy, say) " +
 			"and give the gateway's address: s3://<bucket>/<prefix>/?endpoint=https://gateway:8080&region=us-east-1&use_path_style=true"

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/internal/s3fake"
 	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/runfile"
@@ -76,7 +77,21 @@ func TestCheckScheme(t *testing.T) {
 				!strings.Contains(err.Error(), "only s3:// (AWS S3 and S3-compatible stores) and file:// places are supported") || !strings.Contains(err.Error(), how) {
 				t.Errorf("%s: %v; want it refused, saying %q, without the query", place, err, how)
 			}
+			// Messages are redacted when printed: the hint must survive it.
+			if err != nil && redact.Text(err.Error()) != err.Error() {
+				t.Errorf("%s: printed, the hint loses words:\n%s\n%s", place, err, redact.Text(err.Error()))
+			}
 		}
+	}
+	// A host in a file:// URL is not a relative folder: fileblob would
+	// write file://site/ at /site.
+	for _, place := range []string{"file://site/", "file://relative/site/?create_dir=true"} {
+		if err := CheckScheme(place); err == nil || !strings.Contains(err.Error(), "file:///var/www/site/") {
+			t.Errorf("%s: %v; want it refused, showing file:///", place, err)
+		}
+	}
+	if err := CheckScheme("file://localhost/tmp/x"); err != nil {
+		t.Errorf("file://localhost/tmp/x: %v", err)
 	}
 }
 
