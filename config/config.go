@@ -375,21 +375,24 @@ func (c Config) validate() error {
 			bad("site.compare", "each pair needs two different run ids, a and b")
 		}
 	}
-	s := c.Sweep
-	for _, z := range []struct {
-		key  string
-		zero bool
-	}{
-		{"sweep.duration", s.Duration.Duration == 0}, {"sweep.warmup_timeout", s.WarmupTimeout.Duration == 0},
-		{"sweep.stall_timeout", s.StallTimeout.Duration == 0}, {"sweep.server_wait", s.ServerWait.Duration == 0},
-		{"sweep.idle_timeout", s.IdleTimeout.Duration == 0}, {"sweep.max_output", s.MaxOutput == 0},
-		{"sweep.repeats", s.Repeats == 0}, {"sweep.prefill_repeats", s.PrefillRepeats == 0},
-	} {
-		if z.zero && c.lines[z.key] > 0 {
-			bad(z.key, "must be positive, got 0; leave the key out for the default")
+	for key, zero := range c.zeroed() {
+		if zero && c.lines[key] > 0 {
+			bad(key, "must be positive, got 0; leave the key out for the default")
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// zeroed says of each count or duration whose zero means its default
+// whether it is zero: one written as zero is a mistake.
+func (c Config) zeroed() map[string]bool {
+	s := c.Sweep
+	return map[string]bool{
+		"sweep.duration": s.Duration.Duration == 0, "sweep.warmup_timeout": s.WarmupTimeout.Duration == 0,
+		"sweep.stall_timeout": s.StallTimeout.Duration == 0, "sweep.server_wait": s.ServerWait.Duration == 0,
+		"sweep.idle_timeout": s.IdleTimeout.Duration == 0, "sweep.max_output": s.MaxOutput == 0,
+		"sweep.repeats": s.Repeats == 0, "sweep.prefill_repeats": s.PrefillRepeats == 0,
+	}
 }
 
 // misfit places a value of the wrong type, which BurntSushi/toml reports
@@ -496,6 +499,8 @@ func (c *Config) Set(overrides []string) error {
 		}
 		if _, err := decodeStrict(source{name: "-set " + o}, []byte(doc), c); err != nil {
 			errs = append(errs, err)
+		} else if c.zeroed()[section+"."+name] {
+			errs = append(errs, fmt.Errorf("-set %q: %s.%s must be positive; leave it out for the default", o, section, name))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

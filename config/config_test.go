@@ -178,7 +178,8 @@ func TestSet(t *testing.T) {
 		c.Server.Temperature == nil || *c.Server.Temperature != 0 || c.Describe.GPU != "RTX 4090" {
 		t.Errorf("after -set: %+v %+v %+v", c.Sweep, c.Server, c.Describe)
 	}
-	for _, bad := range []string{"cache_mode=x", "sweep.nope=1", "sweep.concurrency=\"0\"", "sweep.duration=soon", "sweep.duration=[1]", "sweep.duration=\"5s"} {
+	for _, bad := range []string{"cache_mode=x", "sweep.nope=1", "sweep.concurrency=\"0\"", "sweep.duration=soon", "sweep.duration=[1]", "sweep.duration=\"5s",
+		"sweep.duration=0s", "sweep.max_output=0", "sweep.repeats=0"} { // a zero typed is no default
 		err := c.Set([]string{bad})
 		if err == nil {
 			t.Errorf("-set %s was accepted", bad)

@@ -180,9 +180,9 @@ func (f *runFlags) apply(cfg *config.Config) error {
 		return usagef("-%s: want %s, not %s", name, want, f.fs.Lookup(name).Value)
 	}
 	switch {
-	case given("duration") && f.duration < 0:
+	case given("duration") && f.duration <= 0: // 0 is not "the default": it was typed
 		return bad("duration", "a positive window such as 30s")
-	case given("max-output") && *f.maxOutput < 0:
+	case given("max-output") && *f.maxOutput <= 0:
 		return bad("max-output", "a positive number of tokens")
 	case given("repeat") && (*f.repeat < 1 || *f.repeat > matrixgen.MaxRepeats):
 		return bad("repeat", fmt.Sprintf("a count of measurements of every cell from 1 to %d", matrixgen.MaxRepeats))
