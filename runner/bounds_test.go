@@ -379,7 +379,7 @@ func TestServerAddress(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://127.0.0.1:8000":                      "http://127.0.0.1:8000",
 		"http://127.0.0.1:8000/":                     "http://127.0.0.1:8000",
-		"HTTP://Box.LAN:8000/v1/":                    "http://box.lan:8000/v1",
+		"HTTP://Box.LAN:8000/v1/":                    "http://box.lan:8000",
 		"https://user:p%40ss@api.example/?key=k#top": "https://api.example",
 		"https://tok@api.example/base?":              "https://api.example/base",
 		"not a url":                                  "",

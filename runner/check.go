@@ -39,8 +39,8 @@ func checkFigures(d *matrixgen.Decode, maxOutput, gpus int, duration float64) {
 		Status: matrixgen.StatusError, Reason: "impossible figures, not a measurement: " + strings.Join(speed, "; ")}
 }
 
-// serverAddress is the server's base URL as a run records it: without user
-// information, query, fragment or trailing slash.
+// serverAddress is the server's base URL as a run records it: its root,
+// without user information, query, fragment, trailing slash or /v1.
 func serverAddress(base string) string {
 	u, err := url.Parse(strings.TrimSpace(base))
 	if err != nil || u.Host == "" {
@@ -48,5 +48,5 @@ func serverAddress(base string) string {
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
 	u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	return strings.TrimRight(u.String(), "/")
+	return strings.TrimSuffix(strings.TrimRight(u.String(), "/"), "/v1")
 }

@@ -52,7 +52,10 @@ func newClient(baseURL, apiKey string, maxStreams int, dial dialFunc) *client {
 		DisableCompression:  true,
 	}
 	hc := &http.Client{Transport: resendUnanswered{transport}}
-	c := &client{base: strings.TrimSuffix(baseURL, "/"), apiKey: apiKey, http: hc, jsonTimeout: defaultJSONTimeout, eng: genericEngine{}}
+	// The server's root: OpenAI's clients are given .../v1, and its routes
+	// are joined to the root (/v1/models, /metrics, /health).
+	base := strings.TrimSuffix(strings.TrimSuffix(baseURL, "/"), "/v1")
+	c := &client{base: base, apiKey: apiKey, http: hc, jsonTimeout: defaultJSONTimeout, eng: genericEngine{}}
 	hc.CheckRedirect = c.redirect
 	return c
 }

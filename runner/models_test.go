@@ -51,3 +51,14 @@ func TestModelChoiceErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBaseURLWithV1: a base URL given as OpenAI's clients take it, with
+// /v1, reaches the same routes as the server's root (not /v1/v1/models).
+func TestBaseURLWithV1(t *testing.T) {
+	_, url := startSim(t, testProfile())
+	for _, base := range []string{url + "/v1", url + "/v1/"} {
+		if _, err := newClient(base, "", 1, nil).probe(context.Background(), ""); err != nil {
+			t.Errorf("%s: %v", base, err)
+		}
+	}
+}

@@ -29,7 +29,8 @@ type Settings struct {
 
 // Server says where the server is and what to send it besides the prompt.
 type Server struct {
-	// BaseURL is the server's root, e.g. http://127.0.0.1:8000 (without /v1).
+	// BaseURL is the server's root, e.g. http://127.0.0.1:8000 (a trailing /v1, as
+	// OpenAI's clients are given, is dropped).
 	BaseURL string
 	// APIKeyEnv names the environment variable holding the API key. The key
 	// itself is read at start and never written anywhere.

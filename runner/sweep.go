@@ -337,7 +337,7 @@ func resumeDifferences(old, fresh *matrixgen.Run) []string {
 		}
 	}
 	op, np := cmp.Or(old.Probe, &matrixgen.Probe{}), fresh.Probe
-	differ("server address", cmp.Or(op.BaseURL, "not recorded"), np.BaseURL)
+	differ("server address", cmp.Or(serverAddress(op.BaseURL), "not recorded"), np.BaseURL) // as recorded now
 	differ("engine", op.Engine, np.Engine)
 	differ("engine version", op.EngineVersion, np.EngineVersion)
 	differ("model", op.Model, np.Model)

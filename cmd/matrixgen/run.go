@@ -62,7 +62,7 @@ An API key, when the server wants one, is read from the variable
 		f.out = fs.String("o", "", "run `file` to write (default runs/<date>-<model>-<host>.json), or a bucket URL s3://lab/runs/ to copy it to after every save")
 		f.resume = fs.String("resume", "", "continue the run in this `file`, with its own sweep (a local file, or one in a bucket: s3://lab/runs/<id>.json)")
 		f.force = fs.Bool("force", false, "with -resume: continue even against another server, GPUs, model or settings, recording the differences in the run")
-		f.baseURL = fs.String("base-url", "", "server `URL` without /v1 (overrides [server] base_url; default http://127.0.0.1:8000)")
+		f.baseURL = fs.String("base-url", "", "server `URL`, with or without /v1 (overrides [server] base_url; default http://127.0.0.1:8000)")
 		f.model = fs.String("model", "", "served `model` (overrides [server] model; default: the only one the server serves)")
 		f.keyEnv = fs.String("api-key-env", "", "`variable` holding the API key, used when set (overrides [server] api_key_env)")
 		fs.Func("contexts", "comma-separated `contexts`, e.g. 8K,32K,max (overrides [sweep] contexts; limits the prefill contexts too unless -prefill-contexts is given; default 8K,16K,…,512K,max)", func(v string) (err error) {
