@@ -21,7 +21,7 @@ func VLLMBenchServe(names []string, datas [][]byte, engine string) (Result, erro
 		Tool:   matrixgen.Tool{Name: "vllm bench serve"},
 		Sweep:  matrixgen.Sweep{DecodeTest: matrixgen.DecodeFixedCount},
 	}
-	res := Result{Run: r, Notes: []string{fmt.Sprintf("Imported from %d `vllm bench serve` result files. Context is each file's mean input length; time between tokens is vLLM's TPOT (per token, first token excluded); per request tok/s is 1,000 / median TPOT.", len(names))}}
+	res := Result{Run: r, Notes: []string{fmt.Sprintf("Imported from %s. Context is each file's mean input length; time between tokens is vLLM's TPOT (per token, first token excluded); per request tok/s is 1,000 / median TPOT.", plural.Count(len(names), "`vllm bench serve` result file", "`vllm bench serve` result files"))}}
 	for i, name := range names {
 		doc, err := decodeObject(name, datas[i])
 		if err != nil {

@@ -37,7 +37,7 @@ func IDClashes(src render.Source) []error {
 			first[folded] = i
 			continue
 		}
-		errs = append(errs, fmt.Errorf("runs %s and %s: their ids differ only in case, and on a file system that ignores case (macOS, Windows, many bucket mounts) their pages would be one folder; rename one",
+		errs = append(errs, fmt.Errorf("%s and %s: their ids differ only in case, and on a file system that ignores case (macOS, Windows, many bucket mounts) their pages would be one folder; rename one",
 			term.Name(names[j]), term.Name(names[i])))
 	}
 	return errs

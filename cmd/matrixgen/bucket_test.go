@@ -273,3 +273,17 @@ func TestAFailedPollKeepsTheMirror(t *testing.T) {
 		t.Errorf("the skipped key was said %d times in three polls:\n%s", n, said.String())
 	}
 }
+
+// TestRefusedPublishSaysNothingChanged: a publish refused before a page
+// was written (a place holding objects matrixgen did not publish) says
+// the published site did not change, not to run the build again, which
+// would be refused the same way.
+func TestRefusedPublishSaysNothingChanged(t *testing.T) {
+	place := t.TempDir()
+	writeFile(t, filepath.Join(place, "theirs.txt"), []byte("not ours"))
+	code, _, stderr := matrixgenCmd(t, "build", "-runs", sampleRuns(t), "-o", "file://"+filepath.ToSlash(place)+"/")
+	if code != 1 || !strings.Contains(stderr, "did not publish") || !strings.Contains(stderr, "no page of the published site changed") ||
+		strings.Contains(stderr, "run the build again") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+}

@@ -207,7 +207,10 @@ func publish(ctx context.Context, files []string, settings config.Site, place st
 		return err
 	}
 	p, err := store.Publish(ctx, dir)
-	if err != nil {
+	switch {
+	case err != nil && p.Written == 0: // refused before a page was written (a runs folder's place, say)
+		return fmt.Errorf("publishing to %s: %w (no page of the published site changed)", store, err)
+	case err != nil:
 		return fmt.Errorf("publishing to %s: %w (the objects written so far are the new site's; run the build again)", store, err)
 	}
 	fmt.Fprintf(stdout, "built %s from %s (%d unchanged since the last publish from here) and published them to %s in %s: %s written, %d unchanged, %d removed\n",

@@ -217,3 +217,18 @@ func TestUserFlagReadsUserAndPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestColonEndsAValue: a colon after a value ends the clause, as in an
+// error that quotes a server's reply and goes on; it is the text's, not
+// the secret's.
+func TestColonEndsAValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"401: got key: Bearer sk-abc123456: the server refused": "401: got key: Bearer " + Mark + ": the server refused",
+		"refused Bearer sk-abc123456: try another":              "refused Bearer " + Mark + ": try another",
+		"token: abc:def123 now":                                 "token: " + Mark + " now",
+	} {
+		if got := Text(in); got != want {
+			t.Errorf("\n in:   %q\n out:  %q\n want: %q", in, got, want)
+		}
+	}
+}

@@ -22,8 +22,9 @@ const (
 	// a colon or a comma that ends it ("api_key=…: unknown key").
 	queryWord = `(?:` + quotedPiece + `)+|(?:\\.|[^\s"'\\&#])*(?:\\.|[^\s"'\\&#:,])`
 	// fieldWord is a field's value: Mark (the text may be redacted twice),
-	// one quoted piece, or characters up to a separator of fields.
-	fieldWord = `<redacted>|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"',;{}\[\]<>]+`
+	// one quoted piece, or characters up to a separator of fields, not
+	// ending in a colon, which ends a clause ("key: Bearer k: refused").
+	fieldWord = `<redacted>|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"',;{}\[\]<>]*[^\s"',;{}\[\]<>:]`
 )
 
 // A placeRule finds secrets by where they stand: its pattern's groups are
@@ -87,7 +88,7 @@ var placeRules = append([]placeRule{
 	{re: regexp.MustCompile(`(?i)<(?P<name>[a-z_][a-z0-9_.:-]*)(?:\s[^<>]*)?>(?P<value>[^<]+)<`), keep: namedValue, needs: []string{"<", ">"}},
 	// The token after Bearer, wherever it stands (with a digit or a sign: a
 	// word after "bearer" is prose).
-	{re: regexp.MustCompile(`(?i)\bbearer[ \t]+["']?(?P<value>[^\s"',;<\]]+)`), needs: []string{"bearer"}, keep: func(_, v string) bool {
+	{re: regexp.MustCompile(`(?i)\bbearer[ \t]+["']?(?P<value>[^\s"',;<\]]*[^\s"',;<\]:])`), needs: []string{"bearer"}, keep: func(_, v string) bool {
 		return strings.Trim(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != ""
 	}},
 }, passwordLetterRules()...)
