@@ -41,7 +41,11 @@ func (r *Run) Validate() []Problem { return r.ValidateExcept(nil) }
 // those that follow from a value it could not decode).
 func (r *Run) ValidateExcept(except func(Problem) bool) []Problem {
 	v := validator{maxOutput: r.Sweep.MaxOutputTokens, gpus: r.Hardware.GPUCount, duration: r.Sweep.DurationSeconds, except: except}
-	if r.Schema != SchemaVersion {
+	switch r.Schema {
+	case SchemaVersion:
+	case 0:
+		v.add("schema", fmt.Sprintf("required: the run file format's version (this build reads %d)", SchemaVersion))
+	default:
 		v.add("schema", fmt.Sprintf("unsupported version %d; this build reads %d", r.Schema, SchemaVersion))
 	}
 	v.required("model.name", r.Model.Name)

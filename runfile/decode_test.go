@@ -99,7 +99,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"wrong type", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": "fast"`, 1), "f.json:9:67: decode[0].total_tok_s: want a number, got a string"},
 		{"fraction for a count", strings.Replace(minimal, `"concurrency": 1,`, `"concurrency": 1.5,`, 1), "decode[0].concurrency: want a whole number"},
 		{"missing required", strings.Replace(minimal, `"model": {"name": "m"}`, `"model": {}`, 1), "f.json:5:3: model.name: required"},
-		{"missing schema", strings.Replace(minimal, `"schema": 1,`, ``, 1), "schema: unsupported version 0"},
+		{"missing schema", strings.Replace(minimal, `"schema": 1,`, ``, 1), "schema: required: the run file format's version (this build reads 1)"},
 		{"future schema", strings.Replace(minimal, `"schema": 1`, `"schema": 2`, 1), "f.json:2:3: schema: unsupported version 2"},
 		{"negative tok/s", strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": -1`, 1), "f.json:9:67: decode[0].total_tok_s: must not be negative"},
 		{"concurrency 0", strings.Replace(minimal, `"concurrency": 1,`, `"concurrency": 0,`, 1), "decode[0].concurrency: must be at least 1, got 0"},
