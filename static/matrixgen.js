@@ -250,17 +250,21 @@
   var filterFields = { gpu: S.gpu, model: S.model, engine: S.engineName, quantization: S.quantization };
 
   // markTops marks the best figure of each figure column among the rows
-  // shown: the one place the index's best marks are decided.
+  // shown: the one place the index's best marks are decided. A simulated
+  // run's figures are the sim's settings, not hardware's: it is ranked
+  // only where every run shown is one.
   function markTops(rows) {
+    var ranked = rows.filter(function (r) { return !r.hasAttribute("data-simulated"); });
+    if (ranked.length === 0) ranked = rows;
     ["best", "peak", "perwatt"].forEach(function (k) {
       var top = null, best = 0;
-      rows.forEach(function (r) {
+      ranked.forEach(function (r) {
         var v = parseFloat(r.dataset[k]);
         if (v > best) { best = v; top = r; }
       });
       rows.forEach(function (r) {
         var td = r.querySelector("td[data-top='" + k + "']");
-        if (td) td.classList.toggle("top", r === top && rows.length > 1);
+        if (td) td.classList.toggle("top", r === top && ranked.length > 1);
       });
     });
   }
@@ -374,6 +378,7 @@
     link.setAttribute("href", "runs/" + s[S.id] + "/index.html");
     model.appendChild(link);
     if (s[S.simulated]) {
+      tr.setAttribute("data-simulated", "");
       model.appendChild(document.createTextNode(" "));
       model.appendChild(el("span", "simulated", "badge"));
     }
@@ -1185,10 +1190,12 @@
         select.replaceChildren.apply(select, list.map(function (r) { var o = el("option", r[1]); o.value = r[0]; return o; }));
         if (keep) select.value = keep[0];
       });
-      apart(a, b);
+      apart(b, a);
     }
     function summaryOption(s) { return [s[S.id], s[S.id] + " · " + s[S.model] + (s[S.simulated] ? " (simulated)" : "")]; }
-    apart(a, b);
+    // B, the run compared against A, starts on the newest and A on the one
+    // before, as the built compare pages and `matrixgen compare before after`.
+    apart(b, a);
     a.addEventListener("change", function () { apart(a, b); });
     b.addEventListener("change", function () { apart(b, a); });
     if (find) {

@@ -412,6 +412,12 @@ func TestCompareInABrowser(t *testing.T) {
 	b, siteURL, dir := siteInBrowser(t, func(runs string) {
 		sim := testrun.Full(5)
 		sim.Simulated = true
+		sim.Sweep.MaxOutputTokens *= 5 // the fastest run of all, by far
+		for i := range sim.Decode {
+			if d := &sim.Decode[i]; d.TotalTokS != nil && d.OutputTokens != nil {
+				d.TotalTokS, d.OutputTokens = new(*d.TotalTokS*5), new(*d.OutputTokens*5)
+			}
+		}
 		data, err := runfile.Encode(sim)
 		if err != nil {
 			t.Fatal(err)
@@ -485,6 +491,18 @@ func TestCompareInABrowser(t *testing.T) {
 		eval(where, pick, &picker)
 		if picker[0] == picker[1] || picker[2] != picker[0] || picker[3] != picker[1] {
 			t.Errorf("%s: the pickers start on %q", where, picker)
+		}
+		// B starts on the newest run, A on the one before: B / A is new / old.
+		var firstTwo []string
+		eval(where, `[...document.querySelector("form.pick select[name=b]").options].slice(0, 2).map(o => o.value)`, &firstTwo)
+		if len(firstTwo) != 2 || picker[1] != firstTwo[0] || picker[0] != firstTwo[1] {
+			t.Errorf("%s: the pickers start on A %q, B %q; the runs newest first are %q", where, picker[0], picker[1], firstTwo)
+		}
+		// A simulated run, however fast, takes no best mark from hardware.
+		var simTops int
+		eval(where, `document.querySelectorAll("#runs tr[data-id=simulated] td.top").length`, &simTops)
+		if simTops != 0 {
+			t.Errorf("%s: the simulated run holds %d best marks", where, simTops)
 		}
 		eval(where, `(() => { const a = document.querySelector("form.pick select[name=a]"), b = document.querySelector("form.pick select[name=b]");
 			b.value = "again"; b.dispatchEvent(new Event("change")); a.value = "again"; a.dispatchEvent(new Event("change"));
