@@ -173,7 +173,7 @@ func open(ctx context.Context, place string, create bool, given ...func(*s3.Opti
 		}
 		bucketURL.RawQuery = q.Encode()
 	}
-	s := &Store{name: Redact(place), secrets: urlSecrets(u)}
+	s := &Store{name: Redact(place), secrets: redact.URLSecrets(u)}
 	var b *blob.Bucket
 	if u.Scheme == s3blob.Scheme {
 		b, err = openS3(ctx, &bucketURL, given...)
@@ -191,34 +191,6 @@ func open(ctx context.Context, place string, create bool, given ...func(*s3.Opti
 		s.folder = u.Path
 	}
 	return s, nil
-}
-
-// urlSecrets are the parts of a place's URL that may be credentials: the
-// query and each of its values (or bare words, "?TOKEN") raw, decoded and
-// encoded again as a driver may pass them on, and the user information.
-func urlSecrets(u *url.URL) []string {
-	out := []string{u.RawQuery}
-	for _, pair := range strings.Split(u.RawQuery, "&") {
-		name, raw, ok := strings.Cut(pair, "=")
-		if !ok {
-			raw = name
-		}
-		out = append(out, raw)
-		v, err := url.QueryUnescape(raw)
-		if err != nil {
-			v = raw
-		}
-		out = append(out, v, url.QueryEscape(v), url.PathEscape(v))
-	}
-	if u.User != nil {
-		out = append(out, u.User.Username(), u.User.String())
-		if p, ok := u.User.Password(); ok {
-			out = append(out, p)
-		}
-	}
-	// The longest first, so a value that holds another is hidden whole.
-	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
-	return out
 }
 
 // fail is the one way a store's error becomes a message: the place as

@@ -468,7 +468,7 @@ func TestURLSecretsHiddenInEveryEncoding(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		s := &Store{name: Redact(place), secrets: urlSecrets(u)}
+		s := &Store{name: Redact(place), secrets: redact.URLSecrets(u)}
 		q := u.Query()
 		q.Set("metadata", "skip")
 		for _, said := range []string{place, u.RawQuery, q.Encode(), q.Get("secret_key_path"), url.PathEscape(q.Get("secret_key_path"))} {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 
@@ -83,6 +84,18 @@ func redactValue(name string, v any, red *redact.Redactor) any {
 		return out
 	}
 	return v
+}
+
+// urlPasswords are the passwords in the server's addresses: Go's client
+// sends them (Basic), and a server may echo them back.
+func urlPasswords(s Server) []string {
+	var out []string
+	for _, raw := range []string{s.BaseURL, s.MetricsURL} {
+		if u, err := url.Parse(raw); err == nil {
+			out = append(out, redact.Password(u)...)
+		}
+	}
+	return out
 }
 
 // requestSecrets are the texts a person put under secret names in the

@@ -1,14 +1,20 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/matrixgen/matrixgen"
 	"github.com/matrixgen/matrixgen/internal/redact"
 	"github.com/matrixgen/matrixgen/runfile"
@@ -168,5 +174,34 @@ func TestSavingLeavesTheRequest(t *testing.T) {
 	cleanServerText(run, redact.New(""))
 	if after := run.Request.Text(); after != before || after != requestOf(s, redact.New("")).Text() {
 		t.Errorf("saving changed the request:\n%.80s…\n%.80s…", before, after)
+	}
+}
+
+// TestURLPasswordNeverEchoed: with no API key, Go's client sends a base
+// URL's user information as Basic authorization; a server that echoes it
+// (decoded, or as sent) reaches neither the run file nor the log.
+func TestURLPasswordNeverEchoed(t *testing.T) {
+	const password = "Sup3rPassw0rdXy"
+	p := testProfile()
+	url := startSimWith(t, p, func(mux *http.ServeMux) {
+		mux.HandleFunc("/v1/models", func(w http.ResponseWriter, r *http.Request) {
+			user, pass, _ := r.BasicAuth()
+			json.MarshalWrite(w, map[string]any{"object": "list", "data": []map[string]any{{"id": p.Model, "object": "model",
+				"root": r.Header.Get("Authorization") + " " + user + ":" + pass + " " + pass, "max_model_len": p.MaxModelLen}}})
+		})
+	})
+	base := strings.Replace(url, "http://", "http://admin:"+password+"@", 1)
+	var log bytes.Buffer
+	file := filepath.Join(t.TempDir(), "run.json")
+	_, err := Run(context.Background(), Options{Settings: testSettings(base, []string{"1K"}, []int{1}, time.Second), File: file, Log: &log, Version: "test", Simulated: true})
+	data, _ := os.ReadFile(file)
+	basic := base64.StdEncoding.EncodeToString([]byte("admin:" + password))
+	for what, text := range map[string]string{"run file": string(data), "log": log.String(), "error": fmt.Sprint(err)} {
+		if strings.Contains(text, password) || strings.Contains(text, basic) {
+			t.Errorf("the %s holds the URL's password:\n%s", what, text)
+		}
+	}
+	if !strings.Contains(string(data), "model_root") {
+		t.Errorf("the run file records no model root: the test checked nothing\n%s", data)
 	}
 }

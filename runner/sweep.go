@@ -65,7 +65,7 @@ type Options struct {
 // has, marked incomplete, and returns the context's error. Its error, log
 // lines and run file pass through one redaction step with the live key.
 func Run(ctx context.Context, o Options) (*matrixgen.Run, error) {
-	red := redact.New(o.APIKey).Also(requestSecrets(o.Settings.Server)...)
+	red := redact.New(o.APIKey).Also(requestSecrets(o.Settings.Server)...).Also(urlPasswords(o.Settings.Server)...)
 	run, err := sweepAll(ctx, o, red)
 	return run, red.Error(err)
 }

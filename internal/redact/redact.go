@@ -17,8 +17,11 @@
 package redact
 
 import (
+	"cmp"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -206,6 +209,46 @@ func classes(s string) (lower, upper, digits int) {
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// URLSecrets are the parts of a URL that may be credentials, for a
+// Redactor to hide by value wherever they turn up (a server may echo
+// them): the query and each of its values (or bare words, "?TOKEN") raw,
+// decoded and encoded again as a client may pass them on, and the user
+// information (Password).
+func URLSecrets(u *url.URL) []string {
+	out := []string{u.RawQuery}
+	for _, pair := range strings.Split(u.RawQuery, "&") {
+		name, raw, ok := strings.Cut(pair, "=")
+		if !ok {
+			raw = name
+		}
+		out = append(out, raw)
+		v, err := url.QueryUnescape(raw)
+		if err != nil {
+			v = raw
+		}
+		out = append(out, v, url.QueryEscape(v), url.PathEscape(v))
+	}
+	if u.User != nil {
+		out = append(out, u.User.Username(), u.User.String())
+	}
+	out = append(out, Password(u)...)
+	// The longest first, so a value that holds another is hidden whole.
+	slices.SortFunc(out, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	return out
+}
+
+// Password is a URL's password as a server may echo it: alone, after its
+// user, and as the Basic authorization Go's client sends for it; none
+// without one.
+func Password(u *url.URL) []string {
+	p, ok := u.User.Password()
+	if !ok {
+		return nil
+	}
+	pair := u.User.Username() + ":" + p
+	return []string{base64.StdEncoding.EncodeToString([]byte(pair)), pair, p}
 }
 
 // WithoutUserinfo drops a URL's user information: a repository's address
