@@ -148,6 +148,11 @@ func (v *validator) nonNegatives(at string, figures []namedFigure) {
 	}
 }
 
+// MaxCells bounds a sweep's cells (contexts × concurrency levels) and
+// each of its lists: 64 times the 8 × 8 of a full sweep, past any a
+// person runs, and a page of them builds in moments.
+const MaxCells = 4096
+
 // maxGPUs bounds hardware.gpu_count, and so the power its GPUs may draw.
 const maxGPUs = 4096
 
@@ -214,6 +219,20 @@ func (v *validator) sweep(s *Sweep) {
 	}
 	v.contexts("sweep.contexts", s.Contexts)
 	v.contexts("sweep.prefill_contexts", s.PrefillContexts)
+	// A page lays out every cell of the sweep: a few bytes of lists must
+	// not make a page of millions of cells.
+	for _, l := range []struct {
+		name string
+		n    int
+	}{{"sweep.contexts", len(s.Contexts)}, {"sweep.prefill_contexts", len(s.PrefillContexts)}, {"sweep.concurrency", len(s.Concurrency)}} {
+		if l.n > MaxCells {
+			v.add(l.name, fmt.Sprintf("%d entries; a sweep has at most %d", l.n, MaxCells))
+		}
+	}
+	if n := len(s.Contexts) * len(s.Concurrency); n > MaxCells && len(s.Contexts) <= MaxCells && len(s.Concurrency) <= MaxCells {
+		v.add("sweep", fmt.Sprintf("%d contexts × %d concurrency levels are %d cells; a sweep has at most %d",
+			len(s.Contexts), len(s.Concurrency), n, MaxCells), "sweep.contexts[]", "sweep.concurrency[]")
+	}
 	for i, c := range s.Concurrency {
 		if c < 1 {
 			v.add(fmt.Sprintf("sweep.concurrency[%d]", i), fmt.Sprintf("must be at least 1, got %d", c))

@@ -1,6 +1,7 @@
 package runfile
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,14 @@ func TestValidateRefusesImpossibleRuns(t *testing.T) {
 			"decode[0].server_count.server_tokens: 1000000000001 is past any count"},
 		{"a prompt past any", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 9000000000000000000}], "decode": [`, "prefill[0].prompt_tokens: 9000000000000000000 is past any count"},
 		{"a prefill rate off its own figures", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 8192, "prompt_tok_s": 46010, "ttft_ms": 1778}], "decode": [`, "prefill[0].prompt_tok_s: 46010 tok/s is not its 8192 prompt tokens in 1778 ms"},
+		// A few kilobytes of lists made a page of a million cells, which
+		// took gigabytes to build.
+		{"65 × 65 cells", `"sweep": {"contexts": [8192], "concurrency": [1, 2]}`,
+			`"sweep": {"contexts": [8192, ` + numbers(9000, 64) + `], "concurrency": [1, 2, ` + numbers(3, 63) + `]}`,
+			"sweep: 65 contexts × 65 concurrency levels are 4225 cells; a sweep has at most 4096"},
+		{"5000 levels", `"sweep": {"contexts": [8192], "concurrency": [1, 2]}`,
+			`"sweep": {"contexts": [8192], "concurrency": [1, 2, ` + numbers(3, 4998) + `]}`,
+			"sweep.concurrency: 5000 entries; a sweep has at most 4096"},
 	} {
 		doc := strings.Replace(minimal, tt.from, tt.to, 1)
 		doc = strings.Replace(doc, `"concurrency": [1, 2]}`, `"concurrency": [1, 2], "max_output_tokens": 1000}`, 1)
@@ -72,4 +81,13 @@ func TestValidateRefusesImpossibleRuns(t *testing.T) {
 	if _, err := Decode("f.json", []byte(strings.Replace(minimal, `"total_tok_s": 10`, `"total_tok_s": 10, "completed": 3, "output_tokens": 4000`, 1))); err != nil {
 		t.Errorf("a run without max_output_tokens has no token bound: %v", err)
 	}
+}
+
+// numbers is n whole numbers from first, one apart, as a JSON list's body.
+func numbers(first, n int) string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = strconv.Itoa(first + i)
+	}
+	return strings.Join(out, ", ")
 }

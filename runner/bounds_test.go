@@ -258,6 +258,11 @@ func TestSettingsCheckedBeforeAnyRequest(t *testing.T) {
 		{"server.extra", func(s *Settings) { s.Server.Extra = map[string]any{"stream": false} }},
 		{"server.extra", func(s *Settings) { s.Server.Extra = map[string]any{"penalty": math.NaN()} }}, // TOML's nan
 		{"server.chat_template_kwargs", func(s *Settings) { s.Server.ChatTemplateKwargs = map[string]any{"x": math.Inf(1)} }},
+		{"server.temperature", func(s *Settings) { s.Server.Temperature = new(math.NaN()) }}, // TOML's nan
+		{"server.temperature", func(s *Settings) { s.Server.Temperature = new(math.Inf(1)) }},
+		{"server.temperature", func(s *Settings) { s.Server.Temperature = new(-0.5) }},
+		{"describe", func(s *Settings) { s.Describe.VRAMGB = 1e308 }}, // past what a run file holds
+		{"describe", func(s *Settings) { s.Describe.VRAMGB = math.NaN() }},
 	} {
 		var requests atomic.Int64
 		ts := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) })

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -513,4 +514,32 @@ func figure(x *float64) string {
 		return "none"
 	}
 	return strconv.FormatFloat(*x, 'f', 1, 64)
+}
+
+// TestRunThatWouldNotValidate: a sweep whose run file validate would
+// refuse (more cells than a page lays out) is refused before any cell is
+// measured, not written after hours of measuring.
+func TestRunThatWouldNotValidate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, url, dial := startMemSim(t, testProfile())
+		var contexts []string
+		for n := range 65 {
+			contexts = append(contexts, strconv.Itoa(1024+n))
+		}
+		levels := make([]int, 65)
+		for i := range levels {
+			levels[i] = i + 1
+		}
+		file := filepath.Join(t.TempDir(), "run.json")
+		_, err := Run(context.Background(), Options{Settings: testSettings(url, contexts, levels, time.Second), File: file, Log: io.Discard, dial: dial})
+		if err == nil || !strings.Contains(err.Error(), "sweep: 65 contexts × 65 concurrency levels are 4225 cells") {
+			t.Errorf("got %v", err)
+		}
+		if len(srv.Trace()) > 1 { // the probe's one request
+			t.Errorf("%d requests were measured", len(srv.Trace()))
+		}
+		if _, err := os.Stat(file); err == nil {
+			t.Error("a run file was written")
+		}
+	})
 }

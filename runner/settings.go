@@ -194,8 +194,11 @@ func (s Settings) Check() error {
 	if m := sw.CacheMode; m != "" && m != "shared" && m != "distinct" {
 		bad("sweep.cache_mode", "want shared or distinct, got %q", m)
 	}
-	if s.Describe.VRAMGB < 0 || s.Describe.GPUCount < 0 {
-		bad("describe", "vram_gb and gpu_count must not be negative")
+	if !(s.Describe.VRAMGB >= 0 && s.Describe.VRAMGB <= matrixgen.MaxFigure) || s.Describe.GPUCount < 0 {
+		bad("describe", "vram_gb and gpu_count must not be negative, nor vram_gb past %g", float64(matrixgen.MaxFigure))
+	}
+	if t := s.Server.Temperature; t != nil && !(*t >= 0 && *t <= matrixgen.MaxFigure) {
+		bad("server.temperature", "want a finite number from 0 up, got %v", *t)
 	}
 	for _, m := range []struct {
 		key string

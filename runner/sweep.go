@@ -119,6 +119,12 @@ func sweepAll(ctx context.Context, o Options, red *redact.Redactor) (*matrixgen.
 	}
 	run := newRun(ctx, o, probe, plan)
 	run.Request = requestOf(s.Server, red)
+	// What the run file holds before any cell ([describe], the GPUs found,
+	// the sweep) must pass validate, or build would refuse the file after
+	// hours of measuring.
+	if problems := run.Validate(); len(problems) > 0 {
+		return nil, fmt.Errorf("the run file would not validate, so nothing was measured: %s", problemList(problems))
+	}
 	// Incomplete from the first save to the last measurement: a run killed
 	// in between must not look finished.
 	run.Incomplete = true
@@ -269,6 +275,15 @@ func newRun(ctx context.Context, o Options, probe *matrixgen.Probe, p plan) *mat
 		}
 	}
 	return r
+}
+
+// problemList is problems on one line, "field: what; field: what".
+func problemList(problems []matrixgen.Problem) string {
+	texts := make([]string, len(problems))
+	for i, p := range problems {
+		texts[i] = p.Field + ": " + p.Msg
+	}
+	return strings.Join(texts, "; ")
 }
 
 // boundedCount is a count a server gave, or 0 (not known) past what a run
