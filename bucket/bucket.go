@@ -418,6 +418,9 @@ const maxGet = runfile.MaxBytes
 
 // Get reads one object of at most maxGet bytes; found is false for none.
 func (s *Store) Get(ctx context.Context, key string) (data []byte, found bool, err error) {
+	if err := s.checkFolder(); err != nil {
+		return nil, false, err
+	}
 	var buf bytes.Buffer
 	_, err = s.readObject(ctx, key, nil, "", &buf)
 	switch {
@@ -435,12 +438,47 @@ var ErrExists = errors.New("already exists")
 // Create writes a new object and refuses one that exists, as one
 // conditional request, so two writers cannot both make the same run.
 func (s *Store) Create(ctx context.Context, key string, data []byte) error {
+	if err := s.checkFolder(); err != nil {
+		return err
+	}
 	return s.put(ctx, key, data, true)
 }
 
 // Put writes an object, replacing what is there.
 func (s *Store) Put(ctx context.Context, key string, data []byte) error {
+	if err := s.checkFolder(); err != nil {
+		return err
+	}
 	return s.put(ctx, key, data, false)
+}
+
+// checkFolder refuses a file:// place that holds anything but folders and
+// regular files. Its driver reads, lists and writes by path: a link would
+// be followed out of the place (a run file read from elsewhere, a page
+// written elsewhere) and a pipe, or a driver's *.attrs file made one,
+// would hold a read for ever, past Ctrl-C. Each operation on the place
+// checks it first (a publish once, not for each file).
+func (s *Store) checkFolder() error {
+	if s.folder == "" {
+		return nil
+	}
+	top := s.folder
+	if resolved, err := filepath.EvalSymlinks(top); err == nil {
+		top = resolved // the place itself may be a link a person chose
+	}
+	return filepath.WalkDir(top, func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && name == top:
+			return nil // not made yet
+		case err != nil:
+			return err
+		case d.IsDir() || d.Type().IsRegular():
+			return nil
+		}
+		rel, _ := filepath.Rel(top, name)
+		return fmt.Errorf("%s: %s is a link, a pipe or a device: a file:// place may hold only folders and regular files, since links there would be followed out of it",
+			s.name, term.Name(filepath.ToSlash(rel)))
+	})
 }
 
 func (s *Store) put(ctx context.Context, key string, data []byte, create bool) error {
@@ -557,7 +595,7 @@ func (s *Store) Publish(ctx context.Context, dir string) (Published, error) {
 			p.Unchanged++
 			continue
 		}
-		if err := s.Put(ctx, key, data); err != nil {
+		if err := s.put(ctx, key, data, false); err != nil { // the place was checked (previousSite)
 			return p, err
 		}
 		p.Written++

@@ -223,6 +223,9 @@ type Fetched struct {
 // why. Failed objects are reported together (Limits.MaxReported, where
 // fetching stops, then a count), and the build does not run.
 func (s *Store) FetchRuns(ctx context.Context, dir string) (Fetched, error) {
+	if err := s.checkFolder(); err != nil {
+		return Fetched{}, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Fetched{}, err
 	}
