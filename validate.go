@@ -526,12 +526,26 @@ func fine(x *float64) bool {
 }
 
 func (v *validator) percentiles(at, name string, p *Percentiles) {
-	if p == nil || fine(&p.P50) && fine(p.P90) && fine(p.P99) {
+	if p == nil {
 		return
 	}
-	v.nonNegative(at, name+".p50", &p.P50)
-	v.nonNegative(at, name+".p90", p.P90)
-	v.nonNegative(at, name+".p99", p.P99)
+	if !fine(&p.P50) || !fine(p.P90) || !fine(p.P99) {
+		v.nonNegative(at, name+".p50", &p.P50)
+		v.nonNegative(at, name+".p90", p.P90)
+		v.nonNegative(at, name+".p99", p.P99)
+		return
+	}
+	// A higher percentile is never below a lower one.
+	below, belowName := p.P50, "p50"
+	for _, q := range []namedFigure{{"p90", p.P90}, {"p99", p.P99}} {
+		if q.x == nil {
+			continue
+		}
+		if *q.x < below*(1-1e-9) {
+			v.add(at+name+"."+q.name, fmt.Sprintf("%.6g is below the %s of %.6g: a higher percentile is never lower", *q.x, belowName, below), at+name+"."+belowName)
+		}
+		below, belowName = *q.x, q.name
+	}
 }
 
 // idPattern is what a run id may look like: it becomes a folder name and a
@@ -605,6 +619,15 @@ func (d *Decode) Impossible(maxOutput, gpus int) []Problem {
 		if d.TotalTokS != nil && d.WindowSeconds != nil && *d.WindowSeconds > 0 && *d.TotalTokS*(*d.WindowSeconds) > float64(budget)*(1+1e-9) {
 			add("total_tok_s", append(budgetUses, "window_seconds"), "%.6g tok/s over %.6g s is more than %d requests of max_tokens %d can yield (%d)",
 				*d.TotalTokS, *d.WindowSeconds, requests, maxOutput, budget)
+		}
+	}
+	// The throughput is its tokens over its window, within a hundredth and
+	// a token (another tool's rounding); a figure typed by hand is not.
+	if d.TotalTokS != nil && d.OutputTokens != nil && d.WindowSeconds != nil && *d.WindowSeconds >= minWindowSeconds {
+		want := float64(*d.OutputTokens) / *d.WindowSeconds
+		if math.Abs(*d.TotalTokS-want) > 0.01*want + 1 / *d.WindowSeconds {
+			add("total_tok_s", []string{"output_tokens", "window_seconds"}, "%.6g tok/s is not its %d tokens in %.6g s (%.6g tok/s)",
+				*d.TotalTokS, *d.OutputTokens, *d.WindowSeconds, want)
 		}
 	}
 	if d.Measured() && d.WindowSeconds != nil && !(*d.WindowSeconds >= minWindowSeconds) {

@@ -46,6 +46,13 @@ func TestValidateRefusesImpossibleRuns(t *testing.T) {
 			"decode[0].server_count.server_tokens: 1000000000001 is past any count"},
 		{"a prompt past any", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 9000000000000000000}], "decode": [`, "prefill[0].prompt_tokens: 9000000000000000000 is past any count"},
 		{"a prefill rate off its own figures", `"decode": [`, `"prefill": [{"context_tokens": 8192, "status": "valid", "prompt_tokens": 8192, "prompt_tok_s": 46010, "ttft_ms": 1778}], "decode": [`, "prefill[0].prompt_tok_s: 46010 tok/s is not its 8192 prompt tokens in 1778 ms"},
+		// Figures a person edited by hand that the cell's own figures deny:
+		{"a throughput its tokens deny", `"total_tok_s": 10`, `"total_tok_s": 250, "output_tokens": 3449, "window_seconds": 10`,
+			"decode[0].total_tok_s: 250 tok/s is not its 3449 tokens in 10 s (344.9 tok/s)"},
+		{"a p99 below the p50", `"total_tok_s": 10`, `"total_tok_s": 10, "ttft_ms": {"p50": 500, "p90": 100, "p99": 1}`,
+			"decode[0].ttft_ms.p90: 100 is below the p50 of 500: a higher percentile is never lower"},
+		{"a p99 below the p50, no p90", `"total_tok_s": 10`, `"total_tok_s": 10, "tbt_ms": {"p50": 50, "p99": 40}`,
+			"decode[0].tbt_ms.p99: 40 is below the p50 of 50"},
 		// A few kilobytes of lists made a page of a million cells, which
 		// took gigabytes to build.
 		{"65 × 65 cells", `"sweep": {"contexts": [8192], "concurrency": [1, 2]}`,
