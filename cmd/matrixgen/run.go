@@ -23,6 +23,7 @@ import (
 	"github.com/matrixgen/matrixgen/config"
 	"github.com/matrixgen/matrixgen/internal/plural"
 	"github.com/matrixgen/matrixgen/internal/redact"
+	"github.com/matrixgen/matrixgen/internal/term"
 	"github.com/matrixgen/matrixgen/runfile"
 	"github.com/matrixgen/matrixgen/runner"
 )
@@ -124,19 +125,39 @@ func (f *runFlags) run(args []string, stdout, stderr io.Writer) error {
 	if err = s.Check(); err == nil {
 		err = w.sweep(s)
 	}
-	return placeSettings(err, cfg, flagSet(f.fs, "contexts"))
+	return placeSettings(err, cfg, f.flagFor, *f.resume)
 }
 
-// placeSettings puts each setting the runner refused at its place: its
-// key's line in the config, "flags", or -contexts. Others pass as they are.
-func placeSettings(err error, cfg config.Config, contextsFlag bool) error {
+// keyFlags are run's flags that set a config key.
+var keyFlags = map[string]string{"server.base_url": "base-url", "server.model": "model", "server.api_key_env": "api-key-env",
+	"sweep.contexts": "contexts", "sweep.concurrency": "concurrency", "sweep.prefill_contexts": "prefill-contexts",
+	"sweep.duration": "duration", "sweep.max_output": "max-output", "sweep.kv_cache_tokens": "kv-cache-tokens", "sweep.repeats": "repeat"}
+
+// flagFor is the flag given that set key ("-base-url", "-set"), or "".
+func (f *runFlags) flagFor(key string) string {
+	if name, ok := keyFlags[key]; ok && flagSet(f.fs, name) {
+		return "-" + name
+	}
+	if f.sets.has(key) {
+		return "-set"
+	}
+	return ""
+}
+
+// placeSettings puts each setting the runner refused at its place: the
+// flag that set it (byFlag; a command-line mistake, exit 2), the resumed
+// run file its sweep came from, or its key's line in the config ("flags"
+// without one). Others pass as they are.
+func placeSettings(err error, cfg config.Config, byFlag func(key string) string, resumed string) error {
 	return eachLeaf(err, func(e error) error {
 		var setting *runner.SettingError
 		switch {
 		case !errors.As(e, &setting):
 			return e
-		case setting.Key == "sweep.contexts" && contextsFlag:
-			return fmt.Errorf("-contexts: %w", e)
+		case byFlag(setting.Key) != "":
+			return usageError(fmt.Errorf("%s: %w", byFlag(setting.Key), e))
+		case resumed != "" && strings.HasPrefix(setting.Key, "sweep."):
+			return fmt.Errorf("%s, its sweep: %w", term.Name(resumed), e)
 		}
 		return fmt.Errorf("%s: %w", cfg.Where(setting.Key), e)
 	})

@@ -84,7 +84,7 @@ func TestRunSettingsErrorsArePlaced(t *testing.T) {
 			t.Errorf("%q: accepted", tt.doc)
 			continue
 		}
-		err = placeSettings(err, c, false)
+		err = placeSettings(err, c, func(string) string { return "" }, "")
 		for _, want := range tt.want {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%q: error %v\nwant it to contain %q", tt.doc, err, want)
@@ -96,8 +96,13 @@ func TestRunSettingsErrorsArePlaced(t *testing.T) {
 	}
 	// A -contexts flag is named as the place of a bad context.
 	c, _ := config.Parse("m.toml", []byte("[sweep]\ncontexts = [\"lots\"]\n"))
-	if err := placeSettings(runSettings(c).Check(), c, true); err == nil || !strings.HasPrefix(err.Error(), "-contexts: sweep.contexts") {
+	contextsFlag := func(key string) string { return map[string]string{"sweep.contexts": "-contexts"}[key] }
+	if err := placeSettings(runSettings(c).Check(), c, contextsFlag, ""); err == nil || !strings.HasPrefix(err.Error(), "-contexts: sweep.contexts") {
 		t.Errorf("with -contexts: %v", err)
+	}
+	// A resumed run's sweep is named as its place.
+	if err := placeSettings(runSettings(c).Check(), c, func(string) string { return "" }, "r.json"); err == nil || !strings.HasPrefix(err.Error(), "r.json, its sweep: sweep.contexts") {
+		t.Errorf("resumed: %v", err)
 	}
 }
 
