@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -491,4 +493,23 @@ func interruptedRun(t *testing.T, settings Settings) (string, dialFunc) {
 		t.Fatal("the interrupted sweep did not stop")
 	}
 	return file, dial
+}
+
+// TestIdleWaitStopsForAServerGone: a server that refuses connections is
+// not busy: the idle wait ran its whole two minutes, then said the server
+// "still looked busy". It stops at once, and the cell's requests find the
+// server gone.
+func TestIdleWaitStopsForAServerGone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var said []string
+		sw := &sweeper{s: Settings{Sweep: Sweep{IdleTimeout: 2 * time.Minute}},
+			idle: &ownIdle{name: "its /metrics", idle: func(context.Context, *client) (bool, error) {
+				return false, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+			}},
+			warnf: func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }}
+		waited, err := sw.waitIdle(context.Background())
+		if err != nil || waited == nil || *waited > 1 || len(said) != 1 || !strings.Contains(said[0], "did not answer its idle check") {
+			t.Errorf("waited %v s, %v, said %q", waited, err, said)
+		}
+	})
 }

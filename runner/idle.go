@@ -94,6 +94,12 @@ func (sw *sweeper) waitIdle(ctx context.Context) (*float64, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if connectionLost(err) {
+			// Not busy: gone. The cell's requests find it so, and the sweep
+			// waits for it as for a server that stopped answering.
+			sw.warnf("note: the server did not answer its idle check (%v)", err)
+			return new(time.Since(start).Seconds()), nil
+		}
 		if waited := time.Since(start); err == nil && idle || waited >= limit {
 			if err != nil || !idle {
 				sw.warnf("note: the server still looked busy after %v (by %s); measuring anyway", limit.Round(time.Second), sw.idleBy())
