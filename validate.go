@@ -552,8 +552,28 @@ func (v *validator) percentiles(at, name string, p *Percentiles) {
 // URL segment, so nothing that could climb out of either.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// ValidID reports whether id can name a run's folder and URL safely.
-func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.Contains(id, "..") }
+// ValidID reports whether id can name a run's folder and URL safely, on
+// every system a site is built or served on (IDRule).
+func ValidID(id string) bool {
+	return idPattern.MatchString(id) && !strings.Contains(id, "..") && !strings.HasSuffix(id, ".") && !windowsDevice(id)
+}
+
+// IDRule says what ValidID accepts, for every message that refuses an id.
+const IDRule = "letters, digits, '.', '_' and '-', at most 128, starting with a letter or digit, " +
+	"without '..' or a final '.', and not a name Windows keeps for a device (CON, NUL, COM1, …)"
+
+// windowsDevice reports whether id is a name Windows keeps for a device,
+// whatever follows its first dot (aux.json): no folder can have it there.
+func windowsDevice(id string) bool {
+	base, _, _ := strings.Cut(strings.ToUpper(id), ".")
+	switch {
+	case base == "CON" || base == "PRN" || base == "AUX" || base == "NUL":
+		return true
+	case len(base) == 4 && (strings.HasPrefix(base, "COM") || strings.HasPrefix(base, "LPT")):
+		return '1' <= base[3] && base[3] <= '9'
+	}
+	return false
+}
 
 // What is physically possible, checked by Validate and by the runner
 // before it saves a cell: a figure past these is an error.

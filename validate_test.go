@@ -60,6 +60,9 @@ func TestValidID(t *testing.T) {
 		"run-1": true, "2026-12-02_vllm.a": true,
 		"": false, "../x": false, "a/b": false, ".hidden": false, "a..b": false,
 		"a b": false, `a\b`: false, strings.Repeat("a", 129): false,
+		// Names no folder can have on Windows:
+		"CON": false, "aux.json": false, "nul": false, "COM1": false, "lpt9.x": false, "x.": false,
+		"COM": true, "COM10": true, "console": true, "x.y": true,
 	} {
 		if got := ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)

@@ -287,7 +287,7 @@ func unexpected(key string, listed map[string]string) string {
 	case strings.Contains(key, "/"):
 		return "in a folder below the runs; a build reads the top only"
 	case !matrixgen.ValidID(strings.TrimSuffix(key, path.Ext(key))):
-		return "not a run id (letters, digits, '.', '_' and '-', starting with a letter or digit)"
+		return "not a run id (" + matrixgen.IDRule + ")"
 	case first == key:
 		return "listed twice"
 	case seen:

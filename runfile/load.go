@@ -95,7 +95,7 @@ func Load(name string) (Entry, error) {
 func Read(name string) (Entry, error) {
 	id := strings.TrimSuffix(filepath.Base(name), ".json")
 	if !matrixgen.ValidID(id) {
-		return Entry{}, fmt.Errorf("%s: the file name must be a run id of letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)", term.Name(name))
+		return Entry{}, fmt.Errorf("%s: the file name must be a run id: %s", term.Name(name), matrixgen.IDRule)
 	}
 	data, err := readBounded(name, MaxBytes, "a run file")
 	if err != nil {

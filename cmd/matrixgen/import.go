@@ -82,7 +82,7 @@ func writeImport(res importer.Result, dir, id, format string, stdout io.Writer) 
 		id = date + "-" + idPart(r.Model.Name, 64, "model") + "-" + format
 	}
 	if !matrixgen.ValidID(id) {
-		return fmt.Errorf("run id %q: letters, digits, '.', '_' and '-' only", id)
+		return fmt.Errorf("run id %q: want %s", id, matrixgen.IDRule)
 	}
 	file := filepath.Join(dir, id+".json")
 	if _, err := os.Stat(file); err == nil {

@@ -41,6 +41,10 @@ func TestImportThenBuild(t *testing.T) {
 	if code, _, stderr := matrixgenCmd(t, "import", "vllm-bench-serve", filepath.Join(td, "vllm-c1.json"), "-o", runs, "-id", "vllm-points"); code != 1 || !strings.Contains(stderr, "exists") {
 		t.Errorf("overwriting an import: exit %d %s", code, stderr)
 	}
+	// An id no folder can have on Windows (a device's name) is refused.
+	if code, _, stderr := matrixgenCmd(t, "import", "vllm-bench-serve", filepath.Join(td, "vllm-c1.json"), "-o", runs, "-id", "aux.json"); code != 1 || !strings.Contains(stderr, "not a name Windows keeps for a device") {
+		t.Errorf("a Windows device's name: exit %d %s", code, stderr)
+	}
 	if code, _, stderr := matrixgenCmd(t, "import", "guidellm", "x.json"); code != 2 || !strings.Contains(stderr, "unknown format") {
 		t.Errorf("unknown format: exit %d %s", code, stderr)
 	}

@@ -107,6 +107,7 @@ func TestMistakes(t *testing.T) {
 		{[]string{"run", "-contexts", "lots"}, `context "lots"`},
 		{[]string{"run", "-o"}, "flag needs an argument: -o"},
 		{[]string{"run", "-o", "runs/x y.json"}, "want <id>.json"},
+		{[]string{"run", "-o", "runs/aux.json"}, "not a name Windows keeps for a device"},
 		{[]string{"run", "-resume", "runs/x.json", "-o", "runs/y.json"}, "-o and -resume"},
 		{[]string{"sim", "-trace", "many"}, `invalid value "many" for flag -trace`},
 		{[]string{"import", "guidellm", "x.json"}, `unknown format "guidellm"`},

@@ -462,7 +462,7 @@ func (w *runWork) sweep(s runner.Settings) error {
 		}
 	}
 	if id := strings.TrimSuffix(filepath.Base(w.file), ".json"); !strings.HasSuffix(w.file, ".json") || !matrixgen.ValidID(id) {
-		return usagef("run file %q: want <id>.json, the id of letters, digits, '.', '_' and '-'", w.file)
+		return usagef("run file %q: want <id>.json, the id of %s", w.file, matrixgen.IDRule)
 	}
 	if _, err := os.Stat(w.file); err == nil && w.resume == "" {
 		return fmt.Errorf("%s exists; use -resume %s to continue it, or -o for a new file", w.file, w.file)
