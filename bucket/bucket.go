@@ -212,7 +212,12 @@ func (s *Store) said(err error) string {
 		return long.Error()
 	}
 	api, ok := errors.AsType[smithy.APIError](err)
-	if !ok {
+	switch {
+	case !ok && strings.Contains(err.Error(), "get identity: "):
+		// The SDK's chain says which sources of credentials it tried; a
+		// person needs to know which to set.
+		return "no credentials for the store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (" + words(err.Error()) + ")"
+	case !ok:
 		return words(err.Error())
 	}
 	var b strings.Builder

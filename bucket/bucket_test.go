@@ -594,3 +594,20 @@ func TestPublishRefusesTooLargeBeforeWriting(t *testing.T) {
 		t.Errorf("the store holds %s after a refused publish", obj.Key)
 	}
 }
+
+// TestNoCredentialsSaysWhatToSet: a store reached without credentials gave
+// the SDK's chain of errors alone (and, on stderr, its own log line); the
+// message now says which variables to set first.
+func TestNoCredentialsSaysWhatToSet(t *testing.T) {
+	for _, name := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"} {
+		t.Setenv(name, "")
+	}
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	s := memStore(t, "s3://lab/runs/?region=eu-west-1&endpoint=http://127.0.0.1:1")
+	_, err := s.FetchRuns(context.Background(), t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "no credentials for the store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE") {
+		t.Errorf("got %v", err)
+	}
+}

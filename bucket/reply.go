@@ -14,6 +14,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/logging"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
@@ -165,6 +166,9 @@ func openS3(ctx context.Context, u *url.URL, given ...func(*s3.Options)) (*blob.
 		return nil, err
 	}
 	bopts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
+	// The store's errors are told in matrixgen's words; the SDK's own log
+	// lines ("falling back to IMDSv1") would land among the command's.
+	cfg.Logger = logging.Nop{}
 	opts = append(append(opts, given...), boundReplies)
 	return s3blob.OpenBucket(ctx, s3.NewFromConfig(cfg, opts...), u.Host, &bopts)
 }
