@@ -647,7 +647,7 @@ func (s *Store) removeEmptied(key string) {
 func (s *Store) putMarker(ctx context.Context, keys []string) error {
 	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
 	keys = slices.DeleteFunc(keys, func(k string) bool { return k == SiteMarker })
-	return s.Put(ctx, SiteMarker, []byte(publishedHeader+strings.Join(keys, "\n")+"\n"))
+	return s.put(ctx, SiteMarker, []byte(publishedHeader+strings.Join(keys, "\n")+"\n"), false) // Publish checked the place
 }
 
 // publishOrder puts deeper pages (runs, assets) before those that link to

@@ -17,26 +17,27 @@ func checkFigures(d *matrixgen.Decode, maxOutput, gpus int, duration float64) {
 	if !d.Measured() {
 		return
 	}
-	var speed, power []string
+	var speed, power []matrixgen.Problem
 	for _, p := range d.Problems(maxOutput, gpus, duration) {
 		if strings.HasPrefix(p.Field, "power.") {
-			power = append(power, p.Field+": "+p.Msg)
+			power = append(power, p)
 		} else {
-			speed = append(speed, p.Field+": "+p.Msg)
+			speed = append(speed, p)
 		}
 	}
 	if d.OutputTokens != nil && *d.OutputTokens == 0 {
-		speed = append(speed, fmt.Sprintf("output_tokens: no token arrived in the %.3g s window: it measured nothing", *d.WindowSeconds))
+		speed = append(speed, matrixgen.Problem{Field: "output_tokens",
+			Msg: fmt.Sprintf("no token arrived in the %.3g s window: it measured nothing", *d.WindowSeconds)})
 	}
 	if len(power) > 0 {
-		d.Power, d.PowerMissing = nil, "no reading: impossible power figures: "+strings.Join(power, "; ")
+		d.Power, d.PowerMissing = nil, "no reading: impossible power figures: "+problemList(power)
 	}
 	if len(speed) == 0 {
 		return
 	}
 	*d = matrixgen.Decode{ContextTokens: d.ContextTokens, Concurrency: d.Concurrency, Attempts: d.Attempts,
 		IdleWaitSeconds: d.IdleWaitSeconds, WindowStart: d.WindowStart,
-		Status: matrixgen.StatusError, Reason: "impossible figures, not a measurement: " + strings.Join(speed, "; ")}
+		Status: matrixgen.StatusError, Reason: "impossible figures, not a measurement: " + problemList(speed)}
 }
 
 // serverAddress is the server's base URL as a run records it: its root,
